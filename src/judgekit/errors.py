@@ -1,0 +1,65 @@
+"""Errors that reach a user, and the located problems that validation reports.
+
+Every mistake a user can make (a malformed file, an unknown field, a missing fixture, a bad option) is
+raised as a :class:`JudgekitError` or collected as a :class:`Problem`. The command line prints these as
+one readable line each and exits non-zero; it never shows a traceback for them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+__all__ = ["JudgekitError", "Problem", "ProblemsError"]
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One thing wrong with a user's input, located as precisely as the input allows.
+
+    Attributes:
+        file: The file the problem is in, or ``None`` when it concerns no single file.
+        line: 1-based line number inside ``file``, or ``None`` when it is not known (for example a
+            missing required field, which has no line of its own; the line of its parent is used when
+            it can be found).
+        field: Dotted path of the field concerned (``expected.route.0.tool``), or ``""`` for the whole
+            file.
+        message: What is wrong and, where it helps, what to do about it.
+    """
+
+    file: Path | None
+    line: int | None
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        where = str(self.file) if self.file is not None else "<input>"
+        if self.line is not None:
+            where = f"{where}:{self.line}"
+        return f"{where}: {self.field}: {self.message}" if self.field else f"{where}: {self.message}"
+
+
+class JudgekitError(Exception):
+    """A mistake in the user's input or configuration, with a message meant for people.
+
+    Args:
+        message: The whole explanation: what is wrong, where, and what to do.
+        exit_code: The process exit code the command line uses for it (1 unless a command documents
+            otherwise).
+    """
+
+    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+        super().__init__(message)
+        self.message = message
+        self.exit_code = exit_code
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ProblemsError(JudgekitError):
+    """Several located problems found together (for example every invalid field of a case set)."""
+
+    def __init__(self, problems: list[Problem], *, exit_code: int = 1) -> None:
+        self.problems = list(problems)
+        super().__init__("\n".join(str(p) for p in self.problems), exit_code=exit_code)
