@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JudgekitError", "Problem", "ProblemsError"]
+__all__ = ["JudgekitError", "LocatedError", "Problem", "ProblemsError"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +63,11 @@ class ProblemsError(JudgekitError):
     def __init__(self, problems: list[Problem], *, exit_code: int = 1) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems), exit_code=exit_code)
+
+
+class LocatedError(JudgekitError):
+    """A single user mistake at a known place in a file."""
+
+    def __init__(self, problem: Problem, *, exit_code: int = 1) -> None:
+        self.problem = problem
+        super().__init__(str(problem), exit_code=exit_code)

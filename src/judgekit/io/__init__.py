@@ -1,0 +1,1 @@
+"""File input and output: reading documents with locations, atomic writes."""
