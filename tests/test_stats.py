@@ -64,3 +64,82 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
     assert a == b
     assert a[0] < float(np.mean(data)) < a[1]
     assert a[1] - a[0] == pytest.approx(2 * 1.96 / np.sqrt(200), rel=0.25)
+
+
+# --- pass^k and pass@k (runs and statistics) ---------------------------------------------------------
+
+from itertools import pairwise  # noqa: E402
+from math import comb  # noqa: E402
+
+from hypothesis import given  # noqa: E402
+from hypothesis import strategies as st  # noqa: E402
+
+from judgekit.stats import pass_at_k, pass_hat_k, pass_hat_k_per_task  # noqa: E402
+
+
+def test_pass_hat_k_seed_example_five_of_eight_is_not_passing():
+    # A task passing 5 of 8 contributes 5/8 to pass^1 and nothing to pass^6..8.
+    assert pass_hat_k([8], [5], 1) == pytest.approx(0.625)
+    assert pass_hat_k([8], [5], 5) == pytest.approx(1 / comb(8, 5))
+    assert pass_hat_k([8], [5], 6) == 0.0
+    assert pass_hat_k([8], [8], 8) == 1.0
+
+
+def test_pass_hat_k_is_mean_of_binomial_ratios():
+    n, c = [4, 4, 4, 3], [4, 2, 0, 3]
+    expected = sum(comb(ci, 2) / comb(ni, 2) for ni, ci in zip(n, c, strict=True)) / 4
+    assert pass_hat_k(n, c, 2) == pytest.approx(expected)
+    assert list(pass_hat_k_per_task(n, c, 2)) == pytest.approx([1.0, 1 / 6, 0.0, 1.0])
+
+
+def test_pass_at_k_matches_chen_estimator():
+    # Chen et al.: 1 - C(n-c, k)/C(n, k)
+    assert pass_at_k([10], [3], 4) == pytest.approx(1 - comb(7, 4) / comb(10, 4))
+    assert pass_at_k([5], [0], 5) == 0.0
+    assert pass_at_k([5], [1], 5) == 1.0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: pass_hat_k([3, 2], [1, 1], 3), r"k=3 is larger than the 2 trial\(s\) of task 1"),
+        (lambda: pass_hat_k([3], [4], 1), "task 0: successes must be between 0 and its trials"),
+        (lambda: pass_hat_k([3], [1], 0), "k must be a positive integer"),
+        (lambda: pass_hat_k([], [], 1), "at least one task"),
+        (lambda: pass_at_k([3, 3], [1], 1), "equal length"),
+    ],
+)
+def test_pass_k_preconditions_have_readable_errors(call, message):
+    with pytest.raises(ValueError, match=message):
+        call()
+
+
+@st.composite
+def _tasks(draw):
+    n_tasks = draw(st.integers(1, 12))
+    n = [draw(st.integers(1, 10)) for _ in range(n_tasks)]
+    c = [draw(st.integers(0, ni)) for ni in n]
+    return n, c
+
+
+@given(_tasks())
+def test_pass_k_properties(tasks):
+    n, c = tasks
+    kmax = min(n)
+    hats = [pass_hat_k(n, c, k) for k in range(1, kmax + 1)]
+    ats = [pass_at_k(n, c, k) for k in range(1, kmax + 1)]
+    # pass^1 == pass@1 == mean success rate; pass^k non-increasing, pass@k non-decreasing, pass@k >= pass^k
+    assert hats[0] == pytest.approx(sum(ci / ni for ni, ci in zip(n, c, strict=True)) / len(n))
+    assert ats[0] == pytest.approx(hats[0])
+    for a, b in pairwise(hats):
+        assert b <= a + 1e-12
+    for a, b in pairwise(ats):
+        assert b >= a - 1e-12
+    for h, a in zip(hats, ats, strict=True):
+        assert 0.0 <= h <= a + 1e-12 <= 1.0 + 1e-12
+    # exact agreement with the factorial formula
+    for k in range(1, kmax + 1):
+        exact = sum(comb(ci, k) / comb(ni, k) for ni, ci in zip(n, c, strict=True)) / len(n)
+        assert pass_hat_k(n, c, k) == pytest.approx(exact, rel=1e-9, abs=1e-12)
+    # order of tasks does not matter
+    assert pass_hat_k(n[::-1], c[::-1], 1) == pytest.approx(hats[0])

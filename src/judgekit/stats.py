@@ -169,3 +169,107 @@ def bootstrap_ci(
         raise ValueError("the statistic is not finite on some bootstrap resample")
     tail = (1.0 - confidence) / 2.0
     return (float(np.quantile(values, tail)), float(np.quantile(values, 1.0 - tail)))
+
+
+# --------------------------------------------------------------------------- repeated trials: pass^k, pass@k
+
+__all__ += ["pass_at_k", "pass_hat_k", "pass_hat_k_per_task"]
+
+
+def _check_trials(
+    trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int
+) -> tuple[np.ndarray, np.ndarray]:
+    n = np.asarray(trials, dtype=np.int64)
+    c = np.asarray(successes, dtype=np.int64)
+    if n.ndim != 1 or c.ndim != 1 or n.shape != c.shape:
+        raise ValueError(
+            "trials and successes must be one-dimensional and of equal length, "
+            f"got shapes {n.shape} and {c.shape}"
+        )
+    if n.size == 0:
+        raise ValueError("at least one task is needed; pass^k is undefined for an empty set")
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"k must be a positive integer, got {k!r}")
+    if np.any(c < 0) or np.any(c > n):
+        bad = int(np.flatnonzero((c < 0) | (c > n))[0])
+        raise ValueError(f"task {bad}: successes must be between 0 and its trials ({n[bad]}), got {c[bad]}")
+    if np.any(n < k):
+        bad = int(np.flatnonzero(n < k)[0])
+        raise ValueError(
+            f"k={k} is larger than the {n[bad]} trial(s) of task {bad} (and {int(np.sum(n < k)) - 1} more); "
+            "pass^k needs at least k trials of every task"
+        )
+    return n, c
+
+
+def pass_hat_k_per_task(
+    trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int
+) -> np.ndarray:
+    """Per task, the unbiased estimate of the chance that k fresh trials all succeed: C(c, k) / C(n, k).
+
+    Computed as the product ``prod_{i<k} (c - i) / (n - i)``, which never overflows (no factorials).
+
+    Args:
+        trials: Trials of each task (``n_i >= k``).
+        successes: Successful trials of each task (``0 <= c_i <= n_i``).
+        k: Number of trials that must all succeed (``>= 1``).
+
+    Returns:
+        A float array in [0, 1], one value per task; 1 exactly when ``c_i == n_i``, 0 when ``c_i < k``.
+
+    Raises:
+        ValueError: On mismatched shapes, no tasks, ``k < 1``, successes outside ``[0, n_i]``, or a task with
+            fewer than ``k`` trials (pass^k is undefined there; the message names the task's position).
+    """
+    n, c = _check_trials(trials, successes, k)
+    out = np.ones(n.shape, dtype=float)
+    for i in range(int(k)):
+        out *= np.clip(c - i, 0, None) / (n - i)
+    return out
+
+
+def pass_hat_k(trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int) -> float:
+    """pass^k (τ-bench): the chance that all of k trials of a task succeed, averaged over tasks.
+
+    ``pass^k = mean over tasks of C(c, k) / C(n, k)`` with n trials and c successes per task. pass^1 is the
+    mean per-task success rate; pass^k falls as k grows unless tasks pass reliably. A task that passes 5 of
+    8 times contributes 0.625 to pass^1 but only 0.018 to pass^5 and 0 to pass^6.
+
+    Args:
+        trials: Trials of each task (``n_i >= k``).
+        successes: Successful trials of each task.
+        k: Number of trials that must all succeed (``>= 1``).
+
+    Returns:
+        pass^k in [0, 1]; higher is better. For τ-bench's gpt-4o airline trajectories (50 tasks × 4 trials)
+        it is 0.420, 0.273, 0.220, 0.200 for k = 1..4.
+
+    Raises:
+        ValueError: On the preconditions of :func:`pass_hat_k_per_task` (k larger than a task's trials
+            leaves pass^k undefined; callers report that as undefined).
+    """
+    return float(np.mean(pass_hat_k_per_task(trials, successes, k)))
+
+
+def pass_at_k(trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int) -> float:
+    """pass@k: the chance that at least one of k trials of a task succeeds, averaged over tasks.
+
+    The unbiased estimator of Chen et al. (2021): ``1 - C(n - c, k) / C(n, k)`` per task, computed as
+    ``1 - prod_{i<k} (n - c - i) / (n - i)``.
+
+    Args:
+        trials: Trials of each task (``n_i >= k``).
+        successes: Successful trials of each task.
+        k: Number of attempts (``>= 1``).
+
+    Returns:
+        pass@k in [0, 1]; higher is better; pass@1 equals pass^1, and pass@k >= pass^k.
+
+    Raises:
+        ValueError: On the preconditions of :func:`pass_hat_k_per_task`.
+    """
+    n, c = _check_trials(trials, successes, k)
+    fail_all = np.ones(n.shape, dtype=float)
+    for i in range(int(k)):
+        fail_all *= np.clip(n - c - i, 0, None) / (n - i)
+    return float(np.mean(1.0 - fail_all))
