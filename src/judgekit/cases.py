@@ -465,7 +465,7 @@ class Case(FrozenModel):
     @classmethod
     def _positive_version(cls, value: int) -> int:
         if value < 1:
-            raise ValueError(f"version must be a positive integer (got {value}); versions start at 1")
+            raise ValueError(f"must be a positive integer (got {value}); versions start at 1")
         return value
 
     @model_validator(mode="after")
@@ -688,9 +688,7 @@ def problems_from_validation(
         by_loc.setdefault(_clean_loc(raw["loc"]), []).append(dict(raw))
     for loc, errs in by_loc.items():
         # Prefer the most specific message when a union produced several.
-        err = next(
-            (e for e in errs if e["type"] in {"value_error", "extra_forbidden", "missing"}), errs[0]
-        )
+        err = next((e for e in errs if e["type"] in {"value_error", "extra_forbidden", "missing"}), errs[0])
         kind = err["type"]
         if kind == "extra_forbidden":
             name = str(loc[-1])

@@ -15,6 +15,8 @@ import sys
 import typer
 
 from judgekit import __version__
+from judgekit.commands import demo as demo_commands
+from judgekit.commands import golden as golden_commands
 from judgekit.errors import JudgekitError
 
 app = typer.Typer(
@@ -42,6 +44,8 @@ def _root(
 
 
 # Command groups: each module exposes ``register(app)``; keep this list explicit (no import-time magic).
+golden_commands.register(app)
+demo_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,6 +23,7 @@ __all__ = [
     "Document",
     "decode_utf8",
     "format_loc",
+    "parse_text",
     "read_document",
     "read_documents",
 ]
@@ -220,6 +221,28 @@ class _LazyLines(dict[Loc, int]):
         return super().get(key, default)
 
 
+def parse_text(text: str, path: Path) -> Iterator[Document | Problem]:
+    """Parse already-decoded text as the documents of a file named ``path`` (by its suffix).
+
+    Used for content that is not on disk (a file at an earlier git revision). Behaves like
+    :func:`read_documents`.
+    """
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        for number, line in enumerate(text.splitlines(), start=1):
+            if not line.strip():
+                continue
+            try:
+                yield _parse_json(line, path, offset=number - 1)
+            except LocatedError as exc:
+                yield exc.problem
+    elif suffix == ".json":
+        yield _parse_json(text, path)
+    else:
+        data, lines = _parse_yaml(text, path)
+        yield Document(path=path, data=data, base_line=1, lines=lines)
+
+
 def read_document(path: Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
     """Read one YAML (``.yaml``, ``.yml``) or JSON (``.json``) file.
 
@@ -250,14 +273,4 @@ def read_documents(path: Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Iterat
         JudgekitError: When the file as a whole cannot be read (missing, oversized, not UTF-8), or a
             YAML/JSON file is malformed.
     """
-    if path.suffix.lower() != ".jsonl":
-        yield read_document(path, max_bytes=max_bytes)
-        return
-    text = decode_utf8(_read_bytes(path, max_bytes), path)
-    for number, line in enumerate(text.splitlines(), start=1):
-        if not line.strip():
-            continue
-        try:
-            yield _parse_json(line, path, offset=number - 1)
-        except LocatedError as exc:
-            yield exc.problem
+    yield from parse_text(decode_utf8(_read_bytes(path, max_bytes), path), path)

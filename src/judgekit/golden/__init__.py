@@ -1,0 +1,1 @@
+"""Golden-set tooling: coverage, exports, candidate promotion, the re-baselining guard."""
