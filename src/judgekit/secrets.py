@@ -1,0 +1,176 @@
+"""Redaction of secrets before anything is written: API keys, tokens inside URLs, authorisation headers.
+
+judgekit writes results, run records, reports and caches that people commit and share. Nothing that can
+authenticate to a service may end up in them. :class:`Redactor` removes three kinds of secret from any
+JSON-like value or text:
+
+* **Known values**: the literal values of environment variables whose names say they hold a secret
+  (``OPENAI_API_KEY``, ``ANTHROPIC_API_KEY``, ``*_TOKEN``, ``*_SECRET``, ``*_PASSWORD``...), and any extra
+  values a caller registers. These are replaced wherever they occur, whatever their shape.
+* **Shapes**: well-known key formats (``sk-...``, ``sk-ant-...``, ``AKIA...``, ``ghp_...``, ``xox?-...``,
+  ``AIza...``, JSON web tokens), ``Authorization:``/``Proxy-Authorization:``/``X-Api-Key:`` header lines,
+  ``Bearer``/``Basic`` credentials, credentials in a URL's user-info (``https://user:pass@host``) and
+  credential-like query parameters (``?api_key=``, ``token=``, ``access_token=``, ``sig=``...).
+* **Field names**: in mappings, the value of a key named like a credential (``api_key``, ``authorization``,
+  ``password``, ``secret``, ``token``, ``x-api-key``, ``cookie``...) is replaced whole.
+
+The replacement is the fixed text ``[REDACTED]`` (JSON-safe, so redacting serialised JSON keeps it valid).
+Redaction is a pure function of the input and the redactor's known values; it never raises on odd input.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+__all__ = ["REDACTED", "Redactor", "is_secret_name", "redact", "redact_text"]
+
+REDACTED = "[REDACTED]"
+"""What every secret is replaced with."""
+
+_SECRET_NAME = re.compile(
+    r"(?:^|[_\-.])(?:api[_\-.]?key|apikey|access[_\-.]?key|secret(?:[_\-.]?key)?|client[_\-.]?secret|"
+    r"password|passwd|pwd|token|access[_\-.]?token|refresh[_\-.]?token|id[_\-.]?token|auth[_\-.]?token|"
+    r"session[_\-.]?token|bearer|authorization|proxy[_\-.]?authorization|cookie|set[_\-.]?cookie|"
+    r"private[_\-.]?key|credentials?|signature|sig)(?:$|[_\-.])",
+    re.IGNORECASE,
+)
+"""A field or variable name that says its value is a credential (matched on word-ish boundaries)."""
+
+# Names that match the pattern above but hold no secret (counts, flags, budget fields).
+_NOT_SECRET_NAMES = frozenset(
+    {
+        "max_tokens",
+        "tokens",
+        "prompt_tokens",
+        "completion_tokens",
+        "total_tokens",
+        "token_count",
+        "max_completion_tokens",
+    }
+)
+
+_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
+    # Header lines: "Authorization: Bearer abc", "x-api-key: abc" (value up to the end of line or a quote).
+    (
+        re.compile(
+            r"(?i)\b((?:proxy-)?authorization|x-api-key|api-key|x-goog-api-key|cookie|set-cookie)"
+            r"(\s*[:=]\s*)(?:\\?\"?)([^\r\n\"\\]+)"
+        ),
+        r"\1\2" + REDACTED,
+    ),
+    # Bearer / Basic credentials anywhere.
+    (re.compile(r"(?i)\b(bearer|basic|token)\s+([A-Za-z0-9\-._~+/]{8,}=*)"), r"\1 " + REDACTED),
+    # Credentials in a URL's user-info: scheme://user:pass@host
+    (re.compile(r"(?i)\b([a-z][a-z0-9+.\-]*://)([^\s/@:\"']+):([^\s/@\"']+)@"), r"\1" + REDACTED + "@"),
+    # Credential-like query or fragment parameters.
+    (
+        re.compile(
+            r"(?i)([?&#;](?:api[_\-]?key|apikey|key|token|access[_\-]?token|auth|auth[_\-]?token|sig|"
+            r"signature|secret|password|pwd|client[_\-]?secret|code|x-amz-signature|x-amz-credential|"
+            r"x-amz-security-token)=)([^&#\s\"'<>\\]+)"
+        ),
+        r"\1" + REDACTED,
+    ),
+    # Well-known key shapes.
+    (re.compile(r"\bsk-ant-[A-Za-z0-9_\-]{10,}"), REDACTED),
+    (re.compile(r"\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{16,}"), REDACTED),
+    (re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b"), REDACTED),
+    (re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\bgithub_pat_[A-Za-z0-9_]{20,}"), REDACTED),
+    (re.compile(r"\bxox[abposr]-[A-Za-z0-9\-]{10,}"), REDACTED),
+    (re.compile(r"\bAIza[0-9A-Za-z_\-]{30,}"), REDACTED),
+    (re.compile(r"\bhf_[A-Za-z0-9]{20,}"), REDACTED),
+    (re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), REDACTED),
+)
+
+_MIN_KNOWN_LENGTH = 6
+"""Known secret values shorter than this are ignored (replacing "1" everywhere would destroy data)."""
+
+
+def is_secret_name(name: str) -> bool:
+    """True when a field or environment variable name says its value is a credential.
+
+    ``OPENAI_API_KEY``, ``api_key``, ``Authorization``, ``GITHUB_TOKEN``, ``db_password`` are; ``max_tokens``,
+    ``prompt_tokens`` and ``keyboard`` are not.
+    """
+    lowered = name.lower()
+    if lowered in _NOT_SECRET_NAMES or lowered.endswith("_tokens"):
+        return False
+    return bool(_SECRET_NAME.search(lowered))
+
+
+class Redactor:
+    """Removes secrets from text and JSON-like data.
+
+    Args:
+        known: Literal secret values to remove wherever they occur (values shorter than 6 characters are
+            ignored).
+        environ: Environment to collect secret values from: every variable whose name
+            :func:`is_secret_name` accepts. ``None`` reads nothing (use :meth:`from_environ` for the
+            process environment).
+    """
+
+    def __init__(self, known: Iterable[str] = (), *, environ: Mapping[str, str] | None = None) -> None:
+        values = {v for v in known if isinstance(v, str) and len(v) >= _MIN_KNOWN_LENGTH}
+        if environ is not None:
+            values.update(
+                v for k, v in environ.items() if is_secret_name(k) and v and len(v) >= _MIN_KNOWN_LENGTH
+            )
+        # Longest first, so a secret that contains another is removed whole.
+        self._known = tuple(sorted(values, key=len, reverse=True))
+        self._known_re = re.compile("|".join(re.escape(v) for v in self._known)) if self._known else None
+
+    @classmethod
+    def from_environ(cls, known: Iterable[str] = ()) -> Redactor:
+        """A redactor that knows the secret-named variables of this process's environment."""
+        return cls(known, environ=os.environ)
+
+    @property
+    def known_count(self) -> int:
+        """How many literal secret values this redactor removes."""
+        return len(self._known)
+
+    def text(self, value: str) -> str:
+        """Return ``value`` with every secret replaced by ``[REDACTED]``."""
+        if self._known_re is not None:
+            value = self._known_re.sub(REDACTED, value)
+        for pattern, replacement in _PATTERNS:
+            value = pattern.sub(replacement, value)
+        return value
+
+    def data(self, value: Any) -> Any:
+        """Return a copy of a JSON-like value with secrets removed.
+
+        Strings are redacted with :meth:`text`; in mappings, the value of a credential-named key is
+        replaced whole (when it is a string, number or a non-empty container) and keys themselves are
+        kept. Tuples come back as lists; other values are returned unchanged.
+        """
+        if isinstance(value, str):
+            return self.text(value)
+        if isinstance(value, Mapping):
+            out: dict[Any, Any] = {}
+            for key, item in value.items():
+                if isinstance(key, str) and is_secret_name(key) and item not in (None, "", [], {}, False):
+                    out[key] = REDACTED
+                else:
+                    out[key] = self.data(item)
+            return out
+        if isinstance(value, list | tuple):
+            return [self.data(item) for item in value]
+        return value
+
+
+_DEFAULT = Redactor()
+
+
+def redact_text(value: str, redactor: Redactor | None = None) -> str:
+    """Redact secrets from text with ``redactor`` (shape- and name-based only when none is given)."""
+    return (redactor or _DEFAULT).text(value)
+
+
+def redact(value: Any, redactor: Redactor | None = None) -> Any:
+    """Redact secrets from JSON-like data with ``redactor`` (shape- and name-based when none is given)."""
+    return (redactor or _DEFAULT).data(value)

@@ -1,0 +1,116 @@
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from judgekit.secrets import REDACTED, Redactor, is_secret_name, redact, redact_text
+
+
+@pytest.mark.parametrize(
+    ("text", "secret"),
+    [
+        pytest.param(
+            "key sk-proj-abcdefghijklmnop1234567890 used", "sk-proj-abcdefghijklmnop1234567890", id="openai"
+        ),
+        pytest.param("sk-ant-api03-AbCdEfGhIjKlMnOp", "sk-ant-api03-AbCdEfGhIjKlMnOp", id="anthropic"),
+        pytest.param("aws AKIAIOSFODNN7EXAMPLE here", "AKIAIOSFODNN7EXAMPLE", id="aws"),
+        pytest.param("ghp_0123456789abcdefghijABCDEFGHIJ", "ghp_0123456789abcdefghijABCDEFGHIJ", id="github"),
+        pytest.param("Authorization: Bearer s3cr3t-t0ken-value", "s3cr3t-t0ken-value", id="auth_header"),
+        pytest.param("authorization=Basic dXNlcjpwYXNzd29yZA==", "dXNlcjpwYXNzd29yZA==", id="basic"),
+        pytest.param("x-api-key: abcdef123456", "abcdef123456", id="x_api_key_header"),
+        pytest.param("https://api.example.com/v1?api_key=AbC123xyz&x=1", "AbC123xyz", id="url_query_key"),
+        pytest.param("https://h.example/p?x=1&token=tok_998877", "tok_998877", id="url_query_token"),
+        pytest.param("https://h.example/p#access_token=frag0987", "frag0987", id="url_fragment_token"),
+        pytest.param("https://alice:hunter2pw@db.example.com/x", "hunter2pw", id="url_userinfo"),
+        pytest.param("eyJhbGciOiJIUzI1.eyJzdWIiOiIxMjM0.SflKxwRJSMeKKF2QT4", "SflKxwRJSMeKKF2QT4", id="jwt"),
+    ],
+)
+def test_shapes_are_redacted(text, secret):
+    out = redact_text(text)
+    assert secret not in out
+    assert REDACTED in out
+
+
+def test_url_keeps_its_harmless_parts():
+    out = redact_text("https://api.example.com/v1/chat?model=gpt-4o&api_key=zzzzzzzz")
+    assert out == f"https://api.example.com/v1/chat?model=gpt-4o&api_key={REDACTED}"
+
+
+@pytest.mark.parametrize(
+    ("name", "secret"),
+    [
+        ("OPENAI_API_KEY", True),
+        ("api_key", True),
+        ("Authorization", True),
+        ("GITHUB_TOKEN", True),
+        ("db_password", True),
+        ("x-api-key", True),
+        ("client_secret", True),
+        ("max_tokens", False),
+        ("prompt_tokens", False),
+        ("keyboard", False),
+        ("monkey", False),
+        ("tokenizer", False),
+        ("temperature", False),
+    ],
+)
+def test_secret_names(name, secret):
+    assert is_secret_name(name) is secret
+
+
+def test_known_values_from_environment_are_removed_anywhere():
+    env = {"MY_SERVICE_TOKEN": "plainvalue-no-shape", "HOME": "/home/user", "SHORT_TOKEN": "ab"}
+    r = Redactor(environ=env)
+    assert r.known_count == 1
+    assert r.text("prefix plainvalue-no-shape suffix") == f"prefix {REDACTED} suffix"
+    assert r.text("/home/user stays") == "/home/user stays"
+    assert r.text("ab stays: too short to be a known secret") == "ab stays: too short to be a known secret"
+
+
+def test_data_redacts_by_key_name_and_keeps_structure():
+    data = {
+        "judge": {"api_base": "https://x.example/v1?key=abcdef123", "api_key": "anything at all", "n": 3},
+        "headers": {"Authorization": "Bearer qwertyuiop123", "Accept": "json"},
+        "max_tokens": 200,
+        "list": ["sk-abcdefghijklmnopqrstuv", 1.5, None],
+        "empty_token": None,
+    }
+    out = redact(data)
+    text = json.dumps(out)
+    for secret in ("abcdef123", "anything at all", "qwertyuiop123", "sk-abcdefghijklmnopqrstuv"):
+        assert secret not in text
+    assert out["max_tokens"] == 200
+    assert out["judge"]["n"] == 3
+    assert out["headers"]["Accept"] == "json"
+    assert out["empty_token"] is None
+    assert out["list"][1:] == [1.5, None]
+
+
+def test_redacting_serialised_json_keeps_it_valid():
+    payload = json.dumps(
+        {"msg": 'Authorization: Bearer abcdefghij "quoted"', "u": "https://a:b1234@h/x?token=q1"}
+    )
+    out = redact_text(payload)
+    parsed = json.loads(out)
+    assert "abcdefghij" not in out
+    assert "b1234" not in out
+    assert parsed["u"].startswith("https://")
+
+
+def test_longer_known_secret_removed_whole():
+    r = Redactor(["abcdef", "abcdefghijkl"])
+    assert r.text("x abcdefghijkl y") == f"x {REDACTED} y"
+
+
+@given(st.text(max_size=200))
+def test_redaction_is_idempotent_and_never_raises(text):
+    once = redact_text(text)
+    assert redact_text(once) == once
+
+
+@given(st.from_regex(r"[A-Za-z0-9]{20,30}", fullmatch=True), st.text(max_size=40))
+def test_an_openai_key_in_any_context_is_removed(body, context):
+    key = "sk-" + body
+    out = redact_text(context + " " + key + " " + context)
+    assert key not in out
