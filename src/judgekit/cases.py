@@ -211,7 +211,8 @@ class Expected(FrozenModel):
     outcome: Outcome = "answer"
 
 
-_PREDICATE_KEYS = frozenset({"equals", "approx", "tol", "one_of", "matches", "present", "absent"})
+_PREDICATE_OPERATORS = frozenset({"equals", "approx", "one_of", "matches", "present", "absent"})
+_PREDICATE_KEYS = _PREDICATE_OPERATORS | {"tol"}
 
 
 class FieldPredicate(FrozenModel):
@@ -241,15 +242,11 @@ class FieldPredicate(FrozenModel):
 
     @model_validator(mode="after")
     def _exactly_one(self) -> FieldPredicate:
-        ops = [
-            k for k in ("approx", "one_of", "matches", "present", "absent") if getattr(self, k) is not None
-        ]
-        if "equals" in self.model_fields_set:
-            ops.append("equals")
+        ops = sorted(self.model_fields_set & _PREDICATE_OPERATORS)
         if len(ops) != 1:
             raise ValueError(
                 "a field predicate needs exactly one of equals, approx, one_of, matches, present, absent"
-                + (f" (got {', '.join(sorted(ops))})" if ops else "")
+                + (f" (got {', '.join(ops)})" if ops else "")
             )
         if "tol" in self.model_fields_set and self.approx is None:
             raise ValueError("tol only goes with approx")
@@ -263,10 +260,7 @@ class FieldPredicate(FrozenModel):
     @property
     def operator(self) -> str:
         """The name of the operator that is set."""
-        for k in ("approx", "one_of", "matches", "present", "absent"):
-            if getattr(self, k) is not None:
-                return k
-        return "equals"
+        return next(iter(self.model_fields_set & _PREDICATE_OPERATORS))
 
 
 def _coerce_predicate(value: Any) -> Any:
@@ -755,19 +749,31 @@ class LoadedCase:
     Attributes:
         case: The validated case.
         path: The file it was read from.
-        line: 1-based line of the case inside ``path`` (for JSONL files and lists of cases).
+        document: The parsed document the case came from (locates its fields for messages).
+        prefix: The case's location inside ``document`` (an index for a list of cases).
         candidate: True when it lives among candidates (unreviewed acceptance allowed, gates skip it).
     """
 
     case: Case
     path: Path
-    line: int
+    document: Document | None = None
+    prefix: tuple[str | int, ...] = ()
     candidate: bool = False
-    field_lines: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def line(self) -> int:
+        """1-based line where the case starts in its file (1 when unknown)."""
+        return self.document.line_of(self.prefix) if self.document is not None else 1
 
     def line_of(self, field_path: str) -> int:
-        """1-based line of a top-level field such as ``acceptance`` (the case's line when unknown)."""
-        return self.field_lines.get(field_path.split(".", maxsplit=1)[0], self.line)
+        """1-based line of a field such as ``acceptance`` or ``expected.route``.
+
+        Falls back to the nearest enclosing field that can be located, then to the case's line.
+        """
+        if self.document is None:
+            return 1
+        parts = tuple(int(p) if p.isdigit() else p for p in field_path.split("."))
+        return self.document.line_of(self.prefix + parts)
 
 
 @dataclass
@@ -907,8 +913,12 @@ def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> 
     case_set = CaseSet(root=root, manifest=manifest, problems=problems)
     candidates_dir = (root / (manifest.candidates_dir if manifest else "candidates")).resolve()
     files: list[Path] = []
+    seen_files: set[Path] = set()
     for p in path_list:
-        files.extend(f for f in _case_files(p, set()) if f not in files)
+        for f in _case_files(p, set()):
+            if f not in seen_files:
+                seen_files.add(f)
+                files.append(f)
     if not files:
         where = ", ".join(str(p) for p in path_list)
         raise JudgekitError(
@@ -943,8 +953,7 @@ def _add_documents(case_set: CaseSet, doc: Document, candidate: bool) -> None:
         if isinstance(result, list):
             case_set.problems.extend(result)
         else:
-            lines = {name: doc.line_of((*prefix, name)) for name in data if isinstance(name, str)}
-            case_set.cases.append(LoadedCase(result, doc.path, doc.line_of(prefix), candidate, lines))
+            case_set.cases.append(LoadedCase(result, doc.path, doc, prefix, candidate))
 
 
 def _check_set_rules(case_set: CaseSet, *, check_files: bool) -> None:
