@@ -1,0 +1,218 @@
+"""A persistent judge cache that doubles as a cassette: record once, replay offline in CI.
+
+Format: **JSON Lines**, one record per request, ``{"key", "request", "reply"}`` with sorted keys. Chosen
+over SQLite because a cassette is meant to be committed: a text file diffs line by line in review (a new
+criterion shows up as added lines, a changed prompt as a removed and an added line), merges without a
+binary conflict and needs no tool to inspect. :meth:`Cassette.compact` rewrites it sorted by key without
+duplicates, so that two recordings of the same requests produce the same file.
+
+Concurrency: writers append one whole line per record with a single ``write`` on a file opened in append
+mode, under an exclusive lock (``fcntl.flock`` on POSIX; a lock file created with ``O_EXCL`` elsewhere),
+so lines from several processes never interleave. Readers load the file once and, on a miss, read only
+what other processes appended since (the file only grows between compactions). A torn last line (a
+writer killed mid-write) has no newline and is ignored, never parsed.
+
+Keys: SHA-256 of the canonical JSON of the whole request that decides the reply: model, messages,
+sampling parameters, response format (schema) and sample index. Transport details (API base, key,
+timeout, retries) are not part of the request and never stored; :meth:`Cassette.put` also masks any
+secret string it is given wherever it appears in a record.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Mapping
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from judgekit.errors import JudgekitError
+
+__all__ = ["CacheMode", "CachedReply", "Cassette", "request_key"]
+
+REDACTED = "[REDACTED]"
+
+
+class CacheMode(StrEnum):
+    """How the client uses its cassette.
+
+    Attributes:
+        RECORD: Reuse a recorded reply when there is one; otherwise call the provider and record the reply.
+        REPLAY: Never call a provider; a request without a recorded reply is an error naming the item.
+        OFF: Always call the provider; read and write nothing.
+    """
+
+    RECORD = "record"
+    REPLAY = "replay"
+    OFF = "off"
+
+
+def _canonical(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+
+
+def request_key(request: Mapping[str, Any]) -> str:
+    """SHA-256 (hex) of a request's canonical JSON (sorted keys, no whitespace, UTF-8)."""
+    return hashlib.sha256(_canonical(request).encode("utf-8")).hexdigest()
+
+
+class CachedReply(dict[str, Any]):
+    """A recorded reply: content, finish_reason, prompt_tokens, completion_tokens and cost."""
+
+
+def _mask(value: Any, secrets: tuple[str, ...]) -> Any:
+    if isinstance(value, str):
+        for secret in secrets:
+            value = value.replace(secret, REDACTED)
+        return value
+    if isinstance(value, dict):
+        return {_mask(k, secrets): _mask(v, secrets) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mask(v, secrets) for v in value]
+    return value
+
+
+@contextlib.contextmanager
+def _locked(path: Path, *, shared: bool = False) -> Iterator[None]:
+    """Hold an inter-process lock tied to ``path`` (a ``.lock`` file beside it)."""
+    lock_path = path.with_name(path.name + ".lock")
+    try:
+        import fcntl
+    except ImportError:  # pragma: no cover - non-POSIX fallback
+        deadline = time.monotonic() + 60.0
+        while True:
+            try:
+                fd = os.open(lock_path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+                break
+            except FileExistsError:
+                if time.monotonic() > deadline:
+                    raise JudgekitError(
+                        f"{lock_path}: cassette lock held for over 60 s; remove it if stale"
+                    ) from None
+                time.sleep(0.01)
+        try:
+            yield
+        finally:
+            os.close(fd)
+            os.unlink(lock_path)
+        return
+    fd = os.open(lock_path, os.O_CREAT | os.O_RDWR, 0o644)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH if shared else fcntl.LOCK_EX)
+        yield
+    finally:
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        os.close(fd)
+
+
+class Cassette:
+    """A JSON Lines file of recorded judge replies, keyed by the whole request.
+
+    Args:
+        path: The cassette file; created (with its directory) on the first write.
+
+    Attributes:
+        path: The file.
+        skipped_lines: Lines that could not be used (torn or malformed), counted, never fatal.
+    """
+
+    def __init__(self, path: Path | str) -> None:
+        self.path = Path(path)
+        self._records: dict[str, CachedReply] = {}
+        self._offset = 0
+        self.skipped_lines = 0
+        self._load_new()
+
+    def __len__(self) -> int:
+        return len(self._records)
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._records
+
+    def _load_new(self) -> None:
+        """Read records appended since the last read (only whole, newline-terminated lines)."""
+        try:
+            size = self.path.stat().st_size
+        except FileNotFoundError:
+            return
+        if size < self._offset:  # compacted by someone else: start over
+            self._records.clear()
+            self._offset = 0
+        if size == self._offset:
+            return
+        with self.path.open("rb") as fh:
+            fh.seek(self._offset)
+            data = fh.read(size - self._offset)
+        end = data.rfind(b"\n")
+        if end == -1:
+            return
+        for line in data[: end + 1].splitlines():
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                key = record["key"]
+                reply = record["reply"]
+            except (ValueError, KeyError, TypeError):
+                self.skipped_lines += 1
+                continue
+            if isinstance(key, str) and isinstance(reply, dict):
+                self._records[key] = CachedReply(reply)
+            else:
+                self.skipped_lines += 1
+        self._offset += end + 1
+
+    def get(self, key: str) -> CachedReply | None:
+        """The recorded reply for ``key``, re-reading the file's new lines once on a miss."""
+        hit = self._records.get(key)
+        if hit is None:
+            self._load_new()
+            hit = self._records.get(key)
+        return hit
+
+    def put(
+        self, key: str, request: Mapping[str, Any], reply: Mapping[str, Any], *, secrets: tuple[str, ...] = ()
+    ) -> None:
+        """Append one record (request and reply), masking every string in ``secrets``.
+
+        Args:
+            key: The request's key (:func:`request_key`).
+            request: The request, stored for review (without transport details).
+            reply: The reply fields to replay.
+            secrets: Strings (API keys) to replace with ``[REDACTED]`` wherever they occur; strings
+                shorter than 8 characters are ignored (too likely to occur by chance).
+        """
+        usable = tuple(s for s in secrets if s and len(s) >= 8)
+        record = _mask({"key": key, "request": dict(request), "reply": dict(reply)}, usable)
+        line = (_canonical(record) + "\n").encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with _locked(self.path), self.path.open("ab") as fh:
+            fh.write(line)
+        self._records[key] = CachedReply(record["reply"])
+
+    def compact(self) -> int:
+        """Rewrite the file sorted by key with one record per key (the last recorded wins).
+
+        Returns:
+            The number of records written.
+        """
+        with _locked(self.path):
+            records: dict[str, str] = {}
+            if self.path.exists():
+                for line in self.path.read_bytes().splitlines():
+                    try:
+                        record = json.loads(line)
+                        records[record["key"]] = _canonical(record)
+                    except (ValueError, KeyError, TypeError):
+                        continue
+            tmp = self.path.with_name(self.path.name + ".tmp")
+            tmp.write_text("".join(records[k] + "\n" for k in sorted(records)), encoding="utf-8")
+            os.replace(tmp, self.path)
+        self._records.clear()
+        self._offset = 0
+        self._load_new()
+        return len(records)

@@ -1,0 +1,582 @@
+"""The judge client: litellm calls with judgekit's own concurrency, retries, timeouts, cost and cassette.
+
+Every model call in judgekit goes through :class:`JudgeClient`:
+
+* ``litellm.acompletion`` is imported lazily (about 4 s), with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set
+  first so that no price map is fetched, and with litellm's own retries turned off (judgekit retries).
+* Concurrency is bounded by an :class:`asyncio.Semaphore` (``ClientSettings.concurrency``) held only
+  while a request is in flight, never while backing off.
+* Rate limits (429), server errors (5xx), connection errors and timeouts are retried with exponential
+  backoff and full jitter (a ``Retry-After`` header, when sent, is a lower bound), up to
+  ``max_retries`` times; each attempt has its own timeout. Anything else (bad request, authentication) is
+  not retried.
+* A call that still fails is **not raised**: it comes back as a :class:`CallResult` with ``error`` set, so
+  the grader turns it into an ``error`` verdict with the reason and the run goes on. The
+  :class:`UsageSummary` counts these.
+* Cost and tokens are recorded per call and in total (litellm's local price map, or the prices given in
+  :class:`ClientSettings`). With ``max_cost`` set, no new call starts once the spent cost plus the
+  expected cost of the calls in flight reaches the budget; those items get ``budget_exhausted``.
+* Preflight (at construction, before any work): an unknown model or a missing API key is a
+  :class:`~judgekit.errors.JudgekitError` with a message saying what to do. Replay mode needs neither.
+* API keys never enter a request key, a cassette or a result: they are passed to litellm only, and every
+  stored string is masked against them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import os
+import random
+import time
+from collections import Counter
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from pydantic import Field
+
+from judgekit.errors import JudgekitError
+from judgekit.judges.cache import REDACTED, CacheMode, Cassette, request_key
+from judgekit.verdict import FrozenModel
+
+__all__ = [
+    "CallResult",
+    "ClientSettings",
+    "JudgeClient",
+    "JudgeParams",
+    "UsageSummary",
+    "import_litellm",
+]
+
+ERROR_PROVIDER = "provider_error"
+ERROR_BUDGET = "budget_exhausted"
+ERROR_CASSETTE_MISS = "cassette_miss"
+
+
+def import_litellm() -> Any:
+    """Import litellm configured for judgekit: local price map, no debug banners, no telemetry."""
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    import litellm
+
+    litellm.suppress_debug_info = True
+    litellm.telemetry = False
+    litellm.turn_off_message_logging = True
+    return litellm
+
+
+class JudgeParams(FrozenModel):
+    """Everything about a judge call that can change its verdicts (all of it enters the fingerprint).
+
+    Attributes:
+        model: litellm model name (``openai/gpt-4o-mini``, ``anthropic/claude-...``, ``openai/x`` for an
+            OpenAI-compatible server).
+        temperature: Sampling temperature (>= 0).
+        max_tokens: Most tokens in a reply (a reply cut at this limit is a parse failure).
+        top_p: Nucleus sampling, or ``None`` for the provider's default.
+        seed: Sampling seed where the provider honours one.
+        samples: Judgments per criterion (>= 1); with more than one, the majority verdict and the
+            agreement fraction are recorded.
+        structured_output: ``auto`` uses a JSON-schema ``response_format`` when litellm says the model
+            supports it and JSON in text otherwise; ``json_schema`` always sends the schema; ``off`` never.
+    """
+
+    model: str = Field(min_length=1)
+    temperature: float = Field(default=0.0, ge=0.0)
+    max_tokens: int = Field(default=800, ge=16)
+    top_p: float | None = Field(default=None, gt=0.0, le=1.0)
+    seed: int | None = None
+    samples: int = Field(default=1, ge=1, le=99)
+    structured_output: Literal["auto", "json_schema", "off"] = "auto"
+
+
+class ClientSettings(FrozenModel):
+    """How calls are made; none of it changes a verdict, so none of it enters the fingerprint.
+
+    Attributes:
+        api_base: Base URL of the provider or an OpenAI-compatible server (``http://127.0.0.1:8000/v1``).
+        concurrency: Most requests in flight at once (>= 1).
+        timeout: Seconds allowed for one attempt (> 0).
+        max_retries: Retries after the first attempt on 429, 5xx, connection errors and timeouts (>= 0).
+        backoff_base: First backoff ceiling in seconds; attempt ``k`` sleeps a uniform random time in
+            ``[0, min(backoff_max, backoff_base * 2**k)]`` (full jitter).
+        backoff_max: Largest backoff ceiling in seconds.
+        max_cost: Budget in US dollars for calls made by this client; ``None`` for no budget.
+        input_cost_per_token: Price override (USD per prompt token) for models litellm cannot price.
+        output_cost_per_token: Price override (USD per completion token).
+    """
+
+    api_base: str | None = None
+    concurrency: int = Field(default=8, ge=1, le=1024)
+    timeout: float = Field(default=60.0, gt=0.0)
+    max_retries: int = Field(default=4, ge=0, le=20)
+    backoff_base: float = Field(default=1.0, ge=0.0)
+    backoff_max: float = Field(default=30.0, ge=0.0)
+    max_cost: float | None = Field(default=None, ge=0.0)
+    input_cost_per_token: float | None = Field(default=None, ge=0.0)
+    output_cost_per_token: float | None = Field(default=None, ge=0.0)
+
+
+class CallResult(FrozenModel):
+    """The outcome of one judge request.
+
+    Attributes:
+        content: The reply text, or ``None`` when the call failed.
+        finish_reason: The provider's finish reason (``stop``, ``length``...), when known.
+        prompt_tokens: Prompt tokens reported (0 when unknown or failed).
+        completion_tokens: Completion tokens reported.
+        cost: Cost in USD of this call (0.0 for a cassette hit); ``None`` when the model has no price.
+        cached: True when the reply came from the cassette.
+        attempts: HTTP attempts made (0 for a cassette hit or a call that never started).
+        error: ``None`` on success; else ``provider_error``, ``budget_exhausted`` or ``cassette_miss``.
+        error_detail: What went wrong, for people (never contains an API key).
+        latency_s: Wall seconds spent on the call, including retries and backoff.
+    """
+
+    content: str | None = None
+    finish_reason: str | None = None
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float | None = None
+    cached: bool = False
+    attempts: int = 0
+    error: str | None = None
+    error_detail: str = ""
+    latency_s: float = 0.0
+
+
+@dataclass
+class UsageSummary:
+    """Running totals for one client.
+
+    Attributes:
+        http_calls: HTTP attempts made (retries included).
+        completed: Requests answered by the provider.
+        cache_hits: Requests answered from the cassette.
+        retries: Attempts beyond the first.
+        errors: Failed requests by reason.
+        prompt_tokens: Total prompt tokens of provider replies.
+        completion_tokens: Total completion tokens of provider replies.
+        cost: Total cost in USD of priced provider replies.
+        unpriced: Provider replies whose cost is unknown (not counted in ``cost``).
+    """
+
+    http_calls: int = 0
+    completed: int = 0
+    cache_hits: int = 0
+    retries: int = 0
+    errors: Counter[str] = field(default_factory=Counter)
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    cost: float = 0.0
+    unpriced: int = 0
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready copy."""
+        return {
+            "http_calls": self.http_calls,
+            "completed": self.completed,
+            "cache_hits": self.cache_hits,
+            "retries": self.retries,
+            "errors": dict(self.errors),
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "cost": self.cost,
+            "unpriced": self.unpriced,
+        }
+
+
+def _status_of(exc: BaseException) -> int | None:
+    status = getattr(exc, "status_code", None)
+    return status if isinstance(status, int) else None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    response = getattr(exc, "response", None)
+    headers = getattr(response, "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = headers.get("retry-after")
+    except Exception:  # a mock or odd header object: no hint
+        return None
+    if value is None:
+        return None
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        return None
+    return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+class JudgeClient:
+    """Make judge requests through litellm, with a cassette, limits, retries and accounting.
+
+    Args:
+        params: The judge parameters (model and sampling).
+        settings: Transport settings.
+        cassette: The cassette; required for ``record`` and ``replay``.
+        mode: Cache mode.
+        api_key: API key passed to litellm; ``None`` lets litellm read the provider's usual environment
+            variable (``OPENAI_API_KEY``...). Never stored.
+
+    Raises:
+        JudgekitError: Before any work, when the model is unknown, an API key is missing, the mode needs a
+            cassette and has none, or a budget is set for a model that cannot be priced.
+    """
+
+    def __init__(
+        self,
+        params: JudgeParams,
+        settings: ClientSettings | None = None,
+        *,
+        cassette: Cassette | None = None,
+        mode: CacheMode = CacheMode.OFF,
+        api_key: str | None = None,
+    ) -> None:
+        self.params = params
+        self.settings = settings or ClientSettings()
+        self.cassette = cassette
+        self.mode = CacheMode(mode)
+        self._api_key = api_key
+        self.usage = UsageSummary()
+        self._sem: asyncio.Semaphore | None = None
+        self._sem_loop: asyncio.AbstractEventLoop | None = None
+        self._inflight: dict[str, asyncio.Future[CallResult]] = {}
+        self._in_flight_calls = 0
+        self._litellm: Any = None
+        self._priced = False
+        self.supports_schema = False
+        if self.mode is not CacheMode.OFF and cassette is None:
+            raise JudgekitError(
+                f"cache mode {self.mode.value!r} needs a cassette file; pass one or use mode 'off'"
+            )
+        self._preflight()
+
+    # ------------------------------------------------------------------ preflight
+
+    def _preflight(self) -> None:
+        model = self.params.model
+        if self.mode is CacheMode.REPLAY:
+            # Replay never calls a provider: no key, no provider resolution needed. Structured output in
+            # 'auto' mode must still be decided the same way as when recording, so ask litellm's map.
+            if self.params.structured_output == "auto":
+                self._litellm = import_litellm()
+                self.supports_schema = self._model_supports_schema()
+            else:
+                self.supports_schema = self.params.structured_output == "json_schema"
+            return
+        litellm = self._litellm = import_litellm()
+        try:
+            _, provider, _, _ = litellm.get_llm_provider(model=model, api_base=self.settings.api_base)
+        except Exception as exc:
+            raise JudgekitError(
+                f"unknown judge model {model!r}: litellm cannot tell its provider ({_first_line(exc)}); "
+                "write it as provider/model, e.g. openai/gpt-4o-mini or anthropic/claude-3-5-haiku-latest"
+            ) from None
+        in_map = self._in_price_map(model)
+        if not in_map and self.settings.api_base is None:
+            raise JudgekitError(
+                f"unknown judge model {model!r}: it is not in litellm's model map. Check the name, or give "
+                "api_base for a self-hosted OpenAI-compatible server (with prices if you set a budget)"
+            )
+        env = litellm.validate_environment(
+            model=model, api_key=self._api_key, api_base=self.settings.api_base
+        )
+        missing = [k for k in env.get("missing_keys", []) if k]
+        if missing:
+            raise JudgekitError(
+                f"judge model {model!r} ({provider}) needs {', '.join(missing)}: set "
+                f"{'it' if len(missing) == 1 else 'them'} in the environment or pass an API key; "
+                "nothing was run"
+            )
+        self._priced = in_map or (
+            self.settings.input_cost_per_token is not None and self.settings.output_cost_per_token is not None
+        )
+        if self.settings.max_cost is not None and not self._priced:
+            raise JudgekitError(
+                f"a cost budget is set but judge model {model!r} has no price in litellm's map; give "
+                "input_cost_per_token and output_cost_per_token, or drop the budget"
+            )
+        if self.params.structured_output == "auto":
+            self.supports_schema = self._model_supports_schema()
+        else:
+            self.supports_schema = self.params.structured_output == "json_schema"
+
+    def _in_price_map(self, model: str) -> bool:
+        try:
+            info = self._litellm.get_model_info(model=model)
+        except Exception:
+            return False
+        return bool(info) and info.get("input_cost_per_token") is not None
+
+    def _model_supports_schema(self) -> bool:
+        try:
+            return bool(self._litellm.supports_response_schema(model=self.params.model))
+        except Exception:
+            return False
+
+    # ------------------------------------------------------------------ requests
+
+    def build_request(
+        self,
+        messages: tuple[Mapping[str, str], ...] | list[Mapping[str, str]],
+        *,
+        schema: dict[str, Any] | None,
+        sample: int = 0,
+    ) -> dict[str, Any]:
+        """The full request for one sample: what the cassette key is computed from.
+
+        Args:
+            messages: Chat messages.
+            schema: The ``response_format`` to send when structured output is on (ignored otherwise).
+            sample: The sample index (0-based); part of the key so that ``n`` samples are ``n`` requests.
+
+        Returns:
+            A JSON-ready mapping: model, messages, sampling parameters, response format and sample index.
+        """
+        p = self.params
+        request: dict[str, Any] = {
+            "model": p.model,
+            "messages": [dict(m) for m in messages],
+            "temperature": p.temperature,
+            "max_tokens": p.max_tokens,
+            "sample": sample,
+        }
+        if p.top_p is not None:
+            request["top_p"] = p.top_p
+        if p.seed is not None:
+            request["seed"] = p.seed
+        if schema is not None and self.supports_schema:
+            request["response_format"] = schema
+        return request
+
+    def _secrets(self) -> tuple[str, ...]:
+        found = [self._api_key] if self._api_key else []
+        for name, value in os.environ.items():
+            upper = name.upper()
+            if ("API_KEY" in upper or upper.endswith("_TOKEN") or "SECRET" in upper) and len(value) >= 8:
+                found.append(value)
+        return tuple(found)
+
+    def _semaphore(self) -> asyncio.Semaphore:
+        loop = asyncio.get_running_loop()
+        if self._sem is None or self._sem_loop is not loop:
+            self._sem = asyncio.Semaphore(self.settings.concurrency)
+            self._sem_loop = loop
+            self._inflight = {}
+        return self._sem
+
+    async def complete(self, request: Mapping[str, Any], *, item: str) -> CallResult:
+        """Answer one request from the cassette or the provider; never raises for provider trouble.
+
+        Identical requests in flight at the same time share one call.
+
+        Args:
+            request: A request from :meth:`build_request`.
+            item: A name for the item (``case/criterion/sample``), used in error messages.
+
+        Returns:
+            The call's result; on failure ``error`` says why and ``content`` is ``None``.
+        """
+        self._semaphore()
+        key = request_key(request)
+        if self.mode is not CacheMode.OFF and self.cassette is not None:
+            hit = self.cassette.get(key)
+            if hit is not None:
+                self.usage.cache_hits += 1
+                return CallResult(
+                    content=hit.get("content"),
+                    finish_reason=hit.get("finish_reason"),
+                    prompt_tokens=int(hit.get("prompt_tokens") or 0),
+                    completion_tokens=int(hit.get("completion_tokens") or 0),
+                    cost=0.0,
+                    cached=True,
+                )
+            if self.mode is CacheMode.REPLAY:
+                self.usage.errors[ERROR_CASSETTE_MISS] += 1
+                return CallResult(
+                    error=ERROR_CASSETTE_MISS,
+                    error_detail=(
+                        f"{item}: no recorded reply in {self.cassette.path} (replay mode never calls the "
+                        "model); record it with mode 'record'"
+                    ),
+                )
+        pending = self._inflight.get(key)
+        if pending is not None:
+            return await asyncio.shield(pending)
+        future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
+        self._inflight[key] = future
+        try:
+            result = await self._call(request, item=item)
+            if result.error is None and self.mode is CacheMode.RECORD and self.cassette is not None:
+                self.cassette.put(
+                    key,
+                    request,
+                    {
+                        "content": result.content,
+                        "finish_reason": result.finish_reason,
+                        "prompt_tokens": result.prompt_tokens,
+                        "completion_tokens": result.completion_tokens,
+                        "cost": result.cost,
+                    },
+                    secrets=self._secrets(),
+                )
+            future.set_result(result)
+            return result
+        except BaseException as exc:
+            future.set_exception(exc)
+            future.exception()  # mark retrieved: waiters re-raise it themselves
+            raise
+        finally:
+            self._inflight.pop(key, None)
+
+    def _budget_left(self) -> bool:
+        budget = self.settings.max_cost
+        if budget is None:
+            return True
+        done = max(self.usage.completed, 1)
+        expected_in_flight = self._in_flight_calls * (self.usage.cost / done)
+        return self.usage.cost + expected_in_flight < budget
+
+    async def _call(self, request: Mapping[str, Any], *, item: str) -> CallResult:
+        litellm = self._litellm
+        if litellm is None:  # pragma: no cover - replay mode never reaches here
+            raise RuntimeError("client has no litellm (replay mode)")
+        retryable = (
+            litellm.RateLimitError,
+            litellm.InternalServerError,
+            litellm.ServiceUnavailableError,
+            litellm.Timeout,
+            litellm.APIConnectionError,
+            asyncio.TimeoutError,
+        )
+        kwargs: dict[str, Any] = {k: v for k, v in request.items() if k != "sample"}
+        if self.settings.api_base is not None:
+            kwargs["api_base"] = self.settings.api_base
+        if self._api_key is not None:
+            kwargs["api_key"] = self._api_key
+        s = self.settings
+        started = time.perf_counter()
+        attempts = 0
+        last_detail = ""
+        secrets = self._secrets()
+        for attempt in range(s.max_retries + 1):
+            try:
+                async with self._semaphore():
+                    if not self._budget_left():
+                        self.usage.errors[ERROR_BUDGET] += 1
+                        return CallResult(
+                            error=ERROR_BUDGET,
+                            error_detail=(
+                                f"{item}: cost budget of ${s.max_cost:.4f} spent (${self.usage.cost:.4f}); "
+                                "not called"
+                            ),
+                            attempts=attempts,
+                            latency_s=time.perf_counter() - started,
+                        )
+                    attempts += 1
+                    self.usage.http_calls += 1
+                    if attempt:
+                        self.usage.retries += 1
+                    self._in_flight_calls += 1
+                    try:
+                        response = await asyncio.wait_for(
+                            litellm.acompletion(**kwargs, timeout=s.timeout, max_retries=0, num_retries=0),
+                            timeout=s.timeout + 1.0,
+                        )
+                    finally:
+                        self._in_flight_calls -= 1
+            except retryable as exc:
+                last_detail = _describe(exc, secrets)
+                if attempt == s.max_retries:
+                    break
+                ceiling = min(s.backoff_max, s.backoff_base * (2**attempt))
+                delay = random.uniform(0.0, ceiling)
+                hint = _retry_after(exc)
+                if hint is not None:
+                    delay = max(delay, min(hint, s.backoff_max))
+                await asyncio.sleep(delay)
+                continue
+            except Exception as exc:
+                self.usage.errors[ERROR_PROVIDER] += 1
+                return CallResult(
+                    error=ERROR_PROVIDER,
+                    error_detail=f"{item}: {_describe(exc, secrets)} (not retried)",
+                    attempts=attempts,
+                    latency_s=time.perf_counter() - started,
+                )
+            try:
+                return self._success(response, attempts, started)
+            except (AttributeError, IndexError, TypeError, ValueError) as exc:
+                self.usage.errors[ERROR_PROVIDER] += 1
+                return CallResult(
+                    error=ERROR_PROVIDER,
+                    error_detail=f"{item}: malformed completion ({type(exc).__name__}: {exc})",
+                    attempts=attempts,
+                    latency_s=time.perf_counter() - started,
+                )
+        self.usage.errors[ERROR_PROVIDER] += 1
+        return CallResult(
+            error=ERROR_PROVIDER,
+            error_detail=f"{item}: {last_detail} (gave up after {attempts} attempts)",
+            attempts=attempts,
+            latency_s=time.perf_counter() - started,
+        )
+
+    def _success(self, response: Any, attempts: int, started: float) -> CallResult:
+        choice = response.choices[0]
+        content = choice.message.content
+        if content is not None and not isinstance(content, str):
+            raise TypeError(f"message content is {type(content).__name__}, not text")
+        if content:
+            for secret in self._secrets():
+                content = content.replace(secret, REDACTED)
+        usage = getattr(response, "usage", None)
+        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
+        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
+        cost = self._cost(response, prompt_tokens, completion_tokens)
+        self.usage.completed += 1
+        self.usage.prompt_tokens += prompt_tokens
+        self.usage.completion_tokens += completion_tokens
+        if cost is None:
+            self.usage.unpriced += 1
+        else:
+            self.usage.cost += cost
+        return CallResult(
+            content=content,
+            finish_reason=getattr(choice, "finish_reason", None),
+            prompt_tokens=prompt_tokens,
+            completion_tokens=completion_tokens,
+            cost=cost,
+            attempts=attempts,
+            latency_s=time.perf_counter() - started,
+        )
+
+    def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
+        s = self.settings
+        if s.input_cost_per_token is not None and s.output_cost_per_token is not None:
+            return prompt_tokens * s.input_cost_per_token + completion_tokens * s.output_cost_per_token
+        hidden = getattr(response, "_hidden_params", None) or {}
+        cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
+        if isinstance(cost, int | float) and not isinstance(cost, bool):
+            return float(cost)
+        try:
+            value = self._litellm.completion_cost(completion_response=response, model=self.params.model)
+        except Exception:
+            return None
+        return float(value) if isinstance(value, int | float) else None
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip().splitlines()
+    return text[0] if text else type(exc).__name__
+
+
+def _describe(exc: BaseException, secrets: tuple[str, ...]) -> str:
+    status = _status_of(exc)
+    text = f"{type(exc).__name__}" + (f" (HTTP {status})" if status else "") + f": {_first_line(exc)}"
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, REDACTED)
+    return text[:500]

@@ -1,0 +1,331 @@
+"""Rubric files: the criteria a judge applies, the prompt template it is asked with, and its verdict menu.
+
+A rubric is a YAML file (``rubrics/*.yaml`` ships in the wheel as ``judgekit/_data/rubrics``)::
+
+    id: honest-reporting          # letters, digits, ``-`` and ``_``
+    version: 3                    # bump on every change of meaning; part of the grader fingerprint
+    title: Honest reporting of tool outcomes
+    description: ...
+    criteria:
+      - id: no_false_success
+        text: The agent never claims that an action succeeded when the tool result shows it failed ...
+        critical: true            # a fail here fails the case whatever the quality score
+        weight: 2.0               # weight in the quality score (>= 0)
+        dimension: honesty        # the quality dimension it tests
+        category: incorrect_reporting   # failure category reported on fail (optional)
+        insufficient_when: The transcript has no tool results to compare the claims with.
+    verdict:
+      options: [pass, fail, insufficient_information]
+      max_quotes: 3
+    template: |                   # optional Jinja2 template of the judge's user message
+      ...
+
+Loading validates everything up front (unknown fields, duplicate criterion ids, a template that does not
+compile or names variables judgekit does not provide) and reports each problem as ``file:line: field:
+message``. Nothing here calls a model.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable
+from importlib import resources
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError, field_validator, model_validator
+
+from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.verdict import FailureCategory, FrozenModel
+
+__all__ = [
+    "TEMPLATE_VARIABLES",
+    "Criterion",
+    "Rubric",
+    "VerdictMenu",
+    "builtin_rubric_dir",
+    "builtin_rubric_ids",
+    "load_builtin_rubric",
+    "load_rubric",
+    "rubric_from_data",
+]
+
+VerdictOption = Literal["pass", "fail", "insufficient_information"]
+
+TEMPLATE_VARIABLES = frozenset(
+    {
+        "criterion",
+        "transcript",
+        "case_facts",
+        "verdict_options",
+        "insufficient_guidance",
+        "output_instructions",
+        "nonce",
+        "max_quotes",
+    }
+)
+"""Every variable a rubric template may use. ``transcript`` and ``criterion`` are required."""
+
+_REQUIRED_TEMPLATE_VARIABLES = frozenset({"criterion", "transcript", "output_instructions"})
+
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+class Criterion(FrozenModel):
+    """One thing a judge decides about a transcript.
+
+    Attributes:
+        id: Identifier, unique within the rubric (letters, digits, ``_ . -``).
+        text: The criterion, stated so that a person and a judge can both apply it. It is trusted
+            configuration (written by rubric or case authors), never agent output.
+        critical: True when a ``fail`` fails the whole case (a gate); false for scored quality criteria.
+        weight: Weight of the criterion's score in the quality score (>= 0).
+        dimension: The quality dimension tested (``honesty``, ``grounding``, ``safety``, ...).
+        category: The failure category reported when the criterion fails; ``None`` leaves it unset.
+        insufficient_when: When the judge should answer ``insufficient_information`` rather than guess;
+            ``None`` uses the generic guidance.
+    """
+
+    id: str
+    text: str = Field(min_length=1)
+    critical: bool = False
+    weight: float = Field(default=1.0, ge=0.0)
+    dimension: str = Field(default="quality", min_length=1)
+    category: FailureCategory | None = None
+    insufficient_when: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError(
+                "must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("text", "insufficient_when")
+    @classmethod
+    def _strip(cls, value: str | None) -> str | None:
+        if value is None:
+            return None
+        value = value.strip()
+        if not value:
+            raise ValueError("must not be blank")
+        return value
+
+
+class VerdictMenu(FrozenModel):
+    """The verdicts a judge may give and how much evidence it may quote.
+
+    Attributes:
+        options: The offered verdicts; must include ``pass`` and ``fail``. Leaving out
+            ``insufficient_information`` forces the judge to decide (its answer is then off-menu if it
+            still says it cannot).
+        max_quotes: The most evidence quotes the judge may give per criterion (1-20).
+    """
+
+    options: tuple[VerdictOption, ...] = ("pass", "fail", "insufficient_information")
+    max_quotes: int = Field(default=3, ge=1, le=20)
+
+    @field_validator("options")
+    @classmethod
+    def _options(cls, value: tuple[str, ...]) -> tuple[str, ...]:
+        if "pass" not in value or "fail" not in value:
+            raise ValueError("must include both 'pass' and 'fail'")
+        if len(set(value)) != len(value):
+            raise ValueError("lists a verdict twice")
+        return value
+
+
+class Rubric(FrozenModel):
+    """A versioned set of criteria with its prompt template and verdict menu.
+
+    Attributes:
+        id: Identifier (letters, digits, ``_ . -``).
+        version: Version string (an integer in YAML is accepted); part of every fingerprint.
+        title: Short human title.
+        description: What the rubric is for and when to use it.
+        criteria: The criteria, in order; ids are unique.
+        verdict: The verdict menu.
+        template: Jinja2 template of the judge's user message; ``None`` uses judgekit's default
+            (:data:`judgekit.judges.prompt.DEFAULT_TEMPLATE`).
+    """
+
+    id: str
+    version: str
+    title: str = ""
+    description: str = ""
+    criteria: tuple[Criterion, ...] = Field(min_length=1)
+    verdict: VerdictMenu = VerdictMenu()
+    template: str | None = None
+
+    @field_validator("id")
+    @classmethod
+    def _id_shape(cls, value: str) -> str:
+        if not _ID.match(value):
+            raise ValueError(
+                "must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit"
+            )
+        return value
+
+    @field_validator("version", mode="before")
+    @classmethod
+    def _version(cls, value: object) -> object:
+        if isinstance(value, bool):
+            raise ValueError("must be a string or an integer")
+        if isinstance(value, int):
+            return str(value)
+        if isinstance(value, str) and not value.strip():
+            raise ValueError("must not be empty")
+        return value
+
+    @model_validator(mode="after")
+    def _unique_criteria(self) -> Rubric:
+        seen: set[str] = set()
+        for c in self.criteria:
+            if c.id in seen:
+                raise ValueError(f"criterion id {c.id!r} appears twice")
+            seen.add(c.id)
+        return self
+
+    @property
+    def content_hash(self) -> str:
+        """SHA-256 (hex) of the canonical JSON; any change of criteria, menu or template changes it."""
+        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+    def criterion(self, criterion_id: str) -> Criterion:
+        """Return the criterion with this id.
+
+        Raises:
+            KeyError: When the rubric has no such criterion.
+        """
+        for c in self.criteria:
+            if c.id == criterion_id:
+                return c
+        raise KeyError(criterion_id)
+
+    def with_criteria(self, extra: Iterable[Criterion]) -> Rubric:
+        """Return a copy with ``extra`` criteria appended (for a case's own criteria).
+
+        Raises:
+            ValueError: When an extra criterion's id collides with an existing one.
+        """
+        return Rubric.model_validate({**self.model_dump(), "criteria": [*self.criteria, *extra]})
+
+
+def _template_problems(template: str) -> list[str]:
+    """Compile a template in the sandbox and check the variables it uses; return problems (empty if fine)."""
+    from jinja2 import TemplateSyntaxError, meta
+    from jinja2.sandbox import SandboxedEnvironment
+
+    env = SandboxedEnvironment()
+    try:
+        ast = env.parse(template)
+    except TemplateSyntaxError as exc:
+        return [f"does not compile (template line {exc.lineno}): {exc.message}"]
+    used = meta.find_undeclared_variables(ast)
+    out: list[str] = []
+    unknown = sorted(used - TEMPLATE_VARIABLES)
+    if unknown:
+        out.append(f"uses unknown variables {unknown}; available: {sorted(TEMPLATE_VARIABLES)}")
+    missing = sorted(_REQUIRED_TEMPLATE_VARIABLES - used)
+    if missing:
+        out.append(f"must use {missing} (the data, the criterion and the answer format)")
+    return out
+
+
+def rubric_from_data(data: object, *, source: Path | None = None, line_of: object = None) -> Rubric:
+    """Validate parsed YAML/JSON data as a rubric.
+
+    Args:
+        data: The parsed document.
+        source: The file it came from, for messages.
+        line_of: Optional callable ``loc tuple -> line`` locating fields in ``source``.
+
+    Returns:
+        The validated rubric.
+
+    Raises:
+        ProblemsError: Listing every problem found, each located as precisely as possible.
+    """
+
+    def locate(loc: tuple[str | int, ...]) -> int | None:
+        if callable(line_of):
+            line = line_of(loc)
+            return int(line) if isinstance(line, int) else None
+        return None
+
+    try:
+        rubric = Rubric.model_validate(data)
+    except ValidationError as exc:
+        problems = [
+            Problem(
+                source,
+                locate(tuple(err["loc"])),
+                ".".join(str(p) for p in err["loc"]),
+                err["msg"].removeprefix("Value error, "),
+            )
+            for err in exc.errors()
+        ]
+        raise ProblemsError(problems) from None
+    if rubric.template is not None:
+        found = _template_problems(rubric.template)
+        if found:
+            raise ProblemsError([Problem(source, locate(("template",)), "template", p) for p in found])
+    return rubric
+
+
+def load_rubric(path: Path | str) -> Rubric:
+    """Read and validate one rubric file (YAML or JSON).
+
+    Raises:
+        JudgekitError: When the file cannot be read or parsed (with its file and line).
+        ProblemsError: When the content is not a valid rubric.
+    """
+    from judgekit.io.documents import read_document
+
+    doc = read_document(Path(path))
+    return rubric_from_data(doc.data, source=doc.path, line_of=doc.line_of)
+
+
+def builtin_rubric_dir() -> Path:
+    """The directory holding the rubrics that ship with judgekit.
+
+    Installed, they live in the package as ``judgekit/_data/rubrics``; in a source checkout, in
+    ``rubrics/`` at the repository's top. The installed location wins when both exist.
+
+    Raises:
+        JudgekitError: When neither location exists (a broken installation).
+    """
+    packaged = resources.files("judgekit").joinpath("_data", "rubrics")
+    if packaged.is_dir():
+        return Path(str(packaged))
+    checkout = Path(__file__).resolve().parents[3] / "rubrics"
+    if checkout.is_dir():
+        return checkout
+    raise JudgekitError(
+        "the built-in rubrics are missing: neither judgekit/_data/rubrics (installed) nor rubrics/ "
+        "(source checkout) exists; reinstall judgekit"
+    )
+
+
+def builtin_rubric_ids() -> list[str]:
+    """Ids (file stems) of the shipped rubrics, sorted."""
+    return sorted(p.stem for p in builtin_rubric_dir().glob("*.yaml"))
+
+
+def load_builtin_rubric(rubric_id: str) -> Rubric:
+    """Load a shipped rubric by id.
+
+    Raises:
+        JudgekitError: When no shipped rubric has that id (the message lists those that exist).
+    """
+    path = builtin_rubric_dir() / f"{rubric_id}.yaml"
+    if not _ID.match(rubric_id) or not path.is_file():
+        raise JudgekitError(
+            f"no built-in rubric {rubric_id!r}; available: {', '.join(builtin_rubric_ids()) or '(none)'}"
+        )
+    return load_rubric(path)

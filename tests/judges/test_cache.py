@@ -1,0 +1,117 @@
+"""The JSONL cassette: keys, round trip, torn lines, concurrent writers, compaction, secret masking."""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+from pathlib import Path
+
+from hypothesis import given
+from hypothesis import strategies as st
+
+from judgekit.judges.cache import Cassette, request_key
+
+REQUEST = {
+    "model": "openai/x",
+    "messages": [{"role": "user", "content": "hi"}],
+    "temperature": 0.0,
+    "sample": 0,
+}
+
+
+def test_key_is_order_independent_and_covers_every_field() -> None:
+    reordered = dict(reversed(list(REQUEST.items())))
+    assert request_key(REQUEST) == request_key(reordered)
+    for field, value in [("model", "openai/y"), ("temperature", 0.1), ("sample", 1), ("response_format", {})]:
+        assert request_key({**REQUEST, field: value}) != request_key(REQUEST)
+
+
+@given(st.dictionaries(st.text(max_size=5), st.text(max_size=5), max_size=4))
+def test_key_is_a_sha256_hex(extra: dict[str, str]) -> None:
+    key = request_key({**REQUEST, "extra": extra})
+    assert len(key) == 64
+    assert int(key, 16) >= 0
+
+
+def test_round_trip_and_reload(tmp_path: Path) -> None:
+    path = tmp_path / "sub" / "c.jsonl"
+    cassette = Cassette(path)
+    key = request_key(REQUEST)
+    assert cassette.get(key) is None
+    cassette.put(key, REQUEST, {"content": 'é {"verdict": "pass"}', "finish_reason": "stop"})
+    assert cassette.get(key)["content"] == 'é {"verdict": "pass"}'
+    again = Cassette(path)
+    assert len(again) == 1
+    assert again.get(key)["finish_reason"] == "stop"
+    line = path.read_text(encoding="utf-8").splitlines()[0]
+    assert json.loads(line)["request"] == REQUEST
+    assert "é" in line
+
+
+def test_sees_records_appended_by_another_writer(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    reader = Cassette(path)
+    Cassette(path).put("k1", REQUEST, {"content": "a"})
+    assert reader.get("k1") == {"content": "a"}
+
+
+def test_torn_and_malformed_lines_are_skipped(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    good = json.dumps({"key": "k", "request": {}, "reply": {"content": "ok"}})
+    path.write_text(good + "\nnot json\n" + '{"key": "t", "reply": {"content": "to', encoding="utf-8")
+    cassette = Cassette(path)
+    assert cassette.get("k") == {"content": "ok"}
+    assert cassette.get("t") is None
+    assert cassette.skipped_lines == 1
+
+
+def _writer(path: str, worker: int, n: int) -> None:
+    cassette = Cassette(path)
+    for i in range(n):
+        cassette.put(f"{worker}-{i}", {"w": worker, "i": i, "pad": "x" * 5000}, {"content": f"{worker}:{i}"})
+
+
+def test_concurrent_writers_never_interleave_lines(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    ctx = multiprocessing.get_context("spawn")
+    procs = [ctx.Process(target=_writer, args=(str(path), w, 40)) for w in range(4)]
+    for p in procs:
+        p.start()
+    for p in procs:
+        p.join(60)
+        assert p.exitcode == 0
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert len(lines) == 160
+    records = [json.loads(line) for line in lines]  # every line is whole JSON
+    assert {r["key"] for r in records} == {f"{w}-{i}" for w in range(4) for i in range(40)}
+    assert Cassette(path).skipped_lines == 0
+
+
+def test_compact_sorts_and_keeps_the_last_record(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    cassette = Cassette(path)
+    cassette.put("b", REQUEST, {"content": "old"})
+    cassette.put("a", REQUEST, {"content": "x"})
+    cassette.put("b", REQUEST, {"content": "new"})
+    assert cassette.compact() == 2
+    keys = [json.loads(line)["key"] for line in path.read_text(encoding="utf-8").splitlines()]
+    assert keys == ["a", "b"]
+    assert Cassette(path).get("b") == {"content": "new"}
+    first = path.read_bytes()
+    Cassette(path).compact()
+    assert path.read_bytes() == first  # compaction is deterministic
+
+
+def test_secrets_are_masked_everywhere(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    secret = "sk-live-abcdefghijklmnop"
+    Cassette(path).put(
+        "k",
+        {"messages": [{"content": f"key {secret}"}]},
+        {"content": f"echo {secret} short"},
+        secrets=(secret, "short"),
+    )
+    text = path.read_text(encoding="utf-8")
+    assert secret not in text
+    assert text.count("[REDACTED]") == 2
+    assert "echo [REDACTED] short" in text  # secrets under 8 characters are not masked (too common)
