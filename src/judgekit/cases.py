@@ -78,7 +78,7 @@ REVIEW_PREFIX = "REVIEW:"
 MANIFEST_NAME = "judgekit-set.yaml"
 """Optional file at a golden set's root describing the set (tools, sources, coverage floors)."""
 
-NON_CASE_DIRS = frozenset({"fixtures", "transcripts", "states", "exports", "labels", "cassettes"})
+NON_CASE_DIRS = frozenset({"fixtures", "transcripts", "states", "exports", "labels", "cassettes", "runs"})
 """Folders under a set that hold data other than cases; never read as case files."""
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
@@ -886,8 +886,9 @@ def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> 
     """Load and validate a golden set from folders and/or case files.
 
     Case files are ``.yaml``/``.yml``/``.json`` (one case, or a list of cases) and ``.jsonl`` (one case
-    a line). Folders named ``fixtures``, ``transcripts``, ``states``, ``exports``, ``labels`` and
-    ``cassettes`` are never read as cases. Cases under the manifest's ``candidates_dir`` are candidates.
+    a line). Folders named ``fixtures``, ``transcripts``, ``states``, ``exports``, ``labels``,
+    ``cassettes`` and ``runs`` are never read as cases. Cases under the manifest's ``candidates_dir``
+    are candidates.
 
     Set-level rules checked: ids unique across the set; an acceptance starting with ``REVIEW:`` only
     among candidates; referenced fixture and transcript files exist (when ``check_files``). Questions

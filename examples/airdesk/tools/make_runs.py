@@ -1,0 +1,104 @@
+"""Write the recorded runs of two synthetic agent versions: runs/agent-v1.jsonl and runs/agent-v2.jsonl.
+
+Run after make_fixtures.py (deterministic; rerunning rewrites the same bytes):
+
+    .venv/bin/python examples/airdesk/tools/make_runs.py
+
+Each version has four trials per case. A trial follows either the case's reference conversation or one
+of its scripted failure variants (see ``v1``/``v2`` in airdesk_cases.py): refunding twice, refunding too
+much, changing another customer's record, claiming success after a failed tool call, leaving out a
+required mention, calling the wrong tool, acting before confirmation or on a guess. v2 fixes most of
+v1's failures and breaks two cases that v1 passed (GS-REG-0107 and gs-cancelled-flight-refund).
+
+Final states: a trial that ends where the reference ends points at the reference's final state; one
+that changes nothing points at its fixture; any other ends in its own file under runs/states/.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from airdesk_cases import SPECS
+from airdesk_world import FIXTURES, to_sql
+from make_fixtures import (
+    FIXTURE_VERSION,
+    PROMPT_HASH,
+    ROOT,
+    TOOLS_HASH,
+    build_case,
+    check_all,
+    fixture_path,
+    play,
+    sha,
+    transcript_line,
+    write,
+)
+
+VERSIONS = {
+    "v1": {"app_version": "airdesk 1.4.0", "prompt": PROMPT_HASH},
+    "v2": {"app_version": "airdesk 1.5.0", "prompt": sha("v2 prompt: confirm, then act; report tool errors")},
+}
+
+
+def main() -> int:
+    runs = ROOT / "runs"
+    states = runs / "states"
+    written: set[str] = set()
+    mismatches = 0
+    for version, info in VERSIONS.items():
+        lines: list[str] = []
+        summary: dict[str, int] = {"pass": 0, "fail": 0}
+        for spec in SPECS:
+            case = build_case(spec)
+            reference = play(spec, "ref")
+            plan = spec.v1 if version == "v1" else spec.v2
+            for trial, name in enumerate(plan, start=1):
+                convo = play(spec, name)
+                world = convo.sim.world
+                if world == FIXTURES[spec.fixture]:
+                    final = f"../{fixture_path(spec.fixture)}"
+                elif world == reference.sim.world:
+                    final = f"../transcripts/{spec.id}/final.sql"
+                else:
+                    rel = f"states/{spec.id}--{name}.sql"
+                    if rel not in written:
+                        write(runs / rel, to_sql(world))
+                        written.add(rel)
+                    final = rel
+                problems = check_all(spec, case, convo, reference)
+                summary["fail" if problems else "pass"] += 1
+                if bool(problems) != (name != "ref"):
+                    mismatches += 1
+                    print(f"UNEXPECTED {version} {spec.id} trial {trial} ({name}): {problems or 'passes'}")
+                run = {
+                    "agent_model": "synthetic/airdesk-agent",
+                    "prompt_hash": info["prompt"],
+                    "tool_definitions_hash": TOOLS_HASH,
+                    "app_version": info["app_version"],
+                    "fixture_version": FIXTURE_VERSION,
+                    "config": {"temperature": 0.7, "max_turns": 12, "seed": trial},
+                }
+                lines.append(
+                    transcript_line(
+                        spec,
+                        convo,
+                        trial=trial,
+                        initial=f"../{fixture_path(spec.fixture)}",
+                        final=final,
+                        run=run,
+                        metadata={"agent_version": version, "scripted_variant": name},
+                    )
+                )
+        write(runs / f"agent-{version}.jsonl", "".join(lines))
+        print(f"agent-{version}: {len(lines)} trials; by the independent checker {summary}")
+    for stale in states.glob("*.sql"):
+        if f"states/{stale.name}" not in written:
+            stale.unlink()
+    return 1 if mismatches else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
