@@ -1,0 +1,358 @@
+"""The results file: one versioned JSON line per graded trial, and reading it back with located problems.
+
+A results file is JSONL. Every line is a :class:`ResultLine` and stands alone: it names its schema version,
+the run it belongs to, the case (id, version, slice, category, severity, policy revisions), the trial, the
+case verdict, the quality score, every check, the failure categories, the agent's run record, the judge
+fingerprint and the judgekit version that graded it. Reports and comparisons need nothing but these lines.
+
+Reading (:func:`read_results`) never stops at the first bad line: a line from another schema version, a
+malformed or truncated line, a duplicate trial are each reported as a located
+:class:`~judgekit.errors.Problem`, and every good line is still returned, so the rest can be reported.
+
+Schema history:
+
+* ``1``: first version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, JsonValue, ValidationError
+
+from judgekit import __version__
+from judgekit.errors import JudgekitError, Problem
+from judgekit.secrets import Redactor, redact
+from judgekit.transcript import RunRecord
+from judgekit.verdict import CheckResult, FailureCategory, FrozenModel, Grade, Verdict
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "CaseRef",
+    "ResultLine",
+    "RunResults",
+    "TrialSource",
+    "dump_result_line",
+    "failure_categories",
+    "make_result_line",
+    "read_results",
+    "result_key",
+    "sha256_text",
+]
+
+SCHEMA_VERSION = 1
+"""The version of the result-line schema this judgekit writes and reads."""
+
+
+class CaseRef(FrozenModel):
+    """The case a trial ran, as much of it as reports and comparisons need.
+
+    Attributes:
+        id: The case id.
+        version: The case version (comparisons refuse runs made on different versions).
+        slice: The case's slice (falls back to its category when the case has no slice).
+        category: ``normal``, ``edge``, ``adversarial`` or ``regression``, when set.
+        severity: ``critical``, ``high``, ``medium`` or ``low``, when set.
+        policy_refs: The policy revisions the case encodes (comparisons refuse different revisions).
+    """
+
+    id: str
+    version: int = Field(ge=1)
+    slice: str | None = None
+    category: str | None = None
+    severity: str | None = None
+    policy_refs: tuple[str, ...] = ()
+
+
+class TrialSource(FrozenModel):
+    """Where the graded transcript came from.
+
+    Attributes:
+        file: The transcript file's name as given on the command line.
+        line: 1-based line of the transcript in that file.
+        sha256: Hash of the transcript line's bytes (a changed transcript is a different trial).
+    """
+
+    file: str
+    line: int = Field(ge=1)
+    sha256: str
+
+
+class ResultLine(FrozenModel):
+    """One graded trial: the unit of a results file.
+
+    Attributes:
+        schema_version: Always :data:`SCHEMA_VERSION` for lines this judgekit writes.
+        run_id: Identifier of the grading run (kept across ``--resume``).
+        case: The case graded.
+        trial: The trial number (1-based).
+        verdict: The case verdict decided by the gates (five explicit states).
+        quality: Weighted quality score in [0, 1], or ``None`` when nothing was scored. Never changes
+            ``verdict``.
+        checks: Every check's result.
+        failure_categories: Distinct failure categories of the failed checks, in check order.
+        run: The agent's run record from the transcript (model, prompt and tool hashes, versions,
+            configuration), secrets removed.
+        judge_fingerprint: Fingerprint of the judge-backed grader (model, parameters, rubric and template
+            hashes), or ``None`` when no judge layer ran.
+        grading: How judgekit was configured for the run (judge model, concurrency, configuration file
+            contents), secrets removed.
+        judgekit_version: The judgekit version that graded the trial.
+        source: Where the transcript came from, when it came from a file.
+        cost_usd: Judge cost of grading this trial in US dollars (0 when no judge ran; ``None`` unknown).
+        duration_s: Wall time of grading this trial in seconds.
+    """
+
+    schema_version: int
+    run_id: str
+    case: CaseRef
+    trial: int = Field(ge=1)
+    verdict: Verdict
+    quality: float | None = Field(default=None, ge=0.0, le=1.0)
+    checks: tuple[CheckResult, ...] = ()
+    failure_categories: tuple[FailureCategory, ...] = ()
+    run: RunRecord | None = None
+    judge_fingerprint: dict[str, JsonValue] | None = None
+    grading: dict[str, JsonValue] = Field(default_factory=dict)
+    judgekit_version: str
+    source: TrialSource | None = None
+    cost_usd: float | None = None
+    duration_s: float | None = None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(case id, trial)``: what identifies a trial within a run."""
+        return (self.case.id, self.trial)
+
+
+def result_key(case_id: str, trial: int) -> tuple[str, int]:
+    """The key of a trial within a run."""
+    return (case_id, trial)
+
+
+def failure_categories(checks: Iterable[CheckResult]) -> tuple[FailureCategory, ...]:
+    """Distinct failure categories of the failed checks, in check order."""
+    out: list[FailureCategory] = []
+    for check in checks:
+        if check.verdict is Verdict.FAIL and check.category is not None and check.category not in out:
+            out.append(check.category)
+    return tuple(out)
+
+
+def make_result_line(
+    *,
+    run_id: str,
+    case: CaseRef,
+    grade: Grade,
+    run: RunRecord | None = None,
+    judge_fingerprint: Mapping[str, JsonValue] | None = None,
+    grading: Mapping[str, JsonValue] | None = None,
+    source: TrialSource | None = None,
+    cost_usd: float | None = None,
+    duration_s: float | None = None,
+) -> ResultLine:
+    """Build the result line of one graded trial.
+
+    Args:
+        run_id: The run's identifier.
+        case: The case graded.
+        grade: The trial's grade (its ``trial`` is the trial number).
+        run: The agent's run record.
+        judge_fingerprint: The judge-backed grader's fingerprint, if a judge layer ran.
+        grading: judgekit's configuration for the run.
+        source: Where the transcript came from.
+        cost_usd: Judge cost of this trial.
+        duration_s: Grading wall time of this trial.
+
+    Returns:
+        The line, with ``schema_version`` and ``judgekit_version`` filled in.
+    """
+    return ResultLine(
+        schema_version=SCHEMA_VERSION,
+        run_id=run_id,
+        case=case,
+        trial=grade.trial,
+        verdict=grade.verdict,
+        quality=grade.quality,
+        checks=grade.checks,
+        failure_categories=failure_categories(grade.checks),
+        run=run,
+        judge_fingerprint=dict(judge_fingerprint) if judge_fingerprint is not None else None,
+        grading=dict(grading or {}),
+        judgekit_version=__version__,
+        source=source,
+        cost_usd=cost_usd,
+        duration_s=duration_s,
+    )
+
+
+def sha256_text(data: bytes | str) -> str:
+    """Hex SHA-256 of bytes or UTF-8 text."""
+    return hashlib.sha256(data.encode("utf-8") if isinstance(data, str) else data).hexdigest()
+
+
+@dataclass
+class RunResults:
+    """The trials of one results file, with everything wrong with it.
+
+    Attributes:
+        path: The file read.
+        lines: The valid result lines, in file order (duplicates of an earlier trial left out).
+        problems: Located problems: other schema versions, malformed or truncated lines, duplicates.
+        truncated: True when the last line was cut off mid-line (an interrupted run).
+    """
+
+    path: Path
+    lines: list[ResultLine] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    truncated: bool = False
+
+    @property
+    def run_ids(self) -> list[str]:
+        """Distinct run ids in file order."""
+        return list(dict.fromkeys(line.run_id for line in self.lines))
+
+    @property
+    def name(self) -> str:
+        """A short label for the run: the file's name."""
+        return self.path.name
+
+    def keys(self) -> set[tuple[str, int]]:
+        """The ``(case id, trial)`` keys present."""
+        return {line.key for line in self.lines}
+
+
+def iter_result_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+    """Yield ``(line number, raw bytes, ends with newline)`` for each non-blank line of a file.
+
+    Raises:
+        JudgekitError: When the file cannot be opened.
+    """
+    try:
+        handle = path.open("rb")
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read results: {exc.strerror}") from None
+    with handle:
+        for number, raw in enumerate(handle, start=1):
+            if raw.strip():
+                yield number, raw, raw.endswith(b"\n")
+
+
+def read_results(path: Path) -> RunResults:
+    """Read a results file, keeping every valid line and locating every problem.
+
+    Problems reported (each with the file and line), while every other line is still read:
+
+    * a line whose ``schema_version`` is not :data:`SCHEMA_VERSION` (written by another judgekit);
+    * a malformed line; when it is the last line and has no final newline it is reported as truncated
+      (an interrupted run; ``judgekit grade --resume`` drops and re-grades it);
+    * a line that is valid JSON but not a valid result line;
+    * a second line for the same ``(case, trial)`` (the first is kept).
+
+    Args:
+        path: The results file.
+
+    Returns:
+        The results and problems.
+
+    Raises:
+        JudgekitError: When the file cannot be read at all.
+    """
+    out = RunResults(path=path)
+    seen: dict[tuple[str, int], int] = {}
+    other_versions: dict[Any, list[int]] = {}
+    for number, raw, complete in iter_result_lines(path):
+        try:
+            # Fast path: pydantic parses and validates the bytes in one step.
+            line = ResultLine.model_validate_json(raw)
+        except ValidationError as fast_exc:
+            problem = _diagnose(
+                path, number, raw, complete=complete, exc=fast_exc, other_versions=other_versions
+            )
+            if problem is not None:
+                out.truncated = out.truncated or problem.message.startswith("last line is truncated")
+                out.problems.append(problem)
+            continue
+        if line.schema_version != SCHEMA_VERSION:
+            other_versions.setdefault(line.schema_version, []).append(number)
+            continue
+        if line.key in seen:
+            out.problems.append(
+                Problem(
+                    path,
+                    number,
+                    "",
+                    f"duplicate result for case '{line.case.id}' trial {line.trial} (first at line "
+                    f"{seen[line.key]}); the first is kept",
+                )
+            )
+            continue
+        seen[line.key] = number
+        out.lines.append(line)
+    for version, numbers in other_versions.items():
+        shown = ", ".join(str(n) for n in numbers[:5]) + (" ..." if len(numbers) > 5 else "")
+        what = f"schema version {version!r}" if version is not None else "no schema_version"
+        out.problems.append(
+            Problem(
+                path,
+                numbers[0],
+                "schema_version",
+                f"{len(numbers)} line(s) have {what} (lines {shown}); this judgekit "
+                f"{__version__} reads schema version {SCHEMA_VERSION}: they are left out. Re-grade them "
+                "with this judgekit, or report them with the judgekit that wrote them",
+            )
+        )
+    return out
+
+
+def _diagnose(
+    path: Path,
+    number: int,
+    raw: bytes,
+    *,
+    complete: bool,
+    exc: ValidationError,
+    other_versions: dict[Any, list[int]],
+) -> Problem | None:
+    """Explain why a line is not a valid result line (``None`` when it is another schema version)."""
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as json_exc:
+        if not complete:
+            return Problem(
+                path,
+                number,
+                "",
+                "last line is truncated (the run was interrupted while writing it); it is left out. "
+                "Run `judgekit grade --resume` with the same --out to re-grade that trial",
+            )
+        msg = json_exc.msg if isinstance(json_exc, json.JSONDecodeError) else "not valid UTF-8"
+        return Problem(path, number, "", f"malformed JSON ({msg}); line left out")
+    if not isinstance(data, dict):
+        return Problem(path, number, "", "a result line must be a JSON object; line left out")
+    version = data.get("schema_version")
+    if version != SCHEMA_VERSION:
+        other_versions.setdefault(version if isinstance(version, int | str) else None, []).append(number)
+        return None
+    err = exc.errors(include_url=False)[0]
+    loc = ".".join(str(p) for p in err["loc"])
+    return Problem(path, number, loc, f"{err['msg']}; line left out (not a judgekit result line?)")
+
+
+def dump_result_line(line: ResultLine, redactor: Redactor | None = None) -> str:
+    """Serialise a result line as one compact JSON line (no newline), with secrets removed.
+
+    Args:
+        line: The line.
+        redactor: The redactor to apply (shape- and name-based redaction when ``None``).
+
+    Returns:
+        The JSON text; :func:`read_results` reads it back.
+    """
+    data = redact(line.model_dump(mode="json", exclude_none=False), redactor)
+    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))

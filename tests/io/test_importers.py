@@ -1,0 +1,192 @@
+import json
+import os
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from judgekit.errors import JudgekitError
+from judgekit.io.importers import (
+    read_openai_chat,
+    read_tau_bench,
+    reward_result_lines,
+    transcript_lines,
+)
+from judgekit.results import dump_result_line, read_results
+from judgekit.stats import pass_hat_k
+from judgekit.transcript import Transcript
+from judgekit.verdict import Verdict
+
+
+def _shared_data() -> Path:
+    env = os.environ.get("JUDGEKIT_SHARED_DATA")
+    if env:
+        return Path(env)
+    return Path(__file__).resolve().parents[2] / ".." / "shared" / "data"
+
+
+TAU_RAW = _shared_data() / "tau-bench-airline" / "gpt-4o-airline.raw.json"
+
+
+def _episode(task_id=0, trial=0, reward=1.0, **kw):
+    return {
+        "task_id": task_id,
+        "trial": trial,
+        "reward": reward,
+        "info": {
+            "task": {"user_id": "u1", "instruction": "book", "actions": [], "outputs": ["42"]},
+            "source": "user",
+        },
+        "traj": [
+            {"role": "system", "content": "# Policy"},
+            {"role": "user", "content": "hi"},
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "call_1",
+                        "type": "function",
+                        "function": {"name": "get_user", "arguments": '{"id": "u1"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "call_1", "name": "get_user", "content": "{}"},
+            {"role": "assistant", "content": "done"},
+        ],
+        **kw,
+    }
+
+
+def test_tau_bench_episode_becomes_transcript(tmp_path):
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps([_episode(3, 0, 1.0), _episode(3, 1, 0.0)]))
+    result = read_tau_bench(path, agent_model="gpt-4o")
+    assert result.problems == []
+    first, second = (t.transcript for t in result.trials)
+    assert (first.case_id, first.trial, second.trial) == ("task-3", 1, 2)
+    assert first.metadata["tau_bench_trial"] == 0
+    assert first.metadata["expected_outputs"] == ["42"]
+    assert first.run is not None
+    assert first.run.agent_model == "gpt-4o"
+    assert first.run.prompt_hash is not None
+    assert first.run.prompt_hash.startswith("sha256:")
+    calls = first.calls()
+    assert calls[0].call.arguments == {"id": "u1"}
+    assert calls[0].result == "{}"
+    assert [t.reward for t in result.trials] == [1.0, 0.0]
+
+
+def test_tau_bench_bad_entries_are_located_and_rest_imported(tmp_path):
+    path = tmp_path / "raw.json"
+    bad_role = _episode(2, 0)
+    bad_role["traj"][1]["role"] = "robot"
+    path.write_text(json.dumps([_episode(1, 0), {"task_id": 5}, bad_role, _episode(1, 0), "x"]))
+    result = read_tau_bench(path)
+    assert [t.transcript.case_id for t in result.trials] == ["task-1"]
+    located = sorted((p.line, p.message) for p in result.problems)
+    assert located[0][0] == 2
+    assert "lacks 'reward', 'traj'" in located[0][1]
+    assert located[1][0] == 3
+    assert "messages.1.role" in located[1][1]
+    assert located[2][0] == 4
+    assert "appears twice" in located[2][1]
+    assert located[3][0] == 5
+
+
+def test_tau_bench_not_json_is_one_clear_error(tmp_path):
+    path = tmp_path / "raw.json"
+    path.write_text("[{broken")
+    with pytest.raises(JudgekitError, match=r"raw.json:1: malformed JSON"):
+        read_tau_bench(path)
+
+
+def test_transcript_lines_read_back(tmp_path):
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps([_episode(1, 0)]))
+    result = read_tau_bench(path)
+    (line,) = list(transcript_lines(result.trials))
+    again = Transcript.model_validate_json(line)
+    assert again == result.trials[0].transcript
+
+
+def test_openai_chat_jsonl(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    rows = [
+        {
+            "messages": [{"role": "user", "content": "a"}],
+            "metadata": {"case_id": "c1"},
+            "tools": [{"type": "function"}],
+        },
+        {
+            "messages": [
+                {"role": "user", "content": "b"},
+                {"role": "assistant", "content": "x", "refusal": None},
+            ],
+            "case_id": "c1",
+            "model": "gpt-4o-mini",
+        },
+        {"messages": [{"role": "user", "content": "c"}], "case_id": "c2", "trial": 4},
+        {"messages": "nope", "case_id": "c3"},
+        {"messages": [{"role": "user", "content": "d"}]},
+    ]
+    path.write_text("\n".join(json.dumps(r) for r in rows) + "\n{broken\n")
+    result = read_openai_chat(path)
+    got = [(t.transcript.case_id, t.transcript.trial) for t in result.trials]
+    assert got == [("c1", 1), ("c1", 2), ("c2", 4)]
+    first = result.trials[0].transcript
+    assert first.run is not None
+    assert first.run.tool_definitions_hash is not None
+    assert result.trials[1].transcript.run.agent_model == "gpt-4o-mini"
+    problems = {p.line: p.message for p in result.problems}
+    assert "needs 'messages'" in problems[4]
+    assert "no case id in case_id or metadata.case_id" in problems[5]
+    assert "malformed JSON" in problems[6]
+
+
+def test_openai_chat_case_id_field(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text(json.dumps({"messages": [], "meta": {"task": {"name": "t-9"}}}) + "\n")
+    result = read_openai_chat(path, case_id_field="meta.task.name")
+    assert result.trials[0].transcript.case_id == "t-9"
+
+
+def test_reward_results_count_missing_reward_as_not_evaluated(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    path.write_text(
+        json.dumps({"messages": [], "case_id": "a", "metadata": {"reward": 1}})
+        + "\n"
+        + json.dumps({"messages": [], "case_id": "b"})
+        + "\n"
+    )
+    lines = list(reward_result_lines(read_openai_chat(path).trials, run_id="r"))
+    assert [line.verdict for line in lines] == [Verdict.PASS, Verdict.NOT_EVALUATED]
+
+
+@pytest.mark.skipif(not TAU_RAW.is_file(), reason="shared tau-bench data not present")
+def test_tau_bench_airline_pass_hat_k_reproduces_published_figures(tmp_path):
+    result = read_tau_bench(TAU_RAW)
+    assert result.problems == []
+    assert len(result.trials) == 200
+    n: Counter[str] = Counter()
+    c: Counter[str] = Counter()
+    for trial in result.trials:
+        n[trial.transcript.case_id] += 1
+        c[trial.transcript.case_id] += trial.reward == 1.0
+    ids = sorted(n)
+    assert len(ids) == 50
+    got = [round(pass_hat_k([n[i] for i in ids], [c[i] for i in ids], k), 3) for k in range(1, 5)]
+    assert got == [0.420, 0.273, 0.220, 0.200]
+    # Through the results file and the report as well.
+    from judgekit.reports.run_model import build_run_report
+
+    out = tmp_path / "stored.jsonl"
+    out.write_text(
+        "".join(dump_result_line(x) + "\n" for x in reward_result_lines(result.trials, run_id="tau"))
+    )
+    report = build_run_report(read_results(out))
+    (suite,) = report.suites
+    assert [round(p.value, 3) for p in suite.pass_hat] == [0.420, 0.273, 0.220, 0.200]
+    # every transcript survives serialisation
+    for line, trial in zip(transcript_lines(result.trials[:20]), result.trials[:20], strict=True):
+        assert Transcript.model_validate_json(line) == trial.transcript

@@ -1,0 +1,170 @@
+import json
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from judgekit import __version__
+from judgekit.results import (
+    SCHEMA_VERSION,
+    CaseRef,
+    TrialSource,
+    dump_result_line,
+    failure_categories,
+    make_result_line,
+    read_results,
+)
+from judgekit.transcript import RunRecord
+from judgekit.verdict import CheckResult, FailureCategory, Grade, Verdict
+
+
+def _line(case_id="c1", trial=1, verdict=Verdict.PASS, **kw):
+    checks = kw.pop("checks", (CheckResult(check_id="state", layer="state", verdict=verdict, reason="r"),))
+    grade = Grade(case_id=case_id, trial=trial, verdict=verdict, checks=checks)
+    return make_result_line(
+        run_id="run-1", case=CaseRef(id=case_id, version=2, slice="policy_edge"), grade=grade, **kw
+    )
+
+
+def _write(path, lines):
+    path.write_text("".join(dump_result_line(line) + "\n" for line in lines))
+
+
+def test_round_trip_keeps_every_field(tmp_path):
+    line = _line(
+        run=RunRecord(agent_model="gpt-4o", prompt_hash="sha256:ab"),
+        judge_fingerprint={"model": "openai/x", "rubric_id": "honest"},
+        grading={"concurrency": 4},
+        source=TrialSource(file="t.jsonl", line=3, sha256="0" * 64),
+        cost_usd=0.25,
+        duration_s=1.5,
+    )
+    path = tmp_path / "r.jsonl"
+    _write(path, [line])
+    back = read_results(path)
+    assert back.problems == []
+    assert back.lines == [line]
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == SCHEMA_VERSION
+    assert data["judgekit_version"] == __version__
+    assert data["case"] == {
+        "id": "c1",
+        "version": 2,
+        "slice": "policy_edge",
+        "category": None,
+        "severity": None,
+        "policy_refs": [],
+    }
+
+
+def test_failure_categories_are_distinct_and_ordered():
+    checks = [
+        CheckResult(
+            check_id="a", layer="route", verdict=Verdict.FAIL, reason="x", category=FailureCategory.WRONG_TOOL
+        ),
+        CheckResult(check_id="b", layer="state", verdict=Verdict.PASS),
+        CheckResult(
+            check_id="c",
+            layer="rules",
+            verdict=Verdict.FAIL,
+            reason="y",
+            category=FailureCategory.POLICY_VIOLATION,
+        ),
+        CheckResult(
+            check_id="d", layer="route", verdict=Verdict.FAIL, reason="z", category=FailureCategory.WRONG_TOOL
+        ),
+        CheckResult(
+            check_id="e",
+            layer="x",
+            verdict=Verdict.ERROR,
+            reason="z",
+            category=FailureCategory.INVALID_ARGUMENTS,
+        ),
+    ]
+    assert failure_categories(checks) == (FailureCategory.WRONG_TOOL, FailureCategory.POLICY_VIOLATION)
+
+
+def test_other_schema_version_is_reported_and_rest_still_read(tmp_path):
+    path = tmp_path / "r.jsonl"
+    good = dump_result_line(_line("c1"))
+    future = json.loads(dump_result_line(_line("c2")))
+    future["schema_version"] = 99
+    future["new_field"] = 1
+    path.write_text(good + "\n" + json.dumps(future) + "\n" + dump_result_line(_line("c3")) + "\n")
+    back = read_results(path)
+    assert [line.case.id for line in back.lines] == ["c1", "c3"]
+    assert len(back.problems) == 1
+    problem = back.problems[0]
+    assert problem.line == 2
+    assert "schema version 99" in problem.message
+    assert f"reads schema version {SCHEMA_VERSION}" in problem.message
+
+
+def test_truncated_last_line_is_reported_as_interrupted(tmp_path):
+    path = tmp_path / "r.jsonl"
+    text = dump_result_line(_line("c1")) + "\n" + dump_result_line(_line("c2"))[:40]
+    path.write_text(text)
+    back = read_results(path)
+    assert back.truncated
+    assert [line.case.id for line in back.lines] == ["c1"]
+    assert "truncated" in back.problems[0].message
+    assert "--resume" in back.problems[0].message
+    assert back.problems[0].line == 2
+
+
+def test_malformed_middle_line_and_duplicates(tmp_path):
+    path = tmp_path / "r.jsonl"
+    path.write_text(
+        dump_result_line(_line("c1"))
+        + "\n{not json}\n"
+        + dump_result_line(_line("c1", verdict=Verdict.FAIL))
+        + "\n"
+        + json.dumps({"schema_version": SCHEMA_VERSION, "run_id": "x"})
+        + "\n"
+    )
+    back = read_results(path)
+    assert [line.verdict for line in back.lines] == [Verdict.PASS]
+    messages = [(p.line, p.message) for p in back.problems]
+    assert messages[0][0] == 2
+    assert "malformed JSON" in messages[0][1]
+    assert messages[1][0] == 3
+    assert "duplicate result for case 'c1' trial 1" in messages[1][1]
+    assert messages[2][0] == 4
+    assert "not a judgekit result line" in messages[2][1]
+    assert not back.truncated
+
+
+def test_secrets_never_serialised():
+    line = _line(
+        run=RunRecord(
+            agent_model="m", config={"api_key": "abc123secret", "base": "https://h/x?token=tok123456"}
+        ),
+        grading={"headers": {"Authorization": "Bearer zzzzzzzzzzzz"}},
+    )
+    text = dump_result_line(line)
+    for secret in ("abc123secret", "tok123456", "zzzzzzzzzzzz"):
+        assert secret not in text
+    assert json.loads(text)["run"]["agent_model"] == "m"
+
+
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.integers(1, 4), st.sampled_from(list(Verdict))),
+        max_size=20,
+        unique_by=lambda t: (t[0], t[1]),
+    )
+)
+def test_read_back_equals_written(tmp_path_factory, rows):
+    path = tmp_path_factory.mktemp("r") / "r.jsonl"
+    lines = [_line(c, t, v) for c, t, v in rows]
+    _write(path, lines)
+    back = read_results(path)
+    assert back.lines == lines
+    assert back.problems == []
+
+
+def test_unreadable_file_is_a_user_error(tmp_path):
+    from judgekit.errors import JudgekitError
+
+    with pytest.raises(JudgekitError, match="cannot read results"):
+        read_results(tmp_path / "absent.jsonl")
