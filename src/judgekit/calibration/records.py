@@ -1,0 +1,226 @@
+"""Calibration records: the evidence that a judge with an exact fingerprint earned trust.
+
+A record is a JSON file in the repository's ``calibration/records/`` directory. It holds the grader
+fingerprint (produced by the judge layer: model, parameters, template hash, rubric version), the label
+table's SHA-256, every metric, the policy, the trust verdict, judgekit's version and the date, and every
+item's labels (so that a later grader can be compared with this one on the same items).
+
+:func:`trust_for` is the look-up the rest of judgekit uses: a judge-backed grader is
+:attr:`~judgekit.verdict.Trust.TRUSTED` only when the most recent record for its *exact* fingerprint
+passed the policy. No record, a failed record, or any change to the fingerprint means
+:attr:`~judgekit.verdict.Trust.UNTRUSTED`. :func:`require_trust` refuses instead ("no calibration, no
+score").
+
+Reading the records directory is the one piece of I/O in the calibration package: it exists so that
+callers have one function to ask; everything else here is pure.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Literal
+
+from pydantic import ValidationError
+
+from judgekit import __version__
+from judgekit.calibration.agreement import AgreementReport
+from judgekit.calibration.beyond import SelectiveResult
+from judgekit.calibration.gate import GateResult, TrustPolicy
+from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.verdict import FrozenModel, Trust
+
+__all__ = [
+    "RECORD_SCHEMA",
+    "CalibrationRecord",
+    "LabelTableInfo",
+    "build_record",
+    "dump_record",
+    "load_record",
+    "load_records",
+    "record_filename",
+    "require_trust",
+    "trust_for",
+    "trust_from_records",
+]
+
+RECORD_SCHEMA: Final = "judgekit.calibration-record/1"
+
+
+class LabelTableInfo(FrozenModel):
+    """Which labels a record was computed on.
+
+    Attributes:
+        sha256: SHA-256 of the label table's bytes.
+        name: The table's file name (not its full path, so records do not leak local paths).
+        rows: Distinct (item, rater) ratings in the table.
+    """
+
+    sha256: str
+    name: str
+    rows: int
+
+
+class CalibrationRecord(FrozenModel):
+    """One calibration of one grader version against experts.
+
+    Attributes:
+        schema_version: Always :data:`RECORD_SCHEMA`.
+        fingerprint: The grader's exact fingerprint; trust applies to this string only.
+        trusted: The gate's verdict (the same as ``gate.trusted``, kept at the top for readers).
+        judge: The judge rater's name in the label table.
+        experts: The expert raters.
+        label_table: The labels' hash, file name and size.
+        policy: The trust policy applied.
+        gate: Every condition and whether it passed.
+        metrics: Every agreement metric and every item's labels.
+        selective: Selective-judging result, when the judge's rows carried a confidence.
+        judgekit_version: judgekit's version that wrote the record.
+        created_at: When the record was made (UTC, ISO 8601).
+    """
+
+    schema_version: Literal["judgekit.calibration-record/1"] = RECORD_SCHEMA
+    fingerprint: str
+    trusted: bool
+    judge: str
+    experts: tuple[str, ...]
+    label_table: LabelTableInfo
+    policy: TrustPolicy
+    gate: GateResult
+    metrics: AgreementReport
+    selective: SelectiveResult | None = None
+    judgekit_version: str
+    created_at: datetime
+
+
+def build_record(
+    *,
+    fingerprint: str,
+    report: AgreementReport,
+    gate: GateResult,
+    policy: TrustPolicy,
+    label_table: LabelTableInfo,
+    selective: SelectiveResult | None = None,
+    now: datetime | None = None,
+) -> CalibrationRecord:
+    """Assemble a calibration record.
+
+    Args:
+        fingerprint: The grader fingerprint (non-empty).
+        report: The agreement report.
+        gate: The gate's verdict on ``report``.
+        policy: The policy the gate applied.
+        label_table: The labels' hash, name and size.
+        selective: The selective-judging result, if computed.
+        now: The record's time (UTC now when ``None``).
+
+    Raises:
+        JudgekitError: When the fingerprint is empty.
+    """
+    if not fingerprint.strip():
+        raise JudgekitError("the grader fingerprint is empty; a record needs the exact fingerprint it trusts")
+    return CalibrationRecord(
+        fingerprint=fingerprint,
+        trusted=gate.trusted,
+        judge=report.judge,
+        experts=report.experts,
+        label_table=label_table,
+        policy=policy,
+        gate=gate,
+        metrics=report,
+        selective=selective,
+        judgekit_version=__version__,
+        created_at=(now or datetime.now(UTC)).replace(microsecond=0),
+    )
+
+
+def record_filename(record: CalibrationRecord) -> str:
+    """File name for a record: a short hash of the fingerprint and the UTC time, so names sort by date."""
+    digest = hashlib.sha256(record.fingerprint.encode("utf-8")).hexdigest()[:16]
+    return f"{digest}-{record.created_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+
+
+def dump_record(record: CalibrationRecord) -> str:
+    """Serialise a record as indented JSON (ends with a newline)."""
+    return record.model_dump_json(indent=2) + "\n"
+
+
+def load_record(text: str | bytes, *, source: Path | None = None) -> CalibrationRecord:
+    """Parse and validate a record.
+
+    Raises:
+        ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
+            naming ``source`` and the field).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ProblemsError([Problem(source, line, "", f"not a JSON calibration record: {exc}")]) from None
+    try:
+        return CalibrationRecord.model_validate(data)
+    except ValidationError as exc:
+        raise ProblemsError(
+            [Problem(source, None, ".".join(str(p) for p in e["loc"]), e["msg"]) for e in exc.errors()[:20]]
+        ) from None
+
+
+def load_records(records_dir: Path) -> list[CalibrationRecord]:
+    """Read every ``*.json`` record in ``records_dir`` (none when it does not exist).
+
+    Raises:
+        ProblemsError: When a file there is not a valid record (a broken record is never skipped
+            silently).
+    """
+    if not records_dir.is_dir():
+        return []
+    return [load_record(p.read_bytes(), source=p) for p in sorted(records_dir.glob("*.json"))]
+
+
+def trust_from_records(fingerprint: str, records: Iterable[CalibrationRecord]) -> Trust:
+    """Trust for an exact fingerprint given the records: the most recent matching record decides.
+
+    Returns:
+        ``TRUSTED`` when the most recent record whose fingerprint equals ``fingerprint`` passed its
+        policy; ``UNTRUSTED`` when there is none or it failed (a recalibration that failed withdraws
+        earlier trust).
+    """
+    matching = [r for r in records if r.fingerprint == fingerprint]
+    if not matching:
+        return Trust.UNTRUSTED
+    latest = max(matching, key=lambda r: r.created_at)
+    return Trust.TRUSTED if latest.trusted and latest.gate.trusted else Trust.UNTRUSTED
+
+
+def trust_for(fingerprint: str, records_dir: Path) -> Trust:
+    """Trust status of a judge-backed grader, by its exact fingerprint.
+
+    Args:
+        fingerprint: The grader's fingerprint as produced by the judge layer.
+        records_dir: The directory of calibration records (the repository's ``calibration/records``).
+
+    Returns:
+        ``TRUSTED`` or ``UNTRUSTED`` (see :func:`trust_from_records`); never ``NOT_REQUIRED``, which is for
+        deterministic checks that no judge decides.
+
+    Raises:
+        ProblemsError: When a record file is broken.
+    """
+    return trust_from_records(fingerprint, load_records(records_dir))
+
+
+def require_trust(fingerprint: str, records_dir: Path) -> None:
+    """Refuse to score with an uncalibrated judge: raise unless :func:`trust_for` says trusted.
+
+    Raises:
+        JudgekitError: When no passing record exists for the exact fingerprint; the message says how to
+            calibrate.
+    """
+    if trust_for(fingerprint, records_dir) is not Trust.TRUSTED:
+        raise JudgekitError(
+            f"the judge with fingerprint {fingerprint!r} has no passing calibration record in {records_dir}; "
+            "run `judgekit calibrate LABELS --judge RATER --fingerprint FINGERPRINT` with expert labels first"
+        )
