@@ -1,0 +1,280 @@
+"""Comparing two runs on the same tasks: fixed and broken tasks, exact sign test, McNemar, a plain verdict.
+
+Only tasks whose result changed carry information about the difference between two versions (seed 000):
+if the new version fixes 10 tasks and breaks 1, the two-sided sign test gives p ≈ 0.012, a real
+improvement; 6 fixed and 3 broken gives p ≈ 0.51, noise however good the headline looks.
+
+Definitions (see ``docs/runs.md``):
+
+* A task's **outcome** in a run follows the gate order over its trials: ``fail`` when any trial failed,
+  ``pass`` when every trial passed, otherwise undecided (an error, insufficient information or not
+  evaluated, and no failure). A task that passes 5 of 8 trials is failing.
+* **Fixed**: ``fail`` in A, ``pass`` in B. **Broken**: ``pass`` in A, ``fail`` in B. Tasks undecided in either
+  run are left out of the test and listed.
+* **Sign test**: exact two-sided binomial test on fixed vs broken (ties left out).
+* **McNemar**: exact test on paired trials (same case, same trial number, decided in both runs). Trials of
+  one task are correlated, so this is supporting detail; the verdict rests on the task-level sign test.
+* **Verdict**: ``real improvement`` when p < alpha and more fixed than broken; ``regression`` when p < alpha
+  and more broken than fixed; ``no detectable change`` otherwise.
+
+Runs made on different case versions or policy revisions measure different things: :func:`compare_runs`
+refuses them and names every case that differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+from judgekit.errors import JudgekitError
+from judgekit.reports.run_model import task_outcomes
+from judgekit.results import ResultLine, RunResults
+from judgekit.stats import mcnemar_exact, sign_test
+from judgekit.verdict import FrozenModel, Verdict
+
+__all__ = ["COMPARE_SCHEMA_VERSION", "Comparison", "TaskChange", "compare_runs"]
+
+COMPARE_SCHEMA_VERSION = 1
+"""Version of the :class:`Comparison` JSON schema."""
+
+PlainVerdict = Literal["real improvement", "no detectable change", "regression"]
+
+
+class TaskChange(FrozenModel):
+    """One task's outcome in both runs.
+
+    Attributes:
+        case_id: The task.
+        change: ``fixed``, ``broken``, ``still_pass``, ``still_fail`` or ``undecided``.
+        a: Outcome in run A, with ``passes/trials``.
+        b: Outcome in run B, with ``passes/trials``.
+    """
+
+    case_id: str
+    change: Literal["fixed", "broken", "still_pass", "still_fail", "undecided"]
+    a: str
+    b: str
+
+
+class Comparison(FrozenModel):
+    """The comparison of run B (new) against run A (baseline).
+
+    Attributes:
+        schema_version: :data:`COMPARE_SCHEMA_VERSION`.
+        kind: Always ``run_comparison``.
+        a: Run A's file name.
+        b: Run B's file name.
+        tasks_compared: Tasks in both runs.
+        fixed: Tasks failing in A and passing in B.
+        broken: Tasks passing in A and failing in B.
+        unchanged_pass: Tasks passing in both.
+        unchanged_fail: Tasks failing in both.
+        undecided: Tasks undecided in either run (left out of the test).
+        only_in_a: Tasks only in A.
+        only_in_b: Tasks only in B.
+        sign_test_p: Two-sided exact sign test p-value on fixed vs broken (1.0 with none).
+        trial_pairs: Paired trials decided in both runs.
+        trials_fixed: Paired trials failing in A and passing in B.
+        trials_broken: Paired trials passing in A and failing in B.
+        mcnemar_p: Exact McNemar p-value on the paired trials (1.0 with no discordant pair).
+        alpha: Significance level of the verdict.
+        verdict: The plain verdict.
+        explanation: One sentence saying why.
+        pass_rate_a: Share of compared tasks passing in A (decided tasks only), or ``None``.
+        pass_rate_b: Share of compared tasks passing in B, or ``None``.
+        changes: Every task whose outcome changed or is undecided, fixed first, then broken.
+        notes: Caveats (different judges, different agent models).
+    """
+
+    schema_version: int = COMPARE_SCHEMA_VERSION
+    kind: Literal["run_comparison"] = "run_comparison"
+    a: str
+    b: str
+    tasks_compared: int
+    fixed: int
+    broken: int
+    unchanged_pass: int
+    unchanged_fail: int
+    undecided: int
+    only_in_a: tuple[str, ...]
+    only_in_b: tuple[str, ...]
+    sign_test_p: float
+    trial_pairs: int
+    trials_fixed: int
+    trials_broken: int
+    mcnemar_p: float
+    alpha: float
+    verdict: PlainVerdict
+    explanation: str
+    pass_rate_a: float | None
+    pass_rate_b: float | None
+    changes: tuple[TaskChange, ...]
+    notes: tuple[str, ...] = ()
+
+
+def _case_info(lines: Sequence[ResultLine]) -> dict[str, tuple[int, tuple[str, ...]]]:
+    out: dict[str, tuple[int, tuple[str, ...]]] = {}
+    for line in lines:
+        out.setdefault(line.case.id, (line.case.version, tuple(sorted(line.case.policy_refs))))
+    return out
+
+
+def _check_comparable(a: RunResults, b: RunResults) -> None:
+    info_a, info_b = _case_info(a.lines), _case_info(b.lines)
+    differences: list[str] = []
+    for case_id in sorted(info_a.keys() & info_b.keys()):
+        (va, pa), (vb, pb) = info_a[case_id], info_b[case_id]
+        if va != vb:
+            differences.append(f"case '{case_id}': version {va} in {a.name}, version {vb} in {b.name}")
+        if pa != pb:
+            differences.append(
+                f"case '{case_id}': policy revisions [{', '.join(pa) or 'none'}] in {a.name}, "
+                f"[{', '.join(pb) or 'none'}] in {b.name}"
+            )
+    if differences:
+        shown = differences[:20]
+        more = f"\n  ... and {len(differences) - 20} more" if len(differences) > 20 else ""
+        raise JudgekitError(
+            f"cannot compare {a.name} with {b.name}: they were graded on different case versions or policy "
+            "revisions, so their scores are not comparable:\n  "
+            + "\n  ".join(shown)
+            + more
+            + "\nRe-grade both runs against the same version of the golden set."
+        )
+
+
+def _label(entry: tuple[int, int, Verdict] | None) -> str:
+    if entry is None:
+        return "absent"
+    passes, total, outcome = entry
+    return f"{outcome.value} ({passes}/{total})"
+
+
+def compare_runs(a: RunResults, b: RunResults, *, alpha: float = 0.05) -> Comparison:
+    """Compare run B (the new version) with run A (the baseline) on the tasks both ran.
+
+    Args:
+        a: The baseline run.
+        b: The new run.
+        alpha: Significance level for the plain verdict, in (0, 1).
+
+    Returns:
+        The comparison.
+
+    Raises:
+        JudgekitError: When the runs share no task, or were graded on different case versions or policy
+            revisions (every differing case is named), or ``alpha`` is outside (0, 1).
+    """
+    if not 0.0 < alpha < 1.0:
+        raise JudgekitError(f"--alpha must be strictly between 0 and 1, got {alpha}")
+    _check_comparable(a, b)
+    out_a, out_b = task_outcomes(a.lines), task_outcomes(b.lines)
+    common = sorted(out_a.keys() & out_b.keys())
+    if not common:
+        raise JudgekitError(
+            f"{a.name} and {b.name} share no task: nothing to compare "
+            "(were they graded on the same golden set?)"
+        )
+    changes: list[TaskChange] = []
+    counts = {"fixed": 0, "broken": 0, "still_pass": 0, "still_fail": 0, "undecided": 0}
+    decided = {Verdict.PASS, Verdict.FAIL}
+    for case_id in common:
+        oa, ob = out_a[case_id][2], out_b[case_id][2]
+        if oa not in decided or ob not in decided:
+            change = "undecided"
+        elif oa is Verdict.FAIL and ob is Verdict.PASS:
+            change = "fixed"
+        elif oa is Verdict.PASS and ob is Verdict.FAIL:
+            change = "broken"
+        elif oa is Verdict.PASS:
+            change = "still_pass"
+        else:
+            change = "still_fail"
+        counts[change] += 1
+        if change in ("fixed", "broken", "undecided"):
+            changes.append(
+                TaskChange(
+                    case_id=case_id,
+                    change=change,
+                    a=_label(out_a[case_id]),
+                    b=_label(out_b[case_id]),
+                )
+            )
+    order = {"fixed": 0, "broken": 1, "undecided": 2}
+    changes.sort(key=lambda c: (order[c.change], c.case_id))
+    fixed, broken = counts["fixed"], counts["broken"]
+    p_sign = sign_test(fixed, broken)
+    # paired trials
+    trials_a = {line.key: line.verdict for line in a.lines}
+    pairs = trials_fixed = trials_broken = 0
+    for line in b.lines:
+        va = trials_a.get(line.key)
+        if va is None or va not in decided or line.verdict not in decided:
+            continue
+        pairs += 1
+        if va is Verdict.FAIL and line.verdict is Verdict.PASS:
+            trials_fixed += 1
+        elif va is Verdict.PASS and line.verdict is Verdict.FAIL:
+            trials_broken += 1
+    p_mcnemar = mcnemar_exact(trials_broken, trials_fixed)
+    verdict: PlainVerdict
+    if p_sign < alpha and fixed > broken:
+        verdict = "real improvement"
+        explanation = f"{fixed} task(s) fixed and {broken} broken: sign test p = {p_sign:.3g} < {alpha:g}"
+    elif p_sign < alpha and broken > fixed:
+        verdict = "regression"
+        explanation = f"{broken} task(s) broken and {fixed} fixed: sign test p = {p_sign:.3g} < {alpha:g}"
+    else:
+        verdict = "no detectable change"
+        explanation = (
+            f"{fixed} task(s) fixed and {broken} broken: sign test p = {p_sign:.3g}, not below {alpha:g}; "
+            "the difference is within noise"
+        )
+    decided_tasks = len(common) - counts["undecided"]
+
+    def rate(outcomes: dict[str, tuple[int, int, Verdict]]) -> float | None:
+        ok = [outcomes[c][2] for c in common if outcomes[c][2] in decided]
+        return sum(o is Verdict.PASS for o in ok) / len(ok) if ok else None
+
+    notes: list[str] = []
+    fp_a = {str(line.judge_fingerprint) for line in a.lines}
+    fp_b = {str(line.judge_fingerprint) for line in b.lines}
+    if fp_a != fp_b:
+        notes.append(
+            "the runs were graded by different judge fingerprints: "
+            "part of any change may come from the grader"
+        )
+    models_a = {line.run.agent_model for line in a.lines if line.run and line.run.agent_model}
+    models_b = {line.run.agent_model for line in b.lines if line.run and line.run.agent_model}
+    if models_a != models_b and models_a and models_b:
+        notes.append(f"agent models: {', '.join(sorted(models_a))} in A; {', '.join(sorted(models_b))} in B")
+    if counts["undecided"]:
+        notes.append(
+            f"{counts['undecided']} task(s) are undecided in at least one run and left out of the sign test"
+        )
+    if decided_tasks == 0:
+        notes.append("no task is decided in both runs: the sign test has nothing to count")
+    return Comparison(
+        a=a.name,
+        b=b.name,
+        tasks_compared=len(common),
+        fixed=fixed,
+        broken=broken,
+        unchanged_pass=counts["still_pass"],
+        unchanged_fail=counts["still_fail"],
+        undecided=counts["undecided"],
+        only_in_a=tuple(sorted(out_a.keys() - out_b.keys())),
+        only_in_b=tuple(sorted(out_b.keys() - out_a.keys())),
+        sign_test_p=p_sign,
+        trial_pairs=pairs,
+        trials_fixed=trials_fixed,
+        trials_broken=trials_broken,
+        mcnemar_p=p_mcnemar,
+        alpha=alpha,
+        verdict=verdict,
+        explanation=explanation,
+        pass_rate_a=rate(out_a),
+        pass_rate_b=rate(out_b),
+        changes=tuple(changes),
+        notes=tuple(notes),
+    )

@@ -1,0 +1,144 @@
+"""Self-contained HTML rendering of a run report, with an inline SVG pass^k curve.
+
+The page has no external fetch of any kind: styles are inline, the chart is inline SVG drawn here, and no
+script, font, image or stylesheet is linked. Text from results (case ids, notes) is escaped by Jinja2's
+autoescaping.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from judgekit.reports.run_markdown import fmt_interval, fmt_k, fmt_rate
+from judgekit.reports.run_model import GroupSummary, RunReport
+from judgekit.verdict import Verdict
+
+__all__ = ["render_run_html", "svg_pass_k_curve"]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+_COLOURS = ("#1f5fa8", "#b8461b", "#2e7d32", "#6a1b9a")
+
+
+@dataclass(frozen=True)
+class _Series:
+    label: str
+    colour: str
+    dashed: bool
+    points: tuple[tuple[int, float], ...]
+
+
+def _series(suites: tuple[GroupSummary, ...]) -> list[_Series]:
+    out: list[_Series] = []
+    for i, suite in enumerate(suites):
+        colour = _COLOURS[i % len(_COLOURS)]
+        hat = tuple((p.k, p.value) for p in suite.pass_hat if p.value is not None)
+        at = tuple((p.k, p.value) for p in suite.pass_at if p.value is not None)
+        out.append(_Series(f"{suite.name} pass^k", colour, False, hat))
+        out.append(_Series(f"{suite.name} pass@k", colour, True, at))
+    return out
+
+
+def svg_pass_k_curve(report: RunReport, *, width: int = 560, height: int = 300) -> str:
+    """An inline SVG chart of pass^k (solid) and pass@k (dashed) against k, one colour per suite.
+
+    Returns:
+        The ``<svg>`` element as text (empty chart with a message when there is nothing to draw).
+    """
+    left, right, top, bottom = 48, 150, 16, 36
+    plot_w, plot_h = width - left - right, height - top - bottom
+    k_max = max(report.k_max, 1)
+
+    def x(k: int) -> float:
+        return left + (plot_w * (k - 1) / (k_max - 1) if k_max > 1 else plot_w / 2)
+
+    def y(v: float) -> float:
+        return top + plot_h * (1.0 - v)
+
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" role="img" width="{width}" height="{height}" '
+        f'viewBox="0 0 {width} {height}" font-family="sans-serif" font-size="11">',
+        "<title>pass^k and pass@k against k</title>",
+    ]
+    for tick in (0.0, 0.25, 0.5, 0.75, 1.0):
+        ty = y(tick)
+        parts.append(
+            f'<line x1="{left}" y1="{ty:.1f}" x2="{left + plot_w}" y2="{ty:.1f}" '
+            'stroke="#ddd" stroke-width="1"/>'
+        )
+        parts.append(f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
+    for k in range(1, k_max + 1):
+        parts.append(f'<text x="{x(k):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{k}</text>')
+    parts.append(
+        f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle">'
+        "k (trials that must all pass)</text>"
+    )
+    series = _series(report.suites)
+    drawn = 0
+    for s in series:
+        if not s.points:
+            continue
+        drawn += 1
+        coords = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in s.points)
+        dash = ' stroke-dasharray="5 4"' if s.dashed else ""
+        parts.append(f'<polyline fill="none" stroke="{s.colour}" stroke-width="2"{dash} points="{coords}"/>')
+        for k, v in s.points:
+            label = _xml(f"{s.label} at k={k}: {v:.3f}")
+            parts.append(
+                f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3" fill="{s.colour}">'
+                f"<title>{label}</title></circle>"
+            )
+    for i, s in enumerate(series):
+        ly = top + 14 + i * 16
+        dash = ' stroke-dasharray="5 4"' if s.dashed else ""
+        parts.append(
+            f'<line x1="{left + plot_w + 12}" y1="{ly - 4}" x2="{left + plot_w + 32}" y2="{ly - 4}" '
+            f'stroke="{s.colour}" stroke-width="2"{dash}/>'
+        )
+        parts.append(f'<text x="{left + plot_w + 36}" y="{ly}">{_xml(s.label)}</text>')
+    if not drawn:
+        parts.append(
+            f'<text x="{left + plot_w / 2:.1f}" y="{top + plot_h / 2:.1f}" '
+            'text-anchor="middle">no data</text>'
+        )
+    parts.append("</svg>")
+    return "".join(parts)
+
+
+def _xml(text: str) -> str:
+    return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
+
+
+def render_run_html(report: RunReport) -> str:
+    """Render a run report as one self-contained HTML page."""
+    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+    from markupsafe import Markup
+
+    env = Environment(
+        loader=FileSystemLoader(_TEMPLATES),
+        autoescape=select_autoescape(("html", "j2")),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+    )
+    env.filters["rate"] = fmt_rate
+    env.filters["interval"] = fmt_interval
+    env.filters["kpoint"] = fmt_k
+    template = env.get_template("run_report.html.j2")
+    return template.render(
+        report=report,
+        states=list(Verdict),
+        state_labels={
+            Verdict.PASS: "pass",
+            Verdict.FAIL: "fail",
+            Verdict.INSUFFICIENT_INFORMATION: "insufficient info",
+            Verdict.ERROR: "error",
+            Verdict.NOT_EVALUATED: "not evaluated",
+        },
+        chart=Markup(svg_pass_k_curve(report)),  # built here from numbers and escaped labels
+        group_sets=[
+            ("By slice", "slice", report.slices),
+            ("By category", "category", report.categories),
+            ("By severity", "severity", report.severities),
+        ],
+    )

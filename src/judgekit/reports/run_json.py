@@ -1,0 +1,24 @@
+"""JSON rendering of run reports and comparisons: the models as versioned, stable JSON documents."""
+
+from __future__ import annotations
+
+import json
+
+from judgekit.reports.run_compare import Comparison
+from judgekit.reports.run_model import RunReport
+
+__all__ = ["render_comparison_json", "render_run_json"]
+
+
+def _dump(data: object) -> str:
+    return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=False) + "\n"
+
+
+def render_run_json(report: RunReport) -> str:
+    """Render a run report as JSON (``schema_version`` and ``kind`` say what it is)."""
+    return _dump(report.model_dump(mode="json"))
+
+
+def render_comparison_json(comparison: Comparison) -> str:
+    """Render a run comparison as JSON."""
+    return _dump(comparison.model_dump(mode="json"))

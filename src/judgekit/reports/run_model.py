@@ -1,0 +1,654 @@
+"""The run report: what one results file says about an agent, computed once, rendered many ways.
+
+:func:`build_run_report` turns a results file (and, for retirement advice, earlier runs) into a
+:class:`RunReport`, a versioned, JSON-serialisable model. Renderers (``run_markdown``, ``run_html``,
+``run_json``) only format it; nothing here prints or reads files.
+
+Rules the numbers follow (see ``docs/runs.md``):
+
+* **Verdict states are never folded.** A trial counts as a success only when its verdict is ``pass``;
+  ``fail`` is a failure; ``error``, ``insufficient_information`` and ``not_evaluated`` are *undecided*.
+  pass^k is computed over decided trials, and beside it the report gives the bounds reached by counting
+  every undecided trial as a failure (low) or as a pass (high), so the reader sees how much they could
+  move it. Every state's count is shown.
+* **pass^k** is the mean over tasks of C(c, k) / C(n, k) (c passes of n decided trials); a task with
+  fewer than k decided trials is left out of pass^k at that k and counted as excluded. **pass@k** is
+  Chen et al.'s unbiased estimator. k runs from 1 to the largest trial count (or the ``k`` asked for).
+* **Intervals**: the Wilson 95 % interval of the trial pass rate (decided trials; trials of one task are
+  correlated, so with several trials per task it is narrower than the task-level truth) and of the share of
+  tasks that passed every trial (tasks are independent units).
+* **Suites**: a task belongs to the *regression* suite when its case's category is ``regression`` or its
+  slice is one of the regression slice names (default ``regression``, ``regressions``); every other task
+  is in the *capability* suite. The two are reported separately and never blended into one headline.
+* **Retirement**: a capability task that passed n of n trials in each of the last R runs (this run and
+  the R - 1 most recent earlier runs given) is suggested for the regression suite.
+"""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Literal
+
+import numpy as np
+from pydantic import Field
+
+from judgekit.errors import Problem
+from judgekit.results import ResultLine, RunResults
+from judgekit.stats import wilson_interval
+from judgekit.verdict import FrozenModel, Verdict
+
+__all__ = [
+    "DEFAULT_REGRESSION_SLICES",
+    "REPORT_SCHEMA_VERSION",
+    "FailureRow",
+    "GroupSummary",
+    "Interval",
+    "KPoint",
+    "RetirementAdvice",
+    "RetirementSuggestion",
+    "RunInfo",
+    "RunReport",
+    "build_run_report",
+    "task_outcomes",
+]
+
+REPORT_SCHEMA_VERSION = 1
+"""Version of the :class:`RunReport` JSON schema."""
+
+DEFAULT_REGRESSION_SLICES = ("regression", "regressions")
+"""Slice names that put a case in the regression suite (besides ``category: regression``)."""
+
+_STATES: tuple[Verdict, ...] = tuple(Verdict)
+_CODE = {v: i for i, v in enumerate(_STATES)}
+_PASS = _CODE[Verdict.PASS]
+_FAIL = _CODE[Verdict.FAIL]
+
+
+class Interval(FrozenModel):
+    """A 95 % Wilson interval of a proportion.
+
+    Attributes:
+        successes: Numerator.
+        n: Denominator; the interval is ``None`` (undefined) when it is 0.
+        rate: ``successes / n``, or ``None`` when ``n`` is 0.
+        low: Lower bound, or ``None`` when undefined.
+        high: Upper bound, or ``None`` when undefined.
+    """
+
+    successes: int
+    n: int
+    rate: float | None
+    low: float | None
+    high: float | None
+
+
+def _interval(successes: int, n: int) -> Interval:
+    if n <= 0:
+        return Interval(successes=successes, n=n, rate=None, low=None, high=None)
+    low, high = wilson_interval(successes, n)
+    return Interval(successes=successes, n=n, rate=successes / n, low=low, high=high)
+
+
+class KPoint(FrozenModel):
+    """pass^k or pass@k at one k.
+
+    Attributes:
+        k: The number of trials.
+        value: The statistic over tasks with at least k decided trials, or ``None`` when no task has.
+        low: The value when every undecided trial counts as a failure (tasks with at least k trials).
+        high: The value when every undecided trial counts as a pass.
+        tasks_used: Tasks with at least k decided trials.
+        tasks_excluded: Tasks left out because they have fewer than k decided trials.
+        reason: Why ``value`` is ``None``, when it is.
+    """
+
+    k: int
+    value: float | None
+    low: float | None
+    high: float | None
+    tasks_used: int
+    tasks_excluded: int
+    reason: str | None = None
+
+
+class GroupSummary(FrozenModel):
+    """Summary of a set of tasks (a suite, a slice, a category, a severity).
+
+    Attributes:
+        name: The group's name (``(none)`` for tasks without a value).
+        tasks: Number of tasks.
+        trials: Number of trials.
+        verdicts: Trials by verdict state (every state present).
+        trial_pass_rate: Passes over decided trials, with its Wilson interval.
+        tasks_all_pass: Tasks whose every trial passed, over all tasks, with its Wilson interval.
+        pass_hat: pass^k for k = 1..k_max.
+        pass_at: pass@k for k = 1..k_max.
+        mean_quality: Mean quality score of the trials that have one, or ``None``.
+        quality_trials: How many trials have a quality score.
+    """
+
+    name: str
+    tasks: int
+    trials: int
+    verdicts: dict[Verdict, int]
+    trial_pass_rate: Interval
+    tasks_all_pass: Interval
+    pass_hat: tuple[KPoint, ...]
+    pass_at: tuple[KPoint, ...]
+    mean_quality: float | None
+    quality_trials: int
+
+
+class FailureRow(FrozenModel):
+    """One failure category: the repair queue.
+
+    Attributes:
+        category: The failure category (``uncategorised`` for failed checks without one).
+        failed_checks: Failed checks in this category.
+        trials: Trials with at least one such failed check.
+        tasks: Distinct tasks affected.
+        example_tasks: Up to five affected task ids, most affected first.
+    """
+
+    category: str
+    failed_checks: int
+    trials: int
+    tasks: int
+    example_tasks: tuple[str, ...]
+
+
+class RetirementSuggestion(FrozenModel):
+    """A capability task that has saturated.
+
+    Attributes:
+        case_id: The task.
+        history: Per run considered (oldest first), ``"passes/trials"``.
+    """
+
+    case_id: str
+    history: tuple[str, ...]
+
+
+class RetirementAdvice(FrozenModel):
+    """Which capability tasks to move to the regression suite.
+
+    Attributes:
+        required_runs: R: runs in which a task must pass every trial.
+        runs_available: Runs given (this one and earlier ones).
+        suggestions: Tasks that passed n of n in each of the last R runs.
+        note: Why there are no suggestions, when that is not simply "none qualified".
+    """
+
+    required_runs: int
+    runs_available: int
+    suggestions: tuple[RetirementSuggestion, ...]
+    note: str | None = None
+
+
+class RunInfo(FrozenModel):
+    """What was run and graded.
+
+    Attributes:
+        file: The results file's name.
+        run_ids: Run ids found in it.
+        judgekit_versions: judgekit versions that graded its trials.
+        agent_models: Agent models recorded in the run records.
+        app_versions: Agent application versions recorded.
+        judge_fingerprints: Distinct judge fingerprints (as JSON texts); more than one means mixed graders.
+        tasks: Distinct tasks.
+        trials: Trials reported.
+        trials_per_task: Smallest and largest number of trials of a task.
+        cost_usd: Total judge cost recorded, or ``None`` when no line recorded one.
+    """
+
+    file: str
+    run_ids: tuple[str, ...]
+    judgekit_versions: tuple[str, ...]
+    agent_models: tuple[str, ...]
+    app_versions: tuple[str, ...]
+    judge_fingerprints: tuple[str, ...]
+    tasks: int
+    trials: int
+    trials_per_task: tuple[int, int]
+    cost_usd: float | None
+
+
+class RunReport(FrozenModel):
+    """Everything a run report shows.
+
+    Attributes:
+        schema_version: :data:`REPORT_SCHEMA_VERSION`.
+        kind: Always ``run_report``.
+        run: What was run.
+        k_max: Largest k reported.
+        verdicts: Trials by verdict state, every state present.
+        check_verdicts: Checks by verdict state, every state present.
+        suites: The capability and regression suites, separately (a suite with no tasks is left out).
+        slices: Per slice.
+        categories: Per case category.
+        severities: Per severity.
+        failures: Failure categories, most frequent first.
+        retirement: Retirement advice.
+        problems: Problems found in the input, as ``file:line: message`` texts (the rest is still
+            reported).
+        notes: Things the reader should know about the numbers (mixed graders, excluded tasks).
+    """
+
+    schema_version: int = REPORT_SCHEMA_VERSION
+    kind: Literal["run_report"] = "run_report"
+    run: RunInfo
+    k_max: int
+    verdicts: dict[Verdict, int]
+    check_verdicts: dict[Verdict, int]
+    suites: tuple[GroupSummary, ...]
+    slices: tuple[GroupSummary, ...]
+    categories: tuple[GroupSummary, ...]
+    severities: tuple[GroupSummary, ...]
+    failures: tuple[FailureRow, ...]
+    retirement: RetirementAdvice
+    problems: tuple[str, ...] = ()
+    notes: tuple[str, ...] = Field(default_factory=tuple)
+
+
+# --------------------------------------------------------------------------- columnar core
+
+
+class _Table:
+    """Per-task verdict counts, built once from the lines (the fast path of every summary)."""
+
+    def __init__(self, lines: Sequence[ResultLine]) -> None:
+        index: dict[str, int] = {}
+        task_of = np.empty(len(lines), dtype=np.int64)
+        code = np.empty(len(lines), dtype=np.int64)
+        self.first: list[ResultLine] = []
+        for i, line in enumerate(lines):
+            t = index.get(line.case.id)
+            if t is None:
+                t = index[line.case.id] = len(self.first)
+                self.first.append(line)
+            task_of[i] = t
+            code[i] = _CODE[line.verdict]
+        self.ids = [line.case.id for line in self.first]
+        self.index = index
+        n_tasks = len(self.first)
+        counts = np.bincount(task_of * len(_STATES) + code, minlength=n_tasks * len(_STATES))
+        self.counts = counts.reshape(n_tasks, len(_STATES))
+        self.task_of = task_of
+        self.code = code
+
+    @property
+    def n_tasks(self) -> int:
+        return len(self.first)
+
+
+def _ratio(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    """C(c, k) / C(n, k) per task, for n >= k (product form)."""
+    out = np.ones(n.shape, dtype=float)
+    for i in range(k):
+        out *= np.clip(c - i, 0, None) / (n - i)
+    return out
+
+
+def _k_points(counts: np.ndarray, k_max: int) -> tuple[tuple[KPoint, ...], tuple[KPoint, ...]]:
+    n_all = counts.sum(axis=1)
+    passes = counts[:, _PASS]
+    decided = passes + counts[:, _FAIL]
+    undecided = n_all - decided
+    hats: list[KPoint] = []
+    ats: list[KPoint] = []
+    total = counts.shape[0]
+    for k in range(1, k_max + 1):
+        use = decided >= k
+        used = int(use.sum())
+        bound = n_all >= k
+        if bound.any():
+            nb, cb, ub = n_all[bound], passes[bound], undecided[bound]
+            hat_low = float(_ratio(nb, cb, k).mean())
+            hat_high = float(_ratio(nb, cb + ub, k).mean())
+            at_low = float((1.0 - _ratio(nb, nb - cb, k)).mean())
+            at_high = float((1.0 - _ratio(nb, nb - cb - ub, k)).mean())
+        else:
+            hat_low = hat_high = at_low = at_high = None  # type: ignore[assignment]
+        if used:
+            nd, cd = decided[use], passes[use]
+            hat: float | None = float(_ratio(nd, cd, k).mean())
+            at: float | None = float((1.0 - _ratio(nd, nd - cd, k)).mean())
+            reason = None
+        else:
+            hat = at = None
+            reason = f"no task has {k} decided trials"
+        hats.append(
+            KPoint(
+                k=k,
+                value=hat,
+                low=hat_low,
+                high=hat_high,
+                tasks_used=used,
+                tasks_excluded=total - used,
+                reason=reason,
+            )
+        )
+        ats.append(
+            KPoint(
+                k=k,
+                value=at,
+                low=at_low,
+                high=at_high,
+                tasks_used=used,
+                tasks_excluded=total - used,
+                reason=reason,
+            )
+        )
+    return tuple(hats), tuple(ats)
+
+
+def _summarise(
+    name: str, table: _Table, task_mask: np.ndarray, k_max: int, quality: tuple[np.ndarray, np.ndarray]
+) -> GroupSummary:
+    counts = table.counts[task_mask]
+    per_state = counts.sum(axis=0)
+    passes = int(per_state[_PASS])
+    decided = passes + int(per_state[_FAIL])
+    n_all = counts.sum(axis=1)
+    all_pass = int(np.sum((counts[:, _PASS] == n_all) & (n_all > 0)))
+    hats, ats = _k_points(counts, k_max)
+    q_sum, q_n = quality
+    q_total = float(q_sum[task_mask].sum())
+    q_count = int(q_n[task_mask].sum())
+    return GroupSummary(
+        name=name,
+        tasks=int(counts.shape[0]),
+        trials=int(n_all.sum()),
+        verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
+        trial_pass_rate=_interval(passes, decided),
+        tasks_all_pass=_interval(all_pass, int(counts.shape[0])),
+        pass_hat=hats,
+        pass_at=ats,
+        mean_quality=q_total / q_count if q_count else None,
+        quality_trials=q_count,
+    )
+
+
+def _groups(
+    label: str, values: list[str | None], table: _Table, k_max: int, quality: tuple[np.ndarray, np.ndarray]
+) -> tuple[GroupSummary, ...]:
+    arr = np.array([v if v is not None else "(none)" for v in values], dtype=object)
+    names = sorted({str(v) for v in arr}, key=lambda s: (s == "(none)", s))
+    if names == ["(none)"]:
+        return ()
+    return tuple(_summarise(name, table, arr == name, k_max, quality) for name in names)
+
+
+# --------------------------------------------------------------------------- task outcomes
+
+
+def task_outcomes(lines: Iterable[ResultLine]) -> dict[str, tuple[int, int, Verdict]]:
+    """Per task: ``(passes, trials, outcome)``.
+
+    The outcome follows the gate order: ``fail`` when any trial failed, else ``pass`` when every trial
+    passed, else the most severe undecided state present (``error`` > ``insufficient_information`` >
+    ``not_evaluated``). A task passing 5 of 8 trials is a ``fail``.
+    """
+    counts: dict[str, Counter[Verdict]] = defaultdict(Counter)
+    for line in lines:
+        counts[line.case.id][line.verdict] += 1
+    out: dict[str, tuple[int, int, Verdict]] = {}
+    for case_id, c in counts.items():
+        total = sum(c.values())
+        if c[Verdict.FAIL]:
+            outcome = Verdict.FAIL
+        elif c[Verdict.PASS] == total:
+            outcome = Verdict.PASS
+        elif c[Verdict.ERROR]:
+            outcome = Verdict.ERROR
+        elif c[Verdict.INSUFFICIENT_INFORMATION]:
+            outcome = Verdict.INSUFFICIENT_INFORMATION
+        else:
+            outcome = Verdict.NOT_EVALUATED
+        out[case_id] = (c[Verdict.PASS], total, outcome)
+    return out
+
+
+# --------------------------------------------------------------------------- building the report
+
+
+def _is_regression(line: ResultLine, regression_slices: frozenset[str]) -> bool:
+    return line.case.category == "regression" or (
+        line.case.slice is not None and line.case.slice.lower() in regression_slices
+    )
+
+
+def _retirement(
+    current: RunResults,
+    history: Sequence[RunResults],
+    capability_ids: set[str],
+    required_runs: int,
+) -> RetirementAdvice:
+    runs = [*history, current][-required_runs:] if required_runs > 0 else []
+    available = len(history) + 1
+    if required_runs < 1:
+        return RetirementAdvice(
+            required_runs=required_runs, runs_available=available, suggestions=(), note="retirement disabled"
+        )
+    if available < required_runs:
+        return RetirementAdvice(
+            required_runs=required_runs,
+            runs_available=available,
+            suggestions=(),
+            note=(
+                f"retirement needs {required_runs} runs (this one and {required_runs - 1} earlier, "
+                f"given with --history); {available} available"
+            ),
+        )
+    outcomes = [task_outcomes(run.lines) for run in runs]
+    suggestions: list[RetirementSuggestion] = []
+    for case_id in sorted(capability_ids):
+        history_texts: list[str] = []
+        for per_run in outcomes:
+            got = per_run.get(case_id)
+            if got is None or got[2] is not Verdict.PASS:
+                break
+            history_texts.append(f"{got[0]}/{got[1]}")
+        else:
+            suggestions.append(RetirementSuggestion(case_id=case_id, history=tuple(history_texts)))
+    return RetirementAdvice(
+        required_runs=required_runs, runs_available=available, suggestions=tuple(suggestions)
+    )
+
+
+def _failures(lines: Sequence[ResultLine]) -> tuple[FailureRow, ...]:
+    checks: Counter[str] = Counter()
+    trials: Counter[str] = Counter()
+    tasks: dict[str, Counter[str]] = defaultdict(Counter)
+    for line in lines:
+        if line.verdict is Verdict.PASS:
+            continue
+        seen: set[str] = set()
+        for check in line.checks:
+            if check.verdict is Verdict.FAIL:
+                name = check.category.value if check.category is not None else "uncategorised"
+                checks[name] += 1
+                if name not in seen:
+                    seen.add(name)
+                    trials[name] += 1
+                    tasks[name][line.case.id] += 1
+    rows = [
+        FailureRow(
+            category=name,
+            failed_checks=checks[name],
+            trials=trials[name],
+            tasks=len(tasks[name]),
+            example_tasks=tuple(
+                cid for cid, _ in sorted(tasks[name].items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+            ),
+        )
+        for name in checks
+    ]
+    rows.sort(key=lambda r: (-r.trials, -r.failed_checks, r.category))
+    return tuple(rows)
+
+
+def build_run_report(
+    results: RunResults,
+    *,
+    k: int | None = None,
+    history: Sequence[RunResults] = (),
+    retire_after: int = 3,
+    regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
+    known_cases: dict[str, tuple[int, tuple[str, ...]]] | None = None,
+) -> RunReport:
+    """Compute the report of one run.
+
+    Bad input never stops the report: lines for cases not in ``known_cases``, a ``k`` larger than the
+    trial count, mixed case versions within the run and the results file's own problems are listed in
+    ``problems`` or ``notes`` and everything else is reported.
+
+    Args:
+        results: The run's results (from :func:`judgekit.results.read_results`).
+        k: Largest k for pass^k and pass@k; default the largest trial count of a task. A larger k than
+            that is reduced to it, with a problem saying so.
+        history: Earlier runs, oldest first, for retirement advice.
+        retire_after: R: runs in a row a capability task must pass every trial of (``< 1`` disables).
+        regression_slices: Slice names that put a case in the regression suite.
+        known_cases: When given, the case set's ``id -> (version, policy_refs)``; trials of other cases
+            are left out and listed, version mismatches are noted.
+
+    Returns:
+        The report.
+    """
+    problems: list[str] = [str(p) for p in results.problems]
+    notes: list[str] = []
+    lines = results.lines
+    if known_cases is not None:
+        unknown: Counter[str] = Counter(line.case.id for line in lines if line.case.id not in known_cases)
+        if unknown:
+            shown = ", ".join(
+                f"'{cid}' ({n} trial{'s' if n != 1 else ''})" for cid, n in sorted(unknown.items())
+            )
+            problems.append(
+                f"{results.path}: trials of cases not in the case set are left out: {shown}; "
+                "grade them with the set they belong to, or add the cases"
+            )
+            lines = [line for line in lines if line.case.id in known_cases]
+        stale = sorted(
+            {
+                f"'{line.case.id}' (results v{line.case.version}, set v{known_cases[line.case.id][0]})"
+                for line in lines
+                if known_cases[line.case.id][0] != line.case.version
+            }
+        )
+        if stale:
+            notes.append("some trials were graded against another version of their case: " + ", ".join(stale))
+    table = _Table(lines)
+    versions: dict[str, set[int]] = defaultdict(set)
+    for line in lines:
+        versions[line.case.id].add(line.case.version)
+    mixed = sorted(cid for cid, vs in versions.items() if len(vs) > 1)
+    if mixed:
+        problems.append(
+            f"{results.path}: trials of one case were graded against different case versions: "
+            + ", ".join(f"'{cid}' (v{', v'.join(str(v) for v in sorted(versions[cid]))})" for cid in mixed)
+            + "; re-grade them against one version"
+        )
+    n_per_task = table.counts.sum(axis=1) if table.n_tasks else np.zeros(0, dtype=np.int64)
+    max_trials = int(n_per_task.max()) if table.n_tasks else 0
+    min_trials = int(n_per_task.min()) if table.n_tasks else 0
+    if k is not None and k < 1:
+        problems.append(f"k must be at least 1 (got {k}); reporting k up to {max_trials}")
+        k = None
+    if k is not None and k > max_trials:
+        problems.append(
+            f"k={k} is larger than the trial count ({max_trials} trial{'s' if max_trials != 1 else ''} "
+            f"per task at most): pass^k is undefined beyond it; reporting k up to {max_trials}"
+        )
+        k = max_trials
+    k_max = k if k is not None else max_trials
+    if min_trials < max_trials:
+        notes.append(
+            f"tasks have between {min_trials} and {max_trials} trials; at each k, tasks with fewer than k "
+            "decided trials are left out of pass^k and counted as excluded"
+        )
+    # quality per task
+    q_sum = np.zeros(table.n_tasks)
+    q_n = np.zeros(table.n_tasks, dtype=np.int64)
+    for i, line in enumerate(lines):
+        if line.quality is not None:
+            t = table.task_of[i]
+            q_sum[t] += line.quality
+            q_n[t] += 1
+    quality = (q_sum, q_n)
+    reg_names = frozenset(s.lower() for s in regression_slices)
+    is_reg = np.array([_is_regression(line, reg_names) for line in table.first], dtype=bool)
+    suites = []
+    for name, mask in (("capability", ~is_reg), ("regression", is_reg)):
+        if mask.any():
+            suites.append(_summarise(name, table, mask, k_max, quality))
+    slices = _groups(
+        "slice", [line.case.slice or line.case.category for line in table.first], table, k_max, quality
+    )
+    categories = _groups("category", [line.case.category for line in table.first], table, k_max, quality)
+    severities = _groups("severity", [line.case.severity for line in table.first], table, k_max, quality)
+    per_state = table.counts.sum(axis=0) if table.n_tasks else np.zeros(len(_STATES), dtype=np.int64)
+    check_counts: Counter[Verdict] = Counter()
+    for line in lines:
+        for check in line.checks:
+            check_counts[check.verdict] += 1
+    fingerprints = sorted(
+        {_fingerprint_text(line.judge_fingerprint) for line in lines if line.judge_fingerprint is not None}
+    )
+    if len(fingerprints) > 1:
+        notes.append(
+            f"{len(fingerprints)} different judge fingerprints graded this run: its trials were not all "
+            "graded the same way"
+        )
+    undecided = int(per_state.sum() - per_state[_PASS] - per_state[_FAIL])
+    if undecided:
+        notes.append(
+            f"{undecided} trial(s) are undecided (error, insufficient information or not evaluated): "
+            "pass^k is computed over decided trials, with the bounds reached by counting them all as "
+            "failures or all as passes"
+        )
+    costs = [line.cost_usd for line in lines if line.cost_usd is not None]
+    capability_ids = {table.ids[i] for i in np.flatnonzero(~is_reg)} if table.n_tasks else set()
+    run = RunInfo(
+        file=results.name,
+        run_ids=tuple(dict.fromkeys(line.run_id for line in lines)),
+        judgekit_versions=tuple(sorted({line.judgekit_version for line in lines})),
+        agent_models=tuple(
+            sorted({line.run.agent_model for line in lines if line.run and line.run.agent_model})
+        ),
+        app_versions=tuple(
+            sorted({line.run.app_version for line in lines if line.run and line.run.app_version})
+        ),
+        judge_fingerprints=tuple(fingerprints),
+        tasks=table.n_tasks,
+        trials=len(lines),
+        trials_per_task=(min_trials, max_trials),
+        cost_usd=float(sum(costs)) if costs else None,
+    )
+    return RunReport(
+        run=run,
+        k_max=k_max,
+        verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
+        check_verdicts={state: check_counts[state] for state in _STATES},
+        suites=tuple(suites),
+        slices=slices,
+        categories=categories,
+        severities=severities,
+        failures=_failures(lines),
+        retirement=_retirement(results, history, capability_ids, retire_after),
+        problems=tuple(problems),
+        notes=tuple(notes),
+    )
+
+
+def _fingerprint_text(fp: Mapping[str, object]) -> str:
+    import json
+
+    return json.dumps(fp, sort_keys=True, separators=(",", ":"), default=str)
+
+
+def problems_text(problems: Iterable[Problem]) -> list[str]:
+    """Problems as ``file:line: message`` texts."""
+    return [str(p) for p in problems]

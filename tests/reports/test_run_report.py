@@ -1,0 +1,340 @@
+"""Run reports and comparisons: numbers, every verdict state, suites, retirement, golden renderings."""
+
+import json
+import os
+import re
+from pathlib import Path
+
+import pytest
+
+from judgekit.errors import JudgekitError
+from judgekit.reports.run_compare import compare_runs
+from judgekit.reports.run_html import render_run_html
+from judgekit.reports.run_json import render_comparison_json, render_run_json
+from judgekit.reports.run_markdown import render_comparison_markdown, render_run_markdown
+from judgekit.reports.run_model import build_run_report, task_outcomes
+from judgekit.results import CaseRef, dump_result_line, make_result_line, read_results
+from judgekit.transcript import RunRecord
+from judgekit.verdict import CheckResult, FailureCategory, Grade, Verdict
+
+GOLDEN = Path(__file__).parent / "golden"
+UPDATE = os.environ.get("JUDGEKIT_UPDATE_GOLDEN") == "1"
+
+P, F, E, INS, N = (
+    Verdict.PASS,
+    Verdict.FAIL,
+    Verdict.ERROR,
+    Verdict.INSUFFICIENT_INFORMATION,
+    Verdict.NOT_EVALUATED,
+)
+
+
+def _line(
+    case, trial, verdict, *, run_id="run-a", fail_cat=None, quality=None, version=1, policy=(), **case_kw
+):
+    checks = []
+    if verdict is F:
+        checks.append(
+            CheckResult(
+                check_id="state",
+                layer="state",
+                verdict=F,
+                reason="diff",
+                category=fail_cat or FailureCategory.INCOMPLETE_EXECUTION,
+            )
+        )
+    elif verdict is E:
+        checks.append(
+            CheckResult(check_id="criterion:x", layer="rubric", verdict=E, reason="judge unreachable")
+        )
+    elif verdict is INS:
+        checks.append(CheckResult(check_id="criterion:x", layer="rubric", verdict=INS, reason="no evidence"))
+    elif verdict is N:
+        checks.append(CheckResult(check_id="state", layer="state", verdict=N, reason="no final state"))
+    else:
+        checks.append(CheckResult(check_id="state", layer="state", verdict=P))
+    grade = Grade(case_id=case, trial=trial, verdict=verdict, quality=quality, checks=tuple(checks))
+    return make_result_line(
+        run_id=run_id,
+        case=CaseRef(id=case, version=version, policy_refs=policy, **case_kw),
+        grade=grade,
+        run=RunRecord(agent_model="agent-x", app_version="2.1.0"),
+    )
+
+
+def _write(path, lines):
+    path.write_text("".join(dump_result_line(line) + "\n" for line in lines))
+    return read_results(path)
+
+
+def _sample_lines(run_id="run-a"):
+    rows = {
+        # capability tasks, 4 trials each
+        "refund-1": ([P, P, P, P], {"slice": "policy_edge", "category": "edge", "severity": "critical"}),
+        "refund-2": ([P, F, P, P], {"slice": "policy_edge", "category": "edge", "severity": "high"}),
+        "address-1": ([F, F, P, F], {"slice": "real_failures", "category": "normal", "severity": "high"}),
+        "address-2": ([P, E, P, INS], {"slice": "real_failures", "category": "normal", "severity": "medium"}),
+        "faq-1": ([P, P, P, N], {"slice": "high_volume", "category": "normal", "severity": "low"}),
+        # regression suite: by category, and by slice name
+        "incident-7": (
+            [P, P, P, P],
+            {"slice": "regression", "category": "regression", "severity": "critical"},
+        ),
+        "incident-9": (
+            [P, P, F, P],
+            {"slice": "regressions", "category": "adversarial", "severity": "critical"},
+        ),
+    }
+    lines = []
+    for case, (verdicts, meta) in rows.items():
+        for i, v in enumerate(verdicts, start=1):
+            cat = FailureCategory.POLICY_VIOLATION if case.startswith("incident") else None
+            lines.append(_line(case, i, v, run_id=run_id, fail_cat=cat, quality=0.5 + 0.1 * (i % 3), **meta))
+    return lines
+
+
+def test_report_numbers(tmp_path):
+    results = _write(tmp_path / "run.jsonl", _sample_lines())
+    report = build_run_report(results)
+    assert report.k_max == 4
+    assert report.verdicts == {P: 20, F: 5, INS: 1, E: 1, N: 1}
+    capability, regression = report.suites
+    assert (capability.name, capability.tasks, capability.trials) == ("capability", 5, 20)
+    assert (regression.name, regression.tasks) == ("regression", 2)
+    # capability pass^1 over decided trials:
+    # refund-1 4/4, refund-2 3/4, address-1 1/4, address-2 2/2, faq-1 3/3
+    assert capability.pass_hat[0].value == pytest.approx((1 + 0.75 + 0.25 + 1 + 1) / 5)
+    # at k=3, address-2 (2 decided trials) is excluded
+    k3 = capability.pass_hat[2]
+    assert (k3.tasks_used, k3.tasks_excluded) == (4, 1)
+    assert k3.value == pytest.approx((1 + 0.25 + 0 + 1) / 4)
+    # bounds: undecided counted as failures (low) and as passes (high), over tasks with >= 3 trials
+    assert k3.low == pytest.approx((1 + 0.25 + 0 + 0 + 0.25) / 5)
+    assert k3.high == pytest.approx((1 + 0.25 + 0 + 1 + 1) / 5)
+    assert capability.trial_pass_rate.successes == 13
+    assert capability.trial_pass_rate.n == 17
+    assert capability.tasks_all_pass.successes == 1
+    assert regression.pass_hat[3].value == pytest.approx((1 + 0) / 2)
+    names = [g.name for g in report.slices]
+    assert names == ["high_volume", "policy_edge", "real_failures", "regression", "regressions"]
+    assert [g.name for g in report.severities] == ["critical", "high", "low", "medium"]
+    failures = {f.category: f for f in report.failures}
+    assert failures["incomplete_execution"].trials == 4
+    assert failures["incomplete_execution"].example_tasks[0] == "address-1"
+    assert failures["policy_violation"].tasks == 1
+    assert any("undecided" in n for n in report.notes)
+
+
+def test_every_state_is_shown_in_every_format(tmp_path):
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()))
+    md = render_run_markdown(report)
+    assert "| trials | 20 | 5 | 1 | 1 | 1 |" in md
+    for label in ("insufficient info", "error", "not evaluated"):
+        assert label in md
+    data = json.loads(render_run_json(report))
+    assert data["verdicts"] == {
+        "pass": 20,
+        "fail": 5,
+        "insufficient_information": 1,
+        "error": 1,
+        "not_evaluated": 1,
+    }
+    html = render_run_html(report)
+    assert html.count("<td>insufficient info") == 0  # labels are headers, counts are cells
+    assert "insufficient info</th>" in html
+
+
+def test_k_larger_than_trials_is_reported_and_rest_kept(tmp_path):
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), k=9)
+    assert report.k_max == 4
+    assert any("k=9 is larger than the trial count (4 trials per task at most)" in p for p in report.problems)
+    assert len(report.suites[0].pass_hat) == 4
+
+
+def test_unknown_cases_are_left_out_and_named(tmp_path):
+    results = _write(tmp_path / "run.jsonl", _sample_lines())
+    known = dict.fromkeys(("refund-1", "refund-2", "address-1", "address-2", "faq-1", "incident-7"), (1, ()))
+    report = build_run_report(results, known_cases=known)
+    assert report.run.tasks == 6
+    assert any("'incident-9' (4 trials)" in p and "not in the case set" in p for p in report.problems)
+
+
+def test_truncated_file_reports_the_rest(tmp_path):
+    path = tmp_path / "run.jsonl"
+    lines = _sample_lines()
+    text = "".join(dump_result_line(line) + "\n" for line in lines[:-1]) + dump_result_line(lines[-1])[:30]
+    path.write_text(text)
+    report = build_run_report(read_results(path))
+    assert report.run.trials == len(lines) - 1
+    assert any("truncated" in p for p in report.problems)
+
+
+def test_mixed_versions_within_a_run_are_a_problem(tmp_path):
+    lines = [_line("a", 1, P, version=1), _line("a", 2, P, version=2)]
+    report = build_run_report(_write(tmp_path / "run.jsonl", lines))
+    assert any("'a' (v1, v2)" in p for p in report.problems)
+
+
+def test_empty_results(tmp_path):
+    path = tmp_path / "run.jsonl"
+    path.write_text("")
+    report = build_run_report(read_results(path))
+    assert report.suites == ()
+    assert "No trials to report." in render_run_markdown(report)
+    assert "no data" in render_run_html(report)
+
+
+def test_retirement_needs_n_of_n_in_each_of_last_r_runs(tmp_path):
+    def run(name, verdicts_by_case):
+        lines = [
+            _line(c, i, v, run_id=name, slice="high_volume")
+            for c, vs in verdicts_by_case.items()
+            for i, v in enumerate(vs, start=1)
+        ]
+        return _write(tmp_path / f"{name}.jsonl", lines)
+
+    old = run("r1", {"a": [P, P], "b": [P, P], "c": [P, P]})
+    mid = run("r2", {"a": [P, P], "b": [P, F], "c": [P, P]})
+    new = run("r3", {"a": [P, P], "b": [P, P], "c": [P, P], "d": [P, P]})
+    report = build_run_report(new, history=[old, mid], retire_after=3)
+    assert [s.case_id for s in report.retirement.suggestions] == ["a", "c"]
+    assert report.retirement.suggestions[0].history == ("2/2", "2/2", "2/2")
+    # with R=2 the oldest run is ignored, and b still failed in r2
+    report2 = build_run_report(new, history=[old, mid], retire_after=2)
+    assert [s.case_id for s in report2.retirement.suggestions] == ["a", "c"]
+    short = build_run_report(new, history=[mid], retire_after=3)
+    assert short.retirement.suggestions == ()
+    assert "needs 3 runs" in (short.retirement.note or "")
+    # regression tasks are never suggested
+    reg = _write(tmp_path / "reg.jsonl", [_line("z", 1, P, category="regression")])
+    assert build_run_report(reg, retire_after=1).retirement.suggestions == ()
+
+
+def test_task_outcomes_follow_gate_order():
+    lines = [_line("a", 1, P), _line("a", 2, F), _line("b", 1, P), _line("b", 2, E), _line("c", 1, P)]
+    out = task_outcomes(lines)
+    assert out["a"] == (1, 2, F)
+    assert out["b"] == (1, 2, E)
+    assert out["c"] == (1, 1, P)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def _paired_runs(tmp_path, fixed, broken, same_pass=5, same_fail=3):
+    a, b = [], []
+    n = 0
+    for kind, count in (("fixed", fixed), ("broken", broken), ("pass", same_pass), ("fail", same_fail)):
+        for _ in range(count):
+            n += 1
+            case = f"t{n:02d}"
+            va, vb = {"fixed": (F, P), "broken": (P, F), "pass": (P, P), "fail": (F, F)}[kind]
+            a.append(_line(case, 1, va, run_id="A"))
+            b.append(_line(case, 1, vb, run_id="B"))
+    return _write(tmp_path / "a.jsonl", a), _write(tmp_path / "b.jsonl", b)
+
+
+def test_compare_seed_ten_fixed_one_broken_is_real_improvement(tmp_path):
+    a, b = _paired_runs(tmp_path, 10, 1)
+    c = compare_runs(a, b)
+    assert (c.fixed, c.broken) == (10, 1)
+    assert c.sign_test_p == pytest.approx(0.0117, abs=1e-3)
+    assert c.verdict == "real improvement"
+
+
+def test_compare_seed_six_fixed_three_broken_is_noise(tmp_path):
+    a, b = _paired_runs(tmp_path, 6, 3)
+    c = compare_runs(a, b)
+    assert c.sign_test_p == pytest.approx(0.508, abs=1e-3)
+    assert c.verdict == "no detectable change"
+
+
+def test_compare_regression_and_mcnemar_on_trials(tmp_path):
+    a, b = _paired_runs(tmp_path, 0, 9)
+    c = compare_runs(a, b)
+    assert c.verdict == "regression"
+    assert (c.trials_fixed, c.trials_broken, c.trial_pairs) == (0, 9, 17)
+    assert c.mcnemar_p == pytest.approx(2 * 0.5**9)
+
+
+def test_compare_refuses_different_versions_and_policies_naming_them(tmp_path):
+    a = _write(
+        tmp_path / "a.jsonl", [_line("x", 1, P, version=1), _line("y", 1, P, policy=("BIL-7 rev 2025-09",))]
+    )
+    b = _write(
+        tmp_path / "b.jsonl", [_line("x", 1, P, version=2), _line("y", 1, P, policy=("BIL-7 rev 2026-01",))]
+    )
+    with pytest.raises(JudgekitError) as info:
+        compare_runs(a, b)
+    msg = info.value.message
+    assert "case 'x': version 1 in a.jsonl, version 2 in b.jsonl" in msg
+    assert "case 'y': policy revisions [BIL-7 rev 2025-09] in a.jsonl, [BIL-7 rev 2026-01] in b.jsonl" in msg
+
+
+def test_compare_undecided_tasks_are_left_out_and_listed(tmp_path):
+    a = _write(tmp_path / "a.jsonl", [_line("x", 1, F), _line("y", 1, P), _line("z", 1, P)])
+    b = _write(tmp_path / "b.jsonl", [_line("x", 1, E), _line("y", 1, P), _line("w", 1, P)])
+    c = compare_runs(a, b)
+    assert c.undecided == 1
+    assert c.changes[0].case_id == "x"
+    assert c.only_in_a == ("z",)
+    assert c.only_in_b == ("w",)
+
+
+def test_compare_with_no_common_task_is_an_error(tmp_path):
+    a = _write(tmp_path / "a.jsonl", [_line("x", 1, F)])
+    b = _write(tmp_path / "b.jsonl", [_line("y", 1, P)])
+    with pytest.raises(JudgekitError, match="share no task"):
+        compare_runs(a, b)
+
+
+# --------------------------------------------------------------------------- golden files
+
+
+def _golden(name: str, text: str) -> None:
+    path = GOLDEN / name
+    if UPDATE or not path.exists():
+        path.write_text(text)
+        if not UPDATE:
+            pytest.fail(f"golden file {name} was missing and has been written; re-run")
+    assert text == path.read_text(), (
+        f"{name} differs from its golden file (JUDGEKIT_UPDATE_GOLDEN=1 to accept)"
+    )
+
+
+def _golden_report(tmp_path):
+    history = [_write(tmp_path / f"old{i}.jsonl", _sample_lines(f"run-{i}")) for i in range(2)]
+    return build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), history=history)
+
+
+def test_golden_markdown(tmp_path):
+    _golden("run_report.md", render_run_markdown(_golden_report(tmp_path)))
+
+
+def test_golden_json(tmp_path):
+    _golden("run_report.json", render_run_json(_golden_report(tmp_path)))
+
+
+def test_golden_html(tmp_path):
+    _golden("run_report.html", render_run_html(_golden_report(tmp_path)))
+
+
+def test_golden_comparison(tmp_path):
+    a, b = _paired_runs(tmp_path, 10, 1)
+    c = compare_runs(a, b)
+    _golden("run_compare.md", render_comparison_markdown(c))
+    _golden("run_compare.json", render_comparison_json(c))
+
+
+def test_html_is_self_contained_and_escapes_text(tmp_path):
+    lines = [_line("<script>alert(1)</script>", 1, F, slice="s<b>")]
+    html = render_run_html(build_run_report(_write(tmp_path / "run.jsonl", lines)))
+    assert "<script>" not in html
+    assert "&lt;script&gt;" in html
+    # no external fetch of any kind: only the SVG namespace URI may appear
+    urls = re.findall(r"https?://[^\s\"'<>]+", html)
+    assert set(urls) <= {"http://www.w3.org/2000/svg"}
+    assert not re.search(r"<(link|script|img|iframe)\b", html)
+    assert "@import" not in html
+    assert "<svg" in html
+    assert "<polyline" in html
