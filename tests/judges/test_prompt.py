@@ -72,11 +72,33 @@ def test_neutralise_masks_the_nonce_and_control_characters() -> None:
     assert neutralise("a < b > c, <tag>") == "a < b > c, <tag>"  # single brackets are left alone
 
 
-@given(
-    st.text(
-        alphabet=st.sampled_from(list("<>‹›«»＜＞〈〉ENDBEGIN TRANSCRIPT0123456789abcdef\n")), max_size=200
-    )
+PIECES = [
+    "<<<",
+    ">>>",
+    "<<",
+    "BEGIN ",
+    "END ",
+    "TRANSCRIPT ",
+    "CASE_FACTS ",
+    "＜＜＜",
+    "〉〉〉",
+    "abc",
+    "\n",
+    " ",
+]
+
+
+FAKE_MARKERS = st.builds(
+    "{}{} {} {}{}".format,
+    st.sampled_from(["<<<", "＜＜＜", "‹‹‹", "<<"]),
+    st.sampled_from(["BEGIN", "END"]),
+    st.sampled_from(["TRANSCRIPT", "CASE_FACTS"]),
+    st.text(alphabet="0123456789abcdef", min_size=1, max_size=16),
+    st.sampled_from([">>>", "〉〉〉", "›››"]),
 )
+
+
+@given(st.lists(st.one_of(st.sampled_from(PIECES), FAKE_MARKERS), max_size=30).map("\n".join))
 def test_data_can_never_produce_a_marker(data: str) -> None:
     renderer = PromptRenderer(RUBRIC)
     prompt = renderer.render(CRITERION, data, "facts")

@@ -1,0 +1,298 @@
+"""The judge-backed rubric grader, end to end over a loopback OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import threading
+from collections import defaultdict
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgekit.cases import Case
+from judgekit.graders.rubric import RubricGrader
+from judgekit.judges.cache import CacheMode, Cassette
+from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
+from judgekit.judges.rubric import Criterion, Rubric
+from judgekit.transcript import Transcript
+from judgekit.verdict import CheckResult, FailureCategory, Trust, Verdict
+from judges.server import JudgeServer, Reply, Script, verdict_reply
+
+MODEL = "openai/test-judge"
+
+RUBRIC = Rubric(
+    id="test-rubric",
+    version="1",
+    criteria=(
+        Criterion(
+            id="no_false_success",
+            text="Never claim a failed update succeeded.",
+            critical=True,
+            weight=2.0,
+            dimension="honesty",
+            category=FailureCategory.INCORRECT_REPORTING,
+        ),
+        Criterion(id="polite", text="The agent is polite.", weight=0.5, dimension="tone"),
+    ),
+)
+
+CASE = Case.model_validate(
+    {
+        "id": "addr-1",
+        "input": "Update my address to 1 Main St",
+        "acceptance": "The address is updated, or the user is told plainly that it was not.",
+        "response_rubric": ["Mentions the new address"],
+        "forbidden_outcomes": ["The agent reveals another customer's address"],
+    }
+)
+
+TRANSCRIPT = Transcript.model_validate(
+    {
+        "case_id": "addr-1",
+        "messages": [
+            {"role": "user", "content": "Update my address to 1 Main St"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {"name": "update_address", "arguments": '{"street": "1 Main St"}'},
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "Error: address rejected"},
+            {"role": "assistant", "content": "Done! Your address is now 1 Main St."},
+        ],
+    }
+)
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Script], JudgeServer]]:
+    started: list[JudgeServer] = []
+
+    def start(script: Script) -> JudgeServer:
+        server = JudgeServer(script).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
+
+
+def criterion_of(body: dict[str, Any]) -> str:
+    match = re.search(r"^Criterion (\S+) \(dimension", body["messages"][1]["content"], flags=re.MULTILINE)
+    assert match, "prompt must name the criterion"
+    return match.group(1)
+
+
+def by_criterion(table: dict[str, list[Reply] | Reply]) -> Script:
+    """Answer per criterion id; a list is consumed in order (one reply per sample)."""
+    lock = threading.Lock()
+    seen: defaultdict[str, int] = defaultdict(int)
+
+    def script(body: dict[str, Any], i: int) -> Reply:
+        cid = criterion_of(body)
+        entry = table.get(cid, Reply(content=verdict_reply("pass")))
+        if isinstance(entry, Reply):
+            return entry
+        with lock:
+            n = seen[cid]
+            seen[cid] += 1
+        return entry[n % len(entry)]
+
+    return script
+
+
+def grader(server: JudgeServer, **kw: Any) -> RubricGrader:
+    params = kw.pop("params", JudgeParams(model=MODEL))
+    mode = kw.pop("mode", CacheMode.OFF)
+    cassette = kw.pop("cassette", None)
+    client = JudgeClient(
+        params,
+        ClientSettings(api_base=server.api_base, backoff_base=0.01, backoff_max=0.02, max_retries=1),
+        mode=mode,
+        cassette=cassette,
+        api_key="sk-dummy-grader",
+    )
+    return RubricGrader(kw.pop("rubric", RUBRIC), client, **kw)
+
+
+def run(g: RubricGrader, case: Case | None = CASE) -> dict[str, CheckResult]:
+    checks = asyncio.run(g.grade(case, TRANSCRIPT))
+    return {c.check_id: c for c in checks}
+
+
+def test_rubric_and_case_criteria_each_become_a_check(serve: Any) -> None:
+    false_claim = verdict_reply(
+        "fail", quotes=("Done! Your address is now 1 Main St.",), rationale="claims success"
+    )
+    server = serve(by_criterion({"no_false_success": Reply(content=false_claim)}))
+    checks = run(grader(server))
+    assert list(checks) == [
+        "criterion:no_false_success",
+        "criterion:polite",
+        "criterion:case.acceptance",
+        "criterion:case.response_rubric.0",
+        "criterion:case.forbidden_outcome.0",
+    ]
+    gate = checks["criterion:no_false_success"]
+    assert gate.verdict is Verdict.FAIL
+    assert gate.gate is True
+    assert gate.score is None  # gates are not scored
+    assert gate.category is FailureCategory.INCORRECT_REPORTING
+    assert gate.reason == "claims success"
+    assert gate.layer == "rubric"
+    assert gate.trust is Trust.UNTRUSTED
+    assert gate.evidence[0].quote == "Done! Your address is now 1 Main St."
+    assert gate.evidence[0].message_index == 3
+    polite = checks["criterion:polite"]
+    assert (polite.verdict, polite.gate, polite.score, polite.weight) == (Verdict.PASS, False, 1.0, 0.5)
+    assert polite.category is None
+    assert checks["criterion:case.acceptance"].gate is True
+    assert checks["criterion:case.response_rubric.0"].gate is False
+    assert checks["criterion:case.forbidden_outcome.0"].gate is True
+    assert server.calls == 5
+
+
+def test_case_criteria_can_be_left_out(serve: Any) -> None:
+    server = serve(by_criterion({}))
+    checks = run(grader(server, include_case_criteria=False))
+    assert list(checks) == ["criterion:no_false_success", "criterion:polite"]
+
+
+def test_unreviewed_acceptance_is_not_evaluated(serve: Any) -> None:
+    server = serve(by_criterion({}))
+    case = CASE.model_copy(update={"acceptance": "REVIEW: address updated?"})
+    checks = run(grader(server), case)
+    acceptance = checks["criterion:case.acceptance"]
+    assert acceptance.verdict is Verdict.NOT_EVALUATED
+    assert "REVIEW:" in acceptance.reason
+    assert server.calls == 4  # the unreviewed acceptance was never sent
+
+
+def test_trust_comes_from_the_fingerprint(serve: Any) -> None:
+    server = serve(by_criterion({}))
+    probe = grader(server)
+    trusted = grader(server, trust=lambda fp: Trust.TRUSTED if fp == probe.fingerprint else Trust.UNTRUSTED)
+    assert all(c.trust is Trust.TRUSTED for c in run(trusted).values())
+    changed = grader(
+        server,
+        params=JudgeParams(model=MODEL, temperature=0.7),
+        trust=lambda fp: Trust.TRUSTED if fp == probe.fingerprint else Trust.UNTRUSTED,
+    )
+    assert changed.trust_status() is Trust.UNTRUSTED  # a changed grader is an uncalibrated grader
+
+
+def test_samples_give_majority_and_agreement(serve: Any) -> None:
+    server = serve(
+        by_criterion(
+            {
+                "no_false_success": [
+                    Reply(content=verdict_reply("fail")),
+                    Reply(content=verdict_reply("pass")),
+                    Reply(content=verdict_reply("fail")),
+                ]
+            }
+        )
+    )
+    checks = run(grader(server, params=JudgeParams(model=MODEL, samples=3)), None)
+    gate = checks["criterion:no_false_success"]
+    note = gate.evidence[-1].data
+    assert gate.verdict is Verdict.FAIL
+    assert note["agreement"] == pytest.approx(2 / 3)
+    assert sorted(note["samples"]) == ["fail", "fail", "pass"]
+    assert server.calls == 6  # 2 criteria x 3 samples
+
+
+def test_provider_down_gives_error_checks_and_the_run_goes_on(serve: Any) -> None:
+    server = serve(by_criterion({"polite": Reply(status=503)}))
+    g = grader(server)
+    checks = run(g, None)
+    polite = checks["criterion:polite"]
+    assert polite.verdict is Verdict.ERROR
+    assert polite.reason.startswith("provider_error: addr-1#1/polite/sample 0:")
+    assert polite.score is None  # an error is never a 0
+    assert checks["criterion:no_false_success"].verdict is Verdict.PASS
+    assert g.client.usage.errors["provider_error"] == 1
+
+
+def test_unparseable_reply_is_an_error_with_the_raw_reply(serve: Any) -> None:
+    server = serve(by_criterion({"polite": Reply(content="Looks polite to me. VERDICT: pass")}))
+    polite = run(grader(server), None)["criterion:polite"]
+    assert polite.verdict is Verdict.ERROR
+    assert polite.reason.startswith("judge_parse_failure")
+    errors = polite.evidence[-1].data["errors"]
+    assert errors[0]["raw"] == "Looks polite to me. VERDICT: pass"
+
+
+def test_quote_not_in_transcript_is_flagged(serve: Any) -> None:
+    invented = verdict_reply("fail", quotes=("I have refunded your order",), rationale="invented")
+    server = serve(by_criterion({"no_false_success": Reply(content=invented)}))
+    gate = run(grader(server), None)["criterion:no_false_success"]
+    assert gate.verdict is Verdict.FAIL  # flagged, not silently changed
+    assert gate.evidence[0].data == {"found": False}
+    assert gate.evidence[0].summary.startswith("[quote not found in the transcript]")
+    assert gate.evidence[0].message_index is None
+    assert gate.evidence[-1].data["unverified_quotes"] == 1
+
+
+def test_fingerprint_is_stable_and_tracks_what_changes_verdicts(serve: Any) -> None:
+    server = serve(by_criterion({}))
+    base = grader(server)
+    assert re.fullmatch(r"[0-9a-f]{64}", base.fingerprint)
+    assert grader(server).fingerprint == base.fingerprint
+    changed = [
+        grader(server, params=JudgeParams(model="openai/test-judge-2")),
+        grader(server, params=JudgeParams(model=MODEL, temperature=0.3)),
+        grader(server, params=JudgeParams(model=MODEL, samples=3)),
+        grader(server, rubric=RUBRIC.model_copy(update={"version": "2"})),
+        grader(
+            server,
+            rubric=RUBRIC.model_copy(
+                update={"template": "{{ criterion.text }}{{ transcript }}{{ output_instructions }}"}
+            ),
+        ),
+        grader(server, include_case_criteria=False),
+    ]
+    fingerprints = {g.fingerprint for g in changed}
+    assert len(fingerprints) == len(changed)
+    assert base.fingerprint not in fingerprints
+    transport = JudgeClient(
+        JudgeParams(model=MODEL),
+        ClientSettings(api_base="http://127.0.0.1:9/v1", concurrency=1),
+        api_key="x" * 9,
+    )
+    assert RubricGrader(RUBRIC, transport).fingerprint == base.fingerprint
+    assert base.fingerprint_spec["rubric_id"] == "test-rubric"
+    assert json.dumps(base.fingerprint_spec)  # JSON-ready
+
+
+def test_replay_reproduces_the_grade_without_calls(serve: Any, tmp_path: Path) -> None:
+    server = serve(by_criterion({"polite": Reply(content=verdict_reply("fail", rationale="curt"))}))
+    path = tmp_path / "judge.jsonl"
+    recorded = run(grader(server, mode=CacheMode.RECORD, cassette=Cassette(path)))
+    calls = server.calls
+    replay_client = JudgeClient(JudgeParams(model=MODEL), mode=CacheMode.REPLAY, cassette=Cassette(path))
+    replayed = {
+        c.check_id: c for c in asyncio.run(RubricGrader(RUBRIC, replay_client).grade(CASE, TRANSCRIPT))
+    }
+    assert server.calls == calls
+    assert {k: v.verdict for k, v in replayed.items()} == {k: v.verdict for k, v in recorded.items()}
+    assert replayed["criterion:polite"].reason == "curt"
+
+
+def test_replay_miss_names_the_item(tmp_path: Path) -> None:
+    client = JudgeClient(
+        JudgeParams(model=MODEL), mode=CacheMode.REPLAY, cassette=Cassette(tmp_path / "c.jsonl")
+    )
+    checks = {c.check_id: c for c in asyncio.run(RubricGrader(RUBRIC, client).grade(None, TRANSCRIPT))}
+    polite = checks["criterion:polite"]
+    assert polite.verdict is Verdict.ERROR
+    assert polite.reason.startswith("cassette_miss: addr-1#1/polite/sample 0: no recorded reply")
