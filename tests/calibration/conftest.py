@@ -50,3 +50,22 @@ def csv_bytes():
 @pytest.fixture
 def synthetic():
     return synthetic_rows
+
+
+@pytest.fixture(scope="session")
+def reports():
+    """A good judge and a bad judge on the same kind of labels: (table, report, gate) each."""
+    from judgekit.calibration.agreement import compute_agreement
+    from judgekit.calibration.gate import TrustPolicy, evaluate_gate
+
+    out = {}
+    for name, judge_flip in (("good", 0.02), ("bad", 0.3)):
+        rows = synthetic_rows(
+            n_cases=150, flips={"e1": 0.02, "e2": 0.03, "e3": 0.03, "judge": judge_flip}, seed=1
+        )
+        table = parse_labels(make_csv(rows), source=Path("labels.csv"))
+        report = compute_agreement(table, judge="judge", experts=["e1", "e2", "e3"], resamples=200)
+        out[name] = (table, report, evaluate_gate(report, TrustPolicy()))
+    assert out["good"][2].trusted
+    assert not out["bad"][2].trusted
+    return out

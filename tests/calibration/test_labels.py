@@ -1,0 +1,254 @@
+"""Label tables: parsing CSV and JSONL, scales, and one test per error message."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from judgekit.calibration.labels import (
+    VERDICT_SCALE,
+    ItemKey,
+    Scale,
+    check_items_have_two_raters,
+    check_raters,
+    parse_labels,
+    parse_scale_option,
+)
+from judgekit.errors import JudgekitError, ProblemsError
+
+SRC = Path("labels.csv")
+JSRC = Path("labels.jsonl")
+
+
+def jsonl(*objs: object) -> bytes:
+    return ("\n".join(json.dumps(o) for o in objs) + "\n").encode()
+
+
+def test_csv_table_with_criteria_cases_confidence_and_fingerprint():
+    data = (
+        b"item_id,criterion,case_id,rater,label,confidence,fingerprint\n"
+        b"t1,tone,c1,e1,pass,,\n"
+        b"t1,tone,c1,judge,fail,0.8,fp-1\n"
+        b"t2,,c1,e1,fail,,\n"
+        b"t2,,c1,judge,insufficient_information,,fp-1\n"
+    )
+    table = parse_labels(data, source=SRC)
+    assert table.raters == ("e1", "judge")
+    assert table.items == (ItemKey("t1", "tone"), ItemKey("t2", ""))
+    assert table.label(ItemKey("t1", "tone"), "judge") == "fail"
+    assert table.case_of()[ItemKey("t2")] == "c1"
+    assert table.confidences("judge") == {ItemKey("t1", "tone"): 0.8}
+    assert table.fingerprints() == {"judge": "fp-1"}
+    assert len(table.sha256) == 64
+
+
+def test_jsonl_table_and_case_defaults_to_item_id():
+    table = parse_labels(
+        jsonl(
+            {"item_id": "a", "rater": "e1", "label": "pass"},
+            {"item_id": "a", "rater": "judge", "label": "pass", "confidence": 1},
+        ),
+        source=JSRC,
+    )
+    assert table.case_of() == {ItemKey("a"): "a"}
+    assert table.confidences("judge") == {ItemKey("a"): 1.0}
+
+
+def test_identical_duplicates_are_collapsed_and_noted():
+    data = b"item_id,rater,label\na,e1,pass\na,e1,pass\na,j,pass\n"
+    table = parse_labels(data, source=SRC)
+    assert len(table.rows) == 2
+    assert "counted once" in table.notes[0]
+
+
+def test_the_hash_changes_with_the_bytes():
+    a = parse_labels(b"item_id,rater,label\na,e1,pass\na,j,pass\n", source=SRC)
+    b = parse_labels(b"item_id,rater,label\na,e1,pass\na,j,fail\n", source=SRC)
+    assert a.sha256 != b.sha256
+
+
+def problems_of(data: bytes, source: Path = SRC, scale: Scale = VERDICT_SCALE) -> list[str]:
+    with pytest.raises(ProblemsError) as info:
+        parse_labels(data, source=source, scale=scale)
+    return [str(p) for p in info.value.problems]
+
+
+@pytest.mark.parametrize(
+    ("data", "source", "expected"),
+    [
+        pytest.param(
+            b"item_id,rater,label,colour\n", SRC, "labels.csv:1: colour: unknown column", id="unknown_column"
+        ),
+        pytest.param(
+            b"item_id,label\n", SRC, "labels.csv:1: rater: required column is missing", id="missing_column"
+        ),
+        pytest.param(b"item_id,rater,label,rater\n", SRC, "a column name repeats", id="repeated_column"),
+        pytest.param(
+            b"item_id,rater,label\na,e1\n",
+            SRC,
+            "labels.csv:2: row has 2 fields, the header has 3",
+            id="short_row",
+        ),
+        pytest.param(b"{nope\n", JSRC, "labels.jsonl:1: not valid JSON", id="bad_json"),
+        pytest.param(
+            b"[1, 2]\n", JSRC, "labels.jsonl:1: each line must be a JSON object", id="json_not_object"
+        ),
+        pytest.param(
+            jsonl({"item_id": "a", "rater": "e", "label": "pass", "colour": 1}),
+            JSRC,
+            "labels.jsonl:1: colour: unknown field",
+            id="unknown_field",
+        ),
+        pytest.param(
+            b"item_id,rater,label\na,,pass\n",
+            SRC,
+            "labels.csv:2: rater: required field is missing",
+            id="empty_field",
+        ),
+        pytest.param(
+            jsonl({"item_id": ["a"], "rater": "e", "label": "pass"}),
+            JSRC,
+            "labels.jsonl:1: item_id: must be a string, got list",
+            id="not_a_string",
+        ),
+        pytest.param(
+            b"item_id,rater,label,confidence\na,e,pass,high\n",
+            SRC,
+            "labels.csv:2: confidence: not a number",
+            id="confidence_nan",
+        ),
+        pytest.param(
+            b"item_id,rater,label,confidence\na,e,pass,1.5\n",
+            SRC,
+            "labels.csv:2: confidence: must be in [0, 1]",
+            id="confidence_range",
+        ),
+        pytest.param(
+            b"item_id,rater,label\na,e1,maybe\n",
+            SRC,
+            "labels.csv:2: label: 'maybe' is not in the scale's domain "
+            "['pass', 'fail', 'insufficient_information']",
+            id="label_outside_domain",
+        ),
+        pytest.param(
+            b"item_id,case_id,rater,label\na,c1,e1,pass\na,c2,e2,pass\n",
+            SRC,
+            "labels.csv:3: case_id: item a is in case 'c2' here but in case 'c1' on line 2",
+            id="two_cases",
+        ),
+        pytest.param(
+            b"item_id,rater,label,fingerprint\na,j,pass,fp1\nb,j,pass,fp2\n",
+            SRC,
+            "labels.csv:3: fingerprint: rater 'j' has a different fingerprint on line 2",
+            id="two_fingerprints",
+        ),
+        pytest.param(
+            b"item_id,rater,label\na,e1,pass\na,e1,fail\n",
+            SRC,
+            "labels.csv:3: label: rater 'e1' labelled item a 'fail' here but 'pass' on line 2",
+            id="conflicting_duplicate",
+        ),
+        pytest.param(
+            b"item_id,rater,label\n", SRC, "labels.csv: the label table has no labels", id="empty_table"
+        ),
+        pytest.param(b"", SRC, "labels.csv: the label table has no labels", id="empty_file"),
+    ],
+)
+def test_each_label_problem_names_file_line_and_field(data, source, expected):
+    assert any(expected in p for p in problems_of(data, source)), problems_of(data, source)
+
+
+def test_every_problem_is_reported_together():
+    data = b"item_id,rater,label\na,e1,maybe\nb,e1,\nc,e1,nope\n"
+    assert len(problems_of(data)) == 3
+
+
+def test_non_utf8_bytes_are_refused():
+    with pytest.raises(JudgekitError, match="not UTF-8"):
+        parse_labels(b"item_id,rater,label\na,e1,\xff\n", source=SRC)
+
+
+def test_unknown_extension_is_refused():
+    with pytest.raises(JudgekitError, match="cannot tell the label table's format"):
+        parse_labels(b"x", source=Path("labels.txt"))
+
+
+def test_unknown_explicit_format_is_refused():
+    with pytest.raises(JudgekitError, match="label format 'xml' is not csv or jsonl"):
+        parse_labels(b"x", source=SRC, fmt="xml")
+
+
+def test_declared_ordinal_scale_never_guesses_an_order():
+    scale = parse_scale_option("poor,fair,good", level="ordinal", positive="poor", abstain="n/a")
+    assert scale.values == ("poor", "fair", "good")
+    assert scale.domain == ("poor", "fair", "good", "n/a")
+    table = parse_labels(b"item_id,rater,label\na,e1,good\na,j,n/a\n", source=SRC, scale=scale)
+    assert table.label(ItemKey("a"), "j") == "n/a"
+    assert problems_of(b"item_id,rater,label\na,e1,excellent\n", scale=scale)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"values": "a,b", "level": "fancy"}, "--level: 'fancy' is not one of"),
+        ({"values": "a,a"}, "scale values repeat"),
+        ({"values": "a,b", "positive": "c"}, "positive labels \\['c'\\] are not scale values"),
+        ({"values": "a,b", "positive": "a,b"}, "cannot be every scale value"),
+        ({"values": "a,b", "abstain": "a"}, "must not also be a scale value"),
+        ({"values": "low,high", "level": "interval"}, "needs numeric labels"),
+        ({"values": "only"}, "--scale:"),
+    ],
+)
+def test_each_scale_declaration_error(kwargs, message):
+    values = kwargs.pop("values")
+    with pytest.raises(JudgekitError, match=message):
+        parse_scale_option(values, **kwargs)
+
+
+def test_numeric_interval_scale_is_accepted():
+    scale = parse_scale_option("1,2,3", level="interval")
+    assert scale.numeric_values() == (1.0, 2.0, 3.0)
+    assert scale.levels() == ("nominal", "ordinal", "interval")
+
+
+TABLE = b"item_id,rater,label\na,e1,pass\na,e2,pass\na,j,pass\nb,e1,fail\nb,j,fail\n"
+
+
+def test_experts_default_to_every_other_rater():
+    table = parse_labels(TABLE, source=SRC)
+    assert check_raters(table, "j", None) == ("e1", "e2")
+    assert check_raters(table, "j", ["e2"]) == ("e2",)
+
+
+@pytest.mark.parametrize(
+    ("judge", "experts", "message"),
+    [
+        ("jj", None, "labels.csv: --judge: unknown rater 'jj'; raters in the table: e1, e2, j"),
+        ("j", ["e1", "e9"], "labels.csv: --experts: unknown rater\\(s\\) 'e9'"),
+        ("j", ["e1", "j"], "the judge 'j' cannot also be an expert"),
+        ("j", ["e1", "e1"], "an expert is listed twice"),
+    ],
+)
+def test_each_rater_error(judge, experts, message):
+    table = parse_labels(TABLE, source=SRC)
+    with pytest.raises(JudgekitError, match=message):
+        check_raters(table, judge, experts)
+
+
+def test_a_table_with_only_the_judge_has_no_experts():
+    table = parse_labels(b"item_id,rater,label\na,j,pass\n", source=SRC)
+    with pytest.raises(JudgekitError, match="no expert raters"):
+        check_raters(table, "j", None)
+
+
+def test_an_item_rated_by_one_rater_is_refused_at_its_line():
+    table = parse_labels(TABLE + b"c,e1,pass\n", source=SRC)
+    with pytest.raises(ProblemsError) as info:
+        check_items_have_two_raters(table, ["j", "e1", "e2"])
+    (problem,) = info.value.problems
+    assert str(problem) == (
+        "labels.csv:7: item_id: item c is labelled only by 'e1'; every item needs at least two raters "
+        "(remove it or add another rater's label)"
+    )
