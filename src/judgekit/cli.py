@@ -17,6 +17,7 @@ import typer
 from judgekit import __version__
 from judgekit.commands import demo as demo_commands
 from judgekit.commands import golden as golden_commands
+from judgekit.commands import runs as runs_commands
 from judgekit.errors import JudgekitError
 
 app = typer.Typer(
@@ -45,6 +46,7 @@ def _root(
 
 # Command groups: each module exposes ``register(app)``; keep this list explicit (no import-time magic).
 golden_commands.register(app)
+runs_commands.register(app)
 demo_commands.register(app)
 
 

@@ -1,0 +1,563 @@
+"""Run commands: ``judgekit grade``, ``judgekit report``, ``judgekit compare``, ``judgekit import``.
+
+Only typer is imported at module level; pydantic models, numpy, the graders and litellm load inside the
+commands so that ``judgekit --help`` stays fast.
+
+Exit codes: ``grade`` 0 when every planned trial has a line (whatever the verdicts), 1 on input problems
+(trials left out) or a run that could not finish; ``report`` 0, or 1 when the input had problems (the report
+is still written); ``compare`` 0, 1 when the verdict is ``regression``; 2 for usage errors.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case
+    from judgekit.graders.layered import StateProvider
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.results import ResultLine
+    from judgekit.runner import GradedTrial
+    from judgekit.transcript import Transcript
+
+__all__ = ["register"]
+
+import_app = typer.Typer(
+    name="import",
+    help="Turn trajectories recorded by other harnesses into judgekit transcripts.",
+    no_args_is_help=True,
+)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the run commands to the ``judgekit`` application."""
+    app.command("grade")(grade)
+    app.command("report")(report)
+    app.command("compare")(compare)
+    import_app.command("tau-bench")(import_tau_bench)
+    import_app.command("openai")(import_openai)
+    app.add_typer(import_app, name="import")
+
+
+# --------------------------------------------------------------------------- grade
+
+
+class LayeredTrialGrader:
+    """The runner's grader: every deterministic layer, plus the judge layer when one is configured.
+
+    The deterministic layers run in one worker thread (the state provider is not thread-safe and the work
+    is CPU-bound), concurrently with the judge layer's HTTP calls on the event loop; :func:`combine`
+    decides the verdict from the gates.
+    """
+
+    def __init__(self, root: Path, rubric_grader: RubricGrader | None, untrusted: str = "count") -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from judgekit.graders.layered import StateProvider
+
+        self._root_states = StateProvider(root)
+        self._providers: dict[Path, StateProvider] = {}
+        self.rubric_grader = rubric_grader
+        self.untrusted = untrusted
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit-deterministic")
+        self._sources: dict[tuple[str, int], Path] = {}
+
+    def set_sources(self, sources: dict[tuple[str, int], Path]) -> None:
+        """Tell the grader which transcript file each trial came from (its states resolve against it)."""
+        self._sources = sources
+
+    @property
+    def judge_fingerprint(self) -> dict[str, Any] | None:
+        """The judge layer's fingerprint (hex, label and spec), or ``None`` without a judge layer."""
+        g = self.rubric_grader
+        if g is None:
+            return None
+        return {"hex": g.fingerprint, "label": g.label, "spec": dict(g.fingerprint_spec)}
+
+    def cost_so_far(self) -> float:
+        """Judge cost so far in US dollars."""
+        return float(self.rubric_grader.client.usage.cost) if self.rubric_grader is not None else 0.0
+
+    def _states(self, transcript: Transcript) -> StateProvider:
+        folder = self._sources.get((transcript.case_id, transcript.trial))
+        if folder is None:
+            return self._root_states
+        provider = self._providers.get(folder)
+        if provider is None:
+            provider = self._providers[folder] = self._root_states.for_transcripts(folder)
+        return provider
+
+    def _deterministic(self, case: Case, transcript: Transcript) -> list[Any]:
+        from judgekit.graders.layered import deterministic_checks
+
+        return deterministic_checks(case, transcript, states=self._states(transcript))
+
+    async def grade(self, case: Case, transcript: Transcript) -> GradedTrial:
+        """Grade one trial on every layer."""
+        import asyncio
+
+        from judgekit.graders.layered import combine
+        from judgekit.runner import GradedTrial
+
+        if self.rubric_grader is None:
+            checks = self._deterministic(case, transcript)
+        else:
+            loop = asyncio.get_running_loop()
+            det, judged = await asyncio.gather(
+                loop.run_in_executor(self._executor, self._deterministic, case, transcript),
+                self.rubric_grader.grade(case, transcript),
+            )
+            checks = [*det, *judged]
+        grade = combine(case, transcript.trial, checks, untrusted=self.untrusted)  # type: ignore[arg-type]
+        return GradedTrial(grade=grade)
+
+    def close(self) -> None:
+        """Stop the worker thread."""
+        self._executor.shutdown(wait=False, cancel_futures=True)
+
+
+class _RichProgress:
+    """A rich progress bar: trials done, rate, ETA, judge cost so far and error count."""
+
+    def __init__(self, enabled: bool) -> None:
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        self.console = Console(stderr=True)
+        self.enabled = enabled and self.console.is_terminal
+        self._progress = Progress(
+            TextColumn("grading"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[rate]}"),
+            TextColumn("ETA"),
+            TimeRemainingColumn(),
+            TextColumn("cost ${task.fields[cost]:.4f}"),
+            TextColumn("errors {task.fields[errors]}"),
+            TimeElapsedColumn(),
+            console=self.console,
+            disable=not self.enabled,
+            transient=False,
+        )
+        self._task: Any = None
+        self.errors = 0
+        self.done = 0
+        self._t0 = 0.0
+
+    def start(self, total: int, already_done: int) -> None:
+        import time
+
+        self._t0 = time.perf_counter()
+        self._progress.start()
+        self._task = self._progress.add_task(
+            "grade", total=total, completed=already_done, rate="", cost=0.0, errors=0
+        )
+
+    def advance(self, line: ResultLine, cost_so_far: float) -> None:
+        import time
+
+        from judgekit.verdict import Verdict
+
+        self.done += 1
+        if line.verdict is Verdict.ERROR:
+            self.errors += 1
+        elapsed = max(time.perf_counter() - self._t0, 1e-9)
+        self._progress.update(
+            self._task,
+            advance=1,
+            rate=f"{self.done / elapsed:.1f} trials/s",
+            cost=cost_so_far,
+            errors=self.errors,
+        )
+
+    def finish(self) -> None:
+        self._progress.stop()
+
+
+def _load_config(path: Path | None) -> dict[str, Any]:
+    if path is None:
+        return {}
+    from judgekit.errors import JudgekitError
+    from judgekit.io.documents import read_document
+
+    doc = read_document(path)
+    data = doc.data
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise JudgekitError(f"{path}: a run configuration must be a mapping of settings")
+    allowed = {"judge", "record"}
+    unknown = sorted(set(data) - allowed)
+    if unknown:
+        raise JudgekitError(
+            f"{path}: unknown setting(s) {', '.join(unknown)}; allowed: judge (model, api_base, rubric, "
+            "temperature, samples, max_cost, cache), record (free-form values recorded with the run)"
+        )
+    judge = data.get("judge", {})
+    if not isinstance(judge, dict):
+        raise JudgekitError(f"{path}: 'judge' must be a mapping")
+    judge_keys = {"model", "api_base", "rubric", "temperature", "samples", "max_cost", "cache"}
+    bad = sorted(set(judge) - judge_keys)
+    if bad:
+        raise JudgekitError(
+            f"{path}: unknown judge setting(s) {', '.join(bad)}; allowed: {', '.join(sorted(judge_keys))}"
+        )
+    return data
+
+
+def grade(  # noqa: PLR0917 - typer options
+    cases: Path = typer.Option(..., "--cases", help="Golden-set folder."),
+    transcripts: list[Path] = typer.Option(..., "--transcripts", help="Transcript JSONL file(s)."),
+    out: Path = typer.Option(..., "--out", help="Results file (JSONL) to write, one line per trial."),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", help="litellm model for the judge layer (openai/gpt-4o-mini); none: no judge."
+    ),
+    cassette: Path | None = typer.Option(None, "--cassette", help="Judge cassette (JSONL) to record/replay."),
+    cache_mode: str | None = typer.Option(
+        None, "--cache-mode", help="record (default with --cassette), replay (never call) or off."
+    ),
+    rubric: str = typer.Option("honest-reporting", "--rubric", help="Built-in rubric id or rubric file."),
+    judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),
+    max_cost: float | None = typer.Option(None, "--max-cost", help="Judge budget in US dollars."),
+    concurrency: int = typer.Option(8, "--concurrency", help="Trials graded at once."),
+    resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
+    config: Path | None = typer.Option(None, "--config", help="Run configuration file (YAML/JSON)."),
+    untrusted: str = typer.Option(
+        "count", "--untrusted", help="What an uncalibrated judge gate may do: count, fail_only, advisory."
+    ),
+    fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
+    progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+) -> None:
+    """Grade transcripts against a golden set: every layer, one result line per trial as it finishes.
+
+    Interrupt at any time (Ctrl-C, or the process killed) and run again with --resume: finished trials
+    are not graded again, no line is duplicated, and a line cut off by the interruption is re-graded.
+    Secrets (API keys, tokens in URLs, authorisation headers) are removed from everything written.
+    """
+    import asyncio
+
+    from judgekit.cases import load_case_set
+    from judgekit.errors import JudgekitError
+    from judgekit.runner import plan_trials, prepare_output, run_trials
+    from judgekit.secrets import Redactor
+
+    if untrusted not in ("count", "fail_only", "advisory"):
+        raise JudgekitError(
+            f"--untrusted must be count, fail_only or advisory (got '{untrusted}')", exit_code=2
+        )
+    settings = _load_config(config)
+    judge_cfg: dict[str, Any] = dict(settings.get("judge", {}))
+    judge_model = judge_model or judge_cfg.get("model")
+    judge_api_base = judge_api_base or judge_cfg.get("api_base")
+    if max_cost is None:
+        max_cost = judge_cfg.get("max_cost")
+    mode = cache_mode or judge_cfg.get("cache") or ("record" if cassette else "off")
+    if mode not in ("record", "replay", "off"):
+        raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)
+    if mode != "off" and cassette is None:
+        raise JudgekitError(f"--cache-mode {mode} needs --cassette FILE", exit_code=2)
+    if cassette is not None and judge_model is None:
+        raise JudgekitError("--cassette is for the judge layer: give --judge-model too", exit_code=2)
+    redactor = Redactor.from_environ()
+    case_set = load_case_set([cases])
+    case_set.raise_if_invalid()
+    plan = plan_trials(case_set, transcripts)
+    rubric_grader = None
+    if judge_model is not None:
+        rubric_grader = _rubric_grader(
+            judge_model,
+            rubric=str(judge_cfg.get("rubric", rubric)),
+            cassette=cassette,
+            mode=mode,
+            api_base=judge_api_base,
+            max_cost=max_cost,
+            temperature=judge_cfg.get("temperature"),
+            samples=judge_cfg.get("samples"),
+            concurrency=concurrency,
+        )
+    grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted)
+    grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
+    state = prepare_output(out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint)
+    for problem in plan.problems:
+        typer.echo(f"warning: {problem}", err=True)
+    if state.dropped_line is not None:
+        typer.echo(
+            f"{out}:{state.dropped_line}: the last line was cut off by the interruption; it was dropped and "
+            "that trial is graded again",
+            err=True,
+        )
+    grading_record: dict[str, Any] = {
+        "cases": str(cases),
+        "judge_model": judge_model,
+        "judge_api_base": judge_api_base,
+        "rubric": rubric if judge_model else None,
+        "cache_mode": mode if judge_model else None,
+        "concurrency": concurrency,
+        "untrusted_policy": untrusted,
+        "config": settings,
+    }
+    bar = _RichProgress(progress)
+    try:
+        summary = asyncio.run(
+            run_trials(
+                plan,
+                grader,
+                out=out,
+                state=state,
+                concurrency=concurrency,
+                grading=redactor.data(grading_record),
+                redactor=redactor,
+                progress=bar,
+                fsync=fsync,
+            )
+        )
+    finally:
+        grader.close()
+    counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
+    typer.echo(
+        f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
+        + (f" ({counts})" if counts else "")
+        + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
+        + (f"; judge cost ${summary.cost_usd:.4f}" if rubric_grader is not None else "")
+        + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
+        + f" -> {out}"
+    )
+    if plan.problems:
+        typer.echo(f"{len(plan.problems)} input line(s) left out (see warnings above)", err=True)
+        raise typer.Exit(1)
+
+
+def _rubric_grader(
+    model: str,
+    *,
+    rubric: str,
+    cassette: Path | None,
+    mode: str,
+    api_base: str | None,
+    max_cost: float | None,
+    temperature: float | None,
+    samples: int | None,
+    concurrency: int,
+) -> RubricGrader:
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.judges.cache import CacheMode, Cassette
+    from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
+    from judgekit.judges.rubric import load_builtin_rubric, load_rubric
+
+    rubric_obj = (
+        load_rubric(Path(rubric)) if Path(rubric).suffix in (".yaml", ".yml") else load_builtin_rubric(rubric)
+    )
+    params: dict[str, Any] = {"model": model}
+    if temperature is not None:
+        params["temperature"] = temperature
+    if samples is not None:
+        params["samples"] = samples
+    client = JudgeClient(
+        JudgeParams(**params),
+        ClientSettings(api_base=api_base, concurrency=max(1, concurrency), max_cost=max_cost),
+        cassette=Cassette(cassette) if cassette is not None else None,
+        mode=CacheMode(mode),
+    )
+    return RubricGrader(rubric_obj, client)
+
+
+# --------------------------------------------------------------------------- report
+
+
+def report(  # noqa: PLR0917 - typer options
+    results: Path = typer.Argument(..., help="Results file (JSONL) written by judgekit grade."),
+    output_format: str = typer.Option("md", "--format", help="html, md or json."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
+    k: int | None = typer.Option(None, "--k", help="Largest k for pass^k (default: the trial count)."),
+    history: list[Path] = typer.Option(
+        [], "--history", help="Earlier results files, oldest first (for retirement suggestions)."
+    ),
+    retire_after: int = typer.Option(
+        3, "--retire-after", help="Runs in a row of n/n passes to retire a task."
+    ),
+    regression_slice: list[str] = typer.Option(
+        ["regression", "regressions"],
+        "--regression-slice",
+        help="Slice names that form the regression suite.",
+    ),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="Golden set: trials of other cases are left out."
+    ),
+) -> None:
+    """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
+
+    Problems in the input (lines from another schema version, a truncated last line, trials of cases not
+    in --cases, k larger than the trial count) are listed in the report and on standard error, and the
+    rest is still reported; the exit code is then 1.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import write_atomic
+    from judgekit.reports.run_model import build_run_report
+    from judgekit.results import read_results
+    from judgekit.secrets import Redactor
+
+    if output_format not in ("html", "md", "json"):
+        raise JudgekitError(f"--format must be html, md or json (got '{output_format}')", exit_code=2)
+    run = read_results(results)
+    older = [read_results(p) for p in history]
+    known = None
+    if cases is not None:
+        from judgekit.cases import load_case_set
+
+        case_set = load_case_set([cases])
+        case_set.raise_if_invalid()
+        known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
+    model = build_run_report(
+        run,
+        k=k,
+        history=older,
+        retire_after=retire_after,
+        regression_slices=regression_slice,
+        known_cases=known,
+    )
+    if output_format == "html":
+        from judgekit.reports.run_html import render_run_html
+
+        text = render_run_html(model)
+    elif output_format == "json":
+        from judgekit.reports.run_json import render_run_json
+
+        text = render_run_json(model)
+    else:
+        from judgekit.reports.run_markdown import render_run_markdown
+
+        text = render_run_markdown(model)
+    text = Redactor.from_environ().text(text)
+    if output is None:
+        typer.echo(text, nl=not text.endswith("\n"))
+    else:
+        write_atomic(output, text)
+        typer.echo(f"wrote {output}", err=True)
+    for problem in model.problems:
+        typer.echo(f"warning: {problem}", err=True)
+    for older_run in older:
+        for p in older_run.problems:
+            typer.echo(f"warning: {p}", err=True)
+    if model.problems:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- compare
+
+
+def compare(
+    baseline: Path = typer.Argument(..., help="Results of the baseline (A)."),
+    candidate: Path = typer.Argument(..., help="Results of the new version (B)."),
+    output_format: str = typer.Option("md", "--format", help="md or json."),
+    output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
+    alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the verdict."),
+) -> None:
+    """Compare two runs task by task: fixed, broken, exact sign test, McNemar, a plain verdict.
+
+    Refuses runs graded on different case versions or policy revisions (naming each case). Exit code 1
+    when the verdict is "regression".
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import write_atomic
+    from judgekit.reports.run_compare import compare_runs
+    from judgekit.results import read_results
+
+    if output_format not in ("md", "json"):
+        raise JudgekitError(f"--format must be md or json (got '{output_format}')", exit_code=2)
+    a, b = read_results(baseline), read_results(candidate)
+    for p in [*a.problems, *b.problems]:
+        typer.echo(f"warning: {p}", err=True)
+    result = compare_runs(a, b, alpha=alpha)
+    if output_format == "json":
+        from judgekit.reports.run_json import render_comparison_json
+
+        text = render_comparison_json(result)
+    else:
+        from judgekit.reports.run_markdown import render_comparison_markdown
+
+        text = render_comparison_markdown(result)
+    if output is None:
+        typer.echo(text, nl=not text.endswith("\n"))
+    else:
+        write_atomic(output, text)
+        typer.echo(f"wrote {output}", err=True)
+    typer.echo(f"verdict: {result.verdict} ({result.explanation})", err=True)
+    if result.verdict == "regression":
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- import
+
+
+def _write_import(result: Any, out: Path, rewards: Path | None, run_id: str | None, kind: str) -> None:
+    from judgekit.io.atomic import write_atomic
+    from judgekit.io.importers import reward_result_lines, transcript_lines
+    from judgekit.results import dump_result_line
+    from judgekit.runner import new_run_id
+    from judgekit.secrets import Redactor
+
+    redactor = Redactor.from_environ()
+    lines = [redactor.text(line) for line in transcript_lines(result.trials)]
+    write_atomic(out, "".join(line + "\n" for line in lines))
+    for problem in result.problems:
+        typer.echo(f"warning: {problem}", err=True)
+    typer.echo(f"imported {len(result.trials)} {kind} trial(s) -> {out}", err=True)
+    if rewards is not None:
+        rid = run_id or new_run_id()
+        text = "".join(
+            dump_result_line(line, redactor) + "\n" for line in reward_result_lines(result.trials, run_id=rid)
+        )
+        write_atomic(rewards, text)
+        typer.echo(f"stored rewards as results -> {rewards} (run {rid})", err=True)
+    if result.problems:
+        raise typer.Exit(1)
+
+
+def import_tau_bench(  # noqa: PLR0917 - typer options
+    source: Path = typer.Argument(..., help="tau-bench results file (JSON list of episodes, or JSONL)."),
+    out: Path = typer.Option(..., "--out", help="Transcript JSONL file to write."),
+    case_prefix: str = typer.Option("task-", "--case-prefix", help="Case id prefix (task-0, task-1, ...)."),
+    agent_model: str | None = typer.Option(
+        None, "--agent-model", help="The agent's model, for the run record."
+    ),
+    rewards: Path | None = typer.Option(
+        None, "--rewards-out", help="Also write tau-bench's stored rewards as a results file (for report)."
+    ),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id of the rewards results file."),
+) -> None:
+    """Import tau-bench trajectories: one transcript per (task, trial); trials become 1-based."""
+    from judgekit.io.importers import read_tau_bench
+
+    result = read_tau_bench(source, case_prefix=case_prefix, agent_model=agent_model)
+    _write_import(result, out, rewards, run_id, "tau-bench")
+
+
+def import_openai(  # noqa: PLR0917 - typer options
+    source: Path = typer.Argument(..., help="OpenAI chat JSONL file: {messages, tools, ...} per line."),
+    out: Path = typer.Option(..., "--out", help="Transcript JSONL file to write."),
+    case_id_field: str | None = typer.Option(
+        None, "--case-id-field", help="Dotted field holding the case id (default case_id, metadata.case_id)."
+    ),
+    agent_model: str | None = typer.Option(
+        None, "--agent-model", help="The agent's model (default: 'model')."
+    ),
+    rewards: Path | None = typer.Option(
+        None, "--rewards-out", help="Also write metadata.reward as a results file."
+    ),
+    run_id: str | None = typer.Option(None, "--run-id", help="Run id of the rewards results file."),
+) -> None:
+    """Import OpenAI chat JSONL conversations as transcripts."""
+    from judgekit.io.importers import read_openai_chat
+
+    result = read_openai_chat(source, case_id_field=case_id_field, agent_model=agent_model)
+    _write_import(result, out, rewards, run_id, "OpenAI chat")

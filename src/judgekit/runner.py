@@ -1,0 +1,519 @@
+"""Grade many trials: concurrency, one result line per trial as it finishes, resume after any interruption.
+
+The runner is the only part of judgekit that grades at scale. It
+
+1. **plans** the run (:func:`plan_trials`): reads transcript files line by line, keeps each trial with
+   where it came from (file, line, SHA-256 of the line), and reports as located problems the lines that are
+   not transcripts, trials of cases not in the set and repeated ``(case, trial)`` pairs; those are left
+   out and everything else is graded;
+2. **prepares the output** (:func:`prepare_output`): a fresh run refuses to overwrite a results file; a
+   resumed run cuts off a truncated last line (the only line a kill can damage), reads what finished,
+   checks it was graded the same way (same case versions, same judge fingerprint, same transcripts) and
+   keeps its run id;
+3. **grades** (:func:`run_trials`): ``concurrency`` workers take trials from a queue; each trial's
+   deterministic layers (in a worker thread) and judge layer (async HTTP) run concurrently; each finished
+   trial is appended as one whole line (:class:`~judgekit.io.atomic.LineAppender`, one ``write`` per line),
+   secrets removed. Interrupting the run (Ctrl-C, ``kill -9``) loses at most the trials in flight;
+   ``--resume`` grades exactly the trials that have no line, so nothing is graded twice and no line is
+   duplicated.
+
+A grader that raises is a bug or an outage, not a verdict: the trial gets an ``error`` verdict with the
+exception named, the run goes on and the error count shows it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import hashlib
+import json
+import time
+import uuid
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Protocol
+
+from pydantic import JsonValue, ValidationError
+
+from judgekit.errors import JudgekitError, Problem
+from judgekit.io.atomic import LineAppender, repair_tail
+from judgekit.results import (
+    CaseRef,
+    ResultLine,
+    TrialSource,
+    dump_result_line,
+    make_result_line,
+    read_results,
+)
+from judgekit.secrets import Redactor
+from judgekit.transcript import RunRecord, Transcript
+from judgekit.verdict import CheckResult, Grade, Verdict
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case, CaseSet
+
+__all__ = [
+    "GradedTrial",
+    "OutputState",
+    "PlannedTrial",
+    "Progress",
+    "RunPlan",
+    "RunSummary",
+    "TrialGrader",
+    "case_ref",
+    "new_run_id",
+    "plan_trials",
+    "prepare_output",
+    "run_trials",
+]
+
+
+# --------------------------------------------------------------------------- types
+
+
+@dataclass(frozen=True)
+class PlannedTrial:
+    """A trial to grade and where it came from.
+
+    Attributes:
+        case: The case it ran.
+        transcript: The transcript.
+        source: File, line and hash of the transcript line.
+    """
+
+    case: Case
+    transcript: Transcript
+    source: TrialSource
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(case id, trial)``."""
+        return (self.transcript.case_id, self.transcript.trial)
+
+
+@dataclass
+class RunPlan:
+    """The trials of a run and the input problems found while planning it.
+
+    Attributes:
+        trials: Trials to grade, in input order.
+        problems: Lines left out: not a transcript, a case not in the set, a repeated trial.
+    """
+
+    trials: list[PlannedTrial] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class GradedTrial:
+    """A grader's answer for one trial.
+
+    Attributes:
+        grade: The grade.
+        cost_usd: Judge cost of this trial, when the grader can tell (``None`` unknown).
+    """
+
+    grade: Grade
+    cost_usd: float | None = None
+
+
+class TrialGrader(Protocol):
+    """What the runner needs from a grader: an async ``grade`` and what identifies it."""
+
+    @property
+    def judge_fingerprint(self) -> Mapping[str, JsonValue] | None:
+        """The judge-backed layer's fingerprint (``None`` when there is no judge layer)."""
+        ...
+
+    def cost_so_far(self) -> float:
+        """Judge cost spent so far in US dollars (0.0 without a judge)."""
+        ...
+
+    async def grade(self, case: Case, transcript: Transcript) -> GradedTrial:
+        """Grade one trial. Expected problems are verdicts; raising is treated as a grader error."""
+        ...
+
+
+class Progress(Protocol):
+    """Receives progress events (the command line draws a progress bar from them)."""
+
+    def start(self, total: int, already_done: int) -> None:
+        """The run starts: ``total`` trials planned, ``already_done`` of them finished earlier."""
+        ...
+
+    def advance(self, line: ResultLine, cost_so_far: float) -> None:
+        """One trial finished and its line was written."""
+        ...
+
+    def finish(self) -> None:
+        """The run ended (normally or not)."""
+        ...
+
+
+@dataclass
+class OutputState:
+    """The results file before grading starts.
+
+    Attributes:
+        run_id: The run id to write (kept from the file when resuming).
+        done: Keys of trials already graded.
+        dropped_line: 1-based number of a truncated last line that was cut off, if any.
+        resumed: True when an existing file is being continued.
+    """
+
+    run_id: str
+    done: set[tuple[str, int]] = field(default_factory=set)
+    dropped_line: int | None = None
+    resumed: bool = False
+
+
+@dataclass
+class RunSummary:
+    """What a run did.
+
+    Attributes:
+        run_id: The run id.
+        planned: Trials planned (after input problems).
+        skipped_done: Trials not graded because a line already existed (resume).
+        graded: Trials graded by this invocation.
+        verdicts: This invocation's trials by verdict state.
+        grader_errors: Trials whose grader raised (counted in ``verdicts[error]`` too).
+        cost_usd: Judge cost of this invocation.
+        seconds: Wall time of the grading phase.
+        problems: Input problems from planning.
+        dropped_line: A truncated last line cut off before resuming.
+    """
+
+    run_id: str
+    planned: int
+    skipped_done: int
+    graded: int
+    verdicts: dict[Verdict, int]
+    grader_errors: int
+    cost_usd: float
+    seconds: float
+    problems: list[Problem]
+    dropped_line: int | None = None
+
+
+# --------------------------------------------------------------------------- planning
+
+
+def new_run_id() -> str:
+    """A fresh run id: UTC time and a random suffix (``20261129T195000Z-3fa2c1``)."""
+    return f"{datetime.now(UTC):%Y%m%dT%H%M%SZ}-{uuid.uuid4().hex[:6]}"
+
+
+def case_ref(case: Case) -> CaseRef:
+    """The :class:`~judgekit.results.CaseRef` recorded for a case."""
+    return CaseRef(
+        id=case.id,
+        version=case.version,
+        slice=case.slice_name,
+        category=case.category,
+        severity=case.severity,
+        policy_refs=case.policy_refs,
+    )
+
+
+def plan_trials(case_set: CaseSet, transcript_files: Sequence[Path]) -> RunPlan:
+    """Read transcript files and pair each trial with its case.
+
+    Args:
+        case_set: The (valid) case set; candidates are not graded.
+        transcript_files: JSONL transcript files, one trial a line.
+
+    Returns:
+        The plan. Problems (each ``file:line``): a line that is not a valid transcript, a case id not in
+        the set, a ``(case, trial)`` already seen (the first is kept).
+
+    Raises:
+        JudgekitError: When a transcript file cannot be read.
+    """
+    cases = {loaded.case.id: loaded.case for loaded in case_set.reviewed()}
+    candidates = {loaded.case.id for loaded in case_set.candidates()}
+    plan = RunPlan()
+    seen: dict[tuple[str, int], str] = {}
+    for path in transcript_files:
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            raise JudgekitError(f"{path}: cannot read transcripts: {exc.strerror}") from None
+        with handle:
+            for number, raw in enumerate(handle, start=1):
+                if not raw.strip():
+                    continue
+                transcript = _parse_transcript(path, number, raw, plan.problems)
+                if transcript is None:
+                    continue
+                case = cases.get(transcript.case_id)
+                if case is None:
+                    why = (
+                        "is a candidate (unreviewed) and is not graded"
+                        if transcript.case_id in candidates
+                        else f"is not in the case set ({case_set.root})"
+                    )
+                    plan.problems.append(
+                        Problem(
+                            path,
+                            number,
+                            "case_id",
+                            f"case '{transcript.case_id}' {why}; trial {transcript.trial} left out",
+                        )
+                    )
+                    continue
+                key = (transcript.case_id, transcript.trial)
+                where = f"{path}:{number}"
+                if key in seen:
+                    plan.problems.append(
+                        Problem(
+                            path,
+                            number,
+                            "trial",
+                            f"case '{key[0]}' trial {key[1]} already read at {seen[key]}; this one is left "
+                            "out (number trials uniquely per case)",
+                        )
+                    )
+                    continue
+                seen[key] = where
+                digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()
+                plan.trials.append(
+                    PlannedTrial(case, transcript, TrialSource(file=str(path), line=number, sha256=digest))
+                )
+    return plan
+
+
+def _parse_transcript(path: Path, number: int, raw: bytes, problems: list[Problem]) -> Transcript | None:
+    try:
+        return Transcript.model_validate_json(raw)
+    except ValidationError as exc:
+        try:
+            json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as json_exc:
+            msg = json_exc.msg if isinstance(json_exc, json.JSONDecodeError) else "not valid UTF-8"
+            problems.append(Problem(path, number, "", f"malformed JSON ({msg}); line left out"))
+            return None
+        err = exc.errors(include_url=False)[0]
+        loc = ".".join(str(p) for p in err["loc"])
+        msg = str(err["msg"]).removeprefix("Value error, ")
+        problems.append(Problem(path, number, loc, f"{msg}; line left out"))
+        return None
+
+
+# --------------------------------------------------------------------------- output file
+
+
+def prepare_output(
+    out: Path,
+    plan: RunPlan,
+    *,
+    resume: bool,
+    judge_fingerprint: Mapping[str, JsonValue] | None,
+) -> OutputState:
+    """Check the results file and decide what is left to grade.
+
+    Args:
+        out: The results file.
+        plan: The planned trials.
+        resume: Continue an existing file.
+        judge_fingerprint: The fingerprint of this run's judge layer.
+
+    Returns:
+        The run id and the finished trials.
+
+    Raises:
+        JudgekitError: When ``out`` exists and is not empty without ``resume``; when resuming a file with
+            lines judgekit cannot read (another schema version, malformed lines), or graded differently
+            (other case versions, another judge fingerprint, changed transcripts), naming what differs.
+    """
+    exists = out.exists() and out.stat().st_size > 0
+    if not out.parent.is_dir():
+        raise JudgekitError(f"{out}: folder {out.parent} does not exist; create it or choose another --out")
+    if not resume:
+        if exists:
+            raise JudgekitError(
+                f"{out} already holds results; pass --resume to continue that run, or choose another --out"
+            )
+        return OutputState(run_id=new_run_id())
+    if not exists:
+        return OutputState(run_id=new_run_id())
+    repaired = repair_tail(out)
+    results = read_results(out)
+    if results.problems:
+        listed = "\n  ".join(str(p) for p in results.problems[:10])
+        raise JudgekitError(
+            f"cannot resume {out}: it has lines this judgekit cannot continue:\n  {listed}\n"
+            "Fix or remove those lines, or start a new run with another --out."
+        )
+    run_ids = results.run_ids
+    if len(run_ids) > 1:
+        raise JudgekitError(
+            f"cannot resume {out}: it holds several runs ({', '.join(run_ids)}); use a new --out"
+        )
+    planned = {t.key: t for t in plan.trials}
+    differences: list[str] = []
+    wanted_fp = dict(judge_fingerprint) if judge_fingerprint is not None else None
+    for line in results.lines:
+        trial = planned.get(line.key)
+        if trial is None:
+            continue
+        if line.case.version != trial.case.version:
+            differences.append(
+                f"case '{line.case.id}': graded at version {line.case.version}, the set now has "
+                f"version {trial.case.version}"
+            )
+        if line.judge_fingerprint != wanted_fp:
+            differences.append(
+                f"case '{line.case.id}' trial {line.trial}: graded by another judge fingerprint "
+                f"({_fp_label(line.judge_fingerprint)} vs {_fp_label(wanted_fp)} now)"
+            )
+        if line.source is not None and line.source.sha256 != trial.source.sha256:
+            differences.append(
+                f"case '{line.case.id}' trial {line.trial}: the transcript changed since it was graded "
+                f"({trial.source.file}:{trial.source.line})"
+            )
+        if len(differences) >= 10:
+            break
+    if differences:
+        raise JudgekitError(
+            f"cannot resume {out}: it was graded differently from this run:\n  "
+            + "\n  ".join(differences)
+            + "\nStart a new run with another --out (resuming would mix two measurements)."
+        )
+    return OutputState(
+        run_id=run_ids[0] if run_ids else new_run_id(),
+        done=results.keys(),
+        dropped_line=repaired.line,
+        resumed=True,
+    )
+
+
+def _fp_label(fp: Mapping[str, Any] | None) -> str:
+    if fp is None:
+        return "no judge"
+    text = json.dumps(fp, sort_keys=True, default=str)
+    return "judge " + hashlib.sha256(text.encode()).hexdigest()[:12]
+
+
+# --------------------------------------------------------------------------- grading
+
+
+def _error_grade(trial: PlannedTrial, exc: BaseException) -> Grade:
+    reason = f"the grader raised {type(exc).__name__}: {exc}"
+    check = CheckResult(check_id="runner", layer="runner", verdict=Verdict.ERROR, reason=reason[:2000])
+    return Grade(case_id=trial.case.id, trial=trial.transcript.trial, verdict=Verdict.ERROR, checks=(check,))
+
+
+async def run_trials(
+    plan: RunPlan,
+    grader: TrialGrader,
+    *,
+    out: Path,
+    state: OutputState,
+    concurrency: int = 8,
+    grading: Mapping[str, JsonValue] | None = None,
+    redactor: Redactor | None = None,
+    progress: Progress | None = None,
+    fsync: bool = False,
+    clock: Callable[[], float] = time.perf_counter,
+) -> RunSummary:
+    """Grade every planned trial that has no line yet, appending one line per trial as it finishes.
+
+    Args:
+        plan: The trials.
+        grader: The grader.
+        out: The results file (appended to).
+        state: From :func:`prepare_output`: the run id and the finished trials.
+        concurrency: Trials graded at once (>= 1).
+        grading: judgekit's configuration for the run, recorded in every line (secrets removed).
+        redactor: Removes secrets from every line before it is written (a default shape-based one when
+            ``None``).
+        progress: Receives progress events.
+        fsync: Force every line to disk (protects against power loss too; slower).
+        clock: Time source (for tests).
+
+    Returns:
+        What this invocation did.
+
+    Raises:
+        JudgekitError: When ``concurrency`` is below 1 or the output cannot be written.
+    """
+    if concurrency < 1:
+        raise JudgekitError(f"--concurrency must be at least 1, got {concurrency}")
+    redactor = redactor or Redactor()
+    todo = [t for t in plan.trials if t.key not in state.done]
+    skipped = len(plan.trials) - len(todo)
+    verdicts = dict.fromkeys(Verdict, 0)
+    errors = 0
+    fingerprint = grader.judge_fingerprint
+    fp_data = dict(fingerprint) if fingerprint is not None else None
+    grading_data = dict(grading or {})
+    start_cost = grader.cost_so_far()
+    started = clock()
+    if progress is not None:
+        progress.start(len(plan.trials), skipped)
+    queue: asyncio.Queue[PlannedTrial] = asyncio.Queue()
+    for trial in todo:
+        queue.put_nowait(trial)
+
+    try:
+        with LineAppender(out, fsync=fsync) as appender:
+
+            async def worker() -> None:
+                nonlocal errors
+                while True:
+                    try:
+                        trial = queue.get_nowait()
+                    except asyncio.QueueEmpty:
+                        return
+                    t0 = clock()
+                    try:
+                        graded = await grader.grade(trial.case, trial.transcript)
+                        grade = graded.grade
+                        cost = graded.cost_usd
+                    except asyncio.CancelledError:
+                        raise
+                    except Exception as exc:
+                        grade = _error_grade(trial, exc)
+                        cost = None
+                        errors += 1
+                    line = make_result_line(
+                        run_id=state.run_id,
+                        case=case_ref(trial.case),
+                        grade=grade,
+                        run=trial.transcript.run or RunRecord(),
+                        judge_fingerprint=fp_data,
+                        grading=grading_data,
+                        source=trial.source,
+                        cost_usd=cost,
+                        duration_s=round(clock() - t0, 6),
+                    )
+                    appender.write_line(dump_result_line(line, redactor))
+                    verdicts[line.verdict] += 1
+                    if progress is not None:
+                        progress.advance(line, grader.cost_so_far())
+
+            workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, max(1, len(todo))))]
+            try:
+                await asyncio.gather(*workers)
+            except BaseException:
+                for w in workers:
+                    w.cancel()
+                await asyncio.gather(*workers, return_exceptions=True)
+                raise
+    finally:
+        if progress is not None:
+            progress.finish()
+    return RunSummary(
+        run_id=state.run_id,
+        planned=len(plan.trials),
+        skipped_done=skipped,
+        graded=sum(verdicts.values()),
+        verdicts=verdicts,
+        grader_errors=errors,
+        cost_usd=grader.cost_so_far() - start_cost,
+        seconds=clock() - started,
+        problems=plan.problems,
+        dropped_line=state.dropped_line,
+    )
