@@ -15,6 +15,7 @@ import sys
 import typer
 
 from judgekit import __version__
+from judgekit.commands import contamination as contamination_commands
 from judgekit.commands import demo as demo_commands
 from judgekit.commands import golden as golden_commands
 from judgekit.commands import runs as runs_commands
@@ -48,6 +49,7 @@ def _root(
 golden_commands.register(app)
 runs_commands.register(app)
 demo_commands.register(app)
+contamination_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

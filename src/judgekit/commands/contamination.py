@@ -1,0 +1,271 @@
+"""Contamination commands: ``keygen``, ``index``, ``canary``, ``scan``.
+
+Exit codes of ``scan``: 0 clean (everything scanned, nothing found), 1 a golden case or canary was
+found, 2 the scan could not run or not all input could be scanned (wrong key, unreadable index, corrupt
+or truncated file, over-long line).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import typer
+
+if TYPE_CHECKING:
+    from judgekit.contamination.index import Key
+
+__all__ = ["register"]
+
+group = typer.Typer(
+    help="Keep golden cases out of training data: keyed hash index, canaries, export scanner.",
+    no_args_is_help=True,
+)
+
+
+def _key(path: Path) -> Key:
+    from judgekit.contamination.index import load_key
+
+    return load_key(path)
+
+
+def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Read ``{"id": ..., "texts": [text or {"field", "text"}, ...]}`` lines."""
+    import json
+
+    from judgekit.errors import JudgekitError
+
+    out: list[tuple[str, list[tuple[str, str]]]] = []
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise JudgekitError(f"{path}: cannot read ({exc})") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            obj = json.loads(line)
+        except ValueError as exc:
+            raise JudgekitError(f"{path}:{n}: invalid JSON ({exc}); each line is one case") from None
+        if (
+            not isinstance(obj, dict)
+            or not isinstance(obj.get("id"), str)
+            or not isinstance(obj.get("texts"), list)
+        ):
+            raise JudgekitError(
+                f'{path}:{n}: expected {{"id": "...", "texts": [...]}} with a string id and a list'
+            )
+        pairs: list[tuple[str, str]] = []
+        for i, t in enumerate(obj["texts"]):
+            if isinstance(t, str):
+                pairs.append((f"texts.{i}", t))
+            elif isinstance(t, dict) and isinstance(t.get("text"), str):
+                pairs.append((str(t.get("field", f"texts.{i}")), t["text"]))
+            else:
+                raise JudgekitError(f'{path}:{n}: texts.{i} must be a string or {{"field", "text"}}')
+        out.append((obj["id"], pairs))
+    return out
+
+
+def keygen(
+    out: Path = typer.Option(
+        ..., "--out", help="Where to write the new key (refuses to overwrite).", show_default=False
+    ),
+) -> None:
+    """Write a new random 256-bit contamination key (hex), readable only by you."""
+    import os
+    import secrets
+
+    from judgekit.errors import JudgekitError
+
+    try:
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        raise JudgekitError(
+            f"{out}: already exists; a key is never overwritten (choose another --out)"
+        ) from None
+    except OSError as exc:
+        raise JudgekitError(f"{out}: cannot create the key file ({exc.strerror})") from None
+    with os.fdopen(fd, "w") as f:
+        f.write(secrets.token_hex(32) + "\n")
+    typer.echo(f"wrote {out}; keep it secret: anyone with it and the index can test guesses of case text")
+
+
+def index(  # noqa: PLR0917 - typer options
+    cases: list[Path] = typer.Argument(None, help="Golden-set folders or case files.", show_default=False),
+    key_file: Path = typer.Option(..., "--key-file", help="The secret key file.", show_default=False),
+    out: Path = typer.Option(..., "--out", help="Index file to write.", show_default=False),
+    texts: Path | None = typer.Option(
+        None,
+        "--texts",
+        help='Index a JSONL of {"id", "texts": [...]} instead of case files.',
+        show_default=False,
+    ),
+    shingle_size: int = typer.Option(13, "--shingle-size", min=4, max=64, help="Tokens per shingle."),
+    min_text_tokens: int = typer.Option(
+        4,
+        "--min-text-tokens",
+        min=1,
+        help="Shorter texts get no whole-text entry (they match everyday phrases).",
+    ),
+    max_cases: int | None = typer.Option(
+        None,
+        "--max-cases",
+        min=1,
+        help="Drop shingles found in more than this many cases (default: max(2, 2% of the cases)).",
+    ),
+    boilerplate: list[Path] = typer.Option(
+        None,
+        "--boilerplate",
+        help="Text file whose lines (templated prompts, policy text) are never flagged.",
+    ),
+    set_name: str | None = typer.Option(
+        None,
+        "--set-name",
+        help="Name for the set's canary (default: the manifest's name, else the folder name).",
+    ),
+    canary: list[str] = typer.Option(
+        None, "--canary", help="Extra canary string to report verbatim (repeatable)."
+    ),
+) -> None:
+    """Build a keyed hash index of every text the golden cases carry (no text is stored)."""
+    from judgekit.contamination.index import IndexOptions, build_index, canary_for, write_index
+    from judgekit.errors import JudgekitError
+
+    key = _key(key_file)
+    if texts is not None:
+        if cases:
+            raise JudgekitError("give case paths or --texts, not both")
+        items: Any = _texts_jsonl(texts)
+        name = set_name or texts.stem
+    else:
+        if not cases:
+            raise JudgekitError(
+                "name the golden-set folders or case files to index (or use --texts FILE.jsonl)"
+            )
+        from judgekit.cases import load_case_set
+
+        case_set = load_case_set(cases)
+        if case_set.problems:
+            for p in case_set.problems:
+                typer.echo(str(p), err=True)
+            raise JudgekitError(
+                f"the case set has {len(case_set.problems)} problem(s); fix them first (judgekit validate), "
+                "so that no case is left out of the index"
+            )
+        items = [(lc.case.id, lc.case.texts()) for lc in case_set.cases]
+        manifest_name = case_set.manifest.name if case_set.manifest else None
+        name = set_name or manifest_name or case_set.root.resolve().name
+    lines: list[str] = []
+    for b in boilerplate or []:
+        try:
+            lines.extend(x for x in b.read_text(encoding="utf-8").splitlines() if x.strip())
+        except (OSError, UnicodeDecodeError) as exc:
+            raise JudgekitError(f"{b}: cannot read the boilerplate file ({exc})") from None
+    canaries = (canary_for(key, name), *(canary or []))
+    opts = IndexOptions(
+        shingle_size=shingle_size,
+        min_text_tokens=min_text_tokens,
+        max_cases=max_cases,
+        boilerplate=tuple(lines),
+        canaries=canaries,
+    )
+    built = build_index(items, key, opts)
+    write_index(built, out)
+    s = built.stats
+    typer.echo(
+        f"indexed {s['cases']} cases, {s['texts']} texts: {s['shingle_entries']} shingle entries "
+        f"({s['shingle_entries_dropped_shared']} dropped as shared by more than {built.max_cases} cases, "
+        f"{s['shingle_entries_dropped_boilerplate']} as boilerplate), {s['text_entries']} whole-text "
+        f"entries; "
+        f"key fingerprint {built.key_fingerprint}; wrote {out}"
+    )
+    typer.echo(f"canary for set {name!r}: {canaries[0]}")
+
+
+def canary(
+    key_file: Path = typer.Option(..., "--key-file", help="The secret key file.", show_default=False),
+    set_name: str = typer.Option(
+        ..., "--set-name", help="The set's name (as given to index).", show_default=False
+    ),
+) -> None:
+    """Print the set's canary string, to embed in its case files (a scan reports it verbatim)."""
+    from judgekit.contamination.index import canary_for
+
+    typer.echo(canary_for(_key(key_file), set_name))
+
+
+def scan(  # noqa: PLR0917 - typer options
+    exports: list[Path] = typer.Argument(
+        ..., help="Export files: .jsonl, .jsonl.gz, .jsonl.zst, .parquet.", show_default=False
+    ),
+    index_path: Path = typer.Option(
+        ..., "--index", help="Index file from `contamination index`.", show_default=False
+    ),
+    key_file: Path = typer.Option(
+        ..., "--key-file", help="The key the index was built with.", show_default=False
+    ),
+    fmt: str = typer.Option("md", "--format", help="Report format: md or json."),
+    out: Path | None = typer.Option(None, "--out", help="Write the report here instead of standard output."),
+    fields: list[str] = typer.Option(
+        None,
+        "--field",
+        help="Field path to scan, e.g. messages[].content or meta.notes (repeatable). "
+        "Default: chat messages, prompt/completion and common text fields, else every string.",
+    ),
+    threshold: float = typer.Option(
+        0.5, "--threshold", help="Shingle coverage of a case text that counts as a leak."
+    ),
+    processes: int = typer.Option(1, "--processes", "-j", min=0, help="Worker processes (0: one per CPU)."),
+    split_mb: float = typer.Option(
+        256, "--split-mb", help="Split uncompressed JSONL files into ranges of this size."
+    ),
+    max_line_mb: float = typer.Option(32, "--max-line-mb", help="Longer lines are reported and skipped."),
+    max_locations: int = typer.Option(
+        5, "--max-locations", min=1, help="First locations kept per leaked case."
+    ),
+) -> None:
+    """Scan training exports for golden-set text; exit 1 on a leak, 0 when clean, 2 when incomplete."""
+    from judgekit.contamination.index import read_index
+    from judgekit.contamination.parallel import scan_files
+    from judgekit.contamination.report import build_report, render_json, render_markdown
+    from judgekit.contamination.scan import ScanOptions
+    from judgekit.errors import JudgekitError
+
+    if fmt not in ("md", "json"):
+        raise JudgekitError(f"--format {fmt!r} is not known; use md or json", exit_code=2)
+    try:
+        options = ScanOptions(
+            fields=tuple(fields) if fields else None,
+            threshold=threshold,
+            max_locations=max_locations,
+            max_line_bytes=int(max_line_mb * (1 << 20)),
+        )
+    except JudgekitError as exc:
+        raise JudgekitError(exc.message, exit_code=2) from None
+    idx = read_index(index_path)
+    key = _key(key_file)
+    result = scan_files(
+        exports, idx, key, options, processes=processes, split_bytes=int(split_mb * (1 << 20))
+    )
+    report = build_report(result, idx, threshold=threshold)
+    text = render_json(report) if fmt == "json" else render_markdown(report)
+    if out is not None:
+        try:
+            out.write_text(text, encoding="utf-8")
+        except OSError as exc:
+            raise JudgekitError(f"{out}: cannot write the report ({exc.strerror})", exit_code=2) from None
+        typer.echo(f"{report.status}: {len(report.leaks)} leaked case(s); report written to {out}", err=True)
+    else:
+        typer.echo(text, nl=False)
+    if report.exit_code:
+        raise typer.Exit(report.exit_code)
+
+
+def register(app: typer.Typer) -> None:
+    """Add the ``contamination`` group to the ``judgekit`` application."""
+    group.command("keygen")(keygen)
+    group.command("index")(index)
+    group.command("canary")(canary)
+    group.command("scan")(scan)
+    app.add_typer(group, name="contamination")

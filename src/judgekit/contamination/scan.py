@@ -1,0 +1,1014 @@
+"""Streaming scan of training exports against a contamination index.
+
+The scan reads JSONL (plain, ``.gz``, ``.zst``) line by line in bounded blocks, and Parquet batch by
+batch; it extracts the texts of each record (chat ``messages[].content``, ``prompt``/``completion``
+pairs, or configured field paths), folds them (:mod:`judgekit.contamination.normalise`) and hands them
+in batches of a few megabytes to :class:`Matcher`, whose hot path is vectorised numpy over token hashes.
+
+What a scan reports for each leaked case: how it matched (``exact``: a field or a line of the export is
+exactly a case text after normalisation; ``shingle``: the matched shingles cover at least ``threshold`` of
+a case text's tokens inside one record), in how many records, and the first locations (file, line or
+row, export field). It never reports the text itself.
+
+Bad input never stops a scan: an invalid JSON line is reported and its raw text scanned anyway; bytes
+that are not UTF-8 are reported and replaced; a line longer than ``max_line_bytes`` is reported and
+skipped without being held in memory; a corrupt gzip member or a truncated zstd stream is reported and
+the rest of that file is marked unscanned. A scan with unscanned input is *incomplete*.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import zlib
+from collections import Counter
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, BinaryIO
+
+import numpy as np
+
+from judgekit.contamination.index import (
+    ContaminationIndex,
+    Key,
+    TokenSpans,
+    fast_hashes,
+    prefilter,
+    shingle_digest,
+    text_digest,
+    window_values,
+)
+from judgekit.contamination.normalise import fold_many
+from judgekit.errors import JudgekitError
+
+__all__ = [
+    "DEFAULT_FIELDS",
+    "FieldPath",
+    "Hit",
+    "InputIssue",
+    "Location",
+    "Matcher",
+    "ScanOptions",
+    "ScanResult",
+    "TextBatch",
+    "detect_format",
+    "parse_field_path",
+    "scan_stream",
+]
+
+DEFAULT_FIELDS: tuple[str, ...] = (
+    "messages[].content",
+    "prompt",
+    "completion",
+    "chosen",
+    "rejected",
+    "text",
+    "input",
+    "output",
+    "instruction",
+    "response",
+    "conversations[].value",
+)
+"""Field paths scanned by default. A record with none of them has every string value scanned instead."""
+
+RAW_LINE_FIELD = "<raw line>"
+ALL_STRINGS_FIELD = "<all strings>"
+
+
+# ----------------------------------------------------------------------------------------- options
+
+
+@dataclass(frozen=True)
+class ScanOptions:
+    """How a scan runs.
+
+    Attributes:
+        fields: Field paths to scan (``messages[].content``, ``prompt``, ``meta.source``). ``None``
+            scans :data:`DEFAULT_FIELDS` and falls back to every string of a record that has none of them.
+        threshold: Shingle coverage (fraction of a case text's tokens covered by matched shingles within
+            one record, in (0, 1]) at or above which a text counts as leaked.
+        max_locations: How many first locations to keep per leaked case and per canary.
+        max_problems: How many input problems to keep per file (all are counted).
+        max_line_bytes: Longer lines are reported and skipped without being held in memory.
+        batch_bytes: Text per matcher batch; bounds memory (about 40 bytes of working memory per byte).
+        read_bytes: Bytes read per block from a file.
+    """
+
+    fields: tuple[str, ...] | None = None
+    threshold: float = 0.5
+    max_locations: int = 5
+    max_problems: int = 50
+    max_line_bytes: int = 32 << 20
+    batch_bytes: int = 2 << 20
+    read_bytes: int = 4 << 20
+
+    def __post_init__(self) -> None:
+        if not 0.0 < self.threshold <= 1.0:
+            raise JudgekitError(f"--threshold {self.threshold} is out of range; give a fraction in (0, 1]")
+        if self.max_line_bytes < 1024:
+            raise JudgekitError("--max-line-mb is too small; give at least 0.001 (1 KB)")
+        for p in self.fields or ():
+            parse_field_path(p)
+
+
+# ---------------------------------------------------------------------------------------- matching
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """One matched index entry inside a batch of export texts.
+
+    Attributes:
+        text: Index of the export text (inside the batch) that matched.
+        ref: Index of the case text (:attr:`ContaminationIndex.texts`).
+        offset: Token offset of the matched shingle inside the case text, or -1 for a whole-text match.
+    """
+
+    text: int
+    ref: int
+    offset: int
+
+
+class Matcher:
+    """Finds index entries in batches of texts; the scanning core, free of I/O.
+
+    Args:
+        index: The loaded index.
+        key: The key the index was built with.
+
+    Raises:
+        JudgekitError: The key's fingerprint differs from the index's (exit code 2).
+    """
+
+    def __init__(self, index: ContaminationIndex, key: Key) -> None:
+        if key.fingerprint != index.key_fingerprint:
+            raise JudgekitError(
+                f"the key (fingerprint {key.fingerprint}) is not the key this index was built with "
+                f"(fingerprint {index.key_fingerprint}); scan with the key file given to "
+                "`judgekit contamination index`",
+                exit_code=2,
+            )
+        self.index = index
+        self.key = key
+        self.n = index.shingle_size
+        n_entries = len(index.shingle_prefilter)
+        bits = min(28, max(16, int(np.ceil(np.log2(max(n_entries, 1) * 64)))))
+        self._shift = np.uint32(32 - bits)
+        self._bitmap = np.zeros(1 << bits, dtype=bool)
+        self._bitmap[index.shingle_prefilter >> self._shift] = True
+        self._sh_pref = np.unique(index.shingle_prefilter)
+        self._tx_pref = np.unique(index.text_prefilter)
+        self._min_text = max(1, index.min_text_tokens)
+
+    def match(self, texts: Sequence[str]) -> list[Hit]:
+        """Fold ``texts`` and return every index entry they contain."""
+        return self.match_folded(fold_many(texts))
+
+    def match_folded(self, folded: bytes) -> list[Hit]:
+        """Return every index entry found in a folded buffer (:func:`~.normalise.fold_many` output).
+
+        Shingle hits are windows of ``shingle_size`` tokens inside one text whose keyed digest is in the
+        index; whole-text hits are texts, or lines inside texts, whose canonical form's digest is.
+        """
+        if not folded:
+            return []
+        buf = np.frombuffer(folded, dtype=np.uint8)
+        fh = fast_hashes(buf, self.key)
+        sp = fh.spans
+        n_tok = len(sp.starts)
+        hits: list[Hit] = []
+        n = self.n
+        idx = self.index
+        if n_tok >= n and len(self._sh_pref):
+            pref = fh.prefix
+            with np.errstate(over="ignore"):
+                w = pref[n:] - pref[:-n]
+                w *= _neg_powers(n_tok - n + 1)
+            pf = prefilter(w, self.key.win)
+            cand = np.flatnonzero(self._bitmap[pf >> self._shift])
+            if cand.size:
+                cand = cand[_member(pf[cand], self._sh_pref)]
+                cand_text = sp.text_of(cand)
+                keep = cand_text == sp.text_of(cand + n - 1)
+                cand, cand_text = cand[keep], cand_text[keep]
+                for i, t in zip(cand.tolist(), cand_text.tolist(), strict=True):
+                    d = shingle_digest(self.key, b" ".join(folded[sp.starts[i] : sp.ends[i + n - 1]].split()))
+                    lo = int(np.searchsorted(idx.shingle_digest, np.uint64(d)))
+                    while lo < len(idx.shingle_digest) and int(idx.shingle_digest[lo]) == d:
+                        hits.append(Hit(t, int(idx.shingle_text[lo]), int(idx.shingle_offset[lo])))
+                        lo += 1
+        if n_tok and len(self._tx_pref):
+            hits.extend(self._exact(folded, fh.prefix, sp))
+        return hits
+
+    def _exact(self, folded: bytes, pref: Any, sp: TokenSpans) -> Iterator[Hit]:
+        """Whole-text hits: texts, and lines inside texts, whose canonical form is a case text."""
+        idx = self.index
+        n_tok = len(sp.starts)
+        text_bounds = np.append(sp.text_first, n_tok)
+        line_bounds = np.concatenate(([0], sp.line_first, [n_tok]))
+        first = np.concatenate((text_bounds[:-1], line_bounds[:-1]))
+        last = np.concatenate((text_bounds[1:], line_bounds[1:]))
+        keep = (last - first) >= self._min_text
+        first, last = first[keep], last[keep]
+        if not len(first):
+            return
+        pf = prefilter(window_values(pref, first, last), self.key.txt)
+        sel = np.flatnonzero(_member(pf, self._tx_pref))
+        if not len(sel):
+            return
+        pairs = sorted({(int(first[j]), int(last[j])) for j in sel.tolist()})
+        texts = sp.text_of(np.array([f for f, _ in pairs], dtype=np.int64)).tolist()
+        for (f, lst), t in zip(pairs, texts, strict=True):
+            d = text_digest(self.key, b" ".join(folded[sp.starts[f] : sp.ends[lst - 1]].split()))
+            lo = int(np.searchsorted(idx.text_digest, np.uint64(d)))
+            while lo < len(idx.text_digest) and int(idx.text_digest[lo]) == d:
+                yield Hit(t, int(idx.text_text[lo]), -1)
+                lo += 1
+
+
+def _member(values: Any, sorted_unique: Any) -> Any:
+    """Boolean mask: which ``values`` occur in the sorted array ``sorted_unique`` (non-empty)."""
+    pos = np.searchsorted(sorted_unique, values)
+    np.minimum(pos, len(sorted_unique) - 1, out=pos)
+    return sorted_unique[pos] == values
+
+
+def _neg_powers(count: int) -> Any:
+    from judgekit.contamination import index as _ix
+
+    return _ix._TOKEN_POWERS.neg[:count]
+
+
+# ------------------------------------------------------------------------------------- field paths
+
+
+@dataclass(frozen=True)
+class FieldPath:
+    """A parsed field path: keys separated by dots, ``[]`` after a key to take every list element."""
+
+    text: str
+    steps: tuple[tuple[str, bool], ...]
+
+
+def parse_field_path(path: str) -> FieldPath:
+    """Parse ``messages[].content`` into steps; raise :class:`JudgekitError` on a malformed path."""
+    steps: list[tuple[str, bool]] = []
+    for part in path.split("."):
+        each = part.endswith("[]")
+        name = part[:-2] if each else part
+        if not name or "[" in name or "]" in name:
+            raise JudgekitError(
+                f"field path {path!r} is malformed at {part!r}; write keys separated by dots, with [] "
+                "after a key whose value is a list (messages[].content)"
+            )
+        steps.append((name, each))
+    return FieldPath(text=path, steps=tuple(steps))
+
+
+def _strings_of(value: Any, out: list[str]) -> None:
+    """Append the strings of a leaf value: a string, or the text parts of a list of content parts."""
+    if type(value) is str:
+        out.append(value)
+    elif type(value) is list:
+        for v in value:
+            if type(v) is str:
+                out.append(v)
+            elif type(v) is dict:
+                t = v.get("text")
+                if type(t) is str:
+                    out.append(t)
+
+
+def _walk(
+    value: Any, steps: tuple[tuple[str, bool], ...], i: int, label: str, out: list[tuple[str, str]]
+) -> None:
+    if i == len(steps):
+        got: list[str] = []
+        _strings_of(value, got)
+        out.extend((label, s) for s in got)
+        return
+    if type(value) is not dict:
+        return
+    name, each = steps[i]
+    child = value.get(name)
+    if child is None:
+        return
+    sub = f"{label}.{name}" if label else name
+    if each:
+        if type(child) is list:
+            for k, elem in enumerate(child):
+                _walk(elem, steps, i + 1, f"{sub}[{k}]", out)
+    else:
+        _walk(child, steps, i + 1, sub, out)
+
+
+def _all_strings(value: Any, label: str, out: list[tuple[str, str]]) -> None:
+    if type(value) is str:
+        out.append((label or ALL_STRINGS_FIELD, value))
+    elif type(value) is dict:
+        for k, v in value.items():
+            _all_strings(v, f"{label}.{k}" if label else str(k), out)
+    elif type(value) is list:
+        for k, v in enumerate(value):
+            _all_strings(v, f"{label}[{k}]", out)
+
+
+Extractor = Callable[[Any, list[str]], None]
+
+
+def _all_strings_fast(value: Any, out: list[str]) -> None:
+    if type(value) is str:
+        out.append(value)
+    elif type(value) is dict:
+        for v in value.values():
+            _all_strings_fast(v, out)
+    elif type(value) is list:
+        for v in value:
+            _all_strings_fast(v, out)
+
+
+def compile_path(fp: FieldPath) -> Extractor:
+    """Compile a field path into a function that appends the record's texts at that path to a list.
+
+    The texts come in the same order as :func:`extract_texts` gives them, without labels (the hot path).
+    """
+    steps = fp.steps
+    if len(steps) == 1 and not steps[0][1]:
+        name = steps[0][0]
+
+        def one(rec: Any, out: list[str]) -> None:
+            if type(rec) is dict:
+                v = rec.get(name)
+                if type(v) is str:
+                    out.append(v)
+                elif v is not None:
+                    _strings_of(v, out)
+
+        return one
+    if len(steps) == 2 and steps[0][1] and not steps[1][1]:
+        outer, inner = steps[0][0], steps[1][0]
+
+        def two(rec: Any, out: list[str]) -> None:
+            if type(rec) is dict:
+                items = rec.get(outer)
+                if type(items) is list:
+                    for m in items:
+                        if type(m) is dict:
+                            v = m.get(inner)
+                            if type(v) is str:
+                                out.append(v)
+                            elif v is not None:
+                                _strings_of(v, out)
+
+        return two
+
+    def generic(rec: Any, out: list[str]) -> None:
+        pairs: list[tuple[str, str]] = []
+        _walk(rec, steps, 0, "", pairs)
+        out.extend(t for _, t in pairs)
+
+    return generic
+
+
+def compile_paths(paths: Sequence[FieldPath]) -> Extractor:
+    """Compile several field paths into one extractor (texts in path order, as :func:`extract_texts`).
+
+    Records are dispatched on their top-level keys, so a record pays only for the paths it has.
+    """
+    by_key: dict[str, list[tuple[int, Extractor]]] = {}
+    for i, p in enumerate(paths):
+        by_key.setdefault(p.steps[0][0], []).append((i, compile_path(p)))
+    single = {k: v[0][1] for k, v in by_key.items() if len(v) == 1}
+
+    def extract(rec: Any, out: list[str]) -> None:
+        if type(rec) is not dict:
+            return
+        present = [k for k in rec if k in by_key]
+        if len(present) == 1 and present[0] in single:
+            single[present[0]](rec, out)
+            return
+        todo = sorted(e for k in present for e in by_key[k])
+        for _, ex in todo:
+            ex(rec, out)
+
+    return extract
+
+
+def extract_texts(record: Any, paths: Sequence[FieldPath], *, fallback: bool) -> list[tuple[str, str]]:
+    """Return ``(field label, text)`` for every text of a record at the given paths.
+
+    Args:
+        record: A parsed JSON value.
+        paths: Parsed field paths.
+        fallback: When no path yields anything, return every string value of the record instead.
+    """
+    out: list[tuple[str, str]] = []
+    for p in paths:
+        _walk(record, p.steps, 0, "", out)
+    if not out and fallback:
+        _all_strings(record, "", out)
+    return out
+
+
+# ----------------------------------------------------------------------------------------- results
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """Where something was found: a file and a 1-based line (JSONL) or row (Parquet), and a field."""
+
+    file: str
+    line: int | None = None
+    row: int | None = None
+    field: str = ""
+    case_field: str = ""
+    kind: str = ""
+    coverage: float | None = None
+
+    def shifted(self, lines: int) -> Location:
+        """The same location with ``lines`` added to its line number (byte-range fix-up)."""
+        if self.line is None or not lines:
+            return self
+        return Location(
+            self.file, self.line + lines, self.row, self.field, self.case_field, self.kind, self.coverage
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class InputIssue:
+    """A problem with the input: where (file and 1-based line or row), what kind, and what was done."""
+
+    file: str
+    line: int | None
+    row: int | None
+    kind: str
+    message: str
+
+    def shifted(self, lines: int) -> InputIssue:
+        """The same issue with ``lines`` added to its line number."""
+        if self.line is None or not lines:
+            return self
+        return InputIssue(self.file, self.line + lines, self.row, self.kind, self.message)
+
+
+@dataclass
+class CaseLeaks:
+    """Everything found for one leaked case."""
+
+    records: int = 0
+    kinds: Counter[str] = field(default_factory=Counter)
+    case_fields: Counter[str] = field(default_factory=Counter)
+    locations: list[Location] = field(default_factory=list)
+
+
+@dataclass
+class FileStats:
+    """What happened to one input file (or one byte range of it)."""
+
+    file: str
+    bytes_read: int = 0
+    records: int = 0
+    lines: int = 0
+    texts: int = 0
+    records_without_fields: int = 0
+    complete: bool = True
+    problem_counts: Counter[str] = field(default_factory=Counter)
+
+
+@dataclass
+class ScanResult:
+    """Mergeable result of scanning one unit (a file, a byte range, or Arrow batches)."""
+
+    leaks: dict[str, CaseLeaks] = field(default_factory=dict)
+    canaries: dict[str, CaseLeaks] = field(default_factory=dict)
+    problems: list[InputIssue] = field(default_factory=list)
+    files: dict[str, FileStats] = field(default_factory=dict)
+
+    def shift_lines(self, lines: int) -> None:
+        """Add ``lines`` to every line number (used when a byte range did not start at line 1)."""
+        if not lines:
+            return
+        for group in (self.leaks, self.canaries):
+            for cl in group.values():
+                cl.locations = [loc.shifted(lines) for loc in cl.locations]
+        self.problems = [p.shifted(lines) for p in self.problems]
+
+    def merge(self, other: ScanResult, *, max_locations: int, max_problems: int) -> None:
+        """Fold ``other`` (which comes after this result in input order) into this one."""
+        for mine, theirs in ((self.leaks, other.leaks), (self.canaries, other.canaries)):
+            for key, cl in theirs.items():
+                acc = mine.setdefault(key, CaseLeaks())
+                acc.records += cl.records
+                acc.kinds.update(cl.kinds)
+                acc.case_fields.update(cl.case_fields)
+                room = max_locations - len(acc.locations)
+                if room > 0:
+                    acc.locations.extend(cl.locations[:room])
+        per_file = Counter(p.file for p in self.problems)
+        for p in other.problems:
+            if per_file[p.file] < max_problems:
+                self.problems.append(p)
+                per_file[p.file] += 1
+        for name, fs in other.files.items():
+            acc_fs = self.files.get(name)
+            if acc_fs is None:
+                self.files[name] = FileStats(
+                    file=fs.file,
+                    bytes_read=fs.bytes_read,
+                    records=fs.records,
+                    lines=fs.lines,
+                    texts=fs.texts,
+                    records_without_fields=fs.records_without_fields,
+                    complete=fs.complete,
+                    problem_counts=Counter(fs.problem_counts),
+                )
+            else:
+                acc_fs.bytes_read += fs.bytes_read
+                acc_fs.records += fs.records
+                acc_fs.lines += fs.lines
+                acc_fs.texts += fs.texts
+                acc_fs.records_without_fields += fs.records_without_fields
+                acc_fs.complete = acc_fs.complete and fs.complete
+                acc_fs.problem_counts.update(fs.problem_counts)
+
+
+# ----------------------------------------------------------------------------------- batch handling
+
+
+@dataclass
+class TextBatch:
+    """Texts of many records waiting for the matcher.
+
+    Attributes:
+        texts: Export texts, in order.
+        text_record: For each text, the index of its record in ``records``.
+        records: For each record, its 1-based line (JSONL) or row (Parquet) number.
+        record_first: For each record, the index of its first text in ``texts``.
+        labels: For each record, either the list of its texts' field labels or the JSON line it was parsed
+            from (labels are only needed for findings, so JSONL computes them lazily from the line).
+        paths: Field paths used to compute labels from a JSON line.
+        fallback: Whether a record without any path had every string scanned.
+        size: Total characters in ``texts``.
+    """
+
+    texts: list[str] = field(default_factory=list)
+    text_record: list[int] = field(default_factory=list)
+    records: list[int] = field(default_factory=list)
+    record_first: list[int] = field(default_factory=list)
+    labels: list[str | list[str]] = field(default_factory=list)
+    size: int = 0
+    paths: Sequence[FieldPath] = ()
+    fallback: bool = True
+
+    def add_record(self, number: int, texts: Sequence[str], labels: str | list[str]) -> None:
+        """Append one record's texts."""
+        r = len(self.records)
+        self.records.append(number)
+        self.record_first.append(len(self.texts))
+        self.labels.append(labels)
+        self.texts.extend(texts)
+        self.text_record.extend([r] * len(texts))
+        for t in texts:
+            self.size += len(t)
+
+    def label(self, text: int) -> str:
+        """The export field label of a text (``messages[2].content``)."""
+        rec = self.text_record[text]
+        labels = self.labels[rec]
+        if isinstance(labels, str):
+            got = [lbl for lbl, _ in extract_texts(json.loads(labels), self.paths, fallback=self.fallback)]
+        else:
+            got = labels
+        k = text - self.record_first[rec]
+        return got[k] if 0 <= k < len(got) else ""
+
+
+def record_findings(
+    hits: Sequence[Hit],
+    batch: TextBatch,
+    index: ContaminationIndex,
+    *,
+    threshold: float,
+    file: str,
+    by_row: bool,
+) -> list[tuple[int, str, Location]]:
+    """Turn a batch's hits into per-record findings ``(record, case_id, location)``.
+
+    A case text counts as leaked in a record when one of the record's fields or lines is the text
+    (``exact``), or when the record's matched shingles cover at least ``threshold`` of its tokens
+    (``shingle``). Findings are ordered by record, then case text.
+    """
+    n = index.shingle_size
+    per: dict[tuple[int, int], tuple[bool, set[int], int]] = {}
+    for h in hits:
+        rec = batch.text_record[h.text]
+        k = (rec, h.ref)
+        exact, offsets, first_text = per.get(k, (False, set(), h.text))
+        if h.offset < 0:
+            exact = True
+        else:
+            offsets.add(h.offset)
+        per[k] = (exact, offsets, min(first_text, h.text))
+    out: list[tuple[int, str, Location]] = []
+    for (rec, ref), (exact, offsets, first_text) in sorted(per.items()):
+        tref = index.texts[ref]
+        covered = 0
+        end = -1
+        for o in sorted(offsets):
+            covered += max(0, o + n - max(o, end))
+            end = max(end, o + n)
+        coverage = min(1.0, covered / tref.n_tokens) if tref.n_tokens else 0.0
+        if exact:
+            kind = "exact"
+            coverage = 1.0
+        elif coverage >= threshold:
+            kind = "shingle"
+        else:
+            continue
+        number = batch.records[rec]
+        loc = Location(
+            file=file,
+            line=None if by_row else number,
+            row=number if by_row else None,
+            field=batch.label(first_text),
+            case_field=tref.field,
+            kind=kind,
+            coverage=round(coverage, 4),
+        )
+        out.append((rec, index.case_ids[tref.case], loc))
+    return out
+
+
+def add_findings(
+    result: ScanResult, findings: Sequence[tuple[int, str, Location]], *, max_locations: int
+) -> None:
+    """Count findings into ``result``: one record per (record, case), first locations kept."""
+    seen: set[tuple[int, str]] = set()
+    for rec, case_id, loc in findings:
+        cl = result.leaks.setdefault(case_id, CaseLeaks())
+        if (rec, case_id) not in seen:
+            seen.add((rec, case_id))
+            cl.records += 1
+            cl.kinds[loc.kind] += 1
+            if len(cl.locations) < max_locations:
+                cl.locations.append(loc)
+        cl.case_fields[loc.case_field] += 1
+
+
+class BatchScanner:
+    """Accumulates records into batches, runs the matcher, and collects results for one unit."""
+
+    def __init__(self, matcher: Matcher, options: ScanOptions, file: str, *, by_row: bool = False) -> None:
+        self.matcher = matcher
+        self.options = options
+        self.file = file
+        self.by_row = by_row
+        self.result = ScanResult()
+        self.stats = FileStats(file=file)
+        self.result.files[file] = self.stats
+        self.paths: tuple[FieldPath, ...] = ()
+        self.collect: list[tuple[int, str, Location]] | None = None
+        self.batch = self._new_batch()
+        self.canary_bytes = [(c, c.encode("utf-8")) for c in matcher.index.canaries]
+
+    def set_paths(self, paths: Sequence[FieldPath]) -> None:
+        """Set the field paths used to label findings of JSON records."""
+        self.paths = tuple(paths)
+        self.batch = self._new_batch()
+
+    def problem(self, kind: str, message: str, *, line: int | None = None, row: int | None = None) -> None:
+        """Record an input problem at a location (counted always, kept up to ``max_problems``)."""
+        self.stats.problem_counts[kind] += 1
+        if self.stats.problem_counts.total() <= self.options.max_problems:
+            self.result.problems.append(InputIssue(self.file, line, row, kind, message))
+
+    def canaries_in(self, data: bytes, first_line: int) -> None:
+        """Report canaries found verbatim in a block of raw lines starting at ``first_line``."""
+        for text, cb in self.canary_bytes:
+            pos = data.find(cb)
+            while pos != -1:
+                line = first_line + data.count(b"\n", 0, pos)
+                self.add_canary(text, Location(self.file, line=line, kind="canary"))
+                pos = data.find(cb, pos + len(cb))
+
+    def add_canary(self, text: str, loc: Location) -> None:
+        """Count one occurrence of a canary."""
+        cl = self.result.canaries.setdefault(text, CaseLeaks())
+        cl.records += 1
+        cl.kinds["canary"] += 1
+        if len(cl.locations) < self.options.max_locations:
+            cl.locations.append(loc)
+
+    def add(self, number: int, texts: Sequence[str], labels: str | list[str]) -> None:
+        """Add one record; run the matcher when the batch is full."""
+        self.stats.records += 1
+        self.stats.texts += len(texts)
+        self.batch.add_record(number, texts, labels)
+        if self.batch.size >= self.options.batch_bytes:
+            self.flush()
+
+    def flush(self) -> None:
+        """Run the matcher over the pending batch."""
+        batch = self.batch
+        if not batch.texts:
+            self.batch = self._new_batch()
+            return
+        hits = self.matcher.match(batch.texts)
+        if hits:
+            found = record_findings(
+                hits,
+                batch,
+                self.matcher.index,
+                threshold=self.options.threshold,
+                file=self.file,
+                by_row=self.by_row,
+            )
+            add_findings(self.result, found, max_locations=self.options.max_locations)
+            if self.collect is not None:
+                self.collect.extend((batch.records[rec], cid, loc) for rec, cid, loc in found)
+        self.batch = self._new_batch()
+
+    def _new_batch(self) -> TextBatch:
+        return TextBatch(paths=getattr(self, "paths", ()), fallback=self.options.fields is None)
+
+
+# ------------------------------------------------------------------------------------ JSONL reading
+
+
+class ZstdTruncatedError(Exception):
+    """A zstd stream ended in the middle of a frame."""
+
+
+class _ZstdPieces:
+    """Decompress a (multi-frame) zstd file piece by piece, and notice a truncated last frame."""
+
+    def __init__(self, f: BinaryIO, read_size: int = 1 << 16) -> None:
+        import zstandard
+
+        self._z = zstandard
+        self.f = f
+        self.read_size = read_size
+        self.d = zstandard.ZstdDecompressor().decompressobj()
+        self.in_frame = False
+
+    def read(self) -> bytes:
+        while True:
+            data = self.f.read(self.read_size)
+            if not data:
+                if self.in_frame:
+                    raise ZstdTruncatedError("the zstd stream ends in the middle of a frame (truncated file)")
+                return b""
+            out = self._feed(data)
+            if out:
+                return out
+
+    def _feed(self, data: bytes) -> bytes:
+        pieces = []
+        while data:
+            self.in_frame = True
+            pieces.append(self.d.decompress(data))
+            if not self.d.eof:
+                break
+            data = self.d.unused_data
+            self.d = self._z.ZstdDecompressor().decompressobj()
+            self.in_frame = False
+        return b"".join(pieces)
+
+
+def detect_format(path: Path) -> str:
+    """Return ``jsonl``, ``gz``, ``zst`` or ``parquet`` from a file's name and first bytes."""
+    name = path.name.lower()
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4)
+    except OSError:
+        head = b""
+    if name.endswith(".parquet") or head == b"PAR1":
+        return "parquet"
+    if name.endswith(".gz") or head[:2] == b"\x1f\x8b":
+        return "gz"
+    if name.endswith(".zst") or head == b"\x28\xb5\x2f\xfd":
+        return "zst"
+    return "jsonl"
+
+
+_DECOMPRESSION_ERRORS: tuple[type[BaseException], ...] = (EOFError, OSError, zlib.error, ZstdTruncatedError)
+
+
+def _zstd_error() -> tuple[type[BaseException], ...]:
+    try:
+        import zstandard
+
+        return (zstandard.ZstdError,)
+    except ImportError:  # pragma: no cover - zstandard is a dependency
+        return ()
+
+
+def iter_blocks(
+    read: Callable[[], bytes],
+    scanner: BatchScanner,
+    *,
+    budget: int | None,
+    what: str,
+) -> Iterator[tuple[int, bytes]]:
+    """Yield ``(first line number, block)`` pairs of complete lines from a piece reader.
+
+    Pieces are gathered up to ``read_bytes`` and cut at the last line feed. A line longer than
+    ``max_line_bytes`` is reported and skipped without being held whole. With a ``budget``, only lines
+    that start before ``budget`` bytes are yielded (byte-range scanning). A decompression error is
+    reported with the last good line; the lines read before it are still yielded, and the file is marked
+    incomplete.
+    """
+    opts = scanner.options
+    stats = scanner.stats
+    if budget is not None and budget <= 0:
+        return
+    errors = _DECOMPRESSION_ERRORS + _zstd_error()
+    pending: list[bytes] = []
+    pending_len = 0
+    pos = 0  # offset of the first pending byte from the start of the unit
+    line_no = 1
+    skipping = False  # inside an over-long line
+    skip_line = 0
+    skipped = 0
+    failure: str | None = None
+
+    def too_long(length: int) -> None:
+        scanner.problem(
+            "line_too_long",
+            f"line is {length} bytes, longer than the {opts.max_line_bytes}-byte limit; it was not scanned "
+            "(raise --max-line-mb to scan it)",
+            line=skip_line,
+        )
+        stats.complete = False
+        stats.lines += 1
+
+    while True:
+        try:
+            piece = read()
+        except errors as exc:
+            failure = str(exc) or type(exc).__name__
+            piece = b""
+        stats.bytes_read += len(piece)
+        if skipping:
+            if not piece:
+                too_long(skipped)
+                skipping = False
+                break
+            nl = piece.find(b"\n")
+            if nl == -1:
+                skipped += len(piece)
+                continue
+            skipped += nl
+            too_long(skipped)
+            pos += skipped + 1
+            line_no += 1
+            skipping = False
+            piece = piece[nl + 1 :]
+            if budget is not None and pos >= budget:
+                return
+        if piece:
+            pending.append(piece)
+            pending_len += len(piece)
+            if pending_len < opts.read_bytes:
+                continue
+        if not pending:
+            break
+        data = pending[0] if len(pending) == 1 else b"".join(pending)
+        pending, pending_len = [], 0
+        cut = data.rfind(b"\n") + 1
+        if budget is not None and pos + cut > budget:
+            cut = data.find(b"\n", max(0, budget - pos - 1)) + 1
+            block = data[:cut]
+            n_lines = block.count(b"\n")
+            yield line_no, block
+            stats.lines += n_lines
+            return
+        if cut:
+            block = data[:cut]
+            n_lines = block.count(b"\n")
+            yield line_no, block
+            line_no += n_lines
+            stats.lines += n_lines
+            pos += cut
+            if budget is not None and pos >= budget:
+                return
+        rest = data[cut:]
+        if not piece:  # end of input (or a decompression error): the rest is the last line
+            if rest and failure is None:
+                yield line_no, rest
+                stats.lines += 1
+            elif rest:
+                failure = f"{failure} (the incomplete line {line_no} was dropped)"
+            break
+        if len(rest) > opts.max_line_bytes:
+            skipping, skip_line, skipped = True, line_no, len(rest)
+        elif rest:
+            pending, pending_len = [rest], len(rest)
+    if failure is not None:
+        scanner.problem(
+            "decompression",
+            f"{what} stream is corrupt or truncated "
+            + (f"after line {line_no - 1}" if line_no > 1 else "before its first line")
+            + f": {failure}; the rest of the file was not scanned",
+            line=line_no,
+        )
+        stats.complete = False
+
+
+def _decode_lines(block: bytes, first_line: int, scanner: BatchScanner) -> list[str]:
+    try:
+        lines = block.decode("utf-8").split("\n")
+    except UnicodeDecodeError:
+        lines = []
+        for k, raw in enumerate(block.split(b"\n")):
+            try:
+                lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError as exc:
+                scanner.problem(
+                    "not_utf8",
+                    f"bytes that are not UTF-8 at byte {exc.start + 1} of the line ({exc.reason}); "
+                    "replaced with U+FFFD and scanned",
+                    line=first_line + k,
+                )
+                lines.append(raw.decode("utf-8", errors="replace"))
+    if lines and not lines[-1]:
+        lines.pop()
+    return lines
+
+
+def scan_lines(block: bytes, first_line: int, scanner: BatchScanner, extract: Extractor) -> None:
+    """Parse one block of JSONL lines and feed their texts to the scanner."""
+    scanner.canaries_in(block, first_line)
+    fallback = scanner.options.fields is None
+    loads = json.loads
+    add = scanner.add
+    raw_label = [RAW_LINE_FIELD]
+    for k, line in enumerate(_decode_lines(block, first_line, scanner)):
+        if not line or line.isspace():
+            continue
+        number = first_line + k
+        try:
+            record = loads(line)
+        except ValueError as exc:
+            col = getattr(exc, "colno", None)
+            msg = getattr(exc, "msg", str(exc))
+            scanner.problem(
+                "invalid_json",
+                f"invalid JSON ({msg}{f' at column {col}' if col else ''}); the raw line was scanned as text",
+                line=number,
+            )
+            add(number, [line], raw_label)
+            continue
+        texts: list[str] = []
+        extract(record, texts)
+        if not texts:
+            if fallback:
+                _all_strings_fast(record, texts)
+            if not texts:
+                scanner.stats.records_without_fields += 1
+        add(number, texts, line)
+
+
+def scan_stream(
+    read: Callable[[], bytes],
+    matcher: Matcher,
+    options: ScanOptions,
+    file: str,
+    *,
+    what: str = "the",
+    budget: int | None = None,
+) -> ScanResult:
+    """Scan a JSONL stream given as a piece reader (each call returns the next bytes, ``b""`` at end).
+
+    Returns:
+        The unit's result; line numbers count from the first line the reader returns.
+    """
+    scanner = BatchScanner(matcher, options, file)
+    paths = [parse_field_path(p) for p in (options.fields or DEFAULT_FIELDS)]
+    scanner.set_paths(paths)
+    extract = compile_paths(paths)
+    for first_line, block in iter_blocks(read, scanner, budget=budget, what=what):
+        scan_lines(block, first_line, scanner, extract)
+    scanner.flush()
+    return scanner.result
+
+
+def open_pieces(path: Path, fmt: str, read_bytes: int) -> tuple[Callable[[], bytes], Callable[[], None]]:
+    """Open a JSONL file as a piece reader; returns ``(read, close)``."""
+    f = open(path, "rb")  # noqa: SIM115 - closed by the returned closer
+    if fmt == "gz":
+        g = gzip.GzipFile(fileobj=f, mode="rb")
+
+        def close_gz() -> None:
+            g.close()
+            f.close()
+
+        # read1: one member's data at a time, so that data before a corrupt member is never lost
+        return (lambda: g.read1(read_bytes)), close_gz
+    if fmt == "zst":
+        z = _ZstdPieces(f)
+        return z.read, f.close
+    return (lambda: f.read(read_bytes)), f.close

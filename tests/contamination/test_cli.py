@@ -1,0 +1,209 @@
+"""The ``judgekit contamination`` commands: keygen, index, canary, scan and their exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from contamination.conftest import CLEAN_TEXTS, DENVER, KEY_BYTES, OPENING, OTHER_KEY_BYTES, chat
+from judgekit.cli import main
+
+CASE_A = f"""id: gs-031
+input: "{OPENING}"
+acceptance: Refunds exactly one of the two November payments to the original card and gives the posting
+  window.
+"""
+CASE_B = f"""id: gs-044
+input: "{DENVER}"
+acceptance: Rebooks the passenger on the earliest flight with free seats and does not charge a change fee.
+"""
+
+
+@pytest.fixture
+def setup(tmp_path: Path) -> dict[str, Path]:
+    cases = tmp_path / "golden"
+    cases.mkdir()
+    (cases / "a.yaml").write_text(CASE_A, encoding="utf-8")
+    (cases / "b.yaml").write_text(CASE_B, encoding="utf-8")
+    key = tmp_path / "key"
+    key.write_bytes(KEY_BYTES)
+    other = tmp_path / "other-key"
+    other.write_bytes(OTHER_KEY_BYTES)
+    return {"cases": cases, "key": key, "other": other, "index": tmp_path / "golden.jkc", "tmp": tmp_path}
+
+
+def _export(tmp: Path, name: str, *texts: str) -> Path:
+    path = tmp / name
+    path.write_text("".join(json.dumps(chat(t)) + "\n" for t in texts), encoding="utf-8")
+    return path
+
+
+def _index(p: dict[str, Path]) -> None:
+    assert (
+        main(
+            ["contamination", "index", str(p["cases"]), "--key-file", str(p["key"]), "--out", str(p["index"])]
+        )
+        == 0
+    )
+
+
+def test_index_then_scan_exit_codes(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _index(setup)
+    out = capsys.readouterr().out
+    assert "indexed 2 cases" in out
+    assert "JUDGEKIT-CANARY-" in out
+    clean = _export(setup["tmp"], "clean.jsonl", *CLEAN_TEXTS)
+    leaked = _export(setup["tmp"], "leaked.jsonl", CLEAN_TEXTS[0], f"please answer: {DENVER.upper()}")
+    base = ["contamination", "scan", "--index", str(setup["index"]), "--key-file", str(setup["key"])]
+    assert main([*base, str(clean)]) == 0
+    assert "CLEAN" in capsys.readouterr().out
+    assert main([*base, str(clean), str(leaked), "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["status"] == "leaked"
+    (leak,) = report["leaks"]
+    assert leak["case_id"] == "gs-044"
+    assert leak["first_locations"][0]["file"] == str(leaked)
+    assert leak["first_locations"][0]["line"] == 2
+    assert leak["first_locations"][0]["case_field"] == "input"
+
+
+def test_scan_with_another_key_exits_2(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _index(setup)
+    export = _export(setup["tmp"], "e.jsonl", DENVER)
+    code = main(
+        [
+            "contamination",
+            "scan",
+            str(export),
+            "--index",
+            str(setup["index"]),
+            "--key-file",
+            str(setup["other"]),
+        ]
+    )
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "not the key this index was built with" in err
+    assert "Traceback" not in err
+
+
+def test_incomplete_scan_exits_2(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    _index(setup)
+    bad = setup["tmp"] / "bad.jsonl.gz"
+    bad.write_bytes(b"\x1f\x8b\x08\x00garbage")
+    out = setup["tmp"] / "report.md"
+    argv = [
+        "contamination",
+        "scan",
+        str(bad),
+        "--index",
+        str(setup["index"]),
+        "--key-file",
+        str(setup["key"]),
+    ]
+    assert main([*argv, "--out", str(out)]) == 2
+    assert "INCOMPLETE" in out.read_text(encoding="utf-8")
+    assert "decompression" in out.read_text(encoding="utf-8")
+
+
+def test_canary_command_matches_the_index_and_is_found(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    _index(setup)
+    capsys.readouterr()
+    assert main(["contamination", "canary", "--key-file", str(setup["key"]), "--set-name", "golden"]) == 0
+    canary = capsys.readouterr().out.strip()
+    assert canary.startswith("JUDGEKIT-CANARY-")
+    export = _export(setup["tmp"], "c.jsonl", "x", f"# {canary}\nid: gs-999")
+    argv = [
+        "contamination",
+        "scan",
+        str(export),
+        "--index",
+        str(setup["index"]),
+        "--key-file",
+        str(setup["key"]),
+    ]
+    assert main([*argv, "--format", "json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert report["canaries"][0]["canary"] == canary
+    assert report["canaries"][0]["first_locations"][0]["line"] == 2
+
+
+def test_index_from_texts_jsonl(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    texts = setup["tmp"] / "texts.jsonl"
+    texts.write_text(
+        json.dumps({"id": "t1", "texts": [OPENING, {"field": "answer", "text": DENVER}]}) + "\n",
+        encoding="utf-8",
+    )
+    argv = [
+        "contamination",
+        "index",
+        "--texts",
+        str(texts),
+        "--key-file",
+        str(setup["key"]),
+        "--out",
+        str(setup["index"]),
+    ]
+    assert main(argv) == 0
+    export = _export(setup["tmp"], "e.jsonl", DENVER)
+    scan = [
+        "contamination",
+        "scan",
+        str(export),
+        "--index",
+        str(setup["index"]),
+        "--key-file",
+        str(setup["key"]),
+    ]
+    assert main([*scan, "--format", "json"]) == 1
+    out = capsys.readouterr().out
+    report = json.loads(out[out.index("{") :])
+    assert report["leaks"][0]["case_fields"] == {"answer": 1}
+
+
+def test_index_refuses_an_invalid_case_set(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    (setup["cases"] / "broken.yaml").write_text("id: x\nunknown_field: 1\n", encoding="utf-8")
+    argv = [
+        "contamination",
+        "index",
+        str(setup["cases"]),
+        "--key-file",
+        str(setup["key"]),
+        "--out",
+        str(setup["index"]),
+    ]
+    assert main(argv) == 1
+    err = capsys.readouterr().err
+    assert "fix them first" in err
+    assert not setup["index"].exists()
+
+
+def test_keygen_writes_a_private_key_and_never_overwrites(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    key = tmp_path / "new.key"
+    assert main(["contamination", "keygen", "--out", str(key)]) == 0
+    assert len(key.read_text(encoding="utf-8").strip()) == 64
+    if os.name == "posix":
+        assert key.stat().st_mode & 0o077 == 0
+    before = key.read_bytes()
+    assert main(["contamination", "keygen", "--out", str(key)]) == 1
+    assert "never overwritten" in capsys.readouterr().err
+    assert key.read_bytes() == before
+
+
+def test_bad_format_and_missing_index(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    export = _export(setup["tmp"], "e.jsonl", "x")
+    base = ["contamination", "scan", str(export), "--key-file", str(setup["key"])]
+    assert main([*base, "--index", str(setup["tmp"] / "missing.jkc")]) == 2
+    assert "cannot read the index" in capsys.readouterr().err
+    _index(setup)
+    assert main([*base, "--index", str(setup["index"]), "--format", "xml"]) == 2
+    assert "--format 'xml'" in capsys.readouterr().err

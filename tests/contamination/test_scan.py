@@ -1,0 +1,236 @@
+"""Scanning exports: planted leaks found, clean exports clean, locations, fields, never the text."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contamination.conftest import (
+    ACCEPTANCE,
+    CLEAN_TEXTS,
+    DENVER,
+    HIDDEN_FACT,
+    OPENING,
+    OTHER_KEY_BYTES,
+    chat,
+)
+from judgekit.contamination.index import ContaminationIndex, Key, key_from_bytes
+from judgekit.contamination.parallel import scan_files
+from judgekit.contamination.report import build_report, render_json, render_markdown
+from judgekit.contamination.scan import Matcher, ScanOptions, ScanResult, extract_texts, parse_field_path
+from judgekit.errors import JudgekitError
+
+Writer = Callable[..., Path]
+
+
+def _scan(path: Path, index: ContaminationIndex, key: Key, **opts: object) -> ScanResult:
+    return scan_files([path], index, key, ScanOptions(**opts))  # type: ignore[arg-type]
+
+
+def _lightly_edit(text: str) -> str:
+    words = text.split()
+    words[len(words) // 2] = "REDACTED"
+    words[len(words) // 4] = "something"
+    return " ".join(words)
+
+
+@pytest.mark.parametrize(
+    ("content", "kind"),
+    [
+        pytest.param(OPENING, "exact", id="exact_copy"),
+        pytest.param(
+            OPENING.upper().replace(",", " ;; ").replace(".", "!"), "exact", id="case_and_punctuation"
+        ),
+        pytest.param(
+            f"Here is a customer message: {OPENING} Please draft a reply.", "shingle", id="embedded"
+        ),
+        pytest.param(_lightly_edit(ACCEPTANCE), "shingle", id="lightly_edited"),
+        pytest.param(f"Notes:\n{HIDDEN_FACT}\nEnd of notes.", "exact", id="short_text_on_its_own_line"),
+        pytest.param(DENVER.replace(" ", "  ").replace("Denver", "DENVER"), "exact", id="whitespace"),
+    ],
+)
+def test_planted_leak_is_found(
+    content: str, kind: str, index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    records = [chat(t) for t in CLEAN_TEXTS] + [chat("You are helpful.", content)] + [chat(CLEAN_TEXTS[0])]
+    result = _scan(write_jsonl(records), index, key)
+    assert len(result.leaks) == 1
+    (case_id, leak), *_ = result.leaks.items()
+    assert case_id in {"gs-031", "gs-044"}
+    assert leak.records == 1
+    assert dict(leak.kinds) == {kind: 1}
+    loc = leak.locations[0]
+    assert (loc.line, loc.field) == (len(CLEAN_TEXTS) + 1, "messages[1].content")
+
+
+def test_clean_export_is_clean(index: ContaminationIndex, key: Key, write_jsonl: Writer) -> None:
+    # Shares many words with the cases, but never 13 tokens in a row nor a whole text.
+    near = [
+        "I got charged twice for my gym membership and I want to cancel it.",
+        "The second payment was made yesterday, please check the card.",
+        "My flight to Denver was delayed and I missed the wedding.",
+    ]
+    records = [chat(t) for t in CLEAN_TEXTS + near] * 3
+    result = _scan(write_jsonl(records), index, key)
+    assert result.leaks == {}
+    assert result.canaries == {}
+    report = build_report(result, index, threshold=0.5)
+    assert report.status == "clean"
+    assert report.exit_code == 0
+
+
+def test_coverage_below_threshold_is_not_a_leak(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    # The first 14 tokens of a 33-token text: about 42% coverage.
+    fragment = " ".join(ACCEPTANCE.split()[:14])
+    path = write_jsonl([chat(f"prefix words here {fragment} and then something else entirely")])
+    assert _scan(path, index, key, threshold=0.5).leaks == {}
+    found = _scan(path, index, key, threshold=0.3).leaks
+    assert list(found) == ["gs-031"]
+    cov = found["gs-031"].locations[0].coverage
+    assert cov is not None
+    assert 0.3 <= cov < 0.5
+
+
+def test_counts_records_and_keeps_first_locations(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    records = [chat(CLEAN_TEXTS[i % 4]) if i % 3 else chat(OPENING) for i in range(30)]
+    result = _scan(write_jsonl(records), index, key, max_locations=3)
+    leak = result.leaks["gs-031"]
+    assert leak.records == 10
+    assert [loc.line for loc in leak.locations] == [1, 4, 7]
+
+
+def test_two_texts_of_one_case_in_one_record_count_once(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    result = _scan(write_jsonl([chat(OPENING, ACCEPTANCE)]), index, key)
+    leak = result.leaks["gs-031"]
+    assert leak.records == 1
+    assert set(leak.case_fields) == {"user.opening", "acceptance"}
+
+
+def test_prompt_completion_and_content_parts(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    records = [
+        {"prompt": "Question: " + CLEAN_TEXTS[0], "completion": DENVER},
+        {"messages": [{"role": "user", "content": [{"type": "text", "text": OPENING}]}]},
+    ]
+    result = _scan(write_jsonl(records), index, key)
+    assert result.leaks["gs-044"].locations[0].field == "completion"
+    assert result.leaks["gs-031"].locations[0].field == "messages[0].content"
+
+
+def test_configured_field_paths_limit_the_scan(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    path = write_jsonl([{"meta": {"notes": DENVER}, "messages": [{"role": "user", "content": "hi"}]}])
+    assert _scan(path, index, key).leaks == {}
+    found = _scan(path, index, key, fields=("meta.notes",))
+    assert found.leaks["gs-044"].locations[0].field == "meta.notes"
+
+
+def test_unknown_shape_falls_back_to_every_string(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    path = write_jsonl([{"dialogue": [{"speaker": "a", "utterance": DENVER}]}])
+    result = _scan(path, index, key)
+    assert result.leaks["gs-044"].locations[0].field == "dialogue[0].utterance"
+
+
+def test_canary_is_reported_verbatim(index: ContaminationIndex, key: Key, write_jsonl: Writer) -> None:
+    path = write_jsonl([chat("a"), chat("copied case file ... JUDGEKIT-CANARY-TESTSET ... end")])
+    result = _scan(path, index, key)
+    assert result.leaks == {}
+    canary = result.canaries["JUDGEKIT-CANARY-TESTSET"]
+    assert canary.records == 1
+    assert canary.locations[0].line == 2
+    report = build_report(result, index, threshold=0.5)
+    assert report.status == "leaked"
+    assert "JUDGEKIT-CANARY-TESTSET" in render_markdown(report)
+
+
+def test_report_never_contains_case_text(index: ContaminationIndex, key: Key, write_jsonl: Writer) -> None:
+    path = write_jsonl([chat(OPENING), chat(f"xx {ACCEPTANCE} yy"), chat(HIDDEN_FACT)])
+    report = build_report(_scan(path, index, key), index, threshold=0.5)
+    assert {lc.case_id for lc in report.leaks} == {"gs-031"}
+    for rendered in (render_json(report), render_markdown(report)):
+        for text in (OPENING, ACCEPTANCE, HIDDEN_FACT):
+            for i in range(0, len(text.split()) - 3):
+                assert " ".join(text.split()[i : i + 4]) not in rendered
+
+
+def test_key_mismatch_is_refused(index: ContaminationIndex) -> None:
+    with pytest.raises(JudgekitError, match="not the key this index was built with") as err:
+        Matcher(index, key_from_bytes(OTHER_KEY_BYTES))
+    assert err.value.exit_code == 2
+
+
+def test_matcher_hits_point_to_text_and_offset(index: ContaminationIndex, key: Key) -> None:
+    m = Matcher(index, key)
+    hits = m.match(["nothing here", f"a b c {DENVER}"])
+    assert hits
+    assert {h.text for h in hits} == {1}
+    denver_ref = next(i for i, r in enumerate(index.texts) if r.field == "input")
+    offsets = sorted(h.offset for h in hits if h.ref == denver_ref)
+    assert offsets == list(range(index.texts[denver_ref].n_tokens - index.shingle_size + 1))
+
+
+def test_shingles_do_not_cross_texts(index: ContaminationIndex, key: Key) -> None:
+    words = DENVER.split()
+    half = len(words) // 2
+    m = Matcher(index, key)
+    split = m.match([" ".join(words[:half]), " ".join(words[half:])])
+    assert all(h.offset not in range(half - index.shingle_size + 1, half) for h in split)
+
+
+def test_extract_texts_labels() -> None:
+    paths = [parse_field_path("messages[].content"), parse_field_path("prompt")]
+    rec = {"prompt": "p", "messages": [{"content": "a"}, {"content": [{"text": "b"}, "c"]}, {"role": "x"}]}
+    assert extract_texts(rec, paths, fallback=True) == [
+        ("messages[0].content", "a"),
+        ("messages[1].content", "b"),
+        ("messages[1].content", "c"),
+        ("prompt", "p"),
+    ]
+
+
+@pytest.mark.parametrize("bad", ["", "a..b", "a[0].b", "[]", "a[]x"])
+def test_malformed_field_path_is_refused(bad: str) -> None:
+    with pytest.raises(JudgekitError, match="malformed"):
+        parse_field_path(bad)
+
+
+def test_threshold_out_of_range_is_refused() -> None:
+    with pytest.raises(JudgekitError, match="out of range"):
+        ScanOptions(threshold=0.0)
+
+
+_json = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(["messages", "content", "prompt", "text", "x", "value"]), children, max_size=4
+        )
+    ),
+    max_leaves=12,
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json)
+def test_fast_extractor_agrees_with_labelled_extraction(record: object) -> None:
+    from judgekit.contamination.scan import DEFAULT_FIELDS, compile_paths
+
+    paths = [parse_field_path(p) for p in (*DEFAULT_FIELDS, "x.value", "x[].content")]
+    fast: list[str] = []
+    compile_paths(paths)(record, fast)
+    assert fast == [t for _, t in extract_texts(record, paths, fallback=False)]
