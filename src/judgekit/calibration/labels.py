@@ -1,7 +1,9 @@
 """Label tables: the long (item, rater, label) table that calibration compares raters on.
 
 A label table has one row per rating: ``item_id``, ``rater``, ``label``, and optionally ``criterion``,
-``case_id``, ``confidence`` and ``fingerprint``. An *item* is one case × trial × criterion: the pair
+``case_id``, ``confidence``, ``fingerprint`` and ``provenance`` (``random`` for an item from a random
+production sample, ``discovery`` for a hand-picked one; see :mod:`judgekit.calibration.guards`).
+An *item* is one case × trial × criterion: the pair
 (``item_id``, ``criterion``) identifies it (``item_id`` names the case and trial, ``criterion`` the
 criterion; a table without criteria has one item per ``item_id``). The *case* an item belongs to is
 ``case_id`` when given, else ``item_id``: bootstrap intervals resample cases, so the criteria (and, with
@@ -51,7 +53,9 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 REQUIRED_COLUMNS = ("item_id", "rater", "label")
-OPTIONAL_COLUMNS = ("criterion", "case_id", "confidence", "fingerprint")
+OPTIONAL_COLUMNS = ("criterion", "case_id", "confidence", "fingerprint", "provenance")
+PROVENANCES = ("random", "discovery")
+"""Where an item came from: a random production sample, or hand-picked during discovery."""
 KNOWN_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 
 
@@ -177,6 +181,7 @@ class LabelRow:
     case_id: str
     confidence: float | None = None
     fingerprint: str | None = None
+    provenance: str | None = None
 
 
 @dataclass(frozen=True)
@@ -229,6 +234,10 @@ class LabelTable:
     def fingerprints(self) -> dict[str, str]:
         """Map each rater with a ``fingerprint`` column value to it."""
         return {r.rater: r.fingerprint for r in self.rows if r.fingerprint}
+
+    def provenance(self) -> dict[ItemKey, str]:
+        """Each item's ``provenance`` (``random`` or ``discovery``), for items whose rows give one."""
+        return {r.item: r.provenance for r in self.rows if r.provenance is not None}
 
     def confidences(self, rater: str) -> dict[ItemKey, float]:
         """The ``confidence`` values ``rater`` gave, by item."""
@@ -346,6 +355,7 @@ def parse_labels(
     seen: dict[tuple[ItemKey, str], LabelRow] = {}
     case_seen: dict[ItemKey, tuple[str, int]] = {}
     fp_seen: dict[str, tuple[str, int]] = {}
+    prov_seen: dict[ItemKey, tuple[str, int]] = {}
     duplicates = 0
     domain = scale.domain
     for line, obj in _raw_rows(text, source, kind):
@@ -361,6 +371,18 @@ def parse_labels(
         criterion = _text_field(obj, "criterion", line, source, problems) or ""
         case_id = _text_field(obj, "case_id", line, source, problems)
         fingerprint = _text_field(obj, "fingerprint", line, source, problems)
+        provenance = _text_field(obj, "provenance", line, source, problems)
+        if provenance is not None and provenance not in PROVENANCES:
+            problems.append(
+                Problem(
+                    source,
+                    line,
+                    "provenance",
+                    f"{provenance!r} is not one of {list(PROVENANCES)} (random: a random production sample; "
+                    "discovery: hand-picked)",
+                )
+            )
+            provenance = None
         confidence: float | None = None
         raw_conf = obj.get("confidence")
         if raw_conf is not None and not (isinstance(raw_conf, str) and not raw_conf.strip()):
@@ -397,6 +419,20 @@ def parse_labels(
             )
             continue
         case_seen.setdefault(item, (case, line))
+        if provenance is not None:
+            prev_prov = prov_seen.get(item)
+            if prev_prov is not None and prev_prov[0] != provenance:
+                problems.append(
+                    Problem(
+                        source,
+                        line,
+                        "provenance",
+                        f"item {item} is {provenance!r} here but {prev_prov[0]!r} on line {prev_prov[1]}; "
+                        "an item has one provenance",
+                    )
+                )
+                continue
+            prov_seen.setdefault(item, (provenance, line))
         if fingerprint is not None:
             prev_fp = fp_seen.get(rater)
             if prev_fp is not None and prev_fp[0] != fingerprint:
@@ -411,7 +447,7 @@ def parse_labels(
                 )
                 continue
             fp_seen.setdefault(rater, (fingerprint, line))
-        row = LabelRow(item, rater, label, line, case, confidence, fingerprint)
+        row = LabelRow(item, rater, label, line, case, confidence, fingerprint, provenance)
         prev = seen.get((item, rater))
         if prev is not None:
             if prev.label != label:
