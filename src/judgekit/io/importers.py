@@ -427,7 +427,7 @@ def _drop_duplicates(result: ImportResult) -> None:
 def transcript_lines(trials: Iterable[ImportedTrial]) -> Iterator[str]:
     """Serialise imported trials as transcript JSONL lines (what ``judgekit grade --transcripts`` reads)."""
     for trial in trials:
-        yield trial.transcript.model_dump_json(exclude_defaults=True)
+        yield trial.transcript.model_dump_json(exclude_none=True)
 
 
 def reward_result_lines(

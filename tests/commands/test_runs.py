@@ -1,0 +1,445 @@
+"""The run commands end to end: grade (with kill -9 and --resume), report, compare, import; secrets."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from judgekit.cli import main
+from judgekit.results import read_results
+
+REPO = Path(__file__).resolve().parents[2]
+AIRDESK = REPO / "examples" / "airdesk"
+RUNS = AIRDESK / "runs"
+
+pytestmark = pytest.mark.skipif(not (RUNS / "agent-v1.jsonl").is_file(), reason="airdesk example not present")
+
+
+def _absolute_states(data: dict, base: Path) -> dict:
+    for key in ("initial_state", "final_state"):
+        value = data.get(key)
+        if isinstance(value, str):
+            data[key] = str((base / value).resolve())
+        elif isinstance(value, dict) and isinstance(value.get("path"), str):
+            data[key] = {**value, "path": str((base / value["path"]).resolve())}
+    return data
+
+
+def _replicate(src: Path, dest: Path, copies: int, *, edit=None) -> int:
+    """Write ``copies`` renumbered copies of a transcript file (state paths made absolute)."""
+    rows = [json.loads(line) for line in src.read_text().splitlines() if line.strip()]
+    per_case: dict[str, int] = {}
+    for row in rows:
+        per_case[row["case_id"]] = max(per_case.get(row["case_id"], 0), row["trial"])
+    out = []
+    for copy in range(copies):
+        for row in rows:
+            data = _absolute_states(json.loads(json.dumps(row)), src.parent)
+            data["trial"] = row["trial"] + copy * per_case[row["case_id"]]
+            if edit is not None:
+                edit(data)
+            out.append(json.dumps(data))
+    dest.write_text("\n".join(out) + "\n")
+    return len(out)
+
+
+def _comparable(path: Path) -> dict:
+    """Result lines keyed by trial, without what legitimately differs between runs (ids, timings, paths)."""
+    out = {}
+    for line in read_results(path).lines:
+        data = line.model_dump(mode="json", exclude={"run_id", "duration_s", "grading", "source"})
+        data["source_sha"] = line.source.sha256 if line.source else None
+        out[line.key] = data
+    return out
+
+
+def _cli(*args: str) -> int:
+    return main([str(a) for a in args])
+
+
+def test_grade_report_compare_on_airdesk(tmp_path, capsys):
+    v1, v2 = tmp_path / "v1.jsonl", tmp_path / "v2.jsonl"
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            RUNS / "agent-v1.jsonl",
+            "--out",
+            v1,
+            "--no-progress",
+        )
+        == 0
+    )
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            RUNS / "agent-v2.jsonl",
+            "--out",
+            v2,
+            "--no-progress",
+        )
+        == 0
+    )
+    assert len(read_results(v1).lines) == 104
+    capsys.readouterr()
+    for fmt in ("md", "json", "html"):
+        out = tmp_path / f"report.{fmt}"
+        assert _cli("report", v1, "--format", fmt, "-o", out, "--cases", AIRDESK) == 0
+        assert out.stat().st_size > 1000
+    data = json.loads((tmp_path / "report.json").read_text())
+    assert data["kind"] == "run_report"
+    assert sum(data["verdicts"].values()) == 104
+    assert [s["name"] for s in data["suites"]] == ["capability", "regression"]
+    assert _cli("compare", v1, v2) == 0
+    shown = capsys.readouterr()
+    assert "**Verdict: real improvement.**" in shown.out
+    # the other way round is a regression, exit 1
+    assert _cli("compare", v2, v1, "--format", "json") == 1
+    assert json.loads(capsys.readouterr().out)["verdict"] == "regression"
+
+
+def test_compare_refuses_other_case_versions_naming_them(tmp_path, capsys):
+    v1 = tmp_path / "v1.jsonl"
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            RUNS / "agent-v1.jsonl",
+            "--out",
+            v1,
+            "--no-progress",
+        )
+        == 0
+    )
+    bumped = tmp_path / "bumped.jsonl"
+    lines = []
+    for raw in v1.read_text().splitlines():
+        data = json.loads(raw)
+        if data["case"]["id"] == "GS-HV-0001":
+            data["case"]["version"] = 2
+        lines.append(json.dumps(data))
+    bumped.write_text("\n".join(lines) + "\n")
+    capsys.readouterr()
+    assert _cli("compare", v1, bumped) == 1
+    err = capsys.readouterr().err
+    assert "case 'GS-HV-0001': version 1 in v1.jsonl, version 2 in bumped.jsonl" in err
+    assert "Traceback" not in err
+
+
+def test_report_bad_input_is_explained_and_rest_reported(tmp_path, capsys):
+    v1 = tmp_path / "v1.jsonl"
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            RUNS / "agent-v1.jsonl",
+            "--out",
+            v1,
+            "--no-progress",
+        )
+        == 0
+    )
+    raw = v1.read_text().splitlines()
+    future = json.loads(raw[0])
+    future["schema_version"] = 2
+    stranger = json.loads(raw[1])
+    stranger["case"]["id"] = "not-a-case"
+    stranger["trial"] = 99
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("\n".join([json.dumps(future), json.dumps(stranger), *raw[2:]]) + "\n" + raw[2][:50])
+    capsys.readouterr()
+    code = _cli("report", broken, "--cases", AIRDESK, "--k", "9", "--format", "json")
+    assert code == 1
+    captured = capsys.readouterr()
+    report = json.loads(captured.out)
+    assert report["run"]["trials"] == 102
+    problems = "\n".join(report["problems"])
+    assert "schema version 2" in problems
+    assert "truncated" in problems
+    assert "'not-a-case' (1 trial)" in problems
+    assert "k=9 is larger than the trial count" in problems
+    assert "warning:" in captured.err
+    assert "Traceback" not in captured.err
+
+
+def test_grade_user_mistakes_are_messages(tmp_path, capsys):
+    out = tmp_path / "r.jsonl"
+    out.write_text("x\n")
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            RUNS / "agent-v1.jsonl",
+            "--out",
+            out,
+            "--no-progress",
+        )
+        == 1
+    )
+    assert "pass --resume" in capsys.readouterr().err
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            tmp_path / "nope.jsonl",
+            "--out",
+            tmp_path / "n.jsonl",
+        )
+        == 1
+    )
+    assert "cannot read transcripts" in capsys.readouterr().err
+    assert (
+        _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            RUNS / "agent-v1.jsonl",
+            "--out",
+            tmp_path / "c.jsonl",
+            "--cassette",
+            tmp_path / "c.cassette",
+        )
+        == 2
+    )
+    assert "give --judge-model too" in capsys.readouterr().err
+
+
+def test_kill_9_then_resume_equals_uninterrupted_run(tmp_path):
+    transcripts = tmp_path / "many.jsonl"
+    total = _replicate(RUNS / "agent-v1.jsonl", transcripts, 10)
+    reference = tmp_path / "reference.jsonl"
+    assert (
+        _cli("grade", "--cases", AIRDESK, "--transcripts", transcripts, "--out", reference, "--no-progress")
+        == 0
+    )
+    assert len(read_results(reference).lines) == total
+
+    out = tmp_path / "killed.jsonl"
+    cmd = [
+        sys.executable,
+        "-m",
+        "judgekit.cli",
+        "grade",
+        "--cases",
+        str(AIRDESK),
+        "--transcripts",
+        str(transcripts),
+        "--out",
+        str(out),
+        "--concurrency",
+        "4",
+        "--no-progress",
+    ]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if out.exists() and out.read_bytes().count(b"\n") >= 300:
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"grading finished before it could be killed: {proc.communicate()}")
+        time.sleep(0.01)
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    written = out.read_bytes().count(b"\n")
+    assert 300 <= written < total
+    # the kill may have cut a line in half: that is exactly what --resume must handle
+    rc = subprocess.run([*cmd, "--resume"], check=False, capture_output=True, text=True, timeout=120)
+    assert rc.returncode == 0, rc.stderr
+    # every complete line survived the kill and is kept; at most the line being written is re-graded
+    assert f"{written} already graded" in rc.stdout
+    final = read_results(out)
+    assert final.problems == []
+    assert len(final.lines) == total
+    assert len({line.run_id for line in final.lines}) == 1
+    assert _comparable(out) == _comparable(reference)
+
+
+SECRETS = {
+    "env_key": "sk-test-DO-NOT-LEAK-abcdefghij0123456789",
+    "env_plain": "plain-env-secret-value-4242",
+    "url_token": "urltoken-secret-987654",
+    "url_password": "pw-secret-555555",
+    "auth_header": "hdr-secret-abcdef123456",
+    "transcript_key": "transcript-key-secret-77777",
+    "query_key": "qs-secret-888888",
+}
+
+
+def test_secrets_are_never_written_anywhere(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(REPO / "tests"))
+    from judges.server import JudgeServer, Reply, verdict_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", SECRETS["env_key"])
+    monkeypatch.setenv("MY_SERVICE_TOKEN", SECRETS["env_plain"])
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    reply = verdict_reply("pass")
+    server = JudgeServer(lambda body, i: Reply(content=reply)).start()
+    try:
+        host_port = server.api_base.removeprefix("http://")
+        config = tmp_path / "run.yaml"
+        config.write_text(
+            json.dumps(
+                {
+                    "judge": {"api_base": server.api_base},
+                    "record": {
+                        "webhook": f"https://hooks.example.com/notify?token={SECRETS['url_token']}",
+                        "headers": {"Authorization": f"Bearer {SECRETS['auth_header']}"},
+                        "note": f"deployed with MY_SERVICE_TOKEN={SECRETS['env_plain']}",
+                        "database": f"postgres://app:{SECRETS['url_password']}@{host_port}/db",
+                    },
+                }
+            )
+        )
+
+        def leak(data):
+            run = data.setdefault("run", {})
+            run["config"] = {
+                **run.get("config", {}),
+                "api_key": SECRETS["transcript_key"],
+                "endpoint": f"https://api.example.com/v1?api_key={SECRETS['query_key']}",
+            }
+
+        transcripts = tmp_path / "t.jsonl"
+        _replicate(RUNS / "agent-v1.jsonl", transcripts, 1, edit=leak)
+        # only a few trials: the judge is asked once per criterion
+        transcripts.write_text("\n".join(transcripts.read_text().splitlines()[:6]) + "\n")
+        out_dir = tmp_path / "out"
+        out_dir.mkdir()
+        results = out_dir / "results.jsonl"
+        cassette = out_dir / "cassette.jsonl"
+        code = _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            transcripts,
+            "--out",
+            results,
+            "--no-progress",
+            "--judge-model",
+            "openai/test-judge",
+            "--cassette",
+            cassette,
+            "--config",
+            config,
+        )
+        assert code == 0, capsys.readouterr().err
+        assert server.calls > 0
+        lines = read_results(results).lines
+        assert len(lines) == 6
+        assert lines[0].judge_fingerprint is not None
+        assert any(c.layer == "rubric" for c in lines[0].checks)
+        for fmt in ("md", "json", "html"):
+            assert _cli("report", results, "--format", fmt, "-o", out_dir / f"report.{fmt}") == 0
+        assert _cli("compare", results, results, "-o", out_dir / "compare.md") == 0
+        # replay from the cassette: zero HTTP calls, same verdicts
+        calls = server.calls
+        replayed = out_dir / "replayed.jsonl"
+        code = _cli(
+            "grade",
+            "--cases",
+            AIRDESK,
+            "--transcripts",
+            transcripts,
+            "--out",
+            replayed,
+            "--no-progress",
+            "--judge-model",
+            "openai/test-judge",
+            "--cassette",
+            cassette,
+            "--cache-mode",
+            "replay",
+            "--config",
+            config,
+        )
+        assert code == 0
+        assert server.calls == calls
+        assert [line.verdict for line in read_results(replayed).lines] != []
+    finally:
+        server.stop()
+    captured = capsys.readouterr()
+    files = sorted(p for p in out_dir.rglob("*") if p.is_file())
+    assert {p.name for p in files} >= {
+        "results.jsonl",
+        "cassette.jsonl",
+        "report.md",
+        "report.json",
+        "report.html",
+    }
+    for path in files:
+        text = path.read_text()
+        for name, secret in SECRETS.items():
+            assert secret not in text, f"{name} leaked into {path.name}"
+    for name, secret in SECRETS.items():
+        assert secret not in captured.out + captured.err, f"{name} leaked to the terminal"
+    # the redaction is visible, not silent
+    assert "[REDACTED]" in (out_dir / "results.jsonl").read_text()
+    # and the judge never saw the API key in a request body
+    assert all(SECRETS["env_key"] not in json.dumps(body) for body in server.requests)
+
+
+def test_import_tau_bench_and_openai(tmp_path, capsys):
+    raw = tmp_path / "raw.json"
+    episode = {
+        "task_id": 7,
+        "trial": 0,
+        "reward": 1.0,
+        "info": {},
+        "traj": [{"role": "system", "content": "p"}, {"role": "user", "content": "hi"}],
+    }
+    raw.write_text(json.dumps([episode, {**episode, "trial": 1, "reward": 0.0}, {"task_id": 8}]))
+    out, rewards = tmp_path / "t.jsonl", tmp_path / "rewards.jsonl"
+    assert _cli("import", "tau-bench", raw, "--out", out, "--rewards-out", rewards, "--run-id", "tau") == 1
+    err = capsys.readouterr().err
+    assert "raw.json:3" in err
+    assert "imported 2 tau-bench trial(s)" in err
+    assert [json.loads(x)["trial"] for x in out.read_text().splitlines()] == [1, 2]
+    assert [line.verdict.value for line in read_results(rewards).lines] == ["pass", "fail"]
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(json.dumps({"messages": [{"role": "user", "content": "x"}], "case_id": "c9"}) + "\n")
+    assert _cli("import", "openai", chat, "--out", tmp_path / "c.jsonl") == 0
+    assert json.loads((tmp_path / "c.jsonl").read_text())["case_id"] == "c9"
+
+
+TAU_RAW = (
+    Path(os.environ.get("JUDGEKIT_SHARED_DATA", REPO / ".." / "shared" / "data"))
+    / "tau-bench-airline"
+    / "gpt-4o-airline.raw.json"
+)
+
+
+@pytest.mark.skipif(not TAU_RAW.is_file(), reason="shared tau-bench data not present")
+def test_tau_bench_rewards_report_through_the_cli(tmp_path, capsys):
+    out, rewards = tmp_path / "t.jsonl", tmp_path / "rewards.jsonl"
+    assert (
+        _cli(
+            "import", "tau-bench", TAU_RAW, "--out", out, "--rewards-out", rewards, "--agent-model", "gpt-4o"
+        )
+        == 0
+    )
+    capsys.readouterr()
+    assert _cli("report", rewards, "--format", "json") == 0
+    report = json.loads(capsys.readouterr().out)
+    (suite,) = report["suites"]
+    assert [round(p["value"], 3) for p in suite["pass_hat"]] == [0.420, 0.273, 0.220, 0.200]
