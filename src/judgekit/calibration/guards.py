@@ -1,0 +1,391 @@
+"""Refusals that protect calibration numbers from the mistakes that quietly inflate them.
+
+Each guard refuses with a :class:`~judgekit.errors.JudgekitError` (or a
+:class:`~judgekit.errors.ProblemsError` of located problems) whose message says what is wrong and what to
+collect instead:
+
+* **Few-shot leakage** (:func:`check_few_shot_overlap`): a judge whose prompt shows it an example that is
+  also a labelled test item has seen the answer; agreement on that item measures memory, not judgement.
+* **Development set reused as a test set** (:func:`check_not_selection_set`): labels that were used to
+  choose between judges (or prompts, or models) select the judge that happens to fit them best; the winner's
+  agreement on the same labels is optimistic. Choosing is recorded in a ledger in the calibration records
+  folder (:func:`record_selection`), and calibrating on a recorded selection set is refused.
+* **Failure rate on the calibration set** (:func:`check_rate_population`): a failure rate estimated on the
+  items used to calibrate the judge describes the hand-labelled sample, not production.
+* **Provenance** (:func:`random_sample_only`): items carry where they came from, ``random`` (a random
+  production sample) or ``discovery`` (hand-picked while looking for failures). Hand-picked items are
+  useful for finding failure modes but bias every rate: rates and gates use only the random ones.
+
+The ledger of label usage is ``label-usage.jsonl`` in the records folder (one JSON object per line); it is
+read and rewritten whole, atomically, like calibration records.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Literal
+
+from pydantic import Field, ValidationError
+
+from judgekit.calibration.labels import LabelTable
+from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.verdict import FrozenModel
+
+__all__ = [
+    "USAGE_FILE",
+    "FewShotExample",
+    "LabelUsage",
+    "ProvenanceSummary",
+    "check_few_shot_overlap",
+    "check_not_selection_set",
+    "check_rate_population",
+    "load_usage",
+    "parse_few_shot",
+    "random_sample_only",
+    "record_selection",
+    "text_digest",
+]
+
+USAGE_FILE = "label-usage.jsonl"
+"""Name of the label-usage ledger inside the calibration records folder."""
+
+
+# --------------------------------------------------------------------------------------------- provenance
+
+
+class ProvenanceSummary(FrozenModel):
+    """How a table's items split by provenance, and what the rates were computed on.
+
+    Attributes:
+        random: Items from a random production sample (used by rates and gates).
+        discovery: Hand-picked items (left out of rates and gates).
+        unspecified: Items with no provenance (only when no item has one: then all are used, with a note).
+        note: One sentence for the report.
+    """
+
+    random: int
+    discovery: int
+    unspecified: int
+    note: str
+
+
+def random_sample_only(table: LabelTable) -> tuple[LabelTable, ProvenanceSummary]:
+    """Keep only the items of a random production sample for rates and gates.
+
+    When no row carries a provenance, every item is kept and the note says provenance was not recorded.
+    When some do, every item must have one (on at least one of its rows); ``discovery`` items are dropped.
+
+    Returns:
+        The table restricted to random-sample items (same scale, source and hash, with a note), and the
+        summary.
+
+    Raises:
+        ProblemsError: When some items have a provenance and others have none (one problem per item
+            without, at its first line).
+        JudgekitError: When no item is from a random sample.
+    """
+    prov = table.provenance()
+    items = table.items
+    if not prov:
+        note = (
+            "provenance not recorded: every item is treated as a random production sample; add a "
+            "provenance column (random or discovery) so hand-picked items stay out of rates and gates"
+        )
+        return table, ProvenanceSummary(random=0, discovery=0, unspecified=len(items), note=note)
+    missing = [i for i in items if i not in prov]
+    if missing:
+        first_line: dict[object, int] = {}
+        for row in table.rows:
+            first_line.setdefault(row.item, row.line)
+        raise ProblemsError(
+            [
+                Problem(
+                    table.source,
+                    first_line.get(i),
+                    "provenance",
+                    f"item {i} has no provenance while other items do; mark it random (from a random "
+                    "production sample) or discovery (hand-picked)",
+                )
+                for i in missing[:50]
+            ]
+        )
+    n_random = sum(1 for p in prov.values() if p == "random")
+    n_discovery = len(prov) - n_random
+    where = f"{table.source}: " if table.source is not None else ""
+    if n_random == 0:
+        raise JudgekitError(
+            f"{where}all {n_discovery} items are hand-picked (provenance discovery); rates and gates need "
+            "a random production sample: label randomly sampled items (judgekit calibrate-plan says how "
+            "many) and mark them provenance random"
+        )
+    rows = tuple(r for r in table.rows if prov.get(r.item) == "random")
+    note = (
+        f"rates and gates use the {n_random} random-sample items; {n_discovery} hand-picked (discovery) "
+        "items are left out"
+    )
+    kept = LabelTable(
+        scale=table.scale,
+        rows=rows,
+        source=table.source,
+        sha256=table.sha256,
+        notes=(*table.notes, note) if n_discovery else table.notes,
+    )
+    return kept, ProvenanceSummary(random=n_random, discovery=n_discovery, unspecified=0, note=note)
+
+
+# --------------------------------------------------------------------------------------------- few-shot
+
+
+class FewShotExample(FrozenModel):
+    """One example shown to the judge in its prompt.
+
+    Attributes:
+        item_id: The labelled item (case and trial) the example was taken from, when known.
+        case_id: The case the example was taken from, when known.
+        text: The example's transcript text, when known (compared after normalisation).
+        label: The verdict the example shows, if any (not used for overlap).
+        criterion: The criterion the example illustrates, if any.
+    """
+
+    item_id: str | None = None
+    case_id: str | None = None
+    text: str | None = None
+    label: str | None = None
+    criterion: str | None = None
+
+
+def text_digest(text: str) -> str:
+    """SHA-256 of text after NFKC normalisation, case folding and whitespace collapsing."""
+    norm = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
+    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
+
+
+def parse_few_shot(data: bytes | str, *, source: Path | None = None) -> list[tuple[int, FewShotExample]]:
+    """Parse few-shot examples from JSON Lines (one object per line, fields of :class:`FewShotExample`).
+
+    Returns:
+        ``(line, example)`` pairs.
+
+    Raises:
+        ProblemsError: For a line that is not a JSON object, an unknown field, or an example that names
+            neither an item, a case nor a text.
+    """
+    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
+    out: list[tuple[int, FewShotExample]] = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            obj = json.loads(raw)
+        except json.JSONDecodeError as exc:
+            problems.append(Problem(source, number, "", f"not valid JSON: {exc.msg}"))
+            continue
+        try:
+            example = FewShotExample.model_validate(obj)
+        except ValidationError as exc:
+            for err in exc.errors():
+                loc = ".".join(str(p) for p in err["loc"])
+                msg = "unknown field" if err["type"] == "extra_forbidden" else err["msg"]
+                problems.append(Problem(source, number, loc, msg))
+            continue
+        if example.item_id is None and example.case_id is None and not example.text:
+            problems.append(
+                Problem(
+                    source, number, "", "an example needs an item_id, a case_id or its text to be checked"
+                )
+            )
+            continue
+        out.append((number, example))
+    if problems:
+        raise ProblemsError(problems)
+    return out
+
+
+def check_few_shot_overlap(
+    examples: Sequence[tuple[int, FewShotExample]],
+    table: LabelTable,
+    *,
+    item_texts: Mapping[str, str] | None = None,
+    source: Path | None = None,
+) -> None:
+    """Refuse when a few-shot example is also a labelled test item.
+
+    An example overlaps when its ``item_id`` is an item of the table, its ``case_id`` is a case of the
+    table, or its text equals (after normalisation) the text of a labelled item given in ``item_texts``.
+
+    Args:
+        examples: ``(line, example)`` pairs from :func:`parse_few_shot`.
+        table: The labelled test items.
+        item_texts: Optional transcript text per ``item_id`` of the table.
+        source: The few-shot file, for messages.
+
+    Raises:
+        ProblemsError: One problem per overlapping example, saying which item it leaks and what to do.
+    """
+    item_ids = {k.item_id for k in table.items}
+    cases = set(table.case_of().values())
+    by_digest: dict[str, str] = {}
+    for item_id, text in (item_texts or {}).items():
+        if item_id in item_ids and text.strip():
+            by_digest.setdefault(text_digest(text), item_id)
+    problems: list[Problem] = []
+    for line, ex in examples:
+        hit: str | None = None
+        field = ""
+        if ex.item_id is not None and ex.item_id in item_ids:
+            hit, field = f"labelled item {ex.item_id!r}", "item_id"
+        elif ex.case_id is not None and ex.case_id in cases:
+            hit, field = f"a labelled item of case {ex.case_id!r}", "case_id"
+        elif ex.text and text_digest(ex.text) in by_digest:
+            hit, field = f"the text of labelled item {by_digest[text_digest(ex.text)]!r}", "text"
+        if hit is not None:
+            problems.append(
+                Problem(
+                    source,
+                    line,
+                    field,
+                    f"this few-shot example is {hit}: the judge is shown the answer to a test item. Remove "
+                    "the example from the prompt (a new fingerprint) or remove the item from the labels "
+                    "and label a fresh random item in its place",
+                )
+            )
+    if problems:
+        raise ProblemsError(problems)
+
+
+# --------------------------------------------------------------------------------------------- usage ledger
+
+
+class LabelUsage(FrozenModel):
+    """One recorded use of a label table.
+
+    Attributes:
+        label_sha256: The table's SHA-256.
+        label_name: The table's file name.
+        purpose: ``selection``: the labels were used to choose between judges (they are a development set).
+        candidates: The fingerprints (or names) compared.
+        chosen: The candidate chosen, if any.
+        recorded_at: When (UTC).
+    """
+
+    label_sha256: str = Field(min_length=1)
+    label_name: str
+    purpose: Literal["selection"] = "selection"
+    candidates: tuple[str, ...]
+    chosen: str | None = None
+    recorded_at: datetime
+
+
+def load_usage(records_dir: Path) -> list[LabelUsage]:
+    """Read the usage ledger (empty when the folder or the ledger does not exist).
+
+    Raises:
+        ProblemsError: When a ledger line is broken (a broken ledger is never skipped silently).
+    """
+    path = records_dir / USAGE_FILE
+    if not path.is_file():
+        return []
+    out: list[LabelUsage] = []
+    problems: list[Problem] = []
+    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not raw.strip():
+            continue
+        try:
+            out.append(LabelUsage.model_validate_json(raw))
+        except ValidationError as exc:
+            err = exc.errors()[0]
+            problems.append(Problem(path, number, ".".join(str(p) for p in err["loc"]), err["msg"]))
+    if problems:
+        raise ProblemsError(problems)
+    return out
+
+
+def record_selection(
+    records_dir: Path,
+    *,
+    label_sha256: str,
+    label_name: str,
+    candidates: Sequence[str],
+    chosen: str | None = None,
+    now: datetime | None = None,
+) -> LabelUsage:
+    """Record that a label table was used to choose between judges; it is a development set from now on.
+
+    Raises:
+        JudgekitError: When fewer than two candidates are named, or the chosen one is not a candidate.
+    """
+    from judgekit.io.atomic import write_atomic
+
+    if len(set(candidates)) < 2:
+        raise JudgekitError("a selection compares at least two judges; name every candidate")
+    if chosen is not None and chosen not in candidates:
+        raise JudgekitError(f"the chosen judge {chosen!r} is not among the candidates {list(candidates)}")
+    entry = LabelUsage(
+        label_sha256=label_sha256,
+        label_name=label_name,
+        candidates=tuple(candidates),
+        chosen=chosen,
+        recorded_at=(now or datetime.now(UTC)).replace(microsecond=0),
+    )
+    existing = load_usage(records_dir)
+    records_dir.mkdir(parents=True, exist_ok=True)
+    lines = [u.model_dump_json() for u in (*existing, entry)]
+    write_atomic(records_dir / USAGE_FILE, "\n".join(lines) + "\n")
+    return entry
+
+
+def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> None:
+    """Refuse to certify a judge on labels that were already used to choose between judges.
+
+    Raises:
+        JudgekitError: Naming when, between which candidates, and what to collect instead.
+    """
+    for u in usage:
+        if u.label_sha256 == table.sha256:
+            name = table.source.name if table.source is not None else u.label_name
+            chosen = f", choosing {u.chosen!r}" if u.chosen else ""
+            raise JudgekitError(
+                f"{name}: these labels were used on {u.recorded_at:%Y-%m-%d} to choose between "
+                f"{len(u.candidates)} judges ({', '.join(u.candidates)}){chosen}. They are now a development "
+                "set: agreement on them overstates the chosen judge. Certify it on a fresh test set of "
+                "randomly sampled items it was never chosen on (judgekit calibrate-plan says how many)"
+            )
+
+
+# ------------------------------------------------------------------------------------- rate population
+
+
+def check_rate_population(
+    population_items: Iterable[str],
+    calibration_items: Iterable[str],
+    *,
+    what: str = "failure rate",
+) -> None:
+    """Refuse a rate estimated on items that were used to calibrate the judge.
+
+    Args:
+        population_items: The item ids (case and trial) the rate would be computed on.
+        calibration_items: The item ids of the calibration labels (a record's ``metrics.items``).
+        what: The estimate, for the message.
+
+    Raises:
+        JudgekitError: When any item is in both, with the count and what to do.
+    """
+    population = list(dict.fromkeys(population_items))
+    calibrated = set(calibration_items)
+    if not population:
+        raise JudgekitError(f"the {what} needs at least one item")
+    shared = [i for i in population if i in calibrated]
+    if shared:
+        shown = ", ".join(shared[:5]) + (" ..." if len(shared) > 5 else "")
+        raise JudgekitError(
+            f"{len(shared)} of the {len(population)} items for the {what} were used to calibrate the judge "
+            f"({shown}). A {what} on the calibration set describes the labelled sample, not production: "
+            "estimate it on a fresh random production sample that no calibration used"
+        )
