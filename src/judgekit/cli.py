@@ -15,6 +15,7 @@ import sys
 import typer
 
 from judgekit import __version__
+from judgekit.commands import calibrate as calibrate_commands
 from judgekit.commands import contamination as contamination_commands
 from judgekit.commands import demo as demo_commands
 from judgekit.commands import golden as golden_commands
@@ -50,6 +51,7 @@ golden_commands.register(app)
 runs_commands.register(app)
 demo_commands.register(app)
 contamination_commands.register(app)
+calibrate_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -50,6 +50,7 @@ __all__ = [
     "Ratings",
     "alpha_formula",
     "alpha_from_coincidence",
+    "binary_metrics",
     "binary_rows",
     "bootstrap",
     "build_ratings",
@@ -875,6 +876,55 @@ def _ac1_estimate(codes: np.ndarray, n_values: int) -> Estimate:
     if not defined[0]:
         return undefined("no item has two or more substantive labels", n)
     return Estimate(value=float(value[0]), n=n)
+
+
+def binary_metrics(
+    y_true: Sequence[object],
+    y_pred: Sequence[object],
+    *,
+    labels: Sequence[object],
+    positive: Sequence[object],
+    confidence: float = 0.95,
+) -> BinaryMetrics:
+    """Failure detection of ``y_pred`` against the reference ``y_true``, ``positive`` labels as failures.
+
+    Args:
+        y_true: Reference labels (``None`` for missing; items either left blank are skipped).
+        y_pred: Rated labels, aligned with ``y_true``.
+        labels: The label domain.
+        positive: The labels that count as the positive class (a failure), a non-empty proper subset.
+        confidence: Two-sided confidence level of the Wilson intervals.
+
+    Returns:
+        Counts and rates; each rate is undefined (with the reason) when its denominator is zero. F1 has
+        no interval here (the calibration report adds a case bootstrap).
+
+    Raises:
+        ValueError: When the arrays differ in length, hold a label outside ``labels``, or ``positive``
+            is empty, not in ``labels``, or all of them.
+    """
+    if len(y_true) != len(y_pred):
+        raise ValueError(f"y_true and y_pred differ in length ({len(y_true)} and {len(y_pred)})")
+    if not positive or any(p not in labels for p in positive) or len(set(positive)) >= len(set(labels)):
+        raise ValueError("positive must be a non-empty proper subset of labels")
+    a, b = _codes_of(y_true, labels, "y_true"), _codes_of(y_pred, labels, "y_pred")
+    pos = np.array([x in positive for x in labels])
+    tp, fn, tn, fp = (int(x) for x in binary_rows(a, b, pos).sum(axis=0))
+    n = tp + fn + tn + fp
+    f1_value, f1_defined = f1_from(np.array([[tp, fn, tn, fp]], dtype=float))
+    return BinaryMetrics(
+        tp=tp,
+        fn=fn,
+        tn=tn,
+        fp=fp,
+        tpr=rate(tp, tp + fn, confidence=confidence, what="reference failures"),
+        tnr=rate(tn, tn + fp, confidence=confidence, what="reference non-failures"),
+        precision=rate(tp, tp + fp, confidence=confidence, what="flagged failures"),
+        f1=Estimate(value=float(f1_value[0]), n=tp + fn + fp)
+        if f1_defined[0]
+        else undefined("no reference failures and no flagged failures (2TP + FP + FN = 0)"),
+        base_rate=rate(tp + fn, n, confidence=confidence, what="items both labelled"),
+    )
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,0 +1,185 @@
+"""Calibration commands: ``judgekit calibrate`` (measure a judge against experts) and ``judgekit trust``.
+
+Only typer is imported at module top; numpy, scikit-learn, krippendorff and pydantic models load inside
+the commands so that ``judgekit --help`` stays fast.
+
+Exit codes of ``calibrate``: 0 the judge is trusted under the policy; 1 it is not (or the input was
+unusable); 2 a usage error.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import typer
+
+__all__ = ["register"]
+
+_FORMATS = ("json", "md", "html")
+_SUFFIX = {"json": "json", "md": "md", "html": "html"}
+
+
+def _read(path: Path, what: str) -> bytes:
+    from judgekit.errors import JudgekitError
+
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise JudgekitError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise JudgekitError(f"{path}: {what} is a directory, not a file") from None
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+
+
+def calibrate(
+    labels: Path = typer.Argument(
+        ...,
+        help="Long label table (.csv or .jsonl): item_id, rater, label [, criterion, case_id, ...].",
+        show_default=False,
+    ),
+    *,
+    judge: str = typer.Option(..., "--judge", help="The rater whose labels are the judge's verdicts."),
+    experts: str | None = typer.Option(
+        None, "--experts", help="Comma-separated expert raters (default: every rater but the judge)."
+    ),
+    policy: Path | None = typer.Option(
+        None,
+        "--policy",
+        help="Trust policy (YAML or JSON); default calibration/policy.default.yaml's values.",
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the report (and a grader-change report) into this folder; else print it."
+    ),
+    fmt: str = typer.Option("md", "--format", help="Report format: json, md or html."),
+    baseline: Path | None = typer.Option(
+        None, "--baseline", help="Calibration record of the old grader: report the grader change."
+    ),
+    fingerprint: str | None = typer.Option(
+        None,
+        "--fingerprint",
+        help="The judge's grader fingerprint (else the table's fingerprint column for the judge's rows).",
+    ),
+    records: Path = typer.Option(
+        Path("calibration/records"), "--records", help="Folder the calibration record is written to."
+    ),
+    no_record: bool = typer.Option(False, "--no-record", help="Do not write a calibration record."),
+    scale: str | None = typer.Option(
+        None,
+        "--scale",
+        help='Declare an ordered scale, lowest first ("1,2,3,4,5"); default: pass/fail verdicts.',
+    ),
+    level: str = typer.Option(
+        "ordinal", "--level", help="Level of a declared scale: nominal, ordinal, interval."
+    ),
+    positive: str = typer.Option(
+        "", "--positive", help="Comma-separated labels of a declared scale that count as failures."
+    ),
+    abstain: str | None = typer.Option(None, "--abstain", help="The abstain label of a declared scale."),
+) -> None:
+    """Measure a judge against experts, apply the trust policy, and write a calibration record.
+
+    Exit 0 when the judge is trusted, 1 when it is not (every failed condition is named).
+    """
+    from judgekit.calibration.gate import TrustPolicy, parse_policy
+    from judgekit.calibration.labels import VERDICT_SCALE, parse_labels, parse_scale_option
+    from judgekit.calibration.pipeline import resolve_fingerprint, run_calibration
+    from judgekit.calibration.records import build_record, dump_record, load_record, record_filename
+    from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import write_atomic
+    from judgekit.reports.calibration_report import render_calibration, render_comparison
+
+    if fmt not in _FORMATS:
+        raise JudgekitError(f"--format: {fmt!r} is not one of {', '.join(_FORMATS)}", exit_code=2)
+    chosen_scale = (
+        VERDICT_SCALE
+        if scale is None
+        else parse_scale_option(scale, level=level, positive=positive, abstain=abstain)
+    )
+    if scale is None and (positive or abstain):
+        raise JudgekitError("--positive and --abstain apply to a declared --scale", exit_code=2)
+    table = parse_labels(_read(labels, "label table"), source=labels, scale=chosen_scale)
+    if policy is not None:
+        from judgekit.io.documents import read_document
+
+        doc = read_document(policy)
+        trust_policy = parse_policy(doc.data, source=policy, line_of=doc.line_of)
+    else:
+        trust_policy = TrustPolicy()
+    expert_list = None
+    if experts is not None:
+        expert_list = [e.strip() for e in experts.split(",") if e.strip()]
+        if not expert_list:
+            raise JudgekitError("--experts: no expert named", exit_code=2)
+    old = load_record(_read(baseline, "baseline record"), source=baseline) if baseline is not None else None
+    fp = resolve_fingerprint(table, judge, fingerprint)
+    result = run_calibration(
+        table,
+        judge=judge,
+        experts=expert_list,
+        policy=trust_policy,
+        fingerprint=fp,
+        label_name=labels.name,
+        baseline=old,
+    )
+    rendered = render_calibration(result, fmt)
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+        target = out / f"calibration.{_SUFFIX[fmt]}"
+        write_atomic(target, rendered)
+        typer.echo(f"report: {target}", err=True)
+        if result.comparison is not None:
+            change = out / f"grader-change.{_SUFFIX[fmt]}"
+            write_atomic(change, render_comparison(result.comparison, fmt))
+            typer.echo(f"grader change: {change}", err=True)
+    else:
+        typer.echo(rendered, nl=False)
+    if fp is None:
+        typer.echo(
+            "warning: no fingerprint (--fingerprint or a fingerprint column): no record written, "
+            "so no grader becomes trusted",
+            err=True,
+        )
+    elif no_record:
+        typer.echo("no record written (--no-record)", err=True)
+    else:
+        record = build_record(
+            fingerprint=fp,
+            report=result.report,
+            gate=result.gate,
+            policy=result.policy,
+            label_table=result.label_table,
+            selective=result.selective,
+        )
+        records.mkdir(parents=True, exist_ok=True)
+        path = records / record_filename(record)
+        write_atomic(path, dump_record(record))
+        typer.echo(f"record: {path}", err=True)
+    if result.gate.trusted:
+        typer.echo(f"judge {judge!r}: TRUSTED", err=True)
+        return
+    failed = "; ".join(f"{c.name}: {c.message}" for c in result.gate.failed)
+    typer.echo(f"judge {judge!r}: NOT TRUSTED: {failed}", err=True)
+    raise typer.Exit(1)
+
+
+def trust(
+    fingerprint: str = typer.Argument(..., help="The grader fingerprint to look up.", show_default=False),
+    records: Path = typer.Option(
+        Path("calibration/records"), "--records", help="Folder of calibration records."
+    ),
+) -> None:
+    """Print whether a grader fingerprint has a passing calibration record (exit 0 trusted, 1 not)."""
+    from judgekit.calibration.records import trust_for
+    from judgekit.verdict import Trust
+
+    status = trust_for(fingerprint, records)
+    typer.echo(status.value)
+    if status is not Trust.TRUSTED:
+        raise typer.Exit(1)
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``calibrate`` and ``trust`` to the ``judgekit`` application."""
+    app.command("calibrate")(calibrate)
+    app.command("trust")(trust)

@@ -1,0 +1,389 @@
+"""Render calibration results and grader comparisons as JSON, Markdown and self-contained HTML.
+
+Rendering never computes a metric: it formats what :mod:`judgekit.calibration` measured. The HTML is one
+file with inline CSS and inline SVG figures (confusion matrices, metric intervals); nothing is fetched.
+Templates live in ``reports/templates/calibration_*.j2`` and render with autoescaping.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from markupsafe import Markup
+
+from judgekit.calibration.agreement import Estimate, PairAgreement
+from judgekit.calibration.compare import GraderComparison
+from judgekit.calibration.pipeline import CalibrationResult
+from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
+
+__all__ = [
+    "comparison_json",
+    "comparison_markdown",
+    "fmt_estimate",
+    "render_calibration",
+    "render_comparison",
+    "result_html",
+    "result_json",
+    "result_markdown",
+]
+
+_TEMPLATES = Path(__file__).parent / "templates"
+
+
+def _env() -> Environment:
+    env = Environment(
+        loader=FileSystemLoader(str(_TEMPLATES)),
+        autoescape=select_autoescape(["html", "j2"]),
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+    )
+    env.filters["est"] = fmt_estimate
+    env.filters["num"] = _num
+    env.globals["cond_num"] = _cond_num
+    return env
+
+
+def _num(value: float | None, digits: int = 3) -> str:
+    return "—" if value is None else f"{value:.{digits}f}"
+
+
+def _cond_num(name: str, value: float | None) -> str:
+    """Counts (``min_items``) print as integers, everything else with three decimals."""
+    if value is not None and name == "min_items":
+        return str(int(value))
+    return _num(value)
+
+
+def fmt_estimate(est: Estimate | None, digits: int = 3) -> str:
+    """``0.734 [0.613, 0.847]``, ``0.734`` without an interval, or ``undefined (reason)``."""
+    if est is None:
+        return "not computed"
+    if est.value is None:
+        return f"undefined ({est.undefined_reason})"
+    text = f"{est.value:.{digits}f}"
+    if est.interval is not None:
+        text += f" [{est.interval.low:.{digits}f}, {est.interval.high:.{digits}f}]"
+    return text
+
+
+def _md_cell(text: object) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _metric_rows(pair: PairAgreement) -> list[tuple[str, Estimate]]:
+    rows: list[tuple[str, Estimate]] = [("percent agreement", pair.percent_agreement)]
+    for w, e in pair.kappa.items():
+        rows.append((f"Cohen's kappa ({'unweighted' if w == 'none' else w})", e))
+    for level, e in pair.alpha.items():
+        rows.append((f"Krippendorff's alpha ({level})", e))
+    rows.append(("Gwet's AC1", pair.ac1))
+    if pair.binary is not None:
+        b = pair.binary
+        rows += [
+            ("TPR (failures caught)", b.tpr),
+            ("TNR", b.tnr),
+            ("precision", b.precision),
+            ("F1", b.f1),
+            ("base rate (failures)", b.base_rate),
+        ]
+    return rows
+
+
+def result_json(result: CalibrationResult) -> str:
+    """The whole result as indented JSON (schema ``judgekit.calibration-report/1``)."""
+    return result.model_dump_json(indent=2) + "\n"
+
+
+def comparison_json(comparison: GraderComparison) -> str:
+    """A grader comparison as indented JSON."""
+    return comparison.model_dump_json(indent=2) + "\n"
+
+
+def _confusion_md(pair: PairAgreement) -> list[str]:
+    m = pair.confusion
+    out = [
+        f"| {_md_cell(m.reference)} \\ {_md_cell(m.rated)} | "
+        + " | ".join(_md_cell(x) for x in m.labels)
+        + " |",
+        "|---|" + "---:|" * len(m.labels),
+    ]
+    for lab, row in zip(m.labels, m.counts, strict=True):
+        out.append(f"| {_md_cell(lab)} | " + " | ".join(str(c) for c in row) + " |")
+    return out
+
+
+def result_markdown(result: CalibrationResult) -> str:
+    """The result as Markdown: verdict and conditions first, then metrics, splits and notes."""
+    r = result.report
+    lines: list[str] = []
+    verdict = "TRUSTED" if result.gate.trusted else "NOT TRUSTED"
+    lines.append(f"# Calibration of judge `{r.judge}` against {', '.join(f'`{e}`' for e in r.experts)}")
+    lines.append("")
+    fp = (
+        f"`{result.fingerprint}`"
+        if result.fingerprint
+        else "none given (no record; the judge stays untrusted)"
+    )
+    lines.append(f"**Verdict: {verdict}** · fingerprint: {fp}")
+    lines.append("")
+    lines.append(
+        f"Labels: `{result.label_table.name}` (sha256 `{result.label_table.sha256[:16]}…`, "
+        f"{result.label_table.rows} ratings) · {r.n_items} items in {r.n_cases} cases · "
+        f"scale `{r.scale.name}` "
+        f"({r.scale.level}: {', '.join(r.scale.values)}"
+        + (f"; abstain `{r.scale.abstain}`" if r.scale.abstain else "")
+        + f") · {r.confidence:.0%} intervals, {r.resamples} case-bootstrap resamples (seed {r.seed})"
+    )
+    lines.append("")
+    if result.comparison is not None:
+        lines += comparison_markdown(result.comparison, heading="##").rstrip("\n").split("\n")
+        lines.append("")
+    lines.append("## Trust conditions")
+    lines.append("")
+    lines.append("| condition | result | required | observed | detail |")
+    lines.append("|---|---|---:|---:|---|")
+    for c in result.gate.conditions:
+        status = "disabled" if c.passed is None else ("pass" if c.passed else "**FAIL**")
+        lines.append(
+            f"| {c.name} | {status} | {_cond_num(c.name, c.threshold)} | {_cond_num(c.name, c.observed)} | "
+            f"{_md_cell(c.message)} |"
+        )
+    lines.append("")
+    jc = r.judge_vs_consensus
+    lines.append(f"## Judge vs expert consensus ({jc.n} items both decided)")
+    lines.append("")
+    lines.append("| metric | value [interval] | n |")
+    lines.append("|---|---|---:|")
+    for name, e in _metric_rows(jc):
+        lines.append(f"| {name} | {_md_cell(fmt_estimate(e))} | {e.n} |")
+    if jc.binary_reason:
+        lines.append(f"\nBinary metrics: {jc.binary_reason}.")
+    lines.append("")
+    lines.append("Confusion matrix (rows: consensus, columns: judge):")
+    lines.append("")
+    lines += _confusion_md(jc)
+    lines.append("")
+    a = r.abstention
+    lines.append("## Abstention")
+    lines.append("")
+    lines.append("| measure | value [interval] |")
+    lines.append("|---|---|")
+    for name, e in [
+        ("coverage (judge decided)", a.coverage),
+        ("abstention", a.abstention),
+        ("agreement on judged items", a.agreement_on_judged),
+        ("abstention where experts split", a.abstention_where_experts_split),
+        ("abstention where experts agree", a.abstention_where_experts_agree),
+        ("abstention on consensus failures", a.abstention_on_positive),
+        ("abstention on consensus non-failures", a.abstention_on_negative),
+    ]:
+        lines.append(f"| {name} | {_md_cell(fmt_estimate(e))} |")
+    lines.append(
+        f"| items decided where the experts' consensus was to abstain | {a.decided_where_experts_abstained} |"
+    )
+    lines.append("")
+    lines.append("## Judge vs each expert")
+    lines.append("")
+    lines.append("| expert | n | agreement | kappa | alpha | AC1 | TPR | TNR |")
+    lines.append("|---|---:|---|---|---|---|---|---|")
+    level = r.scale.level
+    for p in r.judge_vs_experts:
+        b = p.binary
+        lines.append(
+            f"| {_md_cell(p.a)} | {p.n} | {_md_cell(fmt_estimate(p.percent_agreement))} | "
+            f"{_md_cell(fmt_estimate(p.kappa['none']))} | {_md_cell(fmt_estimate(p.alpha.get(level)))} | "
+            f"{_md_cell(fmt_estimate(p.ac1))} | {_md_cell(fmt_estimate(b.tpr) if b else '—')} | "
+            f"{_md_cell(fmt_estimate(b.tnr) if b else '—')} |"
+        )
+    lines.append("")
+    g = r.expert_group
+    lines.append("## Experts vs each other (the human ceiling)")
+    lines.append("")
+    lines.append("| measure | value [interval] |")
+    lines.append("|---|---|")
+    for lv, e in g.alpha.items():
+        lines.append(f"| Krippendorff's alpha ({lv}), all experts | {_md_cell(fmt_estimate(e))} |")
+    lines.append(f"| Fleiss' kappa | {_md_cell(fmt_estimate(g.fleiss_kappa))} |")
+    lines.append(f"| Gwet's AC1 (multi-rater) | {_md_cell(fmt_estimate(g.ac1))} |")
+    for k, e in g.mean_pairwise.items():
+        lines.append(f"| mean pairwise {k} | {_md_cell(fmt_estimate(e))} |")
+    lines.append("")
+    if r.expert_pairs:
+        lines.append("| pair | n | agreement | kappa | alpha | AC1 |")
+        lines.append("|---|---:|---|---|---|---|")
+        for p in r.expert_pairs:
+            lines.append(
+                f"| {_md_cell(p.a)} / {_md_cell(p.b)} | {p.n} | "
+                f"{_md_cell(fmt_estimate(p.percent_agreement))} | "
+                f"{_md_cell(fmt_estimate(p.kappa['none']))} | {_md_cell(fmt_estimate(p.alpha.get(level)))} | "
+                f"{_md_cell(fmt_estimate(p.ac1))} |"
+            )
+        lines.append("")
+    lines.append(f"## Where the experts split ({len(r.splits)} items)")
+    lines.append("")
+    if r.splits:
+        lines.append(
+            "Fix these cases or turn them into ask-a-question cases: the experts themselves do not agree."
+        )
+        lines.append("")
+        lines.append("| item | criterion | experts | consensus | judge |")
+        lines.append("|---|---|---|---|---|")
+        for s in r.splits:
+            labels = ", ".join(f"{k}: {v}" for k, v in s.experts.items())
+            lines.append(
+                f"| {_md_cell(s.item_id)} | {_md_cell(s.criterion or '—')} | {_md_cell(labels)} | "
+                f"{_md_cell(s.consensus or 'tie')} | {_md_cell(s.judge or '—')} |"
+            )
+    else:
+        lines.append("The experts agreed on every item they shared.")
+    lines.append("")
+    if result.selective is not None:
+        sel = result.selective
+        lines.append("## Selective judging")
+        lines.append("")
+        if sel.threshold is None:
+            lines.append(f"No threshold qualifies: {sel.reason}.")
+        else:
+            lines.append(
+                f"Judge only items with confidence ≥ **{sel.threshold:g}**: coverage "
+                f"{fmt_estimate(sel.coverage)}, agreement {fmt_estimate(sel.agreement)} "
+                f"(target {sel.target_agreement:g}, δ = {sel.delta:g}, fixed-sequence exact binomial test)."
+            )
+        lines.append("")
+    if r.notes:
+        lines.append("## Notes")
+        lines.append("")
+        lines += [f"- {_md_cell(n)}" for n in r.notes]
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def comparison_markdown(cmp: GraderComparison, *, heading: str = "#") -> str:
+    """A grader comparison as Markdown, fit for a pull-request comment."""
+    lines = [
+        f"{heading} Grader change: `{cmp.old_fingerprint}` → `{cmp.new_fingerprint or '(new grader)'}`",
+        "",
+    ]
+    m = cmp.mcnemar
+    lines.append(
+        f"{cmp.common_items} items compared against the current expert consensus. Correct with both: "
+        f"{m.both_correct}; fixed: {m.new_only}; broken: {m.old_only}; wrong with both: {m.both_wrong}. "
+        f"Exact McNemar p = {m.p_value:.4g}."
+    )
+    lines.append("")
+    lines.append("| metric | old | new | change [interval] |")
+    lines.append("|---|---:|---:|---|")
+    for d in cmp.deltas:
+        lines.append(f"| {d.metric} | {_num(d.old)} | {_num(d.new)} | {_md_cell(fmt_estimate(d.delta))} |")
+    lines.append("")
+    lines.append(f"{heading}# Flipped items ({len(cmp.flipped)})")
+    lines.append("")
+    if cmp.flipped:
+        lines.append("| item | criterion | old | new | consensus | experts | change |")
+        lines.append("|---|---|---|---|---|---|---|")
+        for f in cmp.flipped:
+            experts = ", ".join(f"{k}: {v}" for k, v in f.experts.items())
+            lines.append(
+                f"| {_md_cell(f.item_id)} | {_md_cell(f.criterion or '—')} | {_md_cell(f.old)} | "
+                f"{_md_cell(f.new)} | {_md_cell(f.consensus or 'tie')} | {_md_cell(experts)} | {f.change} |"
+            )
+    else:
+        lines.append("No verdict changed.")
+    if cmp.notes:
+        lines.append("")
+        lines += [f"- {_md_cell(n)}" for n in cmp.notes]
+    return "\n".join(lines) + "\n"
+
+
+def _figures(result: CalibrationResult) -> dict[str, Any]:
+    r = result.report
+    policy = result.policy
+    jc = r.judge_vs_consensus
+    thresholds = {
+        "TPR (failures caught)": policy.tpr_lower_bound,
+        "TNR": policy.tnr_lower_bound,
+        f"Krippendorff's alpha ({r.scale.level})": policy.alpha_lower_bound,
+    }
+    rows = [IntervalRow(name, e, thresholds.get(name)) for name, e in _metric_rows(jc)]
+    rows += [IntervalRow(f"experts: alpha ({lv})", e) for lv, e in r.expert_group.alpha.items()]
+    rows.append(IntervalRow("experts: Fleiss' kappa", r.expert_group.fleiss_kappa))
+    figs: dict[str, Any] = {
+        "intervals": Markup(intervals_svg(rows, title="Judge vs consensus, and the experts' ceiling")),
+        "confusion": Markup(confusion_svg(jc.confusion, title="Judge vs consensus")),
+        "expert_confusions": [
+            Markup(confusion_svg(p.confusion, title=f"Judge vs {p.a}")) for p in r.judge_vs_experts
+        ],
+    }
+    if result.comparison is not None:
+        figs["comparison"] = _comparison_figures(result.comparison)
+    return figs
+
+
+def _comparison_figures(cmp: GraderComparison) -> dict[str, Any]:
+    return {
+        "deltas": Markup(
+            intervals_svg(
+                [IntervalRow(d.metric, d.delta) for d in cmp.deltas],
+                title="Change (new − old) with paired bootstrap intervals",
+                zero_line=True,
+            )
+        ),
+        "old": Markup(confusion_svg(cmp.old_confusion, title="Old grader vs consensus")),
+        "new": Markup(confusion_svg(cmp.new_confusion, title="New grader vs consensus")),
+    }
+
+
+def result_html(result: CalibrationResult) -> str:
+    """The result as one self-contained HTML page with inline SVG figures."""
+    template = _env().get_template("calibration_report.html.j2")
+    return template.render(
+        result=result,
+        r=result.report,
+        figures=_figures(result),
+        metric_rows=_metric_rows,
+        css=_css(),
+    )
+
+
+def comparison_html(cmp: GraderComparison) -> str:
+    """A grader comparison as one self-contained HTML page."""
+    template = _env().get_template("calibration_comparison.html.j2")
+    return template.render(cmp=cmp, figures=_comparison_figures(cmp), css=_css(), standalone=True)
+
+
+def _css() -> Markup:
+    return Markup((_TEMPLATES / "calibration_style.css.j2").read_text(encoding="utf-8"))
+
+
+def render_calibration(result: CalibrationResult, fmt: str) -> str:
+    """Render a result as ``json``, ``md`` or ``html``.
+
+    Raises:
+        ValueError: For any other format.
+    """
+    if fmt == "json":
+        return result_json(result)
+    if fmt == "md":
+        return result_markdown(result)
+    if fmt == "html":
+        return result_html(result)
+    raise ValueError(f"unknown format {fmt!r}; use json, md or html")
+
+
+def render_comparison(cmp: GraderComparison, fmt: str) -> str:
+    """Render a grader comparison as ``json``, ``md`` or ``html``.
+
+    Raises:
+        ValueError: For any other format.
+    """
+    if fmt == "json":
+        return comparison_json(cmp)
+    if fmt == "md":
+        return comparison_markdown(cmp)
+    if fmt == "html":
+        return comparison_html(cmp)
+    raise ValueError(f"unknown format {fmt!r}; use json, md or html")

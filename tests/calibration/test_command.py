@@ -1,0 +1,371 @@
+"""``judgekit calibrate`` and ``judgekit trust`` end to end: files in, reports and records out, exit codes."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+from judgekit.cli import main
+
+HERE = Path(__file__).parent
+LABELS = HERE / "data" / "labels_small.csv"
+EXPERTS = "alice,bob,carol"
+
+
+@pytest.fixture
+def work(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    shutil.copy(LABELS, tmp_path / "labels.csv")
+    (tmp_path / "policy.yaml").write_text("min_items: 40\nbootstrap:\n  resamples: 200\n")
+    return tmp_path
+
+
+def run(capsys, *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out = capsys.readouterr()
+    assert "Traceback" not in out.err
+    return code, out.out, out.err
+
+
+def records(folder: Path) -> list[Path]:
+    return sorted((folder / "calibration" / "records").glob("*.json"))
+
+
+def test_a_trusted_judge_exits_0_writes_a_record_and_is_trusted(work, capsys):
+    code, out, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "fp-v2",
+    )
+    assert code == 0, err
+    assert out.startswith("# Calibration of judge `judge-v2`")
+    assert "judge 'judge-v2': TRUSTED" in err
+    (rec,) = records(work)
+    data = json.loads(rec.read_text())
+    assert data["fingerprint"] == "fp-v2"
+    assert data["trusted"] is True
+    assert data["label_table"]["name"] == "labels.csv"
+    assert data["selective"] is not None  # the judge's rows carry a confidence
+    assert run(capsys, "trust", "fp-v2")[:2] == (0, "trusted\n")
+    assert run(capsys, "trust", "fp-v3")[:2] == (1, "untrusted\n")
+
+
+def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsys):
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v1",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "fp-v1",
+    )
+    assert code == 1
+    assert "judge 'judge-v1': NOT TRUSTED: " in err
+    assert "tpr_lower_bound:" in err
+    assert "alpha_lower_bound:" in err
+    (rec,) = records(work)
+    assert json.loads(rec.read_text())["trusted"] is False
+    assert run(capsys, "trust", "fp-v1")[0] == 1
+
+
+def test_without_a_fingerprint_no_record_is_written(work, capsys):
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+    )
+    assert code == 0
+    assert "warning: no fingerprint" in err
+    assert records(work) == []
+
+
+def test_no_record_option(work, capsys):
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "fp",
+        "--no-record",
+    )
+    assert code == 0
+    assert "no record written (--no-record)" in err
+    assert records(work) == []
+
+
+def test_fingerprint_from_the_label_table(work, capsys):
+    text = (work / "labels.csv").read_text().splitlines()
+    rows = [text[0] + ",fingerprint"] + [
+        line + (",fp-col" if ",judge-v2," in line else ",") for line in text[1:]
+    ]
+    (work / "labels.csv").write_text("\n".join(rows) + "\n")
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+    )
+    assert code == 0, err
+    (rec,) = records(work)
+    assert json.loads(rec.read_text())["fingerprint"] == "fp-col"
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "other",
+    )
+    assert code == 1
+    assert "error: --fingerprint 'other' differs from the fingerprint 'fp-col'" in err
+
+
+@pytest.mark.parametrize("fmt", ["md", "json", "html"])
+def test_out_folder_with_baseline_writes_report_and_grader_change(work, capsys, fmt):
+    assert (
+        run(
+            capsys,
+            "calibrate",
+            "labels.csv",
+            "--judge",
+            "judge-v1",
+            "--experts",
+            EXPERTS,
+            "--policy",
+            "policy.yaml",
+            "--fingerprint",
+            "fp-v1",
+        )[0]
+        == 1
+    )
+    (baseline,) = records(work)
+    code, out, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "fp-v2",
+        "--baseline",
+        str(baseline),
+        "--out",
+        "rep",
+        "--format",
+        fmt,
+    )
+    assert code == 0, err
+    assert out == ""
+    report = (work / "rep" / f"calibration.{fmt}").read_text()
+    change = (work / "rep" / f"grader-change.{fmt}").read_text()
+    if fmt == "json":
+        assert json.loads(report)["comparison"]["old_fingerprint"] == "fp-v1"
+        assert json.loads(change)["mcnemar"]["p_value"] < 0.05
+    elif fmt == "md":
+        assert change.startswith("# Grader change: `fp-v1` → `fp-v2`")
+    else:
+        assert report.count("<svg") == 8
+        assert change.count("<svg") == 3
+
+
+def test_a_declared_ordinal_scale(work, capsys):
+    rows = ["item_id,rater,label"]
+    for i in range(60):
+        truth = 1 + i % 5
+        rows += [f"i{i},e1,{truth}", f"i{i},e2,{truth}", f"i{i},j,{min(5, truth + (i % 7 == 0))}"]
+    (work / "scores.csv").write_text("\n".join(rows) + "\n")
+    code, out, err = run(
+        capsys,
+        "calibrate",
+        "scores.csv",
+        "--judge",
+        "j",
+        "--scale",
+        "1,2,3,4,5",
+        "--level",
+        "interval",
+        "--positive",
+        "1,2",
+        "--format",
+        "json",
+        "--policy",
+        "policy.yaml",
+    )
+    data = json.loads(out)
+    kappa = data["report"]["judge_vs_consensus"]["kappa"]
+    assert set(kappa) == {"none", "linear", "quadratic"}
+    assert set(data["report"]["judge_vs_consensus"]["alpha"]) == {"nominal", "ordinal", "interval"}
+    assert code == 1  # one expert pair only is fine, but the judge misses the ceiling
+    assert "agreement_gap" in err
+
+
+def write(work: Path, name: str, text: str) -> str:
+    (work / name).write_text(text)
+    return name
+
+
+@pytest.mark.parametrize(
+    ("setup", "extra", "expect"),
+    [
+        pytest.param(None, ["missing.csv"], ("error: missing.csv: label table not found", 1), id="no_file"),
+        pytest.param(
+            "dir", ["adir"], ("error: adir: label table is a directory, not a file", 1), id="directory"
+        ),
+        pytest.param(
+            None,
+            ["labels.csv", "--format", "pdf"],
+            ("error: --format: 'pdf' is not one of json, md, html", 2),
+            id="format",
+        ),
+        pytest.param(
+            None,
+            ["labels.csv", "--positive", "fail"],
+            ("error: --positive and --abstain apply to a declared --scale", 2),
+            id="positive_without_scale",
+        ),
+        pytest.param(
+            None, ["labels.csv", "--experts", ","], ("error: --experts: no expert named", 2), id="no_experts"
+        ),
+        pytest.param(None, ["labels.csv", "--scale", "a,a"], ("error: --scale: ", 1), id="bad_scale"),
+        pytest.param(
+            None,
+            ["labels.csv", "--fingerprint", " "],
+            ("error: --fingerprint: the fingerprint is empty", 1),
+            id="empty_fingerprint",
+        ),
+        pytest.param(
+            None,
+            ["labels.csv", "--experts", "alice,zed"],
+            ("--experts: unknown rater(s) 'zed'", 1),
+            id="unknown_expert",
+        ),
+        pytest.param(
+            None,
+            ["labels.csv", "--baseline", "nope.json"],
+            ("error: nope.json: baseline record not found", 1),
+            id="no_baseline",
+        ),
+        pytest.param(
+            ("bad.json", "{oops"),
+            ["labels.csv", "--baseline", "bad.json"],
+            ("bad.json:1: not a JSON calibration record", 1),
+            id="broken_baseline",
+        ),
+        pytest.param(
+            ("p.yaml", "colour: red\n"),
+            ["labels.csv", "--policy", "p.yaml"],
+            ("p.yaml:1: colour: unknown setting", 1),
+            id="policy_unknown",
+        ),
+        pytest.param(
+            None,
+            ["labels.csv", "--policy", "nope.yaml"],
+            ("error: nope.yaml: no such file", 1),
+            id="policy_missing",
+        ),
+    ],
+)
+def test_each_cli_error_is_one_readable_line_and_no_traceback(work, capsys, setup, extra, expect):
+    expected, exit_code = expect
+    if setup == "dir":
+        (work / "adir").mkdir()
+    elif setup is not None:
+        write(work, *setup)
+    labels, *rest = extra
+    args = ["calibrate", labels, "--judge", "judge-v2", *rest]
+    code, _, err = run(capsys, *args)
+    assert code == exit_code
+    assert expected in err
+
+
+@pytest.mark.parametrize(
+    ("table", "expected"),
+    [
+        pytest.param(
+            "item_id,rater,label\na,e1,pass\na,judge,maybe\n",
+            "t.csv:3: label: 'maybe' is not in the scale's domain",
+            id="outside_domain",
+        ),
+        pytest.param(
+            "item_id,rater,label\na,e1,pass\na,judge,pass\nb,judge,fail\n",
+            "t.csv:4: item_id: item b is labelled only by 'judge'",
+            id="one_rater",
+        ),
+        pytest.param(
+            "item_id,rater,label\na,e1,pass\na,e1,fail\na,judge,pass\n",
+            "t.csv:3: label: rater 'e1' labelled item a 'fail' here but 'pass' on line 2",
+            id="conflict",
+        ),
+        pytest.param("item_id,rater,label\n", "t.csv: the label table has no labels", id="empty"),
+        pytest.param(
+            "item_id,rater,label\na,e1,pass\na,e2,pass\n",
+            "t.csv: --judge: unknown rater 'judge'",
+            id="unknown_judge",
+        ),
+    ],
+)
+def test_bad_label_tables_fail_with_located_errors(work, capsys, table, expected):
+    write(work, "t.csv", table)
+    code, out, err = run(capsys, "calibrate", "t.csv", "--judge", "judge")
+    assert code == 1
+    assert out == ""
+    assert expected in err
+
+
+def test_trust_with_a_broken_record_folder_is_an_error(work, capsys):
+    folder = work / "calibration" / "records"
+    folder.mkdir(parents=True)
+    (folder / "x.json").write_text("[]")
+    code, _, err = run(capsys, "trust", "fp")
+    assert code == 1
+    assert "x.json" in err
+
+
+def test_calibrate_help_lists_its_options(capsys):
+    code = main(["calibrate", "--help"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for option in ("--judge", "--experts", "--policy", "--out", "--format", "--baseline", "--fingerprint"):
+        assert option in out
