@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Annotated, Any, Literal
 
 from pydantic import (
+    AfterValidator,
     BaseModel,
     BeforeValidator,
     Field,
@@ -376,7 +377,13 @@ def _strip(value: Any) -> Any:
     return value.strip() if isinstance(value, str) else value
 
 
-NonEmptyStr = Annotated[str, BeforeValidator(_strip), Field(min_length=1)]
+def _non_empty(value: str) -> str:
+    if not value:
+        raise ValueError("must not be empty")
+    return value
+
+
+NonEmptyStr = Annotated[str, BeforeValidator(_strip), AfterValidator(_non_empty)]
 
 
 # --------------------------------------------------------------------------- the case
@@ -652,13 +659,24 @@ def _fields_at(root: type[BaseModel], loc: Sequence[str | int]) -> list[str]:
     return names
 
 
+def _model_names() -> frozenset[str]:
+    return frozenset(
+        name for name, obj in globals().items() if isinstance(obj, type) and issubclass(obj, BaseModel)
+    )
+
+
 def _clean_loc(loc: Sequence[str | int]) -> tuple[str | int, ...]:
-    """Drop pydantic's union-member and validator tags from an error location."""
+    """Drop pydantic's union-member and validator tags from an error location.
+
+    A capitalised part is dropped only when it names one of this module's models (a union member tag):
+    row keys such as ``HN4K8D`` or ``PMT-50104`` are kept.
+    """
+    models = _model_names()
     out: list[str | int] = []
     for part in loc:
         if isinstance(part, str) and (
             part in {"str", "int", "float", "bool", "none", "list", "dict"}
-            or part[:1].isupper()
+            or part in models
             or part.startswith(("function-", "tagged-union", "json-or-python", "lax-or-strict"))
         ):
             continue
@@ -681,6 +699,12 @@ def problems_from_validation(
     for raw in errors:
         by_loc.setdefault(_clean_loc(raw["loc"]), []).append(dict(raw))
     for loc, errs in by_loc.items():
+        # A union member that failed on type ("should be a valid string") is noise when another member
+        # got further (an error deeper inside the same location).
+        if all(str(e["type"]).endswith("_type") for e in errs) and any(
+            len(other) > len(loc) and other[: len(loc)] == loc for other in by_loc
+        ):
+            continue
         # Prefer the most specific message when a union produced several.
         err = next((e for e in errs if e["type"] in {"value_error", "extra_forbidden", "missing"}), errs[0])
         kind = err["type"]
@@ -729,6 +753,11 @@ class SetManifest(FrozenModel):
         sources: Every knowledge source the agent uses.
         min_per_tool: Coverage floor: fewest cases per tool (>= 0).
         min_per_source: Coverage floor: fewest cases per source (>= 0).
+        dimensions: Every quality dimension the set should test (``correct``, ``grounded``, ``useful``,
+            ``action-accurate``, ``safe``...); coverage names the ones with too few cases.
+        min_per_dimension: Coverage floor: fewest cases per declared dimension (>= 0).
+        synthetic_values: Values that look like personal data but are synthetic (a fictional phone
+            number outside the reserved ranges); the personal-data check does not report them.
     """
 
     name: str | None = None
@@ -740,6 +769,9 @@ class SetManifest(FrozenModel):
     sources: tuple[str, ...] = ()
     min_per_tool: int = Field(default=5, ge=0)
     min_per_source: int = Field(default=5, ge=0)
+    dimensions: tuple[str, ...] = ()
+    min_per_dimension: int = Field(default=5, ge=0)
+    synthetic_values: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)

@@ -244,10 +244,15 @@ class Transcript(FrozenModel):
     @model_validator(mode="before")
     @classmethod
     def _number_calls(cls, value: Any) -> Any:
-        """Give id-less tool calls stable ids (``call_<n>``) so results can still be paired in order."""
+        """Give id-less tool calls stable ids (``call_<n>``) and pair id-less results in order.
+
+        A ``tool`` message without ``tool_call_id`` answers the earliest call not yet answered (the
+        order older formats rely on); it is given that call's id.
+        """
         if not isinstance(value, dict) or not isinstance(value.get("messages"), list):
             return value
         counter = 0
+        unanswered: list[str] = []
         messages = []
         for message in value["messages"]:
             if isinstance(message, dict) and isinstance(message.get("tool_calls"), list):
@@ -256,8 +261,17 @@ class Transcript(FrozenModel):
                     if isinstance(call, dict) and not call.get("id"):
                         call = {**call, "id": f"call_{counter}"}
                     counter += 1
+                    if isinstance(call, dict):
+                        unanswered.append(str(call["id"]))
                     calls.append(call)
                 message = {**message, "tool_calls": calls}
+            elif isinstance(message, dict) and message.get("role") == "tool":
+                answered = message.get("tool_call_id")
+                if answered:
+                    if answered in unanswered:
+                        unanswered.remove(answered)
+                elif unanswered:
+                    message = {**message, "tool_call_id": unanswered.pop(0)}
             messages.append(message)
         return {**value, "messages": messages}
 

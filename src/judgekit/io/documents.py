@@ -189,9 +189,15 @@ def _parse_json(text: str, path: Path, offset: int = 0) -> Document:
             Problem(path, exc.lineno + offset, "", f"malformed JSON: {exc.msg} (column {exc.colno})")
         ) from None
     except _DuplicateKeyError as exc:
-        lines = _json_lines(text, path, offset)
-        line = next((ln for loc, ln in lines.items() if loc and loc[-1] == exc.key), None)
-        raise LocatedError(Problem(path, line, exc.key, "duplicate key; keep one")) from None
+        # JSON is (nearly) YAML: the YAML walk locates the duplicate (both lines, full field path).
+        try:
+            _parse_yaml(text, path, offset)
+        except LocatedError as located:
+            if located.problem.message.startswith("duplicate key"):
+                raise LocatedError(located.problem) from None
+        except JudgekitError:
+            pass
+        raise LocatedError(Problem(path, None, exc.key, "duplicate key; keep one")) from None
     return Document(path=path, data=data, base_line=1 + offset, lines=_LazyLines(text, path, offset))
 
 

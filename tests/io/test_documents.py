@@ -1,0 +1,194 @@
+"""Tests for judgekit.io.documents: parsing YAML/JSON/JSONL with field lines and located errors."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import pytest
+
+from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.io.documents import (
+    MAX_DOCUMENT_BYTES,
+    Document,
+    decode_utf8,
+    format_loc,
+    read_document,
+    read_documents,
+)
+
+
+def write(path: Path, text: str | bytes) -> Path:
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_format_loc_joins_keys_and_indices() -> None:
+    assert format_loc(("expected", "route", 0, "tool")) == "expected.route.0.tool"
+    assert format_loc(()) == ""
+
+
+def test_yaml_field_lines(tmp_path: Path) -> None:
+    path = write(
+        tmp_path / "c.yaml",
+        "id: A-1\nexpected:\n  route:\n    - tool: x\n      args:\n        n: 1\n  outcome: answer\n",
+    )
+    doc = read_document(path)
+    assert doc.data["expected"]["route"][0]["tool"] == "x"
+    assert doc.line_of(("id",)) == 1
+    assert doc.line_of(("expected",)) == 2
+    assert doc.line_of(("expected", "route", 0, "tool")) == 4
+    assert doc.line_of(("expected", "route", 0, "args", "n")) == 6
+    assert doc.line_of(("expected", "outcome")) == 7
+
+
+def test_line_of_falls_back_to_nearest_parent(tmp_path: Path) -> None:
+    doc = read_document(write(tmp_path / "c.yaml", "a: 1\nexpected:\n  x: 2\n"))
+    assert doc.line_of(("expected", "missing_child")) == 2
+    assert doc.line_of(("nowhere", "deeper")) == 1
+
+
+def test_line_of_without_lines_uses_base_line() -> None:
+    doc = Document(path=Path("x.json"), data={}, base_line=7)
+    assert doc.line_of(("anything",)) == 7
+
+
+def test_json_field_lines_are_found(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.json", '{\n  "id": "A",\n  "expected": {\n    "outcome": "answer"\n  }\n}\n')
+    doc = read_document(path)
+    assert doc.data == {"id": "A", "expected": {"outcome": "answer"}}
+    assert doc.line_of(("id",)) == 2
+    assert doc.line_of(("expected", "outcome")) == 4
+
+
+def test_malformed_yaml_names_the_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.yaml", "id: A\ninput: ok\nexpected: {route: [\n")
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    problem = info.value.problem
+    assert problem.file == path
+    assert problem.line == 4
+    assert problem.message.startswith("malformed YAML: ")
+    assert str(info.value) == f"{path}:4: {problem.message}"
+
+
+def test_malformed_yaml_indentation(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.yaml", "id: A\n  input: x\n   - y\n")
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    assert info.value.problem.line == 2
+    assert "malformed YAML" in info.value.problem.message
+
+
+def test_malformed_json_names_line_and_column(tmp_path: Path) -> None:
+    path = write(tmp_path / "bad.json", '{\n  "id": "A",\n  "version": 1,,\n}\n')
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    assert str(info.value) == (
+        f"{path}:3: malformed JSON: Expecting property name enclosed in double quotes (column 16)"
+    )
+
+
+def test_duplicate_yaml_key_names_both_lines(tmp_path: Path) -> None:
+    path = write(tmp_path / "dup.yaml", "id: A\ninput: x\nexpected:\n  outcome: answer\n  outcome: refuse\n")
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    assert str(info.value) == f"{path}:5: expected.outcome: duplicate key (first at line 4); keep one"
+
+
+def test_duplicate_json_key(tmp_path: Path) -> None:
+    path = write(tmp_path / "dup.json", '{\n  "id": "A",\n  "input": "x",\n  "id": "B"\n}\n')
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    assert str(info.value) == f"{path}:4: id: duplicate key (first at line 2); keep one"
+
+
+def test_duplicate_nested_json_key_names_the_field_path(tmp_path: Path) -> None:
+    path = write(tmp_path / "dup.json", '{"id": "A",\n "user": {"opening": "x",\n  "opening": "y"}}\n')
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    assert str(info.value) == f"{path}:3: user.opening: duplicate key (first at line 2); keep one"
+
+
+def test_non_utf8_names_line_and_byte(tmp_path: Path) -> None:
+    path = write(tmp_path / "latin1.yaml", b"id: A\ninput: ok\nnote: caf\xe9\n")
+    with pytest.raises(LocatedError) as info:
+        read_document(path)
+    assert str(info.value) == f"{path}:3: not valid UTF-8 (byte 0xe9 at offset 25); save the file as UTF-8"
+
+
+def test_decode_utf8_accepts_a_byte_order_mark() -> None:
+    assert decode_utf8("\ufeffid: A".encode(), Path("x.yaml")) == "id: A"
+
+
+def test_byte_order_mark_file_parses(tmp_path: Path) -> None:
+    path = write(tmp_path / "bom.json", "\ufeff" + '{"id": "A"}')
+    assert read_document(path).data == {"id": "A"}
+
+
+def test_empty_yaml_file_is_none(tmp_path: Path) -> None:
+    assert read_document(write(tmp_path / "empty.yaml", "")).data is None
+
+
+def test_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(JudgekitError, match=r"no such file$"):
+        read_document(tmp_path / "absent.yaml")
+
+
+def test_oversized_file_is_refused_quickly_with_its_size(tmp_path: Path) -> None:
+    path = tmp_path / "huge.yaml"
+    with path.open("wb") as handle:
+        handle.truncate(50 * 1024 * 1024)  # sparse: instant to create
+    start = time.perf_counter()
+    with pytest.raises(JudgekitError) as info:
+        read_document(path)
+    assert time.perf_counter() - start < 1.0
+    assert str(info.value).startswith(f"{path}: file is 52.4 MB; case and configuration files are limited to")
+    assert MAX_DOCUMENT_BYTES < 50 * 1024 * 1024
+
+
+def test_max_bytes_can_be_lowered(tmp_path: Path) -> None:
+    path = write(tmp_path / "c.yaml", "id: A\n")
+    with pytest.raises(JudgekitError, match=r"file is 0\.0 MB"):
+        read_document(path, max_bytes=3)
+
+
+def test_jsonl_yields_one_document_per_line_with_offsets(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.jsonl", '{"id": "A"}\n\n{"id": "B",\n')
+    items = list(read_documents(path))
+    assert len(items) == 2
+    first, second = items
+    assert isinstance(first, Document)
+    assert first.data == {"id": "A"}
+    assert first.base_line == 1
+    assert first.line_of(("id",)) == 1
+    assert isinstance(second, Problem)
+    assert second.line == 3
+    assert second.message.startswith("malformed JSON: ")
+
+
+def test_jsonl_keeps_reading_after_a_bad_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.jsonl", 'not json\n{"id": "B"}\n')
+    items = list(read_documents(path))
+    assert isinstance(items[0], Problem)
+    assert items[0].line == 1
+    assert isinstance(items[1], Document)
+    assert items[1].data == {"id": "B"}
+    assert items[1].line_of(("id",)) == 2
+
+
+def test_jsonl_duplicate_key_is_a_problem_on_its_line(tmp_path: Path) -> None:
+    path = write(tmp_path / "cases.jsonl", '{"id": "A"}\n{"id": "B", "id": "C"}\n')
+    items = list(read_documents(path))
+    assert isinstance(items[1], Problem)
+    assert str(items[1]) == f"{path}:2: id: duplicate key (first at line 2); keep one"
+
+
+def test_read_documents_yaml_is_one_document(tmp_path: Path) -> None:
+    items = list(read_documents(write(tmp_path / "c.yml", "- id: A\n- id: B\n")))
+    assert len(items) == 1
+    assert isinstance(items[0], Document)
+    assert items[0].line_of((1, "id")) == 2
