@@ -424,6 +424,10 @@ class Case(FrozenModel):
         policy_refs: Policies the case encodes, with revisions (``"BIL-7 rev 2025-09"``).
         signed_off_by: Who approved the expected outcome.
         source_incident: The incident a regression case came from.
+        split: Which suite the case belongs to: ``capability`` (hard, exploratory), ``regression``
+            (behaviour the product already promises) or ``holdout`` (kept out of routine runs and
+            reports, so prompt tuning cannot overfit it; used only when asked for by name). ``None``
+            when the set does not use splits.
     """
 
     id: NonEmptyStr
@@ -454,6 +458,7 @@ class Case(FrozenModel):
     policy_refs: tuple[str, ...] = ()
     signed_off_by: tuple[str, ...] = ()
     source_incident: str | None = None
+    split: Literal["capability", "regression", "holdout"] | None = None
 
     @field_validator("id")
     @classmethod

@@ -29,11 +29,20 @@ def _print_problems(case_set: CaseSet) -> None:
 def validate(
     paths: list[Path] = typer.Argument(..., help="Golden-set folders or case files.", show_default=False),
 ) -> None:
-    """Check case files: schema, unique ids, reviewed acceptance, referenced fixtures.
+    """Check case files: schema, unique ids, reviewed acceptance, referenced fixtures, no personal data.
 
-    Prints every problem as file:line: field: message. Exit 0 when valid, 1 when not.
+    Personal data (emails, phone numbers, card, IBAN and account numbers, national ids) is refused in
+    reviewed cases and reported as a warning in candidates. Prints every problem as
+    file:line: field: message. Exit 0 when valid, 1 when not.
     """
+    from judgekit.golden.pii import personal_data_problems
+
     case_set = _load(paths)
+    pii_problems, pii_warnings = personal_data_problems(
+        case_set.cases, allow=case_set.manifest.synthetic_values if case_set.manifest else ()
+    )
+    case_set.problems.extend(pii_problems)
+    case_set.warnings.extend(pii_warnings)
     _print_problems(case_set)
     reviewed = len(case_set.reviewed())
     candidates = len(case_set.candidates())
@@ -54,7 +63,7 @@ def _mix_line(title: str, counts: dict[str, int]) -> str:
     return f"{title}: {inner or '(none)'}"
 
 
-def coverage(
+def coverage(  # noqa: PLR0917 - typer options
     path: Path = typer.Argument(..., help="Golden-set folder.", show_default=False),
     tools: list[str] = typer.Option(
         None, "--tools", help="Every tool the agent has (repeat or comma-separate). Default: the manifest's."
@@ -68,6 +77,14 @@ def coverage(
     min_per_source: int | None = typer.Option(
         None, "--min-per-source", min=0, help="Floor per source (default 5)."
     ),
+    dimensions: list[str] = typer.Option(
+        None,
+        "--dimensions",
+        help="Every quality dimension to test (repeat or comma-separate). Default: the manifest's.",
+    ),
+    min_per_dimension: int | None = typer.Option(
+        None, "--min-per-dimension", min=0, help="Floor per dimension (default 5)."
+    ),
 ) -> None:
     """Show the set's mix and its cases per tool and source; exit 1 when a declared one is below the floor."""
     from judgekit.golden.coverage import compute_coverage
@@ -80,6 +97,7 @@ def coverage(
     manifest = case_set.manifest
     tool_list = _split(tools) or list(manifest.tools if manifest else ())
     source_list = _split(sources) or list(manifest.sources if manifest else ())
+    dimension_list = _split(dimensions) or list(manifest.dimensions if manifest else ())
     cov = compute_coverage(
         (c.case for c in case_set.reviewed()),
         tools=tool_list,
@@ -88,6 +106,10 @@ def coverage(
         min_per_source=min_per_source
         if min_per_source is not None
         else (manifest.min_per_source if manifest else 5),
+        dimensions=dimension_list,
+        min_per_dimension=min_per_dimension
+        if min_per_dimension is not None
+        else (manifest.min_per_dimension if manifest else 5),
     )
     typer.echo(f"{cov.total} cases")
     typer.echo(_mix_line("slice", dict(cov.by_slice)))
@@ -103,6 +125,10 @@ def coverage(
         typer.echo(f"warning: tool '{name}' is used by cases but not in the declared tool list", err=True)
     for name in cov.undeclared_sources:
         typer.echo(f"warning: source '{name}' is used by cases but not in the declared source list", err=True)
+    for name in cov.undeclared_dimensions:
+        typer.echo(
+            f"warning: dimension '{name}' is named by cases but not in the declared dimension list", err=True
+        )
     for gap in cov.gaps:
         typer.echo(f"COVERAGE GAP {gap.describe()}")
     if cov.gaps:
@@ -181,6 +207,21 @@ def golden_diff(
     if found:
         raise typer.Exit(1)
     typer.echo(f"no unversioned contract changes since {rev}")
+
+
+def subgroup(app: typer.Typer, name: str) -> typer.Typer:
+    """The command group ``name`` (``candidates``, ``golden``) that :func:`register` added to ``app``.
+
+    Other command modules add their subcommands to it, so that ``judgekit candidates generate`` sits beside
+    ``judgekit candidates promote``.
+
+    Raises:
+        LookupError: When :func:`register` has not added that group (register the golden commands first).
+    """
+    for info in app.registered_groups:
+        if info.name == name and info.typer_instance is not None:
+            return info.typer_instance
+    raise LookupError(f"no '{name}' command group: call judgekit.commands.golden.register(app) first")
 
 
 def register(app: typer.Typer) -> None:

@@ -17,11 +17,11 @@ __all__ = ["Coverage", "Gap", "compute_coverage"]
 
 @dataclass(frozen=True)
 class Gap:
-    """A tool or source with fewer cases than the floor.
+    """A tool, source or quality dimension with fewer cases than the floor.
 
     Attributes:
-        kind: ``tool`` or ``source``.
-        name: The tool or source.
+        kind: ``tool``, ``source`` or ``dimension``.
+        name: The tool, source or dimension.
         count: Cases exercising it (>= 0).
         floor: The minimum required.
     """
@@ -55,7 +55,9 @@ class Coverage:
         undeclared_tools: Tools cases use that the declared tool list lacks (likely a typo or a list
             out of date); empty when no list was declared.
         undeclared_sources: Likewise for sources.
-        gaps: Declared tools and sources below their floor.
+        undeclared_dimensions: Dimensions cases name that the declared dimension list lacks; empty when
+            no list was declared.
+        gaps: Declared tools, sources and dimensions below their floor.
     """
 
     total: int
@@ -67,6 +69,7 @@ class Coverage:
     by_source: Counter[str] = field(default_factory=Counter)
     undeclared_tools: list[str] = field(default_factory=list)
     undeclared_sources: list[str] = field(default_factory=list)
+    undeclared_dimensions: list[str] = field(default_factory=list)
     gaps: list[Gap] = field(default_factory=list)
 
 
@@ -77,6 +80,8 @@ def compute_coverage(
     sources: Sequence[str] = (),
     min_per_tool: int = 5,
     min_per_source: int = 5,
+    dimensions: Sequence[str] = (),
+    min_per_dimension: int = 5,
 ) -> Coverage:
     """Count a set's mix and its coverage of tools and sources.
 
@@ -87,6 +92,9 @@ def compute_coverage(
         sources: Every knowledge source; as for ``tools``.
         min_per_tool: Fewest cases a declared tool needs (>= 0).
         min_per_source: Fewest cases a declared source needs (>= 0).
+        dimensions: Every quality dimension the set should test (``correct``, ``grounded``, ``useful``,
+            ``action-accurate``, ``safe``...); as for ``tools``, gaps are named only for declared ones.
+        min_per_dimension: Fewest cases a declared dimension needs (>= 0).
 
     Returns:
         The coverage, with gaps sorted by kind, then count, then name.
@@ -94,7 +102,7 @@ def compute_coverage(
     Raises:
         ValueError: When a floor is negative.
     """
-    if min_per_tool < 0 or min_per_source < 0:
+    if min_per_tool < 0 or min_per_source < 0 or min_per_dimension < 0:
         raise ValueError("coverage floors must be >= 0")
     case_list = list(cases)
     cov = Coverage(total=len(case_list))
@@ -109,10 +117,14 @@ def compute_coverage(
         cov.by_tool.setdefault(name, 0)
     for name in sources:
         cov.by_source.setdefault(name, 0)
+    for name in dimensions:
+        cov.by_dimension.setdefault(name, 0)
     if tools:
         cov.undeclared_tools = sorted(set(cov.by_tool) - set(tools))
     if sources:
         cov.undeclared_sources = sorted(set(cov.by_source) - set(sources))
+    if dimensions:
+        cov.undeclared_dimensions = sorted(set(cov.by_dimension) - set(dimensions))
     gaps = [
         Gap("tool", t, cov.by_tool[t], min_per_tool)
         for t in dict.fromkeys(tools)
@@ -123,5 +135,11 @@ def compute_coverage(
         for s in dict.fromkeys(sources)
         if cov.by_source[s] < min_per_source
     ]
-    cov.gaps = sorted(gaps, key=lambda g: (g.kind != "tool", g.count, g.name))
+    gaps += [
+        Gap("dimension", d, cov.by_dimension[d], min_per_dimension)
+        for d in dict.fromkeys(dimensions)
+        if cov.by_dimension[d] < min_per_dimension
+    ]
+    kind_order = {"tool": 0, "source": 1, "dimension": 2}
+    cov.gaps = sorted(gaps, key=lambda g: (kind_order.get(g.kind, 3), g.count, g.name))
     return cov

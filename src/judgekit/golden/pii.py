@@ -1,0 +1,435 @@
+r"""A personal-data scanner for golden cases: emails, phone numbers, card and account numbers, national ids.
+
+Golden cases travel: into repositories, pipelines, test logs and vendors' tools. Real customer data must
+never be in them; regression cases that come from real incidents are sanitised before they are committed.
+This module finds what a sanitiser must remove and what ``judgekit validate`` must refuse:
+
+* **email** addresses, except those at domains reserved for examples and tests (RFC 2606 and RFC 6761:
+  ``example.com``/``.net``/``.org`` and any name under ``.example``, ``.test``, ``.invalid``,
+  ``.localhost``), which can never reach a person;
+* **phone** numbers in international (``+44 20 7946 0123``), North American (``(212) 555-0142``) and UK
+  national (``020 7946 0123``) forms, except the ranges regulators reserve for fiction (North American
+  ``555-0100`` to ``555-0199``; UK Ofcom drama numbers ``07700 900000``-``900999``,
+  ``01632 960000``-``960999``, ``020 7946 0000``-``0999``, ``0113 496 0000``-``0999`` and the like);
+* **card** numbers: 13 to 19 digits (optionally grouped by spaces or hyphens) that pass the Luhn check,
+  except the test numbers payment processors publish (``4111 1111 1111 1111``, ``4242 4242 4242 4242``...);
+* **IBAN** numbers with a known country length and a valid ISO 7064 mod-97 check, and **account** numbers
+  named as such (``account number 12345678``, UK sort code with account ``12-34-56 12345678``);
+* national ids: **US SSN** (``123-45-6789``, outside the never-issued 000/666/9xx areas) and **UK
+  National Insurance** numbers (``AB 12 34 56 C``, with HMRC's prefix rules).
+
+Names and addresses are not detected (no pattern tells a name from a word); intake lets a person list
+values to remove. Values a set declares synthetic (the manifest's ``synthetic_values``) are not reported.
+Every finding carries its location and a masked value (last four characters), never the value itself.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from judgekit.errors import Problem
+
+__all__ = [
+    "KINDS",
+    "PLACEHOLDERS",
+    "Finding",
+    "PiiKind",
+    "iban_valid",
+    "luhn_valid",
+    "mask",
+    "personal_data_problems",
+    "redact_personal_data",
+    "scan_data",
+    "scan_text",
+]
+
+PiiKind = Literal["email", "phone", "card", "iban", "account", "ssn", "ni_number"]
+KINDS: tuple[PiiKind, ...] = ("email", "phone", "card", "iban", "account", "ssn", "ni_number")
+
+PLACEHOLDERS: dict[str, str] = {
+    "email": "[EMAIL]",
+    "phone": "[PHONE]",
+    "card": "[CARD]",
+    "iban": "[IBAN]",
+    "account": "[ACCOUNT]",
+    "ssn": "[SSN]",
+    "ni_number": "[NI_NUMBER]",
+}
+"""What :func:`redact_personal_data` puts in place of each kind of value."""
+
+_DESCRIPTIONS: dict[str, str] = {
+    "email": "email address",
+    "phone": "phone number",
+    "card": "card number (passes the Luhn check)",
+    "iban": "IBAN (valid check digits)",
+    "account": "bank account number",
+    "ssn": "US social security number",
+    "ni_number": "UK National Insurance number",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One personal-data value found in a text.
+
+    Attributes:
+        kind: What it is (``email``, ``phone``, ``card``, ``iban``, ``account``, ``ssn``, ``ni_number``).
+        start: 0-based offset of the value in the text scanned.
+        end: Offset just past the value.
+        value: The value as written (kept in memory for redaction; never printed, see :attr:`masked`).
+        field: Dotted path of the field the text came from (``""`` for a bare text).
+    """
+
+    kind: PiiKind
+    start: int
+    end: int
+    value: str
+    field: str = ""
+
+    @property
+    def masked(self) -> str:
+        """The value with everything but its last four characters hidden."""
+        return mask(self.value)
+
+    def describe(self) -> str:
+        """One readable phrase: ``card number (passes the Luhn check) ending 1111``."""
+        return f"{_DESCRIPTIONS[self.kind]} {self.masked}"
+
+
+def mask(value: str) -> str:
+    """Hide all but the last four non-separator characters: ``4111 1111 1111 1111`` -> ``****1111``."""
+    if "@" in value:
+        local, _, domain = value.strip().partition("@")
+        return f"{local[:1]}***@{domain}"
+    compact = re.sub(r"[\s().-]", "", value)
+    return "*" * max(len(compact) - 4, 1) + compact[-4:] if len(compact) > 4 else "****"
+
+
+# --------------------------------------------------------------------------- checksums
+
+
+def luhn_valid(digits: str) -> bool:
+    """True when a string of digits passes the Luhn (mod 10) check used by payment cards.
+
+    Args:
+        digits: Only the digits 0-9 (separators removed).
+
+    Returns:
+        False for an empty string or any non-digit.
+    """
+    if not digits or not digits.isdigit():
+        return False
+    total = 0
+    for i, ch in enumerate(reversed(digits)):
+        d = ord(ch) - 48
+        if i % 2 == 1:
+            d *= 2
+            if d > 9:
+                d -= 9
+        total += d
+    return total % 10 == 0
+
+
+# Lengths from the SWIFT IBAN registry (a subset covering Europe and common others).
+_IBAN_LENGTHS = {
+    "AD": 24, "AE": 23, "AL": 28, "AT": 20, "AZ": 28, "BA": 20, "BE": 16, "BG": 22, "BH": 22, "BR": 29,
+    "CH": 21, "CR": 22, "CY": 28, "CZ": 24, "DE": 22, "DK": 18, "DO": 28, "EE": 20, "EG": 29, "ES": 24,
+    "FI": 18, "FO": 18, "FR": 27, "GB": 22, "GE": 22, "GI": 23, "GL": 18, "GR": 27, "GT": 28, "HR": 21,
+    "HU": 28, "IE": 22, "IL": 23, "IQ": 23, "IS": 26, "IT": 27, "JO": 30, "KW": 30, "KZ": 20, "LB": 28,
+    "LI": 21, "LT": 20, "LU": 20, "LV": 21, "MC": 27, "MD": 24, "ME": 22, "MK": 19, "MR": 27, "MT": 31,
+    "MU": 30, "NL": 18, "NO": 15, "PK": 24, "PL": 28, "PS": 29, "PT": 25, "QA": 29, "RO": 24, "RS": 22,
+    "SA": 24, "SE": 24, "SI": 19, "SK": 24, "SM": 27, "TN": 24, "TR": 26, "UA": 29, "VG": 24, "XK": 20,
+}  # fmt: skip
+
+
+def iban_valid(text: str) -> bool:
+    """True when ``text`` (spaces allowed) is an IBAN of its country's length with valid mod-97 digits."""
+    compact = re.sub(r"\s", "", text).upper()
+    if len(compact) < 15 or not compact.isalnum():
+        return False
+    expected = _IBAN_LENGTHS.get(compact[:2])
+    if expected is None or len(compact) != expected or not compact[2:4].isdigit():
+        return False
+    rearranged = compact[4:] + compact[:4]
+    number = "".join(str(int(ch, 36)) for ch in rearranged)
+    return int(number) % 97 == 1
+
+
+# --------------------------------------------------------------------------- patterns
+
+_RESERVED_EMAIL_DOMAINS = ("example.com", "example.net", "example.org")
+_RESERVED_EMAIL_TLDS = ("example", "test", "invalid", "localhost")
+
+_EMAIL = re.compile(
+    r"(?<![\w.+-])[A-Za-z0-9][A-Za-z0-9._%+-]{0,63}@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?\.)+"
+    r"[A-Za-z]{2,24}(?![\w-])"
+)
+_IBAN = re.compile(r"(?<![A-Za-z0-9])[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}(?![A-Za-z0-9])")
+_CARD = re.compile(r"(?<![\w-])\d(?:[ -]?\d){12,18}(?![\w-])")
+_SSN = re.compile(r"(?<![\w-])(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?![\w-])")
+_SSN_LABELLED = re.compile(
+    r"(?i)\b(?:ssn|social security(?: number| no\.?)?)\s*[:#]?\s*"
+    r"((?!000|666|9\d\d)\d{3}[ -]?\d{2}[ -]?\d{4})\b"
+)
+_NI = re.compile(
+    r"(?<![A-Za-z0-9])(?!BG|GB|KN|NK|NT|TN|ZZ)[A-CEGHJ-PR-TW-Z][A-CEGHJ-NPR-TW-Z]"
+    r" ?\d{2} ?\d{2} ?\d{2} ?[A-D](?![A-Za-z0-9])"
+)
+_ACCOUNT_LABELLED = re.compile(
+    r"(?i)\b(?:account|acct|a/c)(?:\s+(?:number|no\.?|num|#))?\s*[:#]?\s*(\d(?:[ -]?\d){5,16})(?![\w-])"
+)
+_SORT_CODE_ACCOUNT = re.compile(r"(?<![\w-])\d{2}-\d{2}-\d{2}[ ,/]+\d{8}(?![\w-])")
+_PHONE = re.compile(
+    r"(?<![\w+-])(?:"
+    r"\+\d{1,3}(?:[ .-]?\(?\d{1,5}\)?){2,6}"  # international
+    r"|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}"  # North American
+    r"|0\d{2,4}[ -]?\d{3,4}[ -]?\d{3,4}"  # UK national
+    r")(?![\w-])"
+)
+
+# Ranges reserved for drama and documentation (Ofcom; NANPA 555-0100..0199), as digit prefixes of the
+# national significant number (without the leading 0 or the country code 44 / 1).
+_FICTIONAL_UK = (
+    ("7700900", 10),
+    ("1632960", 10),
+    ("2079460", 10),
+    ("1134960", 10),
+    ("1144960", 10),
+    ("1154960", 10),
+    ("1174960", 10),
+    ("1184960", 10),
+    ("1214960", 10),
+    ("1314960", 10),
+    ("1614960", 10),
+    ("1914980", 10),
+    ("2890180", 10),
+    ("2920180", 10),
+    ("8081570", 10),
+    ("9098790", 10),
+    ("3069990", 10),
+)
+
+
+# Card numbers that payment processors publish as test numbers (Stripe, Adyen, Braintree documentation);
+# they can never charge anyone, so they are synthetic by definition.
+_TEST_CARDS = frozenset(
+    {
+        "4111111111111111",
+        "4242424242424242",
+        "4000056655665556",
+        "4012888888881881",
+        "4222222222222",
+        "5555555555554444",
+        "5105105105105100",
+        "2223003122003222",
+        "378282246310005",
+        "371449635398431",
+        "6011111111111117",
+        "6011000990139424",
+        "3056930009020004",
+        "36227206271667",
+        "3566002020360505",
+        "6200000000000005",
+    }
+)
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"\D", "", text)
+
+
+def _fictional_phone(value: str) -> bool:
+    digits = _digits(value)
+    stripped = value.strip()
+    if stripped.startswith("+"):
+        if digits.startswith("44"):
+            national = digits[2:]
+        elif digits.startswith("1"):
+            national = digits[1:]
+        else:
+            return False
+    elif digits.startswith("0"):
+        national = digits[1:]
+    else:
+        national = digits[1:] if len(digits) == 11 and digits.startswith("1") else digits
+    if len(national) == 10 and national[3:6] == "555" and 100 <= int(national[6:]) <= 199:
+        return True
+    return any(national.startswith(prefix) and len(national) == n for prefix, n in _FICTIONAL_UK)
+
+
+def _reserved_email(value: str) -> bool:
+    domain = value.rsplit("@", 1)[-1].lower().rstrip(".")
+    if any(domain == d or domain.endswith("." + d) for d in _RESERVED_EMAIL_DOMAINS):
+        return True
+    return domain.rsplit(".", 1)[-1] in _RESERVED_EMAIL_TLDS
+
+
+def _normalise_value(value: str) -> str:
+    return re.sub(r"[\s().-]", "", value).lower()
+
+
+def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
+    return any(span[0] < end and start < span[1] for start, end in taken)
+
+
+def scan_text(text: str, *, field: str = "", allow: Iterable[str] = ()) -> list[Finding]:
+    """Find personal data in one text.
+
+    Overlapping matches are resolved by specificity: emails, IBANs, labelled account numbers, SSNs and
+    NI numbers first, then card numbers (Luhn-valid only), then phone numbers, so a card number is never
+    also reported as a phone number.
+
+    Args:
+        text: The text to scan.
+        field: Dotted path of the field the text came from, copied into each finding.
+        allow: Values declared synthetic; a match equal to one of them (ignoring spaces, dots, hyphens,
+            brackets and case) is not reported.
+
+    Returns:
+        The findings, sorted by position.
+    """
+    allowed = {_normalise_value(a) for a in allow}
+    found: list[Finding] = []
+    taken: list[tuple[int, int]] = []
+
+    def add(kind: PiiKind, start: int, end: int) -> None:
+        value = text[start:end]
+        if _overlaps((start, end), taken):
+            return
+        taken.append((start, end))
+        if _normalise_value(value) in allowed:
+            return
+        found.append(Finding(kind, start, end, value, field))
+
+    for m in _EMAIL.finditer(text):
+        if _reserved_email(m.group()):
+            taken.append(m.span())
+        else:
+            add("email", *m.span())
+    for m in _IBAN.finditer(text):
+        if iban_valid(m.group()):
+            add("iban", *m.span())
+    for m in _SORT_CODE_ACCOUNT.finditer(text):
+        add("account", *m.span())
+    for m in _SSN_LABELLED.finditer(text):
+        add("ssn", *m.span(1))
+    for m in _SSN.finditer(text):
+        add("ssn", *m.span())
+    for m in _NI.finditer(text):
+        add("ni_number", *m.span())
+    for m in _CARD.finditer(text):
+        digits = _digits(m.group())
+        if digits in _TEST_CARDS:
+            taken.append(m.span())
+        elif luhn_valid(digits):
+            add("card", *m.span())
+    for m in _ACCOUNT_LABELLED.finditer(text):
+        add("account", *m.span(1))
+    for m in _PHONE.finditer(text):
+        n = len(_digits(m.group()))
+        if not 9 <= n <= 15:
+            continue
+        if _fictional_phone(m.group()):
+            taken.append(m.span())
+            continue
+        add("phone", *m.span())
+    return sorted(found, key=lambda f: (f.start, f.end))
+
+
+def scan_data(
+    data: Any, *, prefix: tuple[str | int, ...] = (), allow: Iterable[str] = ()
+) -> Iterator[tuple[tuple[str | int, ...], Finding]]:
+    """Scan every text (values and mapping keys) inside a JSON-like value.
+
+    Yields:
+        ``(location, finding)`` pairs; the location is the tuple path of the field the text is in.
+    """
+    allow_list = tuple(allow)
+    if isinstance(data, str):
+        for f in scan_text(data, field=".".join(str(p) for p in prefix), allow=allow_list):
+            yield prefix, f
+    elif isinstance(data, dict):
+        for key, value in data.items():
+            loc = (*prefix, str(key))
+            for f in scan_text(str(key), field=".".join(str(p) for p in loc), allow=allow_list):
+                yield loc, f
+            yield from scan_data(value, prefix=loc, allow=allow_list)
+    elif isinstance(data, list | tuple):
+        for i, value in enumerate(data):
+            yield from scan_data(value, prefix=(*prefix, i), allow=allow_list)
+
+
+def redact_personal_data(text: str, *, allow: Iterable[str] = ()) -> tuple[str, list[Finding]]:
+    """Replace every personal-data value in ``text`` with its placeholder (``[EMAIL]``, ``[CARD]``...).
+
+    Returns:
+        The redacted text and the findings replaced (positions refer to the original text).
+    """
+    findings = scan_text(text, allow=allow)
+    out: list[str] = []
+    last = 0
+    for f in findings:
+        out.append(text[last : f.start])
+        out.append(PLACEHOLDERS[f.kind])
+        last = f.end
+    out.append(text[last:])
+    return "".join(out), findings
+
+
+def personal_data_problems(
+    loaded_cases: Sequence[Any], *, allow: Iterable[str] = ()
+) -> tuple[list[Problem], list[Problem]]:
+    """Scan loaded cases for personal data: problems outside candidates, warnings among them.
+
+    Args:
+        loaded_cases: :class:`~judgekit.cases.LoadedCase` items (their documents are scanned field by field,
+            so every finding has its file, line and field).
+        allow: Values declared synthetic (the manifest's ``synthetic_values``).
+
+    Returns:
+        ``(problems, warnings)``: one problem per value in a reviewed case (``validate`` refuses these),
+        one warning per value in a candidate (it must be sanitised before promotion).
+    """
+    allow_list = tuple(allow)
+    problems: list[Problem] = []
+    warnings: list[Problem] = []
+    for loaded in loaded_cases:
+        doc = loaded.document
+        if doc is None:
+            data: Any = loaded.case.model_dump(mode="json", exclude_defaults=True)
+            prefix: tuple[str | int, ...] = ()
+        else:
+            data = doc.data
+            prefix = tuple(loaded.prefix)
+            for part in prefix:
+                data = data[part]
+        for loc, finding in scan_data(data, prefix=prefix, allow=allow_list):
+            line = doc.line_of(loc) if doc is not None else None
+            field = ".".join(str(p) for p in loc[len(prefix) :])
+            path: Path = loaded.path
+            if loaded.candidate:
+                warnings.append(
+                    Problem(
+                        path,
+                        line,
+                        field,
+                        f"personal data in a candidate: {finding.describe()}; sanitise it before promoting",
+                    )
+                )
+            else:
+                problems.append(
+                    Problem(
+                        path,
+                        line,
+                        field,
+                        f"personal data: {finding.describe()}. Golden cases must hold synthetic data only: "
+                        "replace it with a synthetic value (reserved example.com addresses, fictional "
+                        "phone ranges) or, if it is synthetic already, list it under synthetic_values in "
+                        "judgekit-set.yaml",
+                    )
+                )
+    return problems, warnings
