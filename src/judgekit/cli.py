@@ -19,6 +19,7 @@ from judgekit.commands import calibrate as calibrate_commands
 from judgekit.commands import contamination as contamination_commands
 from judgekit.commands import demo as demo_commands
 from judgekit.commands import golden as golden_commands
+from judgekit.commands import grading as grading_commands
 from judgekit.commands import runs as runs_commands
 from judgekit.errors import JudgekitError
 
@@ -49,6 +50,7 @@ def _root(
 # Command groups: each module exposes ``register(app)``; keep this list explicit (no import-time magic).
 golden_commands.register(app)
 runs_commands.register(app)
+grading_commands.register(app)
 demo_commands.register(app)
 contamination_commands.register(app)
 calibrate_commands.register(app)
