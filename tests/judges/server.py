@@ -99,6 +99,12 @@ class JudgeServer:
             def log_message(self, format: str, *args: Any) -> None:
                 return
 
+            def do_GET(self) -> None:
+                if self.path.rstrip("/").endswith("/stats"):
+                    self._send(200, json.dumps({"calls": server.calls}).encode(), {})
+                else:
+                    self._send(404, b"{}", {})
+
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
@@ -171,3 +177,27 @@ class JudgeServer:
 
     def __exit__(self, *exc: object) -> None:
         self.stop()
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Serve ``pass`` verdicts with a fixed latency until killed; print the API base on the first line.
+
+    ``GET <api_base>/stats`` returns ``{"calls": n}``. Used by ``bench/bench_judge.py`` to keep the
+    server's threads out of the measured process.
+    """
+    import argparse
+
+    parser = argparse.ArgumentParser(description=main.__doc__)
+    parser.add_argument("--latency", type=float, default=0.1, help="seconds added to every reply")
+    args = parser.parse_args(argv)
+    reply = verdict_reply("pass", rationale="benchmark")
+    server = JudgeServer(lambda body, i: Reply(content=reply, delay=args.latency)).start()
+    print(server.api_base, flush=True)
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        server.stop()
+
+
+if __name__ == "__main__":
+    main()

@@ -295,3 +295,25 @@ def test_api_key_never_reaches_the_cassette_or_results(serve: Any, tmp_path: Pat
     assert "[REDACTED]" in text
     assert "api_key" not in text
     assert server.api_base not in text
+
+
+def test_unpriced_model_cost_is_unknown_not_zero(serve: Any) -> None:
+    server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
+    client = client_for(server)
+    [result] = ask(client, ["x"])
+    assert result.cost is None
+    assert client.usage.unpriced == 1
+    assert client.usage.cost == 0.0
+
+
+def test_mapped_model_is_priced_from_litellms_local_map(serve: Any) -> None:
+    server = serve(
+        lambda body, i: Reply(content=verdict_reply("pass"), prompt_tokens=1_000_000, completion_tokens=0)
+    )
+    client = client_for(server, params=JudgeParams(model="openai/gpt-4o-mini"))
+    [result] = ask(client, ["x"])
+    import litellm
+
+    expected = litellm.get_model_info("gpt-4o-mini")["input_cost_per_token"] * 1_000_000
+    assert result.cost == pytest.approx(expected)
+    assert client.usage.unpriced == 0

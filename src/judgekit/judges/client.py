@@ -246,6 +246,7 @@ class JudgeClient:
         self._in_flight_calls = 0
         self._litellm: Any = None
         self._priced = False
+        self._secret_cache: tuple[str, ...] | None = None
         self.supports_schema = False
         if self.mode is not CacheMode.OFF and cassette is None:
             raise JudgekitError(
@@ -352,6 +353,11 @@ class JudgeClient:
         return request
 
     def _secrets(self) -> tuple[str, ...]:
+        if self._secret_cache is None:
+            self._secret_cache = self._find_secrets()
+        return self._secret_cache
+
+    def _find_secrets(self) -> tuple[str, ...]:
         found = [self._api_key] if self._api_key else []
         for name, value in os.environ.items():
             upper = name.upper()
@@ -557,6 +563,8 @@ class JudgeClient:
         s = self.settings
         if s.input_cost_per_token is not None and s.output_cost_per_token is not None:
             return prompt_tokens * s.input_cost_per_token + completion_tokens * s.output_cost_per_token
+        if not self._priced:
+            return None  # not in litellm's map and no prices given: unknown, never guessed
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
         if isinstance(cost, int | float) and not isinstance(cost, bool):
