@@ -8,7 +8,8 @@ Each version has four trials per case. A trial follows either the case's referen
 of its scripted failure variants (see ``v1``/``v2`` in airdesk_cases.py): refunding twice, refunding too
 much, changing another customer's record, claiming success after a failed tool call, leaving out a
 required mention, calling the wrong tool, acting before confirmation or on a guess. v2 fixes most of
-v1's failures and breaks two cases that v1 passed (GS-REG-0107 and gs-cancelled-flight-refund).
+v1's failures and breaks gs-cancelled-flight-refund; in GS-REG-0107 it leaves out a required mention
+(reported by the text layer, but not a gate).
 
 Final states: a trial that ends where the reference ends points at the reference's final state; one
 that changes nothing points at its fixture; any other ends in its own file under runs/states/.
