@@ -1,0 +1,139 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judgekit.calibration.families import (
+    calibrate_families,
+    holm,
+    render_families_markdown,
+    score_p_value,
+    split_by_criterion,
+)
+from judgekit.calibration.gate import BootstrapSettings, TrustPolicy
+from judgekit.calibration.labels import parse_labels, parse_scale_option
+from judgekit.errors import JudgekitError
+from judgekit.stats import wilson_interval
+
+from .conftest import make_csv, synthetic_rows
+
+POLICY = TrustPolicy(bootstrap=BootstrapSettings(resamples=200))
+
+
+@pytest.mark.parametrize("n", [5, 16, 40, 133])
+@pytest.mark.parametrize("bound", [0.5, 0.8, 0.9])
+@pytest.mark.parametrize("confidence", [0.9, 0.95, 0.99])
+def test_score_p_value_inverts_the_wilson_bound(n, bound, confidence):
+    alpha = (1 - confidence) / 2
+    for k in range(1, n + 1):
+        low = wilson_interval(k, n, confidence=confidence)[0]
+        if abs(low - bound) < 1e-9:
+            continue
+        assert (low >= bound) == (score_p_value(k, n, bound) <= alpha), (k, n)
+
+
+def test_score_p_value_edges():
+    assert score_p_value(0, 0, 0.8) == 1.0
+    assert score_p_value(3, 10, 0.0) == 0.0
+    assert score_p_value(10, 10, 1.0) == 1.0
+    with pytest.raises(ValueError, match="successes"):
+        score_p_value(11, 10, 0.5)
+
+
+def test_holm_textbook_example():
+    rejected, adjusted, rank = holm([0.01, 0.04, 0.03, 0.005], 0.05)
+    assert rejected == [True, False, False, True]
+    assert adjusted == pytest.approx([0.03, 0.06, 0.06, 0.02])
+    assert rank == [2, 4, 3, 1]
+    # step-down stops at the first failure even when a later p-value would pass alone
+    assert holm([0.02, 0.001, 0.04], 0.05)[0] == [True, True, True]
+    assert holm([0.03, 0.001, 0.04], 0.05)[0] == [False, True, False]
+
+
+def _perfect_rows(criterion: str, fails: int, passes: int) -> list[tuple[str, ...]]:
+    rows = []
+    for i in range(fails + passes):
+        label = "fail" if i < fails else "pass"
+        for rater in ("e1", "e2", "judge"):
+            rows.append((f"{criterion}{i:03d}", criterion, rater, label))
+    return rows
+
+
+def table(rows):
+    return parse_labels(make_csv(rows), source=Path("labels.csv"))
+
+
+def test_good_modes_trusted_bad_mode_named():
+    rows = synthetic_rows(
+        n_cases=200, criteria=("a", "b"), flips={"e1": 0.0, "e2": 0.02, "judge": 0.01}, seed=4, fail_rate=0.4
+    )
+    rows += synthetic_rows(
+        n_cases=200, criteria=("c",), flips={"e1": 0.0, "e2": 0.02, "judge": 0.35}, seed=5, fail_rate=0.4
+    )
+    report = calibrate_families(table(rows), judge="judge", experts=["e1", "e2"], policy=POLICY)
+    by = {f.criterion: f for f in report.families}
+    assert by["a"].trusted
+    assert by["b"].trusted
+    assert not by["c"].trusted
+    assert report.untrusted == ("c",)
+    assert report.correction == "holm"
+    assert "Holm" in report.statement
+    assert "3 failure modes" in report.statement
+    md = render_families_markdown(report)
+    assert "Holm's step-down" in md
+    assert "not trusted: c" in md
+    # each criterion has its own calibration: its items only
+    assert by["a"].report.n_items == 200
+    assert {i.criterion for i in by["a"].report.items} == {"a"}
+
+
+def test_holm_correction_withholds_trust_that_a_single_gate_would_give():
+    # 16 of 16 failures caught: the 95% Wilson lower bound is 0.806, just above 0.80 (p = 0.0228 < 0.025)
+    x = _perfect_rows("x", 16, 100)
+    y = _perfect_rows("y", 16, 100)
+    alone = calibrate_families(table(x), judge="judge", experts=["e1", "e2"], policy=POLICY)
+    assert alone.correction == "none"
+    assert alone.families[0].trusted
+    assert alone.families[0].rate_p_value == pytest.approx(0.02275, abs=1e-4)
+    together = calibrate_families(table(x + y), judge="judge", experts=["e1", "e2"], policy=POLICY)
+    assert not together.trusted
+    first = min(together.families, key=lambda f: f.holm_rank)
+    assert first.holm_level == pytest.approx(0.0125)
+    assert first.confidence == pytest.approx(0.975)
+    assert not first.holm_passed
+    assert "family-wise level" in first.message
+    # at its adjusted confidence the gate's own TPR bound is below 0.80 too
+    assert any(c.name == "tpr_lower_bound" for c in first.gate.failed)
+
+
+def test_split_keeps_scale_and_hash():
+    t = table(_perfect_rows("x", 2, 2) + _perfect_rows("y", 1, 1))
+    parts = split_by_criterion(t)
+    assert sorted(parts) == ["x", "y"]
+    assert parts["x"].sha256 == t.sha256
+    assert len(parts["y"].rows) == 6
+
+
+def test_non_binary_scale_is_refused():
+    scale = parse_scale_option("1,2,3", level="ordinal", positive="1")
+    t = parse_labels(
+        b"item_id,criterion,rater,label\na,x,e1,1\na,x,judge,2\n", source=Path("l.csv"), scale=scale
+    )
+    with pytest.raises(JudgekitError, match="one binary criterion per failure mode"):
+        calibrate_families(t, judge="judge", experts=["e1"], policy=POLICY)
+
+
+def test_policy_overrides_are_checked():
+    t = table(_perfect_rows("x", 20, 40))
+    with pytest.raises(JudgekitError, match="unknown criteria"):
+        calibrate_families(t, judge="judge", experts=None, policy=POLICY, policies={"zz": POLICY})
+    other = POLICY.model_copy(update={"confidence": 0.9})
+    with pytest.raises(JudgekitError, match="one family-wise confidence"):
+        calibrate_families(t, judge="judge", experts=None, policy=POLICY, policies={"x": other})
+
+
+def test_a_mode_without_judge_labels_is_named():
+    rows = _perfect_rows("x", 20, 40) + [r for r in _perfect_rows("y", 3, 3) if r[2] != "judge"]
+    with pytest.raises(JudgekitError, match="criterion 'y' has no labels from the judge"):
+        calibrate_families(table(rows), judge="judge", experts=["e1", "e2"], policy=POLICY)
