@@ -339,6 +339,13 @@ def test_list_of_cases_in_one_file_is_located_per_case(tmp_path: Path) -> None:
             id="tol_without_approx",
         ),
         pytest.param(
+            "id: C-1\ninput: hi\nexpected_state:\n  changes:\n    t:\n      added:\n"
+            "        - {a: {matches: '(x'}}\n",
+            "7: expected_state.changes.t.added.0.a: matches: not a valid regular expression: "
+            "missing ), unterminated subpattern at position 0",
+            id="bad_matches_pattern",
+        ),
+        pytest.param(
             "id: C-1\ninput: hi\nprohibited:\n  - Reading out the card number\n  - {tool: t, whne: x}\n",
             "5: prohibited.1.whne: unknown field 'whne'; did you mean 'when'?",
             id="bad_rule_in_prohibited_without_union_noise",
@@ -490,6 +497,14 @@ def test_multi_turn_cases_are_not_flagged_for_length(tmp_path: Path) -> None:
     case_set = load_case_set(tmp_path)
     assert case_set.warnings == []
     assert case_set.cases[0].case.questions() == []
+
+
+def test_malformed_manifest_is_reported(tmp_path: Path) -> None:
+    manifest = write(tmp_path / "judgekit-set.yaml", "name: s\ntools: [a, b\n")
+    write(tmp_path / "a.yaml", "id: A\ninput: hi\n")
+    case_set = load_case_set(tmp_path)
+    assert problems(case_set) == [f"{manifest}:3: malformed YAML: did not find expected ',' or ']'"]
+    assert [c.case.id for c in case_set.cases] == ["A"]
 
 
 def test_invalid_manifest_is_reported(tmp_path: Path) -> None:

@@ -150,6 +150,14 @@ def test_oversized_file_is_refused_quickly_with_its_size(tmp_path: Path) -> None
     assert MAX_DOCUMENT_BYTES < 50 * 1024 * 1024
 
 
+def test_unreadable_path_is_a_user_error(tmp_path: Path) -> None:
+    folder = tmp_path / "looks-like.yaml"
+    folder.mkdir()
+    with pytest.raises(JudgekitError) as info:
+        read_document(folder)
+    assert str(info.value) == f"{folder}: cannot read: Is a directory"
+
+
 def test_max_bytes_can_be_lowered(tmp_path: Path) -> None:
     path = write(tmp_path / "c.yaml", "id: A\n")
     with pytest.raises(JudgekitError, match=r"file is 0\.0 MB"):
