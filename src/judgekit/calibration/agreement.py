@@ -956,11 +956,12 @@ def resample_weights(n_cases: int, n_resamples: int, seed: int, *, block: int = 
         block: Rows per yielded block (bounds memory at ``block × C``).
     """
     rng = np.random.default_rng(seed)
-    p = np.full(n_cases, 1.0 / n_cases)
     done = 0
     while done < n_resamples:
         size = min(block, n_resamples - done)
-        yield rng.multinomial(n_cases, p, size=size).astype(float)
+        # draw n_cases cases with replacement per resample, then count draws per case (row-wise bincount)
+        drawn = rng.integers(0, n_cases, size=(size, n_cases)) + np.arange(size)[:, None] * n_cases
+        yield np.bincount(drawn.ravel(), minlength=size * n_cases).reshape(size, n_cases).astype(float)
         done += size
 
 
