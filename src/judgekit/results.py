@@ -11,7 +11,8 @@ malformed or truncated line, a duplicate trial are each reported as a located
 
 Schema history:
 
-* ``1``: first version.
+* ``1``: first version. Later, within version 1: the optional ``provenance`` field (method, seed,
+  judgekit version, case-set revision, dependency versions, thresholds; see :mod:`judgekit.provenance`).
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from pydantic import Field, JsonValue, ValidationError
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError, Problem
+from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor, redact
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, FrozenModel, Grade, Verdict
@@ -106,6 +108,8 @@ class ResultLine(FrozenModel):
         source: Where the transcript came from, when it came from a file.
         cost_usd: Judge cost of grading this trial in US dollars (0 when no judge ran; ``None`` unknown).
         duration_s: Wall time of grading this trial in seconds.
+        provenance: How the result was produced (method, seed, versions, case-set revision, thresholds),
+            when the grader recorded it.
     """
 
     schema_version: int
@@ -123,6 +127,7 @@ class ResultLine(FrozenModel):
     source: TrialSource | None = None
     cost_usd: float | None = None
     duration_s: float | None = None
+    provenance: Provenance | None = None
 
     @property
     def key(self) -> tuple[str, int]:
@@ -155,6 +160,7 @@ def make_result_line(
     source: TrialSource | None = None,
     cost_usd: float | None = None,
     duration_s: float | None = None,
+    provenance: Provenance | None = None,
 ) -> ResultLine:
     """Build the result line of one graded trial.
 
@@ -168,6 +174,7 @@ def make_result_line(
         source: Where the transcript came from.
         cost_usd: Judge cost of this trial.
         duration_s: Grading wall time of this trial.
+        provenance: The run's provenance (see :func:`judgekit.provenance.collect_provenance`).
 
     Returns:
         The line, with ``schema_version`` and ``judgekit_version`` filled in.
@@ -188,6 +195,7 @@ def make_result_line(
         source=source,
         cost_usd=cost_usd,
         duration_s=duration_s,
+        provenance=provenance,
     )
 
 
