@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import importlib
 import json
+import sys
 import time
 from pathlib import Path
 from typing import Any
@@ -746,3 +748,30 @@ def test_cases_are_frozen() -> None:
     c = Case.model_validate(case())
     with pytest.raises(ValidationError):
         c.version = 2  # type: ignore[misc]
+
+
+# =========================================================================== the example is generated
+
+
+def _example_generator(name: str) -> Any:
+    tools = str(EXAMPLE / "tools")
+    sys.path.insert(0, tools)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(tools)
+
+
+@pytest.mark.parametrize("generator", ["make_fixtures", "make_runs"])
+def test_example_files_are_what_their_generator_writes(generator: str) -> None:
+    files, notes = _example_generator(generator).render()
+    assert [n for n in notes if n.startswith(("BROKEN", "UNEXPECTED"))] == []
+    stale = sorted(
+        str(path.relative_to(EXAMPLE))
+        for path, text in files.items()
+        if not path.is_file() or path.read_text(encoding="utf-8") != text
+    )
+    assert stale == [], (
+        f"these files differ from what examples/airdesk/tools/{generator}.py writes; edit "
+        "tools/airdesk_cases.py or tools/airdesk_world.py and rerun the generator instead of editing them"
+    )

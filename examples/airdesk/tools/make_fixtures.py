@@ -305,42 +305,50 @@ def check_all(spec: Spec, case: dict[str, Any], convo: Conversation, reference: 
 # --------------------------------------------------------------------------- main
 
 
-def main() -> int:
+def render() -> tuple[dict[Path, str], list[str]]:
+    """Every file this generator owns (absolute path -> text) and every broken-reference problem."""
+    files: dict[Path, str] = {}
+    problems: list[str] = []
     for name, world in FIXTURES.items():
-        write(ROOT / fixture_path(name), to_sql(world))
-    failures = 0
+        files[ROOT / fixture_path(name)] = to_sql(world)
     for spec in SPECS:
         case = build_case(spec)
-        write(case_path(spec), dump_case(spec, case))
+        files[case_path(spec)] = dump_case(spec, case)
         convo = play(spec, "ref")
         final_world: World = convo.sim.world
         folder = ROOT / "transcripts" / spec.id
         if final_world == FIXTURES[spec.fixture]:
             final = f"../../{fixture_path(spec.fixture)}"
-            (folder / "final.sql").unlink(missing_ok=True)
         else:
             final = "final.sql"
-            write(folder / final, to_sql(final_world))
+            files[folder / final] = to_sql(final_world)
         if spec.id == "hv-update-phone":
-            write(ROOT / "fixtures/expected/hv-update-phone.sql", to_sql(final_world))
-        write(
-            folder / "reference.jsonl",
-            transcript_line(
-                spec,
-                convo,
-                trial=1,
-                initial=f"../../{fixture_path(spec.fixture)}",
-                final=final,
-                run=REFERENCE_RUN,
-                metadata={"reference": True},
-            ),
+            files[ROOT / "fixtures/expected/hv-update-phone.sql"] = to_sql(final_world)
+        files[folder / "reference.jsonl"] = transcript_line(
+            spec,
+            convo,
+            trial=1,
+            initial=f"../../{fixture_path(spec.fixture)}",
+            final=final,
+            run=REFERENCE_RUN,
+            metadata={"reference": True},
         )
-        problems = check_all(spec, case, convo, convo)
-        for p in problems:
-            print(f"BROKEN REFERENCE {spec.id}: {p}")
-        failures += bool(problems)
-    print(f"wrote {len(FIXTURES)} fixtures, {len(SPECS)} cases and references; {failures} broken")
-    return 1 if failures else 0
+        problems += [f"BROKEN REFERENCE {spec.id}: {p}" for p in check_all(spec, case, convo, convo)]
+    return files, problems
+
+
+def main() -> int:
+    files, problems = render()
+    for path, text in files.items():
+        write(path, text)
+    for stale in (ROOT / "transcripts").glob("*/final.sql"):
+        if stale not in files:
+            stale.unlink()
+    for line in problems:
+        print(line)
+    broken = len({line.split(":")[0] for line in problems})
+    print(f"wrote {len(FIXTURES)} fixtures, {len(SPECS)} cases and references; {broken} broken")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -44,11 +44,15 @@ VERSIONS = {
 }
 
 
-def main() -> int:
+def render() -> tuple[dict[Path, str], list[str]]:
+    """Every file this generator owns (absolute path -> text) and a summary line per version.
+
+    A summary line starting with ``UNEXPECTED`` means a trial's outcome (by the generator's checker)
+    differs from what its variant intends.
+    """
     runs = ROOT / "runs"
-    states = runs / "states"
-    written: set[str] = set()
-    mismatches = 0
+    files: dict[Path, str] = {}
+    notes: list[str] = []
     for version, info in VERSIONS.items():
         lines: list[str] = []
         summary: dict[str, int] = {"pass": 0, "fail": 0}
@@ -64,16 +68,14 @@ def main() -> int:
                 elif world == reference.sim.world:
                     final = f"../transcripts/{spec.id}/final.sql"
                 else:
-                    rel = f"states/{spec.id}--{name}.sql"
-                    if rel not in written:
-                        write(runs / rel, to_sql(world))
-                        written.add(rel)
-                    final = rel
+                    final = f"states/{spec.id}--{name}.sql"
+                    files[runs / final] = to_sql(world)
                 problems = check_all(spec, case, convo, reference)
                 summary["fail" if problems else "pass"] += 1
                 if bool(problems) != (name != "ref"):
-                    mismatches += 1
-                    print(f"UNEXPECTED {version} {spec.id} trial {trial} ({name}): {problems or 'passes'}")
+                    notes.append(
+                        f"UNEXPECTED {version} {spec.id} trial {trial} ({name}): {problems or 'passes'}"
+                    )
                 run = {
                     "agent_model": "synthetic/airdesk-agent",
                     "prompt_hash": info["prompt"],
@@ -93,12 +95,21 @@ def main() -> int:
                         metadata={"agent_version": version, "scripted_variant": name},
                     )
                 )
-        write(runs / f"agent-{version}.jsonl", "".join(lines))
-        print(f"agent-{version}: {len(lines)} trials; by the independent checker {summary}")
-    for stale in states.glob("*.sql"):
-        if f"states/{stale.name}" not in written:
+        files[runs / f"agent-{version}.jsonl"] = "".join(lines)
+        notes.append(f"agent-{version}: {len(lines)} trials; by the independent checker {summary}")
+    return files, notes
+
+
+def main() -> int:
+    files, notes = render()
+    for path, text in files.items():
+        write(path, text)
+    for stale in (ROOT / "runs" / "states").glob("*.sql"):
+        if stale not in files:
             stale.unlink()
-    return 1 if mismatches else 0
+    for line in notes:
+        print(line)
+    return 1 if any(line.startswith("UNEXPECTED") for line in notes) else 0
 
 
 if __name__ == "__main__":
