@@ -20,6 +20,7 @@ from judgekit.commands import contamination as contamination_commands
 from judgekit.commands import demo as demo_commands
 from judgekit.commands import golden as golden_commands
 from judgekit.commands import grading as grading_commands
+from judgekit.commands import growing as growing_commands
 from judgekit.commands import runs as runs_commands
 from judgekit.errors import JudgekitError
 
@@ -54,6 +55,7 @@ grading_commands.register(app)
 demo_commands.register(app)
 contamination_commands.register(app)
 calibrate_commands.register(app)
+growing_commands.register(app)  # after golden: it extends the candidates and golden groups
 
 
 def main(argv: list[str] | None = None) -> int:

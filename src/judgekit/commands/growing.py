@@ -1,0 +1,101 @@
+"""Commands that grow and guard the golden set.
+
+``candidates generate`` (model-written candidates, joins the ``candidates`` group), ``intake`` (an
+incident record becomes a sanitised regression candidate), ``scan-pii`` (personal data in any file),
+``golden reconcile`` (two experts' resolutions compared; joins the ``golden`` group), ``sample`` (a
+seeded, stratified review sheet of graded transcripts) and ``sample-labels`` (a filled-in sheet read back
+as a calibration label table).
+
+Only typer is imported at module level; everything else loads inside the commands.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add the golden-set growing commands; the golden commands must be registered first."""
+    from judgekit.commands.golden import subgroup
+
+    subgroup(app, "candidates").command("generate")(candidates_generate)
+
+
+def _valid_set(path: Path) -> Any:
+    from judgekit.cases import load_case_set
+
+    case_set = load_case_set([path])
+    case_set.raise_if_invalid()
+    return case_set
+
+
+# --------------------------------------------------------------------------- candidates generate
+
+
+def candidates_generate(  # noqa: PLR0917 - typer options
+    tool: str = typer.Option(..., "--tool", help="The tool under test, as the agent names it."),
+    description: str = typer.Option(..., "--description", help="What the tool does, in a sentence."),
+    n: int = typer.Option(8, "-n", help="Utterances of each kind (should trigger / must not), 1 to 50."),
+    set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
+    model: str = typer.Option(..., "--model", help="litellm model that writes the utterances."),
+    api_base: str | None = typer.Option(None, "--api-base", help="OpenAI-compatible base URL."),
+    cassette: Path | None = typer.Option(None, "--cassette", help="Cassette (JSONL) to record or replay."),
+    cache_mode: str | None = typer.Option(
+        None, "--cache-mode", help="record (default with --cassette), replay (never call) or off."
+    ),
+    temperature: float = typer.Option(0.9, "--temperature", min=0.0, help="Sampling temperature (variety)."),
+    max_tokens: int = typer.Option(2000, "--max-tokens", min=16, help="Longest reply."),
+    id_prefix: str = typer.Option("GS-CAND", "--id-prefix", help="Candidate ids start with this."),
+    owner: str | None = typer.Option(None, "--owner", help="Owner written into each candidate."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written; write nothing."),
+) -> None:
+    """Ask a model for utterances that should and must not trigger a tool; write them as candidates.
+
+    Candidates land in the set's candidates folder with an acceptance starting with REVIEW:, which no
+    gate reads and promotion refuses until a person writes it. Utterances already in the set (by
+    normalised text) or holding personal data are left out. An unusable reply writes nothing.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.golden.generate import generate_candidates
+    from judgekit.judges.cache import CacheMode, Cassette
+    from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
+
+    mode = cache_mode or ("record" if cassette else "off")
+    if mode not in ("record", "replay", "off"):
+        raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)
+    if mode != "off" and cassette is None:
+        raise JudgekitError(f"--cache-mode {mode} needs --cassette FILE", exit_code=2)
+    case_set = _valid_set(set_path)
+    client = JudgeClient(
+        JudgeParams(model=model, temperature=temperature, max_tokens=max_tokens),
+        ClientSettings(api_base=api_base, concurrency=1),
+        cassette=Cassette(cassette) if cassette is not None else None,
+        mode=CacheMode(mode),
+    )
+    result = generate_candidates(
+        case_set,
+        tool=tool,
+        description=description,
+        n=n,
+        client=client,
+        id_prefix=id_prefix,
+        owner=owner,
+        dry_run=dry_run,
+    )
+    verb = "would write" if dry_run else "wrote"
+    for f in result.written:
+        typer.echo(f"{verb} {f.path} ({f.case_id}): {f.data['input']}")
+    for text, dup in result.duplicates:
+        typer.echo(f"left out (already in the set as {dup}): {text}")
+    for text, found in result.personal_data:
+        typer.echo(f"left out (personal data: {found}): {text}")
+    typer.echo(
+        f"{verb} {len(result.written)} candidate(s); left out {len(result.duplicates)} duplicate(s) and "
+        f"{len(result.personal_data)} with personal data. Review each, write its acceptance, then "
+        "`judgekit candidates promote ID`"
+    )
