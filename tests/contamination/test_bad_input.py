@@ -155,3 +155,16 @@ def test_last_line_without_newline_is_scanned(tmp_path: Path, index: Contaminati
     path = tmp_path / "n.jsonl"
     path.write_bytes(_lines([chat(CLEAN_TEXTS[0])]) + json.dumps(chat(DENVER)).encode())
     assert _scan([path], index, key).leaks["gs-044"].locations[0].line == 2
+
+
+def test_valid_json_that_is_not_an_object_and_trailing_garbage(
+    tmp_path: Path, index: ContaminationIndex, key: Key
+) -> None:
+    path = tmp_path / "v.jsonl"
+    body = 'null\n[1, 2]\n  {"text": "leading spaces are fine"}\n{"text": "x"} trailing\n'
+    path.write_text(body + json.dumps(chat(DENVER)) + "\n", encoding="utf-8")
+    result = _scan([path], index, key)
+    (problem,) = result.problems
+    assert (problem.line, problem.kind) == (4, "invalid_json")
+    assert result.files[str(path)].records == 5
+    assert result.leaks["gs-044"].locations[0].line == 5
