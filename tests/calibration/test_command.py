@@ -369,3 +369,46 @@ def test_calibrate_help_lists_its_options(capsys):
     assert code == 0
     for option in ("--judge", "--experts", "--policy", "--out", "--format", "--baseline", "--fingerprint"):
         assert option in out
+
+
+def test_failure_rate_command(work, capsys):
+    assert (
+        run(
+            capsys,
+            "calibrate",
+            "labels.csv",
+            "--judge",
+            "judge-v2",
+            "--experts",
+            EXPERTS,
+            "--policy",
+            "policy.yaml",
+            "--fingerprint",
+            "fp-v2",
+        )[0]
+        == 0
+    )
+    (rec,) = records(work)
+    code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
+    assert code == 0
+    assert out.startswith("observed 30/100 = 0.300; corrected (Rogan-Gladen) 0.")
+
+
+def test_failure_rate_refuses_an_untrusted_record(work, capsys):
+    run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v1",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "fp-v1",
+    )
+    (rec,) = records(work)
+    code, _, err = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
+    assert code == 1
+    assert "a corrected rate needs a trusted judge" in err

@@ -120,3 +120,28 @@ def test_an_invalid_record_names_the_field(tmp_path):
 def test_an_empty_fingerprint_cannot_be_recorded(reports):
     with pytest.raises(JudgekitError, match="the grader fingerprint is empty"):
         record(reports, "good", "  ")
+
+
+def test_corrected_failure_rate_uses_the_records_counts(reports):
+    from judgekit.calibration.beyond import rogan_gladen
+    from judgekit.calibration.records import corrected_failure_rate
+
+    rec = record(reports, "good", "fp")
+    b = rec.metrics.judge_vs_consensus.binary
+    est = corrected_failure_rate(rec, flagged=120, n=400)
+    assert est == rogan_gladen(120, 400, tp=b.tp, fn=b.fn, tn=b.tn, fp=b.fp)
+    assert est.interval is not None
+
+
+def test_corrected_failure_rate_refuses_an_untrusted_judge(reports):
+    from judgekit.calibration.records import corrected_failure_rate
+
+    with pytest.raises(JudgekitError, match="a corrected rate needs a trusted judge"):
+        corrected_failure_rate(record(reports, "bad", "fp"), flagged=1, n=10)
+
+
+def test_corrected_failure_rate_reports_impossible_counts(reports):
+    from judgekit.calibration.records import corrected_failure_rate
+
+    with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between"):
+        corrected_failure_rate(record(reports, "good", "fp"), flagged=11, n=10)

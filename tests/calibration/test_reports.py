@@ -170,3 +170,12 @@ def test_comparison_markdown_lists_every_flip(result):
 
 def test_policy_defaults_are_used_when_not_given():
     assert TrustPolicy().bootstrap.resamples == 2000
+
+
+def test_every_svg_figure_is_well_formed_xml(result):
+    import xml.etree.ElementTree as ET
+
+    html = render_calibration(result, "html")
+    for svg in re.findall(r"<svg\b.*?</svg>", html, flags=re.S):
+        root = ET.fromstring(svg)
+        assert root.tag == "{http://www.w3.org/2000/svg}svg"

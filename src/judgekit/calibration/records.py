@@ -27,8 +27,8 @@ from typing import Final, Literal
 from pydantic import ValidationError
 
 from judgekit import __version__
-from judgekit.calibration.agreement import AgreementReport
-from judgekit.calibration.beyond import SelectiveResult
+from judgekit.calibration.agreement import AgreementReport, Estimate
+from judgekit.calibration.beyond import SelectiveResult, rogan_gladen
 from judgekit.calibration.gate import GateResult, TrustPolicy
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.verdict import FrozenModel, Trust
@@ -38,6 +38,7 @@ __all__ = [
     "CalibrationRecord",
     "LabelTableInfo",
     "build_record",
+    "corrected_failure_rate",
     "dump_record",
     "load_record",
     "load_records",
@@ -224,3 +225,43 @@ def require_trust(fingerprint: str, records_dir: Path) -> None:
             f"the judge with fingerprint {fingerprint!r} has no passing calibration record in {records_dir}; "
             "run `judgekit calibrate LABELS --judge RATER --fingerprint FINGERPRINT` with expert labels first"
         )
+
+
+def corrected_failure_rate(record: CalibrationRecord, *, flagged: int, n: int) -> Estimate:
+    """Rogan–Gladen corrected failure rate on new data, using a *trusted* record's TPR and TNR.
+
+    Args:
+        record: The judge's calibration record; it must have passed its policy.
+        flagged: Items the judge flagged as failures on the new data.
+        n: Items the judge decided on the new data.
+
+    Returns:
+        The corrected rate with its interval (see :func:`judgekit.calibration.beyond.rogan_gladen`), at the
+        record's confidence level; undefined with the reason when the correction is.
+
+    Raises:
+        JudgekitError: When the record did not pass (an untrusted judge's error rates do not license a
+            correction), it has no failure-detection counts, or the counts are impossible.
+    """
+    if not record.trusted:
+        raise JudgekitError(
+            f"the record for {record.fingerprint!r} did not pass its policy; "
+            "a corrected rate needs a trusted judge"
+        )
+    binary = record.metrics.judge_vs_consensus.binary
+    if binary is None:
+        raise JudgekitError(
+            f"the record has no failure-detection counts: {record.metrics.judge_vs_consensus.binary_reason}"
+        )
+    try:
+        return rogan_gladen(
+            flagged,
+            n,
+            tp=binary.tp,
+            fn=binary.fn,
+            tn=binary.tn,
+            fp=binary.fp,
+            confidence=record.policy.confidence,
+        )
+    except ValueError as exc:
+        raise JudgekitError(f"--flagged/--total: {exc}") from None

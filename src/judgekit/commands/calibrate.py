@@ -179,7 +179,28 @@ def trust(
         raise typer.Exit(1)
 
 
+def failure_rate(
+    record: Path = typer.Argument(..., help="The judge's (trusted) calibration record.", show_default=False),
+    *,
+    flagged: int = typer.Option(..., "--flagged", min=0, help="Items the judge flagged as failures."),
+    total: int = typer.Option(..., "--total", min=1, help="Items the judge decided."),
+) -> None:
+    """Correct the failure rate a trusted judge flags on new data for its misses and false alarms."""
+    from judgekit.calibration.records import corrected_failure_rate, load_record
+    from judgekit.reports.calibration_report import fmt_estimate
+
+    est = corrected_failure_rate(
+        load_record(_read(record, "record"), source=record), flagged=flagged, n=total
+    )
+    typer.echo(
+        f"observed {flagged}/{total} = {flagged / total:.3f}; corrected (Rogan-Gladen) {fmt_estimate(est)}"
+    )
+    if est.value is None:
+        raise typer.Exit(1)
+
+
 def register(app: typer.Typer) -> None:
-    """Add ``calibrate`` and ``trust`` to the ``judgekit`` application."""
+    """Add ``calibrate``, ``trust`` and ``failure-rate`` to the ``judgekit`` application."""
     app.command("calibrate")(calibrate)
     app.command("trust")(trust)
+    app.command("failure-rate")(failure_rate)
