@@ -6,7 +6,8 @@ import json
 import multiprocessing
 from pathlib import Path
 
-from hypothesis import given
+import pytest
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgekit.judges.cache import Cassette, request_key
@@ -115,3 +116,28 @@ def test_secrets_are_masked_everywhere(tmp_path: Path) -> None:
     assert secret not in text
     assert text.count("[REDACTED]") == 2
     assert "echo [REDACTED] short" in text  # secrets under 8 characters are not masked (too common)
+
+
+@settings(suppress_health_check=[HealthCheck.function_scoped_fixture], max_examples=50)
+@given(st.text(max_size=200), st.text(max_size=50))
+def test_any_text_round_trips(tmp_path_factory: pytest.TempPathFactory, content: str, finish: str) -> None:
+    path = tmp_path_factory.mktemp("rt") / "c.jsonl"
+    Cassette(path).put("k", REQUEST, {"content": content, "finish_reason": finish})
+    assert Cassette(path).get("k") == {"content": content, "finish_reason": finish}
+    assert len(path.read_bytes().splitlines()) == 1  # newlines inside content never split a record
+
+
+def test_reader_survives_compaction_by_another_instance(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    reader = Cassette(path)
+    writer = Cassette(path)
+    for i in range(5):
+        writer.put(f"k{i}", REQUEST, {"content": "x" * 100})
+        writer.put(f"k{i}", REQUEST, {"content": str(i)})
+    assert reader.get("k4") == {"content": "4"}
+    writer.compact()
+    for i in range(20):  # grow the compacted file past the reader's old offset
+        writer.put(f"new{i}", REQUEST, {"content": "n" * 50})
+    assert reader.get("new19") == {"content": "n" * 50}
+    assert reader.skipped_lines == 0
+    assert reader.get("k0") == {"content": "0"}

@@ -124,6 +124,7 @@ class Cassette:
         self.path = Path(path)
         self._records: dict[str, CachedReply] = {}
         self._offset = 0
+        self._inode: int | None = None
         self.skipped_lines = 0
         self._load_new()
 
@@ -136,12 +137,14 @@ class Cassette:
     def _load_new(self) -> None:
         """Read records appended since the last read (only whole, newline-terminated lines)."""
         try:
-            size = self.path.stat().st_size
+            stat = self.path.stat()
         except FileNotFoundError:
             return
-        if size < self._offset:  # compacted by someone else: start over
+        size = stat.st_size
+        if stat.st_ino != self._inode or size < self._offset:  # replaced (compacted): start over
             self._records.clear()
             self._offset = 0
+            self._inode = stat.st_ino
         if size == self._offset:
             return
         with self.path.open("rb") as fh:
