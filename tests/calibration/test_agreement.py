@@ -384,3 +384,31 @@ def test_nominal_scale_without_positive_labels_has_no_binary_metrics(csv_bytes):
     assert report.judge_vs_consensus.binary is None
     assert "no positive" in (report.judge_vs_consensus.binary_reason or "")
     assert report.expert_group.fleiss_kappa.value is None
+
+
+def test_every_defined_estimate_has_an_interval_or_says_why(good_table):
+    from judgekit.calibration.agreement import Estimate
+
+    report = compute_agreement(good_table, judge="judge", experts=["e1", "e2", "e3"], resamples=100)
+    seen = []
+
+    def walk(obj, path):
+        if isinstance(obj, Estimate):
+            seen.append(path)
+            if obj.value is None:
+                assert obj.undefined_reason, path
+            else:
+                assert obj.interval is not None or obj.interval_reason, path
+            return
+        if isinstance(obj, dict):
+            for k, v in obj.items():
+                walk(v, f"{path}.{k}")
+        elif isinstance(obj, tuple):
+            for i, v in enumerate(obj):
+                walk(v, f"{path}[{i}]")
+        elif hasattr(type(obj), "model_fields"):
+            for k in type(obj).model_fields:
+                walk(getattr(obj, k), f"{path}.{k}")
+
+    walk(report, "report")
+    assert len(seen) > 60

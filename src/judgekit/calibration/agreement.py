@@ -1140,7 +1140,11 @@ def _mean_of(estimates: Sequence[Estimate], what: str) -> Estimate:
     if missing:
         return undefined(f"{what} is undefined for {len(missing)} of {len(estimates)} pairs")
     values = [float(e.value) for e in estimates if e.value is not None]
-    return Estimate(value=float(np.mean(values)), n=len(values))
+    return Estimate(
+        value=float(np.mean(values)),
+        n=len(values),
+        interval_reason=f"a mean over {len(values)} rater pairs; each pair's value has its own interval",
+    )
 
 
 def _group(
