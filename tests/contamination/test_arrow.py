@@ -49,6 +49,22 @@ def test_scan_record_batch_returns_one_row_per_finding(index: ContaminationIndex
     assert rows[0]["field"] == "messages[1].content"
     assert rows[0]["case_field"] == "user.opening"
     assert rows[2]["canary"] == "JUDGEKIT-CANARY-TESTSET"
+    assert all(r["new_record"] for r in rows)
+
+
+def test_two_texts_of_a_case_in_one_record_are_one_new_record(index: ContaminationIndex, key: Key) -> None:
+    from contamination.conftest import ACCEPTANCE
+
+    batch = pa.RecordBatch.from_pylist([chat(OPENING, ACCEPTANCE)])
+    rows = scan_record_batch(batch, Matcher(index, key)).to_pylist()
+    assert [(r["case_field"], r["new_record"]) for r in rows] == [
+        ("user.opening", True),
+        ("acceptance", False),
+    ]
+    assert (
+        summarise_findings([pa.Table.from_pylist(rows, schema=findings_schema())]).leaks["gs-031"].records
+        == 1
+    )
 
 
 def test_scan_record_batch_is_pure(index: ContaminationIndex, key: Key) -> None:
@@ -71,6 +87,10 @@ def test_summarise_findings_combines_worker_outputs(index: ContaminationIndex, k
     parts = [scan_record_batch(_chat_batch(), m, id_column="id") for _ in range(3)]
     result = summarise_findings(parts)
     assert result.leaks["gs-031"].records == 3
+    rebatched = pa.Table.from_batches(parts).combine_chunks().to_batches(max_chunksize=1)
+    again = summarise_findings(rebatched)
+    assert again.leaks["gs-031"].records == 3
+    assert again.canaries["JUDGEKIT-CANARY-TESTSET"].records == 3
     assert result.canaries["JUDGEKIT-CANARY-TESTSET"].records == 3
     assert result.leaks["gs-044"].locations[0].file == "r-c"
 

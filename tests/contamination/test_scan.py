@@ -234,3 +234,14 @@ def test_fast_extractor_agrees_with_labelled_extraction(record: object) -> None:
     fast: list[str] = []
     compile_paths(paths)(record, fast)
     assert fast == [t for _, t in extract_texts(record, paths, fallback=False)]
+
+
+def test_exact_wins_over_shingle_within_a_record(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    # The opening embedded (a shingle match, first case text) and the hidden fact as a whole message (exact).
+    result = _scan(write_jsonl([chat(f"see {OPENING} thanks", HIDDEN_FACT)]), index, key)
+    leak = result.leaks["gs-031"]
+    assert dict(leak.kinds) == {"exact": 1}
+    assert leak.locations[0].case_field == "user.hidden_facts.0"
+    assert set(leak.case_fields) == {"user.opening", "user.hidden_facts.0"}

@@ -43,7 +43,7 @@ __all__ = [
 
 FINDINGS_DDL = (
     "row long, record_id string, kind string, case_id string, case_field string, field string, "
-    "coverage double, canary string"
+    "coverage double, canary string, new_record boolean"
 )
 """The findings schema in Spark DDL, for ``mapInArrow``."""
 
@@ -66,7 +66,9 @@ def findings_schema() -> Any:
     Columns: ``row`` (1-based row number: ``row_offset`` plus the row's position in the batch plus 1),
     ``record_id`` (the ``id_column`` value as a string, or null), ``kind`` (``exact``, ``shingle`` or
     ``canary``), ``case_id``, ``case_field`` and ``coverage`` (null for canaries), ``field`` (the export
-    field that matched) and ``canary`` (the canary string, null otherwise).
+    field that matched), ``canary`` (the canary string, null otherwise) and ``new_record`` (true on the
+    first row of each (record, case) pair, so that counting leaked records survives any re-batching of
+    the findings).
     """
     pa = _pa()
     return pa.schema(
@@ -79,6 +81,7 @@ def findings_schema() -> Any:
             ("field", pa.string()),
             ("coverage", pa.float64()),
             ("canary", pa.string()),
+            ("new_record", pa.bool_()),
         ]
     )
 
@@ -161,6 +164,7 @@ def scan_record_batch(
     _feed_rows(_rows(batch, opts), scanner, row_offset=row_offset, on_canary=on_canary)
     scanner.flush()
     out: list[dict[str, Any]] = []
+    seen: set[tuple[int, str]] = set()
     for row, case_id, loc in scanner.collect:
         out.append(
             {
@@ -171,8 +175,10 @@ def scan_record_batch(
                 "field": loc.field,
                 "coverage": loc.coverage,
                 "canary": None,
+                "new_record": (row, case_id) not in seen,
             }
         )
+        seen.add((row, case_id))
     for row, canary, label, count in canary_rows:
         out.extend(
             {
@@ -182,8 +188,9 @@ def scan_record_batch(
                 "case_field": None,
                 "field": label,
                 "coverage": None,
+                "canary": canary,
+                "new_record": True,
             }
-            | {"canary": canary}
             for _ in range(count)
         )
     out.sort(key=lambda r: (r["row"], r["kind"] == "canary"))
@@ -199,15 +206,14 @@ def _as_id(value: Any) -> str | None:
 def summarise_findings(
     findings: Iterable[Any], *, source: str = "<arrow>", max_locations: int = 5
 ) -> ScanResult:
-    """Combine findings batches (from any number of workers, in order) into a :class:`ScanResult`.
+    """Combine findings (batches or tables, from any number of workers, in order) into a result.
 
-    Each findings batch is the output of one :func:`scan_record_batch` call, so a case counts once per
-    row of each batch (several of its texts in one record are one leaked record). Locations use
-    ``record_id`` as the file label when present (``source`` otherwise) and ``row``.
+    Records are counted with the ``new_record`` column, so the findings may be re-batched freely between
+    :func:`scan_record_batch` and here. Locations use ``record_id`` as the file label when present
+    (``source`` otherwise) and ``row``.
     """
     result = ScanResult()
     for fb in findings:
-        seen: set[tuple[int, str]] = set()  # rows of one findings batch are distinct records
         for r in fb.to_pylist():
             label = r["record_id"] if r["record_id"] is not None else source
             loc = Location(
@@ -223,9 +229,8 @@ def summarise_findings(
             else:
                 cl = result.leaks.setdefault(r["case_id"], CaseLeaks())
                 cl.case_fields[loc.case_field] += 1
-                if (r["row"], r["case_id"]) in seen:
-                    continue
-                seen.add((r["row"], r["case_id"]))
+            if not r["new_record"]:
+                continue
             cl.records += 1
             cl.kinds[loc.kind] += 1
             if len(cl.locations) < max_locations:

@@ -613,7 +613,8 @@ def record_findings(
 
     A case text counts as leaked in a record when one of the record's fields or lines is the text
     (``exact``), or when the record's matched shingles cover at least ``threshold`` of its tokens
-    (``shingle``). Findings are ordered by record, then case text.
+    (``shingle``). Findings are ordered by record, exact matches first, then by case text; the first
+    finding of a (record, case) pair decides the kind that record is counted under.
     """
     n = index.shingle_size
     per: dict[tuple[int, int], tuple[bool, set[int], int]] = {}
@@ -653,6 +654,7 @@ def record_findings(
             coverage=round(coverage, 4),
         )
         out.append((rec, index.case_ids[tref.case], loc))
+    out.sort(key=lambda f: (f[0], f[2].kind != "exact"))  # within a record, exact matches first
     return out
 
 
