@@ -139,9 +139,6 @@ def result_markdown(result: CalibrationResult) -> str:
         + f") · {r.confidence:.0%} intervals, {r.resamples} case-bootstrap resamples (seed {r.seed})"
     )
     lines.append("")
-    if result.comparison is not None:
-        lines += comparison_markdown(result.comparison, heading="##").rstrip("\n").split("\n")
-        lines.append("")
     lines.append("## Trust conditions")
     lines.append("")
     lines.append("| condition | result | required | observed | detail |")
@@ -153,6 +150,9 @@ def result_markdown(result: CalibrationResult) -> str:
             f"{_md_cell(c.message)} |"
         )
     lines.append("")
+    if result.comparison is not None:
+        lines += comparison_markdown(result.comparison, heading="##").rstrip("\n").split("\n")
+        lines.append("")
     jc = r.judge_vs_consensus
     lines.append(f"## Judge vs expert consensus ({jc.n} items both decided)")
     lines.append("")
@@ -248,10 +248,12 @@ def result_markdown(result: CalibrationResult) -> str:
         if sel.threshold is None:
             lines.append(f"No threshold qualifies: {sel.reason}.")
         else:
+            low = sel.agreement.interval.low if sel.agreement.interval is not None else None
             lines.append(
                 f"Judge only items with confidence ≥ **{sel.threshold:g}**: coverage "
-                f"{fmt_estimate(sel.coverage)}, agreement {fmt_estimate(sel.agreement)} "
-                f"(target {sel.target_agreement:g}, δ = {sel.delta:g}, fixed-sequence exact binomial test)."
+                f"{fmt_estimate(sel.coverage)}, agreement {_num(sel.agreement.value)} on "
+                f"{sel.agreement.n} items (exact one-sided {1 - sel.delta:.0%} lower bound {_num(low)}; "
+                f"target {sel.target_agreement:g}, fixed-sequence testing at δ = {sel.delta:g})."
             )
         lines.append("")
     if r.notes:
