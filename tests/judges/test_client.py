@@ -133,7 +133,7 @@ def test_concurrency_limit_is_respected(serve: Any) -> None:
         with lock:
             state["now"] += 1
             state["peak"] = max(state["peak"], state["now"])
-        time.sleep(0.05)
+        time.sleep(0.2)
         with lock:
             state["now"] -= 1
         return Reply(content=verdict_reply("pass"))
