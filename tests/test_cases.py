@@ -563,7 +563,7 @@ def test_empty_directory(tmp_path: Path) -> None:
         load_case_set(tmp_path)
     assert str(info.value) == (
         f"{tmp_path}: no case files found (looked for .yaml, .yml, .json, .jsonl; folders named cassettes, "
-        "exports, fixtures, labels, runs, states, transcripts are skipped)"
+        "exports, fixtures, intake, labels, resolutions, reviews, runs, states, transcripts are skipped)"
     )
 
 

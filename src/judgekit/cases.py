@@ -79,7 +79,20 @@ REVIEW_PREFIX = "REVIEW:"
 MANIFEST_NAME = "judgekit-set.yaml"
 """Optional file at a golden set's root describing the set (tools, sources, coverage floors)."""
 
-NON_CASE_DIRS = frozenset({"fixtures", "transcripts", "states", "exports", "labels", "cassettes", "runs"})
+NON_CASE_DIRS = frozenset(
+    {
+        "fixtures",
+        "transcripts",
+        "states",
+        "exports",
+        "labels",
+        "cassettes",
+        "runs",
+        "intake",  # incident records awaiting intake (judgekit intake)
+        "resolutions",  # experts' double resolutions (judgekit golden reconcile)
+        "reviews",  # review sheets of sampled transcripts (judgekit sample)
+    }
+)
 """Folders under a set that hold data other than cases; never read as case files."""
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
@@ -924,7 +937,7 @@ def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> 
 
     Case files are ``.yaml``/``.yml``/``.json`` (one case, or a list of cases) and ``.jsonl`` (one case
     a line). Folders named ``fixtures``, ``transcripts``, ``states``, ``exports``, ``labels``,
-    ``cassettes`` and ``runs`` are never read as cases. Cases under the manifest's ``candidates_dir``
+    ``cassettes``, ``runs``, ``intake``, ``resolutions`` and ``reviews`` are never read as cases. Cases under the manifest's ``candidates_dir``
     are candidates.
 
     Set-level rules checked: ids unique across the set; an acceptance starting with ``REVIEW:`` only

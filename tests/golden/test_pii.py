@@ -179,3 +179,28 @@ def test_bundled_example_validates() -> None:
         case_set.cases, allow=case_set.manifest.synthetic_values if case_set.manifest else ()
     )
     assert problems == []
+
+
+def test_scan_pii_command_scans_any_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    write(tmp_path / "t.jsonl", '{"messages": [{"role": "user", "content": "card 4556 7375 8689 9855"}]}\n')
+    write(tmp_path / "notes.md", "ok line\ncall +44 7911 123456\n")
+    write(tmp_path / "clean.sql", "INSERT INTO t VALUES ('ben@example.com', '+44 7700 900101');\n")
+    code = main(["scan-pii", str(tmp_path)])
+    out, _err = capsys.readouterr()
+    assert code == 1
+    assert (
+        f"{tmp_path}/t.jsonl:1: messages.0.content: card number (passes the Luhn check) ************9855"
+        in out
+    )
+    assert f"{tmp_path}/notes.md:2: phone number *********3456" in out
+    assert out.strip().endswith("2 personal-data value(s) in 3 file(s) scanned")
+    assert main(["scan-pii", str(tmp_path / "clean.sql")]) == 0
+    assert main(["scan-pii", str(tmp_path / "notes.md"), "--allow", "+44 7911 123456"]) == 0
+
+
+def test_scan_pii_command_reads_the_sets_synthetic_values(capsys: pytest.CaptureFixture[str]) -> None:
+    example = Path(__file__).resolve().parents[2] / "examples" / "airdesk"
+    code = main(["scan-pii", str(example / "cases"), str(example / "fixtures")])
+    out, _err = capsys.readouterr()
+    assert code == 0, out
+    assert out.strip().startswith("0 personal-data value(s)")

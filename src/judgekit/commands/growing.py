@@ -24,6 +24,8 @@ def register(app: typer.Typer) -> None:
     from judgekit.commands.golden import subgroup
 
     subgroup(app, "candidates").command("generate")(candidates_generate)
+    app.command("intake")(intake)
+    app.command("scan-pii")(scan_pii)
 
 
 def _valid_set(path: Path) -> Any:
@@ -99,3 +101,59 @@ def candidates_generate(  # noqa: PLR0917 - typer options
         f"{len(result.personal_data)} with personal data. Review each, write its acceptance, then "
         "`judgekit candidates promote ID`"
     )
+
+
+# --------------------------------------------------------------------------- intake and personal data
+
+
+def intake(
+    records: Path = typer.Argument(..., help="Incident records: a .json or .csv file.", show_default=False),
+    set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
+    redact: list[str] = typer.Option(
+        [], "--redact", help="A literal value to remove, such as a customer's name (repeatable)."
+    ),
+    id_prefix: str = typer.Option("REG-CAND", "--id-prefix", help="Candidate ids start with this."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written; write nothing."),
+) -> None:
+    """Turn incident or escalation records into sanitised regression candidates linked to their incident.
+
+    Emails, phone numbers, card, IBAN and account numbers, national ids and secrets are replaced by
+    placeholders, and so is every --redact value. A record with a missing or malformed field stops the
+    intake with its file, line and field; nothing is written then.
+    """
+    from judgekit.golden.intake import intake_incidents
+
+    case_set = _valid_set(set_path)
+    result = intake_incidents(records, case_set, redact_names=redact, id_prefix=id_prefix, dry_run=dry_run)
+    verb = "would write" if dry_run else "wrote"
+    for f in result.written:
+        typer.echo(f"{verb} {f.path} ({f.case_id}, source_incident {f.data['source_incident']})")
+    for ref, case_id in result.skipped:
+        typer.echo(f"skipped {ref}: already linked from case {case_id}")
+    replaced = ", ".join(f"{n} {kind}" for kind, n in sorted(result.redactions.items()))
+    typer.echo(
+        f"{verb} {len(result.written)} regression candidate(s); replaced {replaced or 'nothing'}. Check "
+        "each for names and details no pattern can find, write its acceptance, then "
+        "`judgekit candidates promote ID`"
+    )
+
+
+def scan_pii(
+    paths: list[Path] = typer.Argument(..., help="Files or folders to scan.", show_default=False),
+    allow: list[str] = typer.Option([], "--allow", help="A value known to be synthetic (repeatable)."),
+) -> None:
+    """Scan any files (cases, fixtures, transcripts, exports) for personal data; exit 1 when any is found.
+
+    YAML and JSON files are scanned field by field, other text files line by line. Values are shown
+    masked (last four characters). The synthetic_values of the golden set holding the first path (its
+    judgekit-set.yaml, found upwards) are not reported.
+    """
+    from judgekit.golden.pii import manifest_synthetic_values, scan_files
+
+    declared = manifest_synthetic_values(paths[0]) if paths else ()
+    findings, scanned = scan_files(paths, allow=[*allow, *declared])
+    for problem in findings:
+        typer.echo(str(problem))
+    typer.echo(f"{len(findings)} personal-data value(s) in {scanned} file(s) scanned")
+    if findings:
+        raise typer.Exit(1)

@@ -6,7 +6,8 @@ This module finds what a sanitiser must remove and what ``judgekit validate`` mu
 
 * **email** addresses, except those at domains reserved for examples and tests (RFC 2606 and RFC 6761:
   ``example.com``/``.net``/``.org`` and any name under ``.example``, ``.test``, ``.invalid``,
-  ``.localhost``), which can never reach a person;
+  ``.localhost``) and the ``example.<country>`` names registries hold for documentation (``example.jp``),
+  which can never reach a person;
 * **phone** numbers in international (``+44 20 7946 0123``), North American (``(212) 555-0142``) and UK
   national (``020 7946 0123``) forms, except the ranges regulators reserve for fiction (North American
   ``555-0100`` to ``555-0199``; UK Ofcom drama numbers ``07700 900000``-``900999``,
@@ -40,10 +41,12 @@ __all__ = [
     "PiiKind",
     "iban_valid",
     "luhn_valid",
+    "manifest_synthetic_values",
     "mask",
     "personal_data_problems",
     "redact_personal_data",
     "scan_data",
+    "scan_files",
     "scan_text",
 ]
 
@@ -265,6 +268,9 @@ def _reserved_email(value: str) -> bool:
     domain = value.rsplit("@", 1)[-1].lower().rstrip(".")
     if any(domain == d or domain.endswith("." + d) for d in _RESERVED_EMAIL_DOMAINS):
         return True
+    labels = domain.split(".")
+    if len(labels) >= 2 and labels[-2] == "example":  # example.jp, example.co and other registry-held names
+        return True
     return domain.rsplit(".", 1)[-1] in _RESERVED_EMAIL_TLDS
 
 
@@ -433,3 +439,89 @@ def personal_data_problems(
                     )
                 )
     return problems, warnings
+
+
+_TEXT_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl", ".csv", ".tsv", ".txt", ".md", ".sql", ".html")
+
+
+def scan_files(paths: Sequence[Path], *, allow: Iterable[str] = ()) -> tuple[list[Problem], int]:
+    """Scan files and folders (recursively, text files by suffix) for personal data.
+
+    YAML and JSON files are scanned field by field (each finding names its field and line); other text
+    files line by line.
+
+    Returns:
+        ``(findings as located problems, number of files scanned)``.
+
+    Raises:
+        JudgekitError: When a path does not exist.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.io.documents import Document, read_documents
+
+    allow_list = tuple(allow)
+    files: list[Path] = []
+    for p in paths:
+        if not p.exists():
+            raise JudgekitError(f"{p}: no such file or folder")
+        if p.is_dir():
+            files.extend(
+                f
+                for f in sorted(p.rglob("*"))
+                if f.is_file()
+                and f.suffix.lower() in _TEXT_SUFFIXES
+                and not any(part.startswith(".") for part in f.relative_to(p).parts)
+            )
+        else:
+            files.append(p)
+    out: list[Problem] = []
+    for path in files:
+        structured = False
+        if path.suffix.lower() in (".yaml", ".yml", ".json", ".jsonl"):
+            try:
+                docs = list(read_documents(path))
+                structured = True
+            except JudgekitError:
+                structured = False  # malformed: fall back to scanning its lines
+            if structured:
+                for doc in docs:
+                    if not isinstance(doc, Document):
+                        continue
+                    for loc, finding in scan_data(doc.data, allow=allow_list):
+                        out.append(Problem(path, doc.line_of(loc), finding.field, finding.describe()))
+                continue
+        try:
+            text = path.read_text(encoding="utf-8", errors="replace")
+        except OSError as exc:
+            raise JudgekitError(f"{path}: cannot read: {exc.strerror}") from None
+        for number, line in enumerate(text.splitlines(), start=1):
+            for finding in scan_text(line, allow=allow_list):
+                out.append(Problem(path, number, "", finding.describe()))
+    return out, len(files)
+
+
+def manifest_synthetic_values(path: Path) -> tuple[str, ...]:
+    """The ``synthetic_values`` of the golden set holding ``path`` (its manifest found upwards), or ``()``.
+
+    Raises:
+        JudgekitError: When the manifest found is malformed.
+    """
+    from pydantic import ValidationError
+
+    from judgekit.cases import MANIFEST_NAME, SetManifest
+    from judgekit.errors import JudgekitError
+    from judgekit.io.documents import read_document
+
+    start = path.resolve()
+    start = start if start.is_dir() else start.parent
+    for folder in (start, *start.parents):
+        manifest = folder / MANIFEST_NAME
+        if manifest.is_file():
+            data = read_document(manifest).data or {}
+            try:
+                return SetManifest.model_validate(data).synthetic_values
+            except ValidationError as exc:
+                raise JudgekitError(
+                    f"{manifest}: not a valid set manifest: {exc.errors()[0]['msg']}"
+                ) from None
+    return ()
