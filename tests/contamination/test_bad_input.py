@@ -168,3 +168,13 @@ def test_valid_json_that_is_not_an_object_and_trailing_garbage(
     assert (problem.line, problem.kind) == (4, "invalid_json")
     assert result.files[str(path)].records == 5
     assert result.leaks["gs-044"].locations[0].line == 5
+
+
+def test_byte_order_mark_at_the_start_is_not_an_error(
+    tmp_path: Path, index: ContaminationIndex, key: Key
+) -> None:
+    path = tmp_path / "bom.jsonl"
+    path.write_bytes(b"\xef\xbb\xbf" + _lines([chat(DENVER)]))
+    result = _scan([path], index, key)
+    assert result.problems == []
+    assert result.leaks["gs-044"].locations[0].line == 1

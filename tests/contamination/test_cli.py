@@ -207,3 +207,35 @@ def test_bad_format_and_missing_index(setup: dict[str, Path], capsys: pytest.Cap
     _index(setup)
     assert main([*base, "--index", str(setup["index"]), "--format", "xml"]) == 2
     assert "--format 'xml'" in capsys.readouterr().err
+
+
+def test_scan_mixed_formats_with_two_processes(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+    import zstandard
+
+    _index(setup)
+    capsys.readouterr()
+    tmp = setup["tmp"]
+    pq.write_table(pa.Table.from_pylist([chat(CLEAN_TEXTS[0]), chat("q", OPENING)]), tmp / "a.parquet")
+    body = "".join(json.dumps(chat(t)) + "\n" for t in [*CLEAN_TEXTS, DENVER])
+    (tmp / "b.jsonl.zst").write_bytes(zstandard.ZstdCompressor().compress(body.encode()))
+    big = _export(tmp, "c.jsonl", *(CLEAN_TEXTS * 300), DENVER)
+    argv = ["contamination", "scan", str(tmp / "a.parquet"), str(tmp / "b.jsonl.zst"), str(big)]
+    argv += ["--index", str(setup["index"]), "--key-file", str(setup["key"]), "--format", "json", "-j", "2"]
+    assert main([*argv, "--split-mb", "0.05"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    found = {lc["case_id"]: lc for lc in report["leaks"]}
+    assert found["gs-031"]["first_locations"][0]["row"] == 2
+    denver = [(loc["file"], loc["line"]) for loc in found["gs-044"]["first_locations"]]
+    assert denver == [(str(tmp / "b.jsonl.zst"), 5), (str(big), 1201)]
+    assert all(f["complete"] for f in report["files"])
+
+
+def test_index_cannot_write(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
+    out = setup["tmp"] / "no-such-dir" / "x.jkc"
+    argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"]), "--out", str(out)]
+    assert main(argv) == 1
+    assert "cannot write the index" in capsys.readouterr().err

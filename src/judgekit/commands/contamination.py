@@ -171,7 +171,10 @@ def index(  # noqa: PLR0917 - typer options
         canaries=canaries,
     )
     built = build_index(items, key, opts)
-    write_index(built, out)
+    try:
+        write_index(built, out)
+    except OSError as exc:
+        raise JudgekitError(f"{out}: cannot write the index ({exc.strerror or exc}); check --out") from None
     s = built.stats
     typer.echo(
         f"indexed {s['cases']} cases, {s['texts']} texts: {s['shingle_entries']} shingle entries "

@@ -953,6 +953,8 @@ def _decode_lines(block: bytes, first_line: int, scanner: BatchScanner) -> list[
                 lines.append(raw.decode("utf-8", errors="replace"))
     if lines and not lines[-1]:
         lines.pop()
+    if first_line == 1 and lines and lines[0].startswith("\ufeff"):
+        lines[0] = lines[0][1:]  # a UTF-8 byte order mark at the start of the file
     return lines
 
 
