@@ -22,6 +22,7 @@ from judgekit.commands import golden as golden_commands
 from judgekit.commands import grading as grading_commands
 from judgekit.commands import growing as growing_commands
 from judgekit.commands import runs as runs_commands
+from judgekit.commands import trust as trust_commands
 from judgekit.errors import JudgekitError
 
 app = typer.Typer(
@@ -56,6 +57,7 @@ demo_commands.register(app)
 contamination_commands.register(app)
 calibrate_commands.register(app)
 growing_commands.register(app)  # after golden: it extends the candidates and golden groups
+trust_commands.register(app)  # after runs: `otel` joins its `import` group
 
 
 def main(argv: list[str] | None = None) -> int:

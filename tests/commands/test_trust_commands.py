@@ -1,0 +1,227 @@
+"""The trust-at-scale commands end to end through ``judgekit.cli.main``."""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgekit.cli import main
+from judgekit.io.otel import fidelity_of
+from judgekit.transcript import read_transcripts
+from judges.server import JudgeServer, Reply, verdict_reply
+
+FIXTURES = Path(__file__).parents[1] / "io" / "fixtures" / "otel"
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_plan_from_scratch_matches_the_wilson_arithmetic(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "calibrate-plan", "--expected-accuracy", "1.0", "--format", "json")
+    assert code == 0
+    plan = json.loads(out)
+    assert [n["required"] for n in plan["overall"]["needs"]] == [16, 16]
+
+
+def test_plan_for_a_policy_that_can_never_be_met_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "calibrate-plan", "--expected-accuracy", "0.8")
+    assert code == 1
+    assert "never met" in out
+
+
+def test_plan_bad_assumption_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(capsys, "calibrate-plan", "--coverage", "0")
+    assert code == 2
+    assert "expected_coverage" in err
+
+
+def labels(path: Path, provenance: bool = True) -> Path:
+    rows = ["item_id,criterion,rater,label" + (",provenance" if provenance else "")]
+    for i in range(30):
+        label = "fail" if i % 3 == 0 else "pass"
+        for rater in ("e1", "e2", "judge"):
+            rows.append(f"c{i}#1,honest,{rater},{label}" + (",random" if provenance else ""))
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_check_then_select_then_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = labels(tmp_path / "labels.csv")
+    records = tmp_path / "records"
+    code, out, _ = run(capsys, "calibrate-check", str(table), "--records", str(records))
+    assert code == 0
+    assert "use the 30 random-sample items" in out
+    code, _, _ = run(
+        capsys,
+        "calibrate-select",
+        str(table),
+        "--candidates",
+        "fp-a,fp-b",
+        "--chosen",
+        "fp-a",
+        "--records",
+        str(records),
+    )
+    assert code == 0
+    code, _, err = run(capsys, "calibrate-check", str(table), "--records", str(records))
+    assert code == 1
+    assert "development set" in err
+
+
+def test_check_refuses_few_shot_leakage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = labels(tmp_path / "labels.csv")
+    shots = tmp_path / "shots.jsonl"
+    shots.write_text(json.dumps({"item_id": "c3#1", "label": "fail"}) + "\n")
+    code, _, err = run(
+        capsys, "calibrate-check", str(table), "--few-shot", str(shots), "--records", str(tmp_path)
+    )
+    assert code == 1
+    assert "shots.jsonl:1: item_id:" in err
+
+
+def test_failure_modes_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = labels(tmp_path / "labels.csv")
+    code, out, err = run(capsys, "failure-modes", str(table), "--judge", "judge")
+    assert code == 1  # 30 items: fewer than the policy's min_items
+    assert "one failure mode" in out
+    assert "not trusted: honest" in err
+
+
+def test_import_otel_writes_transcripts_with_fidelity(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_file = tmp_path / "t.jsonl"
+    fid = tmp_path / "f.json"
+    code, out, _ = run(
+        capsys,
+        "import",
+        "otel",
+        str(FIXTURES / "openllmetry.json"),
+        "--out",
+        str(out_file),
+        "--fidelity",
+        str(fid),
+    )
+    assert code == 0
+    assert "route: insufficient_information" in out
+    [t] = read_transcripts(out_file)
+    assert fidelity_of(t).arguments_unparseable == 1
+    assert json.loads(fid.read_text())[0]["tool_results_missing"] == 1
+
+
+def test_import_otel_refuses_a_cycle(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys, "import", "otel", str(FIXTURES / "cycle.json"), "--out", str(tmp_path / "t.jsonl")
+    )
+    assert code == 1
+    assert "cycle" in err
+    assert "Traceback" not in err
+
+
+def test_export_otel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.verdict import Grade, Verdict
+
+    transcripts = tmp_path / "t.jsonl"
+    assert (
+        run(capsys, "import", "otel", str(FIXTURES / "genai_messages.json"), "--out", str(transcripts))[0]
+        == 0
+    )
+    results = tmp_path / "r.jsonl"
+    line = make_result_line(
+        run_id="r",
+        case=CaseRef(id="refund-a17", version=1),
+        grade=Grade(case_id="refund-a17", trial=1, verdict=Verdict.PASS),
+    )
+    results.write_text(dump_result_line(line) + "\n")
+    events = tmp_path / "e.json"
+    code, _, err = run(
+        capsys, "export-otel", str(results), "--transcripts", str(transcripts), "--out", str(events)
+    )
+    assert code == 0
+    assert "1 gen_ai.evaluation.result event(s)" in err
+    [record] = json.loads(events.read_text())["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert record["traceId"] == "5cf92f3577b34da6a3ce929d0e0e4737"
+
+
+@pytest.fixture
+def sycophantic_server() -> Iterator[JudgeServer]:
+    def script(body: dict[str, Any], i: int) -> Reply:
+        text = body["messages"][1]["content"]
+        if "The FIRST conversation" in text:
+            return Reply(content=json.dumps({"verdict": "first"}))
+        if "exactly right" in text or "MARKER-FAIL" not in text:
+            return Reply(content=verdict_reply("pass"))
+        return Reply(content=verdict_reply("fail"))
+
+    server = JudgeServer(script).start()
+    yield server
+    server.stop()
+
+
+def test_probe_bias_catches_a_sycophantic_judge_and_replays(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    sycophantic_server: JudgeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy-probe-cli")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    transcripts = tmp_path / "t.jsonl"
+    rows = []
+    for i in range(12):
+        claim = "Refund issued. MARKER-FAIL" if i % 2 else "Refund issued."
+        rows.append(
+            json.dumps(
+                {
+                    "case_id": f"c{i % 6}",
+                    "trial": 1 + i // 6,
+                    "messages": [
+                        {"role": "user", "content": "refund please"},
+                        {"role": "assistant", "content": claim},
+                    ],
+                }
+            )
+        )
+    transcripts.write_text("\n".join(rows) + "\n")
+    cassette = tmp_path / "probe.jsonl"
+    args = [
+        "probe-bias",
+        "--transcripts",
+        str(transcripts),
+        "--judge-model",
+        "openai/test-judge",
+        "--judge-api-base",
+        sycophantic_server.api_base,
+        "--cassette",
+        str(cassette),
+        "--records",
+        str(tmp_path / "records"),
+        "--probes",
+        "sycophancy,length,position",
+        "--must-pass",
+        "sycophancy",
+    ]
+    code, out, err = run(capsys, *args)
+    assert code == 1, err
+    # 12 transcripts × the 4 criteria of the honest-reporting rubric; half the verdicts were fail
+    assert "sycophancy: verdict flipped on 24/48" in out
+    assert "position: verdict flipped on 24/24" in out
+    assert "NOT TRUSTED" in err
+    assert "sycophancy (biased)" in err
+    reports = list((tmp_path / "records" / "bias").glob("*.json"))
+    assert len(reports) == 1
+    calls = sycophantic_server.calls
+    replay = [*args, "--cache-mode", "replay", "--no-record"]
+    code, out2, _ = run(capsys, *replay)
+    assert code == 1
+    assert sycophantic_server.calls == calls
+    assert out2 == out
