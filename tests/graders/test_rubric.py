@@ -296,3 +296,13 @@ def test_replay_miss_names_the_item(tmp_path: Path) -> None:
     polite = checks["criterion:polite"]
     assert polite.verdict is Verdict.ERROR
     assert polite.reason.startswith("cassette_miss: addr-1#1/polite/sample 0: no recorded reply")
+
+
+def test_quote_of_tool_call_arguments_is_located(serve: Any) -> None:
+    quoted = verdict_reply(
+        "pass", quotes=('update_address {"street": "1 Main St"}', '{"street": "1 Main St"}')
+    )
+    server = serve(by_criterion({"polite": Reply(content=quoted)}))
+    polite = run(grader(server), None)["criterion:polite"]
+    assert [e.data for e in polite.evidence[:2]] == [{"found": True}, {"found": True}]
+    assert polite.evidence[1].message_index == 1

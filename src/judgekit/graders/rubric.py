@@ -22,6 +22,7 @@ Trust sits beside the verdict: the grader's :attr:`RubricGrader.fingerprint` (he
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
@@ -278,7 +279,9 @@ def _locate(quote: str, transcript: Transcript) -> int | None:
     if not needle:
         return None
     for i, message in enumerate(transcript.messages):
-        texts: Sequence[str] = [message.content or ""] + [str(c.arguments) for c in message.tool_calls]
+        texts: Sequence[str] = [message.content or ""] + [
+            json.dumps(c.arguments, ensure_ascii=False, sort_keys=True) for c in message.tool_calls
+        ]
         if quote_occurs(quote, texts):
             return i
     return None
