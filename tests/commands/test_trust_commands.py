@@ -225,3 +225,59 @@ def test_probe_bias_catches_a_sycophantic_judge_and_replays(
     assert code == 1
     assert sycophantic_server.calls == calls
     assert out2 == out
+
+
+CASE = """\
+id: refund-a17
+version: 1
+category: normal
+severity: high
+owner: refunds
+dimensions: [correct]
+input: Please refund my order A17.
+expected:
+  route:
+    - tool: lookup_order
+      args: {order_id: A17}
+    - tool: issue_refund
+      args: {order_id: A17, amount: 42.5}
+  must_mention: [R-9]
+  outcome: answer
+"""
+
+
+@pytest.mark.parametrize(
+    ("fixture", "verdict", "route"),
+    [
+        ("genai_messages.json", "pass", "pass"),
+        ("openllmetry.json", "insufficient_information", "insufficient_information"),
+    ],
+)
+def test_grade_honours_the_fidelity_of_imported_traces(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], fixture: str, verdict: str, route: str
+) -> None:
+    cases = tmp_path / "set" / "cases"
+    cases.mkdir(parents=True)
+    (cases / "refund.yaml").write_text(CASE)
+    transcripts = tmp_path / "t.jsonl"
+    assert run(capsys, "import", "otel", str(FIXTURES / fixture), "--out", str(transcripts))[0] == 0
+    results = tmp_path / "r.jsonl"
+    code, _, _ = run(
+        capsys,
+        "grade",
+        "--cases",
+        str(tmp_path / "set"),
+        "--transcripts",
+        str(transcripts),
+        "--out",
+        str(results),
+        "--no-progress",
+    )
+    assert code == 0
+    line = json.loads(results.read_text().splitlines()[0])
+    assert line["verdict"] == verdict
+    checks = {c["check_id"]: c for c in line["checks"]}
+    assert checks["route"]["verdict"] == route
+    assert checks["text:must_mention:0"]["verdict"] == "pass"  # the text layer is still supported
+    if route != "pass":
+        assert checks["route"]["reason"].startswith("lossy trace:")

@@ -100,6 +100,7 @@ class LayeredTrialGrader:
         import asyncio
 
         from judgekit.graders.layered import combine
+        from judgekit.io.otel import fidelity_of, restrict_to_supported
         from judgekit.runner import GradedTrial
 
         if self.rubric_grader is None:
@@ -111,6 +112,8 @@ class LayeredTrialGrader:
                 self.rubric_grader.grade(case, transcript),
             )
             checks = [*det, *judged]
+        # A trace imported with losses is graded only by the layers it can support (io/otel.py).
+        checks = restrict_to_supported(checks, fidelity_of(transcript))
         grade = combine(case, transcript.trial, checks, untrusted=self.untrusted)  # type: ignore[arg-type]
         return GradedTrial(grade=grade)
 
