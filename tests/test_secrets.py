@@ -114,3 +114,37 @@ def test_an_openai_key_in_any_context_is_removed(body, context):
     key = "sk-" + body
     out = redact_text(context + " " + key + " " + context)
     assert key not in out
+
+
+def test_json_line_equals_structured_redaction_and_stays_valid():
+    r = Redactor(['quote"inside-secret', "plain-known-secret"])
+    data = {
+        "a": 'has quote"inside-secret here',
+        "b": ["plain-known-secret", {"Authorization": "Bearer abcdefghijkl", "n": 1}],
+        "c": "Authorization: Bearer qwertyuiopas and https://u:pw12345@h/x?token=t0k3n",
+        "d": "ünïcödé stays",
+    }
+    line = r.json_line(data)
+    assert json.loads(line) == r.data(data)
+    for secret in (
+        'quote"inside-secret',
+        "plain-known-secret",
+        "abcdefghijkl",
+        "qwertyuiopas",
+        "pw12345",
+        "t0k3n",
+    ):
+        assert secret not in line
+        assert secret not in json.loads(line).__repr__()
+    assert r.known_count == 2
+
+
+@given(st.dictionaries(st.text(max_size=12), st.text(max_size=60), max_size=6))
+def test_json_line_matches_data_for_any_input(data):
+    r = Redactor(["hunter2-secret"])
+    assert json.loads(r.json_line(data)) == r.data(data)
+
+
+def test_plain_prose_about_tokens_is_left_alone():
+    text = "The token generation failed; a basic explanation follows. Bearer of bad news."
+    assert redact_text(text) == text

@@ -29,7 +29,7 @@ from pydantic import Field, JsonValue, ValidationError
 from judgekit import __version__
 from judgekit.errors import JudgekitError, Problem
 from judgekit.provenance import Provenance
-from judgekit.secrets import Redactor, redact
+from judgekit.secrets import Redactor
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, FrozenModel, Grade, Verdict
 
@@ -49,6 +49,8 @@ __all__ = [
 
 SCHEMA_VERSION = 1
 """The version of the result-line schema this judgekit writes and reads."""
+
+_DEFAULT_REDACTOR = Redactor()
 
 
 class CaseRef(FrozenModel):
@@ -362,5 +364,4 @@ def dump_result_line(line: ResultLine, redactor: Redactor | None = None) -> str:
     Returns:
         The JSON text; :func:`read_results` reads it back.
     """
-    data = redact(line.model_dump(mode="json", exclude_none=False), redactor)
-    return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (redactor or _DEFAULT_REDACTOR).json_line(line.model_dump(mode="json"))

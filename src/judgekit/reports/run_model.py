@@ -282,64 +282,73 @@ class _Table:
         return len(self.first)
 
 
-def _ratio(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
-    """C(c, k) / C(n, k) per task, for n >= k (product form)."""
-    out = np.ones(n.shape, dtype=float)
-    for i in range(k):
-        out *= np.clip(c - i, 0, None) / (n - i)
-    return out
-
-
 def _k_points(counts: np.ndarray, k_max: int) -> tuple[tuple[KPoint, ...], tuple[KPoint, ...]]:
-    n_all = counts.sum(axis=1)
-    passes = counts[:, _PASS]
+    """pass^k and pass@k for k = 1..k_max, with their undecided bounds.
+
+    Each per-task ratio C(c, k) / C(n, k) is carried from k - 1 to k as a running product (one vector
+    step per k, so the whole curve costs O(k_max) array operations); a task stops counting at the k where
+    its trials run out.
+    """
+    n_all = counts.sum(axis=1).astype(float)
+    passes = counts[:, _PASS].astype(float)
     decided = passes + counts[:, _FAIL]
     undecided = n_all - decided
+    total = counts.shape[0]
+    # running products: decided-only (hat, at-miss) and bounds over all trials
+    series = {
+        "hat": (decided, passes),
+        "miss": (decided, decided - passes),
+        "hat_low": (n_all, passes),
+        "hat_high": (n_all, passes + undecided),
+        "miss_low": (n_all, n_all - passes),
+        "miss_high": (n_all, n_all - passes - undecided),
+    }
+    running = {name: np.ones(total) for name in series}
     hats: list[KPoint] = []
     ats: list[KPoint] = []
-    total = counts.shape[0]
-    for k in range(1, k_max + 1):
-        use = decided >= k
-        used = int(use.sum())
-        bound = n_all >= k
-        if bound.any():
-            nb, cb, ub = n_all[bound], passes[bound], undecided[bound]
-            hat_low = float(_ratio(nb, cb, k).mean())
-            hat_high = float(_ratio(nb, cb + ub, k).mean())
-            at_low = float((1.0 - _ratio(nb, nb - cb, k)).mean())
-            at_high = float((1.0 - _ratio(nb, nb - cb - ub, k)).mean())
-        else:
-            hat_low = hat_high = at_low = at_high = None  # type: ignore[assignment]
-        if used:
-            nd, cd = decided[use], passes[use]
-            hat: float | None = float(_ratio(nd, cd, k).mean())
-            at: float | None = float((1.0 - _ratio(nd, nd - cd, k)).mean())
-            reason = None
-        else:
-            hat = at = None
-            reason = f"no task has {k} decided trials"
-        hats.append(
-            KPoint(
-                k=k,
-                value=hat,
-                low=hat_low,
-                high=hat_high,
-                tasks_used=used,
-                tasks_excluded=total - used,
-                reason=reason,
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(1, k_max + 1):
+            i = k - 1
+            for name, (n, c) in series.items():
+                running[name] = running[name] * (np.maximum(c - i, 0.0) / (n - i))
+            use = decided >= k
+            used = int(use.sum())
+            bound = n_all >= k
+            hat_low = hat_high = at_low = at_high = None
+            if bound.any():
+                hat_low = float(running["hat_low"][bound].mean())
+                hat_high = float(running["hat_high"][bound].mean())
+                at_low = float((1.0 - running["miss_low"][bound]).mean())
+                at_high = float((1.0 - running["miss_high"][bound]).mean())
+            hat: float | None = None
+            at: float | None = None
+            reason: str | None = f"no task has {k} decided trials"
+            if used:
+                hat = float(running["hat"][use].mean())
+                at = float((1.0 - running["miss"][use]).mean())
+                reason = None
+            hats.append(
+                KPoint(
+                    k=k,
+                    value=hat,
+                    low=hat_low,
+                    high=hat_high,
+                    tasks_used=used,
+                    tasks_excluded=total - used,
+                    reason=reason,
+                )
             )
-        )
-        ats.append(
-            KPoint(
-                k=k,
-                value=at,
-                low=at_low,
-                high=at_high,
-                tasks_used=used,
-                tasks_excluded=total - used,
-                reason=reason,
+            ats.append(
+                KPoint(
+                    k=k,
+                    value=at,
+                    low=at_low,
+                    high=at_high,
+                    tasks_used=used,
+                    tasks_excluded=total - used,
+                    reason=reason,
+                )
             )
-        )
     return tuple(hats), tuple(ats)
 
 
@@ -569,14 +578,41 @@ def build_run_report(
             f"tasks have between {min_trials} and {max_trials} trials; at each k, tasks with fewer than k "
             "decided trials are left out of pass^k and counted as excluded"
         )
-    # quality per task
+    # one pass over the lines for everything that is not a verdict count
     q_sum = np.zeros(table.n_tasks)
     q_n = np.zeros(table.n_tasks, dtype=np.int64)
+    check_counts: Counter[Verdict] = Counter()
+    distinct_fps: list[Mapping[str, object]] = []
+    last_fp: Mapping[str, object] | None = None
+    run_ids: dict[str, None] = {}
+    jk_versions: set[str] = set()
+    agent_models: set[str] = set()
+    app_versions: set[str] = set()
+    cost_total = 0.0
+    cost_seen = False
+    task_of = table.task_of
     for i, line in enumerate(lines):
         if line.quality is not None:
-            t = table.task_of[i]
+            t = task_of[i]
             q_sum[t] += line.quality
             q_n[t] += 1
+        for check in line.checks:
+            check_counts[check.verdict] += 1
+        fp = line.judge_fingerprint
+        if fp is not None and fp is not last_fp and fp != last_fp:
+            if all(fp != seen for seen in distinct_fps):
+                distinct_fps.append(fp)
+            last_fp = fp
+        run_ids[line.run_id] = None
+        jk_versions.add(line.judgekit_version)
+        if line.run is not None:
+            if line.run.agent_model:
+                agent_models.add(line.run.agent_model)
+            if line.run.app_version:
+                app_versions.add(line.run.app_version)
+        if line.cost_usd is not None:
+            cost_total += line.cost_usd
+            cost_seen = True
     quality = (q_sum, q_n)
     reg_names = frozenset(s.lower() for s in regression_slices)
     is_reg = np.array([_is_regression(line, reg_names) for line in table.first], dtype=bool)
@@ -590,13 +626,7 @@ def build_run_report(
     categories = _groups("category", [line.case.category for line in table.first], table, k_max, quality)
     severities = _groups("severity", [line.case.severity for line in table.first], table, k_max, quality)
     per_state = table.counts.sum(axis=0) if table.n_tasks else np.zeros(len(_STATES), dtype=np.int64)
-    check_counts: Counter[Verdict] = Counter()
-    for line in lines:
-        for check in line.checks:
-            check_counts[check.verdict] += 1
-    fingerprints = sorted(
-        {_fingerprint_text(line.judge_fingerprint) for line in lines if line.judge_fingerprint is not None}
-    )
+    fingerprints = sorted({_fingerprint_text(fp) for fp in distinct_fps})
     if len(fingerprints) > 1:
         notes.append(
             f"{len(fingerprints)} different judge fingerprints graded this run: its trials were not all "
@@ -609,23 +639,18 @@ def build_run_report(
             "pass^k is computed over decided trials, with the bounds reached by counting them all as "
             "failures or all as passes"
         )
-    costs = [line.cost_usd for line in lines if line.cost_usd is not None]
     capability_ids = {table.ids[i] for i in np.flatnonzero(~is_reg)} if table.n_tasks else set()
     run = RunInfo(
         file=results.name,
-        run_ids=tuple(dict.fromkeys(line.run_id for line in lines)),
-        judgekit_versions=tuple(sorted({line.judgekit_version for line in lines})),
-        agent_models=tuple(
-            sorted({line.run.agent_model for line in lines if line.run and line.run.agent_model})
-        ),
-        app_versions=tuple(
-            sorted({line.run.app_version for line in lines if line.run and line.run.app_version})
-        ),
+        run_ids=tuple(run_ids),
+        judgekit_versions=tuple(sorted(jk_versions)),
+        agent_models=tuple(sorted(agent_models)),
+        app_versions=tuple(sorted(app_versions)),
         judge_fingerprints=tuple(fingerprints),
         tasks=table.n_tasks,
         trials=len(lines),
         trials_per_task=(min_trials, max_trials),
-        cost_usd=float(sum(costs)) if costs else None,
+        cost_usd=cost_total if cost_seen else None,
     )
     return RunReport(
         run=run,
