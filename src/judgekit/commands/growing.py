@@ -24,6 +24,7 @@ def register(app: typer.Typer) -> None:
     from judgekit.commands.golden import subgroup
 
     subgroup(app, "candidates").command("generate")(candidates_generate)
+    subgroup(app, "golden").command("reconcile")(golden_reconcile)
     app.command("intake")(intake)
     app.command("scan-pii")(scan_pii)
 
@@ -156,4 +157,65 @@ def scan_pii(
         typer.echo(str(problem))
     typer.echo(f"{len(findings)} personal-data value(s) in {scanned} file(s) scanned")
     if findings:
+        raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- golden reconcile
+
+
+def golden_reconcile(
+    a: Path = typer.Argument(..., help="Expert A's resolution file (YAML or JSON).", show_default=False),
+    b: Path = typer.Argument(..., help="Expert B's resolution file.", show_default=False),
+    set_path: Path | None = typer.Option(
+        None, "--set", help="The golden set: resolved ids and versions are checked against it."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Write the agreed resolution here (YAML), only when the experts agree."
+    ),
+    output_format: str = typer.Option("text", "--format", help="text or json."),
+) -> None:
+    """Compare two experts' independent resolutions of the same cases; list every field they differ on.
+
+    Exit 0 when they agree (and --out is written), 1 when there are findings to settle (nothing is
+    written). Files that do not resolve the same cases are named and not compared.
+    """
+    import json
+
+    from judgekit.errors import JudgekitError
+    from judgekit.golden.reconcile import reconcile
+
+    if output_format not in ("text", "json"):
+        raise JudgekitError(f"--format must be text or json (got '{output_format}')", exit_code=2)
+    result = reconcile(a, b, set_path=set_path, out=out)
+    a_name, b_name = result.a.expert, result.b.expert
+    if output_format == "json":
+        typer.echo(
+            json.dumps(
+                {
+                    "experts": [a_name, b_name],
+                    "cases": len(result.a.cases),
+                    "agreed": result.agreed,
+                    "disputed": result.disputed(),
+                    "findings": [f.to_data() for f in result.findings],
+                    "written": str(out) if out is not None and result.agree else None,
+                },
+                indent=2,
+                ensure_ascii=False,
+            )
+        )
+    else:
+        for finding in result.findings:
+            typer.echo(finding.describe(a_name, b_name))
+        typer.echo(
+            f"{a_name} vs {b_name}: {len(result.a.cases)} case(s), {len(result.agreed)} agreed, "
+            f"{len(result.disputed())} disputed, {len(result.findings)} finding(s)"
+        )
+        if result.agree:
+            typer.echo(f"the experts agree; wrote {out}" if out is not None else "the experts agree")
+        else:
+            typer.echo(
+                "settle each finding (make the policy explicit, or expect a clarifying question), update the "
+                "resolution files, and run again; nothing was written"
+            )
+    if not result.agree:
         raise typer.Exit(1)
