@@ -412,3 +412,43 @@ def test_failure_rate_refuses_an_untrusted_record(work, capsys):
     code, _, err = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
     assert code == 1
     assert "a corrected rate needs a trusted judge" in err
+
+
+def test_an_unwritable_out_folder_is_an_error_not_a_traceback(work, capsys):
+    (work / "taken").write_text("a file, not a folder")
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--out",
+        "taken",
+    )
+    assert code == 1
+    assert "taken/calibration.md: cannot write the report" in err
+
+
+def test_an_unwritable_records_folder_is_an_error_not_a_traceback(work, capsys):
+    (work / "recs").write_text("a file, not a folder")
+    code, _, err = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--fingerprint",
+        "fp",
+        "--records",
+        "recs",
+    )
+    assert code == 1
+    assert "cannot write the calibration record" in err

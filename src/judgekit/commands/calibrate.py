@@ -32,6 +32,17 @@ def _read(path: Path, what: str) -> bytes:
         raise JudgekitError(f"{path}: cannot read the {what}: {exc.strerror}") from None
 
 
+def _write(path: Path, text: str, what: str) -> None:
+    from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot write the {what}: {exc.strerror or exc}") from None
+
+
 def calibrate(
     labels: Path = typer.Argument(
         ...,
@@ -86,7 +97,6 @@ def calibrate(
     from judgekit.calibration.pipeline import resolve_fingerprint, run_calibration
     from judgekit.calibration.records import build_record, dump_record, load_record, record_filename
     from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import write_atomic
     from judgekit.reports.calibration_report import render_calibration, render_comparison
 
     if fmt not in _FORMATS:
@@ -124,13 +134,12 @@ def calibrate(
     )
     rendered = render_calibration(result, fmt)
     if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
         target = out / f"calibration.{_SUFFIX[fmt]}"
-        write_atomic(target, rendered)
+        _write(target, rendered, "report")
         typer.echo(f"report: {target}", err=True)
         if result.comparison is not None:
             change = out / f"grader-change.{_SUFFIX[fmt]}"
-            write_atomic(change, render_comparison(result.comparison, fmt))
+            _write(change, render_comparison(result.comparison, fmt), "grader-change report")
             typer.echo(f"grader change: {change}", err=True)
     else:
         typer.echo(rendered, nl=False)
@@ -151,9 +160,8 @@ def calibrate(
             label_table=result.label_table,
             selective=result.selective,
         )
-        records.mkdir(parents=True, exist_ok=True)
         path = records / record_filename(record)
-        write_atomic(path, dump_record(record))
+        _write(path, dump_record(record), "calibration record")
         typer.echo(f"record: {path}", err=True)
     if result.gate.trusted:
         typer.echo(f"judge {judge!r}: TRUSTED", err=True)
