@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import unicodedata
+
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from judgekit.contamination import normalise
@@ -58,3 +60,24 @@ def test_canonical_is_idempotent(text: str) -> None:
     c = canonical(text)
     assert canonical(c) == c
     assert "  " not in c
+
+
+def _fold_by_definition(text: str) -> str:
+    """The normalisation rule written character by character (module docstring, step 2)."""
+    s = unicodedata.normalize("NFKC", unicodedata.normalize("NFKC", text).casefold())
+    breaks = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
+    return "".join(ch if ch.isalnum() else "\n" if ch in breaks else " " for ch in s)
+
+
+@settings(max_examples=300)
+@given(st.text())
+def test_fold_follows_its_definition_on_any_text(text: str) -> None:
+    assert fold(text) == _fold_by_definition(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["a\u3000b\u00a0c\u2003d", "x\x1fy\tz", "naïve_café—über\u2028next", "①②③ ½ ﬁ", "a\u0301\u0327b"],
+)
+def test_fold_follows_its_definition_on_edge_cases(text: str) -> None:
+    assert fold(text) == _fold_by_definition(text)

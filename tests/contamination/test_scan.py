@@ -245,3 +245,34 @@ def test_exact_wins_over_shingle_within_a_record(
     assert dict(leak.kinds) == {"exact": 1}
     assert leak.locations[0].case_field == "user.hidden_facts.0"
     assert set(leak.case_fields) == {"user.opening", "user.hidden_facts.0"}
+
+
+_word = st.from_regex(r"[A-Za-z]{2,9}|[0-9]{1,4}|[À-ÖØ-öø-ÿ]{1,5}|[\u4e00-\u4e40]{1,3}", fullmatch=True)
+_sep = st.sampled_from([" ", ", ", " - ", "\n", "... ", "  ", "\t", "; ", " (", ") "])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(_word, min_size=13, max_size=40),
+    st.lists(_word, max_size=20),
+    st.lists(_word, max_size=20),
+    st.lists(st.booleans(), min_size=40, max_size=40),
+    st.lists(_sep, min_size=40, max_size=40),
+)
+def test_a_case_text_is_found_whatever_its_case_punctuation_and_surroundings(
+    words: list[str], before: list[str], after: list[str], upper: list[bool], seps: list[str]
+) -> None:
+    from judgekit.contamination.index import build_index
+
+    key = key_from_bytes(b"property-test-key-0123456789")
+    text = " ".join(words)
+    index = build_index([("case", [("input", text)])], key)
+    variant = "".join(
+        (w.upper() if up else w.lower()) + sep for w, up, sep in zip(words, upper, seps, strict=False)
+    ).strip()
+    m = Matcher(index, key)
+    n_tokens = index.texts[0].n_tokens
+    embedded = " ".join(before) + " : " + variant + " ; " + " ".join(after)
+    offsets = {h.offset for h in m.match(["unrelated", embedded]) if h.ref == 0}
+    assert set(range(n_tokens - index.shingle_size + 1)) <= offsets
+    assert any(h.offset == -1 for h in m.match([variant]))

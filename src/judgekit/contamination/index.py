@@ -59,6 +59,7 @@ __all__ = [
     "load_key",
     "read_index",
     "shingle_digest",
+    "sliding_window_values",
     "text_digest",
     "token_spans",
     "token_values",
@@ -318,6 +319,19 @@ def window_values(prefix: U64Array, first: I64Array, last: I64Array) -> U64Array
     with np.errstate(over="ignore"):
         out = prefix[last] - prefix[first]
         out *= _TOKEN_POWERS.neg[first]
+    return out
+
+
+def sliding_window_values(prefix: U64Array, n: int) -> U64Array:
+    """Run values of every window of ``n`` consecutive tokens (window ``i`` covers tokens ``i .. i+n-1``).
+
+    The same values as :func:`window_values` with ``first = arange(count - n + 1)``, computed with
+    slices instead of gathers (the scanner's hot path).
+    """
+    count = len(prefix) - n
+    with np.errstate(over="ignore"):
+        out = prefix[n:] - prefix[:-n]
+        out *= _TOKEN_POWERS.neg[:count]
     return out
 
 

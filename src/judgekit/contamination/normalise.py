@@ -44,8 +44,11 @@ FIELD_SEPARATOR = b"\x01"
 
 _LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
 _LINE_BREAK_RE = re.compile("[" + re.escape(_LINE_BREAKS[1:]) + "]")
-# Python's ``\w`` is ``str.isalnum() or "_"``; the underscore is folded separately.
-_NON_WORD_RE = re.compile(r"[^\w\n]|_")
+# Python's ``\w`` is ``str.isalnum() or "_"`` and ``\s`` is ``str.isspace()``. Spaces are left alone
+# (they are most of the non-word characters, and a regex replacement per space is slow); other
+# whitespace becomes a space, and so does everything that is neither a word character nor whitespace.
+_OTHER_SPACE_RE = re.compile(r"[^\S \n]")
+_NON_WORD_RE = re.compile(r"[^\w\s]|_")
 
 
 def _ascii_table(*, keep_separator: bool) -> bytes:
@@ -73,6 +76,7 @@ def _fold_unicode(text: str) -> str:
     if not unicodedata.is_normalized("NFKC", s):
         s = unicodedata.normalize("NFKC", s)
     s = _LINE_BREAK_RE.sub("\n", s)
+    s = _OTHER_SPACE_RE.sub(" ", s)
     return _NON_WORD_RE.sub(" ", s)
 
 

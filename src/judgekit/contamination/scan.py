@@ -37,6 +37,7 @@ from judgekit.contamination.index import (
     fast_hashes,
     prefilter,
     shingle_digest,
+    sliding_window_values,
     text_digest,
     window_values,
 )
@@ -185,10 +186,7 @@ class Matcher:
         n = self.n
         idx = self.index
         if n_tok >= n and len(self._sh_pref):
-            pref = fh.prefix
-            with np.errstate(over="ignore"):
-                w = pref[n:] - pref[:-n]
-                w *= _neg_powers(n_tok - n + 1)
+            w = sliding_window_values(fh.prefix, n)
             pf = prefilter(w, self.key.win)
             top = pf >> self._shift
             cand = np.flatnonzero(
@@ -248,12 +246,6 @@ def _member(values: Any, sorted_unique: Any) -> Any:
     pos = np.searchsorted(sorted_unique, values)
     np.minimum(pos, len(sorted_unique) - 1, out=pos)
     return sorted_unique[pos] == values
-
-
-def _neg_powers(count: int) -> Any:
-    from judgekit.contamination import index as _ix
-
-    return _ix._TOKEN_POWERS.neg[:count]
 
 
 # ------------------------------------------------------------------------------------- field paths
