@@ -412,3 +412,27 @@ def test_every_defined_estimate_has_an_interval_or_says_why(good_table):
 
     walk(report, "report")
     assert len(seen) > 60
+
+
+def test_without_the_krippendorff_package_alpha_is_undefined_and_the_gate_says_why(good_table, monkeypatch):
+    import sys
+
+    from judgekit.calibration.gate import TrustPolicy, evaluate_gate
+
+    monkeypatch.setitem(sys.modules, "krippendorff", None)  # import now raises ImportError
+    report = compute_agreement(good_table, judge="judge", experts=["e1", "e2", "e3"], resamples=100)
+    alpha = report.judge_vs_consensus.alpha["nominal"]
+    assert alpha.value is None
+    assert "krippendorff package" in (alpha.undefined_reason or "")
+    assert report.judge_vs_consensus.kappa["none"].value is not None
+    gate = evaluate_gate(report, TrustPolicy())
+    assert "alpha_lower_bound" in {c.name for c in gate.failed}
+
+
+def test_percent_agreement_confidence_level_widens_the_interval():
+    y = ["a"] * 8 + ["b"] * 2
+    z = ["a"] * 7 + ["b"] * 3
+    narrow = percent_agreement(y, z, labels=["a", "b"], confidence=0.8).interval
+    wide = percent_agreement(y, z, labels=["a", "b"], confidence=0.99).interval
+    assert wide.low < narrow.low
+    assert wide.high > narrow.high

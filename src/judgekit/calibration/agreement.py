@@ -679,16 +679,19 @@ def _codes_of(labels: Sequence[object], domain: Sequence[object], name: str) -> 
     return out
 
 
-def percent_agreement(y1: Sequence[object], y2: Sequence[object], *, labels: Sequence[object]) -> Estimate:
+def percent_agreement(
+    y1: Sequence[object], y2: Sequence[object], *, labels: Sequence[object], confidence: float = 0.95
+) -> Estimate:
     """Share of items on which two raters give the same label (items either left blank are skipped).
 
     Args:
         y1: First rater's labels (``None`` for missing).
         y2: Second rater's labels, aligned with ``y1``.
         labels: The label domain.
+        confidence: Two-sided confidence level of the Wilson interval.
 
     Returns:
-        The proportion in [0, 1] with a 95 % Wilson interval; undefined when no item has both labels.
+        The proportion in [0, 1] with its Wilson interval; undefined when no item has both labels.
 
     Raises:
         ValueError: When the arrays differ in length or hold a label outside ``labels``.
@@ -697,7 +700,9 @@ def percent_agreement(y1: Sequence[object], y2: Sequence[object], *, labels: Seq
         raise ValueError(f"y1 and y2 differ in length ({len(y1)} and {len(y2)})")
     a, b = _codes_of(y1, labels, "y1"), _codes_of(y2, labels, "y2")
     both = (a >= 0) & (b >= 0)
-    return rate(int((a[both] == b[both]).sum()), int(both.sum()), confidence=0.95, what="items rated by both")
+    return rate(
+        int((a[both] == b[both]).sum()), int(both.sum()), confidence=confidence, what="items rated by both"
+    )
 
 
 def cohen_kappa(
@@ -785,7 +790,12 @@ def krippendorff_alpha(
 def _alpha_estimate(
     codes: np.ndarray, n_values: int, level: Level, numeric: tuple[float, ...] | None
 ) -> Estimate:
-    import krippendorff
+    try:
+        import krippendorff
+    except ImportError:
+        return undefined(
+            "the krippendorff package (GPL-3.0-or-later) is not installed; install it to report alpha"
+        )
 
     rows = coincidence_rows(codes, n_values)
     pairable = int(((codes >= 0).sum(axis=0) >= 2).sum())
