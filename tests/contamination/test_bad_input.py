@@ -178,3 +178,23 @@ def test_byte_order_mark_at_the_start_is_not_an_error(
     result = _scan([path], index, key)
     assert result.problems == []
     assert result.leaks["gs-044"].locations[0].line == 1
+
+
+def test_a_100_mb_line_in_a_zstd_stream_is_skipped_in_bounded_pieces(
+    tmp_path: Path, index: ContaminationIndex, key: Key
+) -> None:
+    from judgekit.contamination.scan import _ZstdPieces
+
+    body = b'{"text": "' + b"a" * (100 << 20) + b'"}\n' + _lines([chat(DENVER)])
+    path = tmp_path / "bomb.jsonl.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(body))
+    with open(path, "rb") as f:
+        pieces = _ZstdPieces(f)
+        largest = 0
+        while piece := pieces.read():
+            largest = max(largest, len(piece))
+    assert largest <= 40 << 20
+    result = _scan([path], index, key)
+    (problem,) = result.problems
+    assert (problem.line, problem.kind) == (1, "line_too_long")
+    assert result.leaks["gs-044"].locations[0].line == 2

@@ -751,9 +751,14 @@ class ZstdTruncatedError(Exception):
 
 
 class _ZstdPieces:
-    """Decompress a (multi-frame) zstd file piece by piece, and notice a truncated last frame."""
+    """Decompress a (multi-frame) zstd file piece by piece, and notice a truncated last frame.
 
-    def __init__(self, f: BinaryIO, read_size: int = 1 << 16) -> None:
+    Compressed input is fed 1 KB at a time: zstd can expand a few bytes into a 128 KB block, so a small
+    input step is what bounds one piece (at most about 34 MB, for input made of nothing but repeated
+    bytes) while costing under a fifth of the decompression speed on ordinary exports.
+    """
+
+    def __init__(self, f: BinaryIO, read_size: int = 1 << 10) -> None:
         import zstandard
 
         self._z = zstandard
