@@ -452,3 +452,43 @@ def test_an_unwritable_records_folder_is_an_error_not_a_traceback(work, capsys):
     )
     assert code == 1
     assert "cannot write the calibration record" in err
+
+
+def test_a_jsonl_label_table(work, capsys):
+    lines = (work / "labels.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    rows = []
+    for line in lines[1:]:
+        obj = dict(zip(header, line.split(","), strict=True))
+        rows.append(json.dumps({k: v for k, v in obj.items() if v != ""}))
+    (work / "labels.jsonl").write_text("\n".join(rows) + "\n")
+    code_csv, out_csv, _ = run(
+        capsys,
+        "calibrate",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--format",
+        "json",
+    )
+    code_jsonl, out_jsonl, _ = run(
+        capsys,
+        "calibrate",
+        "labels.jsonl",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--policy",
+        "policy.yaml",
+        "--format",
+        "json",
+    )
+    assert code_csv == code_jsonl == 0
+    a, b = json.loads(out_csv), json.loads(out_jsonl)
+    assert a["report"] == b["report"]
+    assert a["label_table"]["sha256"] != b["label_table"]["sha256"]
