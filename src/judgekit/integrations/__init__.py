@@ -1,0 +1,19 @@
+"""Integrations: judgekit's graders inside other harnesses.
+
+Each integration lives in its own module and is imported only when asked for; judgekit's core never
+imports this package.
+
+* :mod:`judgekit.integrations.grading`: what every integration shares: :class:`~.grading.LayeredGrader`
+  (the deterministic layers, optionally with the judge-backed rubric layer, combined into one
+  :class:`~judgekit.verdict.Grade`) and :func:`~.grading.explain` (a grade as readable text);
+* :mod:`judgekit.integrations.inspect`: an Inspect AI scorer (extra ``judgekit-agents[inspect]``);
+* :mod:`judgekit.integrations.pytest_plugin`: a pytest plugin (``assert_grade``, fixtures, golden cases as
+  parametrised tests), registered through the ``pytest11`` entry point;
+* :mod:`judgekit.integrations.promptfoo`: a promptfoo Python assertion (``get_assert``);
+* :mod:`judgekit.integrations.taubench`: tau-bench tasks and trajectories as judgekit cases and
+  transcripts, graded on judgekit's layers.
+"""
+
+from __future__ import annotations
+
+__all__: list[str] = []

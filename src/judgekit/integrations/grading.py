@@ -1,0 +1,319 @@
+"""What every integration shares: one grader interface, a readable explanation, and extras.
+
+:class:`LayeredGrader` grades one (case, transcript) pair the way ``judgekit grade`` does: every
+deterministic layer (state, rules, route, text) and, when given, the judge-backed rubric layer, combined
+by :func:`~judgekit.graders.layered.combine` (gates decide the verdict, quality is scored). Integrations
+accept it, a bare :class:`~judgekit.graders.rubric.RubricGrader` (the rubric layer alone), or any
+function ``(case, transcript) -> Grade | list[CheckResult]`` (plain or async), normalised by
+:func:`as_grader`.
+
+:func:`explain` turns a :class:`~judgekit.verdict.Grade` into the text a person reads when a case fails:
+each failed, errored or undecided check with its reason, the structural diff lines, the offending call
+with its index and arguments, and the quoted evidence.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect as _pyinspect
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+from judgekit.errors import JudgekitError
+from judgekit.verdict import CheckResult, Evidence, Grade, Verdict
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case
+    from judgekit.graders.layered import StateProvider, UntrustedPolicy
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.transcript import Transcript
+
+__all__ = [
+    "Grader",
+    "LayeredGrader",
+    "as_grader",
+    "explain",
+    "explain_check",
+    "first_reason",
+    "grade_now",
+    "require_extra",
+]
+
+PACKAGE = "judgekit-agents"
+"""The distribution name used in install commands."""
+
+
+def require_extra(module: str, extra: str) -> ModuleType:
+    """Import an optional dependency, or say how to install it.
+
+    Args:
+        module: The module to import (``inspect_ai``).
+        extra: The judgekit extra that brings it (``inspect``).
+
+    Returns:
+        The imported module.
+
+    Raises:
+        JudgekitError: When the module is not installed; the message gives the install command.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != module.split(".", maxsplit=1)[0]:
+            raise
+        raise JudgekitError(
+            f"this integration needs the '{module}' package, which is not installed; "
+            f"install it with: pip install '{PACKAGE}[{extra}]'"
+        ) from None
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """Anything that grades one trial into a :class:`~judgekit.verdict.Grade`."""
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        """Grade one trial. Expected problems are verdicts (``error`` with a reason), not exceptions."""
+        ...
+
+
+class LayeredGrader:
+    """Every deterministic layer, plus the rubric layer when one is given, combined into one grade.
+
+    Args:
+        root: The golden set's root: case fixture paths (``initial_state``, ``expected_state.snapshot``,
+            ``reference_solution``) resolve against it. Ignored when ``states`` is given.
+        states: A ready state provider (for snapshots already in memory, or a shared cache).
+        transcript_dir: Folder that relative state paths inside transcripts resolve against.
+        rubric: The judge-backed rubric grader, or ``None`` for the deterministic layers alone.
+        deterministic: Run the deterministic layers (turn off to grade with the rubric layer alone).
+        untrusted: What an untrusted judge gate may do (see :func:`~judgekit.graders.layered.combine`).
+
+    Raises:
+        JudgekitError: When neither layer is enabled.
+    """
+
+    def __init__(
+        self,
+        root: Path | None = None,
+        *,
+        states: StateProvider | None = None,
+        transcript_dir: Path | None = None,
+        rubric: RubricGrader | None = None,
+        deterministic: bool = True,
+        untrusted: UntrustedPolicy = "count",
+    ) -> None:
+        from judgekit.graders.layered import StateProvider
+
+        if not deterministic and rubric is None:
+            raise JudgekitError(
+                "a grader with neither the deterministic layers nor a rubric grades nothing: "
+                "keep deterministic=True or pass rubric=RubricGrader(...)"
+            )
+        self.states = states if states is not None else StateProvider(root, transcript_dir=transcript_dir)
+        self.rubric = rubric
+        self.deterministic = deterministic
+        self.untrusted: UntrustedPolicy = untrusted
+
+    def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
+        """The deterministic layers' checks (empty when they are turned off)."""
+        from judgekit.graders.layered import deterministic_checks
+
+        if not self.deterministic:
+            return []
+        return deterministic_checks(case, transcript, states=self.states)
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        """Grade one trial on every enabled layer."""
+        from judgekit.graders.layered import combine
+
+        checks = self.checks(case, transcript)
+        if self.rubric is not None:
+            checks = [*checks, *await self.rubric.grade(case, transcript)]
+        grade = combine(case, transcript.trial, checks, untrusted=self.untrusted)
+        if self.rubric is not None:
+            metadata = {
+                **grade.metadata,
+                "judge": {"fingerprint": self.rubric.fingerprint, "label": self.rubric.label},
+            }
+            grade = grade.model_copy(update={"metadata": metadata})
+        return grade
+
+
+class _FunctionGrader:
+    def __init__(self, function: Callable[..., object]) -> None:
+        self.function = function
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        from judgekit.graders.layered import combine
+
+        out = self.function(case, transcript)
+        if _pyinspect.isawaitable(out):
+            out = await out
+        if isinstance(out, Grade):
+            return out
+        if isinstance(out, Sequence) and all(isinstance(c, CheckResult) for c in out):
+            return combine(case, transcript.trial, list(out))
+        raise JudgekitError(
+            f"the grading function {getattr(self.function, '__name__', self.function)!r} returned "
+            f"{type(out).__name__}; it must return a judgekit Grade or a list of CheckResult"
+        )
+
+
+class _RubricOnly:
+    def __init__(self, rubric: RubricGrader) -> None:
+        self._layered = LayeredGrader(rubric=rubric, deterministic=False)
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        return await self._layered.grade(case, transcript)
+
+
+def as_grader(grader: object = None, *, root: Path | None = None) -> Grader:
+    """Normalise what a user passes as a grader.
+
+    Args:
+        grader: ``None`` (the deterministic layers, resolving fixtures against ``root``), a
+            :class:`LayeredGrader` or any object with ``async grade(case, transcript) -> Grade``, a
+            :class:`~judgekit.graders.rubric.RubricGrader` (the rubric layer alone; wrap it in
+            ``LayeredGrader(rubric=...)`` for every layer), or a function ``(case, transcript)`` returning
+            a :class:`~judgekit.verdict.Grade` or a list of :class:`~judgekit.verdict.CheckResult`
+            (plain or async).
+        root: The golden set's root, used when ``grader`` is ``None``.
+
+    Raises:
+        JudgekitError: When ``grader`` is none of these.
+    """
+    from judgekit.graders.rubric import RubricGrader
+
+    if grader is None:
+        return LayeredGrader(root)
+    if isinstance(grader, RubricGrader):
+        return _RubricOnly(grader)
+    grade_method = getattr(grader, "grade", None)
+    if grade_method is not None and _pyinspect.iscoroutinefunction(grade_method):
+        return grader  # type: ignore[return-value]
+    if callable(grader):
+        return _FunctionGrader(grader)
+    raise JudgekitError(
+        f"cannot grade with a {type(grader).__name__}: pass a LayeredGrader, a RubricGrader, an object "
+        "with 'async def grade(case, transcript)', or a function (case, transcript) -> Grade"
+    )
+
+
+def grade_now(grader: Grader, case: Case, transcript: Transcript) -> Grade:
+    """Grade from synchronous code (pytest tests, promptfoo assertions).
+
+    Raises:
+        JudgekitError: When called from inside a running event loop (``await grader.grade(...)`` there).
+    """
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(grader.grade(case, transcript))
+    raise JudgekitError(
+        "grade_now() was called inside a running event loop; use 'await grader.grade(case, transcript)'"
+    )
+
+
+# --------------------------------------------------------------------------- explanations
+
+_MARK = {
+    Verdict.FAIL: "FAIL",
+    Verdict.ERROR: "ERROR",
+    Verdict.INSUFFICIENT_INFORMATION: "UNDECIDED",
+    Verdict.NOT_EVALUATED: "SKIPPED",
+    Verdict.PASS: "PASS",
+}
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _evidence_lines(evidence: Evidence, *, max_lines: int) -> list[str]:
+    out: list[str] = []
+    if evidence.kind == "call" or evidence.call_index is not None:
+        args = "" if evidence.arguments is None else _short(evidence.arguments)
+        where = f"call #{evidence.call_index}" if evidence.call_index is not None else "call"
+        out.append(f"{where}: {evidence.tool or '?'}({args})")
+        if evidence.summary:
+            out.append(evidence.summary)
+    elif evidence.kind == "diff":
+        out.append(evidence.summary)
+        data = evidence.data
+        lines = data.get("lines") if isinstance(data, dict) else None
+        if isinstance(lines, list):
+            shown = [str(x) for x in lines[:max_lines]]
+            out.extend(f"  {line}" for line in shown)
+            if len(lines) > max_lines:
+                out.append(f"  ... {len(lines) - max_lines} more line(s)")
+    elif evidence.summary:
+        out.append(evidence.summary)
+    if evidence.quote:
+        where = f" (message {evidence.message_index})" if evidence.message_index is not None else ""
+        out.append(f'quote{where}: "{evidence.quote}"')
+    return out
+
+
+def explain_check(check: CheckResult, *, max_lines: int = 20) -> str:
+    """One check as readable lines: verdict, id, gate and category, reason, then its evidence."""
+    tags = ["gate" if check.gate else "scored"]
+    if check.category is not None:
+        tags.append(check.category.value)
+    if check.trust.value != "not_required":
+        tags.append(check.trust.value)
+    head = f"{_MARK[check.verdict]} {check.check_id} [{', '.join(tags)}]"
+    if check.reason:
+        head += f": {check.reason}"
+    lines = [head]
+    for evidence in check.evidence:
+        lines.extend(f"    {line}" for line in _evidence_lines(evidence, max_lines=max_lines))
+    return "\n".join(lines)
+
+
+def explain(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> str:
+    """A grade as the text a person reads: why the case has its verdict, with the evidence.
+
+    Failed gates come first, then errors, undecided checks and failed scored checks; passed and skipped
+    checks are listed by id only.
+
+    Args:
+        grade: The grade.
+        max_lines: Most diff lines shown per piece of evidence (the rest is counted).
+        show_passed: List the ids of passed and skipped checks at the end.
+
+    Returns:
+        Several lines of text, starting ``case <id> trial <n>: <VERDICT>``.
+    """
+    quality = "" if grade.quality is None else f" (quality {grade.quality:.2f})"
+    lines = [f"case {grade.case_id} trial {grade.trial}: {grade.verdict.value.upper()}{quality}"]
+    order = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
+    shown = sorted(
+        (c for c in grade.checks if c.verdict in order),
+        key=lambda c: (not c.gate, order.index(c.verdict)),
+    )
+    lines.extend("  " + explain_check(c, max_lines=max_lines).replace("\n", "\n  ") for c in shown)
+    if show_passed:
+        passed = [c.check_id for c in grade.checks if c.verdict is Verdict.PASS]
+        skipped = [c.check_id for c in grade.checks if c.verdict is Verdict.NOT_EVALUATED]
+        if passed:
+            lines.append("  passed: " + ", ".join(passed))
+        if skipped:
+            lines.append("  not evaluated: " + ", ".join(skipped))
+    return "\n".join(lines)
+
+
+def first_reason(grade: Grade) -> str:
+    """The reason of the check that decided the verdict (first gate with the case's verdict), or ``""``."""
+    for check in grade.checks:
+        if check.gate and check.verdict is grade.verdict and check.reason:
+            return f"{check.check_id}: {check.reason}"
+    for check in grade.checks:
+        if check.verdict is grade.verdict and check.reason:
+            return f"{check.check_id}: {check.reason}"
+    return ""

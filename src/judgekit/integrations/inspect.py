@@ -1,0 +1,299 @@
+"""Inspect AI: a scorer that grades each sample's conversation with judgekit's layers.
+
+:func:`judgekit_scorer` wraps any judgekit grader (the deterministic layers by default, a
+:class:`~judgekit.graders.rubric.RubricGrader`, a :class:`~judgekit.integrations.grading.LayeredGrader`
+with both, or a grading function) into an Inspect scorer. For each sample it
+
+1. finds the judgekit case: ``metadata["case_id"]`` of the sample, else the sample id;
+2. turns the sample's messages (system, user, assistant with tool calls, tool results; a tool error is
+   recorded as a result starting ``Error:``) into a judgekit transcript, trial = the epoch;
+3. attaches the world states the sample recorded: ``store`` keys :data:`INITIAL_STATE_KEY` and
+   :data:`FINAL_STATE_KEY` (inline ``{table: {key: row}}`` data, or a path), else the sample metadata's
+   ``initial_state`` and ``final_state``;
+4. grades, and returns an Inspect :class:`~inspect_ai.scorer.Score`.
+
+Verdicts map to scores without folding any state into another:
+
+* ``pass`` is ``CORRECT`` and ``fail`` is ``INCORRECT``, with :func:`~.grading.explain` as the explanation
+  (the failed gates, the structural diff, the offending call and its arguments);
+* ``insufficient_information``, ``error`` and ``not_evaluated`` are **unscored** (``Score.unscored``: a
+  NaN value that Inspect's metrics and reducers leave out of their denominators) with a reason:
+  ``insufficient_information``; ``grader_failed`` when a judge-backed check errored (unreachable judge,
+  unparseable reply), ``scoring_failed`` when a deterministic check could not run (a missing state, an
+  unknown case); ``not_evaluated``. The explanation says why.
+
+Every score's metadata holds the judgekit verdict, the quality score, the gate counts and one entry per
+check (id, layer, verdict, gate, reason, category, trust), so nothing is lost in the mapping.
+
+Needs the ``inspect`` extra: ``pip install 'judgekit-agents[inspect]'``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgekit.integrations.grading import Grader, as_grader, explain, first_reason, require_extra
+
+require_extra("inspect_ai", "inspect")
+
+from inspect_ai.dataset import Sample  # noqa: E402
+from inspect_ai.model import (  # noqa: E402
+    ChatMessage,
+    ChatMessageAssistant,
+    ChatMessageSystem,
+    ChatMessageTool,
+)
+from inspect_ai.scorer import (  # noqa: E402
+    CORRECT,
+    INCORRECT,
+    Score,
+    Scorer,
+    Target,
+    accuracy,
+    scorer,
+    stderr,
+)
+from inspect_ai.solver import TaskState  # noqa: E402
+
+from judgekit.errors import JudgekitError  # noqa: E402
+from judgekit.verdict import Grade, Verdict  # noqa: E402
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case, CaseSet
+    from judgekit.transcript import Transcript
+
+__all__ = [
+    "FINAL_STATE_KEY",
+    "INITIAL_STATE_KEY",
+    "judgekit_scorer",
+    "samples_from_cases",
+    "score_from_grade",
+    "transcript_from_state",
+]
+
+INITIAL_STATE_KEY = "judgekit:initial_state"
+"""Store key of the world before the conversation (inline ``{table: {key: row}}`` data or a path)."""
+
+FINAL_STATE_KEY = "judgekit:final_state"
+"""Store key of the world after the conversation (inline data or a path)."""
+
+
+# --------------------------------------------------------------------------- messages
+
+
+def _message_dict(message: ChatMessage) -> dict[str, Any]:
+    if isinstance(message, ChatMessageSystem):
+        return {"role": "system", "content": message.text}
+    if isinstance(message, ChatMessageAssistant):
+        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
+        if message.tool_calls:
+            out["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.function, "arguments": call.arguments},
+                }
+                for call in message.tool_calls
+            ]
+        return out
+    if isinstance(message, ChatMessageTool):
+        text = message.text
+        if message.error is not None:
+            text = f"Error: {message.error.message}" + (f"\n{text}" if text else "")
+        return {
+            "role": "tool",
+            "tool_call_id": message.tool_call_id,
+            "name": message.function,
+            "content": text,
+        }
+    return {"role": "user", "content": message.text}
+
+
+def transcript_from_state(state: TaskState, *, case_id: str | None = None) -> Transcript:
+    """The judgekit transcript of one Inspect sample (its messages, states and epoch).
+
+    Args:
+        state: The sample's task state after the solvers ran.
+        case_id: The case id (default: ``metadata["case_id"]``, else the sample id).
+
+    Raises:
+        JudgekitError: When the messages do not form a valid transcript.
+    """
+    from judgekit.io.adapters import openai_chat_transcript
+
+    cid = case_id if case_id is not None else _case_id(state)
+    states: dict[str, Any] = {}
+    for name, key in (("initial_state", INITIAL_STATE_KEY), ("final_state", FINAL_STATE_KEY)):
+        value = state.store.get(key)
+        if value is None:
+            value = state.metadata.get(name)
+        if value is not None:
+            states[name] = value
+    model = str(state.model) if getattr(state, "model", None) is not None else None
+    return openai_chat_transcript(
+        [_message_dict(m) for m in state.messages],
+        case_id=cid,
+        trial=max(1, int(state.epoch)),
+        agent_model=model,
+        metadata={"source_format": "inspect", "sample_id": str(state.sample_id)},
+        **states,
+    )
+
+
+def _case_id(state: TaskState) -> str:
+    value = state.metadata.get("case_id") if state.metadata else None
+    return str(value) if value is not None else str(state.sample_id)
+
+
+# --------------------------------------------------------------------------- scores
+
+
+def _unscored_reason(grade: Grade) -> str:
+    if grade.verdict is Verdict.ERROR:
+        errored = [c for c in grade.checks if c.verdict is Verdict.ERROR and c.gate]
+        return "grader_failed" if errored and all(c.layer == "rubric" for c in errored) else "scoring_failed"
+    return grade.verdict.value
+
+
+def score_from_grade(grade: Grade, *, answer: str | None = None) -> Score:
+    """Map a judgekit grade to an Inspect score (see the module docs for the mapping).
+
+    Args:
+        grade: The grade.
+        answer: The answer to record (the agent's final message).
+
+    Returns:
+        ``CORRECT`` for pass, ``INCORRECT`` for fail, otherwise an unscored score with its reason.
+    """
+    metadata: dict[str, Any] = {
+        "judgekit_verdict": grade.verdict.value,
+        "quality": grade.quality,
+        "case_id": grade.case_id,
+        "trial": grade.trial,
+        "gate_counts": grade.metadata.get("gate_counts"),
+        "checks": [
+            {
+                "check_id": c.check_id,
+                "layer": c.layer,
+                "verdict": c.verdict.value,
+                "gate": c.gate,
+                "reason": c.reason,
+                "category": c.category.value if c.category else None,
+                "trust": c.trust.value,
+                "score": c.score,
+            }
+            for c in grade.checks
+        ],
+    }
+    if "judge" in grade.metadata:
+        metadata["judge"] = grade.metadata["judge"]
+    metadata = json.loads(json.dumps(metadata, default=str))
+    explanation = explain(grade)
+    if grade.verdict is Verdict.PASS:
+        return Score(value=CORRECT, answer=answer, explanation=explanation, metadata=metadata)
+    if grade.verdict is Verdict.FAIL:
+        return Score(value=INCORRECT, answer=answer, explanation=explanation, metadata=metadata)
+    reason = _unscored_reason(grade)
+    why = first_reason(grade)
+    metadata["unscored_detail"] = why
+    return Score.unscored(reason=reason, answer=answer, explanation=explanation, metadata=metadata)
+
+
+def _case_map(cases: CaseSet | Mapping[str, Case] | Iterable[Case]) -> dict[str, Case]:
+    from judgekit.cases import Case, CaseSet
+
+    if isinstance(cases, CaseSet):
+        return {loaded.case.id: loaded.case for loaded in cases.cases if not loaded.candidate}
+    if isinstance(cases, Mapping):
+        return dict(cases)
+    out: dict[str, Case] = {}
+    for case in cases:
+        if not isinstance(case, Case):
+            raise JudgekitError(
+                f"judgekit_scorer: cases must be judgekit Case objects, got {type(case).__name__}"
+            )
+        out[case.id] = case
+    return out
+
+
+def _error_score(case_id: str, trial: int, reason: str, answer: str | None) -> Score:
+    return Score.unscored(
+        reason="scoring_failed",
+        answer=answer,
+        explanation=f"case {case_id} trial {trial}: ERROR\n  {reason}",
+        metadata={"judgekit_verdict": Verdict.ERROR.value, "case_id": case_id, "unscored_detail": reason},
+    )
+
+
+@scorer(metrics=[accuracy(), stderr()], name="judgekit")
+def judgekit_scorer(
+    cases: CaseSet | Mapping[str, Case] | Iterable[Case],
+    grader: object = None,
+    *,
+    root: str | Path | None = None,
+    transcript: Callable[[TaskState], Transcript] | None = None,
+) -> Scorer:
+    """An Inspect scorer that grades each sample with judgekit.
+
+    Args:
+        cases: The golden cases: a loaded :class:`~judgekit.cases.CaseSet`, a mapping from case id to
+            case, or an iterable of cases.
+        grader: What grades: ``None`` for every deterministic layer, a
+            :class:`~judgekit.graders.rubric.RubricGrader` (rubric layer alone), a
+            :class:`~judgekit.integrations.grading.LayeredGrader` (both), or a grading function.
+        root: The golden set's root, for fixture paths in cases (default: the case set's root).
+        transcript: Builds the transcript from a task state, when the default
+            (:func:`transcript_from_state`) does not fit the harness.
+
+    Returns:
+        The scorer (metrics: accuracy and its standard error over the scored samples).
+    """
+    from judgekit.cases import CaseSet
+
+    by_id = _case_map(cases)
+    base = Path(root) if root is not None else (cases.root if isinstance(cases, CaseSet) else None)
+    the_grader: Grader = as_grader(grader, root=base)
+    build = transcript or transcript_from_state
+
+    async def score(state: TaskState, target: Target) -> Score:
+        answer = state.output.completion if state.output is not None else None
+        cid = _case_id(state)
+        trial = max(1, int(state.epoch))
+        case = by_id.get(cid)
+        if case is None:
+            known = ", ".join(sorted(by_id)[:10])
+            return _error_score(
+                cid,
+                trial,
+                f"no judgekit case '{cid}' (set metadata case_id on the sample; known: {known})",
+                answer,
+            )
+        try:
+            trial_transcript = build(state)
+        except JudgekitError as exc:
+            return _error_score(
+                cid, trial, f"the sample's conversation is not a transcript: {exc.message}", answer
+            )
+        grade = await the_grader.grade(case, trial_transcript)
+        return score_from_grade(grade, answer=answer)
+
+    return score
+
+
+def samples_from_cases(cases: CaseSet | Mapping[str, Case] | Iterable[Case]) -> list[Sample]:
+    """Inspect samples for golden cases: the opening user message as input, the case id as id and metadata.
+
+    Multi-turn cases give their first turn as input (later turns need a solver that plays the user).
+    Cases without anything a user says are skipped (the case contract forbids them anyway).
+    """
+    out: list[Sample] = []
+    for case in _case_map(cases).values():
+        opening = case.opening()
+        if not opening:
+            continue
+        target = case.expected.reference_answer if case.expected and case.expected.reference_answer else ""
+        out.append(Sample(input=opening, target=target, id=case.id, metadata={"case_id": case.id}))
+    return out
