@@ -27,6 +27,8 @@ def register(app: typer.Typer) -> None:
     subgroup(app, "golden").command("reconcile")(golden_reconcile)
     app.command("intake")(intake)
     app.command("scan-pii")(scan_pii)
+    app.command("sample")(sample)
+    app.command("sample-labels")(sample_labels)
 
 
 def _valid_set(path: Path) -> Any:
@@ -219,3 +221,91 @@ def golden_reconcile(
             )
     if not result.agree:
         raise typer.Exit(1)
+
+
+# --------------------------------------------------------------------------- review samples
+
+
+def sample(  # noqa: PLR0917 - typer options
+    results: Path = typer.Argument(
+        ..., help="Results file (JSONL) written by judgekit grade.", show_default=False
+    ),
+    passing: int = typer.Option(0, "--passing", min=0, help="Passing trials to draw."),
+    failing: int = typer.Option(0, "--failing", min=0, help="Failing trials to draw."),
+    seed: int = typer.Option(0, "--seed", help="Seed of the draw (same results and seed, same sheet)."),
+    out: Path = typer.Option(..., "--out", help="Folder for review-sheet.md and review-sheet.html."),
+    transcripts: list[Path] = typer.Option(
+        [], "--transcripts", help="Transcript files to take the trials from (default: each result's source)."
+    ),
+) -> None:
+    """Draw a seeded sample of passing and failing trials, stratified by slice, as a review sheet.
+
+    The sheet (Markdown and HTML) shows each transcript, its grade and every check, with a place for the
+    reviewer's verdict; `judgekit sample-labels` reads a filled-in sheet back as a label table for
+    `judgekit calibrate`. An existing sheet is never overwritten.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.golden.sample import draw_sample, render_html, render_markdown, resolve_transcripts
+    from judgekit.io.atomic import write_atomic
+    from judgekit.results import read_results
+
+    run = read_results(results)
+    for problem in run.problems:
+        typer.echo(f"warning: {problem}", err=True)
+    drawn = resolve_transcripts(
+        draw_sample(run, passing=passing, failing=failing, seed=seed), transcripts=transcripts
+    )
+    md_path, html_path = out / "review-sheet.md", out / "review-sheet.html"
+    existing = [str(p) for p in (md_path, html_path) if p.exists()]
+    if existing:
+        raise JudgekitError(
+            f"{', '.join(existing)} already exist(s); a filled-in sheet is never overwritten: choose "
+            "another --out"
+        )
+    out.mkdir(parents=True, exist_ok=True)
+    write_atomic(md_path, render_markdown(drawn))
+    write_atomic(html_path, render_html(drawn))
+    for pool in ("passing", "failing"):
+        strata = drawn.strata.get(pool, {})
+        detail = ", ".join(f"{s} {d}/{n}" for s, (n, d) in strata.items() if n)
+        typer.echo(
+            f"{pool}: drew {sum(d for _, d in strata.values())} of {drawn.pool_sizes.get(pool, 0)}"
+            + (f" ({detail})" if detail else "")
+        )
+    if drawn.not_drawable:
+        typer.echo("not drawn: " + ", ".join(f"{n} {v}" for v, n in drawn.not_drawable.items()))
+    for note in drawn.notes:
+        typer.echo(f"note: {note}")
+    typer.echo(f"wrote {md_path} and {html_path} (sample {drawn.sample_id}, seed {seed})")
+
+
+def sample_labels(
+    sheet: Path = typer.Argument(..., help="A filled-in review-sheet.md.", show_default=False),
+    out: Path = typer.Option(..., "--out", help="Label table to write (CSV)."),
+    rater: str | None = typer.Option(
+        None, "--rater", help="Reviewer name (default: the sheet's Reviewer line)."
+    ),
+) -> None:
+    """Read a filled-in review sheet back as a label table (grader and reviewer rows) for calibration."""
+    from judgekit.calibration.labels import parse_labels
+    from judgekit.errors import JudgekitError
+    from judgekit.golden.sample import GRADER_RATER, labels_csv, read_review_sheet
+    from judgekit.io.atomic import write_atomic
+    from judgekit.io.documents import decode_utf8
+
+    if not sheet.is_file():
+        raise JudgekitError(f"{sheet}: no such review sheet")
+    labels = read_review_sheet(decode_utf8(sheet.read_bytes(), sheet), source=sheet, rater=rater)
+    if not labels.rows:
+        raise JudgekitError(f"{sheet}: no verdict filled in yet; nothing was written")
+    text = labels_csv(labels)
+    parse_labels(
+        text, source=out.with_suffix(".csv")
+    )  # the table calibrate will read: checked before writing
+    write_atomic(out, text)
+    agree = sum(1 for r in labels.rows if r[2] == r[4])
+    typer.echo(
+        f"wrote {out}: {len(labels.rows)} labelled item(s) by {labels.reviewer}, "
+        f"{len(labels.unlabelled)} left unlabelled; the reviewer agrees with the grader on {agree} of "
+        f"{len(labels.rows)}. Next: judgekit calibrate {out} --judge {GRADER_RATER}"
+    )
