@@ -26,7 +26,7 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, TypeVar
 
 import numpy as np
 
@@ -79,6 +79,7 @@ ABSTAIN = -2
 """Code of an abstention (the scale's abstain label)."""
 
 KappaWeights = Literal["none", "linear", "quadratic"]
+_M = TypeVar("_M", bound=FrozenModel)
 FloatArray = np.ndarray
 
 
@@ -1208,7 +1209,7 @@ def _group(
     )
 
 
-def _attach(obj: FrozenModel, intervals: dict[int, Estimate]) -> FrozenModel:
+def _attach(obj: _M, intervals: dict[int, Estimate]) -> _M:
     """Replace every Estimate inside ``obj`` whose id is in ``intervals`` by its interval-carrying copy."""
     updates: dict[str, object] = {}
     for name in type(obj).model_fields:
@@ -1355,10 +1356,10 @@ def compute_agreement(
     for name, est in pending.targets.items():
         interval, reason = percentile_interval(*boot[name], confidence=confidence)
         by_id[id(est)] = est.with_interval(interval, reason)
-    jc = _attach(jc, by_id)  # type: ignore[assignment]
-    je = tuple(_attach(p, by_id) for p in je)  # type: ignore[misc]
-    ep = tuple(_attach(p, by_id) for p in ep)  # type: ignore[misc]
-    group = _attach(group, by_id)  # type: ignore[assignment]
+    jc = _attach(jc, by_id)
+    je = tuple(_attach(p, by_id) for p in je)
+    ep = tuple(_attach(p, by_id) for p in ep)
+    group = _attach(group, by_id)
 
     # items
     decode: dict[int, str] = dict(enumerate(scale.values))
