@@ -145,3 +145,17 @@ def test_corrected_failure_rate_reports_impossible_counts(reports):
 
     with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between"):
         corrected_failure_rate(record(reports, "good", "fp"), flagged=11, n=10)
+
+
+def test_trust_lookup_reads_once_and_answers_by_exact_fingerprint(tmp_path, reports):
+    from judgekit.calibration.records import trust_lookup
+
+    write(tmp_path, record(reports, "good", "fp-a"))
+    write(tmp_path, record(reports, "bad", "fp-b"))
+    lookup = trust_lookup(tmp_path)
+    assert lookup("fp-a") is Trust.TRUSTED
+    assert lookup("fp-b") is Trust.UNTRUSTED
+    assert lookup("fp-c") is Trust.UNTRUSTED
+    write(tmp_path, record(reports, "good", "fp-c"))
+    assert lookup("fp-c") is Trust.UNTRUSTED  # read once, at creation
+    assert trust_lookup(tmp_path)("fp-c") is Trust.TRUSTED

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
@@ -46,6 +46,7 @@ __all__ = [
     "require_trust",
     "trust_for",
     "trust_from_records",
+    "trust_lookup",
 ]
 
 RECORD_SCHEMA: Final = "judgekit.calibration-record/1"
@@ -211,6 +212,24 @@ def trust_for(fingerprint: str, records_dir: Path) -> Trust:
         ProblemsError: When a record file is broken.
     """
     return trust_from_records(fingerprint, load_records(records_dir))
+
+
+def trust_lookup(records_dir: Path) -> Callable[[str], Trust]:
+    """Read the records once and return a fingerprint → trust function (for graders' ``trust=``).
+
+    The records are read when this is called, not on every look-up; a record written later is not seen
+    until a new lookup is made. Use it as
+    ``RubricGrader(..., trust=trust_lookup(Path("calibration/records")))``.
+
+    Raises:
+        ProblemsError: When a record file is broken.
+    """
+    records = load_records(records_dir)
+
+    def lookup(fingerprint: str) -> Trust:
+        return trust_from_records(fingerprint, records)
+
+    return lookup
 
 
 def require_trust(fingerprint: str, records_dir: Path) -> None:
