@@ -188,6 +188,8 @@ def _looks_like_error(text: str | None) -> bool:
     if stripped[:5].lower() == "error":
         return True
     if stripped.startswith("{"):
+        if "error" not in stripped and "\\" not in stripped:
+            return False  # no "error" key can be in it (not even an escaped one): skip parsing
         try:
             data = json.loads(stripped)
         except json.JSONDecodeError:

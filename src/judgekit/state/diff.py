@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
+from itertools import compress, filterfalse, repeat
+from operator import is_not, ne
 from typing import Any
 
 from judgekit.state.snapshot import Snapshot
@@ -176,14 +178,24 @@ def diff_records(before: Any, after: Any, *, prefix: str = "") -> list[FieldChan
     return changes
 
 
+_MISSING = object()
+
+
 def _diff_table(a: Mapping[str, Any], b: Mapping[str, Any], ignore: frozenset[str]) -> TableDiff:
     out = TableDiff()
-    for key, row in a.items():
-        if key not in b:
+    # Find the differing rows with C-level iteration (map/compress): rows that are the very same object
+    # are skipped without comparing, the rest are compared with ``!=``; only differing rows are diffed.
+    keys = list(a)
+    others = list(map(b.get, keys, repeat(_MISSING)))
+    mask = list(map(is_not, a.values(), others))
+    maybe = list(compress(range(len(keys)), mask))
+    rows = list(compress(a.values(), mask))
+    maybe_others = list(compress(others, mask))
+    differ = compress(zip(maybe, rows, maybe_others, strict=True), map(ne, rows, maybe_others))
+    for i, row, other in differ:
+        key = keys[i]
+        if other is _MISSING:
             out.removed[key] = row
-            continue
-        other = b[key]
-        if row == other:
             continue
         if ignore:
             changes = diff_records(_strip_ignored(row, ignore, ""), _strip_ignored(other, ignore, ""))
@@ -191,9 +203,8 @@ def _diff_table(a: Mapping[str, Any], b: Mapping[str, Any], ignore: frozenset[st
             changes = diff_records(row, other)
         if changes:
             out.modified[key] = RowChange(key, tuple(changes), row, other)
-    for key, row in b.items():
-        if key not in a:
-            out.added[key] = row
+    for key in filterfalse(a.__contains__, b):
+        out.added[key] = b[key]
     return out
 
 
