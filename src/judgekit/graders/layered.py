@@ -242,6 +242,7 @@ def deterministic_checks(case: Case, transcript: Transcript, *, states: StatePro
             )
         ]
     out: list[CheckResult] = []
+    calls = transcript.calls()
     compiled = None
     rules_error: str | None = None
     try:
@@ -324,7 +325,12 @@ def deterministic_checks(case: Case, transcript: Transcript, *, states: StatePro
             unavailable = missing.get("final") or missing.get("initial") or "no state changes"
         out.extend(
             check_rules(
-                case, transcript, compiled=compiled, state_changes=changes, state_unavailable=unavailable
+                case,
+                transcript,
+                compiled=compiled,
+                state_changes=changes,
+                state_unavailable=unavailable,
+                calls=calls,
             )
         )
     expected_block = case.expected
@@ -333,6 +339,7 @@ def deterministic_checks(case: Case, transcript: Transcript, *, states: StatePro
             expected_block.route if expected_block else None,
             expected_block.route_match if expected_block else "superset",
             transcript,
+            calls=calls,
         )
     )
     out.extend(check_text(case, transcript))

@@ -10,12 +10,13 @@ calls are matched to them:
 * ``strict``: the same calls in the same order.
 
 An expected call with ``max_calls: n`` may absorb up to ``n`` actual calls (retries) but needs at least
-one. Matching is solved exactly: the unordered modes as a maximum-weight bipartite assignment
-(:func:`scipy.optimize.linear_sum_assignment`) where every matched call scores 1 and every matched
-*required* slot 1 more, so the optimum covers every required slot and every call whenever any matching
-can (Mendelsohn-Dulmage); strict mode as a dynamic programme over (route position, call position). A
-greedy first-fit would fail routes such as "expected ``A(x=1)`` then ``A(any x)``, actual ``A(x=2)``,
-``A(x=1)``", where taking the first call for the first entry leaves the second without a partner.
+one. Matching is solved exactly, never greedily. ``superset`` is a maximum bipartite matching of entries
+to calls (augmenting paths, :func:`max_bipartite_matching`); ``subset`` a maximum matching of calls to
+entry slots (each entry repeated ``max_calls`` times); ``unordered`` needs both, and by the
+Mendelsohn-Dulmage theorem a matching covering every entry and one covering every call imply one
+covering both, so the two decide it exactly. ``strict`` is a dynamic programme over (route position,
+call position). A greedy first-fit fails routes such as "expected ``A(any x)`` then ``A(x=1)``, actual
+``A(x=1)``, ``A(x=2)``": giving the first call to the first entry leaves the second without a partner.
 
 Arguments are compared per name (``arg_match``): ``exact`` (canonical equality: ``1 == 1.0``),
 ``ignore``, ``subset`` (the actual value is contained in the expected one: a mapping's items, a list's
@@ -37,9 +38,6 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
-
-import numpy as np
-from scipy.optimize import linear_sum_assignment
 
 from judgekit.cases import ExpectedCall
 from judgekit.graders.text import user_confirmed_before
@@ -129,28 +127,29 @@ def _contains(big: Any, small: Any) -> bool:
     return bool(big == small)
 
 
-def argument_problems(expected: ExpectedCall, arguments: Mapping[str, Any] | None) -> list[str]:
-    """Why a call's arguments do not satisfy an expected call (empty when they do).
+_RELATION = {"exact": "expected", "subset": "expected within", "superset": "expected to contain"}
 
-    Args:
-        expected: The expected call.
-        arguments: The call's canonical arguments, or ``None`` when they are not valid JSON.
-    """
-    checked = [
-        (name, value) for name, value in expected.args.items() if expected.arg_match.get(name) != "ignore"
+
+def _arg_spec(expected: ExpectedCall) -> list[tuple[str, Any, str, Any]]:
+    """``(name, expected value, mode, canonical expected value)`` of every checked argument."""
+    return [
+        (name, value, expected.arg_match.get(name, "exact"), canonical(value))
+        for name, value in expected.args.items()
+        if expected.arg_match.get(name) != "ignore"
     ]
-    if not checked:
+
+
+def _spec_problems(spec: list[tuple[str, Any, str, Any]], arguments: Mapping[str, Any] | None) -> list[str]:
+    if not spec:
         return []
     if arguments is None:
         return ["the arguments are not valid JSON"]
     problems = []
-    for name, value in checked:
-        mode = expected.arg_match.get(name, "exact")
+    for name, value, mode, want in spec:
         if name not in arguments:
             problems.append(f"{name}: missing (expected {value!r})")
             continue
-        want = canonical(value)
-        got = arguments[name]
+        got = canonical(arguments[name])
         if mode == "exact":
             ok = want == got
         elif mode == "subset":
@@ -158,11 +157,19 @@ def argument_problems(expected: ExpectedCall, arguments: Mapping[str, Any] | Non
         else:
             ok = _contains(got, want)
         if not ok:
-            relation = {"exact": "expected", "subset": "expected within", "superset": "expected to contain"}[
-                mode
-            ]
-            problems.append(f"{name}: {relation} {value!r}, got {got!r}")
+            problems.append(f"{name}: {_RELATION[mode]} {value!r}, got {got!r}")
     return problems
+
+
+def argument_problems(expected: ExpectedCall, arguments: Mapping[str, Any] | None) -> list[str]:
+    """Why a call's arguments do not satisfy an expected call (empty when they do).
+
+    Args:
+        expected: The expected call.
+        arguments: The call's arguments (compared in canonical form), or ``None`` when they are not
+            valid JSON.
+    """
+    return _spec_problems(_arg_spec(expected), arguments)
 
 
 # --------------------------------------------------------------------------- route matching
@@ -174,7 +181,7 @@ class ActualCall:
 
     Attributes:
         tool: The tool's name.
-        arguments: Canonical arguments, or ``None`` when they are not valid JSON.
+        arguments: The arguments, or ``None`` when they are not valid JSON.
     """
 
     tool: str
@@ -201,10 +208,11 @@ class RouteMatch:
 
 
 def _compatible(route: Sequence[ExpectedCall], calls: Sequence[ActualCall]) -> list[list[bool]]:
-    return [
-        [call.tool == entry.tool and not argument_problems(entry, call.arguments) for call in calls]
-        for entry in route
-    ]
+    out = []
+    for entry in route:
+        spec = _arg_spec(entry)
+        out.append([call.tool == entry.tool and not _spec_problems(spec, call.arguments) for call in calls])
+    return out
 
 
 def match_route(route: Sequence[ExpectedCall], calls: Sequence[ActualCall], mode: Mode) -> RouteMatch:
@@ -222,33 +230,32 @@ def match_route(route: Sequence[ExpectedCall], calls: Sequence[ActualCall], mode
     if mode == "strict":
         return _match_strict(route, calls, ok_matrix)
     n_calls = len(calls)
-    tool_counts = Counter(c.tool for c in calls)
-    slots: list[tuple[int, bool]] = []  # (route index, required)
-    for i, entry in enumerate(route):
-        copies = max(1, min(entry.max_calls, tool_counts.get(entry.tool, 0)))
-        slots.extend((i, k == 0) for k in range(copies))
-    pairs: list[tuple[int, int]] = []
-    if slots and n_calls:
-        weight = np.zeros((len(slots), n_calls))
-        for s, (i, required) in enumerate(slots):
-            row = ok_matrix[i]
-            for j in range(n_calls):
-                if row[j]:
-                    weight[s, j] = 2.0 if required else 1.0
-        rows, cols = linear_sum_assignment(weight, maximize=True)
-        pairs = [(slots[s][0], int(j)) for s, j in zip(rows, cols, strict=True) if weight[s, j] > 0]
-    matched_entries = {i for i, _ in pairs}
-    matched_calls = {j for _, j in pairs}
-    unmatched_expected = [i for i in range(len(route)) if i not in matched_entries]
-    unexpected = [j for j in range(n_calls) if j not in matched_calls]
     need_all_expected = mode in ("superset", "unordered")
     need_all_calls = mode in ("subset", "unordered")
+    # Every entry needs one call (its required slot); an entry with max_calls n may take n - 1 more.
+    required = max_bipartite_matching([[j for j in range(n_calls) if row[j]] for row in ok_matrix], n_calls)
+    pairs = [(i, j) for i, j in required.items()]
+    unmatched_expected = [i for i in range(len(route)) if i not in required]
+    unexpected: list[int] = []
+    if need_all_calls:
+        tool_counts = Counter(c.tool for c in calls)
+        slots: list[int] = []
+        for i, entry in enumerate(route):
+            slots.extend([i] * max(1, min(entry.max_calls, tool_counts.get(entry.tool, 0))))
+        by_call = max_bipartite_matching(
+            [[s for s, i in enumerate(slots) if ok_matrix[i][j]] for j in range(n_calls)], len(slots)
+        )
+        unexpected = [j for j in range(n_calls) if j not in by_call]
+        if not need_all_expected:
+            pairs = [(slots[s], j) for j, s in by_call.items()]
+    # A matching that covers every entry and one that covers every call imply one that covers both
+    # (Mendelsohn-Dulmage), so checking the two separately decides ``unordered`` exactly.
     ok = (not need_all_expected or not unmatched_expected) and (not need_all_calls or not unexpected)
     return RouteMatch(
         ok=ok,
         pairs=sorted(pairs, key=lambda p: p[1]),
         unmatched_expected=unmatched_expected if need_all_expected else [],
-        unexpected_calls=unexpected if need_all_calls else [],
+        unexpected_calls=unexpected,
     )
 
 
@@ -358,10 +365,7 @@ def check_route(
             )
         ]
     records = list(calls) if calls is not None else transcript.calls()
-    actual = [
-        ActualCall(r.call.name, canonical(r.call.arguments) if r.call.arguments is not None else None)
-        for r in records
-    ]
+    actual = [ActualCall(r.call.name, r.call.arguments) for r in records]
     if not route:
         if not records:
             return [CheckResult(check_id="route", layer=LAYER, verdict=Verdict.PASS, reason="no tool fired")]

@@ -181,12 +181,27 @@ class CompiledCondition:
         program: The compiled program (reused for every evaluation).
         names: Free identifiers it references (macro-bound variables excluded).
         arguments: The subset of ``names`` that resolve to call arguments (not reserved names).
+        projections: For map-valued names the condition only selects fields of (``row.status``,
+            ``total.amount``), those fields; names it uses whole are absent.
     """
 
     source: str
     program: Any
     names: frozenset[str]
     arguments: frozenset[str]
+    projections: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
+
+    def bind(self, name: str, value: Any) -> Any:
+        """The value to hand to CEL for ``name``: the selected fields only, or the whole value.
+
+        When the condition only selects fields of it (``row.status``), only those are passed: converting
+        data into CEL costs time per element, and a projection changes no result (a missing field is
+        missing either way).
+        """
+        fields = self.projections.get(name)
+        if fields is None or not isinstance(value, dict):
+            return value
+        return {k: value[k] for k in fields if k in value}
 
 
 @dataclass(frozen=True, slots=True)
@@ -302,6 +317,27 @@ def _cel_compile(source: str) -> Any:
         raise ConditionError(f"not a valid CEL expression: {message[:300]}") from None
 
 
+_PROJECTABLE = frozenset({"args", "total", "total_before", "identity", "row", "old", "result_data"})
+
+
+def _projections(source: str, free: frozenset[str], bound: set[str]) -> dict[str, frozenset[str] | None]:
+    """For each map-valued name used only as ``name.field`` (never whole, nor ``name.f(``): the fields."""
+    code = _strip_strings(source)
+    out: dict[str, frozenset[str] | None] = {}
+    for name in (free & _PROJECTABLE) - bound:
+        fields: set[str] = set()
+        whole = False
+        for m in re.finditer(rf"(?<![\w.]){name}(?!\w)", code):
+            sel = re.match(r"\s*\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*(\()?", code[m.end() :])
+            if sel is None or sel.group(2) is not None:
+                whole = True
+                break
+            fields.add(sel.group(1))
+        if not whole:
+            out[name] = frozenset(fields)
+    return out
+
+
 def compile_condition(
     source: str,
     *,
@@ -352,7 +388,7 @@ def compile_condition(
                 f"({', '.join(sorted(reserved))}) nor an argument of the tool "
                 f"({', '.join(sorted(known_arguments)) or 'it takes none'})"
             )
-    return CompiledCondition(source, program, free, extra)
+    return CompiledCondition(source, program, free, extra, _projections(source, free, bound))
 
 
 def rule_locations(case: Case) -> list[tuple[str, ForbiddenRule]]:
@@ -518,60 +554,69 @@ class _CallOutcome:
 
 
 def _call_contexts(
-    case: Case, transcript: Transcript, calls: Sequence[CallRecord], names: frozenset[str]
-) -> list[dict[str, Any]]:
-    """Per call, the reserved names (those any rule uses) bound for evaluation."""
+    case: Case,
+    transcript: Transcript,
+    calls: Sequence[CallRecord],
+    names: frozenset[str],
+    wanted: Collection[int],
+) -> dict[int, dict[str, Any]]:
+    """For the calls in ``wanted``, the reserved names (those any rule uses) bound for evaluation.
+
+    Running values (counts, sums, tools seen) are kept for every call; dictionaries are built only for
+    the calls some rule looks at.
+    """
     need = names & CALL_NAMES.keys()
-    out: list[dict[str, Any]] = []
+    out: dict[int, dict[str, Any]] = {}
     counts: dict[str, int] = {}
     sums: dict[str, dict[str, int | float]] = {}
     seen_tools: list[str] = []
-    after_sets: list[list[str]] = []
-    if "after" in need:
-        for i in range(len(calls)):
-            after_sets.append(_ordered_unique(c.call.name for c in calls[i + 1 :]))
+    # Sums are per tool: keep them only for the tools of the calls some condition looks at.
+    sum_tools = {calls[i].call.name for i in wanted} if "total" in need or "total_before" in need else set()
     from judgekit.graders.text import user_confirmed_before
 
     for i, record in enumerate(calls):
         name = record.call.name
         counts[name] = counts.get(name, 0) + 1
-        ctx: dict[str, Any] = {}
-        if "tool" in need:
-            ctx["tool"] = name
-        if "index" in need:
-            ctx["index"] = record.index
-        if "position" in need:
-            ctx["position"] = record.index + 1
-        if "calls" in need:
-            ctx["calls"] = counts[name]
-        if "result" in need:
-            ctx["result"] = record.result or ""
-        if "result_data" in need:
-            ctx["result_data"] = _result_data(record.result)
-        if "answered" in need:
-            ctx["answered"] = record.result is not None
-        if "error" in need:
-            ctx["error"] = record.is_error
-        if "confirmed" in need:
-            ctx["confirmed"] = user_confirmed_before(transcript, record.message_index)
-        if "identity" in need:
-            ctx["identity"] = dict(case.identity)
-        if "before" in need:
-            ctx["before"] = list(seen_tools)
-        if "after" in need:
-            ctx["after"] = after_sets[i]
-        if "total" in need or "total_before" in need:
-            tool_sums = sums.setdefault(name, {})
-            if "total_before" in need:
-                ctx["total_before"] = dict(tool_sums)
+        track_sums = name in sum_tools
+        tool_sums = sums.setdefault(name, {}) if track_sums else {}
+        before_sums = dict(tool_sums) if i in wanted and "total_before" in need else None
+        if track_sums:
             for arg, value in (record.call.arguments or {}).items():
-                if _is_number(value):
-                    tool_sums[arg] = tool_sums.get(arg, 0) + value  # type: ignore[operator]
+                if isinstance(value, int | float) and not isinstance(value, bool):
+                    tool_sums[arg] = tool_sums.get(arg, 0) + value
+        if i in wanted:
+            ctx: dict[str, Any] = {}
+            if "tool" in need:
+                ctx["tool"] = name
+            if "index" in need:
+                ctx["index"] = record.index
+            if "position" in need:
+                ctx["position"] = record.index + 1
+            if "calls" in need:
+                ctx["calls"] = counts[name]
+            if "result" in need:
+                ctx["result"] = record.result or ""
+            if "result_data" in need:
+                ctx["result_data"] = _result_data(record.result)
+            if "answered" in need:
+                ctx["answered"] = record.result is not None
+            if "error" in need:
+                ctx["error"] = record.is_error
+            if "confirmed" in need:
+                ctx["confirmed"] = user_confirmed_before(transcript, record.message_index)
+            if "identity" in need:
+                ctx["identity"] = dict(case.identity)
+            if "before" in need:
+                ctx["before"] = list(seen_tools)
+            if "after" in need:
+                ctx["after"] = _ordered_unique(c.call.name for c in calls[i + 1 :])
+            if before_sums is not None:
+                ctx["total_before"] = before_sums
             if "total" in need:
                 ctx["total"] = dict(tool_sums)
+            out[i] = ctx
         if name not in seen_tools:
             seen_tools.append(name)
-        out.append(ctx)
     return out
 
 
@@ -593,13 +638,14 @@ def _call_evidence(record: CallRecord, rule: CompiledRule, values: dict[str, Any
 def _check_calls(
     rule: CompiledRule,
     calls: Sequence[CallRecord],
-    contexts: Sequence[dict[str, Any]],
+    by_tool: Mapping[str, list[int]],
+    contexts: Mapping[int, dict[str, Any]],
     outcome: _CallOutcome,
 ) -> None:
     cond = rule.when
-    for record, base in zip(calls, contexts, strict=True):
-        if rule.rule.tool is not None and record.call.name != rule.rule.tool:
-            continue
+    indices = range(len(calls)) if rule.rule.tool is None else by_tool.get(rule.rule.tool, ())
+    for i in indices:
+        record = calls[i]
         outcome.evaluated += 1
         if cond is None:
             outcome.violation_count += 1
@@ -614,9 +660,10 @@ def _check_calls(
                 f"({record.call.arguments_error}), so '{cond.source}' cannot be evaluated"
             )
             continue
-        context = dict(base)
+        base = contexts[i]
+        context = {n: cond.bind(n, base[n]) for n in cond.names if n in base}
         if "args" in cond.names:
-            context["args"] = args
+            context["args"] = cond.bind("args", args)
         if args:
             for name in cond.arguments:
                 if name in args:
@@ -662,7 +709,7 @@ def _check_state(
             "changed": changed,
             "identity": identity,
         }
-        truth, reason = _evaluate(cond, {n: context[n] for n in cond.names if n in context})
+        truth, reason = _evaluate(cond, {n: cond.bind(n, context[n]) for n in cond.names if n in context})
         if truth is None:
             outcome.errors.append(f"{table}/{key} ({op}): {reason}")
         elif truth:
@@ -713,6 +760,7 @@ def check_rules(
     compiled: CompiledRules | None = None,
     state_changes: StateDiff | None = None,
     state_unavailable: str | None = None,
+    calls: Sequence[CallRecord] | None = None,
 ) -> list[CheckResult]:
     """Check every forbidden rule of a case against one transcript.
 
@@ -724,6 +772,7 @@ def check_rules(
             ``expected_state.ignore_fields``), for ``state_when`` rules.
         state_unavailable: Why ``state_changes`` is missing (for example "the transcript records no final
             state"); a ``state_when`` rule then gives ``error`` with this reason.
+        calls: ``transcript.calls()`` when the caller already has it.
 
     Returns:
         One check per rule (``rule:<i>``, a gate), or a single ``not_evaluated`` check named ``rules``
@@ -743,15 +792,22 @@ def check_rules(
                 reason="the case has no forbidden rules",
             )
         ]
-    calls = transcript.calls()
-    needs_calls = any(r.rule.tool is not None or r.when is not None for r in compiled.rules)
-    contexts = _call_contexts(case, transcript, calls, compiled.call_names) if needs_calls else []
+    records = list(calls) if calls is not None else transcript.calls()
+    by_tool: dict[str, list[int]] = {}
+    for i, record in enumerate(records):
+        by_tool.setdefault(record.call.name, []).append(i)
+    condition_tools = {r.rule.tool for r in compiled.rules if r.when is not None}
+    if None in condition_tools:
+        wanted: set[int] = set(range(len(records)))
+    else:
+        wanted = {i for tool in condition_tools if tool is not None for i in by_tool.get(tool, ())}
+    contexts = _call_contexts(case, transcript, records, compiled.call_names, wanted) if wanted else {}
     out: list[CheckResult] = []
     for rule in compiled.rules:
         outcome = _CallOutcome()
         notes: list[str] = []
         if rule.rule.tool is not None or rule.when is not None:
-            _check_calls(rule, calls, contexts, outcome)
+            _check_calls(rule, records, by_tool, contexts, outcome)
             if rule.rule.tool is not None and outcome.evaluated == 0:
                 notes.append(f"{rule.rule.tool} was never called")
             elif outcome.evaluated == 0:

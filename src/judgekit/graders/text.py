@@ -171,11 +171,38 @@ def _assistant_replies_by_turn(transcript: Transcript) -> list[list[tuple[int, s
     return turns
 
 
-def _search_messages(item: TextMatch, texts: Sequence[tuple[int, str]]) -> tuple[int, str, str] | None:
+class _Normalised:
+    """Each message's normalised forms, computed once per transcript and shared by every item."""
+
+    def __init__(self) -> None:
+        self._forms: dict[tuple[str, bool], str] = {}
+
+    def get(self, text: str, fold: bool) -> str:
+        key = (text, fold)
+        form = self._forms.get(key)
+        if form is None:
+            form = self._forms[key] = normalise(text, fold_case=fold)
+        return form
+
+
+def _search_messages(
+    item: TextMatch, texts: Sequence[tuple[int, str]], forms: _Normalised
+) -> tuple[int, str, str] | None:
+    if isinstance(item, TextPattern):
+        pattern = _compiled(item.pattern, item.ignore_case)
+        for index, text in texts:
+            match = pattern.search(forms.get(text, False))
+            if match is not None:
+                return index, match.group(0), text
+        return None
+    needle = normalise(item)
+    if not needle:
+        return None
     for index, text in texts:
-        found = find_text(item, text)
-        if found is not None:
-            return index, found, text
+        haystack = forms.get(text, True)
+        at = haystack.find(needle)
+        if at >= 0:
+            return index, haystack[at : at + len(needle)], text
     return None
 
 
@@ -218,9 +245,10 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
             )
         ]
     texts = transcript.assistant_texts()
+    forms = _Normalised()
     out: list[CheckResult] = []
     for i, item in enumerate(must_not):
-        hit = _search_messages(item, texts)
+        hit = _search_messages(item, texts, forms)
         check_id = f"text:must_not_mention:{i}"
         if hit is None:
             out.append(CheckResult(check_id=check_id, layer=LAYER, verdict=Verdict.PASS, gate=True))
@@ -246,7 +274,7 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
             )
         )
     for i, item in enumerate(must):
-        hit = _search_messages(item, texts)
+        hit = _search_messages(item, texts, forms)
         check_id = f"text:must_mention:{i}"
         if hit is not None:
             index, found, text = hit
@@ -292,12 +320,18 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
     if turn_items:
         replies = _assistant_replies_by_turn(transcript)
         for t, i, item, critical in turn_items:
-            out.append(_turn_check(t, i, item, critical, replies, len(case.turns)))
+            out.append(_turn_check(t, i, item, critical, replies, len(case.turns), forms))
     return out
 
 
 def _turn_check(  # noqa: PLR0917
-    t: int, i: int, item: str, critical: bool, replies: list[list[tuple[int, str]]], n_turns: int
+    t: int,
+    i: int,
+    item: str,
+    critical: bool,
+    replies: list[list[tuple[int, str]]],
+    n_turns: int,
+    forms: _Normalised,
 ) -> CheckResult:
     check_id = f"text:turn:{t}:{i}"
     if t >= len(replies):
@@ -311,7 +345,7 @@ def _turn_check(  # noqa: PLR0917
                 f"{t + 1} was never played, so its reply cannot be checked"
             ),
         )
-    hit = _search_messages(item, replies[t])
+    hit = _search_messages(item, replies[t], forms)
     if hit is not None:
         index, found, text = hit
         return CheckResult(
