@@ -29,6 +29,7 @@ import json
 import os
 import random
 import re
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -311,6 +312,12 @@ def main() -> None:
         "--baseline-mb", type=float, default=200, help="bytes the naive baseline scans (it is slow)"
     )
     ap.add_argument("--split-mb", type=float, default=64, help="byte-range size for the 2-process run")
+    ap.add_argument(
+        "--repeats",
+        type=int,
+        default=1,
+        help="alternate the 1- and 2-process scans this many times (wall-clock medians)",
+    )
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=None, help="working directory (default: a temporary one)")
     args = ap.parse_args()
@@ -357,8 +364,11 @@ def main() -> None:
 
     t_ceiling = ceiling(export)
     t_naive, naive_bytes, _ = naive(export, gen["cases"], int(args.baseline_mb * 1e6))
-    one = run_judgekit(export, index_path, 1, 1 << 62)
-    two = run_judgekit(export, index_path, 2, int(args.split_mb * (1 << 20)))
+    ones, twos = [], []
+    for _ in range(max(1, args.repeats)):
+        ones.append(run_judgekit(export, index_path, 1, 1 << 62))
+        twos.append(run_judgekit(export, index_path, 2, int(args.split_mb * (1 << 20))))
+    one, two = ones[0], twos[0]
 
     per_kind, false_alarms = score(gen["planted"], one["found"])
     per_kind2, false_alarms2 = score(gen["planted"], two["found"])
@@ -380,7 +390,9 @@ def main() -> None:
     rss1, rss2, rssw = (
         x / 1024 for x in (one["self_maxrss_kb"], two["self_maxrss_kb"], two["children_maxrss_kb"])
     )
-    wall1, wall2 = one["seconds"], two["seconds"]
+    wall1 = statistics.median(r["seconds"] for r in ones)
+    wall2 = statistics.median(r["seconds"] for r in twos)
+    pairs = ", ".join(f"{a['seconds']:.1f}/{b['seconds']:.1f}" for a, b in zip(ones, twos, strict=True))
     lines = [
         f"export: {mb:.0f} MB, {gen['lines']} records, {len(gen['planted'])} planted leaks; "
         f"cases: {args.cases}; CPUs: {os.cpu_count()}; load average at start: {LOAD0:.1f}",
@@ -396,7 +408,8 @@ def main() -> None:
         f"  judgekit, 2 processes:             {core_two:7.1f}  (CPU efficiency of splitting: "
         f"{one['cpu_seconds'] / two['cpu_seconds']:.0%})",
         f"wall clock: 1 process {wall1:.1f} s ({mb / wall1:.1f} MB/s), 2 processes {wall2:.1f} s "
-        f"({mb / wall2:.1f} MB/s), speed-up {wall1 / wall2:.2f}x",
+        f"({mb / wall2:.1f} MB/s), speed-up {wall1 / wall2:.2f}x (medians of {len(ones)}; "
+        f"1/2-process pairs in s: {pairs})",
         f"peak RSS: 1 process {rss1:.0f} MB; 2 processes {rss2:.0f} MB parent + {rssw:.0f} MB largest worker",
         f"targets: >= 60 MB/s per core [{g['core']}], >= 3x naive [{g['naive']}], "
         "100% exact/normalised/embedded "

@@ -239,3 +239,55 @@ def test_index_cannot_write(setup: dict[str, Path], capsys: pytest.CaptureFixtur
     argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"]), "--out", str(out)]
     assert main(argv) == 1
     assert "cannot write the index" in capsys.readouterr().err
+
+
+REFERENCE_REPLY = (
+    "I have refunded the duplicate November payment of 412.18 to the card you paid with; under billing "
+    "policy BIL-7 it posts within five business days, and I cannot promise it sooner."
+)
+
+
+def test_reference_transcripts_are_indexed_unless_turned_off(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    cases = setup["cases"]
+    (cases / "transcripts").mkdir()
+    line = {
+        "case_id": "gs-031",
+        "trial": 1,
+        "messages": [
+            {"role": "system", "content": "You are a billing agent."},
+            {"role": "user", "content": OPENING},
+            {"role": "assistant", "content": REFERENCE_REPLY},
+        ],
+    }
+    (cases / "transcripts" / "gs-031.jsonl").write_text(json.dumps(line) + "\n", encoding="utf-8")
+    (cases / "a.yaml").write_text(CASE_A + "reference_solution: transcripts/gs-031.jsonl\n", encoding="utf-8")
+    export = _export(setup["tmp"], "e.jsonl", CLEAN_TEXTS[0], f"Agent said: {REFERENCE_REPLY}")
+    scan = [
+        "contamination",
+        "scan",
+        str(export),
+        "--index",
+        str(setup["index"]),
+        "--key-file",
+        str(setup["key"]),
+    ]
+
+    _index(setup)
+    capsys.readouterr()
+    assert main([*scan, "--format", "json"]) == 1
+    (leak,) = json.loads(capsys.readouterr().out)["leaks"]
+    assert leak["case_fields"] == {"reference_solution.messages.2.content": 1}
+
+    argv = [
+        "contamination",
+        "index",
+        str(cases),
+        "--key-file",
+        str(setup["key"]),
+        "--out",
+        str(setup["index"]),
+    ]
+    assert main([*argv, "--no-reference-transcripts"]) == 0
+    assert main(scan) == 0

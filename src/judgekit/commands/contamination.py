@@ -67,6 +67,19 @@ def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
     return out
 
 
+def _transcript_texts(path: Path) -> list[tuple[str, str]]:
+    """User and assistant message texts of a reference transcript file, with their field paths."""
+    from judgekit.transcript import read_transcripts
+
+    out: list[tuple[str, str]] = []
+    for k, transcript in enumerate(read_transcripts(path)):
+        prefix = "reference_solution" if k == 0 else f"reference_solution.{k}"
+        for i, m in enumerate(transcript.messages):
+            if m.role in ("user", "assistant") and m.content and m.content.strip():
+                out.append((f"{prefix}.messages.{i}.content", m.content))
+    return out
+
+
 def keygen(
     out: Path = typer.Option(
         ..., "--out", help="Where to write the new key (refuses to overwrite).", show_default=False
@@ -127,6 +140,11 @@ def index(  # noqa: PLR0917 - typer options
     canary: list[str] = typer.Option(
         None, "--canary", help="Extra canary string to report verbatim (repeatable)."
     ),
+    reference_transcripts: bool = typer.Option(
+        True,
+        "--reference-transcripts/--no-reference-transcripts",
+        help="Also index the user and assistant messages of each case's reference_solution transcript.",
+    ),
 ) -> None:
     """Build a keyed hash index of every text the golden cases carry (no text is stored)."""
     from judgekit.contamination.index import IndexOptions, build_index, canary_for, write_index
@@ -153,7 +171,12 @@ def index(  # noqa: PLR0917 - typer options
                 f"the case set has {len(case_set.problems)} problem(s); fix them first (judgekit validate), "
                 "so that no case is left out of the index"
             )
-        items = [(lc.case.id, lc.case.texts()) for lc in case_set.cases]
+        items = []
+        for lc in case_set.cases:
+            pairs = lc.case.texts()
+            if reference_transcripts and lc.case.reference_solution:
+                pairs += _transcript_texts(case_set.resolve(lc.case.reference_solution))
+            items.append((lc.case.id, pairs))
         manifest_name = case_set.manifest.name if case_set.manifest else None
         name = set_name or manifest_name or case_set.root.resolve().name
     lines: list[str] = []
