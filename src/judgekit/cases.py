@@ -932,13 +932,46 @@ def _case_files(path: Path, skip: set[Path]) -> Iterator[Path]:
         yield child
 
 
+def _case_roots(
+    paths: Sequence[Path], root: Path, manifest: SetManifest | None, problems: list[Problem]
+) -> list[Path]:
+    """Where to look for case files.
+
+    A set's root given on the command line stands for its manifest's ``cases_dir`` and
+    ``candidates_dir``; any other path is read as given.
+    """
+    if manifest is None or manifest.cases_dir in {".", ""}:
+        return list(paths)
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir() and p.resolve() == root.resolve():
+            cases_dir = root / manifest.cases_dir
+            if not cases_dir.is_dir():
+                problems.append(
+                    Problem(
+                        root / MANIFEST_NAME,
+                        None,
+                        "cases_dir",
+                        f"folder '{manifest.cases_dir}' does not exist under {root}",
+                    )
+                )
+            else:
+                out.append(p / manifest.cases_dir)
+            candidates = root / manifest.candidates_dir
+            if candidates.is_dir():
+                out.append(p / manifest.candidates_dir)
+        else:
+            out.append(p)
+    return out
+
+
 def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> CaseSet:
     """Load and validate a golden set from folders and/or case files.
 
     Case files are ``.yaml``/``.yml``/``.json`` (one case, or a list of cases) and ``.jsonl`` (one case
-    a line). Folders named ``fixtures``, ``transcripts``, ``states``, ``exports``, ``labels``,
-    ``cassettes``, ``runs``, ``intake``, ``resolutions`` and ``reviews`` are never read as cases. Cases under the manifest's ``candidates_dir``
-    are candidates.
+    a line). Folders named in :data:`NON_CASE_DIRS` (fixtures, transcripts, runs...) are never read as
+    cases. Given the set's root and a manifest with a ``cases_dir``, only that folder and the
+    ``candidates_dir`` are read. Cases under the ``candidates_dir`` are candidates.
 
     Set-level rules checked: ids unique across the set; an acceptance starting with ``REVIEW:`` only
     among candidates; referenced fixture and transcript files exist (when ``check_files``). Questions
@@ -965,7 +998,7 @@ def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> 
     candidates_dir = (root / (manifest.candidates_dir if manifest else "candidates")).resolve()
     files: list[Path] = []
     seen_files: set[Path] = set()
-    for p in path_list:
+    for p in _case_roots(path_list, root, manifest, case_set.problems):
         for f in _case_files(p, set()):
             if f not in seen_files:
                 seen_files.add(f)

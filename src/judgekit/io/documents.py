@@ -103,8 +103,8 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
         raise JudgekitError(f"{path}: no such file") from None
     if size > max_bytes:
         raise JudgekitError(
-            f"{path}: file is {size / 1e6:.1f} MB; case and configuration files are limited to "
-            f"{max_bytes / 1e6:.0f} MB. A file this large is probably not a case file (move fixtures "
+            f"{path}: file is {size / 2**20:.1f} MiB; case and configuration files are limited to "
+            f"{max_bytes / 2**20:.0f} MiB. A file this large is probably not a case file (move fixtures "
             "and exports out of the cases folder) or should be split."
         )
     try:
