@@ -176,7 +176,7 @@ def test_unknown_extension_is_refused():
 
 
 def test_unknown_explicit_format_is_refused():
-    with pytest.raises(JudgekitError, match="label format 'xml' is not csv or jsonl"):
+    with pytest.raises(JudgekitError, match="label format 'xml' is not csv, tsv or jsonl"):
         parse_labels(b"x", source=SRC, fmt="xml")
 
 
@@ -252,3 +252,8 @@ def test_an_item_rated_by_one_rater_is_refused_at_its_line():
         "labels.csv:7: item_id: item c is labelled only by 'e1'; every item needs at least two raters "
         "(remove it or add another rater's label)"
     )
+
+
+def test_tab_separated_table():
+    table = parse_labels(b"item_id\trater\tlabel\na\te1\tpass\na\tj\tfail\n", source=Path("labels.tsv"))
+    assert table.label(ItemKey("a"), "j") == "fail"

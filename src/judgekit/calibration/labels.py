@@ -251,22 +251,24 @@ def table_sha256(data: bytes) -> str:
 
 def _detect_format(source: Path | None, fmt: str | None) -> str:
     if fmt is not None:
-        if fmt not in ("csv", "jsonl"):
-            raise JudgekitError(f"label format {fmt!r} is not csv or jsonl")
+        if fmt not in ("csv", "tsv", "jsonl"):
+            raise JudgekitError(f"label format {fmt!r} is not csv, tsv or jsonl")
         return fmt
     suffix = source.suffix.lower() if source is not None else ""
-    if suffix in (".csv", ".tsv"):
+    if suffix == ".csv":
         return "csv"
+    if suffix == ".tsv":
+        return "tsv"
     if suffix in (".jsonl", ".ndjson"):
         return "jsonl"
     raise JudgekitError(
-        f"{source}: cannot tell the label table's format from its name; use a .csv or .jsonl file"
+        f"{source}: cannot tell the label table's format from its name; use a .csv, .tsv or .jsonl file"
     )
 
 
 def _raw_rows(text: str, source: Path | None, fmt: str) -> Iterable[tuple[int, dict[str, object]]]:
-    if fmt == "csv":
-        reader = csv.reader(io.StringIO(text))
+    if fmt in ("csv", "tsv"):
+        reader = csv.reader(io.StringIO(text), delimiter="\t" if fmt == "tsv" else ",")
         header: list[str] | None = None
         for row in reader:
             line = reader.line_num
@@ -329,8 +331,8 @@ def parse_labels(
 
     Args:
         data: The table's bytes (or text) as read from ``source``.
-        source: Where it came from, for messages and format detection (``.csv`` or ``.jsonl``).
-        fmt: ``csv`` or ``jsonl`` to override detection.
+        source: Where it came from, for messages and format detection (``.csv``, ``.tsv`` or ``.jsonl``).
+        fmt: ``csv``, ``tsv`` or ``jsonl`` to override detection.
         scale: The scale every label must belong to.
 
     Returns:

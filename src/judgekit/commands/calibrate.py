@@ -46,7 +46,7 @@ def _write(path: Path, text: str, what: str) -> None:
 def calibrate(
     labels: Path = typer.Argument(
         ...,
-        help="Long label table (.csv or .jsonl): item_id, rater, label [, criterion, case_id, ...].",
+        help="Long label table (.csv, .tsv or .jsonl): item_id, rater, label [, criterion, case_id, ...].",
         show_default=False,
     ),
     *,
