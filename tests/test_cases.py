@@ -769,3 +769,22 @@ def test_example_files_are_what_their_generator_writes(generator: str) -> None:
         f"these files differ from what examples/airdesk/tools/{generator}.py writes; edit "
         "tools/airdesk_cases.py or tools/airdesk_world.py and rerun the generator instead of editing them"
     )
+
+
+def test_manifest_cases_dir_limits_what_the_root_reads(tmp_path: Path) -> None:
+    write(tmp_path / "judgekit-set.yaml", "cases_dir: cases\n")
+    write(tmp_path / "cases" / "a.yaml", "id: A\ninput: hi\n")
+    write(tmp_path / "candidates" / "c.yaml", "id: C\ninput: hi\nacceptance: 'REVIEW: later'\n")
+    write(tmp_path / "notes" / "stray.yaml", "not: a case\n")
+    case_set = load_case_set(tmp_path)
+    assert case_set.problems == []
+    assert sorted((c.case.id, c.candidate) for c in case_set.cases) == [("A", False), ("C", True)]
+
+
+def test_manifest_cases_dir_must_exist(tmp_path: Path) -> None:
+    write(tmp_path / "judgekit-set.yaml", "cases_dir: missing\n")
+    write(tmp_path / "candidates" / "c.yaml", "id: C\ninput: hi\n")
+    case_set = load_case_set(tmp_path)
+    assert [str(p) for p in case_set.problems] == [
+        f"{tmp_path / 'judgekit-set.yaml'}: cases_dir: folder 'missing' does not exist under {tmp_path}"
+    ]
