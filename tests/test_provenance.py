@@ -123,3 +123,44 @@ def test_no_case_set_is_noted():
 def test_unknown_fields_are_refused():
     with pytest.raises(ValueError, match="extra"):
         Provenance.model_validate({"method": "m", "colour": "red"})
+
+
+def test_the_runner_records_provenance_in_every_line(tmp_path: Path):
+    import asyncio
+
+    from judgekit.cases import load_case_set
+    from judgekit.runner import GradedTrial, plan_trials, prepare_output, run_trials
+
+    root = tmp_path / "set"
+    root.mkdir()
+    for cid in ("c1", "c2"):
+        (root / f"{cid}.yaml").write_text(f"id: {cid}\nversion: 1\nslice: s\ninput: hello {cid}\n")
+    case_set = load_case_set(root)
+    transcripts = tmp_path / "t.jsonl"
+    transcripts.write_text(
+        "".join(
+            json.dumps({"case_id": c, "trial": t, "messages": []}) + "\n"
+            for c in ("c1", "c2")
+            for t in (1, 2)
+        )
+    )
+    plan = plan_trials(case_set, [transcripts])
+
+    class Grader:
+        judge_fingerprint = None
+
+        def cost_so_far(self) -> float:
+            return 0.0
+
+        async def grade(self, case, transcript):
+            return GradedTrial(Grade(case_id=case.id, trial=transcript.trial, verdict=Verdict.PASS))
+
+    out = tmp_path / "r.jsonl"
+    state = prepare_output(out, plan, resume=False, judge_fingerprint=None)
+    prov = collect_provenance(
+        method="layered:state,rules,route,text", seed=3, case_set=root, dependencies=["numpy"]
+    )
+    asyncio.run(run_trials(plan, Grader(), out=out, state=state, provenance=prov))
+    lines = read_results(out).lines
+    assert len(lines) == 4
+    assert all(line.provenance == prov for line in lines)

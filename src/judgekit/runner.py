@@ -52,6 +52,7 @@ from judgekit.verdict import CheckResult, Grade, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case, CaseSet
+    from judgekit.provenance import Provenance
 
 __all__ = [
     "GradedTrial",
@@ -417,6 +418,7 @@ async def run_trials(
     progress: Progress | None = None,
     fsync: bool = False,
     clock: Callable[[], float] = time.perf_counter,
+    provenance: Provenance | None = None,
 ) -> RunSummary:
     """Grade every planned trial that has no line yet, appending one line per trial as it finishes.
 
@@ -432,6 +434,8 @@ async def run_trials(
         progress: Receives progress events.
         fsync: Force every line to disk (protects against power loss too; slower).
         clock: Time source (for tests).
+        provenance: The run's provenance (:func:`judgekit.provenance.collect_provenance`), recorded in
+            every line; ``None`` leaves it out.
 
     Returns:
         What this invocation did.
@@ -488,6 +492,7 @@ async def run_trials(
                         source=trial.source,
                         cost_usd=cost,
                         duration_s=round(clock() - t0, 6),
+                        provenance=provenance,
                     )
                     appender.write_line(dump_result_line(line, redactor))
                     verdicts[line.verdict] += 1
