@@ -97,7 +97,7 @@ def test_openllmetry_lossy_trace_and_its_fidelity_report() -> None:
     assert refund.result is None
     layers = supportable_layers(report)
     assert layers["state"] is None
-    assert layers["text"] is None
+    assert "missing from the export" in (layers["text"] or "")  # a partial export may lack agent messages
     assert "unparseable arguments" in (layers["route"] or "")
     assert "no result" in (layers["rules"] or "")
     assert layers["rubric"] is not None
@@ -322,7 +322,7 @@ def test_lossy_layers_become_insufficient_never_pass() -> None:
         Verdict.INSUFFICIENT_INFORMATION,
         Verdict.INSUFFICIENT_INFORMATION,
         Verdict.ERROR,
-        Verdict.PASS,
+        Verdict.INSUFFICIENT_INFORMATION,
     ]
     assert out[1].reason.startswith("lossy trace:")
     assert out[1].evidence[-1].data["original_verdict"] == "pass"
@@ -330,6 +330,10 @@ def test_lossy_layers_become_insufficient_never_pass() -> None:
     assert restrict_to_supported(checks, None) == checks
     [lossless] = read_otlp_file(FIXTURES / "genai_messages.json").reports
     assert restrict_to_supported(checks, lossless) == checks
+    [final_only] = read_otlp_file(FIXTURES / "final_answer_only.json").reports
+    kept = restrict_to_supported(checks, final_only)
+    assert [c.verdict for c in kept][-1] is Verdict.PASS  # the text layer needs only the agent's answer
+    assert kept[1].verdict is Verdict.INSUFFICIENT_INFORMATION
 
 
 def test_verdicts_export_as_evaluation_events() -> None:

@@ -186,7 +186,7 @@ def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
     * ``state``: always (world states come from snapshots, not from the trace).
     * ``route``: needs every tool call with parseable arguments from a complete trace.
     * ``rules``: as ``route``, and every tool result (rules may depend on what a tool returned).
-    * ``text``: needs the agent's messages complete (no missing or truncated content).
+    * ``text``: needs the agent's messages complete (no missing or truncated content, no missing spans).
     * ``rubric``: needs the whole conversation: nothing missing, truncated, unparseable or diverged.
     """
     calls_lost: list[str] = []
@@ -207,6 +207,9 @@ def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
     text_lost: list[str] = []
     if assistant_lost:
         text_lost.append(f"agent message content lost ({assistant_lost[0]})")
+    if report.missing_parents:
+        # a partial export may lack agent messages: a must-not-mention check would pass on what is missing
+        text_lost.append(f"{report.missing_parents} span(s) name a parent missing from the export")
     everything: list[str] = calls_lost + results_lost
     if report.content_missing or report.content_truncated:
         everything.append(
@@ -223,9 +226,7 @@ def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
         "state": None,
         "route": reason(calls_lost),
         "rules": reason(calls_lost + results_lost),
-        "text": reason(
-            text_lost + (calls_lost[:1] if report.final_answer_only and not report.messages else [])
-        ),
+        "text": reason(text_lost),
         "rubric": reason(everything),
     }
 
