@@ -148,7 +148,7 @@ def export(
     format: str = typer.Option(..., "--format", help="Export format: copilot-studio."),
     out: Path = typer.Option(..., "--out", help="Folder to write the export files into."),
 ) -> None:
-    """Export reviewed cases to another tool's test-set format."""
+    """Export reviewed cases to another tool's test-set format (holdout cases are never exported)."""
     from judgekit.errors import JudgekitError
     from judgekit.golden.export import EXPORT_FORMATS, export_copilot_studio
 
@@ -161,13 +161,16 @@ def export(
         _print_problems(case_set)
         typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
         raise typer.Exit(1)
-    result = export_copilot_studio((c.case for c in case_set.reviewed()), out)
+    holdouts = [c.case.id for c in case_set.reviewed() if c.case.split == "holdout"]
+    result = export_copilot_studio((c.case for c in case_set.reviewed() if c.case.split != "holdout"), out)
     for file, rows in result.files:
         typer.echo(f"wrote {file} ({rows} rows)")
     if result.multi_turn:
         typer.echo(f"left out {len(result.multi_turn)} multi-turn case(s): {', '.join(result.multi_turn)}")
     for case_id, which, length in result.too_long:
         typer.echo(f"left out {case_id} {which}: {length} characters (the limit is 1000)")
+    if holdouts:  # a holdout exported to another tool would be tuned against
+        typer.echo(f"left out {len(holdouts)} holdout case(s): {', '.join(holdouts)}")
     if result.no_expected:
         typer.echo(
             f"left out {len(result.no_expected)} case(s) with no reference answer, acceptance or required "

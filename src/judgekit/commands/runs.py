@@ -240,6 +240,11 @@ def grade(  # noqa: PLR0917 - typer options
     ),
     fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    holdout: list[str] = typer.Option(
+        [],
+        "--holdout",
+        help="Also grade this holdout case (by id; repeatable). Holdouts are left out otherwise.",
+    ),
 ) -> None:
     """Grade transcripts against a golden set: every layer, one result line per trial as it finishes.
 
@@ -275,6 +280,17 @@ def grade(  # noqa: PLR0917 - typer options
     case_set = load_case_set([cases])
     case_set.raise_if_invalid()
     plan = plan_trials(case_set, transcripts)
+    from judgekit.golden.splits import GRADING_KEY, select_holdouts
+
+    holdouts = select_holdouts(case_set, holdout)
+    held_out = [t for t in plan.trials if t.case.id in holdouts.left_out]
+    if held_out:
+        plan.trials = [t for t in plan.trials if t.case.id not in holdouts.left_out]
+        typer.echo(
+            f"note: left out {len(held_out)} trial(s) of holdout case(s) "
+            f"{', '.join(sorted({t.case.id for t in held_out}))}; name one with --holdout ID to grade it",
+            err=True,
+        )
     rubric_grader = None
     if judge_model is not None:
         rubric_grader = _rubric_grader(
@@ -309,6 +325,8 @@ def grade(  # noqa: PLR0917 - typer options
         "untrusted_policy": untrusted,
         "config": settings,
     }
+    if holdouts.named:
+        grading_record[GRADING_KEY] = list(holdouts.named)
     bar = _RichProgress(progress)
     try:
         summary = asyncio.run(
@@ -396,6 +414,11 @@ def report(  # noqa: PLR0917 - typer options
     cases: Path | None = typer.Option(
         None, "--cases", help="Golden set: trials of other cases are left out."
     ),
+    holdout: list[str] = typer.Option(
+        [],
+        "--holdout",
+        help="Include this holdout case (by id; repeatable). Holdouts are left out otherwise.",
+    ),
 ) -> None:
     """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
 
@@ -420,6 +443,12 @@ def report(  # noqa: PLR0917 - typer options
         case_set = load_case_set([cases])
         case_set.raise_if_invalid()
         known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
+    from judgekit.golden.splits import holdout_ids, split_report_lines
+
+    split = split_report_lines(
+        run, holdout, set_holdouts=holdout_ids(case_set) if cases is not None else None
+    )
+    run = split.results
     model = build_run_report(
         run,
         k=k,
@@ -428,6 +457,8 @@ def report(  # noqa: PLR0917 - typer options
         regression_slices=regression_slice,
         known_cases=known,
     )
+    if split.notes:  # the report says when a holdout was used, or left out
+        model = model.model_copy(update={"notes": (*model.notes, *split.notes)})
     if output_format == "html":
         from judgekit.reports.run_html import render_run_html
 

@@ -1,0 +1,154 @@
+"""Splits: capability, regression and holdout cases, and keeping holdouts out of routine work.
+
+A case may carry ``split: capability | regression | holdout`` (:attr:`judgekit.cases.Case.split`).
+Holdout cases are reserved: developers who tune prompts against the same small set overfit its wording,
+so holdouts are left out of routine runs and reports and used only when asked for **by name** (their case
+ids). When they are used, the run records it (``grading["holdouts"]`` in every result line) and the report
+says so.
+
+The functions here are pure; ``judgekit grade`` and ``judgekit report`` call them.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING
+
+from judgekit.errors import JudgekitError
+
+if TYPE_CHECKING:
+    from judgekit.cases import CaseSet
+    from judgekit.results import ResultLine, RunResults
+
+__all__ = [
+    "GRADING_KEY",
+    "HoldoutSelection",
+    "ReportSplit",
+    "holdout_ids",
+    "select_holdouts",
+    "split_report_lines",
+]
+
+GRADING_KEY = "holdouts"
+"""Key of the result lines' ``grading`` record listing the holdout cases a run was asked to grade."""
+
+
+@dataclass(frozen=True)
+class HoldoutSelection:
+    """Which holdout cases a run or report uses.
+
+    Attributes:
+        named: Holdout case ids asked for by name (used).
+        left_out: Holdout case ids not asked for (left out).
+    """
+
+    named: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+
+
+def holdout_ids(case_set: CaseSet) -> set[str]:
+    """Ids of the reviewed cases whose split is ``holdout``."""
+    return {c.case.id for c in case_set.reviewed() if c.case.split == "holdout"}
+
+
+def select_holdouts(case_set: CaseSet, names: Sequence[str]) -> HoldoutSelection:
+    """Check the holdout names given and split the set's holdouts into used and left out.
+
+    Raises:
+        JudgekitError: When a name is not a case of the set, or names a case that is not a holdout (a
+            routine case needs no naming).
+    """
+    holdouts = holdout_ids(case_set)
+    known = {c.case.id for c in case_set.reviewed()}
+    unknown = sorted(n for n in set(names) if n not in known)
+    routine = sorted(n for n in set(names) if n in known and n not in holdouts)
+    problems: list[str] = []
+    if unknown:
+        problems.append(f"not cases of the set: {', '.join(unknown)}")
+    if routine:
+        problems.append(f"not holdout cases (they are graded anyway): {', '.join(routine)}")
+    if problems:
+        listed = ", ".join(sorted(holdouts)) or "none"
+        raise JudgekitError(f"--holdout: {'; '.join(problems)}. The set's holdout cases: {listed}")
+    named = tuple(sorted(set(names)))
+    return HoldoutSelection(named=named, left_out=tuple(sorted(holdouts - set(named))))
+
+
+@dataclass
+class ReportSplit:
+    """Result lines after holdouts not asked for are left out.
+
+    Attributes:
+        results: The results to report.
+        left_out: Holdout case id to trials left out.
+        used: Holdout case ids reported.
+        notes: What a report should say about holdouts.
+    """
+
+    results: RunResults
+    left_out: dict[str, int] = field(default_factory=dict)
+    used: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+
+def _line_holdouts(lines: Iterable[ResultLine]) -> set[str]:
+    found: set[str] = set()
+    for line in lines:
+        value = line.grading.get(GRADING_KEY)
+        if isinstance(value, list):
+            found.update(str(v) for v in value)
+    return found
+
+
+def split_report_lines(
+    results: RunResults, names: Sequence[str], *, set_holdouts: set[str] | None = None
+) -> ReportSplit:
+    """Leave holdout trials out of a report unless named, and say what was done.
+
+    A trial is a holdout trial when its case is a holdout in the case set given (``set_holdouts``) or the
+    run that graded it recorded the case among its holdouts.
+
+    Args:
+        results: The run's results.
+        names: Holdout case ids the report was asked to include.
+        set_holdouts: The case set's holdout ids, when the report has the set.
+
+    Returns:
+        The lines to report (a copy of ``results`` when anything is left out) and notes for the report.
+
+    Raises:
+        JudgekitError: When a name is not a holdout case of the run or the set.
+    """
+    holdouts = _line_holdouts(results.lines) | (set_holdouts or set())
+    wanted = set(names)
+    unknown = sorted(wanted - holdouts)
+    if unknown:
+        listed = ", ".join(sorted(holdouts)) or "none"
+        raise JudgekitError(
+            f"--holdout: {', '.join(unknown)}: not holdout cases of this run or set "
+            f"(holdouts known: {listed})"
+        )
+    dropped: Counter[str] = Counter()
+    kept: list[ResultLine] = []
+    for line in results.lines:
+        if line.case.id in holdouts and line.case.id not in wanted:
+            dropped[line.case.id] += 1
+        else:
+            kept.append(line)
+    used = sorted({line.case.id for line in kept if line.case.id in holdouts})
+    out = ReportSplit(results=results if not dropped else replace(results, lines=kept))
+    out.left_out = dict(sorted(dropped.items()))
+    out.used = used
+    if used:
+        out.notes.append(
+            f"holdout case(s) used: {', '.join(used)}. Holdouts are kept out of routine runs and reports; "
+            "these numbers include them because they were asked for by name"
+        )
+    if dropped:
+        shown = ", ".join(f"{cid} ({n} trial{'s' if n != 1 else ''})" for cid, n in out.left_out.items())
+        out.notes.append(
+            f"holdout trials left out of this report: {shown}; name them with --holdout to include them"
+        )
+    return out
