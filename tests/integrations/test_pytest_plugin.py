@@ -1,0 +1,222 @@
+"""The pytest plugin, exercised through pytest's own pytester (the plugin is loaded by its entry point)."""
+
+from __future__ import annotations
+
+import json
+import re
+from importlib.metadata import entry_points
+from pathlib import Path
+
+import pytest
+
+from judgekit.cases import Case
+from judgekit.errors import JudgekitError
+from judgekit.integrations.pytest_plugin import GradeAssertionError, Trial, assert_grade, golden_cases
+from judgekit.transcript import Transcript
+
+pytest_plugins = ("pytester",)
+
+REPO = Path(__file__).resolve().parents[2]
+AIRDESK = REPO / "examples" / "airdesk"
+DOC = REPO / "docs" / "integrations" / "pytest.md"
+
+CASE = {
+    "id": "email-1",
+    "input": "Change my email to new@x.io",
+    "expected_state": {"changes": {"users": {"modified": {"u1": {"email": "new@x.io"}}}}},
+    "expected": {"route": [{"tool": "update_email", "args": {"user_id": "u1", "email": "new@x.io"}}]},
+}
+WORLD = {"users": {"u1": {"email": "old@x.io"}, "u2": {"email": "bo@x.io"}}}
+
+
+def transcript(user_id: str) -> dict:
+    final = json.loads(json.dumps(WORLD))
+    final["users"][user_id]["email"] = "new@x.io"
+    return {
+        "case_id": "email-1",
+        "messages": [
+            {"role": "user", "content": "Change my email to new@x.io"},
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "update_email",
+                            "arguments": json.dumps({"user_id": user_id, "email": "new@x.io"}),
+                        },
+                    }
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": "Done."},
+        ],
+        "initial_state": {"data": WORLD},
+        "final_state": {"data": final},
+    }
+
+
+def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
+    (ep,) = [e for e in entry_points(group="pytest11") if e.name == "judgekit"]
+    assert ep.value == "judgekit.integrations.pytest_plugin"
+
+
+def test_assert_grade_returns_the_grade_or_raises_the_explanation() -> None:
+    case = Case.model_validate(CASE)
+    grade = assert_grade(case, Transcript.model_validate(transcript("u1")))
+    assert grade.verdict.value == "pass"
+    with pytest.raises(GradeAssertionError) as info:
+        assert_grade(case, Transcript.model_validate(transcript("u2")))
+    message = str(info.value)
+    assert message.startswith("expected pass, got fail")
+    assert "FAIL state [gate" in message
+    assert "u2" in message
+    assert 'call #0: update_email({"email": "new@x.io", "user_id": "u2"})' in message
+    assert info.value.grade.verdict.value == "fail"
+    # a known failure can be pinned down
+    assert (
+        assert_grade(case, Transcript.model_validate(transcript("u2")), expect="fail").verdict.value == "fail"
+    )
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        pytest.param(lambda c, t: assert_grade(c), "the transcript is missing", id="no_transcript"),
+        pytest.param(
+            lambda c, t: assert_grade(Trial(c, t), t), "takes no transcript", id="trial_and_transcript"
+        ),
+        pytest.param(
+            lambda c, t: assert_grade(c, t, expect="passed"),
+            "expect='passed' is not a verdict",
+            id="bad_expect",
+        ),
+        pytest.param(lambda c, t: assert_grade(c, t, grader=42), "cannot grade with a int", id="bad_grader"),
+    ],
+)
+def test_assert_grade_misuse_says_what_to_do(call, message) -> None:
+    case = Case.model_validate(CASE)
+    with pytest.raises(JudgekitError, match=re.escape(message)):
+        call(case, Transcript.model_validate(transcript("u1")))
+
+
+def test_golden_cases_are_params_with_case_ids() -> None:
+    params = golden_cases(AIRDESK)
+    assert len(params) == 26
+    assert all(p.id == p.values[0].id for p in params)
+
+
+def test_failure_message_in_a_real_pytest_run_is_the_explanation(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_email=f"""
+        from judgekit.cases import Case
+        from judgekit.transcript import Transcript
+
+        CASE = Case.model_validate({CASE!r})
+
+        def test_right(assert_grade):
+            assert_grade(CASE, Transcript.model_validate({transcript("u1")!r}))
+
+        def test_wrong_user(assert_grade):
+            assert_grade(CASE, Transcript.model_validate({transcript("u2")!r}))
+        """
+    )
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, failed=1)
+    out = result.stdout.str()
+    assert "expected pass, got fail" in out
+    assert 'call #0: update_email({"email": "new@x.io", "user_id": "u2"})' in out
+    assert "users" in out
+    # the plugin's own frames are hidden: the traceback ends in the test
+    assert "def bound(" not in out
+    assert "grade_now(" not in out
+
+
+def test_golden_cases_collect_as_parametrised_tests_with_case_ids(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(
+        test_cases="""
+        def test_each_case(judgekit_case):
+            assert judgekit_case.id
+        """
+    )
+    result = pytester.runpytest("--judgekit-cases", str(AIRDESK), "--collect-only", "-q")
+    out = result.stdout.str()
+    assert "test_cases.py::test_each_case[GS-SEC-0004]" in out
+    assert "26 tests collected" in out
+
+
+def test_the_ini_key_names_the_set(pytester: pytest.Pytester) -> None:
+    pytester.makeini(f"[pytest]\njudgekit_cases = {AIRDESK}\n")
+    pytester.makepyfile(test_cases="def test_each_case(judgekit_case):\n    assert judgekit_case.id\n")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=26)
+
+
+def test_without_a_configured_set_the_run_says_what_to_pass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_cases="def test_each_case(judgekit_case):\n    pass\n")
+    result = pytester.runpytest()
+    assert result.ret != 0
+    assert "pass --judgekit-cases PATH or set 'judgekit_cases'" in result.stderr.str() + result.stdout.str()
+
+
+def test_unreadable_transcript_lines_become_failing_tests_with_their_location(
+    pytester: pytest.Pytester,
+) -> None:
+    runs = pytester.path / "runs.jsonl"
+    good = json.loads((AIRDESK / "runs" / "agent-v2.jsonl").read_text().splitlines()[0])
+    for key in ("initial_state", "final_state"):  # state paths are relative to the transcript file
+        if isinstance(good.get(key), str):
+            good[key] = str((AIRDESK / "runs" / good[key]).resolve())
+    runs.write_text(
+        json.dumps(good) + "\n{broken\n" + json.dumps({"case_id": "no-such-case", "messages": []}) + "\n"
+    )
+    pytester.makepyfile(
+        test_trials="""
+        def test_trial(judgekit_trial, assert_grade):
+            assert_grade(judgekit_trial)
+        """
+    )
+    result = pytester.runpytest("--judgekit-cases", str(AIRDESK), "--judgekit-transcripts", str(runs), "-v")
+    result.assert_outcomes(passed=1, errors=2)
+    out = result.stdout.str()
+    assert "problem:runs.jsonl:2" in out
+    assert "runs.jsonl:3" in out
+    assert "case 'no-such-case' is not in the case set" in out
+
+
+def test_plugin_can_be_turned_off(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_x="def test_x(assert_grade):\n    pass\n")
+    result = pytester.runpytest("-p", "no:judgekit")
+    result.assert_outcomes(errors=1)
+    assert "fixture 'assert_grade' not found" in result.stdout.str()
+
+
+def _doc_example() -> str:
+    (block,) = re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), flags=re.DOTALL)
+    return block
+
+
+@pytest.mark.parametrize(
+    ("run", "passed", "failed"),
+    [
+        # the recorded figures of the bundled example: v2 100 pass / 4 fail, v1 78 pass / 25 fail / 1 error
+        pytest.param("agent-v2.jsonl", 26 + 100 + 1, 4, id="agent_v2"),
+        pytest.param("agent-v1.jsonl", 26 + 78 + 1, 26, id="agent_v1"),
+    ],
+)
+def test_the_documented_example_grades_the_bundled_runs(
+    pytester: pytest.Pytester, run: str, passed: int, failed: int
+) -> None:
+    pytester.makepyfile(test_golden=_doc_example())
+    result = pytester.runpytest(
+        "--judgekit-cases",
+        str(AIRDESK),
+        "--judgekit-transcripts",
+        str(AIRDESK / "runs" / run),
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=passed, failed=failed)
+    out = result.stdout.str()
+    assert "expected pass, got fail" in out
+    assert re.search(r"call #\d+: \w+\(", out)
