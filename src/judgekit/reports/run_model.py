@@ -34,7 +34,7 @@ import numpy as np
 from pydantic import Field
 
 from judgekit.errors import Problem
-from judgekit.results import ResultLine, RunResults
+from judgekit.results import ResultLine, RunResults, paused_gc
 from judgekit.stats import wilson_interval
 from judgekit.verdict import FrozenModel, Verdict
 
@@ -526,6 +526,26 @@ def build_run_report(
     Returns:
         The report.
     """
+    with paused_gc():
+        return _build_run_report(
+            results,
+            k=k,
+            history=history,
+            retire_after=retire_after,
+            regression_slices=regression_slices,
+            known_cases=known_cases,
+        )
+
+
+def _build_run_report(
+    results: RunResults,
+    *,
+    k: int | None,
+    history: Sequence[RunResults],
+    retire_after: int,
+    regression_slices: Iterable[str],
+    known_cases: dict[str, tuple[int, tuple[str, ...]]] | None,
+) -> RunReport:
     problems: list[str] = [str(p) for p in results.problems]
     notes: list[str] = []
     lines = results.lines
