@@ -354,13 +354,13 @@ def compare_resolutions(
             msg += f"; only in {a_path} ({a.expert}): {', '.join(only_a)}"
         if only_b:
             msg += f"; only in {b_path} ({b.expert}): {', '.join(only_b)}"
-        problems.append(Problem(None, None, "cases", msg + ". Both experts resolve the same cases"))
+        problems.append(Problem(a_path, None, "cases", msg + ". Both experts resolve the same cases"))
     for case_id in sorted(set(a.cases) & set(b.cases)):
         va, vb = a.cases[case_id].version, b.cases[case_id].version
         if va is not None and vb is not None and va != vb:
             problems.append(
                 Problem(
-                    None,
+                    b_path,
                     None,
                     f"cases.{case_id}.version",
                     f"{a.expert} resolved version {va}, {b.expert} version {vb}: not the same case",
