@@ -67,11 +67,12 @@ def refund_transcript(amount: float = 412.18, final: Any = "states/good.json", *
 def test_a_correct_trial_passes_every_layer(golden: Path) -> None:
     states = StateProvider(golden, transcript_dir=golden / "runs")
     checks = deterministic_checks(seed_case(), refund_transcript(), states=states)
-    assert [c.layer for c in checks] == ["state", "state", "rules", "rules", "route", "text", "text"]
+    mine = [c for c in checks if c.layer in {"state", "rules", "route", "text"}]
+    assert [c.layer for c in mine] == ["state", "state", "rules", "rules", "route", "text", "text"]
+    assert [c.verdict for c in mine].count(Verdict.NOT_EVALUATED) == 1  # no route in this case
     result = combine(seed_case(), 1, checks)
     assert result.verdict is Verdict.PASS
     assert result.quality == 1.0
-    assert result.counts()[Verdict.NOT_EVALUATED] == 1  # no route in this case
 
 
 def test_an_overrefund_fails_with_state_diff_and_offending_call(golden: Path) -> None:

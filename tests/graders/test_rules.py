@@ -658,3 +658,50 @@ def _fuzz_one(source: str) -> None:
         assert detail
     # ru_maxrss is in KiB on Linux: no single expression may grow the process by 100 MB.
     assert resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - rss_before < 100_000
+
+
+# --------------------------------------------------------------------------- projections
+
+
+@pytest.mark.parametrize(
+    ("source", "projections"),
+    [
+        pytest.param("row.status == 'x' && has(row.customer)", {"row": {"status", "customer"}}, id="fields"),
+        pytest.param("row.meta.channel == 'web'", {"row": {"meta"}}, id="nested"),
+        pytest.param("size(row) > 2", {}, id="whole"),
+        pytest.param("row.exists(k, k == 'a')", {}, id="method"),
+        pytest.param("row == old", {}, id="compared_whole"),
+        pytest.param(
+            "row.status == 'a' && old.status != 'a'", {"row": {"status"}, "old": {"status"}}, id="two"
+        ),
+        pytest.param("'row.x' == table", {}, id="in_string_only"),
+        pytest.param("changed.exists(row, row == 'x')", {}, id="macro_variable_shadows"),
+    ],
+)
+def test_projections(source: str, projections: dict[str, set[str]]) -> None:
+    cond = compile_condition(source, names=STATE_NAMES, arguments=False)
+    assert {k: set(v) for k, v in cond.projections.items() if v is not None} == projections
+
+
+FIELD = st.sampled_from(["a", "b", "c"])
+VALUE = st.one_of(st.integers(-3, 3), st.sampled_from(["x", "y"]), st.none())
+ROW = st.dictionaries(FIELD, VALUE, max_size=3)
+ATOM = st.one_of(
+    FIELD.map(lambda f: f"has(row.{f})"),
+    st.tuples(FIELD, st.integers(-3, 3)).map(lambda t: f"row.{t[0]} == {t[1]}"),
+    st.tuples(FIELD, st.sampled_from(["x", "y"])).map(lambda t: f"row.{t[0]} == '{t[1]}'"),
+    st.just("size(row) > 1"),
+    st.just("row.exists(k, k == 'a')"),
+)
+CONDITION = st.lists(st.tuples(ATOM, st.sampled_from([" && ", " || "])), min_size=1, max_size=4).map(
+    lambda parts: "".join(a + op for a, op in parts)[:-4]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(source=CONDITION, row=ROW)
+def test_projection_never_changes_a_result(source: str, row: dict[str, Any]) -> None:
+    cond = compile_condition(source, names=STATE_NAMES, arguments=False)
+    whole = _evaluate(cond, {"row": row})
+    projected = _evaluate(cond, {"row": cond.bind("row", row)})
+    assert projected == whole

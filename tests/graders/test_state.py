@@ -499,3 +499,22 @@ def test_state_grader_agrees_with_tau_bench_db_match_on_all_trajectories() -> No
             assert all(c.category is not None and c.evidence and c.evidence[0].data["lines"] for c in failing)
     assert agree == 200
     assert sum(r["db_match"] for r in rows) == 88
+
+
+@settings(max_examples=200, deadline=None)
+@given(initial=STATES, final=STATES)
+def test_diff_is_the_same_whether_rows_are_shared_or_copied(
+    initial: dict[str, Any], final: dict[str, Any]
+) -> None:
+    i = snapshot_from_data(initial)
+    copied = snapshot_from_data(copy.deepcopy(final))
+    shared = Snapshot(
+        {
+            name: {k: (i.tables[name][k] if i.tables[name].get(k) == v else v) for k, v in rows.items()}
+            for name, rows in copied.tables.items()
+        }
+    )
+    from judgekit.state import diff_states
+
+    assert diff_states(i, shared).to_data() == diff_states(i, copied).to_data()
+    assert diff_states(shared, i).to_data() == diff_states(copied, i).to_data()
