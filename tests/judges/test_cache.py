@@ -141,3 +141,28 @@ def test_reader_survives_compaction_by_another_instance(tmp_path: Path) -> None:
     assert reader.get("new19") == {"content": "n" * 50}
     assert reader.skipped_lines == 0
     assert reader.get("k0") == {"content": "0"}
+
+
+def test_secret_with_json_special_characters_is_masked(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    secret = 'pa"ss\\word-1234'
+    Cassette(path).put("k", {"m": f"x{secret}y"}, {"content": secret}, secrets=(secret,))
+    text = path.read_text(encoding="utf-8")
+    assert "pa" not in text.replace("[REDACTED]", "")
+    assert json.loads(text)["reply"]["content"] == "[REDACTED]"
+    assert Cassette(path).get("k") == {"content": "[REDACTED]"}
+
+
+def test_meta_line_is_metadata_not_a_record(tmp_path: Path) -> None:
+    path = tmp_path / "c.jsonl"
+    path.write_text(json.dumps({"meta": {"synthetic": True}}) + "\n", encoding="utf-8")
+    cassette = Cassette(path)
+    cassette.put("b", REQUEST, {"content": "x"})
+    cassette.put("a", REQUEST, {"content": "y"})
+    assert cassette.meta == {"synthetic": True}
+    assert cassette.skipped_lines == 0
+    assert len(cassette) == 2
+    cassette.compact()
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[0]) == {"meta": {"synthetic": True}}
+    assert [json.loads(line)["key"] for line in lines[1:]] == ["a", "b"]

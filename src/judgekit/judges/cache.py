@@ -16,6 +16,10 @@ Keys: SHA-256 of the canonical JSON of the whole request that decides the reply:
 sampling parameters, response format (schema) and sample index. Transport details (API base, key,
 timeout, retries) are not part of the request and never stored; :meth:`Cassette.put` also masks any
 secret string it is given wherever it appears in a record.
+
+Metadata: a line ``{"meta": {...}}`` (no ``key``) describes the cassette (who recorded it, whether its
+replies are synthetic); it is read into :attr:`Cassette.meta`, never counted as skipped, and kept first by
+:meth:`Cassette.compact`.
 """
 
 from __future__ import annotations
@@ -118,6 +122,7 @@ class Cassette:
     Attributes:
         path: The file.
         skipped_lines: Lines that could not be used (torn or malformed), counted, never fatal.
+        meta: The cassette's metadata line (``{"meta": {...}}``), or an empty mapping without one.
     """
 
     def __init__(self, path: Path | str) -> None:
@@ -126,6 +131,7 @@ class Cassette:
         self._offset = 0
         self._inode: int | None = None
         self.skipped_lines = 0
+        self.meta: dict[str, Any] = {}
         self._load_new()
 
     def __len__(self) -> int:
@@ -158,6 +164,9 @@ class Cassette:
                 continue
             try:
                 record = json.loads(line)
+                if isinstance(record, dict) and "key" not in record and isinstance(record.get("meta"), dict):
+                    self.meta = record["meta"]
+                    continue
                 key = record["key"]
                 reply = record["reply"]
             except (ValueError, KeyError, TypeError):
@@ -190,8 +199,21 @@ class Cassette:
                 shorter than 8 characters are ignored (too likely to occur by chance).
         """
         usable = tuple(s for s in secrets if s and len(s) >= 8)
-        record = _mask({"key": key, "request": dict(request), "reply": dict(reply)}, usable)
-        line = (_canonical(record) + "\n").encode("utf-8")
+        record: dict[str, Any] = {"key": key, "request": dict(request), "reply": dict(reply)}
+        text = _canonical(record)
+        # Mask on the serialised line (one pass per secret instead of a walk over every string). The
+        # JSON-escaped form of a secret has no bare quote, so a match never crosses a string boundary.
+        masked = text
+        for secret in usable:
+            masked = masked.replace(json.dumps(secret, ensure_ascii=False)[1:-1], REDACTED)
+        if masked != text:
+            try:
+                record = json.loads(masked)
+                text = masked
+            except ValueError:  # pragma: no cover - defensive: fall back to masking value by value
+                record = _mask(record, usable)
+                text = _canonical(record)
+        line = (text + "\n").encode("utf-8")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         with _locked(self.path), self.path.open("ab") as fh:
             fh.write(line)
@@ -205,15 +227,19 @@ class Cassette:
         """
         with _locked(self.path):
             records: dict[str, str] = {}
+            meta_line = ""
             if self.path.exists():
                 for line in self.path.read_bytes().splitlines():
                     try:
                         record = json.loads(line)
+                        if isinstance(record, dict) and "key" not in record and "meta" in record:
+                            meta_line = _canonical(record) + "\n"
+                            continue
                         records[record["key"]] = _canonical(record)
                     except (ValueError, KeyError, TypeError):
                         continue
             tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text("".join(records[k] + "\n" for k in sorted(records)), encoding="utf-8")
+            tmp.write_text(meta_line + "".join(records[k] + "\n" for k in sorted(records)), encoding="utf-8")
             os.replace(tmp, self.path)
         self._records.clear()
         self._offset = 0
