@@ -1,0 +1,596 @@
+"""tau-bench: tasks and trajectories as judgekit cases and transcripts, graded on judgekit's layers.
+
+A tau-bench task (``sierra-research/tau-bench``: ``user_id``, ``instruction``, ground-truth ``actions``
+and required ``outputs``) becomes a :class:`~judgekit.cases.Case` (:func:`task_case`):
+
+* ``initial_state``: the domain database before the episode;
+* ``expected_state``: a snapshot, the database after the ground-truth actions (tau-bench's own success
+  condition is that the final database equals it);
+* ``expected.must_mention``: each required output, as tau-bench checks it (case-insensitive, found in an
+  assistant message once commas are removed: ``"1,628"`` counts for ``1628``);
+* optionally (``route=True``) ``expected.route``: the ground-truth actions with exact arguments. tau-bench
+  does not grade the route, so it is off by default.
+
+Trajectories are read with :func:`judgekit.io.importers.read_tau_bench` (not duplicated here); each
+transcript also gets ``ended_by``: ``user_stop``, ``terminate_tool`` (transfer to a human agent) or
+``max_steps_or_error`` (tau-bench recorded no reward details: the episode never finished).
+
+World states come from a replay, since tau-bench's results files do not store databases:
+
+* ``replay=``: a JSONL file with one row per trajectory (``task_id``, ``trial``, ``final_db_diff`` and
+  ``expected_db_diff``, each ``table -> id -> {op: added|removed|modified, changes: {dotted.path: {old,
+  new}}, record}``), as made by replaying each trajectory's tool calls and the task's actions on fresh
+  copies of the database with tau-bench's own tools (:func:`apply_diff` applies one);
+* ``tools=``: the domain's tool functions, ``name -> callable(data, **kwargs)`` mutating the database in
+  place (tau-bench's ``Tool.invoke`` has this signature); :func:`replay_actions` runs the trajectory's
+  calls and the ground-truth actions itself.
+
+Without either, cases have no ``expected_state`` and tau-bench's reward cannot be reproduced (the report
+says so; nothing is guessed).
+
+:class:`TauBenchGrader` runs every deterministic layer and adds the two conditions tau-bench's reward
+has beyond the database as gates: ``tau-bench:outputs`` (every required output was said; from the text
+layer's ``must_mention`` checks, which themselves are scored, not gated) and ``tau-bench:episode`` (the
+episode finished). A trial's judgekit verdict is then ``pass`` exactly when tau-bench's reward is 1, and
+:func:`pass_hat_k_table` gives pass^k from judgekit's verdicts.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+from collections import Counter, defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgekit.cases import Case, TextPattern
+from judgekit.errors import JudgekitError, Problem
+from judgekit.graders.layered import StateProvider
+from judgekit.integrations.grading import LayeredGrader
+from judgekit.state import Snapshot, canonical, load_state
+from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Verdict
+
+if TYPE_CHECKING:
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.io.importers import ImportedTrial
+    from judgekit.transcript import Transcript
+
+__all__ = [
+    "EPISODE_CHECK",
+    "OUTPUTS_CHECK",
+    "Action",
+    "TauBenchGrader",
+    "TauBenchRun",
+    "TauBenchTask",
+    "apply_diff",
+    "load_run",
+    "output_pattern",
+    "pass_hat_k_table",
+    "replay_actions",
+    "task_case",
+]
+
+OUTPUTS_CHECK = "tau-bench:outputs"
+"""Check id of the gate: every required output was said."""
+
+EPISODE_CHECK = "tau-bench:episode"
+"""Check id of the gate: the episode finished (not cut off by the step limit or an error)."""
+
+INITIAL_KEY = "tau-bench:db"
+"""State key under which the initial database is preloaded in the run's state provider."""
+
+UNFINISHED = "max_steps_or_error"
+"""``ended_by`` of an episode tau-bench recorded no reward details for."""
+
+_TRANSFER = "transfer_to_human_agents"
+
+
+@dataclass(frozen=True)
+class Action:
+    """One ground-truth action: a tool name and its keyword arguments."""
+
+    name: str
+    kwargs: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class TauBenchTask:
+    """A tau-bench task.
+
+    Attributes:
+        task_id: The task's index or id.
+        user_id: The simulated user's id (becomes the case identity).
+        instruction: The simulated user's instruction.
+        actions: The ground-truth actions.
+        outputs: Texts the agent must say.
+    """
+
+    task_id: int | str
+    user_id: str | None
+    instruction: str
+    actions: tuple[Action, ...]
+    outputs: tuple[str, ...]
+
+    @classmethod
+    def from_data(cls, data: Any, *, task_id: int | str) -> TauBenchTask:
+        """Read a tau-bench task object (``user_id``, ``instruction``, ``actions``, ``outputs``).
+
+        Raises:
+            JudgekitError: When a field has the wrong shape (the message names the task and the field).
+        """
+        where = f"tau-bench task {task_id}"
+        if not isinstance(data, Mapping):
+            raise JudgekitError(f"{where}: a task must be an object, found {type(data).__name__}")
+        instruction = data.get("instruction")
+        if not isinstance(instruction, str) or not instruction.strip():
+            raise JudgekitError(f"{where}: 'instruction' must be non-empty text")
+        actions: list[Action] = []
+        for i, raw in enumerate(data.get("actions") or []):
+            if (
+                not isinstance(raw, Mapping)
+                or not isinstance(raw.get("name"), str)
+                or not isinstance(raw.get("kwargs", {}), Mapping)
+            ):
+                raise JudgekitError(
+                    f"{where}: actions[{i}] must be {{name: text, kwargs: object}}, found {raw!r:.80}"
+                )
+            actions.append(Action(raw["name"], dict(raw.get("kwargs") or {})))
+        outputs = data.get("outputs") or []
+        if not isinstance(outputs, list) or not all(isinstance(o, str) for o in outputs):
+            raise JudgekitError(f"{where}: 'outputs' must be a list of texts")
+        user_id = data.get("user_id")
+        return cls(
+            task_id,
+            str(user_id) if user_id is not None else None,
+            instruction,
+            tuple(actions),
+            tuple(outputs),
+        )
+
+
+def output_pattern(output: str) -> TextPattern:
+    """The pattern that finds a required output the way tau-bench does.
+
+    tau-bench counts an output as said when ``output.lower()`` occurs in an assistant message lowered
+    with every comma removed; the equivalent pattern allows commas between the output's characters.
+    """
+    return TextPattern(pattern=",*".join(re.escape(ch) for ch in output.lower()), ignore_case=True)
+
+
+def task_case(
+    task: TauBenchTask,
+    *,
+    case_id: str,
+    initial_state: str | None = INITIAL_KEY,
+    expected_state: str | None = None,
+    route: bool = False,
+) -> Case:
+    """The judgekit case of a tau-bench task.
+
+    Args:
+        task: The task.
+        case_id: The case id (``task-<id>`` by convention).
+        initial_state: State path or key of the database before the episode.
+        expected_state: State path or key of the database after the ground-truth actions; ``None`` leaves
+            the state layer out (tau-bench's reward then cannot be reproduced).
+        route: Also expect the ground-truth actions as the route (exact arguments, any order, other
+            calls allowed). tau-bench does not grade this.
+    """
+    expected: dict[str, Any] = {"must_mention": [output_pattern(o) for o in task.outputs]}
+    if route and task.actions:
+        counts = Counter(a.name for a in task.actions)
+        expected["route"] = [
+            {"tool": a.name, "args": canonical(a.kwargs), "max_calls": max(counts[a.name], 1)}
+            for a in task.actions
+        ]
+        expected["route_match"] = "superset"
+    data: dict[str, Any] = {
+        "id": case_id,
+        "user_goal": task.instruction,
+        "origin": {"type": "tau-bench", "ref": f"task {task.task_id}"},
+        "tools": sorted({a.name for a in task.actions}),
+        "expected": expected,
+    }
+    if task.user_id:
+        data["identity"] = {"user_id": task.user_id}
+    if initial_state is not None:
+        data["initial_state"] = initial_state
+    if expected_state is not None:
+        data["expected_state"] = {"snapshot": expected_state}
+    return Case.model_validate(data)
+
+
+# --------------------------------------------------------------------------- states
+
+
+def apply_diff(initial: Snapshot, diff: Mapping[str, Any], *, source: str = "replayed") -> Snapshot:
+    """Apply a replay diff to a snapshot, returning a new snapshot (the initial one is not changed).
+
+    The diff is ``table -> id -> {op, changes, record}``: ``added`` rows take ``record``, ``removed`` rows
+    go, ``modified`` rows get each ``changes`` entry (``dotted.path -> {old, new}``; without ``new`` the
+    field is removed; lists are replaced whole). Unchanged tables and rows are shared with ``initial``.
+
+    Raises:
+        JudgekitError: When the diff is malformed or modifies a row the snapshot does not have.
+    """
+    tables = dict(initial.tables)
+    for name, rows in diff.items():
+        if not isinstance(rows, Mapping):
+            raise JudgekitError(f"{source}: diff of table '{name}' must be an object of rows")
+        table = dict(tables.get(name, {}))
+        for key, entry in rows.items():
+            op = entry.get("op") if isinstance(entry, Mapping) else None
+            if op == "added":
+                table[str(key)] = canonical(entry.get("record"))
+            elif op == "removed":
+                table.pop(str(key), None)
+            elif op == "modified":
+                if str(key) not in table:
+                    raise JudgekitError(
+                        f"{source}: diff modifies {name}/{key}, which the state does not have"
+                    )
+                record = copy.deepcopy(table[str(key)])
+                for path, change in sorted(entry.get("changes", {}).items()):
+                    *parents, leaf = str(path).split(".")
+                    node = record
+                    for part in parents:
+                        node = node.setdefault(part, {})
+                    if isinstance(change, Mapping) and "new" in change:
+                        node[leaf] = change["new"]
+                    else:
+                        node.pop(leaf, None)
+                table[str(key)] = canonical(record)
+            else:
+                raise JudgekitError(
+                    f"{source}: {name}/{key}: 'op' must be added, removed or modified, got {op!r}"
+                )
+        tables[name] = table
+    return Snapshot(tables, source)
+
+
+def replay_actions(
+    initial: Mapping[str, Any],
+    actions: Iterable[tuple[str, Mapping[str, Any]]],
+    tools: Mapping[str, Callable[..., Any]],
+) -> tuple[dict[str, Any], list[str]]:
+    """Run tool calls on a copy of a database, the way tau-bench's environment does.
+
+    Each call is ``tools[name](data, **kwargs)`` on the copy, in order. As in tau-bench, a call that
+    raises, or names no known tool, changes nothing and the replay goes on; it is reported.
+
+    Returns:
+        The database afterwards and one note per call that failed.
+    """
+    data = copy.deepcopy(dict(initial))
+    notes: list[str] = []
+    for i, (name, kwargs) in enumerate(actions):
+        tool = tools.get(name)
+        if tool is None:
+            notes.append(f"call {i}: unknown tool '{name}'")
+            continue
+        try:
+            tool(data, **dict(kwargs))
+        except Exception as exc:  # a tool's own error is an episode fact, as in tau-bench
+            notes.append(f"call {i}: {name}: {type(exc).__name__}: {exc}")
+    return data, notes
+
+
+# --------------------------------------------------------------------------- the run
+
+
+def _ended_by(metadata: Mapping[str, Any]) -> str:
+    if metadata.get("reward_info") is None:
+        return UNFINISHED
+    return "terminate_tool" if metadata.get("tau_bench_source") == _TRANSFER else "user_stop"
+
+
+@dataclass
+class TauBenchRun:
+    """A tau-bench results file as judgekit cases, transcripts and states.
+
+    Attributes:
+        cases: Case id to case, one per task.
+        trials: The imported trials (transcripts with ``ended_by`` and stored rewards), in file order.
+        states: A state provider with the initial, expected and final databases preloaded.
+        problems: Entries that could not be imported or replayed, located.
+        has_states: Whether final and expected states are available (replay file or tools given).
+    """
+
+    cases: dict[str, Case]
+    trials: list[ImportedTrial]
+    states: StateProvider
+    problems: list[Problem] = field(default_factory=list)
+    has_states: bool = False
+
+    def grader(self, *, rubric: RubricGrader | None = None) -> TauBenchGrader:
+        """A grader over this run's states (every deterministic layer and the tau-bench gates)."""
+        return TauBenchGrader(states=self.states, rubric=rubric)
+
+    async def grade_all(self, grader: TauBenchGrader | None = None) -> list[Grade]:
+        """Grade every trial, in file order."""
+        g = grader or self.grader()
+        return [await g.grade(self.cases[t.transcript.case_id], t.transcript) for t in self.trials]
+
+
+def _final_key(transcript: Transcript) -> str:
+    return f"tau-bench:final/{transcript.case_id}/{transcript.trial}"
+
+
+def _expected_key(case_id: str) -> str:
+    return f"tau-bench:expected/{case_id}"
+
+
+def _read_replay(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
+    rows: dict[tuple[str, int], dict[str, Any]] = {}
+    try:
+        lines = path.read_text(encoding="utf-8").splitlines()
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read the replay file: {exc.strerror}") from None
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            row = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise JudgekitError(f"{path}:{number}: malformed JSON ({exc.msg}); fix the replay file") from None
+        missing = [k for k in ("task_id", "trial", "final_db_diff", "expected_db_diff") if k not in row]
+        if missing:
+            raise JudgekitError(
+                f"{path}:{number}: a replay row needs task_id, trial, final_db_diff and expected_db_diff; "
+                f"missing {', '.join(missing)}"
+            )
+        rows[(str(row["task_id"]), int(row["trial"]))] = row
+    return rows
+
+
+def load_run(
+    results: Path,
+    *,
+    db: Path | Snapshot,
+    replay: Path | None = None,
+    tools: Mapping[str, Callable[..., Any]] | None = None,
+    case_prefix: str = "task-",
+    agent_model: str | None = None,
+    route: bool = False,
+) -> TauBenchRun:
+    """Read a tau-bench results file into cases, transcripts and states.
+
+    Args:
+        results: The results file (JSON list or JSONL of episodes).
+        db: The domain database before any episode: a folder of ``<table>.json`` files (tau-bench's
+            data folder), any state file, or a snapshot.
+        replay: Replay diffs per trajectory (see the module docs), for final and expected states.
+        tools: The domain's tools, to replay trajectories and ground-truth actions here instead.
+        case_prefix: Prefix of case ids (``task-`` gives ``task-0``).
+        agent_model: The agent's model, for the run records.
+        route: Also expect the ground-truth actions as the route (see :func:`task_case`).
+
+    Returns:
+        The run. Episodes that cannot be imported, tasks whose episodes disagree about the task, and
+        trajectories the replay file lacks are listed in ``problems`` (those trials are left out).
+
+    Raises:
+        JudgekitError: When a file cannot be read, or both ``replay`` and ``tools`` are given.
+    """
+    from judgekit.io.importers import ImportedTrial, read_tau_bench
+    from judgekit.transcript import StateRef
+
+    if replay is not None and tools is not None:
+        raise JudgekitError("give either replay= (diffs made with tau-bench's tools) or tools=, not both")
+    initial = db if isinstance(db, Snapshot) else load_state(db)
+    imported = read_tau_bench(results, case_prefix=case_prefix, agent_model=agent_model)
+    problems = list(imported.problems)
+    snapshots: dict[str, Snapshot] = {INITIAL_KEY: initial}
+    tasks: dict[str, TauBenchTask] = {}
+    task_data: dict[str, Any] = {}
+    trials: list[ImportedTrial] = []
+    replay_rows = _read_replay(replay) if replay is not None else None
+    expected_diffs: dict[str, Any] = {}
+    initial_data = initial.to_data() if tools is not None else None
+    for trial in imported.trials:
+        t = trial.transcript
+        meta = t.metadata
+        raw_task = {
+            "user_id": meta.get("user_id"),
+            "instruction": meta.get("instruction"),
+            "actions": meta.get("expected_actions"),
+            "outputs": meta.get("expected_outputs"),
+        }
+        try:
+            task = TauBenchTask.from_data(raw_task, task_id=str(meta.get("task_id")))
+        except JudgekitError as exc:
+            problems.append(Problem(results, trial.line, "info.task", exc.message))
+            continue
+        if t.case_id in task_data and task_data[t.case_id] != raw_task:
+            problems.append(
+                Problem(
+                    results,
+                    trial.line,
+                    "info.task",
+                    f"{t.case_id}: this episode's task differs from an earlier one's",
+                )
+            )
+            continue
+        task_data[t.case_id] = raw_task
+        tasks[t.case_id] = task
+        transcript = t.model_copy(update={"ended_by": _ended_by(meta)})
+        if replay_rows is not None:
+            raw_trial = meta.get("tau_bench_trial")
+            number = raw_trial if isinstance(raw_trial, int) else transcript.trial - 1
+            row = replay_rows.get((str(meta.get("task_id")), number))
+            if row is None:
+                problems.append(
+                    Problem(
+                        results,
+                        trial.line,
+                        "",
+                        f"{t.case_id} trial {t.trial}: not in the replay file {replay}",
+                    )
+                )
+                continue
+            try:
+                snapshots[_final_key(transcript)] = apply_diff(
+                    initial, row["final_db_diff"], source=f"{replay}"
+                )
+            except JudgekitError as exc:
+                problems.append(Problem(replay, None, "final_db_diff", exc.message))
+                continue
+            previous = expected_diffs.setdefault(t.case_id, row["expected_db_diff"])
+            if previous != row["expected_db_diff"]:
+                problems.append(
+                    Problem(
+                        replay,
+                        None,
+                        "expected_db_diff",
+                        f"{t.case_id}: trials disagree about the expected state",
+                    )
+                )
+                continue
+        elif tools is not None and initial_data is not None:
+            calls = [(c.call.name, c.call.arguments or {}) for c in transcript.calls()]
+            final, _notes = replay_actions(initial_data, calls, tools)
+            snapshots[_final_key(transcript)] = _snapshot(final, f"replay of {t.case_id} trial {t.trial}")
+        if replay_rows is not None or tools is not None:
+            transcript = transcript.model_copy(
+                update={
+                    "initial_state": StateRef(path=INITIAL_KEY),
+                    "final_state": StateRef(path=_final_key(transcript)),
+                }
+            )
+        trials.append(ImportedTrial(transcript, trial.reward, trial.line))
+    has_states = replay_rows is not None or tools is not None
+    cases: dict[str, Case] = {}
+    for case_id, task in tasks.items():
+        if replay_rows is not None and case_id in expected_diffs:
+            snapshots[_expected_key(case_id)] = apply_diff(
+                initial, expected_diffs[case_id], source=f"{replay}"
+            )
+        elif tools is not None and initial_data is not None:
+            expected, _ = replay_actions(initial_data, [(a.name, a.kwargs) for a in task.actions], tools)
+            snapshots[_expected_key(case_id)] = _snapshot(expected, f"ground-truth actions of {case_id}")
+        # The initial database is recorded on every transcript rather than named by the case: every
+        # tau-bench episode starts from the same database by construction, so a per-trial "started from
+        # the fixture" check would only hash the whole database again for each trial.
+        cases[case_id] = task_case(
+            task,
+            case_id=case_id,
+            initial_state=None,
+            expected_state=_expected_key(case_id) if has_states else None,
+            route=route,
+        )
+    return TauBenchRun(cases, trials, StateProvider(snapshots=snapshots), problems, has_states)
+
+
+def _snapshot(data: Mapping[str, Any], source: str) -> Snapshot:
+    from judgekit.state import snapshot_from_data
+
+    return snapshot_from_data(dict(data), source=source)
+
+
+# --------------------------------------------------------------------------- grading
+
+
+class TauBenchGrader(LayeredGrader):
+    """Every deterministic layer plus tau-bench's two other reward conditions as gates.
+
+    ``tau-bench:outputs`` fails when a required output was never said (it lists which, from the text
+    layer's ``must_mention`` checks); ``tau-bench:episode`` fails when the episode did not finish
+    (``ended_by`` is ``max_steps_or_error``: tau-bench gives such an episode reward 0 whatever the
+    database). With the state layer, a trial passes exactly when tau-bench's reward is 1.
+    """
+
+    def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
+        """The deterministic checks, then the outputs and episode gates."""
+        checks = super().checks(case, transcript)
+        return [*checks, _outputs_check(case, checks), _episode_check(transcript)]
+
+
+def _outputs_check(case: Case, checks: Sequence[CheckResult]) -> CheckResult:
+    wanted = case.expected.must_mention if case.expected else ()
+    if not wanted:
+        return CheckResult(
+            check_id=OUTPUTS_CHECK,
+            layer="tau-bench",
+            verdict=Verdict.PASS,
+            reason="the task requires no output",
+        )
+    mentions = [c for c in checks if c.check_id.startswith("text:must_mention:")]
+    missing = [c for c in mentions if c.verdict is not Verdict.PASS]
+    if not missing and len(mentions) == len(wanted):
+        return CheckResult(check_id=OUTPUTS_CHECK, layer="tau-bench", verdict=Verdict.PASS)
+    if any(c.verdict is Verdict.ERROR for c in missing) or len(mentions) != len(wanted):
+        return CheckResult(
+            check_id=OUTPUTS_CHECK,
+            layer="tau-bench",
+            verdict=Verdict.ERROR,
+            reason="the text layer did not check every required output",
+        )
+    labels = []
+    for c in missing:
+        index = int(c.check_id.rsplit(":", 1)[1])
+        item = wanted[index]
+        labels.append(item.pattern.replace(",*", "") if isinstance(item, TextPattern) else str(item))
+    return CheckResult(
+        check_id=OUTPUTS_CHECK,
+        layer="tau-bench",
+        verdict=Verdict.FAIL,
+        reason="required output(s) never said: " + ", ".join(repr(label) for label in labels),
+        category=FailureCategory.INCORRECT_REPORTING,
+        evidence=tuple(e for c in missing for e in c.evidence),
+    )
+
+
+def _episode_check(transcript: Transcript) -> CheckResult:
+    if transcript.ended_by == UNFINISHED:
+        return CheckResult(
+            check_id=EPISODE_CHECK,
+            layer="tau-bench",
+            verdict=Verdict.FAIL,
+            reason="the episode did not finish (step limit or error), so tau-bench gave it no reward",
+            category=FailureCategory.INCOMPLETE_EXECUTION,
+            evidence=(
+                Evidence(
+                    kind="note",
+                    summary=f"{len(transcript.messages)} messages; last role {transcript.messages[-1].role}",
+                )
+                if transcript.messages
+                else Evidence(kind="note", summary="no messages"),
+            ),
+        )
+    if transcript.ended_by is None:
+        return CheckResult(
+            check_id=EPISODE_CHECK,
+            layer="tau-bench",
+            verdict=Verdict.NOT_EVALUATED,
+            reason="the transcript does not record how the episode ended",
+        )
+    return CheckResult(
+        check_id=EPISODE_CHECK,
+        layer="tau-bench",
+        verdict=Verdict.PASS,
+        reason=f"ended by {transcript.ended_by}",
+    )
+
+
+def pass_hat_k_table(grades: Iterable[Grade], ks: Sequence[int] = (1, 2, 3, 4)) -> dict[int, float]:
+    """pass^k from judgekit verdicts: per case, the trials that passed out of all trials.
+
+    A trial counts as a success only when its verdict is ``pass``; ``error`` and ``insufficient_information``
+    trials count as trials that did not succeed (never as passes), and the counts of each state are in
+    the grades for a report to show.
+
+    Raises:
+        ValueError: When a case has fewer than ``k`` trials (pass^k is undefined there).
+    """
+    from judgekit.stats import pass_hat_k
+
+    n: defaultdict[str, int] = defaultdict(int)
+    c: defaultdict[str, int] = defaultdict(int)
+    for grade in grades:
+        n[grade.case_id] += 1
+        c[grade.case_id] += grade.verdict is Verdict.PASS
+    ids = sorted(n)
+    return {k: pass_hat_k([n[i] for i in ids], [c[i] for i in ids], k) for k in ks}
