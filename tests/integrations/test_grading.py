@@ -1,0 +1,170 @@
+"""What the integrations share: the grader interface, explanations, optional extras."""
+
+from __future__ import annotations
+
+import asyncio
+from typing import Any
+
+import pytest
+
+from judgekit.cases import Case
+from judgekit.errors import JudgekitError
+from judgekit.integrations.grading import (
+    LayeredGrader,
+    as_grader,
+    explain,
+    first_reason,
+    grade_now,
+    require_extra,
+)
+from judgekit.transcript import Transcript
+from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Trust, Verdict
+
+CASE = Case.model_validate(
+    {
+        "id": "c1",
+        "input": "refund order 7",
+        "expected": {"route": [{"tool": "refund", "args": {"order_id": "7"}}]},
+    }
+)
+
+
+def transcript(order: str) -> Transcript:
+    return Transcript.model_validate(
+        {
+            "case_id": "c1",
+            "messages": [
+                {"role": "user", "content": "refund order 7"},
+                {
+                    "role": "assistant",
+                    "tool_calls": [
+                        {"id": "a", "function": {"name": "refund", "arguments": f'{{"order_id": "{order}"}}'}}
+                    ],
+                },
+                {"role": "tool", "tool_call_id": "a", "content": "ok"},
+            ],
+        }
+    )
+
+
+def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
+    diff_lines = [f"users/u{i}: email: 'a' -> 'b'" for i in range(30)]
+    grade = Grade(
+        case_id="c1",
+        trial=3,
+        verdict=Verdict.FAIL,
+        quality=0.5,
+        checks=(
+            CheckResult(
+                check_id="text:must_mention:0",
+                layer="text",
+                verdict=Verdict.FAIL,
+                gate=False,
+                score=0.0,
+                reason="never said",
+            ),
+            CheckResult(check_id="route", layer="route", verdict=Verdict.PASS),
+            CheckResult(
+                check_id="criterion:tone",
+                layer="rubric",
+                verdict=Verdict.INSUFFICIENT_INFORMATION,
+                reason="judge unsure",
+                trust=Trust.UNTRUSTED,
+                evidence=(Evidence(kind="judge", summary="no quote", quote="thanks!", message_index=4),),
+            ),
+            CheckResult(
+                check_id="state",
+                layer="state",
+                verdict=Verdict.FAIL,
+                reason="wrong row changed",
+                category=FailureCategory.INVALID_ARGUMENTS,
+                evidence=(Evidence(kind="diff", summary="final -> expected", data={"lines": diff_lines}),),
+            ),
+            CheckResult(
+                check_id="rule:0",
+                layer="rules",
+                verdict=Verdict.FAIL,
+                reason="forbidden",
+                evidence=(
+                    Evidence(
+                        kind="call", summary="breaks it", call_index=2, tool="refund", arguments={"amount": 9}
+                    ),
+                ),
+            ),
+            CheckResult(check_id="text", layer="text", verdict=Verdict.NOT_EVALUATED, reason="none"),
+        ),
+    )
+    text = explain(grade, max_lines=5)
+    lines = text.splitlines()
+    assert lines[0] == "case c1 trial 3: FAIL (quality 0.50)"
+    assert lines[1] == "  FAIL state [gate, invalid_arguments]: wrong row changed"
+    assert "        users/u0: email: 'a' -> 'b'" in lines
+    assert "        ... 25 more line(s)" in lines
+    assert "users/u5" not in text
+    order = [
+        line.strip().split(" ")[1]
+        for line in lines
+        if line.startswith("  ") and line.strip().split(" ")[0].isupper()
+    ]
+    assert order[:4] == ["state", "rule:0", "criterion:tone", "text:must_mention:0"]
+    assert '    call #2: refund({"amount": 9})' in text
+    assert "UNDECIDED criterion:tone [gate, untrusted]: judge unsure" in text
+    assert 'quote (message 4): "thanks!"' in text
+    assert lines[-2:] == ["  passed: route", "  not evaluated: text"]
+    assert first_reason(grade) == "state: wrong row changed"
+
+
+def test_the_default_grader_is_every_deterministic_layer() -> None:
+    grader = as_grader(None)
+    assert isinstance(grader, LayeredGrader)
+    assert grade_now(grader, CASE, transcript("7")).verdict is Verdict.PASS
+    failed = grade_now(grader, CASE, transcript("8"))
+    assert failed.verdict is Verdict.FAIL
+    assert "call #0: refund" in explain(failed)
+
+
+def test_functions_plain_and_async_are_graders() -> None:
+    def checks(case: Case, t: Transcript) -> list[CheckResult]:
+        return [CheckResult(check_id="x", layer="custom", verdict=Verdict.ERROR, reason="could not run")]
+
+    async def grade(case: Case, t: Transcript) -> Grade:
+        return Grade(case_id=case.id, trial=t.trial, verdict=Verdict.PASS)
+
+    assert grade_now(as_grader(checks), CASE, transcript("7")).verdict is Verdict.ERROR
+    assert grade_now(as_grader(grade), CASE, transcript("7")).verdict is Verdict.PASS
+
+    def wrong(case: Case, t: Transcript) -> Any:
+        return "pass"
+
+    with pytest.raises(JudgekitError, match="'wrong' returned str; it must return a judgekit Grade"):
+        grade_now(as_grader(wrong), CASE, transcript("7"))
+    with pytest.raises(JudgekitError, match="cannot grade with a int"):
+        as_grader(3)
+
+
+def test_an_object_with_async_grade_is_used_as_it_is() -> None:
+    class Mine:
+        async def grade(self, case: Case, t: Transcript) -> Grade:
+            return Grade(case_id=case.id, trial=t.trial, verdict=Verdict.NOT_EVALUATED)
+
+    mine = Mine()
+    assert as_grader(mine) is mine
+
+
+def test_grade_now_inside_an_event_loop_says_to_await() -> None:
+    async def inside() -> None:
+        grade_now(as_grader(None), CASE, transcript("7"))
+
+    with pytest.raises(JudgekitError, match=r"use 'await grader.grade\(case, transcript\)'"):
+        asyncio.run(inside())
+
+
+def test_a_grader_with_no_layer_is_refused() -> None:
+    with pytest.raises(JudgekitError, match="grades nothing"):
+        LayeredGrader(deterministic=False)
+
+
+def test_a_missing_extra_names_the_install_command() -> None:
+    with pytest.raises(JudgekitError, match=r"pip install 'judgekit-agents\[nothing\]'"):
+        require_extra("judgekit_no_such_module", "nothing")
+    assert require_extra("json", "none").__name__ == "json"
