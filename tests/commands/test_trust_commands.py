@@ -280,6 +280,11 @@ def test_grade_honours_the_fidelity_of_imported_traces(  # noqa: PLR0917 - param
     assert code == 0
     line = json.loads(results.read_text().splitlines()[0])
     assert line["verdict"] == verdict
+    provenance = line["provenance"]  # every result row says how it was produced
+    assert provenance["method"] == "layered"
+    assert provenance["thresholds"]["untrusted_policy"] == "count"
+    assert "not in a git repository" in provenance["case_set_revision_note"]
+    assert provenance["dependencies"]["pydantic"] != "not installed"
     checks = {c["check_id"]: c for c in line["checks"]}
     assert checks["route"]["verdict"] == route
     assert checks["text:must_mention:0"]["verdict"] == text

@@ -327,6 +327,21 @@ def grade(  # noqa: PLR0917 - typer options
     }
     if holdouts.named:
         grading_record[GRADING_KEY] = list(holdouts.named)
+    from judgekit.provenance import collect_provenance
+
+    judge_fp = grader.judge_fingerprint
+    provenance = collect_provenance(
+        method="layered" + (f"+rubric:{judge_fp['label']}" if judge_fp is not None else ""),
+        seed=rubric_grader.client.params.seed if rubric_grader is not None else None,
+        case_set=cases,
+        thresholds={
+            "untrusted_policy": untrusted,
+            "judge_samples": rubric_grader.client.params.samples if rubric_grader is not None else None,
+            "judge_temperature": rubric_grader.client.params.temperature
+            if rubric_grader is not None
+            else None,
+        },
+    )
     bar = _RichProgress(progress)
     try:
         summary = asyncio.run(
@@ -340,6 +355,7 @@ def grade(  # noqa: PLR0917 - typer options
                 redactor=redactor,
                 progress=bar,
                 fsync=fsync,
+                provenance=provenance,
             )
         )
     finally:
