@@ -220,3 +220,16 @@ def test_the_documented_example_grades_the_bundled_runs(
     out = result.stdout.str()
     assert "expected pass, got fail" in out
     assert re.search(r"call #\d+: \w+\(", out)
+
+
+def test_a_broken_golden_set_fails_with_its_problems_not_a_traceback(pytester: pytest.Pytester) -> None:
+    broken = pytester.path / "golden"
+    broken.mkdir()
+    (broken / "a.yaml").write_text("id: a\ninput: hi\ncolour: red\n")
+    pytester.makepyfile(test_x="def test_x(assert_grade):\n    pass\n")
+    result = pytester.runpytest("--judgekit-cases", str(broken))
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "has 1 problem(s)" in out
+    assert "colour" in out
+    assert "Traceback" not in out

@@ -311,12 +311,16 @@ def judgekit_case_set(pytestconfig: pytest.Config) -> CaseSet:
 @pytest.fixture(scope="session")
 def judgekit_grader(pytestconfig: pytest.Config) -> LayeredGrader:
     """Every deterministic layer, fixtures resolved against the configured set's root (else rootdir)."""
+    from judgekit.errors import JudgekitError
     from judgekit.integrations.grading import LayeredGrader
 
     path = _cases_path(pytestconfig)
     if path is None:
         return LayeredGrader(pytestconfig.rootpath)
-    root = _configured_set(pytestconfig).root
+    try:
+        root = _configured_set(pytestconfig).root
+    except JudgekitError as exc:
+        pytest.fail(f"judgekit: {exc.message}", pytrace=False)
     return LayeredGrader(root)
 
 
