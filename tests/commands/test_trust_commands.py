@@ -290,3 +290,42 @@ def test_grade_honours_the_fidelity_of_imported_traces(  # noqa: PLR0917 - param
     assert checks["text:must_mention:0"]["verdict"] == text
     if route != "pass":
         assert checks["route"]["reason"].startswith("lossy trace:")
+
+
+def test_calibrate_uses_random_items_only_and_refuses_a_development_set(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    rows = ["item_id,rater,label,provenance"]
+    for i in range(80):
+        truth = "fail" if i % 4 == 0 else "pass"
+        judge = truth
+        prov = "random"
+        if i >= 70:  # ten hand-picked items the judge gets wrong: they must not count
+            prov, truth, judge = "discovery", "fail", "pass"
+        for rater, label in (("e1", truth), ("e2", truth), ("judge", judge)):
+            rows.append(f"c{i},{rater},{label},{prov}")
+    table = tmp_path / "labels.csv"
+    table.write_text("\n".join(rows) + "\n")
+    records = tmp_path / "records"
+    args = [
+        "calibrate",
+        str(table),
+        "--judge",
+        "judge",
+        "--format",
+        "json",
+        "--records",
+        str(records),
+        "--no-record",
+    ]
+    code, out, err = run(capsys, *args)
+    report = json.loads(out)
+    assert report["report"]["n_items"] == 70
+    assert "10 hand-picked (discovery) items are left out" in err
+    assert report["report"]["judge_vs_consensus"]["binary"]["fn"] == 0
+    assert code == 0
+    code, _, _ = run(capsys, "calibrate-select", str(table), "--candidates", "a,b", "--records", str(records))
+    assert code == 0
+    code, _, err = run(capsys, *args)
+    assert code == 1
+    assert "development set" in err

@@ -109,6 +109,12 @@ def calibrate(
     if scale is None and (positive or abstain):
         raise JudgekitError("--positive and --abstain apply to a declared --scale", exit_code=2)
     table = parse_labels(_read(labels, "label table"), source=labels, scale=chosen_scale)
+    from judgekit.calibration.guards import check_not_selection_set, load_usage, random_sample_only
+
+    table, provenance = random_sample_only(table)  # rates and gates use the random-sample items only
+    if provenance.random:
+        typer.echo(provenance.note, err=True)
+    check_not_selection_set(table, load_usage(records))  # labels that chose a judge cannot certify it
     if policy is not None:
         from judgekit.io.documents import read_document
 
