@@ -30,6 +30,7 @@ from judgekit.integrations.inspect import (
     FINAL_STATE_KEY,
     INITIAL_STATE_KEY,
     judgekit_scorer,
+    pass_hat_k_reducer,
     samples_from_cases,
     score_from_grade,
 )
@@ -328,3 +329,62 @@ def test_the_documented_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert log.status == "success"
     values = sorted(str(s.scores["judgekit"].value) for s in log.samples)
     assert values == [CORRECT, INCORRECT]
+
+
+def test_pass_hat_k_reducer_over_epochs(root: Path) -> None:
+    from collections import Counter
+
+    from inspect_ai import Epochs
+
+    first_turns: Counter[str] = Counter()
+
+    def flaky_agent(messages: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        user = next(m.text for m in messages if isinstance(m, ChatMessageUser))
+        if not any(isinstance(m, ChatMessageTool) for m in messages):
+            first_turns[user] += 1
+            wrong = "[flaky]" in user and first_turns[user] == 2  # one wrong epoch of four
+            out = ModelOutput.for_tool_call(
+                "mockllm/model", "update_email", {"user_id": "u2" if wrong else "u1", "email": "new@x.io"}
+            )
+        else:
+            out = ModelOutput.from_content("mockllm/model", "Done.")
+        out.usage = ModelUsage(input_tokens=10, output_tokens=10, total_tokens=20)
+        return out
+
+    task = Task(
+        dataset=[
+            sample("steady", "Change my email"),
+            sample("flaky", "Change my email [flaky]"),
+            sample("lost", "Change my email", lose_state=True),
+        ],
+        solver=[load_world(), use_tools([update_email()]), generate(), record_world()],
+        scorer=judgekit_scorer([CASE], root=root),
+        epochs=Epochs(4, pass_hat_k_reducer(2)),
+    )
+    (log,) = eval(
+        task,
+        model="mockllm/model",
+        model_args={"custom_outputs": flaky_agent},
+        log_dir=str(root / "logs"),
+        display="none",
+    )
+    assert log.status == "success", log.error
+    scores = {s.id: s.scores["judgekit"] for s in log.samples}
+    # sample scores in the log are per epoch; the reduced values are in the results
+    reduced = log.results.scores[0]
+    assert reduced.reducer == "judgekit_pass_hat_k_2"
+    # steady: 4/4 -> 1.0; flaky: 3/4 -> C(3,2)/C(4,2) = 0.5; lost: every epoch unscored -> left out
+    assert reduced.metrics["accuracy"].value == pytest.approx(0.75)
+    assert set(scores) == {"steady", "flaky", "lost"}
+    reducer = pass_hat_k_reducer(2)
+    out = reducer(
+        [
+            score_from_grade(Grade(case_id="c", trial=i, verdict=v))
+            for i, v in enumerate([Verdict.PASS, Verdict.PASS, Verdict.ERROR, Verdict.FAIL], start=1)
+        ]
+    )
+    assert out.value == pytest.approx(1 / 3)
+    assert out.metadata == {"k": 2, "epochs": 4, "scored": 3, "passed": 2, "unscored": 1}
+    too_few = reducer([score_from_grade(Grade(case_id="c", trial=1, verdict=Verdict.PASS))])
+    assert math.isnan(too_few.value)
+    assert too_few.reason == "insufficient_epochs"

@@ -51,8 +51,10 @@ from inspect_ai.scorer import (  # noqa: E402
     INCORRECT,
     Score,
     Scorer,
+    ScoreReducer,
     Target,
     accuracy,
+    score_reducer,
     scorer,
     stderr,
 )
@@ -69,6 +71,7 @@ __all__ = [
     "FINAL_STATE_KEY",
     "INITIAL_STATE_KEY",
     "judgekit_scorer",
+    "pass_hat_k_reducer",
     "samples_from_cases",
     "score_from_grade",
     "transcript_from_state",
@@ -297,3 +300,57 @@ def samples_from_cases(cases: CaseSet | Mapping[str, Case] | Iterable[Case]) -> 
         target = case.expected.reference_answer if case.expected and case.expected.reference_answer else ""
         out.append(Sample(input=opening, target=target, id=case.id, metadata={"case_id": case.id}))
     return out
+
+
+def _is_unscored(value: object) -> bool:
+    import math
+
+    return isinstance(value, float) and math.isnan(value)
+
+
+@score_reducer(name="judgekit_pass_hat_k")
+def pass_hat_k_reducer(k: int) -> ScoreReducer:
+    """An epoch reducer: pass^k of one sample over its epochs (the chance that k fresh epochs all pass).
+
+    With ``n`` scored epochs of which ``c`` are ``CORRECT``, the value is ``C(c, k) / C(n, k)``
+    (:func:`judgekit.stats.pass_hat_k_per_task`); Inspect's ``accuracy`` over samples then gives the
+    task's pass^k. Unscored epochs (undecided or errored gradings) are left out of ``n`` as Inspect leaves
+    them out everywhere, and counted in the metadata; with fewer than ``k`` scored epochs the sample is
+    unscored (``insufficient_epochs``), never a 0 or a 1.
+
+    Args:
+        k: Epochs that must all pass (``>= 1``).
+
+    Raises:
+        JudgekitError: When ``k < 1``.
+    """
+    from judgekit.stats import pass_hat_k_per_task
+
+    if k < 1:
+        raise JudgekitError(f"pass_hat_k_reducer(k={k}): k must be at least 1")
+
+    def reduce(scores: list[Score]) -> Score:
+        scored = [s for s in scores if not _is_unscored(s.value)]
+        passed = sum(1 for s in scored if s.value == CORRECT)
+        metadata = {
+            "k": k,
+            "epochs": len(scores),
+            "scored": len(scored),
+            "passed": passed,
+            "unscored": len(scores) - len(scored),
+        }
+        if len(scored) < k:
+            return Score.unscored(
+                reason="insufficient_epochs",
+                explanation=f"{len(scored)} scored epoch(s) of {len(scores)}; pass^{k} needs at least {k}",
+                metadata=metadata,
+            )
+        value = float(pass_hat_k_per_task([len(scored)], [passed], k)[0])
+        return Score(
+            value=value,
+            explanation=f"pass^{k} = C({passed}, {k}) / C({len(scored)}, {k}) = {value:.3f} "
+            f"({len(scores) - len(scored)} unscored epoch(s) left out)",
+            metadata=metadata,
+        )
+
+    return reduce
