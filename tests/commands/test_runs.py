@@ -443,3 +443,28 @@ def test_tau_bench_rewards_report_through_the_cli(tmp_path, capsys):
     report = json.loads(capsys.readouterr().out)
     (suite,) = report["suites"]
     assert [round(p["value"], 3) for p in suite["pass_hat"]] == [0.420, 0.273, 0.220, 0.200]
+
+
+def test_progress_bar_shows_rate_eta_cost_and_errors():
+    import io
+
+    from rich.console import Console
+
+    from judgekit.commands.runs import _RichProgress
+    from judgekit.results import CaseRef, make_result_line
+    from judgekit.verdict import Grade, Verdict
+
+    buffer = io.StringIO()
+    bar = _RichProgress(True, console=Console(file=buffer, force_terminal=True, width=200))
+    bar.start(total=3, already_done=1)
+    for verdict in (Verdict.PASS, Verdict.ERROR):
+        grade = Grade(case_id="c", trial=1, verdict=verdict)
+        bar.advance(make_result_line(run_id="r", case=CaseRef(id="c", version=1), grade=grade), 0.125)
+    bar.finish()
+    text = buffer.getvalue()
+    assert bar.errors == 1
+    assert "3/3" in text
+    assert "trials/s" in text
+    assert "ETA" in text
+    assert "cost $0.1250" in text
+    assert "errors 1" in text

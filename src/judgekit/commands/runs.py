@@ -53,7 +53,13 @@ class LayeredTrialGrader:
     decides the verdict from the gates.
     """
 
-    def __init__(self, root: Path, rubric_grader: RubricGrader | None, untrusted: str = "count") -> None:
+    def __init__(
+        self,
+        root: Path,
+        rubric_grader: RubricGrader | None,
+        untrusted: str = "count",
+        grounding: str | None = None,
+    ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
         from judgekit.graders.layered import StateProvider
@@ -62,6 +68,7 @@ class LayeredTrialGrader:
         self._providers: dict[Path, StateProvider] = {}
         self.rubric_grader = rubric_grader
         self.untrusted = untrusted
+        self.grounding = grounding
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit-deterministic")
         self._sources: dict[tuple[str, int], Path] = {}
 
@@ -93,7 +100,12 @@ class LayeredTrialGrader:
     def _deterministic(self, case: Case, transcript: Transcript) -> list[Any]:
         from judgekit.graders.layered import deterministic_checks
 
-        return deterministic_checks(case, transcript, states=self._states(transcript))
+        return deterministic_checks(
+            case,
+            transcript,
+            states=self._states(transcript),
+            grounding=self.grounding,  # type: ignore[arg-type]  # checked by the grade command
+        )
 
     async def grade(self, case: Case, transcript: Transcript) -> GradedTrial:
         """Grade one trial on every layer."""
@@ -125,7 +137,7 @@ class LayeredTrialGrader:
 class _RichProgress:
     """A rich progress bar: trials done, rate, ETA, judge cost so far and error count."""
 
-    def __init__(self, enabled: bool) -> None:
+    def __init__(self, enabled: bool, console: Any = None) -> None:
         from rich.console import Console
         from rich.progress import (
             BarColumn,
@@ -136,7 +148,7 @@ class _RichProgress:
             TimeRemainingColumn,
         )
 
-        self.console = Console(stderr=True)
+        self.console = console if console is not None else Console(stderr=True)
         self.enabled = enabled and self.console.is_terminal
         self._progress = Progress(
             TextColumn("grading"),
@@ -245,6 +257,12 @@ def grade(  # noqa: PLR0917 - typer options
         "--holdout",
         help="Also grade this holdout case (by id; repeatable). Holdouts are left out otherwise.",
     ),
+    grounding: str | None = typer.Option(
+        None,
+        "--grounding",
+        help="Also check expected sources (scored), in a mode: retrieved_or_cited, retrieved, cited, "
+        "retrieved_and_cited.",
+    ),
 ) -> None:
     """Grade transcripts against a golden set: every layer, one result line per trial as it finishes.
 
@@ -262,6 +280,12 @@ def grade(  # noqa: PLR0917 - typer options
     if untrusted not in ("count", "fail_only", "advisory"):
         raise JudgekitError(
             f"--untrusted must be count, fail_only or advisory (got '{untrusted}')", exit_code=2
+        )
+    from judgekit.graders.grounding import MODES as GROUNDING_MODES
+
+    if grounding is not None and grounding not in GROUNDING_MODES:
+        raise JudgekitError(
+            f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
         )
     settings = _load_config(config)
     judge_cfg: dict[str, Any] = dict(settings.get("judge", {}))
@@ -304,7 +328,7 @@ def grade(  # noqa: PLR0917 - typer options
             samples=judge_cfg.get("samples"),
             concurrency=concurrency,
         )
-    grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted)
+    grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted, grounding)
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     state = prepare_output(out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint)
     for problem in plan.problems:
@@ -327,6 +351,8 @@ def grade(  # noqa: PLR0917 - typer options
     }
     if holdouts.named:
         grading_record[GRADING_KEY] = list(holdouts.named)
+    if grounding is not None:
+        grading_record["grounding"] = grounding
     from judgekit.provenance import collect_provenance
 
     judge_fp = grader.judge_fingerprint
