@@ -185,7 +185,7 @@ def test_openai_messages_given_to_the_anthropic_adapter_point_at_the_right_one()
         ),
         pytest.param(
             [{"role": "assistant", "content": [{"type": "tool_result", "tool_use_id": "a"}]}],
-            r"content\[0\].type: expected text, tool_use, thinking or redacted_thinking in an assistant turn",
+            r"content\[0\].type: expected text, tool_use, server tool blocks, thinking or redacted_thinking",
             id="tool_result_in_assistant_turn",
         ),
         pytest.param(
@@ -210,3 +210,37 @@ def test_openai_malformed_message_is_reported_not_raised_as_a_traceback():
         JudgekitError, match=r"not a valid OpenAI chat transcript: messages.0.colour: Extra inputs"
     ):
         openai_chat_transcript([{"role": "user", "content": "x", "colour": "red"}], case_id="c")
+
+
+def test_server_tool_blocks_in_an_assistant_turn_become_a_call_and_its_result():
+    t = anthropic_transcript(
+        [
+            {"role": "user", "content": "What is the baggage policy?"},
+            {
+                "role": "assistant",
+                "content": [
+                    {
+                        "type": "server_tool_use",
+                        "id": "srv_1",
+                        "name": "web_search",
+                        "input": {"query": "bags"},
+                    },
+                    {
+                        "type": "web_search_tool_result",
+                        "tool_use_id": "srv_1",
+                        "content": [
+                            {"type": "web_search_result", "url": "https://example.test", "title": "Bags"}
+                        ],
+                    },
+                    {"type": "text", "text": "One bag is free."},
+                ],
+            },
+        ],
+        case_id="c",
+    )
+    assert [m.role for m in t.messages] == ["user", "assistant", "tool"]
+    (call,) = t.calls()
+    assert (call.call.name, call.call.arguments) == ("web_search", {"query": "bags"})
+    assert call.result is not None
+    assert '"url": "https://example.test"' in call.result
+    assert t.final_answer() == "One bag is free."

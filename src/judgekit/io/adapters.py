@@ -10,7 +10,9 @@ Harnesses hand judgekit a conversation as it was sent to or received from a mode
 * **Anthropic messages** (:func:`anthropic_transcript`): a top-level ``system`` prompt (text or text
   blocks) and ``messages`` whose ``role`` is ``user`` or ``assistant`` and whose ``content`` is text or a
   list of content blocks: ``text``, ``tool_use`` (``id``, ``name``, ``input``) in assistant turns,
-  ``tool_result`` (``tool_use_id``, ``content`` text or blocks, ``is_error``) in user turns. Thinking
+  ``tool_result`` (``tool_use_id``, ``content`` text or blocks, ``is_error``) in user turns. Server tools
+  (``server_tool_use`` / ``mcp_tool_use`` and their ``*_tool_result`` blocks inside the assistant turn)
+  become calls and results in the same way; a non-text result is kept as its JSON. Thinking
   blocks are left out (they are not part of what the agent said or did); image and document blocks are
   counted in the transcript's metadata (``omitted_blocks``) rather than silently dropped. A tool result
   flagged ``is_error`` is recorded with content starting ``Error:``, which is how judgekit recognises a
@@ -286,15 +288,34 @@ def _system_text(system: Any) -> str | None:
     return text
 
 
-def _assistant(content: Any, i: int, omitted: list[str]) -> dict[str, Any]:
+def _server_result(block: Mapping[str, Any], where: str) -> dict[str, Any]:
+    """A server tool's result block (``web_search_tool_result`` and the like) as a tool message."""
+    if not isinstance(block.get("tool_use_id"), str):
+        raise _refuse(
+            "not an Anthropic transcript", where, f"{block['type']} with a text 'tool_use_id'", _kind(block)
+        )
+    content = block.get("content")
     if isinstance(content, str):
-        return {"role": "assistant", "content": content}
+        text = content
+    elif isinstance(content, list) and all(
+        isinstance(b, Mapping) and b.get("type") == "text" for b in content
+    ):
+        text = "\n".join(str(b.get("text", "")) for b in content)
+    else:
+        text = json.dumps(content, ensure_ascii=False, sort_keys=True)
+    return {"role": "tool", "tool_call_id": block["tool_use_id"], "content": text}
+
+
+def _assistant(content: Any, i: int, omitted: list[str]) -> list[dict[str, Any]]:
+    if isinstance(content, str):
+        return [{"role": "assistant", "content": content}]
     if not isinstance(content, list):
         raise _refuse(
             "not an Anthropic transcript", f"messages[{i}].content", "text or content blocks", _kind(content)
         )
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
+    results: list[dict[str, Any]] = []
     for j, block in enumerate(content):
         where = f"messages[{i}].content[{j}]"
         if not isinstance(block, Mapping) or "type" not in block:
@@ -302,7 +323,9 @@ def _assistant(content: Any, i: int, omitted: list[str]) -> dict[str, Any]:
         kind = block["type"]
         if kind == "text":
             texts.append(str(block.get("text", "")))
-        elif kind in {"tool_use", "server_tool_use"}:
+        elif isinstance(kind, str) and kind != "tool_result" and kind.endswith("_tool_result"):
+            results.append(_server_result(block, where))
+        elif kind in {"tool_use", "server_tool_use", "mcp_tool_use"}:
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
                 raise _refuse(
                     "not an Anthropic transcript", where, "tool_use with text 'id' and 'name'", _kind(block)
@@ -316,14 +339,14 @@ def _assistant(content: Any, i: int, omitted: list[str]) -> dict[str, Any]:
             raise _refuse(
                 "not an Anthropic transcript",
                 f"{where}.type",
-                "text, tool_use, thinking or redacted_thinking in an assistant turn",
+                "text, tool_use, server tool blocks, thinking or redacted_thinking in an assistant turn",
                 repr(kind),
             )
     text = "\n".join(t for t in texts if t)
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
     if calls:
         out["tool_calls"] = calls
-    return out
+    return [out, *results]
 
 
 def _user(content: Any, i: int, omitted: list[str]) -> list[dict[str, Any]]:
@@ -432,7 +455,7 @@ def anthropic_transcript(
             )
         content = message.get("content")
         if role == "assistant":
-            converted.append(_assistant(content, i, omitted))
+            converted.extend(_assistant(content, i, omitted))
         else:
             converted.extend(_user(content, i, omitted))
     meta: dict[str, Any] = {"source_format": "anthropic-messages", **(metadata or {})}
