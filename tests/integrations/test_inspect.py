@@ -254,6 +254,16 @@ def test_a_bare_rubric_grader_is_accepted_and_a_grading_function_too(root: Path)
     assert (scores["ok"].value, scores["wrong"].value) == (CORRECT, INCORRECT)
     assert "first call was" in scores["wrong"].explanation
 
+    def broken(case: Case, transcript: Any) -> str:
+        return "pass"
+
+    log = run_task([sample("ok", "x")], broken, root)
+    (only,) = [s.scores["judgekit"] for s in log.samples]
+    assert math.isnan(only.value)
+    assert only.reason == "scoring_failed"
+    assert "the grader could not run" in only.explanation
+    assert "must return a judgekit Grade" in only.explanation
+
 
 @pytest.mark.parametrize(
     ("verdict", "layer", "value", "reason"),

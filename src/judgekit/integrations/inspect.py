@@ -280,7 +280,10 @@ def judgekit_scorer(
             return _error_score(
                 cid, trial, f"the sample's conversation is not a transcript: {exc.message}", answer
             )
-        grade = await the_grader.grade(case, trial_transcript)
+        try:
+            grade = await the_grader.grade(case, trial_transcript)
+        except JudgekitError as exc:
+            return _error_score(cid, trial, f"the grader could not run: {exc.message}", answer)
         return score_from_grade(grade, answer=answer)
 
     return score
