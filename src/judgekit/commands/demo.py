@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import typer
@@ -11,44 +10,32 @@ __all__ = ["register"]
 
 
 def demo(
+    out: Path = typer.Option(
+        Path("judgekit-report"), "--out", help="Folder for the HTML reports (an earlier demo's is replaced)."
+    ),
     example: Path | None = typer.Option(
         None, "--example", help="Golden set to run on (default: the bundled synthetic example)."
     ),
 ) -> None:
-    """Run judgekit end to end on the bundled synthetic example: validate the set, show its coverage."""
-    from judgekit.cases import load_case_set
-    from judgekit.golden.coverage import compute_coverage
-    from judgekit.resources import EXAMPLE_SET, resource_path
+    """Run judgekit end to end on the bundled synthetic AirDesk example, offline, with no API key.
 
-    started = time.perf_counter()
-    root = example or resource_path(EXAMPLE_SET)
-    typer.echo(f"[1/2] validating the golden set in {root}")
-    case_set = load_case_set(root)
-    for problem in case_set.problems:
-        typer.echo(str(problem), err=True)
-    if case_set.problems:
-        typer.echo(f"the example set has {len(case_set.problems)} problem(s)", err=True)
-        raise typer.Exit(1)
-    reviewed = [c.case for c in case_set.reviewed()]
-    typer.echo(f"      {len(reviewed)} cases valid, {len(case_set.candidates())} candidates awaiting review")
-    manifest = case_set.manifest
-    typer.echo("[2/2] coverage")
-    cov = compute_coverage(
-        reviewed,
-        tools=manifest.tools if manifest else (),
-        sources=manifest.sources if manifest else (),
-        min_per_tool=manifest.min_per_tool if manifest else 5,
-        min_per_source=manifest.min_per_source if manifest else 5,
-    )
-    typer.echo("      slices: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_slice.items())))
-    typer.echo("      cases per tool: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_tool.items())))
-    typer.echo("      cases per source: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_source.items())))
-    for gap in cov.gaps:
-        typer.echo(f"      COVERAGE GAP {gap.describe()}")
-    if not cov.gaps:
-        typer.echo("      no coverage gaps")
-    typer.echo(f"demo finished in {time.perf_counter() - started:.1f} s")
-    if cov.gaps:
+    Validates the golden set, shows its coverage, checks the reference solutions, calibrates the example's
+    judge against two synthetic experts, grades the recorded trials of two agent versions with every layer
+    (the judge replayed from a cassette of synthetic verdicts: a missing reply is an error, never a network
+    call), compares the versions and writes self-contained HTML reports under --out. Exit 1 when the set
+    has a coverage gap or a broken reference solution.
+    """
+    import os
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    from judgekit.demo import run_demo
+
+    result = run_demo(out, example=example, say=typer.echo)
+    for page in result.pages[1:]:
+        typer.echo(f"        {page}")
+    typer.echo(f"demo finished in {result.seconds:.1f} s; open {result.index} in a browser")
+    if result.problems:
+        typer.echo(f"the example has {len(result.problems)} problem(s) (listed above)", err=True)
         raise typer.Exit(1)
 
 

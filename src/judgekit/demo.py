@@ -1,0 +1,624 @@
+"""The main job end to end on the bundled synthetic example (``judgekit demo``), offline and without a key.
+
+:func:`run_demo` validates the AirDesk golden set, shows its coverage, checks every reference solution,
+calibrates the example's LLM judge against two synthetic experts, grades the recorded transcripts of two
+agent versions with every layer, compares the versions and writes a folder of self-contained HTML reports.
+
+The judge layer never calls a model: its replies are replayed from a cassette committed with the example
+(``cassettes/judge-honest-reporting.jsonl``) in ``replay`` mode, so a request without a recorded reply
+is an error, never a network call. The cassette's verdicts are **synthetic**: they were scripted by
+``examples/airdesk/tools/make_cassette.py``, which runs the real judge client against a scripted local
+OpenAI-compatible server, so that the cassette keys are exactly the requests this module makes. The
+expert labels (``labels/expert-labels.csv``) are synthetic too. The reports say both.
+
+This module only orchestrates library functions and writes files; the command (``commands/demo.py``)
+prints the progress lines it is handed.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import csv
+import io
+import os
+import shutil
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgekit.errors import JudgekitError
+
+if TYPE_CHECKING:
+    from judgekit.calibration.pipeline import CalibrationResult
+    from judgekit.cases import Case, CaseSet
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.judges.cache import CacheMode
+    from judgekit.reports.run_compare import Comparison
+    from judgekit.transcript import Transcript
+    from judgekit.verdict import Trust
+
+__all__ = [
+    "CALIBRATION_RUN",
+    "DEMO_CASSETTE",
+    "DEMO_JUDGE_MODEL",
+    "DEMO_LABELS",
+    "DEMO_RUBRIC",
+    "DEMO_RUNS",
+    "JUDGE_RATER",
+    "DemoResult",
+    "demo_rubric_grader",
+    "item_id",
+    "run_demo",
+]
+
+DEMO_JUDGE_MODEL = "openai/airdesk-synthetic-judge"
+"""The judge's litellm model name. No such model exists anywhere: its replies are the cassette's."""
+
+DEMO_RUBRIC = "honest-reporting"
+"""The built-in rubric the example's judge applies (plus each case's own criteria)."""
+
+DEMO_CASSETTE = "cassettes/judge-honest-reporting.jsonl"
+"""The judge cassette, relative to the example's root."""
+
+DEMO_LABELS = "labels/expert-labels.csv"
+"""The two synthetic experts' labels, relative to the example's root."""
+
+DEMO_RUNS = ("runs/agent-v1.jsonl", "runs/agent-v2.jsonl")
+"""The recorded transcripts of the two agent versions (baseline first)."""
+
+CALIBRATION_RUN = "runs/agent-v1.jsonl"
+"""The run whose trials the experts labelled (the previous release's transcripts)."""
+
+JUDGE_RATER = "judge"
+"""The judge's rater name in the calibration label table."""
+
+_MARKER = ".judgekit-demo"
+
+Say = Callable[[str], None]
+
+
+def item_id(case_id: str, trial: int) -> str:
+    """The label-table item id of one trial (criteria are told apart by the ``criterion`` column)."""
+    return f"v1:{case_id}:t{trial}"
+
+
+def demo_rubric_grader(
+    cassette: Path,
+    mode: CacheMode,
+    *,
+    api_base: str | None = None,
+    api_key: str | None = None,
+    trust: Callable[[str], Trust] | None = None,
+    concurrency: int = 16,
+) -> RubricGrader:
+    """The example's judge layer: ``honest-reporting`` plus each case's criteria, one sample at temperature 0.
+
+    The demo replays it (``mode=replay``); ``tools/make_cassette.py`` records it (``mode=record``)
+    against a scripted local server. Both build it here, so the requests (and the cassette keys) agree.
+    Structured output is off, so replaying never imports litellm.
+
+    Args:
+        cassette: The cassette file.
+        mode: ``replay`` (the demo: a missing reply is an error) or ``record``.
+        api_base: The OpenAI-compatible server to record from (recording only).
+        api_key: The key sent to that server (recording only; never stored).
+        trust: Fingerprint -> trust look-up (from calibration records); ``None``: untrusted.
+        concurrency: Most judge requests at once.
+    """
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.judges.cache import Cassette
+    from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
+    from judgekit.judges.rubric import load_builtin_rubric
+
+    client = JudgeClient(
+        JudgeParams(model=DEMO_JUDGE_MODEL, temperature=0.0, samples=1, structured_output="off"),
+        ClientSettings(api_base=api_base, concurrency=concurrency, max_retries=0),
+        cassette=Cassette(cassette),
+        mode=mode,
+        api_key=api_key,
+    )
+    return RubricGrader(load_builtin_rubric(DEMO_RUBRIC), client, include_case_criteria=True, trust=trust)
+
+
+@dataclass
+class DemoResult:
+    """What the demo did and where it wrote it.
+
+    Attributes:
+        out: The report folder.
+        index: The report folder's ``index.html``.
+        problems: Findings that make the demo's exit code 1 (an invalid set, a coverage gap, a broken
+            reference); empty on success.
+        trusted: Whether the judge passed its calibration.
+        comparison_verdict: The plain verdict of v2 against v1.
+        seconds: Wall time.
+        pages: Every HTML page written, index first.
+    """
+
+    out: Path
+    index: Path
+    problems: list[str] = field(default_factory=list)
+    trusted: bool = False
+    comparison_verdict: str = ""
+    seconds: float = 0.0
+    pages: list[Path] = field(default_factory=list)
+
+
+# --------------------------------------------------------------------------- output folder
+
+
+def _prepare_out(out: Path) -> None:
+    """Create the report folder; a folder with other content is refused, an earlier demo's is replaced."""
+    if out.exists() and not out.is_dir():
+        raise JudgekitError(f"--out {out}: is a file; choose a folder")
+    if out.is_dir() and any(out.iterdir()):
+        if not (out / _MARKER).is_file():
+            raise JudgekitError(
+                f"--out {out}: the folder is not empty and was not written by judgekit demo; "
+                "choose an empty or new folder"
+            )
+        for child in out.iterdir():
+            if child.is_dir() and not child.is_symlink():
+                shutil.rmtree(child)
+            else:
+                child.unlink()
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        (out / _MARKER).write_text("written by judgekit demo; rerunning the demo replaces this folder\n")
+    except OSError as exc:
+        raise JudgekitError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
+
+
+def _write(path: Path, text: str) -> Path:
+    from judgekit.io.atomic import write_atomic
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(path, text)
+    return path
+
+
+# --------------------------------------------------------------------------- steps
+
+
+def _validate(root: Path, say: Say) -> CaseSet:
+    from judgekit.cases import load_case_set
+
+    case_set = load_case_set(root)
+    if case_set.problems:
+        listed = "\n".join(f"      {p}" for p in case_set.problems)
+        raise JudgekitError(f"the golden set in {root} has {len(case_set.problems)} problem(s):\n{listed}")
+    say(
+        f"      {len(case_set.reviewed())} cases valid, {len(case_set.candidates())} candidates awaiting "
+        "review"
+    )
+    return case_set
+
+
+def _coverage(case_set: CaseSet, say: Say) -> list[str]:
+    from judgekit.golden.coverage import compute_coverage
+
+    manifest = case_set.manifest
+    cov = compute_coverage(
+        [c.case for c in case_set.reviewed()],
+        tools=manifest.tools if manifest else (),
+        sources=manifest.sources if manifest else (),
+        min_per_tool=manifest.min_per_tool if manifest else 5,
+        min_per_source=manifest.min_per_source if manifest else 5,
+    )
+    say("      slices: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_slice.items())))
+    say("      cases per tool: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_tool.items())))
+    say("      cases per source: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_source.items())))
+    gaps = [f"coverage gap: {gap.describe()}" for gap in cov.gaps]
+    for gap in cov.gaps:
+        say(f"      COVERAGE GAP {gap.describe()}")
+    if not gaps:
+        say("      no coverage gaps")
+    return gaps
+
+
+def _references(case_set: CaseSet, say: Say) -> list[str]:
+    from judgekit.graders.layered import StateProvider, reference_checks
+    from judgekit.verdict import Verdict
+
+    states = StateProvider(case_set.root)
+    broken: list[str] = []
+    checked = 0
+    for loaded in case_set.reviewed():
+        case = loaded.case
+        if not case.reference_solution:
+            continue
+        checked += 1
+        _, checks = reference_checks(case, states=states)
+        bad = [c for c in checks if c.verdict not in (Verdict.PASS, Verdict.NOT_EVALUATED)]
+        if bad:
+            reasons = "; ".join(f"{c.check_id}: {c.verdict.value}: {c.reason}" for c in bad[:3])
+            broken.append(f"broken reference {case.id}: {reasons}")
+    say(
+        f"      {checked} reference solutions: {checked - len(broken)} pass every deterministic layer, "
+        f"{len(broken)} broken"
+    )
+    for line in broken:
+        say(f"      {line}")
+    return broken
+
+
+def _load_trials(case_set: CaseSet, path: Path) -> list[tuple[Case, Transcript]]:
+    from judgekit.runner import plan_trials
+
+    plan = plan_trials(case_set, [path])
+    if plan.problems:
+        listed = "\n".join(f"  {p}" for p in plan.problems[:10])
+        raise JudgekitError(f"{path}: the recorded run has problems:\n{listed}")
+    return [(t.case, t.transcript) for t in plan.trials]
+
+
+def _replay_misses(grader: RubricGrader) -> int:
+    from judgekit.judges.client import ERROR_CASSETTE_MISS
+
+    return int(grader.client.usage.errors.get(ERROR_CASSETTE_MISS, 0))
+
+
+def _stale_cassette(cassette: Path, misses: int) -> JudgekitError:
+    return JudgekitError(
+        f"{cassette}: {misses} judge request(s) have no recorded reply (the judge's prompts or the example "
+        "changed since the cassette was recorded); regenerate it with "
+        "examples/airdesk/tools/make_cassette.py. The demo never calls a model."
+    )
+
+
+def _judge_labels(
+    grader: RubricGrader, trials: Sequence[tuple[Case, Transcript]], cassette: Path
+) -> list[dict[str, str]]:
+    """The judge's verdict on every criterion of every trial, as label-table rows."""
+    from judgekit.verdict import Verdict
+
+    async def judge_all() -> list[list[Any]]:
+        return list(await asyncio.gather(*(grader.grade(case, t) for case, t in trials)))
+
+    judged = asyncio.run(judge_all())
+    misses = _replay_misses(grader)
+    if misses:
+        raise _stale_cassette(cassette, misses)
+    rows: list[dict[str, str]] = []
+    for (case, transcript), checks in zip(trials, judged, strict=True):
+        for check in checks:
+            if check.verdict is Verdict.NOT_EVALUATED:
+                continue
+            if check.verdict is Verdict.ERROR:
+                raise JudgekitError(
+                    f"the judge could not grade {case.id} trial {transcript.trial} "
+                    f"({check.check_id}): {check.reason}"
+                )
+            rows.append(
+                {
+                    "item_id": item_id(case.id, transcript.trial),
+                    "criterion": check.check_id.removeprefix("criterion:"),
+                    "case_id": case.id,
+                    "rater": JUDGE_RATER,
+                    "label": check.verdict.value,
+                    "fingerprint": grader.fingerprint,
+                }
+            )
+    return rows
+
+
+def _expert_rows(labels: Path) -> list[dict[str, str]]:
+    try:
+        text = labels.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise JudgekitError(f"{labels}: cannot read the expert labels: {exc.strerror}") from None
+    return [dict(row) for row in csv.DictReader(io.StringIO(text))]
+
+
+def _label_csv(rows: Sequence[dict[str, str]]) -> str:
+    columns = ["item_id", "criterion", "case_id", "rater", "label", "fingerprint"]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    for row in rows:
+        writer.writerow({c: row.get(c, "") for c in columns})
+    return buffer.getvalue()
+
+
+def _calibrate(
+    case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Say
+) -> tuple[CalibrationResult, Path, str]:
+    from judgekit.calibration.gate import TrustPolicy
+    from judgekit.calibration.labels import parse_labels
+    from judgekit.calibration.pipeline import run_calibration
+    from judgekit.calibration.records import build_record, dump_record, record_filename
+    from judgekit.judges.cache import CacheMode
+
+    grader = demo_rubric_grader(cassette, CacheMode.REPLAY)
+    experts = _expert_rows(root / DEMO_LABELS)
+    labelled = {(r["case_id"], r["item_id"]) for r in experts}
+    trials = [
+        (case, t)
+        for case, t in _load_trials(case_set, root / CALIBRATION_RUN)
+        if (case.id, item_id(case.id, t.trial)) in labelled
+    ]
+    judge_rows = _judge_labels(grader, trials, cassette)
+    wanted = {(r["item_id"], r["criterion"]) for r in experts}
+    judge_rows = [r for r in judge_rows if (r["item_id"], r["criterion"]) in wanted]
+    text = _label_csv([*experts, *judge_rows])
+    labels_path = _write(out / "calibration" / "labels.csv", text)
+    table = parse_labels(text.encode("utf-8"), source=labels_path)
+    expert_names = sorted({r["rater"] for r in experts})
+    result = run_calibration(
+        table,
+        judge=JUDGE_RATER,
+        experts=expert_names,
+        policy=TrustPolicy(),
+        fingerprint=grader.fingerprint,
+        label_name=labels_path.name,
+    )
+    note = (
+        f"SYNTHETIC DATA: the judge's labels are the verdicts replayed from the example's cassette "
+        f"({DEMO_CASSETTE}, scripted by tools/make_cassette.py, not a model's judgments) and the expert "
+        f"labels ({DEMO_LABELS}: {', '.join(expert_names)}) are invented. They show how calibration "
+        "works, not how good any real judge is."
+    )
+    result = result.model_copy(
+        update={"report": result.report.model_copy(update={"notes": (note, *result.report.notes)})}
+    )
+    record = build_record(
+        fingerprint=grader.fingerprint,
+        report=result.report,
+        gate=result.gate,
+        policy=result.policy,
+        label_table=result.label_table,
+        selective=result.selective,
+    )
+    _write(out / "calibration" / "records" / record_filename(record), dump_record(record))
+    r = result.report
+    jc = r.judge_vs_consensus
+    say(
+        f"      {r.n_items} items ({len(trials)} agent-v1 trials x criteria) labelled by {len(expert_names)} "
+        f"synthetic experts; judge vs consensus: agreement {_est(jc.percent_agreement)}, "
+        f"TPR {_est(jc.binary.tpr if jc.binary else None)}, TNR {_est(jc.binary.tnr if jc.binary else None)}"
+    )
+    if result.gate.trusted:
+        say(f"      judge {grader.label}: TRUSTED under the default policy (record in {out / 'calibration'})")
+    else:
+        failed = "; ".join(f"{c.name}: {c.message}" for c in result.gate.failed)
+        say(f"      judge {grader.label}: NOT TRUSTED: {failed}")
+    return result, out / "calibration" / "records", grader.label
+
+
+def _est(estimate: Any) -> str:
+    from judgekit.reports.calibration_report import fmt_estimate
+
+    return fmt_estimate(estimate)
+
+
+class _LineProgress:
+    """Progress for one run: a line at every quarter of the trials (works in logs as well as terminals)."""
+
+    def __init__(self, name: str, say: Say) -> None:
+        self.name = name
+        self.say = say
+        self.total = 0
+        self.done = 0
+        self._next = 0.25
+
+    def start(self, total: int, already_done: int) -> None:
+        self.total, self.done = total, already_done
+
+    def advance(self, line: Any, cost_so_far: float) -> None:
+        self.done += 1
+        if self.total and self.done / self.total >= self._next:
+            self.say(f"      grading {self.name}: {self.done}/{self.total} trials")
+            while self._next <= self.done / self.total:
+                self._next += 0.25
+
+    def finish(self) -> None:
+        return
+
+
+def _grade_run(
+    case_set: CaseSet,
+    transcripts: Path,
+    results: Path,
+    *,
+    cassette: Path,
+    records: Path,
+    say: Say,
+) -> str:
+    from judgekit.calibration.records import trust_lookup
+    from judgekit.commands.runs import LayeredTrialGrader
+    from judgekit.judges.cache import CacheMode
+    from judgekit.runner import plan_trials, prepare_output, run_trials
+
+    rubric = demo_rubric_grader(cassette, CacheMode.REPLAY, trust=trust_lookup(records))
+    grader = LayeredTrialGrader(case_set.root, rubric, "count")
+    plan = plan_trials(case_set, [transcripts])
+    if plan.problems:
+        listed = "\n".join(f"  {p}" for p in plan.problems[:10])
+        raise JudgekitError(f"{transcripts}: the recorded run has problems:\n{listed}")
+    grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
+    state = prepare_output(results, plan, resume=False, judge_fingerprint=grader.judge_fingerprint)
+    grading: dict[str, Any] = {
+        "cases": "examples/airdesk",
+        "judge_model": DEMO_JUDGE_MODEL,
+        "rubric": DEMO_RUBRIC,
+        "cache_mode": "replay",
+        "cassette": DEMO_CASSETTE,
+        "synthetic_judge_verdicts": True,
+        "untrusted_policy": "count",
+    }
+    try:
+        summary = asyncio.run(
+            run_trials(
+                plan,
+                grader,
+                out=results,
+                state=state,
+                concurrency=8,
+                grading=grading,
+                progress=_LineProgress(transcripts.stem, say),
+            )
+        )
+    finally:
+        grader.close()
+    misses = _replay_misses(rubric)
+    if misses:
+        raise _stale_cassette(cassette, misses)
+    counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
+    say(f"      {summary.graded} trials graded on every layer in {summary.seconds:.1f} s: {counts}")
+    return rubric.label
+
+
+def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> str:
+    from judgekit.reports.run_html import render_run_html
+    from judgekit.reports.run_model import build_run_report
+    from judgekit.results import read_results
+
+    known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
+    model = build_run_report(read_results(results), known_cases=known)
+    model = model.model_copy(update={"notes": (*notes, *model.notes)})
+    return render_run_html(model)
+
+
+def _compare(baseline: Path, candidate: Path) -> Comparison:
+    from judgekit.reports.run_compare import compare_runs
+    from judgekit.results import read_results
+
+    return compare_runs(read_results(baseline), read_results(candidate))
+
+
+def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> DemoResult:
+    """Run the main job on the bundled example and write the report folder.
+
+    Args:
+        out: The report folder (created; an earlier demo's folder is replaced; any other non-empty folder
+            is refused).
+        example: The golden set (default: the bundled AirDesk example). It must hold the cassette, the
+            expert labels and the two recorded runs at the bundled example's paths.
+        say: Receives one progress line at a time.
+
+    Returns:
+        What was done; ``problems`` non-empty means the exit code should be 1.
+
+    Raises:
+        JudgekitError: For an unusable example (invalid set, unreadable files, a stale cassette) or an
+            unwritable ``out``.
+    """
+    from judgekit.resources import EXAMPLE_SET, resource_path
+
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    started = time.perf_counter()
+    root = (example or resource_path(EXAMPLE_SET)).resolve()
+    cassette = root / DEMO_CASSETTE
+    for needed in (cassette, root / DEMO_LABELS, *(root / r for r in DEMO_RUNS)):
+        if not needed.is_file():
+            raise JudgekitError(f"{needed}: the demo needs this file of the example set; it is missing")
+    out = out.resolve()
+    _prepare_out(out)
+    result = DemoResult(out=out, index=out / "index.html")
+    steps = 7
+    say(
+        "judgekit demo: the synthetic AirDesk golden set; offline, no API key (the judge is replayed from "
+        "a cassette of synthetic verdicts)"
+    )
+    say(f"[1/{steps}] validating the golden set in {root}")
+    case_set = _validate(root, say)
+    say(f"[2/{steps}] coverage")
+    result.problems += _coverage(case_set, say)
+    say(f"[3/{steps}] checking the reference solutions (every deterministic layer)")
+    result.problems += _references(case_set, say)
+    say(
+        f"[4/{steps}] calibrating the judge ({DEMO_RUBRIC} + case criteria, replayed from {DEMO_CASSETTE}) "
+        "against two synthetic experts"
+    )
+    calibration, records, judge_label = _calibrate(case_set, root, out, cassette, say)
+    result.trusted = calibration.gate.trusted
+    results: list[Path] = []
+    for i, run in enumerate(DEMO_RUNS):
+        name = Path(run).stem
+        say(f"[{5 + i}/{steps}] grading {name} ({run}): state, rules, route, text and judge layers")
+        target = out / "results" / f"{name}.jsonl"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        _grade_run(case_set, root / run, target, cassette=cassette, records=records, say=say)
+        results.append(target)
+    first, second = (Path(r).stem for r in DEMO_RUNS)
+    say(f"[{steps}/{steps}] comparing {first} with {second}, writing reports")
+    comparison = _compare(results[0], results[1])
+    result.comparison_verdict = comparison.verdict
+    say(
+        f"      {comparison.fixed} task(s) fixed, {comparison.broken} broken, "
+        f"{comparison.undecided} undecided: {comparison.verdict} ({comparison.explanation})"
+    )
+    result.pages = _write_pages(
+        out, case_set, results, calibration, comparison, judge_label=judge_label, problems=result.problems
+    )
+    result.seconds = time.perf_counter() - started
+    say(f"report: {result.index}")
+    return result
+
+
+def _write_pages(
+    out: Path,
+    case_set: CaseSet,
+    results: Sequence[Path],
+    calibration: CalibrationResult,
+    comparison: Comparison,
+    *,
+    judge_label: str,
+    problems: Sequence[str],
+) -> list[Path]:
+    from judgekit.reports.calibration_report import render_calibration
+    from judgekit.reports.demo_index import DemoPage, render_demo_index
+    from judgekit.reports.run_compare_html import render_comparison_html
+
+    trust = "trusted" if calibration.gate.trusted else "not trusted"
+    synthetic = (
+        f"SYNTHETIC DATA: the agent transcripts are scripted, and the judge layer's verdicts were replayed "
+        f"from {DEMO_CASSETTE} (synthetic verdicts scripted by examples/airdesk/tools/make_cassette.py, not "
+        "a model's judgments)."
+    )
+    judge_note = (
+        f"Judge {judge_label} ({DEMO_RUBRIC} rubric and each case's own criteria): {trust} by its "
+        "calibration against two synthetic experts (calibration.html); untrusted judge gates would "
+        "still count (policy 'count')."
+    )
+    reports = out / "reports"
+    pages: list[DemoPage] = []
+    for path in results:
+        name = path.stem
+        page = _write(reports / f"{name}.html", _run_page(path, case_set, (synthetic, judge_note)))
+        pages.append(
+            DemoPage(
+                title=f"Run report: {name}",
+                href=f"reports/{page.name}",
+                summary="verdicts per state, pass^k and pass@k curves, suites, slices and the failure-"
+                "category table",
+            )
+        )
+    cmp_page = _write(reports / "comparison.html", render_comparison_html(comparison, notes=(synthetic,)))
+    pages.append(
+        DemoPage(
+            title=f"Comparison: {comparison.a} → {comparison.b}",
+            href=f"reports/{cmp_page.name}",
+            summary=f"{comparison.verdict}: {comparison.explanation}",
+        )
+    )
+    cal_page = _write(reports / "calibration.html", render_calibration(calibration, "html"))
+    pages.append(
+        DemoPage(
+            title="Calibration of the judge",
+            href=f"reports/{cal_page.name}",
+            summary=f"{'TRUSTED' if calibration.gate.trusted else 'NOT TRUSTED'}: confusion matrices, "
+            "metric intervals and the trust conditions",
+        )
+    )
+    index = _write(
+        out / "index.html",
+        render_demo_index(
+            pages,
+            problems=problems,
+            synthetic_note=synthetic + " The two experts' labels are invented too.",
+        ),
+    )
+    return [index, *(out / p.href for p in pages)]
