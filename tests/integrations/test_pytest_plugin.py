@@ -57,8 +57,23 @@ def transcript(user_id: str) -> dict:
     }
 
 
+REINSTALL = (
+    "the judgekit pytest11 entry point is not installed in this environment: reinstall the project "
+    "(.venv/bin/python -m pip install --no-deps --no-build-isolation -e .)"
+)
+REGISTERED = [e for e in entry_points(group="pytest11") if e.name == "judgekit"]
+
+
+@pytest.fixture(autouse=True)
+def _entry_point_installed(request: pytest.FixtureRequest) -> None:
+    """pytester runs see the plugin only through its entry point; say so plainly when it is missing."""
+    if "pytester" in request.fixturenames and not REGISTERED:
+        pytest.fail(REINSTALL, pytrace=False)
+
+
 def test_the_plugin_is_registered_as_a_pytest11_entry_point() -> None:
-    (ep,) = [e for e in entry_points(group="pytest11") if e.name == "judgekit"]
+    assert REGISTERED, REINSTALL
+    (ep,) = REGISTERED
     assert ep.value == "judgekit.integrations.pytest_plugin"
 
 
