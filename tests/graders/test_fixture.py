@@ -116,3 +116,42 @@ def test_airdesk_runs_start_from_their_fixtures() -> None:
     ]
     assert len(verdicts) == 104
     assert set(verdicts) == {Verdict.PASS}
+
+
+def test_wired_into_the_layered_verdict(root: Path) -> None:
+    from judgekit.graders.layered import combine, deterministic_checks
+
+    # A case with a fixture but no expected state: only the fixture check can notice an unreset world.
+    c = make_case(initial_state="fixtures/world.sql", expected={"must_mention": ["address"]})
+    fresh = make_transcript(
+        texts=["Your address is updated."],
+        initial_state={"orders": {"O-1": {"id": "O-1", **WORLD["orders"]["O-1"]}}},
+    )
+    checks = deterministic_checks(c, fresh, states=StateProvider(root))
+    assert [x.verdict for x in checks if x.check_id == "fixture"] == [Verdict.PASS]
+    assert combine(c, 1, checks).verdict is Verdict.PASS
+    stale = make_transcript(
+        texts=["Your address is updated."],
+        initial_state={
+            "orders": {"O-1": {"id": "O-1", "address": "9 New Street", "status": "awaiting_dispatch"}}
+        },
+    )
+    grade = combine(c, 1, deterministic_checks(c, stale, states=StateProvider(root)))
+    assert grade.verdict is Verdict.ERROR  # never a pass
+    strict = deterministic_checks(
+        c, make_transcript(texts=["ok address"]), states=StateProvider(root), require_fixture_record=True
+    )
+    assert combine(c, 1, strict).verdict is Verdict.ERROR
+
+
+def test_not_doubled_when_the_state_layer_already_reports_the_start(root: Path) -> None:
+    from judgekit.graders.layered import deterministic_checks
+
+    c = make_case(initial_state="fixtures/world.sql", expected_state={"changes": {}})
+    stale = make_transcript(
+        initial_state={"orders": {"O-1": {"id": "O-1", "address": "9 New Street", "status": "x"}}},
+        final_state={"orders": {"O-1": {"id": "O-1", "address": "9 New Street", "status": "x"}}},
+    )
+    ids = [x.check_id for x in deterministic_checks(c, stale, states=StateProvider(root))]
+    assert "state:initial" in ids
+    assert "fixture" not in ids

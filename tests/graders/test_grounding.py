@@ -148,3 +148,32 @@ def test_airdesk_reference_solutions() -> None:
     assert verdicts["GS-SEC-0001:PRV-1"] is Verdict.PASS
     assert verdicts["GS-POL-0005:DIS-4"] is Verdict.FAIL
     assert len(verdicts) == 10
+
+
+def test_opt_in_through_the_layered_checks_and_grade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgekit.cli import main
+    from judgekit.graders.layered import StateProvider, combine, deterministic_checks
+    from judgekit.results import read_results
+
+    c = case("BAG-2")
+    t = make_transcript(texts=["One bag is included."])
+    plain = deterministic_checks(c, t, states=StateProvider())
+    assert not [x for x in plain if x.layer == "grounding"]
+    grounded = deterministic_checks(c, t, states=StateProvider(), grounding="cited")
+    [g] = [x for x in grounded if x.layer == "grounding"]
+    assert g.verdict is Verdict.FAIL
+    assert combine(c, 1, grounded).quality == 0.0  # scored: lowers quality, does not gate
+    assert combine(c, 1, grounded).verdict is combine(c, 1, plain).verdict
+
+    out = tmp_path / "r.jsonl"
+    args = ["grade", "--cases", str(EXAMPLE), "--transcripts", str(EXAMPLE / "runs" / "agent-v2.jsonl")]
+    assert main([*args, "--out", str(out), "--no-progress", "--grounding", "retrieved_or_cited"]) == 0
+    lines = read_results(out).lines
+    assert all(line.grading["grounding"] == "retrieved_or_cited" for line in lines)
+    layers = {c.check_id for line in lines for c in line.checks if c.layer == "grounding"}
+    assert "grounding:CHK-1" in layers
+    capsys.readouterr()
+    assert main([*args, "--out", str(tmp_path / "x.jsonl"), "--grounding", "quoted"]) == 2
+    assert "--grounding must be one of" in capsys.readouterr().err

@@ -23,6 +23,8 @@ from typing import Any, Literal
 
 from judgekit.cases import Case
 from judgekit.errors import JudgekitError
+from judgekit.graders.fixture import check_fixture
+from judgekit.graders.grounding import GroundingMode, check_grounding
 from judgekit.graders.route import check_route
 from judgekit.graders.rules import RuleCompileError, check_rules, compile_case_rules
 from judgekit.graders.state import check_state
@@ -216,8 +218,15 @@ def _state_error(check_id: str, reason: str, evidence: Iterable[Evidence] = ()) 
     )
 
 
-def deterministic_checks(case: Case, transcript: Transcript, *, states: StateProvider) -> list[CheckResult]:
-    """Run every deterministic layer (state, rules, route, text) on one trial.
+def deterministic_checks(
+    case: Case,
+    transcript: Transcript,
+    *,
+    states: StateProvider,
+    grounding: GroundingMode | None = None,
+    require_fixture_record: bool = False,
+) -> list[CheckResult]:
+    """Run every deterministic layer (state, rules, route, text, fixture; grounding on request) on one trial.
 
     Pure with respect to its inputs: the case, the transcript and the snapshots are never modified. Bad
     input never raises: a missing or unreadable state, arguments that are not valid JSON or a rule that
@@ -227,10 +236,15 @@ def deterministic_checks(case: Case, transcript: Transcript, *, states: StatePro
         case: The case.
         transcript: The trial to grade.
         states: Resolves the initial, final, expected and reference states.
+        grounding: When given, also check that the case's expected sources were retrieved or cited
+            (:func:`judgekit.graders.grounding.check_grounding`, scored) in this mode.
+        require_fixture_record: Make a trial that records nothing about its starting state an ``error``
+            of the fixture check (:func:`judgekit.graders.fixture.check_fixture`).
 
     Returns:
-        The checks of every layer, in the order state, rules, route, text. A layer the case does not use
-        appears as one ``not_evaluated`` check.
+        The checks of every layer, in the order state, rules, route, text, fixture, grounding. A layer the
+        case does not use appears as one ``not_evaluated`` check. The fixture check is left out when the
+        state layer already reported the trial's start (``state:initial``).
     """
     if transcript.case_id != case.id:
         return [
@@ -343,6 +357,10 @@ def deterministic_checks(case: Case, transcript: Transcript, *, states: StatePro
         )
     )
     out.extend(check_text(case, transcript))
+    if not any(c.check_id == "state:initial" for c in out):
+        out.append(check_fixture(case, transcript, states=states, require_record=require_fixture_record))
+    if grounding is not None:
+        out.extend(check_grounding(case, transcript, mode=grounding))
     return out
 
 
