@@ -6,12 +6,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from graders._build import by_id, make_case, make_transcript
 from judgekit.cases import load_case_set
 from judgekit.graders.layered import StateProvider, combine, deterministic_checks, grade, reference_checks
 from judgekit.state import snapshot_from_data
-from judgekit.transcript import read_transcripts
+from judgekit.transcript import Transcript, read_transcripts
 from judgekit.verdict import CheckResult, FailureCategory, Trust, Verdict
 
 REPO = Path(__file__).resolve().parents[2]
@@ -270,3 +272,103 @@ def test_airdesk_references_pass_and_scripted_failures_fail() -> None:
     assert sum(all(v) for v in passing["agent-v1"].values()) == 9
     assert sum(all(v) for v in passing["agent-v2"].values()) == 23
     assert all(passing["agent-v2"]["GS-REG-0107"])
+
+
+# ------------------------------------------------------------------ never a crash, never a silent pass
+
+TOOL_NAMES = st.sampled_from(["issue_refund", "list_payments", "FreezeCard", "lookup_policy", "x"])
+JSONISH = st.recursive(
+    st.one_of(
+        st.none(), st.booleans(), st.integers(-1000, 1000), st.floats(allow_nan=False), st.text(max_size=8)
+    ),
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=3), st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+ARGUMENTS = st.one_of(
+    st.dictionaries(st.sampled_from(["amount", "payment_id", "card", "x"]), JSONISH, max_size=3).map(
+        json.dumps
+    ),
+    st.text(max_size=20),  # mostly not JSON, or JSON that is not an object
+)
+CALL = st.tuples(
+    TOOL_NAMES, ARGUMENTS, st.one_of(st.none(), st.text(max_size=20), st.just('{"error": "boom"}'))
+)
+STATE = st.one_of(
+    st.none(),
+    st.just("states/good.json"),
+    st.just("states/missing.json"),
+    st.just({"data": REFUNDED}),
+    st.just({"data": {"refunds": "not a table"}}),
+    st.dictionaries(
+        st.sampled_from(["refunds", "payments"]), st.dictionaries(st.text(max_size=4), JSONISH, max_size=2)
+    ).map(lambda d: {"data": d}),
+)
+
+FUZZ_CASE = {
+    **SEED_CASE,
+    "tools": [*SEED_CASE["tools"], "FreezeCard", "x"],
+    "forbidden": [
+        *SEED_CASE["forbidden"],
+        {"tool": "FreezeCard"},
+        {"when": "has(args.card) && string(args.card).size() > 3"},
+        {"state_when": "table == 'refunds' && row.amount > 412.18"},
+        {"message_pattern": r"\d{4} \d{4}"},
+    ],
+    "expected": {
+        "route": [{"tool": "issue_refund", "args": {"amount": 412.18}, "requires_confirmation": True}],
+        "route_match": "unordered",
+        "must_mention": ["412.18"],
+        "must_not_mention": ["same day"],
+    },
+}
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    calls=st.lists(CALL, max_size=5),
+    texts=st.lists(st.text(max_size=30), max_size=3),
+    final=STATE,
+    initial=st.one_of(st.none(), st.just({"data": INITIAL}), st.just("nope.sql")),
+)
+def test_any_transcript_gets_explicit_verdicts(golden: Path, calls, texts, final, initial) -> None:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "refund please"}]
+    for i, (tool, raw, result) in enumerate(calls):
+        messages.append(
+            {
+                "role": "assistant",
+                "tool_calls": [
+                    {"id": f"c{i}", "type": "function", "function": {"name": tool, "arguments": raw}}
+                ],
+            }
+        )
+        if result is not None:
+            messages.append({"role": "tool", "tool_call_id": f"c{i}", "content": result})
+    messages.extend({"role": "assistant", "content": t} for t in texts)
+    data: dict[str, Any] = {"case_id": "gs-031", "messages": messages}
+    if final is not None:
+        data["final_state"] = final
+    if initial is not None:
+        data["initial_state"] = initial
+    transcript = Transcript.model_validate(data)
+    case = make_case(**FUZZ_CASE)
+    before = transcript.model_dump()
+    checks = deterministic_checks(
+        case, transcript, states=StateProvider(golden, transcript_dir=golden / "runs")
+    )
+    assert transcript.model_dump() == before
+    assert {c.layer for c in checks} >= {"state", "rules", "route", "text"}
+    for check in checks:
+        if check.verdict is not Verdict.PASS:
+            assert check.reason, check
+        if check.verdict is Verdict.FAIL:
+            assert check.category is not None, check
+            assert check.evidence, check
+    assert "rules" not in by_id(checks), "the fuzz case's rules must compile"
+    result = combine(case, 1, checks)
+    state = by_id(checks).get("state")
+    if final is None or final == "states/missing.json":
+        assert state is not None
+        assert state.verdict is Verdict.ERROR
+        assert result.verdict in (Verdict.ERROR, Verdict.FAIL)
