@@ -28,7 +28,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -241,6 +241,11 @@ _TEST_CARDS = frozenset(
 )
 
 
+_DELETE_DIGITS = str.maketrans("", "", "0123456789")
+_MIN_DIGITS = 6
+"""The fewest digits any reported number has (a labelled account number or an NI number)."""
+
+
 def _digits(text: str) -> str:
     return re.sub(r"\D", "", text)
 
@@ -298,6 +303,8 @@ def scan_text(text: str, *, field: str = "", allow: Iterable[str] = ()) -> list[
     Returns:
         The findings, sorted by position.
     """
+    if "@" not in text and len(text) - len(text.translate(_DELETE_DIGITS)) < _MIN_DIGITS:
+        return []  # fast path: no email, and too few digits for any number this scanner reports
     allowed = {_normalise_value(a) for a in allow}
     found: list[Finding] = []
     taken: list[tuple[int, int]] = []
@@ -356,13 +363,16 @@ def scan_data(
     """
     allow_list = tuple(allow)
     if isinstance(data, str):
-        for f in scan_text(data, field=".".join(str(p) for p in prefix), allow=allow_list):
-            yield prefix, f
+        found = scan_text(data, allow=allow_list)
+        if found:
+            name = ".".join(str(p) for p in prefix)
+            for f in found:
+                yield prefix, replace(f, field=name)
     elif isinstance(data, dict):
         for key, value in data.items():
             loc = (*prefix, str(key))
-            for f in scan_text(str(key), field=".".join(str(p) for p in loc), allow=allow_list):
-                yield loc, f
+            for f in scan_text(str(key), allow=allow_list):
+                yield loc, replace(f, field=".".join(str(p) for p in loc))
             yield from scan_data(value, prefix=loc, allow=allow_list)
     elif isinstance(data, list | tuple):
         for i, value in enumerate(data):
