@@ -1,0 +1,30 @@
+"""``.ci/run``: installs Chromium when missing, then runs exactly the README's test command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+
+
+def _commands() -> list[str]:
+    text = (REPO / ".ci" / "run").read_text(encoding="utf-8")
+    return [line.strip() for line in text.splitlines() if line.strip() and not line.strip().startswith("#")]
+
+
+def test_ci_runs_exactly_the_readme_test_command_last():
+    commands = _commands()
+    assert commands[-1] == "python3 dev.py test"
+    assert sum("dev.py" in c for c in commands) == 1
+    assert "python3 dev.py test" in (REPO / "README.md").read_text(encoding="utf-8")
+    assert "export CI=true" in commands
+
+
+def test_ci_installs_chromium_before_the_tests_only_when_missing():
+    commands = _commands()
+    install = next(i for i, c in enumerate(commands) if "apt-get install" in c)
+    update = next(i for i, c in enumerate(commands) if "apt-get update" in c)
+    check = next(i for i, c in enumerate(commands) if "command -v chromium" in c)
+    assert check < update < install < commands.index("python3 dev.py test")
+    assert "--no-install-recommends chromium" in commands[install]
+    assert "-y" in commands[install].split()
