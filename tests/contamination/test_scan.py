@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from pathlib import Path
 
@@ -276,3 +277,20 @@ def test_a_case_text_is_found_whatever_its_case_punctuation_and_surroundings(
     offsets = {h.offset for h in m.match(["unrelated", embedded]) if h.ref == 0}
     assert set(range(n_tokens - index.shingle_size + 1)) <= offsets
     assert any(h.offset == -1 for h in m.match([variant]))
+
+
+def test_tool_call_arguments_are_scanned_by_default(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    call = {
+        "type": "function",
+        "function": {"name": "send_message", "arguments": json.dumps({"body": DENVER})},
+    }
+    rec = {
+        "messages": [
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": None, "tool_calls": [call]},
+        ]
+    }
+    result = _scan(write_jsonl([rec]), index, key)
+    assert result.leaks["gs-044"].locations[0].field == "messages[1].tool_calls[0].function.arguments"

@@ -61,6 +61,7 @@ __all__ = [
 
 DEFAULT_FIELDS: tuple[str, ...] = (
     "messages[].content",
+    "messages[].tool_calls[].function.arguments",
     "prompt",
     "completion",
     "chosen",
@@ -93,7 +94,8 @@ class ScanOptions:
         max_locations: How many first locations to keep per leaked case and per canary.
         max_problems: How many input problems to keep per file (all are counted).
         max_line_bytes: Longer lines are reported and skipped without being held in memory.
-        batch_bytes: Text per matcher batch; bounds memory (about 40 bytes of working memory per byte).
+        batch_bytes: Text per matcher batch (JSON line bytes); the matcher's working memory grows linearly
+            with it.
         read_bytes: Bytes read per block from a file.
     """
 
@@ -311,6 +313,25 @@ def _walk(
         _walk(child, steps, i + 1, sub, out)
 
 
+def _walk_fast(value: Any, steps: tuple[tuple[str, bool], ...], i: int, out: list[str]) -> None:
+    """:func:`_walk` without labels."""
+    if i == len(steps):
+        _strings_of(value, out)
+        return
+    if type(value) is not dict:
+        return
+    name, each = steps[i]
+    child = value.get(name)
+    if child is None:
+        return
+    if each:
+        if type(child) is list:
+            for elem in child:
+                _walk_fast(elem, steps, i + 1, out)
+    else:
+        _walk_fast(child, steps, i + 1, out)
+
+
 def _all_strings(value: Any, label: str, out: list[tuple[str, str]]) -> None:
     if type(value) is str:
         out.append((label or ALL_STRINGS_FIELD, value))
@@ -371,10 +392,22 @@ def compile_path(fp: FieldPath) -> Extractor:
 
         return two
 
+    if len(steps) > 2 and steps[0][1]:
+        outer, second = steps[0][0], steps[1][0]
+
+        def nested(rec: Any, out: list[str]) -> None:
+            # Most elements lack the second key (messages without tool calls): one lookup each.
+            if type(rec) is dict:
+                items = rec.get(outer)
+                if type(items) is list:
+                    for m in items:
+                        if type(m) is dict and m.get(second) is not None:
+                            _walk_fast(m, steps, 1, out)
+
+        return nested
+
     def generic(rec: Any, out: list[str]) -> None:
-        pairs: list[tuple[str, str]] = []
-        _walk(rec, steps, 0, "", pairs)
-        out.extend(t for _, t in pairs)
+        _walk_fast(rec, steps, 0, out)
 
     return generic
 
