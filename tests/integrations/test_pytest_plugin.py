@@ -124,7 +124,7 @@ def test_golden_cases_are_params_with_case_ids() -> None:
 
 def test_failure_message_in_a_real_pytest_run_is_the_explanation(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_email=f"""
+        test_jkp_email=f"""
         from judgekit.cases import Case
         from judgekit.transcript import Transcript
 
@@ -150,25 +150,25 @@ def test_failure_message_in_a_real_pytest_run_is_the_explanation(pytester: pytes
 
 def test_golden_cases_collect_as_parametrised_tests_with_case_ids(pytester: pytest.Pytester) -> None:
     pytester.makepyfile(
-        test_cases="""
+        test_jkp_cases="""
         def test_each_case(judgekit_case):
             assert judgekit_case.id
         """
     )
     result = pytester.runpytest("--judgekit-cases", str(AIRDESK), "--collect-only", "-q")
     out = result.stdout.str()
-    assert "test_cases.py::test_each_case[GS-SEC-0004]" in out
+    assert "test_jkp_cases.py::test_each_case[GS-SEC-0004]" in out
     assert "26 tests collected" in out
 
 
 def test_the_ini_key_names_the_set(pytester: pytest.Pytester) -> None:
     pytester.makeini(f"[pytest]\njudgekit_cases = {AIRDESK}\n")
-    pytester.makepyfile(test_cases="def test_each_case(judgekit_case):\n    assert judgekit_case.id\n")
+    pytester.makepyfile(test_jkp_cases="def test_each_case(judgekit_case):\n    assert judgekit_case.id\n")
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=26)
 
 
 def test_without_a_configured_set_the_run_says_what_to_pass(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_cases="def test_each_case(judgekit_case):\n    pass\n")
+    pytester.makepyfile(test_jkp_cases="def test_each_case(judgekit_case):\n    pass\n")
     result = pytester.runpytest()
     assert result.ret != 0
     assert "pass --judgekit-cases PATH or set 'judgekit_cases'" in result.stderr.str() + result.stdout.str()
@@ -186,7 +186,7 @@ def test_unreadable_transcript_lines_become_failing_tests_with_their_location(
         json.dumps(good) + "\n{broken\n" + json.dumps({"case_id": "no-such-case", "messages": []}) + "\n"
     )
     pytester.makepyfile(
-        test_trials="""
+        test_jkp_trials="""
         def test_trial(judgekit_trial, assert_grade):
             assert_grade(judgekit_trial)
         """
@@ -200,7 +200,7 @@ def test_unreadable_transcript_lines_become_failing_tests_with_their_location(
 
 
 def test_plugin_can_be_turned_off(pytester: pytest.Pytester) -> None:
-    pytester.makepyfile(test_x="def test_x(assert_grade):\n    pass\n")
+    pytester.makepyfile(test_jkp_x="def test_x(assert_grade):\n    pass\n")
     result = pytester.runpytest("-p", "no:judgekit")
     result.assert_outcomes(errors=1)
     assert "fixture 'assert_grade' not found" in result.stdout.str()
@@ -222,7 +222,7 @@ def _doc_example() -> str:
 def test_the_documented_example_grades_the_bundled_runs(
     pytester: pytest.Pytester, run: str, passed: int, failed: int
 ) -> None:
-    pytester.makepyfile(test_golden=_doc_example())
+    pytester.makepyfile(test_jkp_golden=_doc_example())
     result = pytester.runpytest(
         "--judgekit-cases",
         str(AIRDESK),
@@ -241,7 +241,7 @@ def test_a_broken_golden_set_fails_with_its_problems_not_a_traceback(pytester: p
     broken = pytester.path / "golden"
     broken.mkdir()
     (broken / "a.yaml").write_text("id: a\ninput: hi\ncolour: red\n")
-    pytester.makepyfile(test_x="def test_x(assert_grade):\n    pass\n")
+    pytester.makepyfile(test_jkp_x="def test_x(assert_grade):\n    pass\n")
     result = pytester.runpytest("--judgekit-cases", str(broken))
     result.assert_outcomes(errors=1)
     out = result.stdout.str()
