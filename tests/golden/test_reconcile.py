@@ -178,3 +178,32 @@ def test_command_json_and_agreement_exit_code(tmp_path: Path, capsys: pytest.Cap
     assert data["agreed"] == ["GS-1", "GS-2"]
     assert data["written"] == str(out)
     assert out.is_file()
+
+
+def test_agreement_lists_where_the_set_differs_from_the_agreed_resolution(
+    tmp_path: Path, small_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # small_set's GS-1: route [LookupBalance], sources [Fees-2026], acceptance "States the balance."
+    a = """
+expert: alice
+cases:
+  GS-1:
+    expected:
+      route: [{tool: LookupBalance}]
+      sources: [Fees-2026]
+    acceptance: States the balance in the account's currency.
+"""
+    a_path, b_path = files(tmp_path, a, a.replace("alice", "bob"))
+    result = reconcile(a_path, b_path, set_path=small_set)
+    assert result.agree
+    assert [f.describe("set", "agreed") for f in result.set_updates] == [
+        "GS-1: acceptance: set 'States the balance.' | agreed "
+        '"States the balance in the account\'s currency."'
+    ]
+    code = main(["golden", "reconcile", str(a_path), str(b_path), "--set", str(small_set)])
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "update 1 case(s) in the set to the agreed resolution and bump their versions: GS-1" in out
+    same = a.replace(" in the account's currency", "")
+    a_path, b_path = files(tmp_path, same, same.replace("alice", "bob"))
+    assert reconcile(a_path, b_path, set_path=small_set).set_updates == []

@@ -199,6 +199,7 @@ def golden_reconcile(
                     "agreed": result.agreed,
                     "disputed": result.disputed(),
                     "findings": [f.to_data() for f in result.findings],
+                    "set_updates": [f.to_data() for f in result.set_updates],
                     "written": str(out) if out is not None and result.agree else None,
                 },
                 indent=2,
@@ -214,6 +215,14 @@ def golden_reconcile(
         )
         if result.agree:
             typer.echo(f"the experts agree; wrote {out}" if out is not None else "the experts agree")
+            for update in result.set_updates:
+                typer.echo("set differs from the agreed resolution: " + update.describe("set", "agreed"))
+            if result.set_updates:
+                cases = sorted({u.case_id for u in result.set_updates})
+                typer.echo(
+                    f"update {len(cases)} case(s) in the set to the agreed resolution and bump their "
+                    "versions: " + ", ".join(cases)
+                )
         else:
             typer.echo(
                 "settle each finding (make the policy explicit, or expect a clarifying question), update the "

@@ -180,6 +180,9 @@ class Reconciliation:
         b_path: Where it was read from.
         findings: Every differing field, by case in id order.
         agreed: Ids of the cases on which the experts agree entirely.
+        set_updates: When the experts agree and the set was given: every field where a case in the set
+            differs from the agreed resolution (``a`` is the set's value, ``b`` the agreed one). These
+            cases need updating, with a version bump.
     """
 
     a: ResolutionFile
@@ -188,6 +191,7 @@ class Reconciliation:
     b_path: Path
     findings: list[Finding] = field(default_factory=list)
     agreed: list[str] = field(default_factory=list)
+    set_updates: list[Finding] = field(default_factory=list)
 
     @property
     def agree(self) -> bool:
@@ -402,6 +406,11 @@ def compare_resolutions(
     return result
 
 
+def _case_contract(case: Any) -> dict[str, Any]:
+    """A case's contract fields in the form :meth:`CaseResolution.contract` gives (defaults left out)."""
+    return CaseResolution(**{name: getattr(case, name) for name in CONTRACT_FIELDS}).contract()
+
+
 def agreed_resolution(result: Reconciliation) -> dict[str, Any]:
     """The agreed resolutions as plain data, ready to write (only when the experts agree).
 
@@ -461,6 +470,7 @@ def reconcile(
         raise ProblemsError(problems)
     set_versions = None
     set_name = None
+    set_cases: dict[str, Any] = {}
     if set_path is not None:
         from judgekit.cases import load_case_set
 
@@ -468,9 +478,15 @@ def reconcile(
         case_set.raise_if_invalid()
         set_versions = {c.case.id: c.case.version for c in case_set.cases}
         set_name = case_set.manifest.name if case_set.manifest else None
+        set_cases = {c.case.id: c.case for c in case_set.cases}
     result = compare_resolutions(
         files[0], files[1], a_path=a_path, b_path=b_path, set_versions=set_versions, set_name=set_name
     )
+    if result.agree and set_cases:
+        for case_id in sorted(result.a.cases):
+            current = _case_contract(set_cases[case_id])
+            agreed = result.a.cases[case_id].contract()
+            _diff(case_id, "", _norm(current), _norm(agreed), result.set_updates)
     if out is not None and result.agree:
         import yaml
 
