@@ -59,8 +59,16 @@ class Snapshot:
         return sum(len(rows) for rows in self.tables.values())
 
     def digest(self) -> str:
-        """SHA-256 of the canonical JSON form: equal for equal states, for identity checks only."""
-        return canonical_hash(self.tables)
+        """SHA-256 of the canonical JSON form: equal for equal states, for identity checks only.
+
+        Computed once per snapshot and remembered (a snapshot's tables are read-only), so that checking
+        many trials against one cached fixture hashes the fixture once.
+        """
+        cached = self.__dict__.get("_digest")
+        if cached is None:
+            cached = canonical_hash(self.tables)
+            self.__dict__["_digest"] = cached  # not a field: equality and repr are unaffected
+        return str(cached)
 
     def to_data(self) -> dict[str, dict[str, Any]]:
         """Plain nested dicts (a copy), e.g. for writing the state as JSON."""
