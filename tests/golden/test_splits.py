@@ -188,3 +188,29 @@ def test_export_never_includes_holdouts(
     exported = "".join(p.read_text(encoding="utf-8") for p in (tmp_path / "exp").glob("*.csv"))
     assert "What is my balance today?" not in exported
     assert "What is my balance?," in exported  # the routine case is exported
+
+
+def test_capability_and_regression_splits_decide_the_report_suites(
+    split_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "r.jsonl"
+    args = [
+        "grade",
+        "--cases",
+        str(split_set),
+        "--transcripts",
+        str(transcripts(tmp_path)),
+        "--out",
+        str(out),
+    ]
+    assert main([*args, "--no-progress"]) == 0
+    capsys.readouterr()
+
+    def suites(*extra: str) -> dict[str, int]:
+        assert main(["report", str(out), "--format", "json", *extra]) == 0
+        data = json.loads(capsys.readouterr().out)
+        return {s["name"]: s["pass_at"][0]["tasks_used"] for s in data["suites"]}
+
+    # Without the set, GS-R (slice none, no category) counts as capability; with it, its split decides.
+    assert suites() == {"capability": 2}
+    assert suites("--cases", str(split_set)) == {"capability": 1, "regression": 1}

@@ -479,12 +479,14 @@ def report(  # noqa: PLR0917 - typer options
     run = read_results(results)
     older = [read_results(p) for p in history]
     known = None
+    splits: dict[str, str] = {}
     if cases is not None:
         from judgekit.cases import load_case_set
 
         case_set = load_case_set([cases])
         case_set.raise_if_invalid()
         known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
+        splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
     from judgekit.golden.splits import holdout_ids, split_report_lines
 
     split = split_report_lines(
@@ -498,6 +500,7 @@ def report(  # noqa: PLR0917 - typer options
         retire_after=retire_after,
         regression_slices=regression_slice,
         known_cases=known,
+        splits=splits,
     )
     if split.notes:  # the report says when a holdout was used, or left out
         model = model.model_copy(update={"notes": (*model.notes, *split.notes)})

@@ -506,6 +506,7 @@ def build_run_report(
     retire_after: int = 3,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None = None,
+    splits: Mapping[str, str] | None = None,
 ) -> RunReport:
     """Compute the report of one run.
 
@@ -522,6 +523,8 @@ def build_run_report(
         regression_slices: Slice names that put a case in the regression suite.
         known_cases: When given, the case set's ``id -> (version, policy_refs)``; trials of other cases
             are left out and listed, version mismatches are noted.
+        splits: Case id to its split (``capability``, ``regression``, ``holdout``) from the case set; a case
+            with a ``capability`` or ``regression`` split goes to that suite whatever its slice.
 
     Returns:
         The report.
@@ -534,6 +537,7 @@ def build_run_report(
             retire_after=retire_after,
             regression_slices=regression_slices,
             known_cases=known_cases,
+            splits=splits or {},
         )
 
 
@@ -545,6 +549,7 @@ def _build_run_report(
     retire_after: int,
     regression_slices: Iterable[str],
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None,
+    splits: Mapping[str, str],
 ) -> RunReport:
     problems: list[str] = [str(p) for p in results.problems]
     notes: list[str] = []
@@ -635,7 +640,16 @@ def _build_run_report(
             cost_seen = True
     quality = (q_sum, q_n)
     reg_names = frozenset(s.lower() for s in regression_slices)
-    is_reg = np.array([_is_regression(line, reg_names) for line in table.first], dtype=bool)
+    suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
+    is_reg = np.array(
+        [
+            suite_of[line.case.id] == "regression"
+            if line.case.id in suite_of
+            else _is_regression(line, reg_names)
+            for line in table.first
+        ],
+        dtype=bool,
+    )
     suites = []
     for name, mask in (("capability", ~is_reg), ("regression", is_reg)):
         if mask.any():
