@@ -17,9 +17,11 @@ Rules the numbers follow (see ``docs/runs.md``):
 * **Intervals**: the Wilson 95 % interval of the trial pass rate (decided trials; trials of one task are
   correlated, so with several trials per task it is narrower than the task-level truth) and of the share of
   tasks that passed every trial (tasks are independent units).
-* **Suites**: a task belongs to the *regression* suite when its case's category is ``regression`` or its
-  slice is one of the regression slice names (default ``regression``, ``regressions``); every other task
-  is in the *capability* suite. The two are reported separately and never blended into one headline.
+* **Suites**: a case whose ``split`` (given through ``splits``) is ``capability`` or ``regression`` goes to
+  that suite; otherwise a task belongs to the *regression* suite when its case's category is
+  ``regression`` or its slice is one of the regression slice names (default ``regression``,
+  ``regressions``), and every other task is in the *capability* suite. The two are reported separately
+  and never blended into one headline.
 * **Retirement**: a capability task that passed n of n trials in each of the last R runs (this run and
   the R - 1 most recent earlier runs given) is suggested for the regression suite.
 """
