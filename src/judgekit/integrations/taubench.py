@@ -472,8 +472,8 @@ def load_run(
             expected, _ = replay_actions(initial_data, [(a.name, a.kwargs) for a in task.actions], tools)
             snapshots[_expected_key(case_id)] = _snapshot(expected, f"ground-truth actions of {case_id}")
         # The initial database is recorded on every transcript rather than named by the case: every
-        # tau-bench episode starts from the same database by construction, so a per-trial "started from
-        # the fixture" check would only hash the whole database again for each trial.
+        # tau-bench episode starts from the same database by construction (the replay starts there), so
+        # a per-trial "started from the fixture" check would only compare the database with itself.
         cases[case_id] = task_case(
             task,
             case_id=case_id,
