@@ -428,6 +428,7 @@ def _grade_run(
 ) -> str:
     from judgekit.calibration.records import trust_lookup
     from judgekit.commands.runs import LayeredTrialGrader
+    from judgekit.golden.splits import holdout_ids
     from judgekit.judges.cache import CacheMode
     from judgekit.runner import plan_trials, prepare_output, run_trials
 
@@ -437,6 +438,10 @@ def _grade_run(
     if plan.problems:
         listed = "\n".join(f"  {p}" for p in plan.problems[:10])
         raise JudgekitError(f"{transcripts}: the recorded run has problems:\n{listed}")
+    holdouts = holdout_ids(case_set)  # left out, as `judgekit grade` does without --holdout
+    if holdouts:
+        plan.trials = [t for t in plan.trials if t.case.id not in holdouts]
+        say(f"      left out the trials of holdout case(s) {', '.join(sorted(holdouts))}")
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     state = prepare_output(results, plan, resume=False, judge_fingerprint=grader.judge_fingerprint)
     grading: dict[str, Any] = {
@@ -471,13 +476,17 @@ def _grade_run(
 
 
 def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> str:
+    from judgekit.golden.splits import holdout_ids, split_report_lines
     from judgekit.reports.run_html import render_run_html
     from judgekit.reports.run_model import build_run_report
     from judgekit.results import read_results
 
-    known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
-    model = build_run_report(read_results(results), known_cases=known)
-    model = model.model_copy(update={"notes": (*notes, *model.notes)})
+    reviewed = case_set.reviewed()
+    known = {c.case.id: (c.case.version, c.case.policy_refs) for c in reviewed}
+    splits = {c.case.id: c.case.split for c in reviewed if c.case.split}
+    split = split_report_lines(read_results(results), (), set_holdouts=holdout_ids(case_set))
+    model = build_run_report(split.results, known_cases=known, splits=splits)  # as `report --cases` does
+    model = model.model_copy(update={"notes": (*notes, *model.notes, *split.notes)})
     return render_run_html(model)
 
 
