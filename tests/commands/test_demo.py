@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from judgekit.cli import main
-from judgekit.demo import DEMO_CASSETTE, DEMO_LABELS
+from judgekit.demo import DEMO_CASSETTE, DEMO_LABELS, run_demo
 from judgekit.judges.cache import Cassette
 from judgekit.results import read_results
 from judgekit.verdict import Trust
@@ -219,3 +219,20 @@ def test_demo_runs_from_an_installed_wheel(tmp_path):
     assert f"example: {site / 'judgekit' / '_data' / 'examples' / 'airdesk'}" in done.stdout
     assert (out / "index.html").is_file()
     assert "litellm imported: False" in done.stdout  # replaying the cassette never loads a provider client
+
+
+def test_holdout_cases_are_left_out_of_grading_and_reports(tmp_path):
+    example = tmp_path / "airdesk"
+    shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
+    case = example / "cases" / "high_volume" / "GS-HV-0001.yaml"
+    case.write_text(case.read_text().replace("slice: high_volume\n", "slice: high_volume\nsplit: holdout\n"))
+    lines: list[str] = []
+    result = run_demo(tmp_path / "out", example=example, say=lines.append)
+    assert result.problems == []
+    assert "      left out the trials of holdout case(s) GS-HV-0001" in lines
+    for name in ("agent-v1", "agent-v2"):
+        run = read_results(tmp_path / "out" / "results" / f"{name}.jsonl")
+        assert len(run.lines) == 100
+        assert "GS-HV-0001" not in {line.case.id for line in run.lines}
+    page = (tmp_path / "out" / "reports" / "agent-v1.html").read_text(encoding="utf-8")
+    assert "Tasks: 25;" in page
