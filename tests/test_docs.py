@@ -109,3 +109,17 @@ def test_mkdocs_build_strict(tmp_path):
     api = (tmp_path / "reference" / "api" / "index.html").read_text(encoding="utf-8")
     assert "judgekit.demo.run_demo" in api  # rendered from the docstrings
     assert (tmp_path / "reference" / "cli" / "index.html").is_file()
+
+
+def test_the_rubric_in_the_how_to_guide_is_valid(tmp_path):
+    import textwrap
+
+    from judgekit.judges.rubric import load_rubric
+
+    text = (DOCS / "how-to" / "write-a-rubric.md").read_text(encoding="utf-8")
+    start = text.index("```yaml") + len("```yaml")
+    path = tmp_path / "refund-explanations.yaml"
+    path.write_text(textwrap.dedent(text[start : text.index("```", start)]), encoding="utf-8")
+    rubric = load_rubric(path)
+    assert [c.id for c in rubric.criteria] == ["states_amount_and_card", "no_same_day_promise"]
+    assert [c.critical for c in rubric.criteria] == [False, True]
