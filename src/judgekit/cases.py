@@ -965,7 +965,9 @@ def _case_roots(
     return out
 
 
-def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> CaseSet:
+def load_case_set(
+    paths: Path | Sequence[Path], *, check_files: bool = True, compile_rules: bool = True
+) -> CaseSet:
     """Load and validate a golden set from folders and/or case files.
 
     Case files are ``.yaml``/``.yml``/``.json`` (one case, or a list of cases) and ``.jsonl`` (one case
@@ -980,6 +982,8 @@ def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> 
     Args:
         paths: Folders or files making up the set.
         check_files: Whether to check that referenced files exist.
+        compile_rules: Whether to compile every forbidden rule's conditions (CEL) now, so that a broken
+            rule is a load problem (see :func:`judgekit.graders.rules.validate_case_rules`).
 
     Returns:
         The case set, with ``problems`` listing everything wrong (it never raises for a bad case).
@@ -1023,6 +1027,13 @@ def load_case_set(paths: Path | Sequence[Path], *, check_files: bool = True) -> 
         except JudgekitError as exc:
             case_set.problems.append(Problem(path, None, "", exc.message.removeprefix(f"{path}: ")))
     _check_set_rules(case_set, check_files=check_files)
+    if compile_rules:
+        # Rules compile when the case loads: a syntax error, an unknown tool or an unknown name in a
+        # forbidden rule is a load problem naming the case and the rule, not a surprise at grading time.
+        from judgekit.graders.rules import validate_case_rules
+
+        tools = manifest.tools if manifest else ()
+        case_set.problems.extend(validate_case_rules(case_set.cases, tools=tools))
     return case_set
 
 

@@ -194,3 +194,19 @@ def test_help_lists_commands_without_importing_heavy_modules() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "validate" in done.stdout
     assert "HEAVY []" in done.stdout
+
+
+def test_validate_compiles_forbidden_rules(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "r.yaml").write_text(
+        "id: R1\ninput: hi\ntools: [issue_refund]\nforbidden:\n"
+        '  - {tool: issue_refund, when: "amount >"}\n'
+        "  - {tool: issue_refnd}\n",
+        encoding="utf-8",
+    )
+    code, _out, err = run(capsys, "validate", str(tmp_path))
+    assert code == 1
+    assert f"{tmp_path}/r.yaml:5: forbidden.0.when: case 'R1': not a valid CEL expression" in err
+    assert (
+        f"{tmp_path}/r.yaml:6: forbidden.1.tool: case 'R1': rule is about tool 'issue_refnd', which is not "
+        "among the known tools (issue_refund)"
+    ) in err

@@ -428,11 +428,13 @@ def test_validate_case_rules_locates_problems(tmp_path: Path) -> None:
         "    when: calls >> 1\n",
         encoding="utf-8",
     )
-    case_set = load_case_set(path)
+    case_set = load_case_set(path, compile_rules=False)
     assert case_set.valid, case_set.problems
     (problem,) = validate_case_rules(case_set.cases)
     assert problem.file == path
     assert problem.line == 7
+    # Loading compiles the rules by default, so the same problem is a load problem.
+    assert load_case_set(path).problems == [problem]
     assert problem.field == "prohibited.1.when"
     assert str(problem).startswith(f"{path}:7: prohibited.1.when: case 'GS-2': not a valid CEL expression")
 

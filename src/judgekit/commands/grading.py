@@ -37,9 +37,8 @@ def check_references(
     import json
 
     from judgekit.cases import load_case_set
-    from judgekit.errors import JudgekitError, ProblemsError
+    from judgekit.errors import JudgekitError
     from judgekit.graders.layered import StateProvider, combine, reference_checks
-    from judgekit.graders.rules import validate_case_rules
     from judgekit.verdict import Verdict
 
     if output_format not in ("text", "json"):
@@ -47,10 +46,6 @@ def check_references(
     case_set = load_case_set(cases)
     case_set.raise_if_invalid()
     selected = case_set.cases if include_candidates else case_set.reviewed()
-    manifest_tools = case_set.manifest.tools if case_set.manifest else ()
-    problems = validate_case_rules(selected, tools=manifest_tools)
-    if problems:
-        raise ProblemsError(problems)
     states = StateProvider(case_set.root)
     rows: list[dict[str, Any]] = []
     for loaded in selected:
