@@ -148,3 +148,14 @@ def test_json_line_matches_data_for_any_input(data):
 def test_plain_prose_about_tokens_is_left_alone():
     text = "The token generation failed; a basic explanation follows. Bearer of bad news."
     assert redact_text(text) == text
+
+
+def test_working_directory_variables_are_not_secrets() -> None:
+    from judgekit.secrets import Redactor, is_secret_name
+
+    assert not is_secret_name("PWD")
+    assert not is_secret_name("OLDPWD")
+    assert is_secret_name("DB_PWD")
+    redactor = Redactor(environ={"PWD": "/home/alice/project", "DB_PWD": "hunter2-long-enough"})
+    assert redactor.text("/home/alice/project/runs.jsonl") == "/home/alice/project/runs.jsonl"
+    assert "hunter2-long-enough" not in redactor.text("saved hunter2-long-enough here")

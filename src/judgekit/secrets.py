@@ -51,6 +51,9 @@ _NOT_SECRET_NAMES = frozenset(
         "total_tokens",
         "token_count",
         "max_completion_tokens",
+        # Shell variables for the working directory: "pwd" here means "print working directory".
+        "pwd",
+        "oldpwd",
     }
 )
 
