@@ -106,3 +106,22 @@ def test_killed_writer_leaves_only_whole_lines_or_one_partial(tmp_path):
     assert numbers == list(range(len(numbers)))
     assert len(numbers) >= 20
     assert os.path.getsize(path) == sum(len(line) + 1 for line in lines[:-1])
+
+
+def test_write_atomic_uses_ordinary_file_modes(tmp_path: Path) -> None:
+    import os
+    import stat
+
+    from judgekit.io.atomic import write_atomic
+
+    fresh = tmp_path / "report.html"
+    write_atomic(fresh, "<p>hi</p>")
+    mask = os.umask(0o022)
+    os.umask(mask)
+    assert stat.S_IMODE(fresh.stat().st_mode) == 0o666 & ~mask
+    kept = tmp_path / "private.json"
+    kept.write_text("{}", encoding="utf-8")
+    kept.chmod(0o640)
+    write_atomic(kept, "[]")
+    assert stat.S_IMODE(kept.stat().st_mode) == 0o640
+    assert kept.read_text(encoding="utf-8") == "[]"

@@ -44,6 +44,9 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = True) -> None:
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot write: {exc.strerror}") from None
     try:
+        # mkstemp creates the file owner-only (0600); give it the mode a plain open() would (or keep the
+        # mode of the file it replaces), so shared reports stay readable by others.
+        os.fchmod(fd, _mode_for(path))
         with os.fdopen(fd, "wb") as handle:
             handle.write(payload)
             handle.flush()
@@ -56,6 +59,22 @@ def write_atomic(path: Path, data: bytes | str, *, fsync: bool = True) -> None:
         raise JudgekitError(f"{path}: cannot write: {exc.strerror}") from None
     if fsync:
         _fsync_dir(folder)
+
+
+def _current_umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+_UMASK = _current_umask()
+
+
+def _mode_for(path: Path) -> int:
+    try:
+        return path.stat().st_mode & 0o7777
+    except OSError:
+        return 0o666 & ~_UMASK
 
 
 def _fsync_dir(folder: Path) -> None:
