@@ -108,11 +108,8 @@ def test_killed_writer_leaves_only_whole_lines_or_one_partial(tmp_path):
     assert os.path.getsize(path) == sum(len(line) + 1 for line in lines[:-1])
 
 
-def test_write_atomic_uses_ordinary_file_modes(tmp_path: Path) -> None:
-    import os
+def test_write_atomic_uses_ordinary_file_modes(tmp_path):
     import stat
-
-    from judgekit.io.atomic import write_atomic
 
     fresh = tmp_path / "report.html"
     write_atomic(fresh, "<p>hi</p>")
