@@ -471,3 +471,77 @@ def test_progress_bar_shows_rate_eta_cost_and_errors():
     assert "ETA" in text
     assert "cost $0.1250" in text
     assert "errors 1" in text
+
+
+def test_grade_trusts_the_judge_only_through_a_record_for_its_fingerprint(tmp_path, monkeypatch, capsys):
+    sys.path.insert(0, str(REPO / "tests"))
+    from judgekit.calibration.records import dump_record, load_record
+    from judges.server import JudgeServer, Reply, verdict_reply
+
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    # A real passing calibration record, from the demo; only its fingerprint is changed below.
+    assert _cli("demo", "--out", tmp_path / "demo") == 0
+    (demo_record,) = (tmp_path / "demo" / "calibration" / "records").glob("*.json")
+    template = load_record(demo_record.read_bytes())
+    assert template.trusted
+
+    transcripts = tmp_path / "t.jsonl"
+    _replicate(RUNS / "agent-v1.jsonl", transcripts, 1)
+    transcripts.write_text("\n".join(transcripts.read_text().splitlines()[:4]) + "\n")
+    empty_records = tmp_path / "no-records"
+    empty_records.mkdir()
+    server = JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))).start()
+    try:
+        config = tmp_path / "run.yaml"
+        config.write_text(json.dumps({"judge": {"api_base": server.api_base}}))
+        common = ["--cases", AIRDESK, "--transcripts", transcripts, "--no-progress", "--config", config]
+        judge = ["--judge-model", "openai/test-judge", "--cassette", tmp_path / "cassette.jsonl"]
+        capsys.readouterr()
+        first = tmp_path / "first.jsonl"
+        assert _cli("grade", *common, *judge, "--out", first, "--records", empty_records) == 0
+        assert "untrusted (calibration records:" in capsys.readouterr().err
+        lines = read_results(first).lines
+        rubric = [c for line in lines for c in line.checks if c.layer == "rubric"]
+        assert rubric
+        assert {c.trust.value for c in rubric} == {"untrusted"}
+
+        refused = _cli(
+            "grade",
+            *common,
+            *judge,
+            "--out",
+            tmp_path / "x.jsonl",
+            "--records",
+            empty_records,
+            "--require-trust",
+        )
+        assert refused == 1
+        assert "calibrate" in capsys.readouterr().err
+
+        records = tmp_path / "records"
+        records.mkdir()
+        fingerprint = lines[0].judge_fingerprint["hex"]
+        (records / "judge.json").write_text(
+            dump_record(template.model_copy(update={"fingerprint": fingerprint}))
+        )
+        second = tmp_path / "second.jsonl"
+        assert (
+            _cli(
+                "grade",
+                *common,
+                *judge,
+                "--cache-mode",
+                "replay",
+                "--out",
+                second,
+                "--records",
+                records,
+                "--require-trust",
+            )
+            == 0
+        )
+        rubric = [c for line in read_results(second).lines for c in line.checks if c.layer == "rubric"]
+        assert {c.trust.value for c in rubric} == {"trusted"}
+    finally:
+        server.stop()

@@ -250,6 +250,16 @@ def grade(  # noqa: PLR0917 - typer options
     untrusted: str = typer.Option(
         "count", "--untrusted", help="What an uncalibrated judge gate may do: count, fail_only, advisory."
     ),
+    records: Path = typer.Option(
+        Path("calibration/records"),
+        "--records",
+        help="Calibration records deciding whether the judge (by its exact fingerprint) is trusted.",
+    ),
+    require_trust: bool = typer.Option(
+        False,
+        "--require-trust",
+        help="Refuse to grade with a judge that no passing calibration record trusts.",
+    ),
     fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     holdout: list[str] = typer.Option(
@@ -327,6 +337,16 @@ def grade(  # noqa: PLR0917 - typer options
             temperature=judge_cfg.get("temperature"),
             samples=judge_cfg.get("samples"),
             concurrency=concurrency,
+            records=records,
+        )
+        from judgekit.calibration.records import require_trust as refuse_untrusted
+
+        if require_trust:
+            refuse_untrusted(rubric_grader.fingerprint, records)
+        typer.echo(
+            f"judge {rubric_grader.fingerprint[:12]}: {rubric_grader.trust_status().value} "
+            f"(calibration records: {records})",
+            err=True,
         )
     grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted, grounding)
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
@@ -411,6 +431,7 @@ def _rubric_grader(
     temperature: float | None,
     samples: int | None,
     concurrency: int,
+    records: Path | None = None,
 ) -> RubricGrader:
     from judgekit.graders.rubric import RubricGrader
     from judgekit.judges.cache import CacheMode, Cassette
@@ -431,7 +452,12 @@ def _rubric_grader(
         cassette=Cassette(cassette) if cassette is not None else None,
         mode=CacheMode(mode),
     )
-    return RubricGrader(rubric_obj, client)
+    trust = None
+    if records is not None and records.is_dir():
+        from judgekit.calibration.records import trust_lookup
+
+        trust = trust_lookup(records)
+    return RubricGrader(rubric_obj, client, trust=trust)
 
 
 # --------------------------------------------------------------------------- report
