@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -31,20 +31,6 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 MODEL = "openai/test-writer"
 KEY = "sk-test-generate-0123456789"
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Any], JudgeServer]]:
-    started: list[JudgeServer] = []
-
-    def start(script: Any) -> JudgeServer:
-        server = JudgeServer(script).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 def replying(content: str, **kw: Any) -> Callable[[dict[str, Any], int], Reply]:

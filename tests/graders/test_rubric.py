@@ -7,7 +7,6 @@ import json
 import re
 import threading
 from collections import defaultdict
-from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -70,20 +69,6 @@ TRANSCRIPT = Transcript.model_validate(
         ],
     }
 )
-
-
-@pytest.fixture
-def serve() -> Iterator[Callable[[Script], JudgeServer]]:
-    started: list[JudgeServer] = []
-
-    def start(script: Script) -> JudgeServer:
-        server = JudgeServer(script).start()
-        started.append(server)
-        return server
-
-    yield start
-    for server in started:
-        server.stop()
 
 
 def criterion_of(body: dict[str, Any]) -> str:

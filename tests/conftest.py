@@ -1,15 +1,34 @@
+"""Fixtures shared by every test package."""
+
 from __future__ import annotations
 
-import textwrap
+import os
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from support import write
 
-def write(path: Path, text: str) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
-    return path
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+
+
+@pytest.fixture
+def serve() -> Iterator[Callable[[Any], Any]]:
+    """Start loopback OpenAI-compatible judge servers from scripts; every one is stopped after the test."""
+    from judges.server import JudgeServer
+
+    started: list[JudgeServer] = []
+
+    def start(script: Any) -> JudgeServer:
+        server = JudgeServer(script).start()
+        started.append(server)
+        return server
+
+    yield start
+    for server in started:
+        server.stop()
 
 
 @pytest.fixture
