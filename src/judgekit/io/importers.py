@@ -25,7 +25,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -252,24 +252,17 @@ def read_tau_bench(path: Path, *, case_prefix: str = "task-", agent_model: str |
     Raises:
         JudgekitError: When the file cannot be read or is not JSON at all.
     """
-    result = ImportResult(path)
-    counter: Counter[str] = Counter()
-    for item in _read_json_or_jsonl(path):
-        if isinstance(item, Problem):
-            result.problems.append(item)
-            continue
-        line, episode = item
-        parsed = parse_tau_bench_episode(
+    return _import_entries(
+        path,
+        lambda episode, line, counter: parse_tau_bench_episode(
             episode,
             source=path,
             line=line,
             case_prefix=case_prefix,
             agent_model=agent_model,
             trial_counter=counter,
-        )
-        (result.problems if isinstance(parsed, Problem) else result.trials).append(parsed)  # type: ignore[arg-type]
-    _drop_duplicates(result)
-    return result
+        ),
+    )
 
 
 # --------------------------------------------------------------------------- OpenAI chat JSONL
@@ -384,6 +377,23 @@ def read_openai_chat(
     Raises:
         JudgekitError: When the file cannot be read.
     """
+    return _import_entries(
+        path,
+        lambda data, line, counter: parse_openai_chat_line(
+            data,
+            source=path,
+            line=line,
+            case_id_field=case_id_field,
+            agent_model=agent_model,
+            trial_counter=counter,
+        ),
+    )
+
+
+def _import_entries(
+    path: Path, parse: Callable[[Any, int, Counter[str]], ImportedTrial | Problem]
+) -> ImportResult:
+    """Parse every entry of a JSON list or JSONL file; bad entries become problems, duplicates are dropped."""
     result = ImportResult(path)
     counter: Counter[str] = Counter()
     for item in _read_json_or_jsonl(path):
@@ -391,15 +401,11 @@ def read_openai_chat(
             result.problems.append(item)
             continue
         line, data = item
-        parsed = parse_openai_chat_line(
-            data,
-            source=path,
-            line=line,
-            case_id_field=case_id_field,
-            agent_model=agent_model,
-            trial_counter=counter,
-        )
-        (result.problems if isinstance(parsed, Problem) else result.trials).append(parsed)  # type: ignore[arg-type]
+        parsed = parse(data, line, counter)
+        if isinstance(parsed, Problem):
+            result.problems.append(parsed)
+        else:
+            result.trials.append(parsed)
     _drop_duplicates(result)
     return result
 
