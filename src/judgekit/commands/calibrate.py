@@ -20,16 +20,9 @@ _SUFFIX = {"json": "json", "md": "md", "html": "html"}
 
 
 def _read(path: Path, what: str) -> bytes:
-    from judgekit.errors import JudgekitError
+    from judgekit.io.documents import read_input
 
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise JudgekitError(f"{path}: {what} not found") from None
-    except IsADirectoryError:
-        raise JudgekitError(f"{path}: {what} is a directory, not a file") from None
-    except OSError as exc:
-        raise JudgekitError(f"{path}: cannot read the {what}: {exc.strerror}") from None
+    return read_input(path, what)
 
 
 def _write(path: Path, text: str, what: str) -> None:

@@ -26,6 +26,7 @@ __all__ = [
     "parse_text",
     "read_document",
     "read_documents",
+    "read_input",
 ]
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
@@ -111,6 +112,26 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def read_input(path: Path, what: str) -> bytes:
+    """Read a whole input file named on the command line, or raise an error that says what it was for.
+
+    Args:
+        path: The file.
+        what: What the file is for, as the user would say it ("label table", "baseline record").
+
+    Raises:
+        JudgekitError: When the file is missing, is a folder, or cannot be read.
+    """
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        raise JudgekitError(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise JudgekitError(f"{path}: {what} is a directory, not a file") from None
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read the {what}: {exc.strerror}") from None
 
 
 def _walk_yaml(node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: Path, offset: int) -> None:
