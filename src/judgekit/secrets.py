@@ -24,7 +24,7 @@ import functools
 import json
 import os
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 __all__ = ["REDACTED", "Redactor", "is_secret_name", "redact", "redact_text"]
@@ -176,19 +176,7 @@ class Redactor:
         replaced whole (when it is a string, number or a non-empty container) and keys themselves are
         kept. Tuples come back as lists; other values are returned unchanged.
         """
-        if isinstance(value, str):
-            return self.text(value)
-        if isinstance(value, Mapping):
-            out: dict[Any, Any] = {}
-            for key, item in value.items():
-                if isinstance(key, str) and is_secret_name(key) and item not in (None, "", [], {}, False):
-                    out[key] = REDACTED
-                else:
-                    out[key] = self.data(item)
-            return out
-        if isinstance(value, list | tuple):
-            return [self.data(item) for item in value]
-        return value
+        return self._walk(value, self.text)
 
     def json_line(self, value: Any) -> str:
         """Serialise JSON-like data as one compact JSON line with every secret removed.
@@ -202,16 +190,22 @@ class Redactor:
         return self.text(text)
 
     def _keys(self, value: Any) -> Any:
+        return self._walk(value, None)
+
+    def _walk(self, value: Any, text: Callable[[str], str] | None) -> Any:
+        """Copy ``value``, replacing credential-named keys' values; strings go through ``text`` if given."""
+        if isinstance(value, str):
+            return text(value) if text is not None else value
         if isinstance(value, Mapping):
             out: dict[Any, Any] = {}
             for key, item in value.items():
                 if isinstance(key, str) and is_secret_name(key) and item not in (None, "", [], {}, False):
                     out[key] = REDACTED
                 else:
-                    out[key] = self._keys(item)
+                    out[key] = self._walk(item, text)
             return out
         if isinstance(value, list | tuple):
-            return [self._keys(item) for item in value]
+            return [self._walk(item, text) for item in value]
         return value
 
 
