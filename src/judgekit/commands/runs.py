@@ -17,7 +17,7 @@ import typer
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
-    from judgekit.graders.layered import StateProvider
+    from judgekit.graders.layered import LayeredGrader
     from judgekit.graders.rubric import RubricGrader
     from judgekit.results import ResultLine
     from judgekit.runner import GradedTrial
@@ -46,11 +46,13 @@ def register(app: typer.Typer) -> None:
 
 
 class LayeredTrialGrader:
-    """The runner's grader: every deterministic layer, plus the judge layer when one is configured.
+    """The runner's grader: a :class:`~judgekit.graders.layered.LayeredGrader` per transcript folder.
 
-    The deterministic layers run in one worker thread (the state provider is not thread-safe and the work
-    is CPU-bound), concurrently with the judge layer's HTTP calls on the event loop; :func:`combine`
-    decides the verdict from the gates.
+    Every trial goes through the one layered grader (deterministic layers, the judge layer when one is
+    configured, lossy-trace restriction, :func:`~judgekit.graders.layered.combine`). What this adds for the
+    runner: states in a transcript resolve against that transcript file's folder, the deterministic layers
+    run in one worker thread concurrently with the judge's HTTP calls, and the judge's fingerprint and cost
+    are exposed for the run record and the progress bar.
     """
 
     def __init__(
@@ -62,14 +64,18 @@ class LayeredTrialGrader:
     ) -> None:
         from concurrent.futures import ThreadPoolExecutor
 
-        from judgekit.graders.layered import StateProvider
+        from judgekit.graders.layered import LayeredGrader, StateProvider
 
-        self._root_states = StateProvider(root)
-        self._providers: dict[Path, StateProvider] = {}
         self.rubric_grader = rubric_grader
-        self.untrusted = untrusted
-        self.grounding = grounding
         self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit-deterministic")
+        self._root = LayeredGrader(
+            states=StateProvider(root),
+            rubric=rubric_grader,
+            untrusted=untrusted,  # type: ignore[arg-type]  # checked by the grade command
+            grounding=grounding,  # type: ignore[arg-type]  # checked by the grade command
+            executor=self._executor,
+        )
+        self._graders: dict[Path, LayeredGrader] = {}
         self._sources: dict[tuple[str, int], Path] = {}
 
     def set_sources(self, sources: dict[tuple[str, int], Path]) -> None:
@@ -88,46 +94,29 @@ class LayeredTrialGrader:
         """Judge cost so far in US dollars."""
         return float(self.rubric_grader.client.usage.cost) if self.rubric_grader is not None else 0.0
 
-    def _states(self, transcript: Transcript) -> StateProvider:
+    def _grader(self, transcript: Transcript) -> LayeredGrader:
+        from judgekit.graders.layered import LayeredGrader
+
         folder = self._sources.get((transcript.case_id, transcript.trial))
         if folder is None:
-            return self._root_states
-        provider = self._providers.get(folder)
-        if provider is None:
-            provider = self._providers[folder] = self._root_states.for_transcripts(folder)
-        return provider
-
-    def _deterministic(self, case: Case, transcript: Transcript) -> list[Any]:
-        from judgekit.graders.layered import deterministic_checks
-
-        return deterministic_checks(
-            case,
-            transcript,
-            states=self._states(transcript),
-            grounding=self.grounding,  # type: ignore[arg-type]  # checked by the grade command
-        )
+            return self._root
+        grader = self._graders.get(folder)
+        if grader is None:
+            root = self._root
+            grader = self._graders[folder] = LayeredGrader(
+                states=root.states.for_transcripts(folder),
+                rubric=root.rubric,
+                untrusted=root.untrusted,
+                grounding=root.grounding,
+                executor=root.executor,
+            )
+        return grader
 
     async def grade(self, case: Case, transcript: Transcript) -> GradedTrial:
         """Grade one trial on every layer."""
-        import asyncio
-
-        from judgekit.graders.layered import combine
-        from judgekit.io.otel import fidelity_of, restrict_to_supported
         from judgekit.runner import GradedTrial
 
-        if self.rubric_grader is None:
-            checks = self._deterministic(case, transcript)
-        else:
-            loop = asyncio.get_running_loop()
-            det, judged = await asyncio.gather(
-                loop.run_in_executor(self._executor, self._deterministic, case, transcript),
-                self.rubric_grader.grade(case, transcript),
-            )
-            checks = [*det, *judged]
-        # A trace imported with losses is graded only by the layers it can support (io/otel.py).
-        checks = restrict_to_supported(checks, fidelity_of(transcript))
-        grade = combine(case, transcript.trial, checks, untrusted=self.untrusted)  # type: ignore[arg-type]
-        return GradedTrial(grade=grade)
+        return GradedTrial(grade=await self._grader(transcript).grade(case, transcript))
 
     def close(self) -> None:
         """Stop the worker thread."""

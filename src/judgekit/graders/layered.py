@@ -18,8 +18,9 @@ here: the checks that need it report ``error`` with the reason.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from concurrent.futures import Executor
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from judgekit.cases import Case
 from judgekit.errors import JudgekitError
@@ -41,7 +42,11 @@ from judgekit.verdict import (
     count_verdicts,
 )
 
+if TYPE_CHECKING:
+    from judgekit.graders.rubric import RubricGrader
+
 __all__ = [
+    "LayeredGrader",
     "StateProvider",
     "UntrustedPolicy",
     "combine",
@@ -430,6 +435,88 @@ def combine(
 def grade(case: Case, transcript: Transcript, *, states: StateProvider) -> Grade:
     """Grade one trial on the deterministic layers alone (``combine(deterministic_checks(...))``)."""
     return combine(case, transcript.trial, deterministic_checks(case, transcript, states=states))
+
+
+class LayeredGrader:
+    """Every deterministic layer, plus the rubric layer when one is given, combined into one grade.
+
+    This is the one place the layers are put together: the runner (``judgekit grade``), the demo and the
+    integrations (Inspect AI, pytest, promptfoo, tau-bench) all grade through it. A trial imported from a
+    lossy trace is graded only by the layers the trace supports; the other layers' verdicts become
+    ``insufficient_information`` (see :func:`judgekit.io.otel.restrict_to_supported`).
+
+    Args:
+        root: The golden set's root: case fixture paths (``initial_state``, ``expected_state.snapshot``,
+            ``reference_solution``) resolve against it. Ignored when ``states`` is given.
+        states: A ready state provider (for snapshots already in memory, or a shared cache).
+        transcript_dir: Folder that relative state paths inside transcripts resolve against.
+        rubric: The judge-backed rubric grader, or ``None`` for the deterministic layers alone.
+        deterministic: Run the deterministic layers (turn off to grade with the rubric layer alone).
+        untrusted: What an untrusted judge gate may do (see :func:`combine`).
+        grounding: Also check expected sources, in this mode (see :mod:`judgekit.graders.grounding`).
+        executor: Run the deterministic layers there (one worker: the state provider is not thread-safe),
+            concurrently with the rubric layer's HTTP calls; ``None`` runs them inline.
+
+    Raises:
+        JudgekitError: When neither layer is enabled.
+    """
+
+    def __init__(
+        self,
+        root: Path | None = None,
+        *,
+        states: StateProvider | None = None,
+        transcript_dir: Path | None = None,
+        rubric: RubricGrader | None = None,
+        deterministic: bool = True,
+        untrusted: UntrustedPolicy = "count",
+        grounding: GroundingMode | None = None,
+        executor: Executor | None = None,
+    ) -> None:
+        if not deterministic and rubric is None:
+            raise JudgekitError(
+                "a grader with neither the deterministic layers nor a rubric grades nothing: "
+                "keep deterministic=True or pass rubric=RubricGrader(...)"
+            )
+        self.states = states if states is not None else StateProvider(root, transcript_dir=transcript_dir)
+        self.rubric = rubric
+        self.deterministic = deterministic
+        self.untrusted: UntrustedPolicy = untrusted
+        self.grounding: GroundingMode | None = grounding
+        self.executor = executor
+
+    def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
+        """The deterministic layers' checks (empty when they are turned off)."""
+        if not self.deterministic:
+            return []
+        return deterministic_checks(case, transcript, states=self.states, grounding=self.grounding)
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        """Grade one trial on every enabled layer."""
+        import asyncio
+
+        from judgekit.io.otel import fidelity_of, restrict_to_supported
+
+        if self.rubric is None:
+            checks = self.checks(case, transcript)
+        elif self.executor is not None:
+            loop = asyncio.get_running_loop()
+            det, judged = await asyncio.gather(
+                loop.run_in_executor(self.executor, self.checks, case, transcript),
+                self.rubric.grade(case, transcript),
+            )
+            checks = [*det, *judged]
+        else:
+            checks = [*self.checks(case, transcript), *await self.rubric.grade(case, transcript)]
+        checks = restrict_to_supported(checks, fidelity_of(transcript))
+        result = combine(case, transcript.trial, checks, untrusted=self.untrusted)
+        if self.rubric is not None:
+            metadata = {
+                **result.metadata,
+                "judge": {"fingerprint": self.rubric.fingerprint, "label": self.rubric.label},
+            }
+            result = result.model_copy(update={"metadata": metadata})
+        return result
 
 
 def reference_checks(case: Case, *, states: StateProvider) -> tuple[Transcript | None, list[CheckResult]]:

@@ -23,11 +23,11 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from judgekit.errors import JudgekitError
+from judgekit.graders.layered import LayeredGrader
 from judgekit.verdict import CheckResult, Evidence, Grade, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
-    from judgekit.graders.layered import StateProvider, UntrustedPolicy
     from judgekit.graders.rubric import RubricGrader
     from judgekit.transcript import Transcript
 
@@ -79,69 +79,6 @@ class Grader(Protocol):
     async def grade(self, case: Case, transcript: Transcript) -> Grade:
         """Grade one trial. Expected problems are verdicts (``error`` with a reason), not exceptions."""
         ...
-
-
-class LayeredGrader:
-    """Every deterministic layer, plus the rubric layer when one is given, combined into one grade.
-
-    Args:
-        root: The golden set's root: case fixture paths (``initial_state``, ``expected_state.snapshot``,
-            ``reference_solution``) resolve against it. Ignored when ``states`` is given.
-        states: A ready state provider (for snapshots already in memory, or a shared cache).
-        transcript_dir: Folder that relative state paths inside transcripts resolve against.
-        rubric: The judge-backed rubric grader, or ``None`` for the deterministic layers alone.
-        deterministic: Run the deterministic layers (turn off to grade with the rubric layer alone).
-        untrusted: What an untrusted judge gate may do (see :func:`~judgekit.graders.layered.combine`).
-
-    Raises:
-        JudgekitError: When neither layer is enabled.
-    """
-
-    def __init__(
-        self,
-        root: Path | None = None,
-        *,
-        states: StateProvider | None = None,
-        transcript_dir: Path | None = None,
-        rubric: RubricGrader | None = None,
-        deterministic: bool = True,
-        untrusted: UntrustedPolicy = "count",
-    ) -> None:
-        from judgekit.graders.layered import StateProvider
-
-        if not deterministic and rubric is None:
-            raise JudgekitError(
-                "a grader with neither the deterministic layers nor a rubric grades nothing: "
-                "keep deterministic=True or pass rubric=RubricGrader(...)"
-            )
-        self.states = states if states is not None else StateProvider(root, transcript_dir=transcript_dir)
-        self.rubric = rubric
-        self.deterministic = deterministic
-        self.untrusted: UntrustedPolicy = untrusted
-
-    def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        """The deterministic layers' checks (empty when they are turned off)."""
-        from judgekit.graders.layered import deterministic_checks
-
-        if not self.deterministic:
-            return []
-        return deterministic_checks(case, transcript, states=self.states)
-
-    async def grade(self, case: Case, transcript: Transcript) -> Grade:
-        """Grade one trial on every enabled layer."""
-        from judgekit.graders.layered import combine
-
-        checks = self.checks(case, transcript)
-        if self.rubric is not None:
-            checks = [*checks, *await self.rubric.grade(case, transcript)]
-        grade = combine(case, transcript.trial, checks, untrusted=self.untrusted)
-        if self.rubric is not None:
-            metadata = {
-                **grade.metadata,
-                "judge": {"fingerprint": self.rubric.fingerprint, "label": self.rubric.label},
-            }
-            grade = grade.model_copy(update={"metadata": metadata})
-        return grade
 
 
 class _FunctionGrader:
