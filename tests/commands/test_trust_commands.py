@@ -329,3 +329,25 @@ def test_calibrate_uses_random_items_only_and_refuses_a_development_set(
     code, _, err = run(capsys, *args)
     assert code == 1
     assert "development set" in err
+
+
+def test_library_grader_honours_the_fidelity_of_imported_traces(tmp_path: Path) -> None:
+    """The same restriction holds outside `judgekit grade`: integrations grade through LayeredGrader."""
+    import asyncio
+
+    from judgekit.cases import load_case_set
+    from judgekit.graders.layered import LayeredGrader
+    from judgekit.io.otel import read_otlp_file
+    from judgekit.verdict import Verdict
+
+    cases = tmp_path / "set" / "cases"
+    cases.mkdir(parents=True)
+    (cases / "refund.yaml").write_text(CASE)
+    case_set = load_case_set(tmp_path / "set")
+    (loaded,) = case_set.cases
+    (transcript,) = read_otlp_file(FIXTURES / "openllmetry.json").transcripts
+    grade = asyncio.run(LayeredGrader(case_set.root).grade(loaded.case, transcript))
+    checks = {c.check_id: c for c in grade.checks}
+    assert checks["route"].verdict is Verdict.INSUFFICIENT_INFORMATION
+    assert checks["route"].reason.startswith("lossy trace:")
+    assert grade.verdict is Verdict.INSUFFICIENT_INFORMATION
