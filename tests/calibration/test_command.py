@@ -30,21 +30,22 @@ def run(capsys, *args: str) -> tuple[int, str, str]:
     return code, out.out, out.err
 
 
+def calibrate(capsys, labels: str, judge: str, *args: str) -> tuple[int, str, str]:
+    """``judgekit calibrate LABELS --judge JUDGE --experts alice,bob,carol --policy policy.yaml ARGS...``."""
+    return run(
+        capsys, "calibrate", labels, "--judge", judge, "--experts", EXPERTS, "--policy", "policy.yaml", *args
+    )
+
+
 def records(folder: Path) -> list[Path]:
     return sorted((folder / "calibration" / "records").glob("*.json"))
 
 
 def test_a_trusted_judge_exits_0_writes_a_record_and_is_trusted(work, capsys):
-    code, out, err = run(
+    code, out, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "fp-v2",
     )
@@ -62,16 +63,10 @@ def test_a_trusted_judge_exits_0_writes_a_record_and_is_trusted(work, capsys):
 
 
 def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsys):
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v1",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "fp-v1",
     )
@@ -85,16 +80,10 @@ def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsy
 
 
 def test_without_a_fingerprint_no_record_is_written(work, capsys):
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
     )
     assert code == 0
     assert "warning: no fingerprint" in err
@@ -102,16 +91,10 @@ def test_without_a_fingerprint_no_record_is_written(work, capsys):
 
 
 def test_no_record_option(work, capsys):
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "fp",
         "--no-record",
@@ -127,30 +110,18 @@ def test_fingerprint_from_the_label_table(work, capsys):
         line + (",fp-col" if ",judge-v2," in line else ",") for line in text[1:]
     ]
     (work / "labels.csv").write_text("\n".join(rows) + "\n")
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
     )
     assert code == 0, err
     (rec,) = records(work)
     assert json.loads(rec.read_text())["fingerprint"] == "fp-col"
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "other",
     )
@@ -161,32 +132,20 @@ def test_fingerprint_from_the_label_table(work, capsys):
 @pytest.mark.parametrize("fmt", ["md", "json", "html"])
 def test_out_folder_with_baseline_writes_report_and_grader_change(work, capsys, fmt):
     assert (
-        run(
+        calibrate(
             capsys,
-            "calibrate",
             "labels.csv",
-            "--judge",
             "judge-v1",
-            "--experts",
-            EXPERTS,
-            "--policy",
-            "policy.yaml",
             "--fingerprint",
             "fp-v1",
         )[0]
         == 1
     )
     (baseline,) = records(work)
-    code, out, err = run(
+    code, out, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "fp-v2",
         "--baseline",
@@ -373,16 +332,10 @@ def test_calibrate_help_lists_its_options(capsys):
 
 def test_failure_rate_command(work, capsys):
     assert (
-        run(
+        calibrate(
             capsys,
-            "calibrate",
             "labels.csv",
-            "--judge",
             "judge-v2",
-            "--experts",
-            EXPERTS,
-            "--policy",
-            "policy.yaml",
             "--fingerprint",
             "fp-v2",
         )[0]
@@ -395,16 +348,10 @@ def test_failure_rate_command(work, capsys):
 
 
 def test_failure_rate_refuses_an_untrusted_record(work, capsys):
-    run(
+    calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v1",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "fp-v1",
     )
@@ -416,16 +363,10 @@ def test_failure_rate_refuses_an_untrusted_record(work, capsys):
 
 def test_an_unwritable_out_folder_is_an_error_not_a_traceback(work, capsys):
     (work / "taken").write_text("a file, not a folder")
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--out",
         "taken",
     )
@@ -435,16 +376,10 @@ def test_an_unwritable_out_folder_is_an_error_not_a_traceback(work, capsys):
 
 def test_an_unwritable_records_folder_is_an_error_not_a_traceback(work, capsys):
     (work / "recs").write_text("a file, not a folder")
-    code, _, err = run(
+    code, _, err = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--fingerprint",
         "fp",
         "--records",
@@ -462,29 +397,17 @@ def test_a_jsonl_label_table(work, capsys):
         obj = dict(zip(header, line.split(","), strict=True))
         rows.append(json.dumps({k: v for k, v in obj.items() if v != ""}))
     (work / "labels.jsonl").write_text("\n".join(rows) + "\n")
-    code_csv, out_csv, _ = run(
+    code_csv, out_csv, _ = calibrate(
         capsys,
-        "calibrate",
         "labels.csv",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--format",
         "json",
     )
-    code_jsonl, out_jsonl, _ = run(
+    code_jsonl, out_jsonl, _ = calibrate(
         capsys,
-        "calibrate",
         "labels.jsonl",
-        "--judge",
         "judge-v2",
-        "--experts",
-        EXPERTS,
-        "--policy",
-        "policy.yaml",
         "--format",
         "json",
     )
