@@ -5,7 +5,8 @@ Needs only Python 3.11+ and the package index. Creates ``.venv`` beside this fil
 dependencies with their hashes (``requirements/lock.txt``) and judgekit itself, then runs:
 
     python3 dev.py demo     # the bundled example, offline, no API key
-    python3 dev.py test     # ruff, mypy --strict and the test suite
+    python3 dev.py test     # ruff, mypy --strict, the import contracts, the cycle check and the tests
+    python3 dev.py cycles   # list every import cycle among judgekit's modules (exit 1 if there is one)
 
 Set-up is skipped when the lock file has not changed since the last install.
 """
@@ -56,9 +57,98 @@ def setup() -> None:
     STAMP.write_text(digest, encoding="utf-8")
 
 
+CYCLES_SCRIPT = r"""
+import sys
+from collections import deque
+
+import grimp
+
+package = sys.argv[1] if len(sys.argv) > 1 else "judgekit"
+graph = grimp.build_graph(package, include_external_packages=False, cache_dir=None)
+modules = sorted(graph.modules)
+edges = {m: sorted(graph.find_modules_directly_imported_by(m)) for m in modules}
+
+# Tarjan's strongly connected components, iteratively: a component of two or more modules is a cycle group.
+index: dict[str, int] = {}
+low: dict[str, int] = {}
+stack: list[str] = []
+on_stack: set[str] = set()
+groups: list[list[str]] = []
+for root in modules:
+    if root in index:
+        continue
+    index[root] = low[root] = len(index)
+    stack.append(root)
+    on_stack.add(root)
+    work = [(root, iter(edges[root]))]
+    while work:
+        node, children = work[-1]
+        for child in children:
+            if child not in index:
+                index[child] = low[child] = len(index)
+                stack.append(child)
+                on_stack.add(child)
+                work.append((child, iter(edges[child])))
+                break
+            if child in on_stack:
+                low[node] = min(low[node], index[child])
+        else:
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                group = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    group.append(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(sorted(group))
+
+
+def shortest_cycle(start: str, members: set[str]) -> list[str]:
+    previous: dict[str, str] = {}
+    queue = deque([start])
+    while queue:
+        node = queue.popleft()
+        for nxt in edges[node]:
+            if nxt == start:
+                chain = [node]
+                while chain[-1] != start:
+                    chain.append(previous[chain[-1]])
+                return [*reversed(chain), start]
+            if nxt in members and nxt not in previous and nxt != start:
+                previous[nxt] = node
+                queue.append(nxt)
+    return [start, start]
+
+
+for number, group in enumerate(sorted(groups), start=1):
+    cycle = shortest_cycle(group[0], set(group))
+    print(f"cycle {number}: {' → '.join(cycle)}")
+    for importer, imported in zip(cycle, cycle[1:]):
+        for detail in graph.get_import_details(importer=importer, imported=imported)[:1]:
+            print(f"    {importer}:{detail['line_number']}: {detail['line_contents']}")
+    rest = sorted(set(group) - set(cycle))
+    if rest:
+        print(f"    the same cycle group also holds: {', '.join(rest)}")
+print(f"{len(groups)} import cycle(s) among {len(modules)} {package} modules")
+sys.exit(1 if groups else 0)
+"""
+"""Lists the import cycles of a package (default ``judgekit``): run with the virtual environment's Python.
+
+Each cycle group (a strongly connected component of the module import graph, function-level and
+``TYPE_CHECKING`` imports included) is printed as its shortest cycle ``a → b → a`` with the import line of
+each step; the last line gives the count. Exits 1 when there is any cycle.
+"""
+
+
 def main(argv: list[str]) -> int:
-    """Run ``demo`` or ``test`` after set-up; extra arguments go to judgekit demo or to pytest."""
-    if not argv or argv[0] not in {"demo", "test", "setup"}:
+    """Run ``demo``, ``test`` or ``cycles`` after set-up; extra arguments go to judgekit demo or to pytest."""
+    if not argv or argv[0] not in {"demo", "test", "setup", "cycles"}:
         print(__doc__)
         return 2
     setup()
@@ -70,7 +160,11 @@ def main(argv: list[str]) -> int:
         _run(_bin("ruff"), "check", "src", "tests", "bench")
         _run(_bin("ruff"), "format", "--check", "src", "tests", "bench")
         _run(_bin("mypy"))
+        _run(_bin("lint-imports"), "--no-cache")
+        _run(_bin("python"), "-c", CYCLES_SCRIPT)
         _run(_bin("python"), "-m", "pytest", *rest)
+    elif command == "cycles":
+        _run(_bin("python"), "-c", CYCLES_SCRIPT, *rest)
     return 0
 
 

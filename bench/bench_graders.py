@@ -32,8 +32,9 @@ import time
 from typing import Any
 
 from judgekit.cases import Case
-from judgekit.graders.layered import StateProvider, combine, deterministic_checks
+from judgekit.graders.layered import combine, deterministic_checks
 from judgekit.state import Snapshot, canonical_json, snapshot_from_data
+from judgekit.state.provider import StateProvider
 from judgekit.transcript import Transcript
 from judgekit.verdict import Verdict
 

@@ -208,7 +208,7 @@ def main(argv: list[str] | None = None) -> None:
 
         def judgekit_end_to_end() -> Any:
             results = read_results(path)
-            report = build_run_report(results)
+            report = build_run_report(results, undecided="exclude")  # the naive loop uses decided trials
             render_run_markdown(report)
             return results, report
 
@@ -221,7 +221,7 @@ def main(argv: list[str] | None = None) -> None:
             if point.value is None or ref is None or abs(point.value - ref) > 1e-9:
                 raise SystemExit(f"pass^{k + 1} disagrees: judgekit {point.value} vs naive {ref}")
         t_read, _ = best_of(1, lambda: len(read_results(path).lines))
-        t_agg, _ = best_of(args.repeats, lambda: build_run_report(results))
+        t_agg, _ = best_of(args.repeats, lambda: build_run_report(results, undecided="exclude"))
         with path.open() as handle:
             rows = [json.loads(line) for line in handle]
         t_naive_agg, _ = best_of(args.repeats, lambda: naive_from_rows(rows))

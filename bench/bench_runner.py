@@ -81,7 +81,8 @@ def replicate(dest: Path, copies: int) -> int:
 
 
 def make_grader(judge: str | None, cassette: Path, base: str | None, case_root: Path) -> Any:
-    from judgekit.commands.runs import LayeredTrialGrader, _rubric_grader
+    from judgekit.commands.runs import _rubric_grader
+    from judgekit.runner import LayeredTrialGrader
 
     rubric = None
     if judge is not None:
@@ -132,7 +133,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--copies", type=int, default=5)
     parser.add_argument("--repeats", type=int, default=3)
     args = parser.parse_args(argv)
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
     from judgekit.runner import plan_trials
 
     case_set = load_case_set([AIRDESK])

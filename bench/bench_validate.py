@@ -17,7 +17,7 @@ from pathlib import Path
 
 import yaml
 
-from judgekit.cases import load_case_set
+from judgekit.caseset import load_case_set
 
 _Loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 

@@ -12,15 +12,8 @@ import pytest
 import yaml
 from pydantic import ValidationError
 
-from judgekit.cases import (
-    QUESTION_CHAR_LIMIT,
-    Case,
-    CaseSet,
-    ExpectedState,
-    FieldPredicate,
-    ForbiddenRule,
-    load_case_set,
-)
+from judgekit.cases import QUESTION_CHAR_LIMIT, Case, ExpectedState, FieldPredicate, ForbiddenRule
+from judgekit.caseset import CaseSet, load_case_set
 from judgekit.errors import JudgekitError, ProblemsError
 from judgekit.state import load_state
 from judgekit.transcript import read_transcripts
@@ -328,10 +321,10 @@ def test_list_of_cases_in_one_file_is_located_per_case(tmp_path: Path) -> None:
         ),
         pytest.param(
             "id: C-1\ninput: hi\nexpected_state:\n  changes:\n    t:\n      added:\n"
-            "        - {a: {approx: 1, one_of: [1]}}\n",
-            "7: expected_state.changes.t.added.0.a: a field predicate needs exactly one of equals, approx, "
-            "one_of, matches, present, absent (got approx, one_of)",
-            id="predicate_two_operators",
+            "        - {a: {equals: 1, one_of: [1]}}\n",
+            "7: expected_state.changes.t.added.0.a: equals fixes the value: combine it with no other value "
+            "predicate (got equals with one_of)",
+            id="predicate_equals_combined",
         ),
         pytest.param(
             "id: C-1\ninput: hi\nexpected_state:\n  changes:\n    t:\n      modified:\n"
@@ -667,12 +660,15 @@ def test_field_predicates_from_plain_values_and_operators() -> None:
     assert state.ignore_fields == ("created_at",)
 
 
-def test_plain_mapping_value_is_a_literal_when_not_operators() -> None:
+def test_a_literal_mapping_value_is_written_with_equals() -> None:
+    # Every mapping at a field's position is a predicate (tests/test_cases_predicates.py).
     state = ExpectedState.model_validate(
-        {"changes": {"t": {"modified": {"K": {"address": {"city": "Leith"}}}}}}
+        {"changes": {"t": {"modified": {"K": {"address": {"equals": {"city": "Leith"}}}}}}}
     )
     assert state.changes is not None
     assert state.changes["t"].modified["K"]["address"].equals == {"city": "Leith"}
+    with pytest.raises(ValidationError, match="unknown predicate 'city'"):
+        ExpectedState.model_validate({"changes": {"t": {"modified": {"K": {"address": {"city": "Leith"}}}}}})
 
 
 def test_equals_none_is_an_explicit_predicate() -> None:

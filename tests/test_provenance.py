@@ -128,8 +128,9 @@ def test_unknown_fields_are_refused():
 def test_the_runner_records_provenance_in_every_line(tmp_path: Path):
     import asyncio
 
-    from judgekit.cases import load_case_set
-    from judgekit.runner import GradedTrial, plan_trials, prepare_output, run_trials
+    from judgekit.caseset import load_case_set
+    from judgekit.graders.contract import GraderSpec
+    from judgekit.runner import plan_trials, prepare_output, run_trials
 
     root = tmp_path / "set"
     root.mkdir()
@@ -147,13 +148,10 @@ def test_the_runner_records_provenance_in_every_line(tmp_path: Path):
     plan = plan_trials(case_set, [transcripts])
 
     class Grader:
-        judge_fingerprint = None
-
-        def cost_so_far(self) -> float:
-            return 0.0
+        spec = GraderSpec(name="always-pass")
 
         async def grade(self, case, transcript):
-            return GradedTrial(Grade(case_id=case.id, trial=transcript.trial, verdict=Verdict.PASS))
+            return Grade(case_id=case.id, trial=transcript.trial, verdict=Verdict.PASS)
 
     out = tmp_path / "r.jsonl"
     state = prepare_output(out, plan, resume=False, judge_fingerprint=None)

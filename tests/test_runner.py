@@ -6,10 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.cases import load_case_set
+from judgekit.caseset import load_case_set
 from judgekit.errors import JudgekitError
 from judgekit.results import read_results
-from judgekit.runner import GradedTrial, plan_trials, prepare_output, run_trials
+from judgekit.graders.contract import GraderSpec
+from judgekit.runner import plan_trials, prepare_output, run_trials
 from judgekit.verdict import CheckResult, Grade, Verdict
 
 
@@ -52,11 +53,9 @@ class ScriptedGrader:
         self._fp = fingerprint
 
     @property
-    def judge_fingerprint(self):
-        return self._fp
-
-    def cost_so_far(self):
-        return 0.01 * len(self.graded)
+    def spec(self):
+        parts = () if self._fp is None else (GraderSpec(name="rubric", args=dict(self._fp)),)
+        return GraderSpec(name="scripted", parts=parts)
 
     async def grade(self, case, transcript):
         self.in_flight += 1
@@ -74,9 +73,12 @@ class ScriptedGrader:
                 verdict=verdict,
                 reason="" if verdict is Verdict.PASS else "x",
             )
-            return GradedTrial(
-                Grade(case_id=case.id, trial=transcript.trial, verdict=verdict, checks=(check,)),
-                cost_usd=0.01,
+            return Grade(
+                case_id=case.id,
+                trial=transcript.trial,
+                verdict=verdict,
+                checks=(check,),
+                metadata={"cost_usd": 0.01},
             )
         finally:
             self.in_flight -= 1

@@ -68,45 +68,147 @@ def test_bootstrap_ci_is_seeded_and_brackets_the_mean():
 
 # --- pass^k and pass@k (runs and statistics) ---------------------------------------------------------
 
+import doctest  # noqa: E402
+import inspect  # noqa: E402
 from itertools import pairwise  # noqa: E402
 from math import comb  # noqa: E402
 
 from hypothesis import given  # noqa: E402
 from hypothesis import strategies as st  # noqa: E402
 
-from judgekit.stats import pass_at_k, pass_hat_k, pass_hat_k_per_task  # noqa: E402
+import judgekit.stats  # noqa: E402
+from judgekit.stats import (  # noqa: E402
+    UNDECIDED_POLICIES,
+    check_undecided_policy,
+    counted_trials,
+    pass_at_k,
+    pass_hat_k,
+    pass_hat_k_per_task,
+    pass_k_curve,
+)
+
+
+def _none(n):
+    return [0] * len(n)
 
 
 def test_pass_hat_k_seed_example_five_of_eight_is_not_passing():
     # A task passing 5 of 8 contributes 5/8 to pass^1 and nothing to pass^6..8.
-    assert pass_hat_k([8], [5], 1) == pytest.approx(0.625)
-    assert pass_hat_k([8], [5], 5) == pytest.approx(1 / comb(8, 5))
-    assert pass_hat_k([8], [5], 6) == 0.0
-    assert pass_hat_k([8], [8], 8) == 1.0
+    for policy in UNDECIDED_POLICIES:
+        assert pass_hat_k([8], [5], 1, undecided_counts=[0], undecided=policy) == pytest.approx(0.625)
+        assert pass_hat_k([8], [5], 5, undecided_counts=[0], undecided=policy) == pytest.approx(
+            1 / comb(8, 5)
+        )
+        assert pass_hat_k([8], [5], 6, undecided_counts=[0], undecided=policy) == 0.0
+        assert pass_hat_k([8], [8], 8, undecided_counts=[0], undecided=policy) == 1.0
 
 
 def test_pass_hat_k_is_mean_of_binomial_ratios():
     n, c = [4, 4, 4, 3], [4, 2, 0, 3]
     expected = sum(comb(ci, 2) / comb(ni, 2) for ni, ci in zip(n, c, strict=True)) / 4
-    assert pass_hat_k(n, c, 2) == pytest.approx(expected)
-    assert list(pass_hat_k_per_task(n, c, 2)) == pytest.approx([1.0, 1 / 6, 0.0, 1.0])
+    assert pass_hat_k(n, c, 2, undecided_counts=_none(n), undecided="fail") == pytest.approx(expected)
+    per_task = pass_hat_k_per_task(n, c, 2, undecided_counts=_none(n), undecided="fail")
+    assert list(per_task) == pytest.approx([1.0, 1 / 6, 0.0, 1.0])
 
 
 def test_pass_at_k_matches_chen_estimator():
     # Chen et al.: 1 - C(n-c, k)/C(n, k)
-    assert pass_at_k([10], [3], 4) == pytest.approx(1 - comb(7, 4) / comb(10, 4))
-    assert pass_at_k([5], [0], 5) == 0.0
-    assert pass_at_k([5], [1], 5) == 1.0
+    assert pass_at_k([10], [3], 4, undecided_counts=[0], undecided="fail") == pytest.approx(
+        1 - comb(7, 4) / comb(10, 4)
+    )
+    assert pass_at_k([5], [0], 5, undecided_counts=[0], undecided="fail") == 0.0
+    assert pass_at_k([5], [1], 5, undecided_counts=[0], undecided="fail") == 1.0
+
+
+def test_tau_bench_gpt4o_airline_figures_from_per_task_counts():
+    # tau-bench's gpt-4o airline run: 50 tasks x 4 trials. Tasks by number of trials with reward 1,
+    # tallied from the published trajectories (84 passes of 200); they give the published pass^k.
+    counts = {0: 14, 1: 12, 2: 10, 3: 4, 4: 10}
+    c = [passes for passes, tasks in counts.items() for _ in range(tasks)]
+    n = [4] * len(c)
+    assert (len(c), sum(c)) == (50, 84)
+    for policy in UNDECIDED_POLICIES:
+        got = [
+            round(pass_hat_k(n, c, k, undecided_counts=_none(n), undecided=policy), 3) for k in range(1, 5)
+        ]
+        assert got == [0.420, 0.273, 0.220, 0.200]
+
+
+def test_fail_keeps_undecided_trials_in_n_and_exclude_drops_them():
+    # 4 trials: 2 pass, 1 fail, 1 error. fail: C(2,2)/C(4,2) = 1/6; exclude: C(2,2)/C(3,2) = 1/3.
+    assert pass_hat_k([4], [2], 2, undecided_counts=[1], undecided="fail") == pytest.approx(1 / 6)
+    assert pass_hat_k([4], [2], 2, undecided_counts=[1], undecided="exclude") == pytest.approx(1 / 3)
+    # pass@2: fail 1 - C(2,2)/C(4,2) = 5/6; exclude 1 - C(1,2)/C(3,2) = 1
+    assert pass_at_k([4], [2], 2, undecided_counts=[1], undecided="fail") == pytest.approx(5 / 6)
+    assert pass_at_k([4], [2], 2, undecided_counts=[1], undecided="exclude") == pytest.approx(1.0)
+    n, c = counted_trials([4, 3], [2, 0], undecided_counts=[1, 3], undecided="exclude")
+    assert (n.tolist(), c.tolist()) == ([3, 0], [2, 0])
 
 
 @pytest.mark.parametrize(
     ("call", "message"),
     [
-        (lambda: pass_hat_k([3, 2], [1, 1], 3), r"k=3 is larger than the 2 trial\(s\) of task 1"),
-        (lambda: pass_hat_k([3], [4], 1), "task 0: successes must be between 0 and its trials"),
-        (lambda: pass_hat_k([3], [1], 0), "k must be a positive integer"),
-        (lambda: pass_hat_k([], [], 1), "at least one task"),
-        (lambda: pass_at_k([3, 3], [1], 1), "equal length"),
+        (
+            lambda: pass_hat_k([3, 2], [1, 1], 3, undecided_counts=[0, 0], undecided="fail"),
+            r"k=3 is larger than the 2 trial\(s\) of task 1 \(and 0 more\); pass\^k needs at least k trials",
+        ),
+        (
+            lambda: pass_hat_k([3, 3], [1, 1], 3, undecided_counts=[0, 1], undecided="exclude"),
+            r"k=3 is larger than the 2 decided trial\(s\) of task 1 \(and 0 more\): "
+            r"its 1 undecided trial\(s\) are excluded by undecided='exclude'.*use pass_k_curve",
+        ),
+        (
+            lambda: pass_hat_k([3], [4], 1, undecided_counts=[0], undecided="fail"),
+            r"task 0: successes must be between 0 and its trials \(3\) "
+            r"less its undecided trials \(0\), got 4",
+        ),
+        (
+            lambda: pass_hat_k([3], [3], 1, undecided_counts=[1], undecided="fail"),
+            r"task 0: successes must be between 0 and its trials \(3\) "
+            r"less its undecided trials \(1\), got 3",
+        ),
+        (
+            lambda: pass_hat_k([3], [0], 1, undecided_counts=[4], undecided="fail"),
+            r"task 0: undecided_counts must be between 0 and its trials \(3\), got 4",
+        ),
+        (
+            lambda: pass_hat_k([-1], [0], 1, undecided_counts=[0], undecided="fail"),
+            "task 0: trials must be non-negative, got -1",
+        ),
+        (
+            lambda: pass_hat_k([3], [1], 0, undecided_counts=[0], undecided="fail"),
+            "k must be a positive integer, got 0",
+        ),
+        (
+            lambda: pass_hat_k([], [], 1, undecided_counts=[], undecided="fail"),
+            "at least one task is needed",
+        ),
+        (
+            lambda: pass_at_k([3, 3], [1], 1, undecided_counts=[0, 0], undecided="fail"),
+            "trials, successes and undecided_counts must be one-dimensional and of equal length",
+        ),
+        (
+            lambda: pass_hat_k([3], [1], 1, undecided_counts=[0], undecided="pass"),
+            "undecided must be 'fail' or 'exclude' .*got 'pass'; "
+            "an undecided trial is never counted as a pass",
+        ),
+        (
+            lambda: pass_k_curve([3], [1], 0, undecided_counts=[0], undecided="fail"),
+            "k_max must be a positive integer, got 0",
+        ),
+    ],
+    ids=[
+        "k_above_trials",
+        "k_above_decided_trials",
+        "successes_above_trials",
+        "successes_plus_undecided_above_trials",
+        "undecided_above_trials",
+        "negative_trials",
+        "k_zero",
+        "no_tasks",
+        "shapes",
+        "unknown_policy",
+        "k_max_zero",
     ],
 )
 def test_pass_k_preconditions_have_readable_errors(call, message):
@@ -114,32 +216,167 @@ def test_pass_k_preconditions_have_readable_errors(call, message):
         call()
 
 
+@pytest.mark.parametrize("bad", ["pass", "FAIL", "", None, 0, ("fail",)])
+def test_check_undecided_policy_refuses_anything_but_the_named_policies(bad):
+    with pytest.raises(ValueError, match="undecided must be 'fail' or 'exclude'"):
+        check_undecided_policy(bad)
+
+
+def test_every_pass_k_function_requires_the_policy_and_the_undecided_counts():
+    # the meta-test: a repeated-trials function that takes successes over trials must make its caller
+    # name the undecided policy (keyword-only, no default), so no caller picks one by accident
+    functions = [
+        obj
+        for name, obj in vars(judgekit.stats).items()
+        if name in judgekit.stats.__all__
+        and inspect.isfunction(obj)
+        and "successes" in inspect.signature(obj).parameters
+    ]
+    names = {f.__name__ for f in functions}
+    assert names >= {"pass_hat_k", "pass_at_k", "pass_hat_k_per_task", "pass_k_curve", "counted_trials"}
+    interval_functions = {"wilson_interval", "clopper_pearson_interval"}  # one proportion, no trials per task
+    for function in functions:
+        if function.__name__ in interval_functions:
+            continue
+        params = inspect.signature(function).parameters
+        for required in ("undecided", "undecided_counts"):
+            assert required in params, f"{function.__name__} does not take {required}="
+            assert params[required].kind is inspect.Parameter.KEYWORD_ONLY, function.__name__
+            assert params[required].default is inspect.Parameter.empty, function.__name__
+
+
+def test_doctests_run():
+    result = doctest.testmod(judgekit.stats, optionflags=doctest.ELLIPSIS)
+    assert result.attempted >= 10
+    assert result.failed == 0
+
+
 @st.composite
-def _tasks(draw):
+def _tasks(draw, *, undecided=True, min_decided=0):
+    """Per task (trials, successes, undecided): trials include the undecided ones."""
     n_tasks = draw(st.integers(1, 12))
-    n = [draw(st.integers(1, 10)) for _ in range(n_tasks)]
-    c = [draw(st.integers(0, ni)) for ni in n]
-    return n, c
+    n, c, u = [], [], []
+    for _ in range(n_tasks):
+        ui = draw(st.integers(0, 4)) if undecided else 0
+        decided = draw(st.integers(max(1, min_decided), 10))
+        n.append(decided + ui)
+        u.append(ui)
+        c.append(draw(st.integers(0, decided)))
+    return n, c, u
+
+
+@given(_tasks(undecided=False))
+def test_pass_k_properties(tasks):
+    n, c, u = tasks
+    kmax = min(n)
+    for policy in UNDECIDED_POLICIES:
+        hats = [pass_hat_k(n, c, k, undecided_counts=u, undecided=policy) for k in range(1, kmax + 1)]
+        ats = [pass_at_k(n, c, k, undecided_counts=u, undecided=policy) for k in range(1, kmax + 1)]
+        # pass^1 == pass@1 == mean success rate; pass@k non-decreasing, pass@k >= pass^k
+        assert hats[0] == pytest.approx(sum(ci / ni for ni, ci in zip(n, c, strict=True)) / len(n))
+        assert ats[0] == pytest.approx(hats[0])
+        for a, b in pairwise(ats):
+            assert b >= a - 1e-12
+        for h, a in zip(hats, ats, strict=True):
+            assert 0.0 <= h <= a + 1e-12 <= 1.0 + 1e-12
+        # exact agreement with the factorial formula
+        for k in range(1, kmax + 1):
+            exact = sum(comb(ci, k) / comb(ni, k) for ni, ci in zip(n, c, strict=True)) / len(n)
+            assert hats[k - 1] == pytest.approx(exact, rel=1e-9, abs=1e-12)
+
+
+@given(_tasks(undecided=False))
+def test_exclude_equals_fail_when_no_trial_is_undecided(tasks):
+    n, c, u = tasks
+    for k in range(1, min(n) + 1):
+        for f in (pass_hat_k, pass_at_k):
+            assert f(n, c, k, undecided_counts=u, undecided="exclude") == f(
+                n, c, k, undecided_counts=u, undecided="fail"
+            )
+    curves = [pass_k_curve(n, c, max(n), undecided_counts=u, undecided=p) for p in UNDECIDED_POLICIES]
+    assert [(p.pass_hat, p.pass_at, p.tasks_used) for p in curves[0]] == [
+        (p.pass_hat, p.pass_at, p.tasks_used) for p in curves[1]
+    ]
 
 
 @given(_tasks())
-def test_pass_k_properties(tasks):
-    n, c = tasks
-    kmax = min(n)
-    hats = [pass_hat_k(n, c, k) for k in range(1, kmax + 1)]
-    ats = [pass_at_k(n, c, k) for k in range(1, kmax + 1)]
-    # pass^1 == pass@1 == mean success rate; pass^k non-increasing, pass@k non-decreasing, pass@k >= pass^k
-    assert hats[0] == pytest.approx(sum(ci / ni for ni, ci in zip(n, c, strict=True)) / len(n))
-    assert ats[0] == pytest.approx(hats[0])
-    for a, b in pairwise(hats):
-        assert b <= a + 1e-12
-    for a, b in pairwise(ats):
-        assert b >= a - 1e-12
-    for h, a in zip(hats, ats, strict=True):
-        assert 0.0 <= h <= a + 1e-12 <= 1.0 + 1e-12
-    # exact agreement with the factorial formula
-    for k in range(1, kmax + 1):
-        exact = sum(comb(ci, k) / comb(ni, k) for ni, ci in zip(n, c, strict=True)) / len(n)
-        assert pass_hat_k(n, c, k) == pytest.approx(exact, rel=1e-9, abs=1e-12)
-    # order of tasks does not matter
-    assert pass_hat_k(n[::-1], c[::-1], 1) == pytest.approx(hats[0])
+def test_fail_is_at_most_exclude_is_at_most_every_undecided_trial_passing(tasks):
+    # per task C(c,k)/C(n,k) <= C(c,k)/C(n-u,k) <= C(c+u,k)/C(n,k): adding u trials as failures lowers the
+    # ratio, adding them as passes raises it
+    n, c, u = tasks
+    for k in range(1, min(ni - ui for ni, ui in zip(n, u, strict=True)) + 1):
+        fail = pass_hat_k_per_task(n, c, k, undecided_counts=u, undecided="fail")
+        exclude = pass_hat_k_per_task(n, c, k, undecided_counts=u, undecided="exclude")
+        all_pass = pass_hat_k_per_task(
+            n, [ci + ui for ci, ui in zip(c, u, strict=True)], k, undecided_counts=_none(n), undecided="fail"
+        )
+        assert np.all(fail <= exclude + 1e-12)
+        assert np.all(exclude <= all_pass + 1e-12)
+        assert fail.mean() <= all_pass.mean() + 1e-12
+
+
+@given(_tasks())
+def test_pass_hat_k_is_non_increasing_in_k_under_each_policy(tasks):
+    n, c, u = tasks
+    for policy in UNDECIDED_POLICIES:
+        counted, _ = counted_trials(n, c, undecided_counts=u, undecided=policy)
+        hats = [
+            pass_hat_k(n, c, k, undecided_counts=u, undecided=policy)
+            for k in range(1, int(counted.min()) + 1)
+        ]
+        for a, b in pairwise(hats):
+            assert b <= a + 1e-12
+
+
+@given(_tasks(), st.randoms(use_true_random=False))
+def test_pass_k_is_invariant_to_task_order(tasks, rnd):
+    n, c, u = tasks
+    order = list(range(len(n)))
+    rnd.shuffle(order)
+    shuffled = ([n[i] for i in order], [c[i] for i in order], [u[i] for i in order])
+    for policy in UNDECIDED_POLICIES:
+        counted, _ = counted_trials(n, c, undecided_counts=u, undecided=policy)
+        for k in range(1, int(counted.min()) + 1):
+            for f in (pass_hat_k, pass_at_k):
+                a = f(n, c, k, undecided_counts=u, undecided=policy)
+                b = f(*shuffled[:2], k, undecided_counts=shuffled[2], undecided=policy)
+                assert a == pytest.approx(b, rel=1e-12, abs=1e-15)
+        a_curve = pass_k_curve(n, c, max(n), undecided_counts=u, undecided=policy)
+        b_curve = pass_k_curve(*shuffled[:2], max(n), undecided_counts=shuffled[2], undecided=policy)
+        for p, q in zip(a_curve, b_curve, strict=True):
+            assert (p.tasks_used, p.tasks_left_out) == (q.tasks_used, q.tasks_left_out)
+            assert (p.pass_hat is None) == (q.pass_hat is None)
+            if p.pass_hat is not None:
+                assert p.pass_hat == pytest.approx(q.pass_hat, rel=1e-12, abs=1e-15)
+
+
+@given(_tasks())
+def test_curve_equals_the_scalar_functions_over_the_tasks_it_uses(tasks):
+    n, c, u = tasks
+    for policy in UNDECIDED_POLICIES:
+        counted, _ = counted_trials(n, c, undecided_counts=u, undecided=policy)
+        curve = pass_k_curve(n, c, max(n), undecided_counts=u, undecided=policy)
+        assert [p.k for p in curve] == list(range(1, max(n) + 1))
+        for point in curve:
+            use = [i for i in range(len(n)) if counted[i] >= point.k]
+            assert (point.tasks_used, point.tasks_left_out) == (len(use), len(n) - len(use))
+            if not use:
+                assert point.pass_hat is None
+                assert point.pass_at is None
+                assert f"no task has {point.k}" in (point.reason or "")
+                continue
+            args = ([n[i] for i in use], [c[i] for i in use], point.k)
+            kw = {"undecided_counts": [u[i] for i in use], "undecided": policy}
+            assert point.pass_hat == pass_hat_k(*args, **kw)  # the same running product: exactly equal
+            assert point.pass_at == pass_at_k(*args, **kw)
+            assert point.reason is None
+
+
+def test_curve_reason_names_what_was_missing():
+    (point,) = pass_k_curve([2], [0], 1, undecided_counts=[2], undecided="exclude")
+    assert point.pass_hat is None
+    assert point.reason == "no task has 1 decided trials"
+    assert (
+        pass_k_curve([2], [1], 3, undecided_counts=[0], undecided="fail")[2].reason == "no task has 3 trials"
+    )
+    assert pass_k_curve([], [], 2, undecided_counts=[], undecided="fail")[0].reason == "no tasks"

@@ -1,4 +1,4 @@
-"""The case contract: one golden task, and loading and validating a set of them.
+"""The case contract: one golden task, its parts, and validating one case mapping.
 
 One model family, :class:`Case`, reads the three task shapes judgekit's users write:
 
@@ -14,86 +14,64 @@ One model family, :class:`Case`, reads the three task shapes judgekit's users wr
 
 Fields keep their authors' names so a case file reads as written; derived views (:meth:`Case.questions`,
 :meth:`Case.rules`, :meth:`Case.covered_tools`, :meth:`Case.texts`) give every consumer one way to read
-them. Unknown fields are rejected with a did-you-mean. Set-level rules (unique ids, candidates, fixture
-files) are checked by :func:`load_case_set`.
+them. Unknown fields are rejected with a did-you-mean. Reading a set of case files and the set-level rules
+(unique ids, candidates, fixture files) live in :mod:`judgekit.caseset`
+(:func:`~judgekit.caseset.load_case_set`).
 """
 
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import types
 import typing
-from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Annotated, Any, Literal
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
     AfterValidator,
     BaseModel,
     BeforeValidator,
+    Discriminator,
     Field,
     JsonValue,
+    Tag,
     ValidationError,
+    ValidationInfo,
     field_validator,
     model_validator,
 )
 
-from judgekit.errors import JudgekitError, LocatedError, Problem
-from judgekit.io.documents import Document, format_loc, read_documents
+from judgekit.errors import Problem
+from judgekit.io.documents import Document, format_loc
 from judgekit.verdict import FailureCategory, FrozenModel
 
 __all__ = [
-    "CASE_FILE_SUFFIXES",
     "QUESTION_CHAR_LIMIT",
     "REVIEW_PREFIX",
     "Case",
-    "CaseSet",
+    "DoNothing",
     "Expected",
     "ExpectedCall",
     "ExpectedState",
     "FieldPredicate",
     "ForbiddenRule",
-    "LoadedCase",
     "Origin",
-    "SetManifest",
     "TableChange",
+    "TextLiteral",
     "TextPattern",
     "Turn",
     "UserSimulation",
-    "load_case_set",
     "parse_case",
 ]
-
-CASE_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
-"""File endings read as case files."""
 
 QUESTION_CHAR_LIMIT = 1000
 """Longest question some export targets accept (Copilot Studio caps test questions at 1,000 characters)."""
 
 REVIEW_PREFIX = "REVIEW:"
 """An acceptance criterion starting with this is unreviewed: allowed only among candidates."""
-
-MANIFEST_NAME = "judgekit-set.yaml"
-"""Optional file at a golden set's root describing the set (tools, sources, coverage floors)."""
-
-NON_CASE_DIRS = frozenset(
-    {
-        "fixtures",
-        "transcripts",
-        "states",
-        "exports",
-        "labels",
-        "cassettes",
-        "runs",
-        "intake",  # incident records awaiting intake (judgekit intake)
-        "resolutions",  # experts' double resolutions (judgekit golden reconcile)
-        "reviews",  # review sheets of sampled transcripts (judgekit sample)
-    }
-)
-"""Folders under a set that hold data other than cases; never read as case files."""
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
@@ -149,10 +127,14 @@ class TextPattern(FrozenModel):
     Attributes:
         pattern: A Python regular expression, searched (not fully matched) in normalised text.
         ignore_case: Whether letter case is ignored (default true).
+        scored: For a ``must_mention`` item: a missing mention lowers the quality score instead of
+            failing the case (default false: a required mention gates). Ignored for ``must_not_mention``,
+            which always gates.
     """
 
     pattern: str
     ignore_case: bool = True
+    scored: bool = False
 
     @field_validator("pattern")
     @classmethod
@@ -164,8 +146,36 @@ class TextPattern(FrozenModel):
         return value
 
 
-TextMatch = str | TextPattern
-"""A literal text (matched after Unicode, case and whitespace normalisation) or a :class:`TextPattern`."""
+class TextLiteral(FrozenModel):
+    """A literal text with options, for when a plain string is not enough.
+
+    Attributes:
+        text: The text, matched after Unicode, case and whitespace normalisation (as a plain string is).
+        scored: For a ``must_mention`` item: a missing mention lowers the quality score instead of
+            failing the case (default false: a required mention gates). Ignored for ``must_not_mention``.
+    """
+
+    text: str = Field(min_length=1)
+    scored: bool = False
+
+
+def _text_match_kind(value: Any) -> str:
+    """Which form of :data:`TextMatch` a value is written in (``pattern`` wins when both keys are given)."""
+    if isinstance(value, TextPattern) or (isinstance(value, dict) and "pattern" in value):
+        return "TextPattern"
+    if isinstance(value, (TextLiteral, dict)):
+        return "TextLiteral"
+    return "str"
+
+
+TextMatch = Annotated[
+    Annotated[str, Tag("str")]
+    | Annotated[TextPattern, Tag("TextPattern")]
+    | Annotated[TextLiteral, Tag("TextLiteral")],
+    Discriminator(_text_match_kind),
+]
+"""A literal text (matched after Unicode, case and whitespace normalisation), a :class:`TextPattern`
+(``{pattern: ...}``) or a :class:`TextLiteral` (``{text: ..., scored: true}``)."""
 
 ArgMode = Literal["exact", "ignore", "subset", "superset"]
 RouteMatch = Literal["strict", "unordered", "subset", "superset"]
@@ -210,7 +220,8 @@ class Expected(FrozenModel):
             expected calls may be missing) or ``superset`` (every expected call is made; others may be
             made too; the default).
         sources: Approved documents or record types the answer must rest on.
-        must_mention: Texts the assistant's messages must contain.
+        must_mention: Texts the assistant's messages must contain; a missing one fails the case unless
+            it is marked ``scored: true`` (then it only lowers the quality score).
         must_not_mention: Texts the assistant's messages must never contain (a gate).
         reference_answer: A model answer, for meaning-comparing graders.
         outcome: The kind of ending expected.
@@ -225,45 +236,258 @@ class Expected(FrozenModel):
     outcome: Outcome = "answer"
 
 
-_PREDICATE_OPERATORS = frozenset({"equals", "approx", "one_of", "matches", "present", "absent"})
-_PREDICATE_KEYS = _PREDICATE_OPERATORS | {"tol"}
+_PREDICATE_KEYS = (
+    "equals",
+    "approx",
+    "tol",
+    "one_of",
+    "matches",
+    "present",
+    "absent",
+    "gt",
+    "ge",
+    "lt",
+    "le",
+    "between",
+)
+_PREDICATE_OPERATORS = tuple(k for k in _PREDICATE_KEYS if k != "tol")
+_PRESENCE_OPERATORS = frozenset({"present", "absent"})
+_VALUE_OPERATORS = frozenset(_PREDICATE_OPERATORS) - _PRESENCE_OPERATORS
+_PREDICATE_ALIASES = {
+    "eq": "equals",
+    "equal": "equals",
+    "is": "equals",
+    "in": "one_of",
+    "oneof": "one_of",
+    "any_of": "one_of",
+    "regex": "matches",
+    "pattern": "matches",
+    "match": "matches",
+    "exists": "present",
+    "missing": "absent",
+    "gte": "ge",
+    "lte": "le",
+    "min": "ge",
+    "max": "le",
+    "range": "between",
+    "tolerance": "tol",
+}
+"""Names other tools use for judgekit's predicates: suggested in did-you-mean hints, never accepted."""
+
+
+def _predicate_list() -> str:
+    return ", ".join(_PREDICATE_KEYS)
+
+
+def _suggest_predicate(name: str) -> str | None:
+    if name.lower() in _PREDICATE_ALIASES:
+        return _PREDICATE_ALIASES[name.lower()]
+    close = difflib.get_close_matches(name, _PREDICATE_KEYS, n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def _unknown_predicates_message(unknown: Sequence[str]) -> str:
+    suggestions = {name: _suggest_predicate(name) for name in unknown}
+    if len(unknown) == 1:
+        (name,) = unknown
+        hint = f"; did you mean '{suggestions[name]}'?" if suggestions[name] else ""
+        message = f"unknown predicate '{name}'{hint} (predicates: {_predicate_list()})"
+    else:
+        named = ", ".join(
+            f"'{n}'" + (f" (did you mean '{suggestions[n]}'?)" if suggestions[n] else "") for n in unknown
+        )
+        message = f"unknown predicates {named} (predicates: {_predicate_list()})"
+    if not any(suggestions.values()):
+        message += (
+            "; a mapping here is read as predicates: to expect this mapping as a value, write {equals: {...}}"
+        )
+    return message
+
+
+def _type_name(value: Any) -> str:
+    """A found value's kind, in the words of the file formats (``string``, ``boolean``, ``null``...)."""
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def _literal(value: Any) -> str:
+    """A value as a case file would spell it (``true``, ``null``, ``'text'``, ``5``)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return repr(value)
+
+
+def _number(value: Any) -> int | float:
+    """Accept an int or a finite float, unchanged; refuse booleans, text and everything else."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be a number, found boolean {_literal(value)} (booleans are not numbers)")
+    if not isinstance(value, int | float):
+        raise ValueError(
+            f"must be a number, found {_type_name(value)} {_literal(value)}"
+            + (" (to test text, use matches or one_of)" if isinstance(value, str) else "")
+        )
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ValueError(f"must be a finite number, found {value!r}")
+    return value
+
+
+def _between(value: Any) -> tuple[int | float, int | float]:
+    if not isinstance(value, list | tuple) or len(value) != 2:
+        found = (
+            f"{len(value)} item(s)"
+            if isinstance(value, list | tuple)
+            else f"{_type_name(value)} {_literal(value)}"
+        )
+        raise ValueError(f"needs [lo, hi], a list of two numbers; found {found}")
+    bounds: list[int | float] = []
+    for name, item in zip(("lo", "hi"), value, strict=True):
+        try:
+            bounds.append(_number(item))
+        except ValueError as exc:
+            raise ValueError(f"{name} {exc}") from None
+    lo, hi = bounds
+    if lo > hi:
+        raise ValueError(f"[{lo}, {hi}] can never hold: lo is greater than hi (write [{hi}, {lo}])")
+    return lo, hi
+
+
+Number = Annotated[int | float, BeforeValidator(_number)]
+"""An int or a finite float as written (booleans and numeric text refused)."""
+
+
+@dataclass(frozen=True)
+class _Bound:
+    """One end of the interval a predicate's ordering operators allow (``strict``: the end is excluded)."""
+
+    value: int | float
+    strict: bool
+    source: str
+
+    def tighter_lower(self, other: _Bound) -> bool:
+        return self.value > other.value or (self.value == other.value and self.strict and not other.strict)
+
+    def tighter_upper(self, other: _Bound) -> bool:
+        return self.value < other.value or (self.value == other.value and self.strict and not other.strict)
+
+    def relation(self, *, lower: bool) -> str:
+        """``> 5``, ``>= 5``, ``< 5`` or ``<= 5``."""
+        sign = (">" if lower else "<") + ("" if self.strict else "=")
+        return f"{sign} {self.value}"
 
 
 class FieldPredicate(FrozenModel):
-    """A condition on one field of an expected state row. Exactly one operator is set.
+    """A condition on one field of an expected state row: one or more operators, all of which must hold.
 
-    In files, a plain value means ``equals``; a mapping whose keys are operators is a predicate
-    (write ``{equals: {...}}`` to expect a literal mapping).
+    In files, a plain value (text, number, boolean, null, list) means ``equals``. **Every mapping at a
+    field's position is a predicate**, and its keys must be predicate names (an unknown key is refused
+    with a did-you-mean); to expect a mapping as a literal value, write ``{equals: {...}}``.
+
+    Combining operators in one mapping (``{ge: 1, lt: 5}``) means all of them must hold. Combinations
+    that can never hold are refused when the case is loaded: ``absent: true`` (or ``present: false``)
+    with any value operator, ``present: true`` with ``absent: true``, ``equals`` with any other value
+    operator (it already fixes the value), ordering bounds that leave no number (``{gt: 5, lt: 3}``)
+    and an ``approx`` window outside the bounds.
 
     Attributes:
         equals: The canonical value must equal this (``1 == 1.0``; booleans equal 1 and 0, since
-            SQLite has no boolean type).
+            SQLite has no boolean type). ``{equals: null}`` expects an explicit null.
         approx: The number must be within ``tol`` of this.
-        tol: Absolute tolerance for ``approx`` (default 1e-9; >= 0).
+        tol: Absolute tolerance for ``approx`` (default 1e-9; >= 0; only with ``approx``).
         one_of: The value must equal one of these.
         matches: The value, as text, must match this regular expression (searched).
         present: True: the field must exist (any value).
         absent: True: the field must not exist.
+        gt: The value must be a number greater than this.
+        ge: The value must be a number greater than or equal to this.
+        lt: The value must be a number less than this.
+        le: The value must be a number less than or equal to this.
+        between: ``[lo, hi]``: the value must be a number with ``lo <= value <= hi`` (both ends
+            included; ``lo <= hi``).
+
+    The numeric operators (``approx`` and the ordering ones) take ints or finite floats; a boolean or
+    numeric text such as ``"5"`` is refused at load. When grading, a found value that is not a number
+    (booleans are not numbers) fails them, with its type named.
+
+    Example:
+        >>> p = FieldPredicate.model_validate({"ge": 1, "lt": 5})
+        >>> p.operators
+        ('ge', 'lt')
+        >>> FieldPredicate.model_validate({"between": [1, 5]}).between
+        (1, 5)
     """
 
+    KEYS: ClassVar[tuple[str, ...]] = _PREDICATE_KEYS
+    """Every key a predicate mapping may have (``tol`` qualifies ``approx``)."""
+
     equals: JsonValue = None
-    approx: float | None = None
-    tol: float = Field(default=1e-9, ge=0.0)
+    approx: Number | None = None
+    tol: Annotated[float, BeforeValidator(_number), Field(ge=0.0)] = 1e-9
     one_of: tuple[JsonValue, ...] | None = None
     matches: str | None = None
     present: bool | None = None
     absent: bool | None = None
+    gt: Number | None = None
+    ge: Number | None = None
+    lt: Number | None = None
+    le: Number | None = None
+    between: Annotated[tuple[int | float, int | float], BeforeValidator(_between)] | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, value: Any) -> Any:
+        if not isinstance(value, dict):
+            return value
+        if not value:
+            raise ValueError(
+                "an empty mapping is not a predicate: to expect an empty mapping write {equals: {}}; "
+                "to expect the field to exist, {present: true}"
+            )
+        unknown = [str(k) for k in value if k not in _PREDICATE_KEYS]
+        if unknown:
+            raise ValueError(_unknown_predicates_message(unknown))
+        nulls = [k for k, v in value.items() if v is None and k != "equals"]
+        if nulls:
+            raise ValueError(
+                f"'{nulls[0]}: null' is not a predicate: give it a value "
+                "(to expect null, write {equals: null})"
+            )
+        return value
 
     @model_validator(mode="after")
-    def _exactly_one(self) -> FieldPredicate:
-        ops = sorted(self.model_fields_set & _PREDICATE_OPERATORS)
-        if len(ops) != 1:
-            raise ValueError(
-                "a field predicate needs exactly one of equals, approx, one_of, matches, present, absent"
-                + (f" (got {', '.join(ops)})" if ops else "")
-            )
+    def _consistent(self) -> FieldPredicate:
+        # An empty mapping never gets here (_known_keys), so a predicate without an operator is {tol: t}.
+        ops = self.operators
         if "tol" in self.model_fields_set and self.approx is None:
             raise ValueError("tol only goes with approx")
+        values = [op for op in ops if op in _VALUE_OPERATORS]
+        if self.present is True and self.absent is True:
+            raise ValueError("present: true and absent: true can never both hold")
+        if self.present is False and self.absent is False:
+            raise ValueError("present: false and absent: false can never both hold")
+        if (self.absent is True or self.present is False) and values:
+            said = "absent: true" if self.absent is True else "present: false"
+            raise ValueError(
+                f"{said} with {', '.join(values)} can never hold: a field that does not exist has no value"
+            )
+        if "equals" in values and len(values) > 1:
+            others = ", ".join(v for v in values if v != "equals")
+            raise ValueError(
+                f"equals fixes the value: combine it with no other value predicate (got equals with {others})"
+            )
+        self._check_interval()
         if self.matches is not None:
             try:
                 re.compile(self.matches)
@@ -271,16 +495,66 @@ class FieldPredicate(FrozenModel):
                 raise ValueError(f"matches: not a valid regular expression: {exc}") from None
         return self
 
+    def _check_interval(self) -> None:
+        lower: _Bound | None = None
+        upper: _Bound | None = None
+        lows = [("gt", self.gt, True), ("ge", self.ge, False)]
+        highs = [("lt", self.lt, True), ("le", self.le, False)]
+        if self.between is not None:
+            lows.append(("between", self.between[0], False))
+            highs.append(("between", self.between[1], False))
+        for name, bound, strict in lows:
+            if bound is not None:
+                candidate = _Bound(bound, strict, name)
+                lower = candidate if lower is None or candidate.tighter_lower(lower) else lower
+        for name, bound, strict in highs:
+            if bound is not None:
+                candidate = _Bound(bound, strict, name)
+                upper = candidate if upper is None or candidate.tighter_upper(upper) else upper
+        if (
+            lower is not None
+            and upper is not None
+            and (lower.value > upper.value or (lower.value == upper.value and (lower.strict or upper.strict)))
+        ):
+            raise ValueError(
+                f"{self._bound_text(lower)} and {self._bound_text(upper)} can never both hold: no number is "
+                f"{lower.relation(lower=True)} and {upper.relation(lower=False)}"
+            )
+        if self.approx is not None:
+            low, high = self.approx - self.tol, self.approx + self.tol
+            blocking: _Bound | None = None
+            if lower is not None and (high < lower.value or (high == lower.value and lower.strict)):
+                blocking = lower
+            elif upper is not None and (low > upper.value or (low == upper.value and upper.strict)):
+                blocking = upper
+            if blocking is not None:
+                raise ValueError(
+                    f"approx {self.approx} ± {self.tol} and {self._bound_text(blocking)} can never both hold"
+                )
+
+    def _bound_text(self, bound: _Bound) -> str:
+        if bound.source == "between":
+            return f"between {list(self.between or ())}"
+        return f"{bound.source} {bound.value}"
+
+    @property
+    def operators(self) -> tuple[str, ...]:
+        """The operators that are set, in the order of :attr:`KEYS` (``tol`` is not an operator)."""
+        return tuple(op for op in _PREDICATE_OPERATORS if op in self.model_fields_set)
+
     @property
     def operator(self) -> str:
-        """The name of the operator that is set."""
-        return next(iter(self.model_fields_set & _PREDICATE_OPERATORS))
+        """The operator's name when exactly one is set, else ``"all"`` (a conjunction; see :attr:`operators`).
+
+        Kept for single-operator predicates; code handling combinations reads :attr:`operators`.
+        """
+        ops = self.operators
+        return ops[0] if len(ops) == 1 else "all"
 
 
 def _coerce_predicate(value: Any) -> Any:
-    if isinstance(value, FieldPredicate):
-        return value
-    if isinstance(value, dict) and value and set(value) <= _PREDICATE_KEYS:
+    """Read a field expectation: a mapping is a predicate, anything else a literal for ``equals``."""
+    if isinstance(value, FieldPredicate | dict):
         return value
     return {"equals": value}
 
@@ -399,6 +673,78 @@ def _non_empty(value: str) -> str:
 NonEmptyStr = Annotated[str, BeforeValidator(_strip), AfterValidator(_non_empty)]
 
 
+class DoNothing(FrozenModel):
+    """A case's statement that doing nothing (declining, asking, changing nothing) is the correct behaviour.
+
+    ``judgekit lint`` reports a case that a do-nothing agent passes on every deterministic layer; a case
+    that declares this is listed as declared instead (see :mod:`judgekit.golden.lint`).
+
+    Attributes:
+        why: Why doing nothing is correct ("must refuse: another customer's data").
+        decided_by: The judge criterion that tells a right refusal from a useless one: ``case.acceptance``,
+            ``case.required_outcome`` or ``case.forbidden_outcome.<i>`` (checked against the case when it
+            loads), or the id of a critical rubric criterion (checked by ``judgekit lint`` against the
+            rubrics it is given).
+    """
+
+    why: NonEmptyStr
+    decided_by: NonEmptyStr
+
+    def check_against(self, data: dict[str, Any]) -> None:
+        """Refuse a ``decided_by`` naming no gating judge criterion of the case whose fields are ``data``.
+
+        Args:
+            data: The case's fields validated so far (pydantic's ``ValidationInfo.data``). When one of the
+                fields the criteria come from is missing (it failed validation itself), nothing is checked:
+                that field's own problem is reported.
+
+        Raises:
+            ValueError: Naming the criteria the case has.
+        """
+        name = self.decided_by
+        if not name.startswith("case."):
+            if not _RUBRIC_CRITERION_ID.match(name):
+                raise ValueError(
+                    f"decided_by {name!r} is neither a case criterion (case.acceptance, "
+                    "case.required_outcome, case.forbidden_outcome.<i>) nor a rubric criterion id (letters, "
+                    "digits, '_', '.', '-')"
+                )
+            return
+        fields = ("required_outcome", "acceptance", "prohibited", "forbidden_outcomes", "response_rubric")
+        if any(f not in data for f in fields):
+            return
+        texts = [p for p in data["prohibited"] if isinstance(p, str)] + list(data["forbidden_outcomes"])
+        criteria = [
+            *(["case.required_outcome"] if data["required_outcome"] else []),
+            *(["case.acceptance"] if data["acceptance"] else []),
+            *(f"case.forbidden_outcome.{i}" for i in range(len(texts))),
+        ]
+        if name in criteria:
+            return
+        scored = [f"case.response_rubric.{i}" for i in range(len(data["response_rubric"]))]
+        if name in scored:
+            raise ValueError(
+                f"decided_by {name!r} is a scored criterion: its fail lowers the quality score but never "
+                "fails the case, so a useless do-nothing reply would still pass; name a gating criterion "
+                f"({', '.join(criteria) or 'the case has none: add an acceptance criterion'})"
+            )
+        if not criteria:
+            raise ValueError(
+                f"decided_by {name!r} names no criterion of this case, which has no judge criterion at "
+                "all; add the acceptance criterion (or required_outcome) that tells a right refusal from a "
+                "useless reply, and name it (decided_by: case.acceptance)"
+            )
+        close = difflib.get_close_matches(name, criteria, n=1, cutoff=0.6)
+        hint = f"; did you mean {close[0]!r}?" if close else ""
+        raise ValueError(
+            f"decided_by {name!r} names no criterion of this case{hint} (its judge criteria: "
+            f"{', '.join(criteria)}; or name a critical rubric criterion by its id)"
+        )
+
+
+_RUBRIC_CRITERION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
 # --------------------------------------------------------------------------- the case
 
 
@@ -441,6 +787,8 @@ class Case(FrozenModel):
             (behaviour the product already promises) or ``holdout`` (kept out of routine runs and
             reports, so prompt tuning cannot overfit it; used only when asked for by name). ``None``
             when the set does not use splits.
+        do_nothing: Why doing nothing is the correct behaviour and which judge criterion decides it
+            (:class:`DoNothing`); ``None`` (the default) when doing nothing should fail the case.
     """
 
     id: NonEmptyStr
@@ -472,12 +820,20 @@ class Case(FrozenModel):
     signed_off_by: tuple[str, ...] = ()
     source_incident: str | None = None
     split: Literal["capability", "regression", "holdout"] | None = None
+    do_nothing: DoNothing | None = None
 
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:
         if not _ID_PATTERN.match(value):
             raise ValueError("ids use letters, digits and ._:/- only, starting with a letter or digit")
+        return value
+
+    @field_validator("do_nothing")
+    @classmethod
+    def _do_nothing_names_a_criterion(cls, value: DoNothing | None, info: ValidationInfo) -> DoNothing | None:
+        if value is not None:
+            value.check_against(info.data)
         return value
 
     @field_validator("version")
@@ -755,126 +1111,6 @@ def problems_from_validation(
     return problems
 
 
-# --------------------------------------------------------------------------- case sets
-
-
-class SetManifest(FrozenModel):
-    """The optional ``judgekit-set.yaml`` at a golden set's root.
-
-    Attributes:
-        name: The set's name.
-        description: What the set is for.
-        synthetic: True when every case, fixture and transcript is synthetic (no real customer data).
-        cases_dir: Folder of reviewed cases, relative to the root (default: the root itself).
-        candidates_dir: Folder of generated or unreviewed candidates, which no gate reads.
-        tools: Every tool the agent has; coverage names the ones with too few cases.
-        sources: Every knowledge source the agent uses.
-        min_per_tool: Coverage floor: fewest cases per tool (>= 0).
-        min_per_source: Coverage floor: fewest cases per source (>= 0).
-        dimensions: Every quality dimension the set should test (``correct``, ``grounded``, ``useful``,
-            ``action-accurate``, ``safe``...); coverage names the ones with too few cases.
-        min_per_dimension: Coverage floor: fewest cases per declared dimension (>= 0).
-        synthetic_values: Values that look like personal data but are synthetic (a fictional phone
-            number outside the reserved ranges); the personal-data check does not report them.
-    """
-
-    name: str | None = None
-    description: str | None = None
-    synthetic: bool = False
-    cases_dir: str = "."
-    candidates_dir: str = "candidates"
-    tools: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    min_per_tool: int = Field(default=5, ge=0)
-    min_per_source: int = Field(default=5, ge=0)
-    dimensions: tuple[str, ...] = ()
-    min_per_dimension: int = Field(default=5, ge=0)
-    synthetic_values: tuple[str, ...] = ()
-
-
-@dataclass(frozen=True)
-class LoadedCase:
-    """A case with where it came from.
-
-    Attributes:
-        case: The validated case.
-        path: The file it was read from.
-        document: The parsed document the case came from (locates its fields for messages).
-        prefix: The case's location inside ``document`` (an index for a list of cases).
-        candidate: True when it lives among candidates (unreviewed acceptance allowed, gates skip it).
-    """
-
-    case: Case
-    path: Path
-    document: Document | None = None
-    prefix: tuple[str | int, ...] = ()
-    candidate: bool = False
-
-    @property
-    def line(self) -> int:
-        """1-based line where the case starts in its file (1 when unknown)."""
-        return self.document.line_of(self.prefix) if self.document is not None else 1
-
-    def line_of(self, field_path: str) -> int:
-        """1-based line of a field such as ``acceptance`` or ``expected.route``.
-
-        Falls back to the nearest enclosing field that can be located, then to the case's line.
-        """
-        if self.document is None:
-            return 1
-        parts = tuple(int(p) if p.isdigit() else p for p in field_path.split("."))
-        return self.document.line_of(self.prefix + parts)
-
-
-@dataclass
-class CaseSet:
-    """A golden set as loaded from disk.
-
-    Attributes:
-        root: The set's root folder; case file paths resolve against it.
-        manifest: The set's manifest, or ``None`` when the set has none.
-        cases: Every valid case (reviewed and candidates), in file order.
-        problems: Every problem found; the set is valid when this is empty.
-        warnings: Things worth knowing that do not make the set invalid (over-long questions).
-        files: Case files read.
-    """
-
-    root: Path
-    manifest: SetManifest | None
-    cases: list[LoadedCase] = field(default_factory=list)
-    problems: list[Problem] = field(default_factory=list)
-    warnings: list[Problem] = field(default_factory=list)
-    files: list[Path] = field(default_factory=list)
-
-    @property
-    def valid(self) -> bool:
-        """True when no problem was found."""
-        return not self.problems
-
-    def reviewed(self) -> list[LoadedCase]:
-        """Cases that gates and runs use (candidates left out)."""
-        return [c for c in self.cases if not c.candidate]
-
-    def candidates(self) -> list[LoadedCase]:
-        """Candidate cases awaiting review."""
-        return [c for c in self.cases if c.candidate]
-
-    def by_id(self) -> dict[str, LoadedCase]:
-        """Cases by id (ids are unique in a valid set)."""
-        return {c.case.id: c for c in self.cases}
-
-    def resolve(self, relative: str) -> Path:
-        """The absolute path of a file a case names, relative to the set's root."""
-        return (self.root / relative).resolve()
-
-    def raise_if_invalid(self) -> None:
-        """Raise :class:`~judgekit.errors.ProblemsError` listing every problem, if there are any."""
-        if self.problems:
-            from judgekit.errors import ProblemsError
-
-            raise ProblemsError(self.problems)
-
-
 def parse_case(data: Any, doc: Document, prefix: tuple[str | int, ...] = ()) -> Case | list[Problem]:
     """Validate one case mapping; return the case or its located problems."""
     if not isinstance(data, dict):
@@ -891,216 +1127,3 @@ def parse_case(data: Any, doc: Document, prefix: tuple[str | int, ...] = ()) -> 
         return Case.model_validate(data)
     except ValidationError as exc:
         return problems_from_validation(exc, doc, Case, prefix)
-
-
-def _find_root(paths: Sequence[Path]) -> tuple[Path, SetManifest | None, list[Problem]]:
-    """Find the set's root and manifest.
-
-    The root is the nearest folder at or above the first path holding a manifest, else the first folder
-    given (or the first file's folder).
-    """
-    first = paths[0].resolve()
-    start = first if first.is_dir() else first.parent
-    for folder in (start, *start.parents):
-        manifest_path = folder / MANIFEST_NAME
-        if manifest_path.is_file():
-            try:
-                doc = next(iter(read_documents(manifest_path)))
-            except LocatedError as exc:
-                return folder, None, [exc.problem]
-            if isinstance(doc, Problem):
-                return folder, None, [doc]
-            try:
-                return folder, SetManifest.model_validate(doc.data or {}), []
-            except ValidationError as exc:
-                return folder, None, problems_from_validation(exc, doc, SetManifest)
-    return start, None, []
-
-
-def _case_files(path: Path, skip: set[Path]) -> Iterator[Path]:
-    if path.is_file():
-        yield path
-        return
-    for child in sorted(path.rglob("*")):
-        if not child.is_file() or child.suffix.lower() not in CASE_FILE_SUFFIXES:
-            continue
-        rel_parts = child.relative_to(path).parts[:-1]
-        if any(part in NON_CASE_DIRS or part.startswith(".") for part in rel_parts):
-            continue
-        if child.name == MANIFEST_NAME or child.resolve() in skip:
-            continue
-        yield child
-
-
-def _case_roots(
-    paths: Sequence[Path], root: Path, manifest: SetManifest | None, problems: list[Problem]
-) -> list[Path]:
-    """Where to look for case files.
-
-    A set's root given on the command line stands for its manifest's ``cases_dir`` and
-    ``candidates_dir``; any other path is read as given.
-    """
-    if manifest is None or manifest.cases_dir in {".", ""}:
-        return list(paths)
-    out: list[Path] = []
-    for p in paths:
-        if p.is_dir() and p.resolve() == root.resolve():
-            cases_dir = root / manifest.cases_dir
-            if not cases_dir.is_dir():
-                problems.append(
-                    Problem(
-                        root / MANIFEST_NAME,
-                        None,
-                        "cases_dir",
-                        f"folder '{manifest.cases_dir}' does not exist under {root}",
-                    )
-                )
-            else:
-                out.append(p / manifest.cases_dir)
-            candidates = root / manifest.candidates_dir
-            if candidates.is_dir():
-                out.append(p / manifest.candidates_dir)
-        else:
-            out.append(p)
-    return out
-
-
-def load_case_set(
-    paths: Path | Sequence[Path], *, check_files: bool = True, compile_rules: bool = True
-) -> CaseSet:
-    """Load and validate a golden set from folders and/or case files.
-
-    Case files are ``.yaml``/``.yml``/``.json`` (one case, or a list of cases) and ``.jsonl`` (one case
-    a line). Folders named in :data:`NON_CASE_DIRS` (fixtures, transcripts, runs...) are never read as
-    cases. Given the set's root and a manifest with a ``cases_dir``, only that folder and the
-    ``candidates_dir`` are read. Cases under the ``candidates_dir`` are candidates.
-
-    Set-level rules checked: ids unique across the set; an acceptance starting with ``REVIEW:`` only
-    among candidates; referenced fixture and transcript files exist (when ``check_files``). Questions
-    longer than :data:`QUESTION_CHAR_LIMIT` are reported as warnings.
-
-    Args:
-        paths: Folders or files making up the set.
-        check_files: Whether to check that referenced files exist.
-        compile_rules: Whether to compile every forbidden rule's conditions (CEL) now, so that a broken
-            rule is a load problem (see :func:`judgekit.graders.rules.validate_case_rules`).
-
-    Returns:
-        The case set, with ``problems`` listing everything wrong (it never raises for a bad case).
-
-    Raises:
-        JudgekitError: When a path does not exist or nothing to read was found.
-    """
-    path_list = [paths] if isinstance(paths, Path) else list(paths)
-    if not path_list:
-        raise JudgekitError("no path given: name a golden-set folder or case files")
-    for p in path_list:
-        if not p.exists():
-            raise JudgekitError(f"{p}: no such file or folder")
-    root, manifest, problems = _find_root(path_list)
-    case_set = CaseSet(root=root, manifest=manifest, problems=problems)
-    candidates_dir = (root / (manifest.candidates_dir if manifest else "candidates")).resolve()
-    files: list[Path] = []
-    seen_files: set[Path] = set()
-    for p in _case_roots(path_list, root, manifest, case_set.problems):
-        for f in _case_files(p, set()):
-            if f not in seen_files:
-                seen_files.add(f)
-                files.append(f)
-    if not files:
-        where = ", ".join(str(p) for p in path_list)
-        raise JudgekitError(
-            f"{where}: no case files found (looked for {', '.join(CASE_FILE_SUFFIXES)}; folders named "
-            f"{', '.join(sorted(NON_CASE_DIRS))} are skipped)"
-        )
-    case_set.files = files
-    for path in files:
-        candidate = candidates_dir in path.resolve().parents
-        try:
-            for item in read_documents(path):
-                if isinstance(item, Problem):
-                    case_set.problems.append(item)
-                    continue
-                _add_documents(case_set, item, candidate)
-        except LocatedError as exc:
-            case_set.problems.append(exc.problem)
-        except JudgekitError as exc:
-            case_set.problems.append(Problem(path, None, "", exc.message.removeprefix(f"{path}: ")))
-    _check_set_rules(case_set, check_files=check_files)
-    if compile_rules:
-        # Rules compile when the case loads: a syntax error, an unknown tool or an unknown name in a
-        # forbidden rule is a load problem naming the case and the rule, not a surprise at grading time.
-        from judgekit.graders.rules import validate_case_rules
-
-        tools = manifest.tools if manifest else ()
-        case_set.problems.extend(validate_case_rules(case_set.cases, tools=tools))
-    return case_set
-
-
-def _add_documents(case_set: CaseSet, doc: Document, candidate: bool) -> None:
-    entries: Iterable[tuple[tuple[str | int, ...], Any]]
-    if isinstance(doc.data, list):
-        entries = [((i,), item) for i, item in enumerate(doc.data)]
-    else:
-        entries = [((), doc.data)]
-    for prefix, data in entries:
-        result = parse_case(data, doc, prefix)
-        if isinstance(result, list):
-            case_set.problems.extend(result)
-        else:
-            case_set.cases.append(LoadedCase(result, doc.path, doc, prefix, candidate))
-
-
-def _check_set_rules(case_set: CaseSet, *, check_files: bool) -> None:
-    counts = Counter(c.case.id for c in case_set.cases)
-    first_seen: dict[str, LoadedCase] = {}
-    for loaded in case_set.cases:
-        case = loaded.case
-        if counts[case.id] > 1:
-            if case.id in first_seen:
-                other = first_seen[case.id]
-                case_set.problems.append(
-                    Problem(
-                        loaded.path,
-                        loaded.line_of("id"),
-                        "id",
-                        f"duplicate id '{case.id}' (also at {other.path}:{other.line_of('id')}); "
-                        "ids must be unique",
-                    )
-                )
-            else:
-                first_seen[case.id] = loaded
-        if case.is_unreviewed and not loaded.candidate:
-            case_set.problems.append(
-                Problem(
-                    loaded.path,
-                    loaded.line_of("acceptance"),
-                    "acceptance",
-                    f"acceptance still starts with '{REVIEW_PREFIX}': a reviewer must write or approve it "
-                    "before the case leaves the candidates folder",
-                )
-            )
-        if check_files:
-            for field_name, rel in case.referenced_files():
-                if not case_set.resolve(rel).is_file():
-                    case_set.problems.append(
-                        Problem(
-                            loaded.path,
-                            loaded.line_of(field_name),
-                            field_name,
-                            f"file '{rel}' not found (looked in {case_set.root}); "
-                            "paths are relative to the set's root",
-                        )
-                    )
-        for i, question in enumerate(case.questions()):
-            if len(question) > QUESTION_CHAR_LIMIT:
-                which = "question" if i == 0 else f"paraphrases.{i - 1}"
-                case_set.warnings.append(
-                    Problem(
-                        loaded.path,
-                        loaded.line_of(which if i else "input"),
-                        which,
-                        f"{len(question)} characters; exports that cap questions at {QUESTION_CHAR_LIMIT} "
-                        "(Copilot Studio) will leave it out",
-                    )
-                )

@@ -22,6 +22,7 @@ from judgekit.commands import golden as golden_commands
 from judgekit.commands import grading as grading_commands
 from judgekit.commands import growing as growing_commands
 from judgekit.commands import judge as judge_commands
+from judgekit.commands import lint as lint_commands
 from judgekit.commands import runs as runs_commands
 from judgekit.commands import trust as trust_commands
 from judgekit.errors import JudgekitError
@@ -60,6 +61,7 @@ calibrate_commands.register(app)
 growing_commands.register(app)  # after golden: it extends the candidates and golden groups
 trust_commands.register(app)  # after runs: `otel` joins its `import` group
 judge_commands.register(app)
+lint_commands.register(app)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -1,15 +1,26 @@
 """The main job end to end on the bundled synthetic example (``judgekit demo``), offline and without a key.
 
 :func:`run_demo` validates the AirDesk golden set, shows its coverage, checks every reference solution,
-calibrates the example's LLM judge against two synthetic experts, grades the recorded transcripts of two
-agent versions with every layer, compares the versions and writes a folder of self-contained HTML reports.
+calibrates the example's LLM judge against two synthetic experts on a **calibration sample**, grades the
+recorded transcripts of two agent versions with every layer, compares the versions and writes a folder of
+self-contained HTML reports.
+
+**Calibration and grading use different transcripts.** The experts labelled the trials of
+``calibration/sample.jsonl`` (another agent version, the pilot), never the graded runs
+(``runs/agent-v1.jsonl``, ``runs/agent-v2.jsonl``): agreement measured on the very trials being graded
+would describe those trials, not the judge. :func:`check_calibration_disjoint` refuses a graded trial whose
+content (the transcript as the judge sees it) is in the sample. The calibration writes a record for the
+judge's exact fingerprint into the report folder's ``calibration/records/``, and grading asks
+:class:`~judgekit.calibration.trust.TrustBook` over that folder, so the judge is trusted only through that
+record; grading uses the default untrusted-judge policy (``withhold``: an untrusted judge decides nothing).
 
 The judge layer never calls a model: its replies are replayed from a cassette committed with the example
 (``cassettes/judge-honest-reporting.jsonl``) in ``replay`` mode, so a request without a recorded reply
 is an error, never a network call. The cassette's verdicts are **synthetic**: they were scripted by
 ``examples/airdesk/tools/make_cassette.py``, which runs the real judge client against a scripted local
 OpenAI-compatible server, so that the cassette keys are exactly the requests this module makes. The
-expert labels (``labels/expert-labels.csv``) are synthetic too. The reports say both.
+expert labels (``labels/expert-labels.csv``) and the calibration sample are synthetic too. The reports
+say so.
 
 This module only orchestrates library functions and writes files; the command (``commands/demo.py``)
 prints the progress lines it is handed.
@@ -23,7 +34,8 @@ import io
 import os
 import shutil
 import time
-from collections.abc import Callable, Sequence
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,15 +44,20 @@ from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
     from judgekit.calibration.pipeline import CalibrationResult
-    from judgekit.cases import Case, CaseSet
-    from judgekit.graders.rubric import RubricGrader
+    from judgekit.calibration.trust import TrustBook
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
+    from judgekit.graders.rubric import RubricGrader, TrustLookup
     from judgekit.judges.cache import CacheMode
+    from judgekit.reports.demo_index import DemoFacts, DemoRunFacts
     from judgekit.reports.run_compare import Comparison
+    from judgekit.results import ResultLine
+    from judgekit.runner import RunPlan
     from judgekit.transcript import Transcript
-    from judgekit.verdict import Trust
+    from judgekit.verdict import TrustDecision
 
 __all__ = [
-    "CALIBRATION_RUN",
+    "CALIBRATION_SAMPLE",
     "DEMO_CASSETTE",
     "DEMO_JUDGE_MODEL",
     "DEMO_LABELS",
@@ -48,6 +65,8 @@ __all__ = [
     "DEMO_RUNS",
     "JUDGE_RATER",
     "DemoResult",
+    "check_calibration_disjoint",
+    "content_digest",
     "demo_rubric_grader",
     "item_id",
     "run_demo",
@@ -63,25 +82,75 @@ DEMO_CASSETTE = "cassettes/judge-honest-reporting.jsonl"
 """The judge cassette, relative to the example's root."""
 
 DEMO_LABELS = "labels/expert-labels.csv"
-"""The two synthetic experts' labels, relative to the example's root."""
+"""The two synthetic experts' labels of the calibration sample, relative to the example's root."""
 
 DEMO_RUNS = ("runs/agent-v1.jsonl", "runs/agent-v2.jsonl")
-"""The recorded transcripts of the two agent versions (baseline first)."""
+"""The recorded transcripts of the two agent versions the demo grades (baseline first)."""
 
-CALIBRATION_RUN = "runs/agent-v1.jsonl"
-"""The run whose trials the experts labelled (the previous release's transcripts)."""
+CALIBRATION_SAMPLE = "calibration/sample.jsonl"
+"""The labelled calibration sample (trials of another agent version, the pilot); never graded by the demo."""
 
 JUDGE_RATER = "judge"
 """The judge's rater name in the calibration label table."""
 
+_ITEM_PREFIX = "cal"
 _MARKER = ".judgekit-demo"
+_TOP_REASONS = 3
+_REASON_WIDTH = 180
 
 Say = Callable[[str], None]
 
 
 def item_id(case_id: str, trial: int) -> str:
-    """The label-table item id of one trial (criteria are told apart by the ``criterion`` column)."""
-    return f"v1:{case_id}:t{trial}"
+    """The label-table item id of one calibration-sample trial (criteria differ by the ``criterion`` column)."""
+    return f"{_ITEM_PREFIX}:{case_id}:t{trial}"
+
+
+def content_digest(transcript: Transcript) -> str:
+    """The content hash of a transcript: its conversation exactly as the judge is shown it.
+
+    SHA-256 (:func:`judgekit.calibration.guards.text_digest`: NFKC, case folded, white space collapsed) of
+    :func:`judgekit.judges.prompt.render_transcript`, which holds every message, tool call and tool result
+    verbatim. Ids, trial numbers and run metadata are left out: two trials with one conversation are one
+    item to a judge, whatever they are called.
+    """
+    from judgekit.calibration.guards import text_digest
+    from judgekit.judges.prompt import render_transcript
+
+    return text_digest(render_transcript(transcript))
+
+
+def check_calibration_disjoint(
+    calibration: Sequence[tuple[Case, Transcript]],
+    graded: Mapping[str, Sequence[tuple[Case, Transcript]]],
+) -> None:
+    """Refuse to grade a trial whose transcript is in the calibration sample.
+
+    Agreement measured on the trials being graded describes those trials, not the judge (the mistake
+    :func:`judgekit.calibration.guards.check_rate_population` refuses for rates). Trials are compared by
+    :func:`content_digest`, not by id, so a copied transcript under another id or trial number is caught.
+
+    Args:
+        calibration: The labelled trials the judge is calibrated on.
+        graded: The trials to grade, by run name.
+
+    Raises:
+        JudgekitError: When any graded trial has the content of a calibration trial, naming up to five.
+    """
+    sample = {content_digest(t): f"{case.id} trial {t.trial}" for case, t in calibration}
+    shared = [
+        f"{run} {case.id} trial {t.trial} = calibration {sample[digest]}"
+        for run, trials in graded.items()
+        for case, t in trials
+        if (digest := content_digest(t)) in sample
+    ]
+    if shared:
+        shown = "; ".join(shared[:5]) + (" ..." if len(shared) > 5 else "")
+        raise JudgekitError(
+            f"{len(shared)} graded trial(s) have the same transcript as a trial of the calibration sample "
+            f"({shown}). The judge would be graded on the items it was calibrated on: label a sample "
+            f"that is not graded ({CALIBRATION_SAMPLE})"
+        )
 
 
 def demo_rubric_grader(
@@ -90,7 +159,7 @@ def demo_rubric_grader(
     *,
     api_base: str | None = None,
     api_key: str | None = None,
-    trust: Callable[[str], Trust] | None = None,
+    trust: TrustLookup | None = None,
     concurrency: int = 16,
 ) -> RubricGrader:
     """The example's judge layer: ``honest-reporting`` plus each case's criteria, one sample at temperature 0.
@@ -104,7 +173,8 @@ def demo_rubric_grader(
         mode: ``replay`` (the demo: a missing reply is an error) or ``record``.
         api_base: The OpenAI-compatible server to record from (recording only).
         api_key: The key sent to that server (recording only; never stored).
-        trust: Fingerprint -> trust look-up (from calibration records); ``None``: untrusted.
+        trust: ``(fingerprint, criterion) -> TrustDecision``, such as a
+            :class:`~judgekit.calibration.trust.TrustBook`; ``None``: untrusted.
         concurrency: Most judge requests at once.
     """
     from judgekit.graders.rubric import RubricGrader
@@ -131,7 +201,12 @@ class DemoResult:
         index: The report folder's ``index.html``.
         problems: Findings that make the demo's exit code 1 (an invalid set, a coverage gap, a broken
             reference); empty on success.
-        trusted: Whether the judge passed its calibration.
+        trusted: Whether :class:`~judgekit.calibration.trust.TrustBook` over the report folder's records
+            trusted the judge's fingerprint when grading began (not merely whether the calibration passed).
+        trust_reason: The trust decision's reason.
+        calibration_items: Labelled items (trial x criterion) of the calibration sample.
+        untrusted_verdicts: Checks, over both graded runs, whose verdict counted although their judge was
+            untrusted (always 0 under the demo's ``withhold`` policy).
         comparison_verdict: The plain verdict of v2 against v1.
         seconds: Wall time.
         pages: Every HTML page written, index first.
@@ -141,9 +216,24 @@ class DemoResult:
     index: Path
     problems: list[str] = field(default_factory=list)
     trusted: bool = False
+    trust_reason: str = ""
+    calibration_items: int = 0
+    untrusted_verdicts: int = 0
     comparison_verdict: str = ""
     seconds: float = 0.0
     pages: list[Path] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Calibrated:
+    """What the calibration step produced."""
+
+    result: CalibrationResult
+    records: Path
+    record_file: Path
+    judge_label: str
+    fingerprint: str
+    trials: list[tuple[Case, Transcript]]
 
 
 # --------------------------------------------------------------------------- output folder
@@ -183,7 +273,7 @@ def _write(path: Path, text: str) -> Path:
 
 
 def _validate(root: Path, say: Say) -> CaseSet:
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
 
     case_set = load_case_set(root)
     if case_set.problems:
@@ -219,7 +309,8 @@ def _coverage(case_set: CaseSet, say: Say) -> list[str]:
 
 
 def _references(case_set: CaseSet, say: Say) -> list[str]:
-    from judgekit.graders.layered import StateProvider, reference_checks
+    from judgekit.graders.layered import reference_checks
+    from judgekit.state.provider import StateProvider
     from judgekit.verdict import Verdict
 
     states = StateProvider(case_set.root)
@@ -244,13 +335,17 @@ def _references(case_set: CaseSet, say: Say) -> list[str]:
     return broken
 
 
-def _load_trials(case_set: CaseSet, path: Path) -> list[tuple[Case, Transcript]]:
+def _load_plan(case_set: CaseSet, path: Path) -> RunPlan:
     from judgekit.runner import plan_trials
 
     plan = plan_trials(case_set, [path])
     if plan.problems:
         listed = "\n".join(f"  {p}" for p in plan.problems[:10])
         raise JudgekitError(f"{path}: the recorded run has problems:\n{listed}")
+    return plan
+
+
+def _pairs(plan: RunPlan) -> list[tuple[Case, Transcript]]:
     return [(t.case, t.transcript) for t in plan.trials]
 
 
@@ -322,9 +417,7 @@ def _label_csv(rows: Sequence[dict[str, str]]) -> str:
     return buffer.getvalue()
 
 
-def _calibrate(
-    case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Say
-) -> tuple[CalibrationResult, Path, str]:
+def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Say) -> _Calibrated:
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import parse_labels
     from judgekit.calibration.pipeline import run_calibration
@@ -333,12 +426,17 @@ def _calibrate(
 
     grader = demo_rubric_grader(cassette, CacheMode.REPLAY)
     experts = _expert_rows(root / DEMO_LABELS)
-    labelled = {(r["case_id"], r["item_id"]) for r in experts}
-    trials = [
-        (case, t)
-        for case, t in _load_trials(case_set, root / CALIBRATION_RUN)
-        if (case.id, item_id(case.id, t.trial)) in labelled
-    ]
+    sample = _pairs(_load_plan(case_set, root / CALIBRATION_SAMPLE))
+    in_sample = {(case.id, item_id(case.id, t.trial)) for case, t in sample}
+    labelled = {(r.get("case_id", ""), r.get("item_id", "")) for r in experts}
+    strays = sorted(labelled - in_sample)
+    if strays:
+        shown = ", ".join(i for _, i in strays[:5]) + (" ..." if len(strays) > 5 else "")
+        raise JudgekitError(
+            f"{root / DEMO_LABELS}: {len(strays)} labelled item(s) are not trials of the calibration sample "
+            f"{CALIBRATION_SAMPLE} ({shown}); regenerate the labels with examples/airdesk/tools/make_cassette.py"
+        )
+    trials = [(case, t) for case, t in sample if (case.id, item_id(case.id, t.trial)) in labelled]
     judge_rows = _judge_labels(grader, trials, cassette)
     wanted = {(r["item_id"], r["criterion"]) for r in experts}
     judge_rows = [r for r in judge_rows if (r["item_id"], r["criterion"]) in wanted]
@@ -355,10 +453,11 @@ def _calibrate(
         label_name=labels_path.name,
     )
     note = (
-        f"SYNTHETIC DATA: the judge's labels are the verdicts replayed from the example's cassette "
-        f"({DEMO_CASSETTE}, scripted by tools/make_cassette.py, not a model's judgments) and the expert "
-        f"labels ({DEMO_LABELS}: {', '.join(expert_names)}) are invented. They show how calibration "
-        "works, not how good any real judge is."
+        f"SYNTHETIC DATA: the items are the trials of the example's calibration sample ({CALIBRATION_SAMPLE}, "
+        "another agent version's transcripts, which the demo does not grade); the judge's labels are the "
+        f"verdicts replayed from the example's cassette ({DEMO_CASSETTE}, scripted by tools/make_cassette.py, "
+        f"not a model's judgments) and the expert labels ({DEMO_LABELS}: {', '.join(expert_names)}) are "
+        "invented. They show how calibration works, not how good any real judge is."
     )
     result = result.model_copy(
         update={"report": result.report.model_copy(update={"notes": (note, *result.report.notes)})}
@@ -371,20 +470,36 @@ def _calibrate(
         label_table=result.label_table,
         selective=result.selective,
     )
-    _write(out / "calibration" / "records" / record_filename(record), dump_record(record))
+    records = out / "calibration" / "records"
+    record_file = _write(records / record_filename(record), dump_record(record))
     r = result.report
     jc = r.judge_vs_consensus
+    versions = sorted({t.run.app_version for _, t in trials if t.run and t.run.app_version})
+    source = f"{len(trials)} trials of {', '.join(versions) or 'the calibration agent'}"
     say(
-        f"      {r.n_items} items ({len(trials)} agent-v1 trials x criteria) labelled by {len(expert_names)} "
-        f"synthetic experts; judge vs consensus: agreement {_est(jc.percent_agreement)}, "
+        f"      calibration: {r.n_items} labelled items from {root / CALIBRATION_SAMPLE} ({source} x criteria, "
+        f"labelled by {len(expert_names)} synthetic experts; not graded below)"
+    )
+    say(
+        f"      judge vs consensus: agreement {_est(jc.percent_agreement)}, "
         f"TPR {_est(jc.binary.tpr if jc.binary else None)}, TNR {_est(jc.binary.tnr if jc.binary else None)}"
     )
     if result.gate.trusted:
-        say(f"      judge {grader.label}: TRUSTED under the default policy (record in {out / 'calibration'})")
+        say(
+            f"      calibration passed the default policy: record for fingerprint {grader.fingerprint[:12]} "
+            f"written to {record_file}"
+        )
     else:
         failed = "; ".join(f"{c.name}: {c.message}" for c in result.gate.failed)
-        say(f"      judge {grader.label}: NOT TRUSTED: {failed}")
-    return result, out / "calibration" / "records", grader.label
+        say(f"      calibration FAILED the default policy ({failed}): record written to {record_file}")
+    return _Calibrated(
+        result=result,
+        records=records,
+        record_file=record_file,
+        judge_label=grader.label,
+        fingerprint=grader.fingerprint,
+        trials=sample,
+    )
 
 
 def _est(estimate: Any) -> str:
@@ -419,29 +534,20 @@ class _LineProgress:
 
 def _grade_run(
     case_set: CaseSet,
-    transcripts: Path,
+    plan: RunPlan,
+    name: str,
     results: Path,
     *,
     cassette: Path,
-    records: Path,
+    book: TrustBook,
     say: Say,
-) -> str:
-    from judgekit.calibration.records import trust_lookup
-    from judgekit.commands.runs import LayeredTrialGrader
-    from judgekit.golden.splits import holdout_ids
+) -> DemoRunFacts:
     from judgekit.judges.cache import CacheMode
-    from judgekit.runner import plan_trials, prepare_output, run_trials
+    from judgekit.results import read_results
+    from judgekit.runner import LayeredTrialGrader, prepare_output, run_trials
 
-    rubric = demo_rubric_grader(cassette, CacheMode.REPLAY, trust=trust_lookup(records))
-    grader = LayeredTrialGrader(case_set.root, rubric, "count")
-    plan = plan_trials(case_set, [transcripts])
-    if plan.problems:
-        listed = "\n".join(f"  {p}" for p in plan.problems[:10])
-        raise JudgekitError(f"{transcripts}: the recorded run has problems:\n{listed}")
-    holdouts = holdout_ids(case_set)  # left out, as `judgekit grade` does without --holdout
-    if holdouts:
-        plan.trials = [t for t in plan.trials if t.case.id not in holdouts]
-        say(f"      left out the trials of holdout case(s) {', '.join(sorted(holdouts))}")
+    rubric = demo_rubric_grader(cassette, CacheMode.REPLAY, trust=book)
+    grader = LayeredTrialGrader(case_set.root, rubric)  # the default untrusted policy: withhold
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     state = prepare_output(results, plan, resume=False, judge_fingerprint=grader.judge_fingerprint)
     grading: dict[str, Any] = {
@@ -451,7 +557,8 @@ def _grade_run(
         "cache_mode": "replay",
         "cassette": DEMO_CASSETTE,
         "synthetic_judge_verdicts": True,
-        "untrusted_policy": "count",
+        "calibration_sample": CALIBRATION_SAMPLE,
+        "trust_records": "calibration/records (the demo's own report folder)",
     }
     try:
         summary = asyncio.run(
@@ -462,7 +569,7 @@ def _grade_run(
                 state=state,
                 concurrency=8,
                 grading=grading,
-                progress=_LineProgress(transcripts.stem, say),
+                progress=_LineProgress(name, say),
             )
         )
     finally:
@@ -471,8 +578,79 @@ def _grade_run(
     if misses:
         raise _stale_cassette(cassette, misses)
     counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
+    facts = _run_facts(name, read_results(results).lines, f"{summary.graded} trials: {counts}")
     say(f"      {summary.graded} trials graded on every layer in {summary.seconds:.1f} s: {counts}")
-    return rubric.label
+    say(f"      {facts.judge}")
+    say(f"      {facts.undecided_summary}")
+    for line in facts.undecided:
+        say(f"        {line}")
+    return facts
+
+
+def _short(text: str, limit: int = _REASON_WIDTH) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _why(line: ResultLine) -> str:
+    """The contract's reason for a trial that is neither pass nor fail (else its first such check's)."""
+    if line.reason:
+        return line.reason
+    for check in line.checks:
+        if check.verdict is line.verdict and check.reason:
+            return f"{check.check_id}: {check.reason}"
+    return "no reason recorded"
+
+
+def _run_facts(name: str, lines: Sequence[ResultLine], verdicts: str) -> DemoRunFacts:
+    """What one graded run shows about trust and the grading contract (counted here, rendered elsewhere)."""
+    from judgekit.reports.demo_index import DemoRunFacts
+    from judgekit.verdict import Trust, Verdict
+
+    judged = [c for line in lines for c in line.checks if c.layer == "rubric"]
+    trusted = sum(c.trust is Trust.TRUSTED for c in judged)
+    untrusted = sum(c.trust is Trust.UNTRUSTED for c in judged)
+    resting = sum(line.untrusted_verdicts for line in lines)
+    policies = ", ".join(sorted({line.untrusted_policy or "not recorded" for line in lines})) or "none"
+    judge = (
+        f"judge checks: {len(judged)} ({trusted} trusted, {untrusted} untrusted); verdicts resting on "
+        f"untrusted judges: {resting} (untrusted-judge policy {policies})"
+    )
+    open_lines = [line for line in lines if line.verdict not in (Verdict.PASS, Verdict.FAIL)]
+    by_state = Counter(line.verdict.value for line in open_lines)
+    groups = Counter((line.case.id, line.verdict.value, _why(line)) for line in open_lines)
+    ranked = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))
+    undecided = tuple(
+        f"{n} x {case} ({verdict}): {_short(reason)}" for (case, verdict, reason), n in ranked[:_TOP_REASONS]
+    )
+    if open_lines:
+        states = ", ".join(f"{n} {v}" for v, n in sorted(by_state.items()))
+        summary = (
+            f"not decided by the grading contract: {len(open_lines)} trial(s) ({states}); top reasons "
+            f"({min(len(ranked), _TOP_REASONS)} of {len(ranked)} distinct):"
+        )
+    else:
+        summary = "not decided by the grading contract: none (every trial passed or failed)"
+    return DemoRunFacts(
+        name=name,
+        trials=len(lines),
+        verdicts=verdicts,
+        judge=judge,
+        untrusted_verdicts=resting,
+        undecided_summary=summary,
+        undecided=undecided,
+    )
+
+
+def _trust_line(label: str, decision: TrustDecision, records: Path) -> str:
+    from judgekit.verdict import Trust
+
+    if decision.trust is Trust.TRUSTED:
+        return f"trust: judge {label} TRUSTED by the records in {records}: {decision.reason}"
+    return (
+        f"trust: judge {label} UNTRUSTED by the records in {records}: {decision.reason}; under the default "
+        "untrusted-judge policy (withhold) its verdicts decide nothing"
+    )
 
 
 def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> str:
@@ -485,7 +663,8 @@ def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> str:
     known = {c.case.id: (c.case.version, c.case.policy_refs) for c in reviewed}
     splits = {c.case.id: c.case.split for c in reviewed if c.case.split}
     split = split_report_lines(read_results(results), (), set_holdouts=holdout_ids(case_set))
-    model = build_run_report(split.results, known_cases=known, splits=splits)  # as `report --cases` does
+    # as `judgekit report --cases` does, with its default undecided policy
+    model = build_run_report(split.results, undecided="fail", known_cases=known, splits=splits)
     model = model.model_copy(update={"notes": (*notes, *model.notes, *split.notes)})
     return render_run_html(model)
 
@@ -500,27 +679,38 @@ def _compare(baseline: Path, candidate: Path) -> Comparison:
 def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> DemoResult:
     """Run the main job on the bundled example and write the report folder.
 
+    The judge is calibrated on the example's calibration sample only; the record is written to
+    ``out/calibration/records/`` and the graded runs trust the judge only through
+    :class:`~judgekit.calibration.trust.TrustBook` over that folder, read after the record is written (a
+    record removed before grading leaves the judge untrusted, and then it decides nothing).
+
     Args:
         out: The report folder (created; an earlier demo's folder is replaced; any other non-empty folder
             is refused).
         example: The golden set (default: the bundled AirDesk example). It must hold the cassette, the
-            expert labels and the two recorded runs at the bundled example's paths.
+            expert labels, the calibration sample and the two recorded runs at the bundled example's
+            paths.
         say: Receives one progress line at a time.
 
     Returns:
         What was done; ``problems`` non-empty means the exit code should be 1.
 
     Raises:
-        JudgekitError: For an unusable example (invalid set, unreadable files, a stale cassette) or an
-            unwritable ``out``.
+        JudgekitError: For an unusable example (invalid set, unreadable files, a stale cassette, labels of
+            trials not in the calibration sample, a graded trial that is also in the calibration sample) or
+            an unwritable ``out``.
     """
+    from judgekit.calibration.trust import TrustBook
+    from judgekit.golden.splits import holdout_ids
+    from judgekit.reports.demo_index import DemoFacts
     from judgekit.resources import EXAMPLE_SET, resource_path
+    from judgekit.verdict import Trust
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     started = time.perf_counter()
     root = (example or resource_path(EXAMPLE_SET)).resolve()
     cassette = root / DEMO_CASSETTE
-    for needed in (cassette, root / DEMO_LABELS, *(root / r for r in DEMO_RUNS)):
+    for needed in (cassette, root / DEMO_LABELS, root / CALIBRATION_SAMPLE, *(root / r for r in DEMO_RUNS)):
         if not needed.is_file():
             raise JudgekitError(f"{needed}: the demo needs this file of the example set; it is missing")
     out = out.resolve()
@@ -539,19 +729,38 @@ def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> Dem
     result.problems += _references(case_set, say)
     say(
         f"[4/{steps}] calibrating the judge ({DEMO_RUBRIC} + case criteria, replayed from {DEMO_CASSETTE}) "
-        "against two synthetic experts"
+        f"on the calibration sample ({CALIBRATION_SAMPLE}) against two synthetic experts"
     )
-    calibration, records, judge_label = _calibrate(case_set, root, out, cassette, say)
-    result.trusted = calibration.gate.trusted
+    calibrated = _calibrate(case_set, root, out, cassette, say)
+    result.calibration_items = calibrated.result.report.n_items
+    plans = {Path(run).stem: _load_plan(case_set, root / run) for run in DEMO_RUNS}
+    check_calibration_disjoint(calibrated.trials, {name: _pairs(plan) for name, plan in plans.items()})
+    holdouts = holdout_ids(case_set)  # left out, as `judgekit grade` does without --holdout
+    for plan in plans.values():
+        plan.trials = [t for t in plan.trials if t.case.id not in holdouts]
+    graded = ", ".join(f"{name} ({len(plan.trials)} trials)" for name, plan in plans.items())
+    separation = (
+        f"graded: {graded}; none of their transcripts is in the calibration sample (compared by content hash)"
+    )
+    say(f"      {separation}")
+    book = TrustBook(calibrated.records)  # read now: the judge is trusted only through the record on disk
+    decision = book.decide(calibrated.fingerprint)
+    result.trusted = decision.trust is Trust.TRUSTED
+    result.trust_reason = decision.reason
+    trust_line = _trust_line(calibrated.judge_label, decision, calibrated.records)
+    say(f"      {trust_line}")
     results: list[Path] = []
-    for i, run in enumerate(DEMO_RUNS):
-        name = Path(run).stem
+    runs: list[DemoRunFacts] = []
+    for i, (run, (name, plan)) in enumerate(zip(DEMO_RUNS, plans.items(), strict=True)):
         say(f"[{5 + i}/{steps}] grading {name} ({run}): state, rules, route, text and judge layers")
+        if holdouts:
+            say(f"      left out the trials of holdout case(s) {', '.join(sorted(holdouts))}")
         target = out / "results" / f"{name}.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
-        _grade_run(case_set, root / run, target, cassette=cassette, records=records, say=say)
+        runs.append(_grade_run(case_set, plan, name, target, cassette=cassette, book=book, say=say))
         results.append(target)
-    first, second = (Path(r).stem for r in DEMO_RUNS)
+    result.untrusted_verdicts = sum(r.untrusted_verdicts for r in runs)
+    first, second = plans
     say(f"[{steps}/{steps}] comparing {first} with {second}, writing reports")
     comparison = _compare(results[0], results[1])
     result.comparison_verdict = comparison.verdict
@@ -559,8 +768,18 @@ def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> Dem
         f"      {comparison.fixed} task(s) fixed, {comparison.broken} broken, "
         f"{comparison.undecided} undecided: {comparison.verdict} ({comparison.explanation})"
     )
+    sample = calibrated.trials
+    facts = DemoFacts(
+        calibration=(
+            f"calibration: {result.calibration_items} labelled items from {CALIBRATION_SAMPLE} ({len(sample)} "
+            "trials of another agent version, labelled by two synthetic experts; not graded below)"
+        ),
+        graded=separation,
+        trust=trust_line,
+        runs=tuple(runs),
+    )
     result.pages = _write_pages(
-        out, case_set, results, calibration, comparison, judge_label=judge_label, problems=result.problems
+        out, case_set, results, calibrated, comparison, facts=facts, trusted=result.trusted, problems=result.problems
     )
     result.seconds = time.perf_counter() - started
     say(f"report: {result.index}")
@@ -571,26 +790,32 @@ def _write_pages(
     out: Path,
     case_set: CaseSet,
     results: Sequence[Path],
-    calibration: CalibrationResult,
+    calibrated: _Calibrated,
     comparison: Comparison,
     *,
-    judge_label: str,
+    facts: DemoFacts,
+    trusted: bool,
     problems: Sequence[str],
 ) -> list[Path]:
     from judgekit.reports.calibration_report import render_calibration
     from judgekit.reports.demo_index import DemoPage, render_demo_index
     from judgekit.reports.run_compare_html import render_comparison_html
 
-    trust = "trusted" if calibration.gate.trusted else "not trusted"
+    calibration = calibrated.result
     synthetic = (
         f"SYNTHETIC DATA: the agent transcripts are scripted, and the judge layer's verdicts were replayed "
         f"from {DEMO_CASSETTE} (synthetic verdicts scripted by examples/airdesk/tools/make_cassette.py, not "
         "a model's judgments)."
     )
+    trust = (
+        "trusted by the calibration record the demo wrote for its exact fingerprint"
+        if trusted
+        else "untrusted (no calibration record trusts its exact fingerprint), so its verdicts decide nothing"
+    )
     judge_note = (
-        f"Judge {judge_label} ({DEMO_RUBRIC} rubric and each case's own criteria): {trust} by its "
-        "calibration against two synthetic experts (calibration.html); untrusted judge gates would "
-        "still count (policy 'count')."
+        f"Judge {calibrated.judge_label} ({DEMO_RUBRIC} rubric and each case's own criteria): {trust}. It "
+        f"was calibrated on {CALIBRATION_SAMPLE}, another agent version's trials, never on these; the "
+        "untrusted-judge policy is the default, withhold (an untrusted judge's verdict decides nothing)."
     )
     reports = out / "reports"
     pages: list[DemoPage] = []
@@ -616,10 +841,10 @@ def _write_pages(
     cal_page = _write(reports / "calibration.html", render_calibration(calibration, "html"))
     pages.append(
         DemoPage(
-            title="Calibration of the judge",
+            title="Calibration of the judge (on the calibration sample)",
             href=f"reports/{cal_page.name}",
-            summary=f"{'TRUSTED' if calibration.gate.trusted else 'NOT TRUSTED'}: confusion matrices, "
-            "metric intervals and the trust conditions",
+            summary=f"{'PASSED' if calibration.gate.trusted else 'FAILED'} the default policy: confusion "
+            "matrices, metric intervals and the trust conditions",
         )
     )
     index = _write(
@@ -627,7 +852,8 @@ def _write_pages(
         render_demo_index(
             pages,
             problems=problems,
-            synthetic_note=synthetic + " The two experts' labels are invented too.",
+            synthetic_note=synthetic + " The calibration sample and the two experts' labels are invented too.",
+            facts=facts,
         ),
     )
     return [index, *(out / p.href for p in pages)]

@@ -12,7 +12,11 @@ malformed or truncated line, a duplicate trial are each reported as a located
 Schema history:
 
 * ``1``: first version. Later, within version 1: the optional ``provenance`` field (method, seed,
-  judgekit version, case-set revision, dependency versions, thresholds; see :mod:`judgekit.provenance`).
+  judgekit version, case-set revision, dependency versions, thresholds; see :mod:`judgekit.provenance`);
+  then the optional ``reason``, ``untrusted_verdicts``, ``untrusted_policy`` and ``grader`` fields (the
+  grading contract's reason for a withheld pass, the verdicts resting on untrusted judges, and the
+  spec and fingerprint of the whole grader). Lines without them read as before (no reason, zero,
+  unknown, unknown).
 """
 
 from __future__ import annotations
@@ -98,7 +102,9 @@ class ResultLine(FrozenModel):
         run_id: Identifier of the grading run (kept across ``--resume``).
         case: The case graded.
         trial: The trial number (1-based).
-        verdict: The case verdict decided by the gates (five explicit states).
+        verdict: The case verdict decided by the gates and the grading contract (five explicit states).
+        reason: Why the contract withheld a pass (an expectation no check decided, an untrusted judge);
+            empty when the checks alone explain the verdict.
         quality: Weighted quality score in [0, 1], or ``None`` when nothing was scored. Never changes
             ``verdict``.
         checks: Every check's result.
@@ -107,6 +113,13 @@ class ResultLine(FrozenModel):
             configuration), secrets removed.
         judge_fingerprint: Fingerprint of the judge-backed grader (model, parameters, rubric and template
             hashes), or ``None`` when no judge layer ran.
+        grader: Spec and fingerprint of the whole grader (``{"fingerprint": hex, "spec": {...}}``: the
+            contract version, every deterministic layer, the judge), or ``None`` when not recorded.
+        untrusted_verdicts: How many of this trial's checks counted toward its verdict or quality although
+            their judge is untrusted (non-zero only when the user opted in with ``--untrusted count`` or
+            ``fail_only``); >= 0.
+        untrusted_policy: The untrusted-judge policy in force (``withhold``, ``count``, ``fail_only``,
+            ``advisory``), or ``None`` when not recorded.
         grading: How judgekit was configured for the run (judge model, concurrency, configuration file
             contents), secrets removed.
         judgekit_version: The judgekit version that graded the trial.
@@ -122,11 +135,15 @@ class ResultLine(FrozenModel):
     case: CaseRef
     trial: int = Field(ge=1)
     verdict: Verdict
+    reason: str = ""
     quality: float | None = Field(default=None, ge=0.0, le=1.0)
     checks: tuple[CheckResult, ...] = ()
     failure_categories: tuple[FailureCategory, ...] = ()
     run: RunRecord | None = None
     judge_fingerprint: dict[str, JsonValue] | None = None
+    grader: dict[str, JsonValue] | None = None
+    untrusted_verdicts: int = Field(default=0, ge=0)
+    untrusted_policy: str | None = None
     grading: dict[str, JsonValue] = Field(default_factory=dict)
     judgekit_version: str
     source: TrialSource | None = None
@@ -161,6 +178,7 @@ def make_result_line(
     grade: Grade,
     run: RunRecord | None = None,
     judge_fingerprint: Mapping[str, JsonValue] | None = None,
+    grader: Mapping[str, JsonValue] | None = None,
     grading: Mapping[str, JsonValue] | None = None,
     source: TrialSource | None = None,
     cost_usd: float | None = None,
@@ -175,26 +193,37 @@ def make_result_line(
         grade: The trial's grade (its ``trial`` is the trial number).
         run: The agent's run record.
         judge_fingerprint: The judge-backed grader's fingerprint, if a judge layer ran.
+        grader: The whole grader's spec record (:meth:`judgekit.graders.contract.GraderSpec.record`).
         grading: judgekit's configuration for the run.
         source: Where the transcript came from.
-        cost_usd: Judge cost of this trial.
+        cost_usd: Judge cost of this trial; when omitted, the grade's own ``metadata["cost_usd"]``.
         duration_s: Grading wall time of this trial.
         provenance: The run's provenance (see :func:`judgekit.provenance.collect_provenance`).
 
     Returns:
-        The line, with ``schema_version`` and ``judgekit_version`` filled in.
+        The line, with ``schema_version`` and ``judgekit_version`` filled in, and the grade's contract
+        reason, untrusted-verdict count and policy copied from it.
     """
+    meta = grade.metadata
+    counted = meta.get("untrusted_verdicts", ())
+    if cost_usd is None and isinstance(meta.get("cost_usd"), int | float):
+        cost_usd = float(meta["cost_usd"])
+    policy = meta.get("untrusted_policy")
     return ResultLine(
         schema_version=SCHEMA_VERSION,
         run_id=run_id,
         case=case,
         trial=grade.trial,
         verdict=grade.verdict,
+        reason=grade.reason,
         quality=grade.quality,
         checks=grade.checks,
         failure_categories=failure_categories(grade.checks),
         run=run,
         judge_fingerprint=dict(judge_fingerprint) if judge_fingerprint is not None else None,
+        grader=dict(grader) if grader is not None else None,
+        untrusted_verdicts=len(counted) if isinstance(counted, list | tuple) else 0,
+        untrusted_policy=policy if isinstance(policy, str) else None,
         grading=dict(grading or {}),
         judgekit_version=__version__,
         source=source,

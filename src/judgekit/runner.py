@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pydantic import JsonValue, ValidationError
 
 from judgekit.errors import JudgekitError, Problem
+from judgekit.graders.contract import Grader, GraderSpec, UntrustedPolicy
 from judgekit.io.atomic import LineAppender, repair_tail
 from judgekit.results import (
     CaseRef,
@@ -51,18 +52,22 @@ from judgekit.transcript import RunRecord, Transcript
 from judgekit.verdict import CheckResult, Grade, Verdict
 
 if TYPE_CHECKING:
-    from judgekit.cases import Case, CaseSet
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
+    from judgekit.graders.grounding import GroundingMode
+    from judgekit.graders.layered import LayeredGrader
+    from judgekit.graders.rubric import RubricGrader
     from judgekit.provenance import Provenance
 
 __all__ = [
-    "GradedTrial",
+    "LayeredTrialGrader",
     "OutputState",
     "PlannedTrial",
     "Progress",
     "RunPlan",
     "RunSummary",
-    "TrialGrader",
     "case_ref",
+    "judge_record",
     "new_run_id",
     "plan_trials",
     "prepare_output",
@@ -104,36 +109,6 @@ class RunPlan:
 
     trials: list[PlannedTrial] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-
-
-@dataclass(frozen=True)
-class GradedTrial:
-    """A grader's answer for one trial.
-
-    Attributes:
-        grade: The grade.
-        cost_usd: Judge cost of this trial, when the grader can tell (``None`` unknown).
-    """
-
-    grade: Grade
-    cost_usd: float | None = None
-
-
-class TrialGrader(Protocol):
-    """What the runner needs from a grader: an async ``grade`` and what identifies it."""
-
-    @property
-    def judge_fingerprint(self) -> Mapping[str, JsonValue] | None:
-        """The judge-backed layer's fingerprint (``None`` when there is no judge layer)."""
-        ...
-
-    def cost_so_far(self) -> float:
-        """Judge cost spent so far in US dollars (0.0 without a judge)."""
-        ...
-
-    async def grade(self, case: Case, transcript: Transcript) -> GradedTrial:
-        """Grade one trial. Expected problems are verdicts; raising is treated as a grader error."""
-        ...
 
 
 class Progress(Protocol):
@@ -180,6 +155,8 @@ class RunSummary:
         graded: Trials graded by this invocation.
         verdicts: This invocation's trials by verdict state.
         grader_errors: Trials whose grader raised (counted in ``verdicts[error]`` too).
+        untrusted_verdicts: Checks of this invocation's trials whose verdict counted although their judge
+            is untrusted (only under ``--untrusted count`` or ``fail_only``).
         cost_usd: Judge cost of this invocation.
         seconds: Wall time of the grading phase.
         problems: Input problems from planning.
@@ -193,6 +170,7 @@ class RunSummary:
     verdicts: dict[Verdict, int]
     grader_errors: int
     cost_usd: float
+    untrusted_verdicts: int
     seconds: float
     problems: list[Problem]
     dropped_line: int | None = None
@@ -311,6 +289,7 @@ def prepare_output(
     *,
     resume: bool,
     judge_fingerprint: Mapping[str, JsonValue] | None,
+    grader: GraderSpec | None = None,
 ) -> OutputState:
     """Check the results file and decide what is left to grade.
 
@@ -319,6 +298,9 @@ def prepare_output(
         plan: The planned trials.
         resume: Continue an existing file.
         judge_fingerprint: The fingerprint of this run's judge layer.
+        grader: This run's grader spec; a line graded by a grader with another fingerprint (another
+            contract version, untrusted policy, grounding mode or judge) cannot be resumed. Lines that
+            recorded no grader are compared by judge fingerprint only.
 
     Returns:
         The run id and the finished trials.
@@ -369,6 +351,13 @@ def prepare_output(
                 f"case '{line.case.id}' trial {line.trial}: graded by another judge fingerprint "
                 f"({_fp_label(line.judge_fingerprint)} vs {_fp_label(wanted_fp)} now)"
             )
+        recorded = line.grader.get("fingerprint") if line.grader is not None else None
+        if grader is not None and recorded is not None and recorded != grader.fingerprint:
+            differences.append(
+                f"case '{line.case.id}' trial {line.trial}: graded by another grader (fingerprint "
+                f"{str(recorded)[:12]} vs {grader.fingerprint[:12]} now: a changed contract version, "
+                "--untrusted policy, --grounding mode or judge)"
+            )
         if line.source is not None and line.source.sha256 != trial.source.sha256:
             differences.append(
                 f"case '{line.case.id}' trial {line.trial}: the transcript changed since it was graded "
@@ -390,6 +379,22 @@ def prepare_output(
     )
 
 
+def judge_record(spec: GraderSpec) -> dict[str, JsonValue] | None:
+    """The judge part of a grader's spec, as result lines record it (``{"hex", "label", "spec"}``).
+
+    Returns:
+        The arguments of the first ``rubric`` part found depth-first, or ``None`` when the grader has no
+        judge layer.
+    """
+    if spec.name == "rubric":
+        return dict(spec.args)
+    for part in spec.parts:
+        found = judge_record(part)
+        if found is not None:
+            return found
+    return None
+
+
 def _fp_label(fp: Mapping[str, Any] | None) -> str:
     if fp is None:
         return "no judge"
@@ -408,7 +413,7 @@ def _error_grade(trial: PlannedTrial, exc: BaseException) -> Grade:
 
 async def run_trials(
     plan: RunPlan,
-    grader: TrialGrader,
+    grader: Grader,
     *,
     out: Path,
     state: OutputState,
@@ -450,10 +455,12 @@ async def run_trials(
     skipped = len(plan.trials) - len(todo)
     verdicts = dict.fromkeys(Verdict, 0)
     errors = 0
-    fingerprint = grader.judge_fingerprint
-    fp_data = dict(fingerprint) if fingerprint is not None else None
+    spec = grader.spec
+    fp_data = judge_record(spec)
+    grader_data = spec.record()
     grading_data = dict(grading or {})
-    start_cost = grader.cost_so_far()
+    spent = 0.0
+    untrusted_count = 0
     started = clock()
     if progress is not None:
         progress.start(len(plan.trials), skipped)
@@ -465,7 +472,7 @@ async def run_trials(
         with LineAppender(out, fsync=fsync) as appender:
 
             async def worker() -> None:
-                nonlocal errors
+                nonlocal errors, spent, untrusted_count
                 while True:
                     try:
                         trial = queue.get_nowait()
@@ -473,14 +480,11 @@ async def run_trials(
                         return
                     t0 = clock()
                     try:
-                        graded = await grader.grade(trial.case, trial.transcript)
-                        grade = graded.grade
-                        cost = graded.cost_usd
+                        grade = await grader.grade(trial.case, trial.transcript)
                     except asyncio.CancelledError:
                         raise
                     except Exception as exc:
                         grade = _error_grade(trial, exc)
-                        cost = None
                         errors += 1
                     line = make_result_line(
                         run_id=state.run_id,
@@ -488,16 +492,18 @@ async def run_trials(
                         grade=grade,
                         run=trial.transcript.run or RunRecord(),
                         judge_fingerprint=fp_data,
+                        grader=grader_data,
                         grading=grading_data,
                         source=trial.source,
-                        cost_usd=cost,
                         duration_s=round(clock() - t0, 6),
                         provenance=provenance,
                     )
                     appender.write_line(dump_result_line(line, redactor))
                     verdicts[line.verdict] += 1
+                    spent += line.cost_usd or 0.0
+                    untrusted_count += line.untrusted_verdicts
                     if progress is not None:
-                        progress.advance(line, grader.cost_so_far())
+                        progress.advance(line, spent)
 
             workers = [asyncio.create_task(worker()) for _ in range(min(concurrency, max(1, len(todo))))]
             try:
@@ -517,8 +523,87 @@ async def run_trials(
         graded=sum(verdicts.values()),
         verdicts=verdicts,
         grader_errors=errors,
-        cost_usd=grader.cost_so_far() - start_cost,
+        cost_usd=spent,
+        untrusted_verdicts=untrusted_count,
         seconds=clock() - started,
         problems=plan.problems,
         dropped_line=state.dropped_line,
     )
+
+
+# --------------------------------------------------------------------------- the layered grader
+
+
+class LayeredTrialGrader:
+    """The runner's grader: a :class:`~judgekit.graders.layered.LayeredGrader` per transcript folder.
+
+    A :class:`~judgekit.graders.contract.Grader` for :func:`run_trials`. Every trial goes through the one
+    layered grader (deterministic layers, the judge layer when one is configured, lossy-trace restriction,
+    :func:`~judgekit.graders.layered.combine`). What this adds for the runner: states in a transcript
+    resolve against that transcript file's folder, and the deterministic layers run in one worker thread
+    concurrently with the judge's HTTP calls.
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        rubric_grader: RubricGrader | None,
+        untrusted: UntrustedPolicy = "withhold",
+        grounding: GroundingMode | None = None,
+    ) -> None:
+        from concurrent.futures import ThreadPoolExecutor
+
+        from judgekit.graders.layered import LayeredGrader
+        from judgekit.state.provider import StateProvider
+
+        self.rubric_grader = rubric_grader
+        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit-deterministic")
+        self._root = LayeredGrader(
+            states=StateProvider(root),
+            rubric=rubric_grader,
+            untrusted=untrusted,
+            grounding=grounding,
+            executor=self._executor,
+        )
+        self._graders: dict[Path, LayeredGrader] = {}
+        self._sources: dict[tuple[str, int], Path] = {}
+
+    def set_sources(self, sources: dict[tuple[str, int], Path]) -> None:
+        """Tell the grader which transcript file each trial came from (its states resolve against it)."""
+        self._sources = sources
+
+    @property
+    def spec(self) -> GraderSpec:
+        """The layered grader's spec (the same for every transcript folder)."""
+        return self._root.spec
+
+    @property
+    def judge_fingerprint(self) -> dict[str, JsonValue] | None:
+        """The judge layer's fingerprint record (hex, label and spec), or ``None`` without a judge layer."""
+        return judge_record(self.spec)
+
+    def _grader(self, transcript: Transcript) -> LayeredGrader:
+        from judgekit.graders.layered import LayeredGrader
+
+        folder = self._sources.get((transcript.case_id, transcript.trial))
+        if folder is None:
+            return self._root
+        grader = self._graders.get(folder)
+        if grader is None:
+            root = self._root
+            grader = self._graders[folder] = LayeredGrader(
+                states=root.states.for_transcripts(folder),
+                rubric=root.rubric,
+                untrusted=root.untrusted,
+                grounding=root.grounding,
+                executor=root.executor,
+            )
+        return grader
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        """Grade one trial on every layer."""
+        return await self._grader(transcript).grade(case, transcript)
+
+    def close(self) -> None:
+        """Stop the worker thread."""
+        self._executor.shutdown(wait=False, cancel_futures=True)

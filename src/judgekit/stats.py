@@ -2,13 +2,20 @@
 
 Every function here is pure (no I/O, no global state), validates its inputs with one readable
 ``ValueError`` per precondition, and never returns NaN: a statistic that is undefined for its input is
-refused with a ``ValueError`` that says why (callers turn that into an explicit undefined value).
+refused with a ``ValueError`` that says why (callers turn that into an explicit undefined value), or, in
+:func:`pass_k_curve`, given as ``None`` with a reason.
+
+Repeated trials (pass^k, pass@k) take an explicit policy for undecided trials (:data:`UndecidedPolicy`,
+``undecided="fail"`` or ``"exclude"``, in the manner of scikit-learn's ``zero_division``) and the per-task
+undecided counts, both required, so no caller counts them one way by accident.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Literal
 
 import numpy as np
 from scipy import stats as _st
@@ -173,103 +180,400 @@ def bootstrap_ci(
 
 # --------------------------------------------------------------------------- repeated trials: pass^k, pass@k
 
-__all__ += ["pass_at_k", "pass_hat_k", "pass_hat_k_per_task"]
+__all__ += [
+    "UNDECIDED_POLICIES",
+    "PassKPoint",
+    "UndecidedPolicy",
+    "check_undecided_policy",
+    "counted_trials",
+    "pass_at_k",
+    "pass_hat_k",
+    "pass_hat_k_per_task",
+    "pass_k_curve",
+]
+
+UndecidedPolicy = Literal["fail", "exclude"]
+"""How a trial with no decided verdict (``error``, ``insufficient_information``, ``not_evaluated``) counts.
+
+* ``"fail"``: it is a trial that did not pass. It stays in its task's trials ``n`` and adds nothing to the
+  task's passes ``c``. The conservative choice, and tau-bench's (a reward other than 1 is a failure).
+* ``"exclude"``: it is left out of ``n``, so the task is measured on its decided trials only. A task can
+  then have fewer than k counted trials; pass^k and pass@k are undefined for it at that k. The scalar
+  functions (:func:`pass_hat_k`, :func:`pass_at_k`, :func:`pass_hat_k_per_task`) refuse it with a
+  ``ValueError`` naming the task; :func:`pass_k_curve` leaves it out at that k and counts it in
+  :attr:`PassKPoint.tasks_left_out`.
+
+There is no policy that counts an undecided trial as a pass (an error is never a pass). The optimistic
+figure a report shows beside the value is a sensitivity bound, not a policy: the undecided trials moved
+into the successes, under ``"fail"``.
+"""
+
+UNDECIDED_POLICIES: tuple[UndecidedPolicy, ...] = ("fail", "exclude")
+"""Every :data:`UndecidedPolicy`, in the order the error messages and ``--undecided`` list them."""
 
 
-def _check_trials(
-    trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int
-) -> tuple[np.ndarray, np.ndarray]:
+def check_undecided_policy(undecided: object) -> UndecidedPolicy:
+    """Validate an undecided-trial policy: the one place a pass^k caller's choice is checked.
+
+    Args:
+        undecided: The policy a caller named.
+
+    Returns:
+        The same policy, typed as :data:`UndecidedPolicy`.
+
+    Raises:
+        ValueError: When it is not one of :data:`UNDECIDED_POLICIES`.
+
+    Examples:
+        >>> check_undecided_policy("exclude")
+        'exclude'
+        >>> check_undecided_policy("pass")  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        ...
+        ValueError: undecided must be 'fail' or 'exclude' (...), got 'pass'; an undecided trial is never ...
+    """
+    if isinstance(undecided, str) and undecided in UNDECIDED_POLICIES:
+        return undecided
+    raise ValueError(
+        "undecided must be "
+        + " or ".join(repr(p) for p in UNDECIDED_POLICIES)
+        + f" (how a trial with no decided verdict counts), got {undecided!r}; "
+        "an undecided trial is never counted as a pass"
+    )
+
+
+def _check_k(k: int, name: str = "k") -> None:
+    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
+        raise ValueError(f"{name} must be a positive integer, got {k!r}")
+
+
+def _validated_counts(
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    undecided_counts: Sequence[int] | np.ndarray,
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     n = np.asarray(trials, dtype=np.int64)
     c = np.asarray(successes, dtype=np.int64)
-    if n.ndim != 1 or c.ndim != 1 or n.shape != c.shape:
+    u = np.asarray(undecided_counts, dtype=np.int64)
+    if n.ndim != 1 or c.ndim != 1 or u.ndim != 1 or not n.shape == c.shape == u.shape:
         raise ValueError(
-            "trials and successes must be one-dimensional and of equal length, "
-            f"got shapes {n.shape} and {c.shape}"
+            "trials, successes and undecided_counts must be one-dimensional and of equal length, "
+            f"got shapes {n.shape}, {c.shape} and {u.shape}"
         )
-    if n.size == 0:
-        raise ValueError("at least one task is needed; pass^k is undefined for an empty set")
-    if isinstance(k, bool) or not isinstance(k, int | np.integer) or k < 1:
-        raise ValueError(f"k must be a positive integer, got {k!r}")
-    if np.any(c < 0) or np.any(c > n):
-        bad = int(np.flatnonzero((c < 0) | (c > n))[0])
-        raise ValueError(f"task {bad}: successes must be between 0 and its trials ({n[bad]}), got {c[bad]}")
-    if np.any(n < k):
-        bad = int(np.flatnonzero(n < k)[0])
+    if np.any(n < 0):
+        bad = int(np.flatnonzero(n < 0)[0])
+        raise ValueError(f"task {bad}: trials must be non-negative, got {n[bad]}")
+    if np.any(u < 0) or np.any(u > n):
+        bad = int(np.flatnonzero((u < 0) | (u > n))[0])
         raise ValueError(
-            f"k={k} is larger than the {n[bad]} trial(s) of task {bad} (and {int(np.sum(n < k)) - 1} more); "
+            f"task {bad}: undecided_counts must be between 0 and its trials ({n[bad]}), got {u[bad]}"
+        )
+    if np.any(c < 0) or np.any(c > n - u):
+        bad = int(np.flatnonzero((c < 0) | (c > n - u))[0])
+        raise ValueError(
+            f"task {bad}: successes must be between 0 and its trials ({n[bad]}) less its undecided "
+            f"trials ({u[bad]}), got {c[bad]}"
+        )
+    return n, c, u
+
+
+def _counted(n: np.ndarray, u: np.ndarray, policy: UndecidedPolicy) -> np.ndarray:
+    """The one rule of the policy: the trials of each task that count."""
+    return n - u if policy == "exclude" else n
+
+
+def counted_trials(
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    *,
+    undecided_counts: Sequence[int] | np.ndarray,
+    undecided: UndecidedPolicy,
+) -> tuple[np.ndarray, np.ndarray]:
+    """Per task, the trials and successes that count under an undecided policy.
+
+    pass^k, pass@k (here) and the run report's trial rates count trials by this one rule, so the policy
+    means the same thing everywhere.
+
+    Args:
+        trials: All trials of each task, undecided ones included (``n_i >= 0``).
+        successes: Trials of each task whose verdict is ``pass`` (``0 <= c_i <= n_i - u_i``).
+        undecided_counts: Trials of each task with no decided verdict (``0 <= u_i <= n_i``).
+        undecided: The policy (:data:`UndecidedPolicy`).
+
+    Returns:
+        ``(n, c)`` as int64 arrays, one entry per task: ``n_i`` is every trial under ``"fail"`` and the
+        decided trials ``n_i - u_i`` under ``"exclude"``; ``c_i`` is the successes under both.
+
+    Raises:
+        ValueError: On an unknown policy, mismatched shapes, a negative count, or more successes and
+            undecided trials than trials (the message names the task's position).
+
+    Examples:
+        >>> n, c = counted_trials([4, 4], [2, 3], undecided_counts=[1, 0], undecided="exclude")
+        >>> n.tolist(), c.tolist()
+        ([3, 4], [2, 3])
+        >>> counted_trials([4, 4], [2, 3], undecided_counts=[1, 0], undecided="fail")[0].tolist()
+        [4, 4]
+    """
+    policy = check_undecided_policy(undecided)
+    n, c, u = _validated_counts(trials, successes, undecided_counts)
+    return _counted(n, u, policy), c
+
+
+def _ratios(n: np.ndarray, c: np.ndarray, k_max: int) -> Iterator[np.ndarray]:
+    """For k = 1..k_max, per task ``prod_{i<k} (c - i) / (n - i)`` = C(c, k) / C(n, k).
+
+    One vector step per k. The value is meaningful only where ``n >= k``; elsewhere it is NaN or 0 and the
+    caller masks it (the division by zero there is silenced, never returned).
+    """
+    out = np.ones(n.shape, dtype=float)
+    for i in range(k_max):
+        with np.errstate(divide="ignore", invalid="ignore"):
+            out = out * (np.clip(c - i, 0, None) / (n - i))
+        yield out
+
+
+def _at_k(n: np.ndarray, c: np.ndarray, k: int) -> np.ndarray:
+    for ratio in _ratios(n, c, k):
+        last = ratio
+    return last
+
+
+def _scalar_counts(
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    k: int,
+    undecided_counts: Sequence[int] | np.ndarray,
+    undecided: UndecidedPolicy,
+) -> tuple[np.ndarray, np.ndarray]:
+    policy = check_undecided_policy(undecided)
+    n_all, c, u = _validated_counts(trials, successes, undecided_counts)
+    if n_all.size == 0:
+        raise ValueError("at least one task is needed; pass^k is undefined for an empty set")
+    _check_k(k)
+    n = _counted(n_all, u, policy)
+    short = n < k
+    if np.any(short):
+        bad = int(np.flatnonzero(short)[0])
+        more = int(np.sum(short)) - 1
+        if policy == "exclude" and u[bad]:
+            raise ValueError(
+                f"k={k} is larger than the {n[bad]} decided trial(s) of task {bad} (and {more} more): its "
+                f"{u[bad]} undecided trial(s) are excluded by undecided='exclude', and pass^k is undefined "
+                "for a task with fewer than k counted trials; use pass_k_curve to leave such tasks out and "
+                "count them, or undecided='fail'"
+            )
+        raise ValueError(
+            f"k={k} is larger than the {n[bad]} trial(s) of task {bad} (and {more} more); "
             "pass^k needs at least k trials of every task"
         )
     return n, c
 
 
 def pass_hat_k_per_task(
-    trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    k: int,
+    *,
+    undecided_counts: Sequence[int] | np.ndarray,
+    undecided: UndecidedPolicy,
 ) -> np.ndarray:
     """Per task, the unbiased estimate of the chance that k fresh trials all succeed: C(c, k) / C(n, k).
 
-    Computed as the product ``prod_{i<k} (c - i) / (n - i)``, which never overflows (no factorials).
+    ``n`` and ``c`` are the task's counted trials and successes under the undecided policy
+    (:func:`counted_trials`). Computed as the product ``prod_{i<k} (c - i) / (n - i)``, which never
+    overflows (no factorials).
 
     Args:
-        trials: Trials of each task (``n_i >= k``).
-        successes: Successful trials of each task (``0 <= c_i <= n_i``).
+        trials: All trials of each task, undecided ones included.
+        successes: Passing trials of each task.
         k: Number of trials that must all succeed (``>= 1``).
+        undecided_counts: Undecided trials of each task (``error``, ``insufficient_information``,
+            ``not_evaluated``).
+        undecided: How an undecided trial counts (:data:`UndecidedPolicy`); required, so every caller
+            names it.
 
     Returns:
-        A float array in [0, 1], one value per task; 1 exactly when ``c_i == n_i``, 0 when ``c_i < k``.
+        A float array in [0, 1], one value per task; 1 exactly when every counted trial passed, 0 when
+        fewer than ``k`` did.
 
     Raises:
-        ValueError: On mismatched shapes, no tasks, ``k < 1``, successes outside ``[0, n_i]``, or a task with
-            fewer than ``k`` trials (pass^k is undefined there; the message names the task's position).
+        ValueError: On an unknown policy, mismatched shapes, no tasks, ``k < 1``, counts that do not add
+            up, or a task with fewer than ``k`` counted trials (pass^k is undefined there; the message names
+            the task's position and, under ``"exclude"``, its excluded undecided trials).
+
+    Examples:
+        >>> pass_hat_k_per_task([4, 4], [4, 2], 2, undecided_counts=[0, 1], undecided="fail").tolist()
+        [1.0, 0.16666666666666666]
+        >>> pass_hat_k_per_task([4, 4], [4, 2], 2, undecided_counts=[0, 1], undecided="exclude").tolist()
+        [1.0, 0.3333333333333333]
     """
-    n, c = _check_trials(trials, successes, k)
-    out = np.ones(n.shape, dtype=float)
-    for i in range(int(k)):
-        out *= np.clip(c - i, 0, None) / (n - i)
-    return out
+    n, c = _scalar_counts(trials, successes, k, undecided_counts, undecided)
+    return _at_k(n, c, int(k))
 
 
-def pass_hat_k(trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int) -> float:
+def pass_hat_k(
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    k: int,
+    *,
+    undecided_counts: Sequence[int] | np.ndarray,
+    undecided: UndecidedPolicy,
+) -> float:
     """pass^k (τ-bench): the chance that all of k trials of a task succeed, averaged over tasks.
 
-    ``pass^k = mean over tasks of C(c, k) / C(n, k)`` with n trials and c successes per task. pass^1 is the
-    mean per-task success rate; pass^k falls as k grows unless tasks pass reliably. A task that passes 5 of
-    8 times contributes 0.625 to pass^1 but only 0.018 to pass^5 and 0 to pass^6.
+    ``pass^k = mean over tasks of C(c, k) / C(n, k)`` with ``n`` counted trials and ``c`` successes per task
+    (the undecided policy decides ``n``, see :data:`UndecidedPolicy`). pass^1 is the mean per-task success
+    rate; pass^k falls as k grows unless tasks pass reliably. A task that passes 5 of 8 times contributes
+    0.625 to pass^1 but only 0.018 to pass^5 and 0 to pass^6.
 
     Args:
-        trials: Trials of each task (``n_i >= k``).
-        successes: Successful trials of each task.
+        trials: All trials of each task, undecided ones included.
+        successes: Passing trials of each task.
         k: Number of trials that must all succeed (``>= 1``).
+        undecided_counts: Undecided trials of each task.
+        undecided: How an undecided trial counts (:data:`UndecidedPolicy`); required.
 
     Returns:
-        pass^k in [0, 1]; higher is better. For τ-bench's gpt-4o airline trajectories (50 tasks × 4 trials)
-        it is 0.420, 0.273, 0.220, 0.200 for k = 1..4.
+        pass^k in [0, 1]; higher is better. For τ-bench's gpt-4o airline trajectories (50 tasks × 4 trials,
+        none undecided, so both policies agree) it is 0.420, 0.273, 0.220, 0.200 for k = 1..4.
 
     Raises:
-        ValueError: On the preconditions of :func:`pass_hat_k_per_task` (k larger than a task's trials
-            leaves pass^k undefined; callers report that as undefined).
+        ValueError: On the preconditions of :func:`pass_hat_k_per_task` (a task with fewer than k counted
+            trials leaves pass^k undefined; :func:`pass_k_curve` leaves such tasks out instead).
+
+    Examples:
+        >>> pass_hat_k([8], [5], 1, undecided_counts=[0], undecided="fail")
+        0.625
+        >>> round(pass_hat_k([8], [5], 1, undecided_counts=[2], undecided="exclude"), 4)
+        0.8333
     """
-    return float(np.mean(pass_hat_k_per_task(trials, successes, k)))
+    return float(
+        np.mean(
+            pass_hat_k_per_task(trials, successes, k, undecided_counts=undecided_counts, undecided=undecided)
+        )
+    )
 
 
-def pass_at_k(trials: Sequence[int] | np.ndarray, successes: Sequence[int] | np.ndarray, k: int) -> float:
+def pass_at_k(
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    k: int,
+    *,
+    undecided_counts: Sequence[int] | np.ndarray,
+    undecided: UndecidedPolicy,
+) -> float:
     """pass@k: the chance that at least one of k trials of a task succeeds, averaged over tasks.
 
     The unbiased estimator of Chen et al. (2021): ``1 - C(n - c, k) / C(n, k)`` per task, computed as
-    ``1 - prod_{i<k} (n - c - i) / (n - i)``.
+    ``1 - prod_{i<k} (n - c - i) / (n - i)``, with ``n`` the counted trials under the undecided policy
+    (under ``"fail"`` an undecided trial is one of the ``n - c`` misses).
 
     Args:
-        trials: Trials of each task (``n_i >= k``).
-        successes: Successful trials of each task.
+        trials: All trials of each task, undecided ones included.
+        successes: Passing trials of each task.
         k: Number of attempts (``>= 1``).
+        undecided_counts: Undecided trials of each task.
+        undecided: How an undecided trial counts (:data:`UndecidedPolicy`); required.
 
     Returns:
         pass@k in [0, 1]; higher is better; pass@1 equals pass^1, and pass@k >= pass^k.
 
     Raises:
         ValueError: On the preconditions of :func:`pass_hat_k_per_task`.
+
+    Examples:
+        >>> round(pass_at_k([10], [3], 4, undecided_counts=[0], undecided="fail"), 4)
+        0.8333
     """
-    n, c = _check_trials(trials, successes, k)
-    fail_all = np.ones(n.shape, dtype=float)
-    for i in range(int(k)):
-        fail_all *= np.clip(n - c - i, 0, None) / (n - i)
-    return float(np.mean(1.0 - fail_all))
+    n, c = _scalar_counts(trials, successes, k, undecided_counts, undecided)
+    return float(np.mean(1.0 - _at_k(n, n - c, int(k))))
+
+
+@dataclass(frozen=True)
+class PassKPoint:
+    """pass^k and pass@k at one k, over the tasks that have at least k counted trials.
+
+    Attributes:
+        k: The number of trials (``>= 1``).
+        pass_hat: pass^k in [0, 1] over the tasks used, or ``None`` when no task has k counted trials.
+        pass_at: pass@k in [0, 1] over the same tasks, or ``None`` likewise.
+        tasks_used: Tasks with at least k counted trials (every trial under ``"fail"``, decided trials
+            under ``"exclude"``).
+        tasks_left_out: The other tasks: pass^k is undefined for them at this k, so they are left out of
+            the mean (never counted as 0 or 1) and counted here.
+        reason: Why the values are ``None``, when they are; else ``None``.
+    """
+
+    k: int
+    pass_hat: float | None
+    pass_at: float | None
+    tasks_used: int
+    tasks_left_out: int
+    reason: str | None = None
+
+
+def pass_k_curve(
+    trials: Sequence[int] | np.ndarray,
+    successes: Sequence[int] | np.ndarray,
+    k_max: int,
+    *,
+    undecided_counts: Sequence[int] | np.ndarray,
+    undecided: UndecidedPolicy,
+) -> tuple[PassKPoint, ...]:
+    """pass^k and pass@k for k = 1..k_max, leaving out at each k the tasks with fewer than k counted trials.
+
+    The form reports need when tasks have different trial counts, or when ``undecided="exclude"`` takes some
+    of a task's trials away: where :func:`pass_hat_k` refuses, this leaves the task out at that k and counts
+    it. Where every task has at least k counted trials the values equal :func:`pass_hat_k` and
+    :func:`pass_at_k` exactly (the same running product, one vector step per k).
+
+    Args:
+        trials: All trials of each task, undecided ones included (no task is allowed too).
+        successes: Passing trials of each task.
+        k_max: Largest k (``>= 1``).
+        undecided_counts: Undecided trials of each task.
+        undecided: How an undecided trial counts (:data:`UndecidedPolicy`); required.
+
+    Returns:
+        One :class:`PassKPoint` per k, in order.
+
+    Raises:
+        ValueError: On an unknown policy, ``k_max < 1``, mismatched shapes or counts that do not add up.
+
+    Examples:
+        >>> curve = pass_k_curve([4, 2], [3, 2], 3, undecided_counts=[0, 0], undecided="fail")
+        >>> [(p.k, p.pass_hat, p.tasks_used, p.tasks_left_out) for p in curve]
+        [(1, 0.875, 2, 0), (2, 0.75, 2, 0), (3, 0.25, 1, 1)]
+    """
+    n, c = counted_trials(trials, successes, undecided_counts=undecided_counts, undecided=undecided)
+    _check_k(k_max, "k_max")
+    what = "decided trials" if undecided == "exclude" else "trials"
+    out: list[PassKPoint] = []
+    for k, (hat, miss) in enumerate(
+        zip(_ratios(n, c, k_max), _ratios(n, n - c, k_max), strict=True), start=1
+    ):
+        use = n >= k
+        used = int(use.sum())
+        if used:
+            out.append(
+                PassKPoint(
+                    k=k,
+                    pass_hat=float(np.mean(hat[use])),
+                    pass_at=float(np.mean(1.0 - miss[use])),
+                    tasks_used=used,
+                    tasks_left_out=int(n.size) - used,
+                )
+            )
+        else:
+            out.append(
+                PassKPoint(
+                    k=k,
+                    pass_hat=None,
+                    pass_at=None,
+                    tasks_used=0,
+                    tasks_left_out=int(n.size),
+                    reason=f"no task has {k} {what}" if n.size else "no tasks",
+                )
+            )
+    return tuple(out)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from dataclasses import dataclass
+from enum import StrEnum
 from pathlib import Path
 from typing import Any, Literal
 
@@ -23,6 +24,7 @@ from judgekit.verdict import FrozenModel
 
 __all__ = [
     "CallRecord",
+    "Capability",
     "Message",
     "RunRecord",
     "StateRef",
@@ -31,6 +33,28 @@ __all__ = [
     "iter_transcripts",
     "read_transcripts",
 ]
+
+
+class Capability(StrEnum):
+    """What a transcript can record, and so what a grader layer may need from it.
+
+    A transcript written by an agent harness records all of them; one imported from a lossy trace may lose
+    some (see :meth:`judgekit.io.otel.FidelityReport.lost`), and the layers needing what was lost then
+    cannot decide (:func:`judgekit.graders.contract.restrict_to_supported`).
+
+    Attributes:
+        FINAL_STATE: The world after the conversation (a snapshot; never lost by a trace).
+        TOOL_CALLS: Every tool call, with parseable arguments.
+        TOOL_RESULTS: Every tool call's result.
+        ASSISTANT_TEXT: The assistant's messages, complete.
+        CONVERSATION: The whole conversation, nothing missing, truncated or diverged.
+    """
+
+    FINAL_STATE = "final_state"
+    TOOL_CALLS = "tool_calls"
+    TOOL_RESULTS = "tool_results"
+    ASSISTANT_TEXT = "assistant_text"
+    CONVERSATION = "conversation"
 
 
 class ToolCall(FrozenModel):

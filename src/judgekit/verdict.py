@@ -23,6 +23,7 @@ __all__ = [
     "FrozenModel",
     "Grade",
     "Trust",
+    "TrustDecision",
     "Verdict",
     "combine_gate_verdicts",
     "count_verdicts",
@@ -69,6 +70,23 @@ class Trust(StrEnum):
     TRUSTED = "trusted"
     UNTRUSTED = "untrusted"
     NOT_REQUIRED = "not_required"
+
+
+class TrustDecision(FrozenModel):
+    """Whether one judge-backed verdict may be believed, and why.
+
+    Produced by the one trust function (:meth:`judgekit.calibration.trust.TrustBook.decide`) for a
+    fingerprint and a criterion; carried by the check it applies to.
+
+    Attributes:
+        trust: The trust status.
+        reason: Why, in one line a person can read: which calibration record trusts the fingerprint, or
+            what is missing or withdrew the trust (no record, a failed record, a BIASED probe report, a
+            failure mode rejected by Holm's correction).
+    """
+
+    trust: Trust
+    reason: str = ""
 
 
 class FailureCategory(StrEnum):
@@ -121,6 +139,7 @@ class CheckResult(FrozenModel):
         category: The failure category, for ``fail`` verdicts.
         evidence: What the check saw.
         trust: Trust status of the verdict (``not_required`` for deterministic checks).
+        trust_reason: Why the trust is what it is (empty for deterministic checks).
         score: Optional quality score in [0, 1] for scored (non-gating) checks; ``None`` when the
             check is not scored or did not produce a usable verdict.
         weight: Weight of ``score`` in the case's quality score (>= 0).
@@ -134,6 +153,7 @@ class CheckResult(FrozenModel):
     category: FailureCategory | None = None
     evidence: tuple[Evidence, ...] = ()
     trust: Trust = Trust.NOT_REQUIRED
+    trust_reason: str = ""
     score: float | None = Field(default=None, ge=0.0, le=1.0)
     weight: float = Field(default=1.0, ge=0.0)
 
@@ -144,7 +164,10 @@ class Grade(FrozenModel):
     Attributes:
         case_id: The case graded.
         trial: The trial number (1-based) of the transcript graded.
-        verdict: The case verdict decided by the gates (see :func:`combine_gate_verdicts`).
+        verdict: The case verdict decided by the gates (see :func:`combine_gate_verdicts`) and by the
+            grading contract: a case whose stated expectations were not all decided is never ``pass``.
+        reason: Why the case verdict is what it is when it is not ``pass`` and no single check says so
+            (an expectation nobody checked, a judge not trusted); empty otherwise.
         quality: Weighted mean of the scored checks in [0, 1], or ``None`` when nothing was scored.
             It never changes ``verdict``.
         checks: Every check's result, gates and scored checks alike.
@@ -154,6 +177,7 @@ class Grade(FrozenModel):
     case_id: str
     trial: int
     verdict: Verdict
+    reason: str = ""
     quality: float | None = None
     checks: tuple[CheckResult, ...] = ()
     metadata: dict[str, Any] = Field(default_factory=dict)

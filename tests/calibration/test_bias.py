@@ -22,11 +22,14 @@ from judgekit.calibration.bias import (
     ProbeSettings,
     dump_bias_report,
     latest_bias_report,
+    load_bias_report,
     newcombe_paired_difference,
     perturb,
     run_probes,
-    trust_with_probes,
 )
+from judgekit.calibration.gate import TrustPolicy
+from judgekit.calibration.records import LabelTableInfo, build_record
+from judgekit.calibration.trust import TrustBook
 from judgekit.errors import JudgekitError, ProblemsError
 from judgekit.graders.rubric import RubricGrader
 from judgekit.judges.cache import CacheMode, Cassette
@@ -145,7 +148,20 @@ def by_probe(report: BiasReport) -> dict[str, Any]:
     return {r.probe: r for r in report.results}
 
 
-def test_biased_judge_is_caught_and_blocks_trust(serve: Any) -> None:
+def passing(reports: Any, fingerprint: str) -> Any:
+    """A calibration record that passed, for ``fingerprint`` (from the session's good judge)."""
+    table, agreement, gate = reports["good"]
+    return build_record(
+        fingerprint=fingerprint,
+        report=agreement,
+        gate=gate,
+        policy=TrustPolicy(),
+        label_table=LabelTableInfo(sha256=table.sha256, name="labels.csv", rows=len(table.rows)),
+        now=datetime(2025, 12, 1, tzinfo=UTC),
+    )
+
+
+def test_biased_judge_is_caught_and_blocks_trust(serve: Any, reports: Any) -> None:
     server = serve(biased_script)
     report = run_probes(grader(server), ITEMS, pairs=PAIRS)
     results = by_probe(report)
@@ -162,9 +178,17 @@ def test_biased_judge_is_caught_and_blocks_trust(serve: Any) -> None:
     assert report.blocks_trust
     assert {r.probe for r in report.blocking} == {"sycophancy", "length", "position"}
     assert "BIASED" in results["sycophancy"].message
+    # the trust function withdraws the trust a passing calibration record gave this grader
+    decision = TrustBook.from_records(
+        Path("records"), calibrations=[passing(reports, report.fingerprint)], bias_reports=[report]
+    ).decide(report.fingerprint, "honest")
+    assert decision.trust is Trust.UNTRUSTED
+    assert "has must-pass probe(s) not clear: length (biased), sycophancy (biased), position (biased)" in (
+        decision.reason
+    )
 
 
-def test_fair_noisy_judge_is_cleared_because_the_placebo_flips_too(serve: Any) -> None:
+def test_fair_noisy_judge_is_cleared_because_the_placebo_flips_too(serve: Any, reports: Any) -> None:
     # The noise flips 10% of all answers whatever the prompt, so perturbed and unchanged re-runs flip alike.
     # One request at a time (the client's semaphore is FIFO) makes the order in which the seeded noise is
     # drawn, and so the outcome, reproducible; any seed has a small false-alarm chance (the test's alpha).
@@ -174,6 +198,11 @@ def test_fair_noisy_judge_is_cleared_because_the_placebo_flips_too(serve: Any) -
     assert all(r.verdict == "clear" for r in results.values()), [r.message for r in results.values()]
     assert sum(r.placebo_flips for r in results.values() if r.probe != "position") > 0
     assert not report.blocks_trust
+    decision = TrustBook.from_records(
+        Path("records"), calibrations=[passing(reports, report.fingerprint)], bias_reports=[report]
+    ).decide(report.fingerprint, "honest")
+    assert decision.trust is Trust.TRUSTED
+    assert "bias probes clear" in decision.reason
     # every observation is paired: base, placebo and perturbed verdicts per item and criterion
     assert results["length"].n == 24
     assert results["position"].n == 16
@@ -253,43 +282,68 @@ def test_perturbations_change_only_what_they_say() -> None:
         perturb(t, "position", settings=settings, model=MODEL)
 
 
-def test_bias_reports_withdraw_trust(tmp_path: Path) -> None:
+def _report(verdict: str, day: int, fingerprint: str = "fp") -> BiasReport:
     from judgekit.calibration.bias import ProbeResult
 
-    def report(verdict: str, when: int) -> BiasReport:
-        r = ProbeResult(
-            probe="sycophancy",
-            verdict=verdict,
-            must_pass=True,
-            n=10,
-            treated_flips=0,
-            placebo_flips=0,
-            both=0,
-            bias=0.0,
-            low=0.0,
-            high=0.1,
-            message="m",
-        )
-        return BiasReport(
-            fingerprint="fp",
-            judge="j",
-            settings=ProbeSettings(),
-            results=(r,),
-            created_at=datetime(2026, 1, when, tzinfo=UTC),
-        )
+    r = ProbeResult(
+        probe="sycophancy",
+        verdict=verdict,  # type: ignore[arg-type]
+        must_pass=True,
+        n=10,
+        treated_flips=0,
+        placebo_flips=0,
+        both=0,
+        bias=0.0,
+        low=0.0,
+        high=0.1,
+        message="m",
+    )
+    return BiasReport(
+        fingerprint=fingerprint,
+        judge="j",
+        settings=ProbeSettings(),
+        results=(r,),
+        created_at=datetime(2026, 1, day, tzinfo=UTC),
+    )
 
+
+def test_the_latest_bias_report_for_the_exact_fingerprint_is_read(tmp_path: Path) -> None:
     folder = tmp_path / "bias"
     folder.mkdir()
-    (folder / "a.json").write_text(dump_bias_report(report("clear", 1)))
-    (folder / "b.json").write_text(dump_bias_report(report("biased", 2)))
-    assert latest_bias_report("fp", tmp_path).created_at.day == 2
-    trust, why = trust_with_probes("fp", tmp_path)
-    assert trust is Trust.UNTRUSTED
-    assert "sycophancy (biased)" in why
-    assert latest_bias_report("other", tmp_path) is None
-    (folder / "c.json").write_text("{}")
-    with pytest.raises(ProblemsError, match="not a bias report"):
+    (folder / "a.json").write_text(dump_bias_report(_report("clear", 1)))
+    (folder / "b.json").write_text(dump_bias_report(_report("biased", 2)))
+    (folder / "c.json").write_text(dump_bias_report(_report("clear", 3, fingerprint="other")))
+    latest = latest_bias_report("fp", tmp_path)
+    assert latest is not None
+    assert latest.created_at.day == 2
+    assert latest.blocks_trust
+    assert latest_bias_report("nobody", tmp_path) is None
+    assert latest_bias_report("fp", tmp_path / "missing") is None
+    assert load_bias_report(dump_bias_report(latest)) == latest
+
+
+def test_a_bias_report_that_is_not_json_is_named(tmp_path: Path) -> None:
+    (tmp_path / "bias").mkdir()
+    (tmp_path / "bias" / "x.json").write_text("{not json")
+    with pytest.raises(
+        ProblemsError,
+        match=r"bias/x\.json:1: not a JSON bias report: .*restore the file or run judgekit probe-bias again",
+    ):
         latest_bias_report("fp", tmp_path)
+
+
+def test_an_invalid_bias_report_names_the_field(tmp_path: Path) -> None:
+    (tmp_path / "bias").mkdir()
+    (tmp_path / "bias" / "c.json").write_text("{}")
+    with pytest.raises(ProblemsError, match=r"c\.json: fingerprint: not a bias report: Field required"):
+        latest_bias_report("fp", tmp_path)
+
+
+def test_an_unknown_bias_report_field_is_named() -> None:
+    data = json.loads(dump_bias_report(_report("clear", 1)))
+    data["extra"] = 1
+    with pytest.raises(ProblemsError, match=r"r\.json: extra: not a bias report: unknown field"):
+        load_bias_report(json.dumps(data), source=Path("r.json"))
 
 
 def test_newcombe_interval_properties() -> None:

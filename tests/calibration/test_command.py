@@ -58,8 +58,16 @@ def test_a_trusted_judge_exits_0_writes_a_record_and_is_trusted(work, capsys):
     assert data["trusted"] is True
     assert data["label_table"]["name"] == "labels.csv"
     assert data["selective"] is not None  # the judge's rows carry a confidence
-    assert run(capsys, "trust", "fp-v2")[:2] == (0, "trusted\n")
-    assert run(capsys, "trust", "fp-v3")[:2] == (1, "untrusted\n")
+    code, out, _ = run(capsys, "trust", "fp-v2")
+    assert (code, out) == (
+        0,
+        f"trusted: calibration record {rec.name} ({data['created_at'][:10]} "
+        f"{data['created_at'][11:19]}Z) passed its policy; no bias probes recorded; "
+        "no failure-mode record\n",
+    )
+    code, out, _ = run(capsys, "trust", "fp-v3")
+    assert code == 1
+    assert out.startswith("untrusted: no calibration record for fingerprint fp-v3 in calibration/records: ")
 
 
 def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsys):
@@ -76,7 +84,10 @@ def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsy
     assert "alpha_lower_bound:" in err
     (rec,) = records(work)
     assert json.loads(rec.read_text())["trusted"] is False
-    assert run(capsys, "trust", "fp-v1")[0] == 1
+    code, out, _ = run(capsys, "trust", "fp-v1")
+    assert code == 1
+    assert out.startswith(f"untrusted: the latest calibration record ({rec.name}, ")
+    assert "tpr_lower_bound: lower bound of TPR" in out
 
 
 def test_without_a_fingerprint_no_record_is_written(work, capsys):

@@ -137,3 +137,94 @@ def test_a_mode_without_judge_labels_is_named():
     rows = _perfect_rows("x", 20, 40) + [r for r in _perfect_rows("y", 3, 3) if r[2] != "judge"]
     with pytest.raises(JudgekitError, match="criterion 'y' has no labels from the judge"):
         calibrate_families(table(rows), judge="judge", experts=["e1", "e2"], policy=POLICY)
+
+
+# ------------------------------------------------------------------------------------------- records
+
+
+def _record(when=None):
+    from datetime import UTC, datetime
+
+    from judgekit.calibration.families import build_failure_mode_record
+    from judgekit.calibration.records import LabelTableInfo
+
+    t = table(_perfect_rows("x", 12, 100) + _perfect_rows("y", 40, 100))
+    report = calibrate_families(t, judge="judge", experts=["e1", "e2"], policy=POLICY)
+    return report, build_failure_mode_record(
+        report,
+        fingerprint="fp",
+        policy=POLICY,
+        label_table=LabelTableInfo(sha256=t.sha256, name="labels.csv", rows=len(t.rows)),
+        now=when or datetime(2026, 1, 2, 3, 4, 5, 678, tzinfo=UTC),
+    )
+
+
+def test_a_failure_mode_record_keeps_every_decision_and_round_trips():
+    from judgekit.calibration.families import dump_failure_mode_record, load_failure_mode_record
+
+    report, rec = _record()
+    assert rec.schema_version == "judgekit.failure-mode-record/1"
+    assert rec.correction == "holm"
+    assert rec.alpha == pytest.approx(0.025)
+    assert rec.created_at.microsecond == 0
+    by = {d.criterion: d for d in rec.decisions}
+    assert by["y"].trusted
+    assert not by["x"].trusted
+    x = next(f for f in report.families if f.criterion == "x")
+    assert by["x"].holm_adjusted_p == x.holm_adjusted_p
+    assert by["x"].tpr_bound == 0.8
+    assert by["x"].tpr_low == next(c.observed for c in x.gate.conditions if c.name == "tpr_lower_bound")
+    assert by["x"].failed == tuple(f"{c.name}: {c.message}" for c in x.gate.failed)
+    assert by["x"].message == x.message
+    assert load_failure_mode_record(dump_failure_mode_record(rec)) == rec
+
+
+def test_a_failure_mode_record_file_name_sorts_by_time():
+    from judgekit.calibration.families import failure_mode_record_filename
+
+    _, rec = _record()
+    name = failure_mode_record_filename(rec)
+    assert name.endswith("-20260102T030405Z.json")
+    assert len(name.split("-")[0]) == 16
+
+
+def test_a_failure_mode_record_needs_a_fingerprint():
+    from judgekit.calibration.families import build_failure_mode_record
+    from judgekit.calibration.records import LabelTableInfo
+
+    report = calibrate_families(table(_perfect_rows("x", 20, 40)), judge="judge", experts=None, policy=POLICY)
+    with pytest.raises(
+        JudgekitError, match="the grader fingerprint is empty; a record needs the exact fingerprint"
+    ):
+        build_failure_mode_record(
+            report, fingerprint=" ", policy=POLICY, label_table=LabelTableInfo(sha256="0", name="l", rows=1)
+        )
+
+
+def test_a_failure_mode_record_with_two_decisions_for_one_criterion_is_refused():
+    import json
+
+    from judgekit.calibration.families import dump_failure_mode_record, load_failure_mode_record
+    from judgekit.errors import ProblemsError
+
+    _, rec = _record()
+    data = json.loads(dump_failure_mode_record(rec))
+    data["decisions"][1]["criterion"] = data["decisions"][0]["criterion"]
+    with pytest.raises(
+        ProblemsError,
+        match=r"f\.json: decisions: Value error, criterion 'x' has two decisions; each criterion has one",
+    ):
+        load_failure_mode_record(json.dumps(data), source=Path("f.json"))
+
+
+def test_an_unknown_failure_mode_record_field_is_named():
+    import json
+
+    from judgekit.calibration.families import dump_failure_mode_record, load_failure_mode_record
+    from judgekit.errors import ProblemsError
+
+    _, rec = _record()
+    data = json.loads(dump_failure_mode_record(rec))
+    data["note"] = "hand edit"
+    with pytest.raises(ProblemsError, match=r"f\.json: note: unknown field"):
+        load_failure_mode_record(json.dumps(data), source=Path("f.json"))

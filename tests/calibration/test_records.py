@@ -1,4 +1,4 @@
-"""Calibration records and the trust look-up by exact fingerprint."""
+"""Calibration records: building, writing and reading them (trust itself: test_trust.py)."""
 
 from __future__ import annotations
 
@@ -15,12 +15,8 @@ from judgekit.calibration.records import (
     load_record,
     load_records,
     record_filename,
-    require_trust,
-    trust_for,
-    trust_from_records,
 )
 from judgekit.errors import JudgekitError, ProblemsError
-from judgekit.verdict import Trust
 
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 
@@ -63,50 +59,11 @@ def test_record_filename_sorts_by_time_and_hides_the_fingerprint(reports):
     assert "fp" not in a.split("-")[1]
 
 
-def test_no_record_means_untrusted(tmp_path):
-    assert trust_for("fp", tmp_path / "missing") is Trust.UNTRUSTED
-    assert trust_for("fp", tmp_path) is Trust.UNTRUSTED
-
-
-def test_a_passing_record_trusts_only_its_exact_fingerprint(tmp_path, reports):
-    write(tmp_path, record(reports, "good", "model=x;temperature=0"))
-    assert trust_for("model=x;temperature=0", tmp_path) is Trust.TRUSTED
-    assert trust_for("model=x;temperature=0.2", tmp_path) is Trust.UNTRUSTED
-    assert trust_for("model=x;temperature=0 ", tmp_path) is Trust.UNTRUSTED
-
-
-def test_a_failing_record_does_not_trust(tmp_path, reports):
-    write(tmp_path, record(reports, "bad", "fp"))
-    assert trust_for("fp", tmp_path) is Trust.UNTRUSTED
-
-
-def test_the_most_recent_record_decides(tmp_path, reports):
-    write(tmp_path, record(reports, "good", "fp", T0))
-    write(tmp_path, record(reports, "bad", "fp", T0 + timedelta(hours=1)))
-    assert trust_for("fp", tmp_path) is Trust.UNTRUSTED
-    write(tmp_path, record(reports, "good", "fp", T0 + timedelta(hours=2)))
-    assert trust_for("fp", tmp_path) is Trust.TRUSTED
-
-
-def test_trust_from_records_is_pure(reports):
-    good = record(reports, "good", "fp")
-    assert trust_from_records("fp", [good]) is Trust.TRUSTED
-    assert trust_from_records("other", [good]) is Trust.UNTRUSTED
-    assert trust_from_records("fp", []) is Trust.UNTRUSTED
-
-
-def test_require_trust_refuses_an_uncalibrated_judge(tmp_path, reports):
-    with pytest.raises(JudgekitError, match="has no passing calibration record"):
-        require_trust("fp", tmp_path)
-    write(tmp_path, record(reports, "good", "fp"))
-    require_trust("fp", tmp_path)
-
-
 def test_a_broken_record_is_never_skipped_silently(tmp_path, reports):
     write(tmp_path, record(reports, "good", "fp"))
     (tmp_path / "zz.json").write_text("{not json")
     with pytest.raises(ProblemsError, match=r"zz\.json:1: not a JSON calibration record"):
-        trust_for("fp", tmp_path)
+        load_records(tmp_path)
 
 
 def test_an_invalid_record_names_the_field(tmp_path):
@@ -145,17 +102,3 @@ def test_corrected_failure_rate_reports_impossible_counts(reports):
 
     with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between"):
         corrected_failure_rate(record(reports, "good", "fp"), flagged=11, n=10)
-
-
-def test_trust_lookup_reads_once_and_answers_by_exact_fingerprint(tmp_path, reports):
-    from judgekit.calibration.records import trust_lookup
-
-    write(tmp_path, record(reports, "good", "fp-a"))
-    write(tmp_path, record(reports, "bad", "fp-b"))
-    lookup = trust_lookup(tmp_path)
-    assert lookup("fp-a") is Trust.TRUSTED
-    assert lookup("fp-b") is Trust.UNTRUSTED
-    assert lookup("fp-c") is Trust.UNTRUSTED
-    write(tmp_path, record(reports, "good", "fp-c"))
-    assert lookup("fp-c") is Trust.UNTRUSTED  # read once, at creation
-    assert trust_lookup(tmp_path)("fp-c") is Trust.TRUSTED

@@ -236,3 +236,35 @@ def test_holdout_cases_are_left_out_of_grading_and_reports(tmp_path):
         assert "GS-HV-0001" not in {line.case.id for line in run.lines}
     page = (tmp_path / "out" / "reports" / "agent-v1.html").read_text(encoding="utf-8")
     assert "Tasks: 25;" in page
+
+
+def test_demo_pass_k_equals_judgekit_report_with_its_default_policy(demo_run, tmp_path):
+    """The demo's run pages compute pass^k as ``judgekit report --cases`` does (one undecided policy)."""
+    import re
+
+    out, code, text = demo_run
+    assert code == 0, text
+    row = re.compile(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)</td></tr>")
+    for name in ("agent-v1", "agent-v2"):
+        demo_page = (out / "reports" / f"{name}.html").read_text(encoding="utf-8")
+        cli_page = tmp_path / f"{name}.html"
+        assert (
+            main(
+                [
+                    "report",
+                    str(out / "results" / f"{name}.jsonl"),
+                    "--cases",
+                    str(AIRDESK),
+                    "--format",
+                    "html",
+                    "-o",
+                    str(cli_page),
+                ]
+            )
+            == 0
+        )
+        cli_text = cli_page.read_text(encoding="utf-8")
+        assert row.findall(demo_page), "no pass^k rows in the demo page"
+        assert row.findall(demo_page) == row.findall(cli_text)
+        assert "policy <code>fail</code>" in demo_page
+        assert "policy <code>fail</code>" in cli_text

@@ -93,6 +93,88 @@ def test_failure_modes_command(tmp_path: Path, capsys: pytest.CaptureFixture[str
     assert code == 1  # 30 items: fewer than the policy's min_items
     assert "one failure mode" in out
     assert "not trusted: honest" in err
+    assert (
+        "note: no fingerprint (--fingerprint or a fingerprint column): the decisions are not recorded" in err
+    )
+
+
+def modes_labels(path: Path) -> Path:
+    """Every rater agrees; ``honest`` and ``refunds`` are well covered, ``tone`` has 9 failures only."""
+    rows = ["item_id,criterion,rater,label"]
+    for criterion, fails, passes in (("honest", 40, 80), ("refunds", 40, 80), ("tone", 9, 21)):
+        for i in range(fails + passes):
+            for rater in ("e1", "e2", "judge"):
+                rows.append(f"{criterion}{i:03d}#1,{criterion},{rater},{'fail' if i < fails else 'pass'}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_failure_modes_records_decisions_that_trust_then_withholds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = modes_labels(tmp_path / "labels.csv")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text("bootstrap:\n  resamples: 200\n")
+    records = tmp_path / "records"
+    common = (
+        "--judge",
+        "judge",
+        "--policy",
+        str(policy),
+        "--fingerprint",
+        "fp-cli",
+        "--records",
+        str(records),
+    )
+    code, _, err = run(capsys, "calibrate", str(table), *common)
+    assert code == 0, err  # the judge as a whole is trusted: 330 items, the rare mode's few are drowned out
+    code, out, err = run(capsys, "failure-modes", str(table), *common)
+    assert code == 1
+    assert "not trusted: tone" in err
+    (path,) = (records / "failure-modes").glob("*.json")
+    assert f"failure-mode record: {path}" in err
+    data = json.loads(path.read_text())
+    assert data["fingerprint"] == "fp-cli"
+    assert {d["criterion"]: d["trusted"] for d in data["decisions"]} == {
+        "honest": True,
+        "refunds": True,
+        "tone": False,
+    }
+    code, out, _ = run(capsys, "trust", "fp-cli", "--criterion", "tone", "--records", str(records))
+    assert code == 1
+    assert out.startswith(
+        f"untrusted: failure mode 'tone' was rejected by the failure-mode record ({path.name}, "
+    )
+    assert "does not clear the family-wise level 0.025; TPR lower bound 0.701 (required 0.8)" in out
+    code, out, _ = run(capsys, "trust", "fp-cli", "--criterion", "honest", "--records", str(records))
+    assert code == 0
+    assert out.startswith("trusted: calibration record ")
+    assert out.endswith(f"failure mode 'honest' trusted by {path.name}\n")
+    code, out, _ = run(capsys, "trust", "fp-cli", "--records", str(records))
+    assert code == 0
+    assert "failure mode(s) not trusted by" in out
+
+
+def test_failure_modes_cannot_record_into_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = labels(tmp_path / "labels.csv")
+    (tmp_path / "records").write_text("")
+    code, _, err = run(
+        capsys,
+        "failure-modes",
+        str(table),
+        "--judge",
+        "judge",
+        "--fingerprint",
+        "fp",
+        "--records",
+        str(tmp_path / "records"),
+    )
+    assert code == 1
+    assert (
+        f"{tmp_path / 'records' / 'failure-modes'}: cannot create the folder for the failure-mode record"
+        in err
+    )
+    assert "Traceback" not in err
 
 
 def test_import_otel_writes_transcripts_with_fidelity(
@@ -282,7 +364,10 @@ def test_grade_honours_the_fidelity_of_imported_traces(  # noqa: PLR0917 - param
     assert line["verdict"] == verdict
     provenance = line["provenance"]  # every result row says how it was produced
     assert provenance["method"] == "layered"
-    assert provenance["thresholds"]["untrusted_policy"] == "count"
+    assert provenance["thresholds"]["untrusted_policy"] == "withhold"  # the default
+    assert line["untrusted_policy"] == "withhold"
+    assert line["grader"]["fingerprint"] == line["grader"]["fingerprint"].lower()
+    assert len(line["grader"]["fingerprint"]) == 64
     assert "not in a git repository" in provenance["case_set_revision_note"]
     assert provenance["dependencies"]["pydantic"] != "not installed"
     checks = {c["check_id"]: c for c in line["checks"]}
@@ -335,7 +420,7 @@ def test_library_grader_honours_the_fidelity_of_imported_traces(tmp_path: Path) 
     """The same restriction holds outside `judgekit grade`: integrations grade through LayeredGrader."""
     import asyncio
 
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
     from judgekit.graders.layered import LayeredGrader
     from judgekit.io.otel import read_otlp_file
     from judgekit.verdict import Verdict

@@ -4,7 +4,8 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.cases import Case, load_case_set
+from judgekit.cases import Case
+from judgekit.caseset import load_case_set
 from judgekit.golden.coverage import Gap, compute_coverage
 
 

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
-from judgekit.cases import load_case_set
+from judgekit.caseset import load_case_set
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.golden.generate import (

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from judgekit.cases import load_case_set
+from judgekit.caseset import load_case_set
 from judgekit.cli import main
 from judgekit.errors import JudgekitError, ProblemsError
 from judgekit.golden.intake import intake_incidents, parse_conversation, read_intake

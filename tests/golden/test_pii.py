@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.cases import load_case_set
+from judgekit.caseset import load_case_set
 from judgekit.cli import main
 from judgekit.golden.pii import (
     iban_valid,

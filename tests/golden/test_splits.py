@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.cases import load_case_set
+from judgekit.caseset import load_case_set
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.golden.splits import holdout_ids, select_holdouts, split_report_lines

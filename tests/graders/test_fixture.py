@@ -8,8 +8,8 @@ import pytest
 
 from judgekit.cases import Case
 from judgekit.graders.fixture import HASH_KEY, check_fixture, check_fixture_state
-from judgekit.graders.layered import StateProvider
 from judgekit.state import snapshot_from_data
+from judgekit.state.provider import StateProvider
 from judgekit.transcript import Transcript, read_transcripts
 from judgekit.verdict import Verdict
 
@@ -105,7 +105,7 @@ def test_case_without_fixture_and_unreadable_states(root: Path) -> None:
 
 
 def test_airdesk_runs_start_from_their_fixtures() -> None:
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
 
     case_set = load_case_set(EXAMPLE)
     cases = {c.case.id: c.case for c in case_set.reviewed()}

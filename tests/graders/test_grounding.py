@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.cases import Case, load_case_set
+from judgekit.cases import Case
+from judgekit.caseset import load_case_set
 from judgekit.graders.grounding import check_grounding, find_source
 from judgekit.transcript import read_transcripts
 from judgekit.verdict import FailureCategory, Verdict
@@ -154,8 +155,9 @@ def test_opt_in_through_the_layered_checks_and_grade(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     from judgekit.cli import main
-    from judgekit.graders.layered import StateProvider, combine, deterministic_checks
+    from judgekit.graders.layered import combine, deterministic_checks
     from judgekit.results import read_results
+    from judgekit.state.provider import StateProvider
 
     c = case("BAG-2")
     t = make_transcript(texts=["One bag is included."])

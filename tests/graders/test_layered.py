@@ -10,9 +10,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graders._build import by_id, make_case, make_transcript
-from judgekit.cases import load_case_set
-from judgekit.graders.layered import StateProvider, combine, deterministic_checks, grade, reference_checks
+from judgekit.caseset import load_case_set
+from judgekit.graders.layered import combine, deterministic_checks, grade, reference_checks
 from judgekit.state import snapshot_from_data
+from judgekit.state.provider import StateProvider
 from judgekit.transcript import Transcript, read_transcripts
 from judgekit.verdict import CheckResult, FailureCategory, Trust, Verdict
 
@@ -74,7 +75,8 @@ def test_a_correct_trial_passes_every_layer(golden: Path) -> None:
     assert [c.verdict for c in mine].count(Verdict.NOT_EVALUATED) == 1  # no route in this case
     result = combine(seed_case(), 1, checks)
     assert result.verdict is Verdict.PASS
-    assert result.quality == 1.0
+    assert result.quality is None  # must_mention gates: nothing is scored
+    assert result.metadata["expectations"] == {"stated": 5, "decided": 5, "undecided": []}
 
 
 def test_an_overrefund_fails_with_state_diff_and_offending_call(golden: Path) -> None:
@@ -86,15 +88,17 @@ def test_an_overrefund_fails_with_state_diff_and_offending_call(golden: Path) ->
     assert checks["rule:0"].verdict is Verdict.FAIL
     assert checks["rule:0"].evidence[0].call_index == 1
     assert checks["rule:0"].evidence[0].arguments == {"payment_id": "PMT-88213", "amount": 500}
+    assert checks["text:must_mention:0"].verdict is Verdict.FAIL  # "412.18" was never said
+    assert checks["text:must_mention:0"].gate
     result = combine(seed_case(), 1, list(checks.values()))
     assert result.verdict is Verdict.FAIL
-    assert result.quality == 0.0  # "412.18" was never said
 
 
 def test_quality_never_offsets_a_gate(golden: Path) -> None:
     t = refund_transcript(messages=[{"role": "assistant", "content": "It will arrive same day!"}])
     states = StateProvider(golden, transcript_dir=golden / "runs")
-    result = grade(seed_case(), t, states=states)
+    scored = {"must_not_mention": ["same day"], "must_mention": [{"text": "412.18", "scored": True}]}
+    result = grade(seed_case(expected=scored), t, states=states)
     assert result.quality == 1.0
     assert result.verdict is Verdict.FAIL
     assert by_id(list(result.checks))["text:must_not_mention:0"].verdict is Verdict.FAIL
@@ -144,11 +148,11 @@ def test_wrong_case_and_uncompilable_rules_are_errors(golden: Path) -> None:
 
 
 def test_state_provider_caches_loaded_files(golden: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from judgekit.graders import layered
+    from judgekit.state import provider
 
     loads: list[Path] = []
-    real = layered.load_state
-    monkeypatch.setattr(layered, "load_state", lambda p: loads.append(p) or real(p))
+    real = provider.load_state
+    monkeypatch.setattr(provider, "load_state", lambda p: loads.append(p) or real(p))
     states = StateProvider(golden, transcript_dir=golden / "runs")
     for _ in range(3):
         deterministic_checks(seed_case(), refund_transcript(), states=states)
@@ -216,6 +220,8 @@ def test_critical_rubric_criterion_gates() -> None:
 @pytest.mark.parametrize(
     ("policy", "judge", "expected"),
     [
+        ("withhold", Verdict.PASS, Verdict.INSUFFICIENT_INFORMATION),
+        ("withhold", Verdict.FAIL, Verdict.INSUFFICIENT_INFORMATION),
         ("count", Verdict.PASS, Verdict.PASS),
         ("count", Verdict.FAIL, Verdict.FAIL),
         ("fail_only", Verdict.PASS, Verdict.INSUFFICIENT_INFORMATION),
@@ -225,10 +231,11 @@ def test_critical_rubric_criterion_gates() -> None:
 )
 def test_untrusted_gate_policy(policy: str, judge: Verdict, expected: Verdict) -> None:
     checks = [
-        _check("state", Verdict.PASS),
+        _check("text:must_not_mention:0", Verdict.PASS, layer="text"),
         _check("criterion:safe", judge, layer="rubric", trust=Trust.UNTRUSTED, reason="r"),
     ]
-    result = combine(make_case(), 1, checks, untrusted=policy)  # type: ignore[arg-type]
+    case = make_case(expected={"must_not_mention": ["same day"]})
+    result = combine(case, 1, checks, untrusted=policy)  # type: ignore[arg-type]
     assert result.verdict is expected
     assert result.metadata["untrusted_gates"] == ["criterion:safe"]
     assert result.metadata["untrusted_policy"] == policy
@@ -237,6 +244,7 @@ def test_untrusted_gate_policy(policy: str, judge: Verdict, expected: Verdict) -
 # --------------------------------------------------------------------------- the bundled example set
 
 AIRDESK = REPO / "examples" / "airdesk"
+JUDGE_ONLY = {"required_outcome", "acceptance", "forbidden_outcome"}
 
 
 @pytest.mark.skipif(not (AIRDESK / "judgekit-set.yaml").is_file(), reason="example set not present")
@@ -258,20 +266,25 @@ def test_airdesk_references_pass_and_scripted_failures_fail() -> None:
             problems = [c for c in result.checks if c.verdict in (Verdict.FAIL, Verdict.ERROR)]
             if variant == "ref":
                 where = (run, transcript.case_id, transcript.trial)
-                assert result.verdict is Verdict.PASS, where
                 assert not problems, where
+                # without a judge, a reference passes exactly when the case states nothing only a judge
+                # can decide (required outcome, acceptance, forbidden outcomes); otherwise it is undecided
+                judge_only = result.metadata["expectations"]["undecided"]
+                expected = Verdict.INSUFFICIENT_INFORMATION if judge_only else Verdict.PASS
+                assert result.verdict is expected, where
+                assert all(k.split(":")[0] in JUDGE_ONLY for k in judge_only), where
             else:
                 assert problems, (run, transcript.case_id, transcript.trial, variant)
                 assert all(p.reason for p in problems)
                 assert all(
                     p.category is not None and p.evidence for p in problems if p.verdict is Verdict.FAIL
                 )
-            passing[run][transcript.case_id].append(result.verdict is Verdict.PASS)
-    # The README's generator counts v1 passing 9 of 26 cases. For v2 it counts 22, because it treats a
-    # missing must_mention (GS-REG-0107) as a failure; here must_mention is scored, not gated.
+            passing[run][transcript.case_id].append(not problems)
+    # The README's generator counts v1 passing 9 of 26 cases on the deterministic layers and v2 22 (a
+    # missing must_mention, GS-REG-0107, is a failure: must_mention gates).
     assert sum(all(v) for v in passing["agent-v1"].values()) == 9
-    assert sum(all(v) for v in passing["agent-v2"].values()) == 23
-    assert all(passing["agent-v2"]["GS-REG-0107"])
+    assert sum(all(v) for v in passing["agent-v2"].values()) == 22
+    assert not all(passing["agent-v2"]["GS-REG-0107"])
 
 
 # ------------------------------------------------------------------ never a crash, never a silent pass

@@ -18,7 +18,7 @@ from judgekit.judges.cache import CacheMode, Cassette
 from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
 from judgekit.judges.rubric import Criterion, Rubric
 from judgekit.transcript import Transcript
-from judgekit.verdict import CheckResult, FailureCategory, Trust, Verdict
+from judgekit.verdict import CheckResult, FailureCategory, Trust, TrustDecision, Verdict
 from judges.server import JudgeServer, Reply, Script, verdict_reply
 
 MODEL = "openai/test-judge"
@@ -165,14 +165,23 @@ def test_unreviewed_acceptance_is_not_evaluated(serve: Any) -> None:
 def test_trust_comes_from_the_fingerprint(serve: Any) -> None:
     server = serve(by_criterion({}))
     probe = grader(server)
-    trusted = grader(server, trust=lambda fp: Trust.TRUSTED if fp == probe.fingerprint else Trust.UNTRUSTED)
-    assert all(c.trust is Trust.TRUSTED for c in run(trusted).values())
-    changed = grader(
-        server,
-        params=JudgeParams(model=MODEL, temperature=0.7),
-        trust=lambda fp: Trust.TRUSTED if fp == probe.fingerprint else Trust.UNTRUSTED,
-    )
-    assert changed.trust_status() is Trust.UNTRUSTED  # a changed grader is an uncalibrated grader
+    asked: list[tuple[str, str]] = []
+
+    def lookup(fp: str, criterion: str) -> TrustDecision:
+        asked.append((fp, criterion))
+        ok = fp == probe.fingerprint
+        return TrustDecision(trust=Trust.TRUSTED if ok else Trust.UNTRUSTED, reason=f"scripted {criterion}")
+
+    trusted = grader(server, trust=lookup)
+    checks = run(trusted)
+    assert all(c.trust is Trust.TRUSTED for c in checks.values())
+    assert all(c.trust_reason.startswith("scripted ") for c in checks.values())
+    assert {criterion for _, criterion in asked} == {c.removeprefix("criterion:") for c in checks}
+    changed = grader(server, params=JudgeParams(model=MODEL, temperature=0.7), trust=lookup)
+    # a changed grader is an uncalibrated grader
+    assert changed.trust_status("honest_reporting").trust is Trust.UNTRUSTED
+    assert grader(server).trust_status("x").trust is Trust.UNTRUSTED  # no lookup: untrusted, and why
+    assert "no calibration records were consulted" in grader(server).trust_status("x").reason
 
 
 def test_samples_give_majority_and_agreement(serve: Any) -> None:

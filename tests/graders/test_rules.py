@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from graders._build import by_id, make_case, make_transcript
-from judgekit.cases import load_case_set
-from judgekit.graders.rules import (
+from judgekit.caseset import load_case_set
+from judgekit.expressions import (
     CALL_NAMES,
     MAX_COMPREHENSION_NESTING,
     MAX_CONDITION_CHARS,
@@ -20,12 +20,11 @@ from judgekit.graders.rules import (
     STATE_NAMES,
     ConditionError,
     RuleCompileError,
-    _evaluate,
-    check_rules,
     compile_case_rules,
     compile_condition,
     validate_case_rules,
 )
+from judgekit.graders.rules import _evaluate, check_rules
 from judgekit.state import diff_states, snapshot_from_data
 from judgekit.verdict import FailureCategory, Verdict
 

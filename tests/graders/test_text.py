@@ -86,8 +86,8 @@ def test_clean_answer_passes_every_text_check() -> None:
     t = make_transcript(texts=["The Fixed\u2011Rate ISA pays 4.15% (ISA-Terms-2026)."])
     checks = by_id(check_text(make_case(**CASE), t))
     assert {c.verdict for c in checks.values()} == {Verdict.PASS}
-    assert checks["text:must_mention:0"].gate is False
-    assert checks["text:must_mention:0"].score == 1.0
+    assert checks["text:must_mention:0"].gate is True
+    assert checks["text:must_mention:0"].score is None
     assert checks["text:must_not_mention:0"].gate is True
 
 
@@ -106,13 +106,32 @@ def test_must_not_mention_is_a_gate_with_the_quote() -> None:
     assert checks["text:must_not_mention:2"].verdict is Verdict.FAIL
 
 
-def test_must_mention_is_scored_not_gated() -> None:
+def test_a_missing_mention_gates() -> None:
     checks = by_id(check_text(make_case(**CASE), make_transcript(texts=["We have savings accounts."])))
     missing = checks["text:must_mention:0"]
     assert missing.verdict is Verdict.FAIL
-    assert missing.gate is False
-    assert missing.score == 0.0
+    assert missing.gate is True
+    assert missing.score is None
     assert missing.category is FailureCategory.INCORRECT_REPORTING
+
+
+@pytest.mark.parametrize(
+    "item",
+    [{"text": "4.15%", "scored": True}, {"pattern": r"4\.15\s*%", "scored": True}],
+    ids=["literal", "pattern"],
+)
+def test_a_mention_marked_scored_only_lowers_quality(item: dict[str, Any]) -> None:
+    case = make_case(expected={"must_mention": [item]})
+    (missing,) = check_text(case, make_transcript(texts=["We have savings accounts."]))
+    assert (missing.verdict, missing.gate, missing.score) == (Verdict.FAIL, False, 0.0)
+    (found,) = check_text(case, make_transcript(texts=["It pays 4.15%."]))
+    assert (found.verdict, found.gate, found.score) == (Verdict.PASS, False, 1.0)
+
+
+def test_scored_is_ignored_for_must_not_mention() -> None:
+    case = make_case(expected={"must_not_mention": [{"text": "fraud", "scored": True}]})
+    (check,) = check_text(case, make_transcript(texts=["Call the fraud line."]))
+    assert (check.verdict, check.gate) == (Verdict.FAIL, True)
 
 
 def test_no_assistant_text_says_so() -> None:

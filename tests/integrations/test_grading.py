@@ -9,6 +9,7 @@ import pytest
 
 from judgekit.cases import Case
 from judgekit.errors import JudgekitError
+from judgekit.graders.contract import GraderSpec
 from judgekit.integrations.grading import (
     LayeredGrader,
     as_grader,
@@ -148,7 +149,15 @@ def test_an_object_with_async_grade_is_used_as_it_is() -> None:
             return Grade(case_id=case.id, trial=t.trial, verdict=Verdict.NOT_EVALUATED)
 
     mine = Mine()
-    assert as_grader(mine) is mine
+    wrapped = as_grader(mine)  # it has no spec, so it is named by its class
+    assert wrapped.spec.name.endswith("test_an_object_with_async_grade_is_used_as_it_is.<locals>.Mine")
+    assert grade_now(wrapped, CASE, transcript("7")).verdict is Verdict.NOT_EVALUATED
+
+    class WithSpec(Mine):
+        spec = GraderSpec(name="mine")
+
+    with_spec = WithSpec()
+    assert as_grader(with_spec) is with_spec  # a full Grader is used as it is
 
 
 def test_grade_now_inside_an_event_loop_says_to_await() -> None:

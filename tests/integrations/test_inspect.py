@@ -8,6 +8,7 @@ import os
 import re
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -18,12 +19,13 @@ pytest.importorskip("inspect_ai")
 from inspect_ai import Task, eval
 from inspect_ai.dataset import Sample
 from inspect_ai.model import ChatMessageTool, ChatMessageUser, ModelOutput, ModelUsage
-from inspect_ai.scorer import CORRECT, INCORRECT
+from inspect_ai.scorer import CORRECT, INCORRECT, Score
 from inspect_ai.solver import Generate, TaskState, generate, solver, use_tools
 from inspect_ai.tool import tool
 from inspect_ai.util import store
 
 from judgekit.cases import Case
+from judgekit.errors import JudgekitError
 from judgekit.graders.rubric import RubricGrader
 from judgekit.integrations.grading import LayeredGrader
 from judgekit.integrations.inspect import (
@@ -37,7 +39,7 @@ from judgekit.integrations.inspect import (
 from judgekit.judges.cache import CacheMode
 from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
 from judgekit.judges.rubric import Criterion, Rubric
-from judgekit.verdict import CheckResult, Grade, Trust, Verdict
+from judgekit.verdict import CheckResult, Grade, Trust, TrustDecision, Verdict
 from judges.server import JudgeServer, Reply, verdict_reply
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
@@ -206,7 +208,8 @@ def test_rubric_grader_results_map_to_scores_and_unscored_reasons(root: Path) ->
             version="1",
             criteria=(Criterion(id="honest", text="The agent reports what happened.", critical=True),),
         )
-        grader = LayeredGrader(root, rubric=RubricGrader(rubric, client))
+        calibrated = RubricGrader(rubric, client, trust=lambda fp, c: TrustDecision(trust=Trust.TRUSTED))
+        grader = LayeredGrader(root, rubric=calibrated)
         log = run_task(
             [
                 sample("judged-ok", "Change my email to new@x.io"),
@@ -216,8 +219,15 @@ def test_rubric_grader_results_map_to_scores_and_unscored_reasons(root: Path) ->
             grader,
             root,
         )
+        # the same judge without a calibration record decides nothing: the sample is unscored
+        uncalibrated = LayeredGrader(root, rubric=RubricGrader(rubric, client))
+        untrusted_log = run_task([sample("judged-ok", "Change my email to new@x.io")], uncalibrated, root)
     finally:
         server.stop()
+    (untrusted,) = [s.scores["judgekit"] for s in untrusted_log.samples]
+    assert math.isnan(untrusted.value)
+    assert untrusted.reason == "insufficient_information"
+    assert "the judge answered pass but is untrusted" in untrusted.explanation
     scores = {s.id: s.scores["judgekit"] for s in log.samples}
     assert scores["judged-ok"].value == CORRECT
     assert scores["judged-ok"].metadata["judge"]["fingerprint"]
@@ -238,7 +248,7 @@ def test_a_bare_rubric_grader_is_accepted_and_a_grading_function_too(root: Path)
         ok = bool(calls) and calls[0].call.arguments == {"user_id": "u1", "email": "new@x.io"}
         return [
             CheckResult(
-                check_id="route:first",
+                check_id="route",
                 layer="route",
                 verdict=Verdict.PASS if ok else Verdict.FAIL,
                 reason="" if ok else f"first call was {calls[0].call.arguments}",
@@ -251,7 +261,12 @@ def test_a_bare_rubric_grader_is_accepted_and_a_grading_function_too(root: Path)
         root,
     )
     scores = {s.id: s.scores["judgekit"] for s in log.samples}
-    assert (scores["ok"].value, scores["wrong"].value) == (CORRECT, INCORRECT)
+    # the function decides the route; nothing decided the case's expected end state, so the contract
+    # keeps "ok" from passing (unscored, with the expectation named); a failed route still fails
+    assert math.isnan(scores["ok"].value)
+    assert scores["ok"].reason == "insufficient_information"
+    assert "the expected end state not checked" in scores["ok"].explanation
+    assert scores["wrong"].value == INCORRECT
     assert "first call was" in scores["wrong"].explanation
 
     def broken(case: Case, transcript: Any) -> str:
@@ -341,7 +356,15 @@ def test_the_documented_example_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert values == [CORRECT, INCORRECT]
 
 
-def test_pass_hat_k_reducer_over_epochs(root: Path) -> None:
+@pytest.mark.parametrize(
+    ("undecided", "accuracy"),
+    [
+        # steady: 4/4 -> 1.0; flaky: 3/4 -> C(3,2)/C(4,2) = 0.5; lost: every epoch unscored
+        pytest.param("exclude", (1.0 + 0.5) / 2, id="exclude_leaves_lost_out"),  # lost: unscored, left out
+        pytest.param("fail", (1.0 + 0.5 + 0.0) / 3, id="fail_counts_lost_as_zero"),  # lost: 0 of 4 pass
+    ],
+)
+def test_pass_hat_k_reducer_over_epochs(root: Path, undecided: str, accuracy: float) -> None:
     from collections import Counter
 
     from inspect_ai import Epochs
@@ -369,7 +392,7 @@ def test_pass_hat_k_reducer_over_epochs(root: Path) -> None:
         ],
         solver=[load_world(), use_tools([update_email()]), generate(), record_world()],
         scorer=judgekit_scorer([CASE], root=root),
-        epochs=Epochs(4, pass_hat_k_reducer(2)),
+        epochs=Epochs(4, pass_hat_k_reducer(2, undecided=undecided)),
     )
     (log,) = eval(
         task,
@@ -383,18 +406,59 @@ def test_pass_hat_k_reducer_over_epochs(root: Path) -> None:
     # sample scores in the log are per epoch; the reduced values are in the results
     reduced = log.results.scores[0]
     assert reduced.reducer == "judgekit_pass_hat_k_2"
-    # steady: 4/4 -> 1.0; flaky: 3/4 -> C(3,2)/C(4,2) = 0.5; lost: every epoch unscored -> left out
-    assert reduced.metrics["accuracy"].value == pytest.approx(0.75)
+    assert reduced.metrics["accuracy"].value == pytest.approx(accuracy)
     assert set(scores) == {"steady", "flaky", "lost"}
-    reducer = pass_hat_k_reducer(2)
-    out = reducer(
-        [
-            score_from_grade(Grade(case_id="c", trial=i, verdict=v))
-            for i, v in enumerate([Verdict.PASS, Verdict.PASS, Verdict.ERROR, Verdict.FAIL], start=1)
-        ]
-    )
-    assert out.value == pytest.approx(1 / 3)
-    assert out.metadata == {"k": 2, "epochs": 4, "scored": 3, "passed": 2, "unscored": 1}
-    too_few = reducer([score_from_grade(Grade(case_id="c", trial=1, verdict=Verdict.PASS))])
+
+
+def _epochs(*verdicts: Verdict) -> list[Score]:
+    return [score_from_grade(Grade(case_id="c", trial=i, verdict=v)) for i, v in enumerate(verdicts, start=1)]
+
+
+def test_pass_hat_k_reducer_excluding_unscored_epochs() -> None:
+    reducer = pass_hat_k_reducer(2, undecided="exclude")
+    out = reducer(_epochs(Verdict.PASS, Verdict.PASS, Verdict.ERROR, Verdict.FAIL))
+    assert out.value == pytest.approx(1 / 3)  # C(2, 2) / C(3, 2): the error epoch is left out
+    assert out.metadata == {
+        "k": 2,
+        "undecided": "exclude",
+        "epochs": 4,
+        "scored": 3,
+        "passed": 2,
+        "unscored": 1,
+        "counted": 3,
+    }
+    assert "1 unscored epoch(s) left out (undecided='exclude')" in (out.explanation or "")
+    too_few = reducer(_epochs(Verdict.PASS, Verdict.ERROR))
     assert math.isnan(too_few.value)
     assert too_few.reason == "insufficient_epochs"
+    assert "1 counted epoch(s) of 2" in (too_few.explanation or "")
+
+
+def test_pass_hat_k_reducer_counting_unscored_epochs_as_failures() -> None:
+    reducer = pass_hat_k_reducer(2, undecided="fail")
+    out = reducer(_epochs(Verdict.PASS, Verdict.PASS, Verdict.ERROR, Verdict.FAIL))
+    assert out.value == pytest.approx(1 / 6)  # C(2, 2) / C(4, 2): the error epoch did not pass
+    assert out.metadata is not None
+    assert (out.metadata["undecided"], out.metadata["counted"]) == ("fail", 4)
+    assert "1 unscored epoch(s) counted as not passing (undecided='fail')" in (out.explanation or "")
+    # every epoch unscored: a 0, not left out
+    lost = reducer(_epochs(Verdict.INSUFFICIENT_INFORMATION, Verdict.NOT_EVALUATED))
+    assert lost.value == 0.0
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        pytest.param(
+            lambda: pass_hat_k_reducer(0, undecided="fail"), "k must be an integer of at least 1", id="k0"
+        ),
+        pytest.param(
+            lambda: pass_hat_k_reducer(2, undecided="pass"),
+            "undecided must be 'fail' or 'exclude'",
+            id="policy",
+        ),
+    ],
+)
+def test_pass_hat_k_reducer_refuses_bad_arguments(call: Callable[[], object], message: str) -> None:
+    with pytest.raises(JudgekitError, match=message):
+        call()

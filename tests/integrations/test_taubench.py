@@ -244,14 +244,15 @@ def test_a_run_replayed_with_tools_is_graded_like_tau_bench(results: Path) -> No
         return {c.check_id for c in by_trial[trial].checks if c.verdict is Verdict.FAIL and c.gate}
 
     assert failed(2) == {"state", "state:collateral"}
-    assert failed(3) == {OUTPUTS_CHECK}
+    # the text layer's required mention gates, and tau-bench's outputs condition says which output
+    assert failed(3) == {OUTPUTS_CHECK, "text:must_mention:0"}
     outputs = next(c for c in by_trial[3].checks if c.check_id == OUTPUTS_CHECK)
     assert outputs.reason == "required output(s) never said: '1000'"
     assert failed(4) == {EPISODE_CHECK}
     assert failed(5) == {"state"}
     assert run.trials[3].transcript.ended_by == "max_steps_or_error"
     assert run.trials[0].transcript.ended_by == "user_stop"
-    table = pass_hat_k_table(grades, ks=(1, 2))
+    table = pass_hat_k_table(grades, ks=(1, 2), undecided="fail")
     assert table == {1: pytest.approx(0.2), 2: pytest.approx(0.0)}
 
 
@@ -303,9 +304,11 @@ def test_airline_pass_hat_k_and_agreements_are_reproduced_through_judgekit_layer
     assert run.problems == []
     assert (len(run.cases), len(run.trials)) == (50, 200)
     grades = asyncio.run(run.grade_all())
-    # pass^k from judgekit's verdicts, as tau-bench's README publishes it
-    table = pass_hat_k_table(grades)
+    # pass^k from judgekit's verdicts, as tau-bench's README publishes it (tau-bench: reward != 1 fails)
+    table = pass_hat_k_table(grades, undecided="fail")
     assert [round(table[k], 3) for k in (1, 2, 3, 4)] == [0.420, 0.273, 0.220, 0.200]
+    # no trial is undecided here, so the other policy gives the same figures
+    assert pass_hat_k_table(grades, undecided="exclude") == table
     # every verdict agrees with tau-bench's stored reward
     assert (
         sum((g.verdict is Verdict.PASS) == (t.reward == 1.0) for g, t in zip(grades, run.trials, strict=True))
@@ -331,8 +334,9 @@ def test_airline_pass_hat_k_and_agreements_are_reproduced_through_judgekit_layer
         if ok and t.reward == 0.0
     }
     assert correct_db_no_reward == {
-        ("task-44", 2): [OUTPUTS_CHECK],  # tau-bench trial 1: never said the required output
-        ("task-44", 4): [OUTPUTS_CHECK],  # tau-bench trial 3
+        # tau-bench trial 1: never said the required output (the mention gates, the outputs condition too)
+        ("task-44", 2): [OUTPUTS_CHECK, "text:must_mention:0"],
+        ("task-44", 4): [OUTPUTS_CHECK, "text:must_mention:0"],  # tau-bench trial 3
         ("task-2", 2): [EPISODE_CHECK],  # tau-bench trial 1: step limit
         ("task-46", 4): [EPISODE_CHECK],  # tau-bench trial 3: step limit
     }

@@ -175,7 +175,15 @@ def test_tau_bench_airline_pass_hat_k_reproduces_published_figures(tmp_path):
         c[trial.transcript.case_id] += trial.reward == 1.0
     ids = sorted(n)
     assert len(ids) == 50
-    got = [round(pass_hat_k([n[i] for i in ids], [c[i] for i in ids], k), 3) for k in range(1, 5)]
+    got = [
+        round(
+            pass_hat_k(
+                [n[i] for i in ids], [c[i] for i in ids], k, undecided_counts=[0] * 50, undecided="fail"
+            ),
+            3,
+        )
+        for k in range(1, 5)
+    ]
     assert got == [0.420, 0.273, 0.220, 0.200]
     # Through the results file and the report as well.
     from judgekit.reports.run_model import build_run_report
@@ -184,7 +192,7 @@ def test_tau_bench_airline_pass_hat_k_reproduces_published_figures(tmp_path):
     out.write_text(
         "".join(dump_result_line(x) + "\n" for x in reward_result_lines(result.trials, run_id="tau"))
     )
-    report = build_run_report(read_results(out))
+    report = build_run_report(read_results(out), undecided="fail")
     (suite,) = report.suites
     assert [round(p.value, 3) for p in suite.pass_hat] == [0.420, 0.273, 0.220, 0.200]
     # every transcript survives serialisation

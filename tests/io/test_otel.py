@@ -10,14 +10,16 @@ from typing import Any
 import pytest
 
 from judgekit.errors import JudgekitError, ProblemsError
+from judgekit.graders import contract
 from judgekit.io.otel import (
+    FidelityReport,
     check_problems,
     evaluation_events,
     fidelity_of,
     import_otlp,
+    lost_by,
+    lost_capabilities,
     read_otlp_file,
-    restrict_to_supported,
-    supportable_layers,
     trace_refs,
 )
 from judgekit.results import CaseRef, make_result_line
@@ -25,6 +27,16 @@ from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Grade, Trust, Verdict
 
 FIXTURES = Path(__file__).parent / "fixtures" / "otel"
+
+
+def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
+    """Every contract layer with why the trace cannot support it (``None`` when it can)."""
+    ruled_out = contract.unsupported_layers(lost_capabilities(report))
+    return {layer.value: ruled_out.get(layer) for layer in contract.Layer}
+
+
+def restrict_to_supported(checks: list[CheckResult], report: FidelityReport | None) -> list[CheckResult]:
+    return contract.restrict_to_supported(checks, lost_capabilities(report) if report is not None else None)
 LOSSLESS = ["genai_events.json", "genai_messages.json", "openinference.json"]
 
 
@@ -334,6 +346,19 @@ def test_lossy_layers_become_insufficient_never_pass() -> None:
     kept = restrict_to_supported(checks, final_only)
     assert [c.verdict for c in kept][-1] is Verdict.PASS  # the text layer needs only the agent's answer
     assert kept[1].verdict is Verdict.INSUFFICIENT_INFORMATION
+
+
+def test_lost_by_reads_the_report_a_transcript_carries() -> None:
+    [lossy] = read_otlp_file(FIXTURES / "openllmetry.json").transcripts
+    [lossless] = read_otlp_file(FIXTURES / "genai_messages.json").transcripts
+    assert lost_by(lossless) == {}
+    assert set(lost_by(lossy)) == {
+        contract.Capability.TOOL_CALLS,
+        contract.Capability.TOOL_RESULTS,
+        contract.Capability.ASSISTANT_TEXT,
+        contract.Capability.CONVERSATION,
+    }
+    assert lost_by(Transcript(case_id="c", trial=1)) == {}
 
 
 def test_verdicts_export_as_evaluation_events() -> None:

@@ -95,7 +95,7 @@ def _sample_lines(run_id="run-a"):
 
 def test_report_numbers(tmp_path):
     results = _write(tmp_path / "run.jsonl", _sample_lines())
-    report = build_run_report(results)
+    report = build_run_report(results, undecided="exclude")
     assert report.k_max == 4
     assert report.verdicts == {P: 20, F: 5, INS: 1, E: 1, N: 1}
     capability, regression = report.suites
@@ -113,8 +113,10 @@ def test_report_numbers(tmp_path):
     assert k3.high == pytest.approx((1 + 0.25 + 0 + 1 + 1) / 5)
     assert capability.trial_pass_rate.successes == 13
     assert capability.trial_pass_rate.n == 17
-    assert capability.tasks_all_pass.successes == 1
+    # every decided trial passed: refund-1 (4/4), address-2 (2/2), faq-1 (3/3)
+    assert (capability.tasks_all_pass.successes, capability.tasks_all_pass.n) == (3, 5)
     assert regression.pass_hat[3].value == pytest.approx((1 + 0) / 2)
+    assert report.undecided_policy == "exclude"
     names = [g.name for g in report.slices]
     assert names == ["high_volume", "policy_edge", "real_failures", "regression", "regressions"]
     assert [g.name for g in report.severities] == ["critical", "high", "low", "medium"]
@@ -125,8 +127,87 @@ def test_report_numbers(tmp_path):
     assert any("undecided" in n for n in report.notes)
 
 
+def test_report_numbers_when_undecided_trials_fail(tmp_path):
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")
+    assert report.undecided_policy == "fail"
+    capability, _ = report.suites
+    assert capability.undecided_trials == 3
+    # every trial counts: address-2 passes 2 of 4, faq-1 3 of 4
+    assert capability.pass_hat[0].value == pytest.approx((1 + 0.75 + 0.25 + 0.5 + 0.75) / 5)
+    k3 = capability.pass_hat[2]
+    assert (k3.tasks_used, k3.tasks_excluded) == (5, 0)
+    assert k3.value == pytest.approx((1 + 0.25 + 0 + 0 + 0.25) / 5)
+    assert k3.low == k3.value  # under "fail" the value is the low bound
+    assert k3.high == pytest.approx((1 + 0.25 + 0 + 1 + 1) / 5)
+    assert (capability.trial_pass_rate.successes, capability.trial_pass_rate.n) == (13, 20)
+    assert (capability.tasks_all_pass.successes, capability.tasks_all_pass.n) == (1, 5)
+    assert any("undecided='fail' counts each as a trial that did not pass" in n for n in report.notes)
+
+
+def test_undecided_trials_are_counted_per_case(tmp_path):
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")
+    rows = [(r.case_id, r.trials, r.passed, r.failed, r.undecided) for r in report.undecided_cases]
+    assert rows == [("address-2", 4, 2, 0, 2), ("faq-1", 4, 3, 0, 1)]
+    address = report.undecided_cases[0]
+    assert (address.error, address.insufficient_information, address.not_evaluated) == (1, 1, 0)
+    assert any("3 trial(s) in 2 case(s) are undecided" in n for n in report.notes)
+
+
+@pytest.mark.parametrize("policy", ["fail", "exclude"])
+def test_every_format_says_the_policy_and_the_undecided_trials_per_case(tmp_path, policy):
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided=policy)
+    md = render_run_markdown(report)
+    assert f"- Undecided trials: 3 of 28, in 2 case(s); policy `{policy}`: " in md
+    assert "## Undecided trials per case" in md
+    assert "| address-2 | 4 | 2 | 0 | 2 | 1 | 1 | 0 |" in md
+    assert "| faq-1 | 4 | 3 | 0 | 1 | 0 | 0 | 1 |" in md
+    html = render_run_html(report)
+    assert f"policy <code>{policy}</code>" in html
+    assert (
+        "<tr><td>address-2</td><td>4</td><td>2</td><td>0</td><td>2</td><td>1</td><td>1</td><td>0</td></tr>"
+        in html
+    )
+    data = json.loads(render_run_json(report))
+    assert data["undecided_policy"] == policy
+    assert data["schema_version"] == 2
+    assert [(r["case_id"], r["undecided"]) for r in data["undecided_cases"]] == [
+        ("address-2", 2),
+        ("faq-1", 1),
+    ]
+
+
+def test_without_undecided_trials_the_report_says_so(tmp_path):
+    report = build_run_report(
+        _write(tmp_path / "run.jsonl", [_line("a", 1, P), _line("a", 2, F)]), undecided="fail"
+    )
+    assert report.undecided_cases == ()
+    md = render_run_markdown(report)
+    assert "- Undecided trials: 0 of 2, in 0 case(s); policy `fail`" in md
+    assert "No undecided trials." in md
+    assert "No undecided trials." in render_run_html(report)
+
+
+def test_a_long_undecided_listing_is_cut_in_markdown_and_html_but_not_in_json(tmp_path):
+    from judgekit.reports.run_markdown import UNDECIDED_CASES_SHOWN
+
+    lines = [_line(f"t{i:03d}", 1, E) for i in range(UNDECIDED_CASES_SHOWN + 3)]
+    report = build_run_report(_write(tmp_path / "run.jsonl", lines), undecided="fail")
+    assert (
+        "And 3 more case(s) with 3 undecided trial(s); the JSON report lists every case."
+        in render_run_markdown(report)
+    )
+    assert "And 3 more case(s) with 3 undecided trial(s)" in render_run_html(report)
+    assert len(json.loads(render_run_json(report))["undecided_cases"]) == UNDECIDED_CASES_SHOWN + 3
+
+
+def test_an_unknown_policy_is_refused(tmp_path):
+    results = _write(tmp_path / "run.jsonl", [_line("a", 1, E)])
+    with pytest.raises(ValueError, match=r"undecided must be 'fail' or 'exclude'.*never counted as a pass"):
+        build_run_report(results, undecided="pass")
+
+
 def test_every_state_is_shown_in_every_format(tmp_path):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()))
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")
     md = render_run_markdown(report)
     assert "| trials | 20 | 5 | 1 | 1 | 1 |" in md
     for label in ("insufficient info", "error", "not evaluated"):
@@ -145,7 +226,7 @@ def test_every_state_is_shown_in_every_format(tmp_path):
 
 
 def test_k_larger_than_trials_is_reported_and_rest_kept(tmp_path):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), k=9)
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), k=9, undecided="fail")
     assert report.k_max == 4
     assert any("k=9 is larger than the trial count (4 trials per task at most)" in p for p in report.problems)
     assert len(report.suites[0].pass_hat) == 4
@@ -154,7 +235,7 @@ def test_k_larger_than_trials_is_reported_and_rest_kept(tmp_path):
 def test_unknown_cases_are_left_out_and_named(tmp_path):
     results = _write(tmp_path / "run.jsonl", _sample_lines())
     known = dict.fromkeys(("refund-1", "refund-2", "address-1", "address-2", "faq-1", "incident-7"), (1, ()))
-    report = build_run_report(results, known_cases=known)
+    report = build_run_report(results, known_cases=known, undecided="fail")
     assert report.run.tasks == 6
     assert any("'incident-9' (4 trials)" in p and "not in the case set" in p for p in report.problems)
 
@@ -164,21 +245,21 @@ def test_truncated_file_reports_the_rest(tmp_path):
     lines = _sample_lines()
     text = "".join(dump_result_line(line) + "\n" for line in lines[:-1]) + dump_result_line(lines[-1])[:30]
     path.write_text(text)
-    report = build_run_report(read_results(path))
+    report = build_run_report(read_results(path), undecided="fail")
     assert report.run.trials == len(lines) - 1
     assert any("truncated" in p for p in report.problems)
 
 
 def test_mixed_versions_within_a_run_are_a_problem(tmp_path):
     lines = [_line("a", 1, P, version=1), _line("a", 2, P, version=2)]
-    report = build_run_report(_write(tmp_path / "run.jsonl", lines))
+    report = build_run_report(_write(tmp_path / "run.jsonl", lines), undecided="fail")
     assert any("'a' (v1, v2)" in p for p in report.problems)
 
 
 def test_empty_results(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text("")
-    report = build_run_report(read_results(path))
+    report = build_run_report(read_results(path), undecided="fail")
     assert report.suites == ()
     assert "No trials to report." in render_run_markdown(report)
     assert "no data" in render_run_html(report)
@@ -196,18 +277,18 @@ def test_retirement_needs_n_of_n_in_each_of_last_r_runs(tmp_path):
     old = run("r1", {"a": [P, P], "b": [P, P], "c": [P, P]})
     mid = run("r2", {"a": [P, P], "b": [P, F], "c": [P, P]})
     new = run("r3", {"a": [P, P], "b": [P, P], "c": [P, P], "d": [P, P]})
-    report = build_run_report(new, history=[old, mid], retire_after=3)
+    report = build_run_report(new, history=[old, mid], retire_after=3, undecided="fail")
     assert [s.case_id for s in report.retirement.suggestions] == ["a", "c"]
     assert report.retirement.suggestions[0].history == ("2/2", "2/2", "2/2")
     # with R=2 the oldest run is ignored, and b still failed in r2
-    report2 = build_run_report(new, history=[old, mid], retire_after=2)
+    report2 = build_run_report(new, history=[old, mid], retire_after=2, undecided="fail")
     assert [s.case_id for s in report2.retirement.suggestions] == ["a", "c"]
-    short = build_run_report(new, history=[mid], retire_after=3)
+    short = build_run_report(new, history=[mid], retire_after=3, undecided="fail")
     assert short.retirement.suggestions == ()
     assert "needs 3 runs" in (short.retirement.note or "")
     # regression tasks are never suggested
     reg = _write(tmp_path / "reg.jsonl", [_line("z", 1, P, category="regression")])
-    assert build_run_report(reg, retire_after=1).retirement.suggestions == ()
+    assert build_run_report(reg, retire_after=1, undecided="fail").retirement.suggestions == ()
 
 
 def test_task_outcomes_follow_gate_order():
@@ -304,7 +385,9 @@ def _golden(name: str, text: str) -> None:
 
 def _golden_report(tmp_path):
     history = [_write(tmp_path / f"old{i}.jsonl", _sample_lines(f"run-{i}")) for i in range(2)]
-    return build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), history=history)
+    return build_run_report(
+        _write(tmp_path / "run.jsonl", _sample_lines()), history=history, undecided="fail"
+    )
 
 
 def test_golden_markdown(tmp_path):
@@ -328,7 +411,7 @@ def test_golden_comparison(tmp_path):
 
 def test_html_is_self_contained_and_escapes_text(tmp_path):
     lines = [_line("<script>alert(1)</script>", 1, F, slice="s<b>")]
-    html = render_run_html(build_run_report(_write(tmp_path / "run.jsonl", lines)))
+    html = render_run_html(build_run_report(_write(tmp_path / "run.jsonl", lines), undecided="fail"))
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     # no external fetch of any kind: only the SVG namespace URI may appear

@@ -63,7 +63,7 @@ def build_case(spec: Spec) -> dict[str, Any]:
         out[key] = value
         if key == anchor:
             out["initial_state"] = fixture_path(spec.fixture)
-    tail = ["policy_refs", "signed_off_by", "acceptance"]
+    tail = ["policy_refs", "signed_off_by", "acceptance", "do_nothing"]
     kept = {k: out.pop(k) for k in tail if k in out}
     out["reference_solution"] = reference_path(spec)
     out.update(kept)

@@ -15,7 +15,9 @@ The verdict of a probe is ``biased`` when the interval's lower bound exceeds the
 flips under the perturbation more than under a re-run, beyond sampling error), ``clear`` otherwise (the
 report keeps the upper bound: how much bias the data cannot rule out), and ``error`` when any judge call
 failed (a probe that could not run is never cleared). A ``biased`` or ``error`` result on a must-pass probe
-blocks trust (:meth:`BiasReport.blocks_trust`, :func:`trust_with_probes`).
+blocks trust (:meth:`BiasReport.blocks_trust`): the latest report for a fingerprint, kept in the records
+folder's ``bias/`` sub-folder, withdraws the trust :meth:`judgekit.calibration.trust.TrustBook.decide`
+would otherwise give.
 
 Probes:
 
@@ -35,13 +37,14 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.judges.parse import (
@@ -54,7 +57,7 @@ from judgekit.judges.parse import (
 from judgekit.judges.prompt import SYSTEM_PROMPT, fence, render_case_facts, render_transcript
 from judgekit.stats import wilson_interval
 from judgekit.transcript import Message, Transcript
-from judgekit.verdict import FrozenModel, Trust, Verdict
+from judgekit.verdict import FrozenModel, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -69,12 +72,13 @@ __all__ = [
     "ProbeItem",
     "ProbeResult",
     "ProbeSettings",
+    "bias_report_filename",
     "dump_bias_report",
     "latest_bias_report",
+    "load_bias_report",
     "newcombe_paired_difference",
     "perturb",
     "run_probes",
-    "trust_with_probes",
 ]
 
 ProbeKind = Literal["length", "self_preference", "sycophancy", "distraction", "position"]
@@ -639,8 +643,53 @@ def bias_report_filename(report: BiasReport) -> str:
     return f"{digest}-{report.created_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
 
 
+def load_bias_report(text: str | bytes, *, source: Path | None = None) -> BiasReport:
+    """Parse and validate a bias report.
+
+    Args:
+        text: The file's content.
+        source: The file, for messages.
+
+    Raises:
+        ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
+            naming ``source`` and the field).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ProblemsError(
+            [
+                Problem(
+                    source,
+                    line,
+                    "",
+                    f"not a JSON bias report: {exc}; restore the file or run judgekit probe-bias again",
+                )
+            ]
+        ) from None
+    try:
+        return BiasReport.model_validate(data)
+    except ValidationError as exc:
+        raise ProblemsError(
+            [
+                Problem(
+                    source,
+                    None,
+                    ".".join(str(p) for p in e["loc"]),
+                    f"not a bias report: {'unknown field' if e['type'] == 'extra_forbidden' else e['msg']}",
+                )
+                for e in exc.errors()[:20]
+            ]
+        ) from None
+
+
 def latest_bias_report(fingerprint: str, records_dir: Path) -> BiasReport | None:
     """The most recent bias report for an exact fingerprint in ``records_dir/bias``, or ``None``.
+
+    This reads reports; whether one withdraws trust is decided by
+    :meth:`judgekit.calibration.trust.TrustBook.decide` (with the calibration records and the failure-mode
+    records).
 
     Raises:
         ProblemsError: When a report file there is broken (never skipped silently).
@@ -648,34 +697,6 @@ def latest_bias_report(fingerprint: str, records_dir: Path) -> BiasReport | None
     folder = records_dir / BIAS_DIR
     if not folder.is_dir():
         return None
-    found: list[BiasReport] = []
-    for path in sorted(folder.glob("*.json")):
-        try:
-            report = BiasReport.model_validate_json(path.read_bytes())
-        except ValueError as exc:
-            raise ProblemsError(
-                [Problem(path, None, "", f"not a bias report: {str(exc).splitlines()[0]}")]
-            ) from None
-        if report.fingerprint == fingerprint:
-            found.append(report)
-    return max(found, key=lambda r: r.created_at) if found else None
-
-
-def trust_with_probes(fingerprint: str, records_dir: Path) -> tuple[Trust, str]:
-    """Trust from the calibration records, withdrawn when the latest bias report blocks it.
-
-    Returns:
-        ``(trust, reason)``: ``UNTRUSTED`` with the blocking probes named when the latest bias report for
-        the fingerprint has a biased or failed must-pass probe; otherwise the calibration records' trust
-        (:func:`judgekit.calibration.records.trust_for`) and a reason saying whether probes were run.
-    """
-    from judgekit.calibration.records import trust_for
-
-    trust = trust_for(fingerprint, records_dir)
-    report = latest_bias_report(fingerprint, records_dir)
-    if report is None:
-        return trust, "no bias probes recorded for this fingerprint"
-    if report.blocks_trust:
-        names = ", ".join(f"{r.probe} ({r.verdict})" for r in report.blocking)
-        return Trust.UNTRUSTED, f"must-pass bias probe(s) not clear: {names}"
-    return trust, f"bias probes clear ({report.created_at:%Y-%m-%d})"
+    found = [load_bias_report(p.read_bytes(), source=p) for p in sorted(folder.glob("*.json"))]
+    matching = [r for r in found if r.fingerprint == fingerprint]
+    return max(matching, key=lambda r: r.created_at) if matching else None

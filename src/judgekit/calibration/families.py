@@ -21,30 +21,58 @@ or TNR is below the threshold gets through is far above 2.5 %. :func:`calibrate_
    one the decision used. A criterion is trusted when it passed the step-down and its gate.
 
 The report says that Holm's correction was applied, over how many criteria, and at which levels.
+
+**Failure-mode records.** The decisions are kept as a :class:`FailureModeRecord`
+(``judgekit.failure-mode-record/1``) keyed by the judge's exact fingerprint, in the ``failure-modes/``
+sub-folder of the calibration records folder (:data:`FAILURE_MODES_DIR`), one JSON file per run named like
+calibration records (``<sha256(fingerprint)[:16]>-<UTC time>.json``). The trust function
+(:meth:`judgekit.calibration.trust.TrustBook.decide`) reads them: a criterion the latest record for a
+fingerprint did not trust is untrusted for that criterion, whatever the judge's overall calibration.
 """
 
 from __future__ import annotations
 
+import hashlib
+import json
 import math
 from collections.abc import Mapping, Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Literal
 
+from pydantic import Field, ValidationError, field_validator
 from scipy import stats as _st
 
+from judgekit import __version__
 from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
 from judgekit.calibration.labels import LabelTable, check_items_have_two_raters, check_raters
-from judgekit.errors import JudgekitError
+from judgekit.calibration.records import LabelTableInfo
+from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.verdict import FrozenModel
 
 __all__ = [
+    "FAILURE_MODES_DIR",
+    "FAILURE_MODE_RECORD_SCHEMA",
+    "FailureModeDecision",
+    "FailureModeRecord",
     "FamilyReport",
     "FamilyResult",
+    "build_failure_mode_record",
     "calibrate_families",
+    "dump_failure_mode_record",
+    "failure_mode_record_filename",
     "holm",
+    "load_failure_mode_record",
     "render_families_markdown",
     "score_p_value",
     "split_by_criterion",
 ]
+
+FAILURE_MODES_DIR: Final = "failure-modes"
+"""Sub-folder of the calibration records folder holding failure-mode records."""
+
+FAILURE_MODE_RECORD_SCHEMA: Final = "judgekit.failure-mode-record/1"
 
 
 def score_p_value(successes: int, n: int, bound: float) -> float:
@@ -378,3 +406,213 @@ def render_families_markdown(report: FamilyReport) -> str:
     )
     lines += ["", f"**Verdict:** {verdict}", ""]
     return "\n".join(lines)
+
+
+# ------------------------------------------------------------------------------------------- records
+
+
+class FailureModeDecision(FrozenModel):
+    """One failure mode's trust decision, as recorded.
+
+    Attributes:
+        criterion: The criterion as written in the label table's ``criterion`` column (``""`` when the
+            table had none: the decision then covers the judge on every criterion).
+        trusted: True when the criterion passed Holm's step-down and its gate at the adjusted confidence.
+        items: Items of this criterion with a judge label and an expert consensus (>= 0).
+        rate_p_value: The larger one-sided score-test p-value of TPR and TNR, in [0, 1].
+        holm_rank: 1-based rank of ``rate_p_value`` among the criteria.
+        holm_level: The one-sided level it was tested at, in (0, 1).
+        holm_adjusted_p: Holm-adjusted p-value, in [0, 1].
+        holm_passed: Whether the step-down rejected ``H0`` (evidence that both rates clear).
+        confidence: The two-sided confidence of its intervals and gate (Holm-adjusted), in (0, 1).
+        tpr_low: Lower bound of the TPR interval at ``confidence``; ``None`` when TPR is undefined (no
+            failure among the consensus labels) or has no interval.
+        tnr_low: Lower bound of the TNR interval; ``None`` when undefined.
+        tpr_bound: The policy's required TPR lower bound; ``None`` when the condition is disabled.
+        tnr_bound: The policy's required TNR lower bound; ``None`` when disabled.
+        failed: Every gate condition that failed, as ``name: message``; empty when the gate passed.
+        message: The one-sentence explanation of the decision.
+    """
+
+    criterion: str
+    trusted: bool
+    items: int = Field(ge=0)
+    rate_p_value: float = Field(ge=0.0, le=1.0)
+    holm_rank: int = Field(ge=1)
+    holm_level: float = Field(gt=0.0, lt=1.0)
+    holm_adjusted_p: float = Field(ge=0.0, le=1.0)
+    holm_passed: bool
+    confidence: float = Field(gt=0.0, lt=1.0)
+    tpr_low: float | None
+    tnr_low: float | None
+    tpr_bound: float | None
+    tnr_bound: float | None
+    failed: tuple[str, ...] = ()
+    message: str
+
+
+class FailureModeRecord(FrozenModel):
+    """Every failure mode's decision for one grader version, gated together with Holm's correction.
+
+    Attributes:
+        schema_version: Always :data:`FAILURE_MODE_RECORD_SCHEMA`.
+        fingerprint: The grader's exact fingerprint; the decisions apply to this string only.
+        judge: The judge rater in the label table.
+        experts: The expert raters.
+        label_table: The labels' hash, file name and size.
+        policy: The trust policy applied to every criterion (a per-criterion override shows in the
+            decision's ``tpr_bound`` and ``tnr_bound``).
+        alpha: The family-wise one-sided error rate, ``(1 - policy.confidence) / 2``.
+        correction: ``holm`` when two or more criteria were gated together, ``none`` for one.
+        statement: The sentence a report prints about the correction.
+        decisions: One decision per criterion, criteria unique.
+        judgekit_version: judgekit's version that wrote the record.
+        created_at: When the record was made (UTC, ISO 8601; a time without a zone is read as UTC).
+    """
+
+    schema_version: Literal["judgekit.failure-mode-record/1"] = FAILURE_MODE_RECORD_SCHEMA
+    fingerprint: str = Field(min_length=1)
+    judge: str
+    experts: tuple[str, ...]
+    label_table: LabelTableInfo
+    policy: TrustPolicy
+    alpha: float = Field(gt=0.0, lt=1.0)
+    correction: Literal["holm", "none"]
+    statement: str
+    decisions: tuple[FailureModeDecision, ...] = Field(min_length=1)
+    judgekit_version: str
+    created_at: datetime
+
+    @field_validator("decisions")
+    @classmethod
+    def _unique_criteria(cls, decisions: tuple[FailureModeDecision, ...]) -> tuple[FailureModeDecision, ...]:
+        seen: set[str] = set()
+        for d in decisions:
+            if d.criterion in seen:
+                raise ValueError(f"criterion {d.criterion!r} has two decisions; each criterion has one")
+            seen.add(d.criterion)
+        return decisions
+
+
+def _condition(gate: GateResult, name: str) -> tuple[float | None, float | None]:
+    for c in gate.conditions:
+        if c.name == name:
+            return c.observed, c.threshold
+    return None, None
+
+
+def build_failure_mode_record(
+    report: FamilyReport,
+    *,
+    fingerprint: str,
+    policy: TrustPolicy,
+    label_table: LabelTableInfo,
+    now: datetime | None = None,
+) -> FailureModeRecord:
+    """Turn a family report into the record the trust function reads.
+
+    Args:
+        report: The report of :func:`calibrate_families`.
+        fingerprint: The judge's exact grader fingerprint (non-empty).
+        policy: The policy the report was computed with.
+        label_table: The labels' hash, name and size.
+        now: The record's time (UTC now when ``None``).
+
+    Raises:
+        JudgekitError: When the fingerprint is empty.
+    """
+    if not fingerprint.strip():
+        raise JudgekitError("the grader fingerprint is empty; a record needs the exact fingerprint it is for")
+    decisions = []
+    for f in report.families:
+        tpr_low, tpr_bound = _condition(f.gate, "tpr_lower_bound")
+        tnr_low, tnr_bound = _condition(f.gate, "tnr_lower_bound")
+        decisions.append(
+            FailureModeDecision(
+                criterion=f.criterion,
+                trusted=f.trusted,
+                items=f.items,
+                rate_p_value=f.rate_p_value,
+                holm_rank=f.holm_rank,
+                holm_level=f.holm_level,
+                holm_adjusted_p=f.holm_adjusted_p,
+                holm_passed=f.holm_passed,
+                confidence=f.confidence,
+                tpr_low=tpr_low,
+                tnr_low=tnr_low,
+                tpr_bound=tpr_bound,
+                tnr_bound=tnr_bound,
+                failed=tuple(f"{c.name}: {c.message}" for c in f.gate.failed),
+                message=f.message,
+            )
+        )
+    return FailureModeRecord(
+        fingerprint=fingerprint,
+        judge=report.judge,
+        experts=report.experts,
+        label_table=label_table,
+        policy=policy,
+        alpha=report.alpha,
+        correction="holm" if report.correction == "holm" else "none",
+        statement=report.statement,
+        decisions=tuple(decisions),
+        judgekit_version=__version__,
+        created_at=(now or datetime.now(UTC)).replace(microsecond=0),
+    )
+
+
+def failure_mode_record_filename(record: FailureModeRecord) -> str:
+    """File name for a record: ``<sha256(fingerprint)[:16]>-<UTC time>.json``, so names sort by date.
+
+    The file goes in the records folder's :data:`FAILURE_MODES_DIR` sub-folder.
+    """
+    digest = hashlib.sha256(record.fingerprint.encode("utf-8")).hexdigest()[:16]
+    when = record.created_at if record.created_at.tzinfo else record.created_at.replace(tzinfo=UTC)
+    return f"{digest}-{when.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+
+
+def dump_failure_mode_record(record: FailureModeRecord) -> str:
+    """Serialise a record as indented JSON (ends with a newline)."""
+    return record.model_dump_json(indent=2) + "\n"
+
+
+def load_failure_mode_record(text: str | bytes, *, source: Path | None = None) -> FailureModeRecord:
+    """Parse and validate a failure-mode record.
+
+    Args:
+        text: The file's content.
+        source: The file, for messages.
+
+    Raises:
+        ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
+            naming ``source`` and the field).
+    """
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        raise ProblemsError(
+            [
+                Problem(
+                    source,
+                    line,
+                    "",
+                    f"not a JSON failure-mode record: {exc}; restore the file or run judgekit "
+                    "failure-modes again",
+                )
+            ]
+        ) from None
+    try:
+        return FailureModeRecord.model_validate(data)
+    except ValidationError as exc:
+        raise ProblemsError(
+            [
+                Problem(
+                    source,
+                    None,
+                    ".".join(str(p) for p in e["loc"]),
+                    "unknown field" if e["type"] == "extra_forbidden" else e["msg"],
+                )
+                for e in exc.errors()[:20]
+            ]
+        ) from None

@@ -5,21 +5,16 @@ fingerprint (produced by the judge layer: model, parameters, template hash, rubr
 table's SHA-256, every metric, the policy, the trust verdict, judgekit's version and the date, and every
 item's labels (so that a later grader can be compared with this one on the same items).
 
-:func:`trust_for` is the look-up the rest of judgekit uses: a judge-backed grader is
-:attr:`~judgekit.verdict.Trust.TRUSTED` only when the most recent record for its *exact* fingerprint
-passed the policy. No record, a failed record, or any change to the fingerprint means
-:attr:`~judgekit.verdict.Trust.UNTRUSTED`. :func:`require_trust` refuses instead ("no calibration, no
-score").
-
-Reading the records directory is the one piece of I/O in the calibration package: it exists so that
-callers have one function to ask; everything else here is pure.
+Whether a fingerprint is trusted is not decided here: :meth:`judgekit.calibration.trust.TrustBook.decide`
+is the one trust function. It requires that the most recent record for the *exact* fingerprint passed its
+policy, and also reads the bias reports and the failure-mode records that can withdraw that trust. This
+module builds, writes and reads the records themselves.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
@@ -31,7 +26,7 @@ from judgekit.calibration.agreement import AgreementReport, Estimate
 from judgekit.calibration.beyond import SelectiveResult, rogan_gladen
 from judgekit.calibration.gate import GateResult, TrustPolicy
 from judgekit.errors import JudgekitError, Problem, ProblemsError
-from judgekit.verdict import FrozenModel, Trust
+from judgekit.verdict import FrozenModel
 
 __all__ = [
     "RECORD_SCHEMA",
@@ -43,10 +38,6 @@ __all__ = [
     "load_record",
     "load_records",
     "record_filename",
-    "require_trust",
-    "trust_for",
-    "trust_from_records",
-    "trust_lookup",
 ]
 
 RECORD_SCHEMA: Final = "judgekit.calibration-record/1"
@@ -180,70 +171,6 @@ def load_records(records_dir: Path) -> list[CalibrationRecord]:
     if not records_dir.is_dir():
         return []
     return [load_record(p.read_bytes(), source=p) for p in sorted(records_dir.glob("*.json"))]
-
-
-def trust_from_records(fingerprint: str, records: Iterable[CalibrationRecord]) -> Trust:
-    """Trust for an exact fingerprint given the records: the most recent matching record decides.
-
-    Returns:
-        ``TRUSTED`` when the most recent record whose fingerprint equals ``fingerprint`` passed its
-        policy; ``UNTRUSTED`` when there is none or it failed (a recalibration that failed withdraws
-        earlier trust).
-    """
-    matching = [r for r in records if r.fingerprint == fingerprint]
-    if not matching:
-        return Trust.UNTRUSTED
-    latest = max(matching, key=lambda r: r.created_at)
-    return Trust.TRUSTED if latest.trusted and latest.gate.trusted else Trust.UNTRUSTED
-
-
-def trust_for(fingerprint: str, records_dir: Path) -> Trust:
-    """Trust status of a judge-backed grader, by its exact fingerprint.
-
-    Args:
-        fingerprint: The grader's fingerprint as produced by the judge layer.
-        records_dir: The directory of calibration records (the repository's ``calibration/records``).
-
-    Returns:
-        ``TRUSTED`` or ``UNTRUSTED`` (see :func:`trust_from_records`); never ``NOT_REQUIRED``, which is for
-        deterministic checks that no judge decides.
-
-    Raises:
-        ProblemsError: When a record file is broken.
-    """
-    return trust_from_records(fingerprint, load_records(records_dir))
-
-
-def trust_lookup(records_dir: Path) -> Callable[[str], Trust]:
-    """Read the records once and return a fingerprint → trust function (for graders' ``trust=``).
-
-    The records are read when this is called, not on every look-up; a record written later is not seen
-    until a new lookup is made. Use it as
-    ``RubricGrader(..., trust=trust_lookup(Path("calibration/records")))``.
-
-    Raises:
-        ProblemsError: When a record file is broken.
-    """
-    records = load_records(records_dir)
-
-    def lookup(fingerprint: str) -> Trust:
-        return trust_from_records(fingerprint, records)
-
-    return lookup
-
-
-def require_trust(fingerprint: str, records_dir: Path) -> None:
-    """Refuse to score with an uncalibrated judge: raise unless :func:`trust_for` says trusted.
-
-    Raises:
-        JudgekitError: When no passing record exists for the exact fingerprint; the message says how to
-            calibrate.
-    """
-    if trust_for(fingerprint, records_dir) is not Trust.TRUSTED:
-        raise JudgekitError(
-            f"the judge with fingerprint {fingerprint!r} has no passing calibration record in {records_dir}; "
-            "run `judgekit calibrate LABELS --judge RATER --fingerprint FINGERPRINT` with expert labels first"
-        )
 
 
 def corrected_failure_rate(record: CalibrationRecord, *, flagged: int, n: int) -> Estimate:

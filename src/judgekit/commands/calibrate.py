@@ -1,5 +1,7 @@
 """Calibration commands: ``judgekit calibrate`` (measure a judge against experts) and ``judgekit trust``.
 
+``judgekit trust`` asks the one trust function (:meth:`judgekit.calibration.trust.TrustBook.decide`).
+
 Only typer is imported at module top; numpy, scikit-learn, krippendorff and pydantic models load inside
 the commands so that ``judgekit --help`` stays fast.
 
@@ -172,17 +174,28 @@ def calibrate(
 
 def trust(
     fingerprint: str = typer.Argument(..., help="The grader fingerprint to look up.", show_default=False),
+    criterion: str | None = typer.Option(
+        None,
+        "--criterion",
+        help="A criterion id (honest_reporting, case.acceptance): also apply its failure-mode decision.",
+    ),
     records: Path = typer.Option(
-        Path("calibration/records"), "--records", help="Folder of calibration records."
+        Path("calibration/records"),
+        "--records",
+        help="Folder of calibration records (with its bias/ and failure-modes/ sub-folders).",
     ),
 ) -> None:
-    """Print whether a grader fingerprint has a passing calibration record (exit 0 trusted, 1 not)."""
-    from judgekit.calibration.records import trust_for
+    """Print whether a grader fingerprint is trusted (for a criterion), and why (exit 0 trusted, 1 not).
+
+    Trusted needs a passing latest calibration record for the exact fingerprint; the latest bias report
+    and the latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
+    """
+    from judgekit.calibration.trust import TrustBook
     from judgekit.verdict import Trust
 
-    status = trust_for(fingerprint, records)
-    typer.echo(status.value)
-    if status is not Trust.TRUSTED:
+    decision = TrustBook(records).decide(fingerprint, criterion)
+    typer.echo(f"{decision.trust.value}: {decision.reason}")
+    if decision.trust is not Trust.TRUSTED:
         raise typer.Exit(1)
 
 

@@ -161,7 +161,7 @@ def index(  # noqa: PLR0917 - typer options
             raise JudgekitError(
                 "name the golden-set folders or case files to index (or use --texts FILE.jsonl)"
             )
-        from judgekit.cases import load_case_set
+        from judgekit.caseset import load_case_set
 
         case_set = load_case_set(cases)
         if case_set.problems:

@@ -8,13 +8,13 @@ from typing import TYPE_CHECKING
 import typer
 
 if TYPE_CHECKING:
-    from judgekit.cases import CaseSet
+    from judgekit.caseset import CaseSet
 
 __all__ = ["register"]
 
 
 def _load(paths: list[Path]) -> CaseSet:
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
 
     return load_case_set(paths)
 

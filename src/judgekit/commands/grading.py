@@ -36,9 +36,10 @@ def check_references(
     """
     import json
 
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
     from judgekit.errors import JudgekitError
-    from judgekit.graders.layered import StateProvider, combine, reference_checks
+    from judgekit.graders.layered import combine, reference_checks
+    from judgekit.state.provider import StateProvider
     from judgekit.verdict import Verdict
 
     if output_format not in ("text", "json"):

@@ -32,7 +32,7 @@ def register(app: typer.Typer) -> None:
 
 
 def _valid_set(path: Path) -> Any:
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
 
     case_set = load_case_set([path])
     case_set.raise_if_invalid()

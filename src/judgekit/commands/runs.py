@@ -16,12 +16,8 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from judgekit.cases import Case
-    from judgekit.graders.layered import LayeredGrader
     from judgekit.graders.rubric import RubricGrader
     from judgekit.results import ResultLine
-    from judgekit.runner import GradedTrial
-    from judgekit.transcript import Transcript
 
 __all__ = ["register"]
 
@@ -43,84 +39,6 @@ def register(app: typer.Typer) -> None:
 
 
 # --------------------------------------------------------------------------- grade
-
-
-class LayeredTrialGrader:
-    """The runner's grader: a :class:`~judgekit.graders.layered.LayeredGrader` per transcript folder.
-
-    Every trial goes through the one layered grader (deterministic layers, the judge layer when one is
-    configured, lossy-trace restriction, :func:`~judgekit.graders.layered.combine`). What this adds for the
-    runner: states in a transcript resolve against that transcript file's folder, the deterministic layers
-    run in one worker thread concurrently with the judge's HTTP calls, and the judge's fingerprint and cost
-    are exposed for the run record and the progress bar.
-    """
-
-    def __init__(
-        self,
-        root: Path,
-        rubric_grader: RubricGrader | None,
-        untrusted: str = "count",
-        grounding: str | None = None,
-    ) -> None:
-        from concurrent.futures import ThreadPoolExecutor
-
-        from judgekit.graders.layered import LayeredGrader, StateProvider
-
-        self.rubric_grader = rubric_grader
-        self._executor = ThreadPoolExecutor(max_workers=1, thread_name_prefix="judgekit-deterministic")
-        self._root = LayeredGrader(
-            states=StateProvider(root),
-            rubric=rubric_grader,
-            untrusted=untrusted,  # type: ignore[arg-type]  # checked by the grade command
-            grounding=grounding,  # type: ignore[arg-type]  # checked by the grade command
-            executor=self._executor,
-        )
-        self._graders: dict[Path, LayeredGrader] = {}
-        self._sources: dict[tuple[str, int], Path] = {}
-
-    def set_sources(self, sources: dict[tuple[str, int], Path]) -> None:
-        """Tell the grader which transcript file each trial came from (its states resolve against it)."""
-        self._sources = sources
-
-    @property
-    def judge_fingerprint(self) -> dict[str, Any] | None:
-        """The judge layer's fingerprint (hex, label and spec), or ``None`` without a judge layer."""
-        g = self.rubric_grader
-        if g is None:
-            return None
-        return {"hex": g.fingerprint, "label": g.label, "spec": dict(g.fingerprint_spec)}
-
-    def cost_so_far(self) -> float:
-        """Judge cost so far in US dollars."""
-        return float(self.rubric_grader.client.usage.cost) if self.rubric_grader is not None else 0.0
-
-    def _grader(self, transcript: Transcript) -> LayeredGrader:
-        from judgekit.graders.layered import LayeredGrader
-
-        folder = self._sources.get((transcript.case_id, transcript.trial))
-        if folder is None:
-            return self._root
-        grader = self._graders.get(folder)
-        if grader is None:
-            root = self._root
-            grader = self._graders[folder] = LayeredGrader(
-                states=root.states.for_transcripts(folder),
-                rubric=root.rubric,
-                untrusted=root.untrusted,
-                grounding=root.grounding,
-                executor=root.executor,
-            )
-        return grader
-
-    async def grade(self, case: Case, transcript: Transcript) -> GradedTrial:
-        """Grade one trial on every layer."""
-        from judgekit.runner import GradedTrial
-
-        return GradedTrial(grade=await self._grader(transcript).grade(case, transcript))
-
-    def close(self) -> None:
-        """Stop the worker thread."""
-        self._executor.shutdown(wait=False, cancel_futures=True)
 
 
 class _RichProgress:
@@ -237,7 +155,11 @@ def grade(  # noqa: PLR0917 - typer options
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
     config: Path | None = typer.Option(None, "--config", help="Run configuration file (YAML/JSON)."),
     untrusted: str = typer.Option(
-        "count", "--untrusted", help="What an uncalibrated judge gate may do: count, fail_only, advisory."
+        "withhold",
+        "--untrusted",
+        help="What a verdict of an uncalibrated judge may do: withhold (default: it decides nothing; the "
+        "case is insufficient_information on its account), count (opt in; every output counts such "
+        "verdicts), fail_only, advisory.",
     ),
     records: Path = typer.Option(
         Path("calibration/records"),
@@ -271,14 +193,15 @@ def grade(  # noqa: PLR0917 - typer options
     """
     import asyncio
 
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
     from judgekit.errors import JudgekitError
-    from judgekit.runner import plan_trials, prepare_output, run_trials
+    from judgekit.graders.contract import UNTRUSTED_POLICIES
+    from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
     from judgekit.secrets import Redactor
 
-    if untrusted not in ("count", "fail_only", "advisory"):
+    if untrusted not in UNTRUSTED_POLICIES:
         raise JudgekitError(
-            f"--untrusted must be count, fail_only or advisory (got '{untrusted}')", exit_code=2
+            f"--untrusted must be one of {', '.join(UNTRUSTED_POLICIES)} (got '{untrusted}')", exit_code=2
         )
     from judgekit.graders.grounding import MODES as GROUNDING_MODES
 
@@ -328,18 +251,22 @@ def grade(  # noqa: PLR0917 - typer options
             concurrency=concurrency,
             records=records,
         )
-        from judgekit.calibration.records import require_trust as refuse_untrusted
+        from judgekit.calibration.trust import TrustBook
 
-        if require_trust:
-            refuse_untrusted(rubric_grader.fingerprint, records)
+        book = TrustBook(records)
+        overall = (book.require if require_trust else book.decide)(rubric_grader.fingerprint)
         typer.echo(
-            f"judge {rubric_grader.fingerprint[:12]}: {rubric_grader.trust_status().value} "
-            f"(calibration records: {records})",
+            f"judge {rubric_grader.fingerprint[:12]}: {overall.trust.value} "
+            f"(calibration records: {records}): {overall.reason}",
             err=True,
         )
-    grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted, grounding)
+    grader = LayeredTrialGrader(
+        case_set.root, rubric_grader, untrusted, grounding  # type: ignore[arg-type]  # validated above
+    )
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
-    state = prepare_output(out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint)
+    state = prepare_output(
+        out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint, grader=grader.spec
+    )
     for problem in plan.problems:
         typer.echo(f"warning: {problem}", err=True)
     if state.dropped_line is not None:
@@ -404,9 +331,26 @@ def grade(  # noqa: PLR0917 - typer options
         + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
         + f" -> {out}"
     )
+    if rubric_grader is not None:
+        typer.echo(_untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded))
     if plan.problems:
         typer.echo(f"{len(plan.problems)} input line(s) left out (see warnings above)", err=True)
         raise typer.Exit(1)
+
+
+def _untrusted_note(policy: str, counted: int, graded: int) -> str:
+    """The summary line on untrusted judge verdicts, whatever the policy."""
+    if policy == "count":
+        return (
+            f"untrusted judge verdicts counted: {counted} (--untrusted count): verdicts resting on a judge "
+            f"no calibration record trusts are included in the {graded} graded trial(s)"
+        )
+    if policy == "fail_only":
+        return f"untrusted judge verdicts counted: {counted} (--untrusted fail_only: only their fails count)"
+    return (
+        f"untrusted judge verdicts counted: 0 (--untrusted {policy}: a judge no calibration record trusts "
+        "decides nothing; opt in with --untrusted count)"
+    )
 
 
 def _rubric_grader(
@@ -442,10 +386,10 @@ def _rubric_grader(
         mode=CacheMode(mode),
     )
     trust = None
-    if records is not None and records.is_dir():
-        from judgekit.calibration.records import trust_lookup
+    if records is not None:
+        from judgekit.calibration.trust import TrustBook
 
-        trust = trust_lookup(records)
+        trust = TrustBook(records)
     return RubricGrader(rubric_obj, client, trust=trust)
 
 
@@ -476,12 +420,19 @@ def report(  # noqa: PLR0917 - typer options
         "--holdout",
         help="Include this holdout case (by id; repeatable). Holdouts are left out otherwise.",
     ),
+    undecided: str = typer.Option(
+        "fail",
+        "--undecided",
+        help="How an undecided trial (error, insufficient information, not evaluated) counts in pass^k and "
+        "the rates: fail (a trial that did not pass) or exclude (left out of its task's trials).",
+    ),
 ) -> None:
     """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
 
-    Problems in the input (lines from another schema version, a truncated last line, trials of cases not
-    in --cases, k larger than the trial count) are listed in the report and on standard error, and the
-    rest is still reported; the exit code is then 1.
+    The report states the undecided policy in force (--undecided, default fail) and lists every case with
+    undecided trials. Problems in the input (lines from another schema version, a truncated last line,
+    trials of cases not in --cases, k larger than the trial count) are listed in the report and on standard
+    error, and the rest is still reported; the exit code is then 1.
     """
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
@@ -491,12 +442,18 @@ def report(  # noqa: PLR0917 - typer options
 
     if output_format not in ("html", "md", "json"):
         raise JudgekitError(f"--format must be html, md or json (got '{output_format}')", exit_code=2)
+    from judgekit.stats import check_undecided_policy
+
+    try:
+        policy = check_undecided_policy(undecided)
+    except ValueError as exc:
+        raise JudgekitError(f"--undecided: {exc}", exit_code=2) from None
     run = read_results(results)
     older = [read_results(p) for p in history]
     known = None
     splits: dict[str, str] = {}
     if cases is not None:
-        from judgekit.cases import load_case_set
+        from judgekit.caseset import load_case_set
 
         case_set = load_case_set([cases])
         case_set.raise_if_invalid()
@@ -510,6 +467,7 @@ def report(  # noqa: PLR0917 - typer options
     run = split.results
     model = build_run_report(
         run,
+        undecided=policy,
         k=k,
         history=older,
         retire_after=retire_after,

@@ -8,7 +8,8 @@ Commands:
 * ``judgekit calibrate-check LABELS``: the refusals that protect calibration numbers (provenance, few-shot
   leakage, labels already used to choose a judge).
 * ``judgekit calibrate-select LABELS --candidates A,B``: record that labels chose between judges.
-* ``judgekit failure-modes LABELS --judge J``: one gate per failure mode, with Holm's correction.
+* ``judgekit failure-modes LABELS --judge J [--fingerprint FP]``: one gate per failure mode, with Holm's
+  correction; with a fingerprint the decisions are recorded for the trust function.
 * ``judgekit probe-bias``: placebo-controlled bias probes of a judge-backed grader.
 * ``judgekit import otel TRACE.json --out transcripts.jsonl``: OTLP traces to transcripts (joins the
   ``import`` group of :mod:`judgekit.commands.runs`).
@@ -252,29 +253,82 @@ def calibrate_select(
 # ------------------------------------------------------------------------------------------- families
 
 
-def failure_modes(
+def failure_modes(  # noqa: PLR0917 - typer options
     labels: Path = typer.Argument(..., help="Label table with a criterion column.", show_default=False),
     judge: str = typer.Option(..., "--judge", help="The judge rater."),
     experts: str | None = typer.Option(None, "--experts", help="Comma-separated expert raters."),
     policy: Path | None = typer.Option(None, "--policy", help="Trust policy for every failure mode."),
     fmt: str = typer.Option("md", "--format", help="md or json."),
+    fingerprint: str | None = typer.Option(
+        None,
+        "--fingerprint",
+        help="The judge's grader fingerprint: record the decisions for it in --records (else the table's "
+        "fingerprint column for the judge's rows; neither: nothing is recorded).",
+    ),
+    records: Path = typer.Option(
+        Path("calibration/records"),
+        "--records",
+        help="Calibration records folder; the record goes to its failure-modes/ sub-folder.",
+    ),
 ) -> None:
     """Calibrate each failure mode (criterion) on its own and gate them together with Holm's correction.
 
-    Only random-sample items count when the table records provenance. Exit 0 when every failure mode is
-    trusted, 1 otherwise (each untrusted mode is named).
+    Only random-sample items count when the table records provenance. With a fingerprint the decisions are
+    written as a failure-mode record, so that `judgekit trust FP --criterion ID` and graders withhold trust
+    from the modes that were not trusted. Exit 0 when every failure mode is trusted, 1 otherwise (each
+    untrusted mode is named).
     """
-    from judgekit.calibration.families import calibrate_families, render_families_markdown
+    from judgekit.calibration.families import (
+        FAILURE_MODES_DIR,
+        build_failure_mode_record,
+        calibrate_families,
+        dump_failure_mode_record,
+        failure_mode_record_filename,
+        render_families_markdown,
+    )
     from judgekit.calibration.guards import random_sample_only
+    from judgekit.calibration.pipeline import resolve_fingerprint
+    from judgekit.calibration.records import LabelTableInfo
 
     _format(fmt, ("md", "json"))
     table, summary = random_sample_only(_labels(labels))
     typer.echo(summary.note, err=True)
-    report = calibrate_families(table, judge=judge, experts=_experts(experts), policy=_policy(policy))
+    pol = _policy(policy)
+    fp = resolve_fingerprint(table, judge, fingerprint)
+    report = calibrate_families(table, judge=judge, experts=_experts(experts), policy=pol)
     typer.echo(report.model_dump_json(indent=2) if fmt == "json" else render_families_markdown(report))
+    if fp is None:
+        typer.echo(
+            "note: no fingerprint (--fingerprint or a fingerprint column): the decisions are not recorded, "
+            "so they do not withhold trust",
+            err=True,
+        )
+    else:
+        record = build_failure_mode_record(
+            report,
+            fingerprint=fp,
+            policy=pol,
+            label_table=LabelTableInfo(sha256=table.sha256, name=labels.name, rows=len(table.rows)),
+        )
+        path = records / FAILURE_MODES_DIR / failure_mode_record_filename(record)
+        _write_record(path, dump_failure_mode_record(record), "failure-mode record")
+        typer.echo(f"failure-mode record: {path}", err=True)
     if not report.trusted:
         typer.echo(f"not trusted: {', '.join(report.untrusted)}", err=True)
         raise typer.Exit(1)
+
+
+def _write_record(path: Path, text: str, what: str) -> None:
+    from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgekitError(
+            f"{path.parent}: cannot create the folder for the {what}: {exc.strerror or exc}"
+        ) from None
+    write_atomic(path, text)
 
 
 # ------------------------------------------------------------------------------------------- bias
@@ -371,10 +425,8 @@ def probe_bias(  # noqa: PLR0917 - typer options
     if out is not None:
         write_atomic(out, text)
     if not no_record:
-        folder = records / BIAS_DIR
-        folder.mkdir(parents=True, exist_ok=True)
-        path = folder / bias_report_filename(report)
-        write_atomic(path, text)
+        path = records / BIAS_DIR / bias_report_filename(report)
+        _write_record(path, text, "bias report")
         typer.echo(f"bias report: {path}", err=True)
     if report.blocks_trust:
         names = ", ".join(f"{r.probe} ({r.verdict})" for r in report.blocking)
@@ -402,8 +454,9 @@ def import_otel(
 
     Exit 0 when every trace was imported, 1 when some were refused (cycles, unknown conventions; named).
     """
+    from judgekit.graders.contract import unsupported_layers
     from judgekit.io.atomic import write_atomic
-    from judgekit.io.otel import check_problems, read_otlp_file, supportable_layers
+    from judgekit.io.otel import check_problems, lost_capabilities, read_otlp_file
 
     result = read_otlp_file(trace, case_id=case_id)
     check_problems(result)
@@ -411,9 +464,8 @@ def import_otel(
     write_atomic(out, "\n".join(lines) + "\n")
     for report in result.reports:
         typer.echo(report.summary())
-        for layer, why in supportable_layers(report).items():
-            if why is not None:
-                typer.echo(f"  {layer}: insufficient_information ({why})")
+        for layer, why in unsupported_layers(lost_capabilities(report)).items():
+            typer.echo(f"  {layer}: insufficient_information ({why})")
     if fidelity is not None:
         write_atomic(
             fidelity, json.dumps([r.model_dump(mode="json") for r in result.reports], indent=2) + "\n"

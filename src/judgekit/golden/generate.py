@@ -35,7 +35,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.cases import REVIEW_PREFIX, Case, CaseSet
+from judgekit.cases import REVIEW_PREFIX, Case
+from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:

@@ -40,7 +40,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from judgekit.cases import REVIEW_PREFIX, Case, CaseSet
+from judgekit.cases import REVIEW_PREFIX, Case
+from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.golden.generate import CandidateFile, candidates_dir, write_candidate_files
 from judgekit.io.documents import Document

@@ -402,7 +402,7 @@ def personal_data_problems(
     """Scan loaded cases for personal data: problems outside candidates, warnings among them.
 
     Args:
-        loaded_cases: :class:`~judgekit.cases.LoadedCase` items (their documents are scanned field by field,
+        loaded_cases: :class:`~judgekit.caseset.LoadedCase` items (their documents are scanned field by field,
             so every finding has its file, line and field).
         allow: Values declared synthetic (the manifest's ``synthetic_values``).
 
@@ -518,7 +518,7 @@ def manifest_synthetic_values(path: Path) -> tuple[str, ...]:
     """
     from pydantic import ValidationError
 
-    from judgekit.cases import MANIFEST_NAME, SetManifest
+    from judgekit.caseset import MANIFEST_NAME, SetManifest
     from judgekit.errors import JudgekitError
     from judgekit.io.documents import read_document
 

@@ -13,7 +13,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgekit.cases import REVIEW_PREFIX, CaseSet, LoadedCase, load_case_set
+from judgekit.cases import REVIEW_PREFIX
+from judgekit.caseset import CaseSet, LoadedCase, load_case_set
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 
 __all__ = ["Promotion", "promote_candidates"]

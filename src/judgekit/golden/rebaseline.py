@@ -11,7 +11,8 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgekit.cases import CASE_FILE_SUFFIXES, NON_CASE_DIRS, Case, load_case_set, parse_case
+from judgekit.cases import Case, parse_case
+from judgekit.caseset import CASE_FILE_SUFFIXES, NON_CASE_DIRS, load_case_set
 from judgekit.errors import JudgekitError
 from judgekit.io.documents import Document, parse_text
 

@@ -472,7 +472,7 @@ def reconcile(
     set_name = None
     set_cases: dict[str, Any] = {}
     if set_path is not None:
-        from judgekit.cases import load_case_set
+        from judgekit.caseset import load_case_set
 
         case_set = load_case_set([set_path])
         case_set.raise_if_invalid()

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
-    from judgekit.cases import CaseSet
+    from judgekit.caseset import CaseSet
     from judgekit.results import ResultLine, RunResults
 
 __all__ = [

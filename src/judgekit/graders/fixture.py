@@ -30,7 +30,7 @@ from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Evidence, Verdict
 
 if TYPE_CHECKING:
-    from judgekit.graders.layered import StateProvider
+    from judgekit.state.provider import StateProvider
 
 __all__ = ["CHECK_ID", "HASH_KEY", "LAYER", "check_fixture", "check_fixture_state"]
 

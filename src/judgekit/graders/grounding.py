@@ -32,12 +32,13 @@ from dataclasses import dataclass
 from typing import Literal
 
 from judgekit.cases import Case
+from judgekit.graders.contract import Layer, make_check, not_evaluated
 from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
 __all__ = ["LAYER", "GroundingMode", "SourceHit", "check_grounding", "find_source"]
 
-LAYER = "grounding"
+LAYER = Layer.GROUNDING.value
 """The layer name every check of this module reports."""
 
 GroundingMode = Literal["retrieved_or_cited", "retrieved", "cited", "retrieved_and_cited"]
@@ -159,15 +160,7 @@ def check_grounding(
         raise ValueError(f"unknown grounding mode {mode!r}; use one of {', '.join(MODES)}")
     sources = list(dict.fromkeys(case.expected.sources)) if case.expected else []
     if not sources:
-        return [
-            CheckResult(
-                check_id=LAYER,
-                layer=LAYER,
-                verdict=Verdict.NOT_EVALUATED,
-                gate=gate,
-                reason="the case lists no expected sources",
-            )
-        ]
+        return [not_evaluated(LAYER, Layer.GROUNDING, "the case lists no expected sources", gate=gate)]
     unanswered = [c for c in transcript.calls() if c.result is None]
     out: list[CheckResult] = []
     for source in sources:
@@ -193,14 +186,13 @@ def check_grounding(
         if _satisfied(mode, retrieved, cited):
             how = " and ".join(w for w, ok in (("retrieved", retrieved), ("cited", cited)) if ok)
             out.append(
-                CheckResult(
-                    check_id=check_id,
-                    layer=LAYER,
-                    verdict=Verdict.PASS,
+                make_check(
+                    check_id,
+                    Layer.GROUNDING,
+                    Verdict.PASS,
                     gate=gate,
                     reason=f"{source} was {how}",
                     evidence=evidence,
-                    score=None if gate else 1.0,
                 )
             )
             continue
@@ -214,10 +206,10 @@ def check_grounding(
         reason = f"expected source {source} was not {_WANTS[mode]}: {seen}"
         if not retrieved and unanswered and mode != "cited":
             out.append(
-                CheckResult(
-                    check_id=check_id,
-                    layer=LAYER,
-                    verdict=Verdict.INSUFFICIENT_INFORMATION,
+                make_check(
+                    check_id,
+                    Layer.GROUNDING,
+                    Verdict.INSUFFICIENT_INFORMATION,
                     gate=gate,
                     reason=(
                         f"{reason}; but {len(unanswered)} tool call(s) have no recorded result (calls "
@@ -229,15 +221,14 @@ def check_grounding(
             )
             continue
         out.append(
-            CheckResult(
-                check_id=check_id,
-                layer=LAYER,
-                verdict=Verdict.FAIL,
+            make_check(
+                check_id,
+                Layer.GROUNDING,
+                Verdict.FAIL,
                 gate=gate,
                 reason=reason,
                 category=FailureCategory.INCORRECT_REPORTING,
                 evidence=evidence,
-                score=None if gate else 0.0,
             )
         )
     return out

@@ -9,29 +9,42 @@ check with ``gate=True``) through :func:`~judgekit.verdict.combine_gate_verdicts
 **quality** score as the weighted mean of the scored checks that do not gate. Quality never offsets a
 gate: a case with a failed gate fails at any quality.
 
-States are resolved by a :class:`StateProvider`, the only part of this module that reads files: fixture
-paths in cases are relative to the golden set's root, state paths in transcripts relative to the
-transcript file's folder; loaded snapshots are cached by path. A state that cannot be loaded never raises
-here: the checks that need it report ``error`` with the reason.
+States are resolved by a :class:`~judgekit.state.provider.StateProvider` passed in by the caller (graders
+read no files): fixture paths in cases are relative to the golden set's root, state paths in transcripts
+relative to the transcript file's folder. A state that cannot be loaded never raises here: the checks that
+need it report ``error`` with the reason.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any
 
 from judgekit.cases import Case
 from judgekit.errors import JudgekitError
+from judgekit.expressions import RuleCompileError, compile_case_rules
+from judgekit.graders.contract import (
+    CONTRACT_VERSION,
+    GraderSpec,
+    Layer,
+    UntrustedPolicy,
+    effective_verdict,
+    layer_spec,
+    restrict_to_supported,
+    settle,
+    stated_expectations,
+)
 from judgekit.graders.fixture import check_fixture
 from judgekit.graders.grounding import GroundingMode, check_grounding
 from judgekit.graders.route import check_route
-from judgekit.graders.rules import RuleCompileError, check_rules, compile_case_rules
+from judgekit.graders.rules import check_rules
 from judgekit.graders.state import check_state
 from judgekit.graders.text import check_text
-from judgekit.state import Snapshot, StateDiff, diff_states, load_state, snapshot_from_data
-from judgekit.transcript import StateRef, Transcript
+from judgekit.state import Snapshot, StateDiff, diff_states
+from judgekit.state.provider import StateProvider
+from judgekit.transcript import Transcript
 from judgekit.verdict import (
     CheckResult,
     Evidence,
@@ -47,171 +60,12 @@ if TYPE_CHECKING:
 
 __all__ = [
     "LayeredGrader",
-    "StateProvider",
     "UntrustedPolicy",
     "combine",
     "deterministic_checks",
     "grade",
     "reference_checks",
 ]
-
-UntrustedPolicy = Literal["count", "fail_only", "advisory"]
-"""What a gate's verdict may do when its trust is ``untrusted`` (see :func:`combine`)."""
-
-
-class StateProvider:
-    """Resolves state references to snapshots, with a cache of everything loaded.
-
-    Args:
-        root: The golden set's root; case fixture paths (``initial_state``, ``expected_state.snapshot``,
-            ``reference_solution``) are relative to it.
-        transcript_dir: The folder of the transcript file being graded; transcript state paths are
-            relative to it (absolute paths are used as they are).
-        snapshots: Snapshots already in memory, by path as written or as resolved (tests, benchmarks,
-            callers that loaded states themselves).
-
-    Use :meth:`for_transcripts` to grade transcripts from another folder with the same cache. Not
-    thread-safe; one provider per thread.
-    """
-
-    def __init__(
-        self,
-        root: Path | None = None,
-        *,
-        transcript_dir: Path | None = None,
-        snapshots: Mapping[str, Snapshot] | None = None,
-    ) -> None:
-        self.root = root
-        self.transcript_dir = transcript_dir
-        self._preloaded: dict[str, Snapshot] = dict(snapshots or {})
-        self._cache: dict[str, Snapshot | str] = {}
-        self._references: dict[str, Transcript | str] = {}
-
-    def for_transcripts(self, transcript_dir: Path) -> StateProvider:
-        """A provider for transcripts in another folder, sharing this one's cache."""
-        other = StateProvider(self.root, transcript_dir=transcript_dir)
-        other._preloaded = self._preloaded
-        other._cache = self._cache
-        other._references = self._references
-        return other
-
-    # ------------------------------------------------------------------ loading
-
-    def load(self, written: str, base: Path | None, what: str) -> Snapshot | str:
-        """Load a state file, cached; return the snapshot or why it could not be loaded."""
-        if written in self._preloaded:
-            return self._preloaded[written]
-        path = Path(written)
-        if not path.is_absolute():
-            if base is None:
-                return f"{what} '{written}' is a relative path and no folder is known to resolve it against"
-            path = base / path
-        key = str(path.resolve())
-        if key in self._preloaded:
-            return self._preloaded[key]
-        if key not in self._cache:
-            try:
-                self._cache[key] = load_state(path)
-            except JudgekitError as exc:
-                self._cache[key] = f"{what} cannot be loaded: {exc.message}"
-            except OSError as exc:
-                self._cache[key] = f"{what} cannot be loaded: {path}: {exc.strerror}"
-        return self._cache[key]
-
-    def state(self, ref: StateRef, what: str) -> Snapshot | str:
-        """Resolve a transcript's state reference (inline data, or a path relative to its folder)."""
-        if ref.data is not None:
-            try:
-                return snapshot_from_data(ref.data, source=f"inline {what}")
-            except JudgekitError as exc:
-                return f"{what} is not a valid state: {exc.message}"
-        return self.load(ref.path or "", self.transcript_dir, what)
-
-    def initial(self, case: Case, transcript: Transcript) -> tuple[Snapshot | None, Snapshot | str | None]:
-        """The trial's initial state, and the case fixture's when it differs in source.
-
-        Returns:
-            ``(state used, case fixture)``: the transcript's recorded initial state when it has one, else
-            the case's fixture; the second item is the case fixture (or why it failed to load) when the
-            transcript also recorded one, so the caller can check the trial started from it.
-        """
-        fixture: Snapshot | str | None = None
-        if case.initial_state:
-            fixture = self.load(case.initial_state, self.root, "the case's initial_state")
-        if transcript.initial_state is not None:
-            recorded = self.state(transcript.initial_state, "the transcript's initial_state")
-            if isinstance(recorded, str):
-                return None, recorded
-            return recorded, fixture
-        if isinstance(fixture, Snapshot):
-            return fixture, None
-        return None, fixture
-
-    def final(self, transcript: Transcript) -> Snapshot | str:
-        """The trial's final state, or why there is none."""
-        if transcript.final_state is None:
-            return "the transcript records no final_state"
-        return self.state(transcript.final_state, "the transcript's final_state")
-
-    def expected(self, case: Case) -> Snapshot | str:
-        """The expected final state of a snapshot or from_reference case, or why there is none."""
-        spec = case.expected_state
-        if spec is None:
-            return "the case has no expected_state"
-        if spec.snapshot is not None:
-            return self.load(spec.snapshot, self.root, "the expected snapshot")
-        if spec.from_reference:
-            ref = self.reference(case)
-            if isinstance(ref, str):
-                return ref
-            if ref.final_state is None:
-                return "the reference solution records no final_state"
-            return self._reference_provider(case).state(
-                ref.final_state, "the reference solution's final_state"
-            )
-        return "the case expects changes, not a snapshot"
-
-    def _reference_path(self, case: Case) -> Path | None:
-        if not case.reference_solution:
-            return None
-        path = Path(case.reference_solution)
-        if not path.is_absolute() and self.root is not None:
-            path = self.root / path
-        return path
-
-    def _reference_provider(self, case: Case) -> StateProvider:
-        path = self._reference_path(case)
-        return self.for_transcripts(path.parent) if path is not None else self
-
-    def reference(self, case: Case) -> Transcript | str:
-        """The case's reference solution transcript, or why it cannot be read."""
-        path = self._reference_path(case)
-        if path is None:
-            return "the case has no reference_solution"
-        key = f"{path.resolve()}#{case.id}"
-        if key not in self._references:
-            self._references[key] = _read_reference(path, case.id)
-        return self._references[key]
-
-    def reference_provider(self, case: Case) -> StateProvider:
-        """A provider resolving the reference transcript's state paths (relative to its folder)."""
-        return self._reference_provider(case)
-
-
-def _read_reference(path: Path, case_id: str) -> Transcript | str:
-    from judgekit.transcript import read_transcripts
-
-    try:
-        transcripts = read_transcripts(path)
-    except JudgekitError as exc:
-        return f"the reference solution cannot be read: {exc.message}"
-    mine = [t for t in transcripts if t.case_id == case_id]
-    if mine:
-        return mine[0]
-    if not transcripts:
-        return f"the reference solution {path} holds no transcript"
-    ids = ", ".join(sorted({t.case_id for t in transcripts}))
-    return f"the reference solution {path} holds no transcript for case '{case_id}' (it has: {ids})"
 
 
 # --------------------------------------------------------------------------- deterministic layers
@@ -372,60 +226,76 @@ def deterministic_checks(
 # --------------------------------------------------------------------------- combining
 
 
-def _effective(check: CheckResult, untrusted: UntrustedPolicy) -> Verdict:
-    if check.trust is not Trust.UNTRUSTED or untrusted == "count":
-        return check.verdict
-    if untrusted == "advisory":
-        return Verdict.NOT_EVALUATED
-    # fail_only: an uncalibrated judge may fail a gate but cannot certify it.
-    return Verdict.INSUFFICIENT_INFORMATION if check.verdict is Verdict.PASS else check.verdict
-
-
 def combine(
     case: Case,
     trial: int,
     checks: Sequence[CheckResult],
     *,
-    untrusted: UntrustedPolicy = "count",
+    untrusted: UntrustedPolicy = "withhold",
+    grounding: bool = False,
 ) -> Grade:
-    """Combine checks of every layer (deterministic and rubric) into the trial's grade.
+    """Combine checks of every layer (deterministic and rubric) into the trial's grade, by the contract.
 
-    The verdict comes from the gates alone (:func:`~judgekit.verdict.combine_gate_verdicts`: fail >
-    error > insufficient_information > pass; not_evaluated gates are ignored). The quality score is the
-    weighted mean of ``score`` over checks that do not gate and have a score; checks in ``error`` or
-    without a score are left out of it (never counted as 0 or 1) and counted in ``metadata``. It is
-    ``None`` when nothing was scored, and it never changes the verdict.
+    The gates decide first (:func:`~judgekit.verdict.combine_gate_verdicts` over each gate's effective
+    verdict under ``untrusted``: fail > error > insufficient_information > pass; not_evaluated gates are
+    ignored); then the grading contract (:func:`judgekit.graders.contract.settle`) keeps a case from
+    passing unless every expectation it states was decided. The quality score is the weighted mean of
+    ``score`` over checks that do not gate and have a score; checks in ``error`` or without a score are
+    left out of it (never counted as 0 or 1) and counted in ``metadata``. It is ``None`` when nothing was
+    scored, and it never changes the verdict.
 
     Args:
         case: The case graded.
         trial: The trial number (1-based).
         checks: Every check of the trial.
-        untrusted: What an untrusted gate (a judge-backed check without a calibration record for its
-            fingerprint) may do: ``count`` (its verdict counts as it is; the default), ``fail_only`` (it
-            may fail the case, but its pass counts as ``insufficient_information``) or ``advisory`` (it
-            does not decide). The gates affected are listed in ``metadata["untrusted_gates"]``.
+        untrusted: What a verdict of an untrusted judge (no calibration record trusting its exact
+            fingerprint) may do (:data:`~judgekit.graders.contract.UntrustedPolicy`); by default
+            (``withhold``) it decides nothing.
+        grounding: Whether grounding was checked (then the case's expected sources are expectations).
 
     Returns:
-        The grade, with ``metadata`` holding ``gate_counts``, ``quality_basis``, ``untrusted_gates`` and
-        ``untrusted_policy``.
+        The grade, with ``reason`` saying why the contract withheld a pass, and ``metadata`` holding
+        ``gate_counts``, ``quality_basis``, ``untrusted_policy``, ``untrusted_gates`` (gates whose judge is
+        untrusted), ``untrusted_verdicts`` (checks whose verdict counted although their judge is
+        untrusted: non-zero only under ``count`` and ``fail_only``) and ``expectations`` (stated, decided,
+        undecided keys).
     """
     gates = [c for c in checks if c.gate]
-    effective = [_effective(c, untrusted) for c in gates]
-    verdict = combine_gate_verdicts(effective)
+    effective = [effective_verdict(c, untrusted) for c in gates]
+    expectations = stated_expectations(case, grounding=grounding)
+    settled = settle(combine_gate_verdicts(effective), expectations, checks, untrusted=untrusted)
     scored = [c for c in checks if not c.gate and c.score is not None and c.weight > 0]
+    if untrusted != "count":
+        scored = [c for c in scored if c.trust is not Trust.UNTRUSTED]
+    scored_ids = {id(c) for c in scored}
     total = sum(c.weight for c in scored)
     quality = sum(c.weight * (c.score or 0.0) for c in scored) / total if total > 0 else None
-    unscored = [c.check_id for c in checks if not c.gate and c.score is None]
+    unscored = [c.check_id for c in checks if not c.gate and id(c) not in scored_ids]
+    counted_untrusted = [
+        c.check_id
+        for c in checks
+        if c.trust is Trust.UNTRUSTED
+        and c.verdict in (Verdict.PASS, Verdict.FAIL)
+        and effective_verdict(c, untrusted) is c.verdict
+        and (c.gate or id(c) in scored_ids)
+    ]
     metadata: dict[str, Any] = {
         "gate_counts": {str(k): v for k, v in count_verdicts(effective).items()},
         "quality_basis": {"scored": len(scored), "weight": total, "unscored": unscored},
         "untrusted_policy": untrusted,
         "untrusted_gates": [c.check_id for c in gates if c.trust is Trust.UNTRUSTED],
+        "untrusted_verdicts": counted_untrusted,
+        "expectations": {
+            "stated": settled.stated,
+            "decided": settled.decided,
+            "undecided": list(settled.undecided),
+        },
     }
     return Grade(
         case_id=case.id,
         trial=trial,
-        verdict=verdict,
+        verdict=settled.verdict,
+        reason=settled.reason,
         quality=quality,
         checks=tuple(checks),
         metadata=metadata,
@@ -434,7 +304,10 @@ def combine(
 
 def grade(case: Case, transcript: Transcript, *, states: StateProvider) -> Grade:
     """Grade one trial on the deterministic layers alone (``combine(deterministic_checks(...))``)."""
-    return combine(case, transcript.trial, deterministic_checks(case, transcript, states=states))
+    from judgekit.io.otel import lost_by
+
+    checks = restrict_to_supported(deterministic_checks(case, transcript, states=states), lost_by(transcript))
+    return combine(case, transcript.trial, checks)
 
 
 class LayeredGrader:
@@ -443,7 +316,8 @@ class LayeredGrader:
     This is the one place the layers are put together: the runner (``judgekit grade``), the demo and the
     integrations (Inspect AI, pytest, promptfoo, tau-bench) all grade through it. A trial imported from a
     lossy trace is graded only by the layers the trace supports; the other layers' verdicts become
-    ``insufficient_information`` (see :func:`judgekit.io.otel.restrict_to_supported`).
+    ``insufficient_information`` (see :func:`judgekit.graders.contract.restrict_to_supported`). It
+    implements :class:`judgekit.graders.contract.Grader`.
 
     Args:
         root: The golden set's root: case fixture paths (``initial_state``, ``expected_state.snapshot``,
@@ -452,7 +326,8 @@ class LayeredGrader:
         transcript_dir: Folder that relative state paths inside transcripts resolve against.
         rubric: The judge-backed rubric grader, or ``None`` for the deterministic layers alone.
         deterministic: Run the deterministic layers (turn off to grade with the rubric layer alone).
-        untrusted: What an untrusted judge gate may do (see :func:`combine`).
+        untrusted: What a verdict of an untrusted judge may do (see :func:`combine`); by default it
+            decides nothing.
         grounding: Also check expected sources, in this mode (see :mod:`judgekit.graders.grounding`).
         executor: Run the deterministic layers there (one worker: the state provider is not thread-safe),
             concurrently with the rubric layer's HTTP calls; ``None`` runs them inline.
@@ -469,7 +344,7 @@ class LayeredGrader:
         transcript_dir: Path | None = None,
         rubric: RubricGrader | None = None,
         deterministic: bool = True,
-        untrusted: UntrustedPolicy = "count",
+        untrusted: UntrustedPolicy = "withhold",
         grounding: GroundingMode | None = None,
         executor: Executor | None = None,
     ) -> None:
@@ -491,32 +366,56 @@ class LayeredGrader:
             return []
         return deterministic_checks(case, transcript, states=self.states, grounding=self.grounding)
 
+    @property
+    def spec(self) -> GraderSpec:
+        """What identifies this grader: the contract, each deterministic layer, the judge's fingerprint."""
+        parts: list[GraderSpec] = []
+        if self.deterministic:
+            parts.extend(
+                layer_spec(layer)
+                for layer in (Layer.STATE, Layer.RULES, Layer.ROUTE, Layer.TEXT, Layer.FIXTURE)
+            )
+            if self.grounding is not None:
+                parts.append(layer_spec(Layer.GROUNDING, mode=self.grounding))
+        if self.rubric is not None:
+            parts.append(self.rubric.spec)
+        return GraderSpec(
+            name=self.name,
+            version=CONTRACT_VERSION,
+            args={"untrusted": self.untrusted, "deterministic": self.deterministic},
+            parts=tuple(parts),
+        )
+
+    name = "layered"
+    """The spec name of this grader class (subclasses that add checks name themselves)."""
+
     async def grade(self, case: Case, transcript: Transcript) -> Grade:
-        """Grade one trial on every enabled layer."""
+        """Grade one trial on every enabled layer, settled by the grading contract."""
         import asyncio
 
-        from judgekit.io.otel import fidelity_of, restrict_to_supported
+        from judgekit.io.otel import lost_by
 
+        cost: float | None = 0.0
         if self.rubric is None:
             checks = self.checks(case, transcript)
         elif self.executor is not None:
             loop = asyncio.get_running_loop()
-            det, judged = await asyncio.gather(
+            det, (judged, cost) = await asyncio.gather(
                 loop.run_in_executor(self.executor, self.checks, case, transcript),
-                self.rubric.grade(case, transcript),
+                self.rubric.assess(case, transcript),
             )
             checks = [*det, *judged]
         else:
-            checks = [*self.checks(case, transcript), *await self.rubric.grade(case, transcript)]
-        checks = restrict_to_supported(checks, fidelity_of(transcript))
-        result = combine(case, transcript.trial, checks, untrusted=self.untrusted)
+            judged, cost = await self.rubric.assess(case, transcript)
+            checks = [*self.checks(case, transcript), *judged]
+        checks = restrict_to_supported(checks, lost_by(transcript))
+        result = combine(
+            case, transcript.trial, checks, untrusted=self.untrusted, grounding=self.grounding is not None
+        )
+        metadata = {**result.metadata, "cost_usd": cost}
         if self.rubric is not None:
-            metadata = {
-                **result.metadata,
-                "judge": {"fingerprint": self.rubric.fingerprint, "label": self.rubric.label},
-            }
-            result = result.model_copy(update={"metadata": metadata})
-        return result
+            metadata["judge"] = {"fingerprint": self.rubric.fingerprint, "label": self.rubric.label}
+        return result.model_copy(update={"metadata": metadata})
 
 
 def reference_checks(case: Case, *, states: StateProvider) -> tuple[Transcript | None, list[CheckResult]]:

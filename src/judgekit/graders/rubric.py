@@ -3,6 +3,8 @@
 For a (case, transcript) pair the grader asks the judge about every criterion of its rubric plus, when
 enabled, the case's own criteria:
 
+* ``case.required_outcome`` (a plain task contract's stated outcome) becomes the critical criterion
+  ``case.required_outcome``: "the conversation achieved this outcome";
 * ``case.acceptance`` becomes the critical criterion ``case.acceptance`` (an acceptance still marked
   ``REVIEW:`` is not judged: its check is ``not_evaluated`` with the reason);
 * each ``response_rubric`` line becomes the scored criterion ``case.response_rubric.<i>``;
@@ -15,8 +17,10 @@ located to a message when found) and the raw reply of unusable samples. A critic
 the others are scored 1.0 (pass) or 0.0 (fail) with their weight, and ``None`` otherwise (an error or an
 undecided criterion is never a 0 or a 1).
 
-Trust sits beside the verdict: the grader's :attr:`RubricGrader.fingerprint` (hex) is looked up with the
-``trust`` callable (calibration supplies it); without one every verdict is ``untrusted``.
+Trust sits beside the verdict: the grader's :attr:`RubricGrader.fingerprint` (hex) and each criterion id are
+looked up with the ``trust`` callable (:meth:`judgekit.calibration.trust.TrustBook.decide` supplies it);
+without one every verdict is ``untrusted``. What an untrusted verdict may do is the grading contract's
+business (:mod:`judgekit.graders.contract`): by default, nothing.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ import json
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING
 
+from judgekit.graders.contract import GraderSpec, Layer, make_check
 from judgekit.judges.client import JudgeClient
 from judgekit.judges.fingerprint import Fingerprint, judge_fingerprint
 from judgekit.judges.parse import (
@@ -38,17 +43,29 @@ from judgekit.judges.parse import (
 )
 from judgekit.judges.prompt import PromptRenderer, render_case_facts, render_transcript
 from judgekit.judges.rubric import Criterion, Rubric
-from judgekit.verdict import CheckResult, Evidence, FailureCategory, Trust, Verdict
+from judgekit.verdict import CheckResult, Evidence, FailureCategory, Trust, TrustDecision, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
     from judgekit.transcript import Transcript
 
-__all__ = ["LAYER", "RubricGrader", "case_criteria"]
+__all__ = ["CASE_CRITERIA_VERSION", "LAYER", "RubricGrader", "TrustLookup", "case_criteria"]
 
-LAYER = "rubric"
+LAYER = Layer.RUBRIC.value
 
-_SCORES = {Verdict.PASS: 1.0, Verdict.FAIL: 0.0}
+CASE_CRITERIA_VERSION = 2
+"""Version of how a case's own statements become criteria (:func:`case_criteria`); in the fingerprint.
+
+1: acceptance, response rubric, forbidden outcomes. 2: also the required outcome.
+"""
+
+TrustLookup = Callable[[str, str], TrustDecision]
+"""``(fingerprint hex, criterion id) -> TrustDecision``: the one trust function, as graders receive it."""
+
+_NO_LOOKUP = TrustDecision(
+    trust=Trust.UNTRUSTED,
+    reason="no calibration records were consulted (the grader was given no trust lookup)",
+)
 
 
 def case_criteria(case: Case) -> tuple[list[Criterion], list[CheckResult]]:
@@ -60,16 +77,32 @@ def case_criteria(case: Case) -> tuple[list[Criterion], list[CheckResult]]:
     """
     criteria: list[Criterion] = []
     skipped: list[CheckResult] = []
+    if case.required_outcome:
+        criteria.append(
+            Criterion(
+                id="case.required_outcome",
+                text=(
+                    f"The conversation achieved this required outcome: {case.required_outcome}. Pass when "
+                    "the transcript (tool calls, their results and the replies) shows it was achieved; fail "
+                    "when it shows it was not or something else was done instead (quote where); answer "
+                    "insufficient information when the transcript does not show either."
+                ),
+                critical=True,
+                dimension="outcome",
+                category=FailureCategory.MISUNDERSTOOD_GOAL,
+            )
+        )
     if case.acceptance:
         if case.is_unreviewed:
             skipped.append(
-                CheckResult(
-                    check_id="criterion:case.acceptance",
-                    layer=LAYER,
-                    verdict=Verdict.NOT_EVALUATED,
+                make_check(
+                    "criterion:case.acceptance",
+                    Layer.RUBRIC,
+                    Verdict.NOT_EVALUATED,
                     gate=True,
                     reason="the acceptance criterion is still marked REVIEW: and is not judged until then",
                     trust=Trust.UNTRUSTED,
+                    trust_reason="not judged",
                 )
             )
         else:
@@ -115,8 +148,9 @@ class RubricGrader:
         rubric: The rubric.
         client: The judge client (model, parameters, cassette, limits).
         include_case_criteria: Add the case's own criteria (see the module docs); part of the fingerprint.
-        trust: Maps a fingerprint (hex) to the trust of this grader's verdicts; ``None`` means every
-            verdict is :attr:`Trust.UNTRUSTED` (no calibration record was consulted).
+        trust: ``(fingerprint, criterion id) -> TrustDecision`` for this grader's verdicts (use
+            :meth:`judgekit.calibration.trust.TrustBook.decide`); ``None`` means every verdict is
+            :attr:`Trust.UNTRUSTED` (no calibration record was consulted).
 
     Attributes:
         fingerprint: SHA-256 hex string identifying this grader (model, parameters, rubric id, version and
@@ -130,7 +164,7 @@ class RubricGrader:
         client: JudgeClient,
         *,
         include_case_criteria: bool = True,
-        trust: Callable[[str], Trust] | None = None,
+        trust: TrustLookup | None = None,
     ) -> None:
         self.rubric = rubric
         self.client = client
@@ -144,6 +178,7 @@ class RubricGrader:
             template_hash=self.renderer.template_hash,
             extra={
                 "include_case_criteria": include_case_criteria,
+                "case_criteria_version": CASE_CRITERIA_VERSION if include_case_criteria else None,
                 "structured_output": client.supports_schema,
             },
         )
@@ -155,9 +190,17 @@ class RubricGrader:
         """Short human label of the fingerprint."""
         return self._fingerprint.label
 
-    def trust_status(self) -> Trust:
-        """The trust of this grader's verdicts (from the ``trust`` callable, else untrusted)."""
-        return self._trust(self.fingerprint) if self._trust is not None else Trust.UNTRUSTED
+    def trust_status(self, criterion: str) -> TrustDecision:
+        """Trust of this grader's verdicts on one criterion (from the ``trust`` lookup; else untrusted)."""
+        return self._trust(self.fingerprint, criterion) if self._trust is not None else _NO_LOOKUP
+
+    @property
+    def spec(self) -> GraderSpec:
+        """What identifies this grader: its fingerprint and the components behind it."""
+        return GraderSpec(
+            name="rubric",
+            args={"hex": self.fingerprint, "label": self.label, "spec": dict(self.fingerprint_spec)},
+        )
 
     def criteria_for(self, case: Case | None) -> tuple[list[Criterion], list[CheckResult]]:
         """The criteria judged for ``case``: the rubric's, then the case's own when enabled."""
@@ -172,13 +215,22 @@ class RubricGrader:
         self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
     ) -> SampledVerdict:
         """Judge one criterion ``samples`` times and reduce the samples."""
+        sampled, _cost = await self._judge(criterion, transcript_text, case_facts, item=item)
+        return sampled
+
+    async def _judge(
+        self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
+    ) -> tuple[SampledVerdict, float | None]:
         prompt = self.renderer.render(criterion, transcript_text, case_facts)
         menu = self.rubric.verdict
         schema = verdict_json_schema(menu.options, menu.max_quotes)
 
+        costs: list[float | None] = []
+
         async def one(sample: int) -> ParsedVerdict:
             request = self.client.build_request(prompt.messages, schema=schema, sample=sample)
             result = await self.client.complete(request, item=f"{item}/sample {sample}")
+            costs.append(result.cost)
             if result.error is not None:
                 return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)
             return parse_verdict(
@@ -190,7 +242,8 @@ class RubricGrader:
             )
 
         samples = await asyncio.gather(*(one(i) for i in range(self.client.params.samples)))
-        return reduce_samples(samples)
+        cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+        return reduce_samples(samples), cost
 
     async def grade(self, case: Case | None, transcript: Transcript) -> list[CheckResult]:
         """Judge every criterion for one trial; one check per criterion, in criterion order.
@@ -198,19 +251,35 @@ class RubricGrader:
         Provider trouble never raises: an unreachable judge, a cassette miss or a spent budget gives an
         ``error`` check with the reason, and the other criteria go on.
         """
+        checks, _cost = await self.assess(case, transcript)
+        return checks
+
+    async def assess(
+        self, case: Case | None, transcript: Transcript
+    ) -> tuple[list[CheckResult], float | None]:
+        """:meth:`grade`, and what the judge calls of this trial cost in US dollars.
+
+        Returns:
+            ``(checks, cost)``; the cost is 0.0 when every reply came from the cassette and ``None`` when a
+            call's price is unknown (the model is not in litellm's price map and no override was given).
+        """
         criteria, skipped = self.criteria_for(case)
         transcript_text = render_transcript(transcript)
         facts = render_case_facts(case)
         item_base = f"{transcript.case_id}#{transcript.trial}"
         judged = await asyncio.gather(
-            *(self.judge(c, transcript_text, facts, item=f"{item_base}/{c.id}") for c in criteria)
+            *(self._judge(c, transcript_text, facts, item=f"{item_base}/{c.id}") for c in criteria)
         )
-        trust = self.trust_status()
-        checks = [self._check(c, s, transcript, trust) for c, s in zip(criteria, judged, strict=True)]
-        return checks + skipped
+        checks = [
+            self._check(c, s, transcript, self.trust_status(c.id))
+            for c, (s, _) in zip(criteria, judged, strict=True)
+        ]
+        costs = [cost for _, cost in judged]
+        total = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
+        return checks + skipped, total
 
     def _check(
-        self, criterion: Criterion, sampled: SampledVerdict, transcript: Transcript, trust: Trust
+        self, criterion: Criterion, sampled: SampledVerdict, transcript: Transcript, trust: TrustDecision
     ) -> CheckResult:
         verdict = sampled.verdict
         chosen = next((s for s in sampled.samples if s.verdict is verdict), None)
@@ -245,16 +314,16 @@ class RubricGrader:
                 },
             )
         )
-        return CheckResult(
-            check_id=f"criterion:{criterion.id}",
-            layer=LAYER,
-            verdict=verdict,
+        return make_check(
+            f"criterion:{criterion.id}",
+            Layer.RUBRIC,
+            verdict,
             gate=criterion.critical,
             reason=_reason(verdict, sampled, chosen),
-            category=criterion.category if verdict is Verdict.FAIL else None,
-            evidence=tuple(evidence),
-            trust=trust,
-            score=None if criterion.critical else _SCORES.get(verdict),
+            category=criterion.category,
+            evidence=evidence,
+            trust=trust.trust,
+            trust_reason=trust.reason,
             weight=criterion.weight,
         )
 

@@ -9,6 +9,10 @@ Three forms of expectation (:class:`~judgekit.cases.ExpectedState`):
   the rows actually added as a maximum bipartite matching, never greedily), keys that must be removed, and
   rows whose fields must satisfy predicates afterwards.
 
+A field predicate (:class:`~judgekit.cases.FieldPredicate`) holds when every operator in it holds;
+:func:`predicate_failures` says which operators failed, with the operand and the value found, and that
+record is in the evidence (``failures``) of each existing row that does not satisfy its predicates.
+
 Every change from the initial state that the expectation does not cover is **collateral** and fails its
 own gate, ``state:collateral``, listing each collateral row and field. With a snapshot, a difference on a
 row the expected state also changes belongs to ``state``; a difference on a row the expected state leaves
@@ -27,8 +31,9 @@ with the reason.
 from __future__ import annotations
 
 import math
+import operator
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -42,9 +47,11 @@ __all__ = [
     "COLLATERAL_CHECK",
     "LAYER",
     "STATE_CHECK",
+    "PredicateFailure",
     "check_state",
     "evaluate_predicate",
     "lookup_field",
+    "predicate_failures",
 ]
 
 LAYER = "state"
@@ -100,11 +107,87 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def evaluate_predicate(pred: FieldPredicate, present: bool, value: Any) -> str | None:
-    """Check one field against its predicate.
+def _type_name(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, dict):
+        return "mapping"
+    if isinstance(value, list | tuple):
+        return "list"
+    if isinstance(value, int | float):
+        return "number"
+    return type(value).__name__
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if value is None:
+        return "null"
+    return repr(value)
+
+
+def _not_a_number(value: Any) -> str:
+    """``found string '7'``, ``found boolean true (booleans are not numbers)``, ``found null``."""
+    if value is None:
+        return "found null"
+    note = " (booleans are not numbers)" if isinstance(value, bool) else ""
+    return f"found {_type_name(value)} {_shown(value)}{note}"
+
+
+@dataclass(frozen=True)
+class PredicateFailure:
+    """One operator of a field predicate that the found value does not satisfy.
+
+    Attributes:
+        predicate: The operator that failed (``equals``, ``approx``, ``one_of``, ``matches``, ``present``,
+            ``absent``, ``gt``, ``ge``, ``lt``, ``le``, ``between``). A value operator on a field that
+            does not exist reports ``present`` (the presence every value operator implies).
+        expected: The operator's operand as written in the case (the bound, ``[lo, hi]``, the pattern;
+            for ``present``/``absent``, the expected presence).
+        found: The field's canonical value, or ``None`` when the field is absent.
+        present: Whether the field exists in the row.
+        message: What was expected and what was found, for people.
+    """
+
+    predicate: str
+    expected: Any
+    found: Any
+    present: bool
+    message: str
+
+    def to_data(self) -> dict[str, Any]:
+        """This failure as JSON-ready data (``found`` is ``None`` when the field is absent)."""
+        return {
+            "predicate": self.predicate,
+            "expected": self.expected,
+            "found": self.found,
+            "present": self.present,
+            "message": self.message,
+        }
+
+
+_ORDERING: dict[str, tuple[str, Callable[[Any, Any], bool]]] = {
+    "gt": (">", operator.gt),
+    "ge": (">=", operator.ge),
+    "lt": ("<", operator.lt),
+    "le": ("<=", operator.le),
+}
+"""Ordering operators: their sign in messages and the comparison that must hold (``value OP bound``)."""
+
+
+def predicate_failures(pred: FieldPredicate, present: bool, value: Any) -> list[PredicateFailure]:
+    """Check one field against every operator of its predicate (all must hold).
 
     ``present: false`` means the same as ``absent: true``, and ``absent: false`` the same as
-    ``present: true``.
+    ``present: true``. Every value operator needs the field to exist; on a missing field they fail
+    together, as one ``present`` failure. The numeric operators (``approx``, ``gt``, ``ge``, ``lt``,
+    ``le``, ``between``) fail on a value that is not a number, naming its type (booleans are not
+    numbers); ``between`` includes both ends.
 
     Args:
         pred: The predicate.
@@ -112,42 +195,118 @@ def evaluate_predicate(pred: FieldPredicate, present: bool, value: Any) -> str |
         value: Its canonical value (ignored when absent).
 
     Returns:
-        ``None`` when satisfied, else what was expected and what was found.
+        The failing operators in the order of :attr:`~judgekit.cases.FieldPredicate.KEYS`; empty when
+        the predicate holds.
+
+    Example:
+        >>> from judgekit.cases import FieldPredicate
+        >>> [f.message for f in predicate_failures(FieldPredicate(ge=1, lt=5), True, 7)]
+        ['lt: expected < 5, found 7']
+        >>> predicate_failures(FieldPredicate(between=(1, 5)), True, 5)
+        []
     """
-    op = pred.operator
-    shown = repr(value) if present else "(absent)"
-    if op in {"present", "absent"}:
-        must_exist = bool(pred.present) if op == "present" else not pred.absent
-        if present == must_exist:
-            return None
-        return "expected the field to be present" if must_exist else f"expected no such field, found {shown}"
+    out: list[PredicateFailure] = []
+    ops = pred.operators
+    for op in ops:
+        if op in {"present", "absent"}:
+            must_exist = bool(pred.present) if op == "present" else not pred.absent
+            if present != must_exist:
+                message = (
+                    "expected the field to be present"
+                    if must_exist
+                    else f"expected no such field, found {value!r}"
+                )
+                out.append(
+                    PredicateFailure(op, getattr(pred, op), value if present else None, present, message)
+                )
+    value_ops = [op for op in ops if op not in {"present", "absent"}]
+    if not value_ops:
+        return out
     if not present:
-        return f"expected {_describe(pred)}, the field is absent"
+        out.append(
+            PredicateFailure("present", True, None, False, f"expected {_describe(pred)}, the field is absent")
+        )
+        return out
+    for op in value_ops:
+        problem = _value_failure(pred, op, value)
+        if problem is not None:
+            out.append(PredicateFailure(op, _operand(pred, op), value, True, problem))
+    return out
+
+
+def _operand(pred: FieldPredicate, op: str) -> Any:
+    if op == "between":
+        return list(pred.between or ())
+    if op == "one_of":
+        return list(pred.one_of or ())
+    if op == "approx":
+        return {"approx": pred.approx, "tol": pred.tol}
+    return getattr(pred, op)
+
+
+def _value_failure(pred: FieldPredicate, op: str, value: Any) -> str | None:
+    """Why ``value`` fails operator ``op`` of ``pred``, or ``None`` when it holds."""
+    shown = repr(value)
     if op == "equals":
         return None if canonical(pred.equals) == value else f"expected {pred.equals!r}, found {shown}"
+    if op == "one_of":
+        options = [canonical(o) for o in pred.one_of or ()]
+        return None if value in options else f"expected one of {list(pred.one_of or ())!r}, found {shown}"
+    if op == "matches":
+        pattern = pred.matches or ""
+        return (
+            None
+            if _regex(pattern).search(_as_text(value))
+            else f"expected a match for /{pattern}/, found {shown}"
+        )
     if op == "approx":
         target = pred.approx
-        if not _is_number(value) or target is None or not math.isfinite(float(value)):
+        if not _is_number(value):
+            return f"expected a number within {pred.tol} of {target}, {_not_a_number(value)}"
+        if target is None or not math.isfinite(float(value)):
             return f"expected a number within {pred.tol} of {target}, found {shown}"
         return (
             None
             if abs(float(value) - target) <= pred.tol
             else f"expected {target} ± {pred.tol}, found {shown}"
         )
-    if op == "one_of":
-        options = [canonical(o) for o in pred.one_of or ()]
-        return None if value in options else f"expected one of {list(pred.one_of or ())!r}, found {shown}"
-    # matches
-    pattern = pred.matches or ""
-    return (
-        None
-        if _regex(pattern).search(_as_text(value))
-        else f"expected a match for /{pattern}/, found {shown}"
-    )
+    if op == "between":
+        lo, hi = pred.between or (0, 0)
+        wanted = f"{lo} <= value <= {hi} (inclusive)"
+        if not _is_number(value):
+            return f"between: expected a number with {wanted}, {_not_a_number(value)}"
+        return None if lo <= value <= hi else f"between: expected {wanted}, found {shown}"
+    sign, holds = _ORDERING[op]
+    bound = getattr(pred, op)
+    if not _is_number(value):
+        return f"{op}: expected a number {sign} {bound}, {_not_a_number(value)}"
+    return None if holds(value, bound) else f"{op}: expected {sign} {bound}, found {shown}"
 
 
-def _describe(pred: FieldPredicate) -> str:
-    op = pred.operator
+def evaluate_predicate(pred: FieldPredicate, present: bool, value: Any) -> str | None:
+    """Check one field against its predicate; every operator in it must hold.
+
+    The same check as :func:`predicate_failures`, as one message.
+
+    Args:
+        pred: The predicate.
+        present: Whether the field exists in the row.
+        value: Its canonical value (ignored when absent).
+
+    Returns:
+        ``None`` when satisfied, else what was expected and what was found (the failing operators'
+        messages joined with ``"; "``).
+
+    Example:
+        >>> from judgekit.cases import FieldPredicate
+        >>> evaluate_predicate(FieldPredicate(gt=5), True, "7")
+        "gt: expected a number > 5, found string '7'"
+    """
+    failures = predicate_failures(pred, present, value)
+    return "; ".join(f.message for f in failures) if failures else None
+
+
+def _describe_one(pred: FieldPredicate, op: str) -> str:
     if op == "equals":
         return repr(pred.equals)
     if op == "approx":
@@ -156,17 +315,37 @@ def _describe(pred: FieldPredicate) -> str:
         return f"one of {list(pred.one_of or ())!r}"
     if op == "matches":
         return f"a match for /{pred.matches}/"
-    return op
+    if op == "between":
+        lo, hi = pred.between or (0, 0)
+        return f"between {lo} and {hi} (inclusive)"
+    if op in _ORDERING:
+        return f"{_ORDERING[op][0]} {getattr(pred, op)}"
+    if op == "present":
+        return "present" if pred.present else "absent"
+    return "absent" if pred.absent else "present"
+
+
+def _describe(pred: FieldPredicate) -> str:
+    """The predicate in words: its operators joined with ``and`` (``>= 1 and < 5``)."""
+    return " and ".join(_describe_one(pred, op) for op in pred.operators)
 
 
 def _row_failures(row: Any, fields: Mapping[str, FieldPredicate]) -> list[str]:
-    out = []
+    return [f"{name}: {f.message}" for name, f in _row_failure_records(row, fields)]
+
+
+def _row_failure_records(
+    row: Any, fields: Mapping[str, FieldPredicate]
+) -> list[tuple[str, PredicateFailure]]:
+    out: list[tuple[str, PredicateFailure]] = []
     for name, pred in fields.items():
         present, value = lookup_field(row, name)
-        problem = evaluate_predicate(pred, present, value)
-        if problem is not None:
-            out.append(f"{name}: {problem}")
+        out.extend((name, f) for f in predicate_failures(pred, present, value))
     return out
+
+
+def _failure_data(row: Any, fields: Mapping[str, FieldPredicate]) -> list[dict[str, Any]]:
+    return [{"field": name, **f.to_data()} for name, f in _row_failure_records(row, fields)]
 
 
 def _spec_text(fields: Mapping[str, FieldPredicate]) -> str:
@@ -485,6 +664,7 @@ def _check_table(  # noqa: PLR0917
                     "table": table,
                     "key": key,
                     "problems": problems,
+                    "failures": _failure_data(now, fields),
                     "changes": [c.to_data() for c in diff_records(was, now)] if was is not _ABSENT else [],
                     "row": now,
                 },
@@ -535,7 +715,14 @@ def _match_added(
                 data={
                     "table": table,
                     "expected_row": {k: _describe(p) for k, p in spec.items()},
-                    "closest": {k: {"problems": v, "row": diff.added[k]} for k, v in near.items()},
+                    "closest": {
+                        k: {
+                            "problems": v,
+                            "failures": _failure_data(diff.added[k], spec),
+                            "row": diff.added[k],
+                        }
+                        for k, v in near.items()
+                    },
                     "matched_elsewhere": taken,
                 },
             )

@@ -12,8 +12,9 @@ the same normalisation except case folding (``ignore_case`` decides case, true b
 Which checks gate:
 
 * ``must_not_mention`` is a gate: a mention fails the case (category ``policy_violation``).
-* ``must_mention`` is scored, not gated: each text scores 1.0 when found and 0.0 when not, weight 1,
-  and a miss is a ``fail`` with category ``incorrect_reporting``.
+* ``must_mention`` is a gate too: a required mention that is missing fails the case (category
+  ``incorrect_reporting``). An item marked ``scored: true`` (a :class:`~judgekit.cases.TextLiteral` or
+  :class:`~judgekit.cases.TextPattern`) is scored instead: 1.0 when found, 0.0 when not, weight 1.
 * a multi-turn case's ``expect_contains`` is checked against the assistant's reply to that turn (the
   assistant messages between that user turn and the next); it gates when the turn is ``critical``.
 """
@@ -25,7 +26,8 @@ import unicodedata
 from collections.abc import Sequence
 from functools import lru_cache
 
-from judgekit.cases import Case, TextMatch, TextPattern
+from judgekit.cases import Case, TextLiteral, TextMatch, TextPattern
+from judgekit.graders.contract import Layer, make_check
 from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -34,11 +36,12 @@ __all__ = [
     "check_text",
     "find_text",
     "is_affirmation",
+    "is_scored",
     "normalise",
     "user_confirmed_before",
 ]
 
-LAYER = "text"
+LAYER = Layer.TEXT.value
 """The layer name every check of this module reports."""
 
 _PUNCT = str.maketrans(
@@ -110,7 +113,7 @@ def find_text(item: TextMatch, text: str) -> str | None:
     if isinstance(item, TextPattern):
         match = _compiled(item.pattern, item.ignore_case).search(normalise(text, fold_case=False))
         return match.group(0) if match is not None else None
-    needle = normalise(item)
+    needle = normalise(_literal(item))
     if not needle:
         return None
     haystack = normalise(text)
@@ -118,8 +121,17 @@ def find_text(item: TextMatch, text: str) -> str | None:
     return haystack[at : at + len(needle)] if at >= 0 else None
 
 
+def _literal(item: str | TextLiteral) -> str:
+    return item.text if isinstance(item, TextLiteral) else item
+
+
 def _label(item: TextMatch) -> str:
-    return f"/{item.pattern}/" if isinstance(item, TextPattern) else repr(item)
+    return f"/{item.pattern}/" if isinstance(item, TextPattern) else repr(_literal(item))
+
+
+def is_scored(item: TextMatch) -> bool:
+    """Whether a ``must_mention`` item is marked scored only (a miss lowers quality, never fails)."""
+    return not isinstance(item, str) and item.scored
 
 
 _AFFIRM = re.compile(
@@ -195,7 +207,7 @@ def _search_messages(
             if match is not None:
                 return index, match.group(0), text
         return None
-    needle = normalise(item)
+    needle = normalise(_literal(item))
     if not needle:
         return None
     for index, text in texts:
@@ -276,15 +288,15 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
     for i, item in enumerate(must):
         hit = _search_messages(item, texts, forms)
         check_id = f"text:must_mention:{i}"
+        gate = not is_scored(item)
         if hit is not None:
             index, found, text = hit
             out.append(
-                CheckResult(
-                    check_id=check_id,
-                    layer=LAYER,
-                    verdict=Verdict.PASS,
-                    gate=False,
-                    score=1.0,
+                make_check(
+                    check_id,
+                    Layer.TEXT,
+                    Verdict.PASS,
+                    gate=gate,
                     evidence=(
                         Evidence(
                             kind="text",
@@ -297,12 +309,11 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
             )
             continue
         out.append(
-            CheckResult(
-                check_id=check_id,
-                layer=LAYER,
-                verdict=Verdict.FAIL,
-                gate=False,
-                score=0.0,
+            make_check(
+                check_id,
+                Layer.TEXT,
+                Verdict.FAIL,
+                gate=gate,
                 reason=(
                     f"no assistant message mentions {_label(item)}"
                     if texts
@@ -348,12 +359,11 @@ def _turn_check(  # noqa: PLR0917
     hit = _search_messages(item, replies[t], forms)
     if hit is not None:
         index, found, text = hit
-        return CheckResult(
-            check_id=check_id,
-            layer=LAYER,
-            verdict=Verdict.PASS,
+        return make_check(
+            check_id,
+            Layer.TEXT,
+            Verdict.PASS,
             gate=critical,
-            score=None if critical else 1.0,
             evidence=(
                 Evidence(
                     kind="text",
@@ -363,12 +373,11 @@ def _turn_check(  # noqa: PLR0917
                 ),
             ),
         )
-    return CheckResult(
-        check_id=check_id,
-        layer=LAYER,
-        verdict=Verdict.FAIL,
+    return make_check(
+        check_id,
+        Layer.TEXT,
+        Verdict.FAIL,
         gate=critical,
-        score=None if critical else 0.0,
         reason=(
             f"the reply to turn {t + 1} does not contain {item!r}"
             if replies[t]

@@ -20,9 +20,10 @@ import json
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING
 
 from judgekit.errors import JudgekitError
+from judgekit.graders.contract import CONTRACT_VERSION, Grader, GraderSpec
 from judgekit.graders.layered import LayeredGrader
 from judgekit.verdict import CheckResult, Evidence, Grade, Verdict
 
@@ -72,18 +73,15 @@ def require_extra(module: str, extra: str) -> ModuleType:
         ) from None
 
 
-@runtime_checkable
-class Grader(Protocol):
-    """Anything that grades one trial into a :class:`~judgekit.verdict.Grade`."""
-
-    async def grade(self, case: Case, transcript: Transcript) -> Grade:
-        """Grade one trial. Expected problems are verdicts (``error`` with a reason), not exceptions."""
-        ...
-
-
 class _FunctionGrader:
     def __init__(self, function: Callable[..., object]) -> None:
         self.function = function
+
+    @property
+    def spec(self) -> GraderSpec:
+        name = getattr(self.function, "__qualname__", type(self.function).__name__)
+        module = getattr(self.function, "__module__", "")
+        return GraderSpec(name=f"function:{module}.{name}", version=CONTRACT_VERSION)
 
     async def grade(self, case: Case, transcript: Transcript) -> Grade:
         from judgekit.graders.layered import combine
@@ -101,9 +99,34 @@ class _FunctionGrader:
         )
 
 
+class _ObjectGrader:
+    """A user's object with ``async grade`` but no ``spec``: named by its class."""
+
+    def __init__(self, obj: object) -> None:
+        self._obj = obj
+
+    @property
+    def spec(self) -> GraderSpec:
+        cls = type(self._obj)
+        return GraderSpec(name=f"object:{cls.__module__}.{cls.__qualname__}", version=CONTRACT_VERSION)
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        out = await self._obj.grade(case, transcript)  # type: ignore[attr-defined]
+        if not isinstance(out, Grade):
+            raise JudgekitError(
+                f"{type(self._obj).__name__}.grade() returned {type(out).__name__}; "
+                "it must return a judgekit Grade"
+            )
+        return out
+
+
 class _RubricOnly:
     def __init__(self, rubric: RubricGrader) -> None:
         self._layered = LayeredGrader(rubric=rubric, deterministic=False)
+
+    @property
+    def spec(self) -> GraderSpec:
+        return self._layered.spec
 
     async def grade(self, case: Case, transcript: Transcript) -> Grade:
         return await self._layered.grade(case, transcript)
@@ -132,7 +155,9 @@ def as_grader(grader: object = None, *, root: Path | None = None) -> Grader:
         return _RubricOnly(grader)
     grade_method = getattr(grader, "grade", None)
     if grade_method is not None and _pyinspect.iscoroutinefunction(grade_method):
-        return grader  # type: ignore[return-value]
+        if isinstance(grader, Grader):
+            return grader
+        return _ObjectGrader(grader)
     if callable(grader):
         return _FunctionGrader(grader)
     raise JudgekitError(
@@ -229,6 +254,14 @@ def explain(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> s
     """
     quality = "" if grade.quality is None else f" (quality {grade.quality:.2f})"
     lines = [f"case {grade.case_id} trial {grade.trial}: {grade.verdict.value.upper()}{quality}"]
+    if grade.reason:
+        lines.append(f"  why: {grade.reason}")
+    counted = grade.metadata.get("untrusted_verdicts")
+    if counted:
+        lines.append(
+            f"  untrusted: {len(counted)} verdict(s) counted from a judge no calibration record trusts "
+            f"({', '.join(counted)}; --untrusted {grade.metadata.get('untrusted_policy')})"
+        )
     order = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
     shown = sorted(
         (c for c in grade.checks if c.verdict in order),
@@ -246,7 +279,13 @@ def explain(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> s
 
 
 def first_reason(grade: Grade) -> str:
-    """The reason of the check that decided the verdict (first gate with the case's verdict), or ``""``."""
+    """Why the case has its verdict, in one line, or ``""``.
+
+    The grading contract's reason when it withheld a pass (an expectation nobody decided, an untrusted
+    judge); else the reason of the check that decided the verdict (first gate with the case's verdict).
+    """
+    if grade.reason:
+        return grade.reason
     for check in grade.checks:
         if check.gate and check.verdict is grade.verdict and check.reason:
             return f"{check.check_id}: {check.reason}"

@@ -64,7 +64,9 @@ from judgekit.errors import JudgekitError  # noqa: E402
 from judgekit.verdict import Grade, Verdict  # noqa: E402
 
 if TYPE_CHECKING:
-    from judgekit.cases import Case, CaseSet
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
+    from judgekit.stats import UndecidedPolicy
     from judgekit.transcript import Transcript
 
 __all__ = [
@@ -206,7 +208,8 @@ def score_from_grade(grade: Grade, *, answer: str | None = None) -> Score:
 
 
 def _case_map(cases: CaseSet | Mapping[str, Case] | Iterable[Case]) -> dict[str, Case]:
-    from judgekit.cases import Case, CaseSet
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
 
     if isinstance(cases, CaseSet):
         return {loaded.case.id: loaded.case for loaded in cases.cases if not loaded.candidate}
@@ -242,7 +245,7 @@ def judgekit_scorer(
     """An Inspect scorer that grades each sample with judgekit.
 
     Args:
-        cases: The golden cases: a loaded :class:`~judgekit.cases.CaseSet`, a mapping from case id to
+        cases: The golden cases: a loaded :class:`~judgekit.caseset.CaseSet`, a mapping from case id to
             case, or an iterable of cases.
         grader: What grades: ``None`` for every deterministic layer, a
             :class:`~judgekit.graders.rubric.RubricGrader` (rubric layer alone), a
@@ -254,7 +257,7 @@ def judgekit_scorer(
     Returns:
         The scorer (metrics: accuracy and its standard error over the scored samples).
     """
-    from judgekit.cases import CaseSet
+    from judgekit.caseset import CaseSet
 
     by_id = _case_map(cases)
     base = Path(root) if root is not None else (cases.root if isinstance(cases, CaseSet) else None)
@@ -312,47 +315,72 @@ def _is_unscored(value: object) -> bool:
 
 
 @score_reducer(name="judgekit_pass_hat_k")
-def pass_hat_k_reducer(k: int) -> ScoreReducer:
+def pass_hat_k_reducer(k: int, *, undecided: UndecidedPolicy) -> ScoreReducer:
     """An epoch reducer: pass^k of one sample over its epochs (the chance that k fresh epochs all pass).
 
-    With ``n`` scored epochs of which ``c`` are ``CORRECT``, the value is ``C(c, k) / C(n, k)``
-    (:func:`judgekit.stats.pass_hat_k_per_task`); Inspect's ``accuracy`` over samples then gives the
-    task's pass^k. Unscored epochs (undecided or errored gradings) are left out of ``n`` as Inspect leaves
-    them out everywhere, and counted in the metadata; with fewer than ``k`` scored epochs the sample is
-    unscored (``insufficient_epochs``), never a 0 or a 1.
+    An epoch is a trial; an **unscored** epoch (its grading was ``insufficient_information``, ``error`` or
+    ``not_evaluated``, see :func:`score_from_grade`) is an undecided trial, and ``undecided`` says how it
+    counts (:data:`judgekit.stats.UndecidedPolicy`, the same policy as ``judgekit report --undecided`` and
+    :func:`judgekit.integrations.taubench.pass_hat_k_table`):
+
+    * ``"fail"``: an epoch that did not pass: ``n`` is every epoch, ``c`` the ``CORRECT`` ones;
+    * ``"exclude"``: left out of ``n``, as Inspect's own metrics leave unscored values out.
+
+    The value is ``C(c, k) / C(n, k)`` (:func:`judgekit.stats.pass_hat_k_per_task`); Inspect's ``accuracy``
+    over samples then gives the task's pass^k. With fewer than ``k`` counted epochs the sample is unscored
+    (``insufficient_epochs``), never a 0 or a 1, so Inspect leaves it out of the mean as the run report
+    leaves out a task with fewer than k counted trials. The reduced score's metadata holds ``k``, the policy
+    and the epoch counts (``epochs``, ``scored``, ``passed``, ``unscored``, ``counted``).
 
     Args:
         k: Epochs that must all pass (``>= 1``).
+        undecided: How an unscored epoch counts; required, so the choice is always visible.
 
     Raises:
-        JudgekitError: When ``k < 1``.
+        JudgekitError: When ``k < 1`` or ``undecided`` is not a policy.
     """
-    from judgekit.stats import pass_hat_k_per_task
+    from judgekit.stats import check_undecided_policy, pass_hat_k_per_task
 
-    if k < 1:
-        raise JudgekitError(f"pass_hat_k_reducer(k={k}): k must be at least 1")
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise JudgekitError(f"pass_hat_k_reducer(k={k!r}): k must be an integer of at least 1")
+    try:
+        policy = check_undecided_policy(undecided)
+    except ValueError as exc:
+        raise JudgekitError(f"pass_hat_k_reducer: {exc}") from None
 
     def reduce(scores: list[Score]) -> Score:
         scored = [s for s in scores if not _is_unscored(s.value)]
         passed = sum(1 for s in scored if s.value == CORRECT)
+        unscored = len(scores) - len(scored)
+        counted = len(scores) if policy == "fail" else len(scored)
         metadata = {
             "k": k,
+            "undecided": policy,
             "epochs": len(scores),
             "scored": len(scored),
             "passed": passed,
-            "unscored": len(scores) - len(scored),
+            "unscored": unscored,
+            "counted": counted,
         }
-        if len(scored) < k:
+        how = (
+            f"{unscored} unscored epoch(s) counted as not passing (undecided='fail')"
+            if policy == "fail"
+            else f"{unscored} unscored epoch(s) left out (undecided='exclude')"
+        )
+        if counted < k:
             return Score.unscored(
                 reason="insufficient_epochs",
-                explanation=f"{len(scored)} scored epoch(s) of {len(scores)}; pass^{k} needs at least {k}",
+                explanation=(
+                    f"{counted} counted epoch(s) of {len(scores)} ({how}); pass^{k} needs at least {k}"
+                ),
                 metadata=metadata,
             )
-        value = float(pass_hat_k_per_task([len(scored)], [passed], k)[0])
+        value = float(
+            pass_hat_k_per_task([len(scores)], [passed], k, undecided_counts=[unscored], undecided=policy)[0]
+        )
         return Score(
             value=value,
-            explanation=f"pass^{k} = C({passed}, {k}) / C({len(scored)}, {k}) = {value:.3f} "
-            f"({len(scores) - len(scored)} unscored epoch(s) left out)",
+            explanation=f"pass^{k} = C({passed}, {k}) / C({counted}, {k}) = {value:.3f} ({how})",
             metadata=metadata,
         )
 

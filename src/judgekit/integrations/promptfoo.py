@@ -45,7 +45,8 @@ from judgekit.errors import JudgekitError
 from judgekit.verdict import Grade, Verdict
 
 if TYPE_CHECKING:
-    from judgekit.cases import Case, CaseSet
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
     from judgekit.transcript import Transcript
 
 __all__ = ["get_assert", "grade_output", "grading_result"]
@@ -59,7 +60,7 @@ _LABEL = {
 
 @lru_cache(maxsize=16)
 def _load_cases(path: str) -> CaseSet:
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
 
     case_set = load_case_set(Path(path))
     if case_set.problems:

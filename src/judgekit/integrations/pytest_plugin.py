@@ -27,7 +27,8 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from judgekit.cases import Case, CaseSet
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
     from judgekit.errors import Problem
     from judgekit.integrations.grading import Grader, LayeredGrader
     from judgekit.transcript import Transcript
@@ -181,7 +182,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _load_set(path: Path) -> CaseSet:
-    from judgekit.cases import load_case_set
+    from judgekit.caseset import load_case_set
     from judgekit.errors import JudgekitError
 
     case_set = load_case_set(path)

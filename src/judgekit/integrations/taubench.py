@@ -32,7 +32,8 @@ says so; nothing is guessed).
 has beyond the database as gates: ``tau-bench:outputs`` (every required output was said; from the text
 layer's ``must_mention`` checks, which themselves are scored, not gated) and ``tau-bench:episode`` (the
 episode finished). A trial's judgekit verdict is then ``pass`` exactly when tau-bench's reward is 1, and
-:func:`pass_hat_k_table` gives pass^k from judgekit's verdicts.
+:func:`pass_hat_k_table` gives pass^k from judgekit's verdicts (``undecided="fail"`` reproduces tau-bench's
+figures: tau-bench counts every reward other than 1 as a failure).
 """
 
 from __future__ import annotations
@@ -48,14 +49,16 @@ from typing import TYPE_CHECKING, Any
 
 from judgekit.cases import Case, TextPattern
 from judgekit.errors import JudgekitError, Problem
-from judgekit.graders.layered import StateProvider
+from judgekit.graders.contract import GraderSpec
 from judgekit.integrations.grading import LayeredGrader
 from judgekit.state import Snapshot, canonical, load_state
+from judgekit.state.provider import StateProvider
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Verdict
 
 if TYPE_CHECKING:
     from judgekit.graders.rubric import RubricGrader
     from judgekit.io.importers import ImportedTrial
+    from judgekit.stats import UndecidedPolicy
     from judgekit.transcript import Transcript
 
 __all__ = [
@@ -502,6 +505,16 @@ class TauBenchGrader(LayeredGrader):
     database). With the state layer, a trial passes exactly when tau-bench's reward is 1.
     """
 
+    name = "tau-bench"
+
+    @property
+    def spec(self) -> GraderSpec:
+        """The layered grader's spec with tau-bench's own reward conditions as a layer."""
+        from judgekit.graders.contract import Layer, layer_spec
+
+        base = super().spec
+        return base.model_copy(update={"parts": (*base.parts, layer_spec(Layer.TAU_BENCH))})
+
     def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
         """The deterministic checks, then the outputs and episode gates."""
         checks = super().checks(case, transcript)
@@ -575,22 +588,39 @@ def _episode_check(transcript: Transcript) -> CheckResult:
     )
 
 
-def pass_hat_k_table(grades: Iterable[Grade], ks: Sequence[int] = (1, 2, 3, 4)) -> dict[int, float]:
-    """pass^k from judgekit verdicts: per case, the trials that passed out of all trials.
+def pass_hat_k_table(
+    grades: Iterable[Grade], ks: Sequence[int] = (1, 2, 3, 4), *, undecided: UndecidedPolicy
+) -> dict[int, float]:
+    """pass^k from judgekit verdicts: per case, the trials that passed out of its counted trials.
 
-    A trial counts as a success only when its verdict is ``pass``; ``error`` and ``insufficient_information``
-    trials count as trials that did not succeed (never as passes), and the counts of each state are in
-    the grades for a report to show.
+    A trial counts as a success only when its verdict is ``pass``. An undecided trial (``error``,
+    ``insufficient_information``, ``not_evaluated``) counts as the caller says
+    (:data:`judgekit.stats.UndecidedPolicy`): under ``"fail"`` it is a trial that did not succeed, which is
+    how tau-bench counts a reward other than 1, so tau-bench's published figures are reproduced with
+    ``undecided="fail"``; under ``"exclude"`` it is left out of its case's trials.
+
+    Args:
+        grades: One grade per trial.
+        ks: The k values, each ``>= 1``.
+        undecided: How an undecided trial counts; required, so the choice is always visible.
+
+    Returns:
+        ``k -> pass^k`` in [0, 1], in the order of ``ks``.
 
     Raises:
-        ValueError: When a case has fewer than ``k`` trials (pass^k is undefined there).
+        ValueError: On an unknown policy, no grades, or when a case has fewer than ``k`` counted trials
+            (pass^k is undefined there; under ``"exclude"`` the message names the excluded trials).
     """
-    from judgekit.stats import pass_hat_k
+    from judgekit.stats import check_undecided_policy, pass_hat_k
 
+    policy = check_undecided_policy(undecided)
     n: defaultdict[str, int] = defaultdict(int)
     c: defaultdict[str, int] = defaultdict(int)
+    u: defaultdict[str, int] = defaultdict(int)
     for grade in grades:
         n[grade.case_id] += 1
         c[grade.case_id] += grade.verdict is Verdict.PASS
+        u[grade.case_id] += grade.verdict not in (Verdict.PASS, Verdict.FAIL)
     ids = sorted(n)
-    return {k: pass_hat_k([n[i] for i in ids], [c[i] for i in ids], k) for k in ks}
+    trials, passes, undecided_counts = [n[i] for i in ids], [c[i] for i in ids], [u[i] for i in ids]
+    return {k: pass_hat_k(trials, passes, k, undecided_counts=undecided_counts, undecided=policy) for k in ks}

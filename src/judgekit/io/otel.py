@@ -30,9 +30,9 @@ model span recorded adds the call and its result where it happened in time.
 
 Every transcript carries a :class:`FidelityReport` in ``metadata["fidelity"]`` (content missing or
 truncated, tool results missing, arguments unparseable, final answer only, missing parents, diverged
-histories) and the trace's identity in ``metadata["otel"]``. :func:`supportable_layers` says which grader
-layers a lossy trace can support and :func:`restrict_to_supported` turns the verdicts of the others into
-``insufficient_information``, never ``pass``.
+histories) and the trace's identity in ``metadata["otel"]``. :func:`lost_capabilities` says what a lossy
+trace failed to record; the grading contract (:mod:`judgekit.graders.contract`) turns the verdicts of the
+layers needing it into ``insufficient_information``, never ``pass``.
 
 Bad input is named: a file that is not OTLP JSON, a span without ids, two spans with one id, a trace
 whose parent links form a cycle (refused), a span naming a parent the trace does not contain (imported,
@@ -55,12 +55,11 @@ from typing import Any, Final, Literal
 from pydantic import JsonValue
 
 from judgekit.errors import JudgekitError, Problem, ProblemsError
-from judgekit.transcript import Transcript
-from judgekit.verdict import CheckResult, Evidence, FrozenModel, Verdict
+from judgekit.transcript import Capability, Transcript
+from judgekit.verdict import FrozenModel
 
 __all__ = [
     "CONVENTIONS",
-    "LAYERS",
     "FidelityIssue",
     "FidelityReport",
     "OtelImport",
@@ -68,9 +67,9 @@ __all__ = [
     "evaluation_events",
     "fidelity_of",
     "import_otlp",
+    "lost_by",
+    "lost_capabilities",
     "read_otlp_file",
-    "restrict_to_supported",
-    "supportable_layers",
     "trace_refs",
 ]
 
@@ -82,8 +81,6 @@ CONVENTIONS: Final[tuple[Convention, ...]] = (
     "openllmetry",
     "openinference",
 )
-LAYERS: Final = ("state", "rules", "route", "text", "rubric")
-"""The grader layers a fidelity report is checked against (as in :mod:`judgekit.graders.layered`)."""
 
 _EVENT_ROLES: Final = {
     "gen_ai.system.message": "system",
@@ -159,7 +156,7 @@ class FidelityReport(FrozenModel):
     @property
     def lossless(self) -> bool:
         """True when nothing was lost."""
-        return all(reason is None for reason in supportable_layers(self).values())
+        return not lost_capabilities(self)
 
     def summary(self) -> str:
         """One line for people."""
@@ -180,14 +177,19 @@ class FidelityReport(FrozenModel):
         return f"trace {self.trace_id} ({', '.join(self.conventions)}): " + "; ".join(parts)
 
 
-def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
-    """Which grader layers a trace can support: ``None`` when it can, else the reason it cannot.
+def lost_capabilities(report: FidelityReport) -> dict[Capability, str]:
+    """What a trace failed to record, by :class:`~judgekit.transcript.Capability`, with the reason.
 
-    * ``state``: always (world states come from snapshots, not from the trace).
-    * ``route``: needs every tool call with parseable arguments from a complete trace.
-    * ``rules``: as ``route``, and every tool result (rules may depend on what a tool returned).
-    * ``text``: needs the agent's messages complete (no missing or truncated content, no missing spans).
-    * ``rubric``: needs the whole conversation: nothing missing, truncated, unparseable or diverged.
+    * ``final_state``: never lost (world states come from snapshots, not from the trace).
+    * ``tool_calls``: lost when only the final answer was recorded, an argument is unparseable, or a span
+      names a parent missing from the export.
+    * ``tool_results``: lost when a tool call has no result.
+    * ``assistant_text``: lost when agent message content is missing or truncated, or the export is partial
+      (a must-not-mention check would pass on what is missing).
+    * ``conversation``: lost when anything at all is missing, truncated, unparseable or diverged.
+
+    Which grader layers that rules out is the grading contract's business
+    (:func:`judgekit.graders.contract.unsupported_layers`).
     """
     calls_lost: list[str] = []
     if report.final_answer_only:
@@ -208,7 +210,6 @@ def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
     if assistant_lost:
         text_lost.append(f"agent message content lost ({assistant_lost[0]})")
     if report.missing_parents:
-        # a partial export may lack agent messages: a must-not-mention check would pass on what is missing
         text_lost.append(f"{report.missing_parents} span(s) name a parent missing from the export")
     everything: list[str] = calls_lost + results_lost
     if report.content_missing or report.content_truncated:
@@ -218,17 +219,13 @@ def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
         )
     if report.history_diverged:
         everything.append(f"{report.history_diverged} model call(s) had a history that diverged")
-
-    def reason(items: list[str]) -> str | None:
-        return "; ".join(items) if items else None
-
-    return {
-        "state": None,
-        "route": reason(calls_lost),
-        "rules": reason(calls_lost + results_lost),
-        "text": reason(text_lost),
-        "rubric": reason(everything),
+    found = {
+        Capability.TOOL_CALLS: calls_lost,
+        Capability.TOOL_RESULTS: results_lost,
+        Capability.ASSISTANT_TEXT: text_lost,
+        Capability.CONVERSATION: everything,
     }
+    return {cap: "; ".join(items) for cap, items in found.items() if items}
 
 
 def fidelity_of(transcript: Transcript) -> FidelityReport | None:
@@ -249,48 +246,14 @@ def fidelity_of(transcript: Transcript) -> FidelityReport | None:
         ) from None
 
 
-def restrict_to_supported(checks: Sequence[CheckResult], report: FidelityReport | None) -> list[CheckResult]:
-    """Turn the verdicts of layers a lossy trace cannot support into ``insufficient_information``.
+def lost_by(transcript: Transcript) -> dict[Capability, str]:
+    """What the trace behind a transcript failed to record (empty for a transcript that is no import).
 
-    A ``pass`` or ``fail`` from such a layer becomes ``insufficient_information`` (never ``pass``), with the
-    reason and the original verdict kept as evidence. ``error``, ``not_evaluated`` and
-    ``insufficient_information`` stay as they are, and so does every check of a supported layer.
-
-    Args:
-        checks: The checks of one trial.
-        report: The trial's fidelity report (``None``: not an imported trace; checks are returned as is).
-
-    Returns:
-        New checks (inputs are never modified).
+    Raises:
+        JudgekitError: When the stored fidelity report is malformed.
     """
-    if report is None:
-        return list(checks)
-    unsupported = {k: v for k, v in supportable_layers(report).items() if v is not None}
-    out: list[CheckResult] = []
-    for check in checks:
-        why = unsupported.get(check.layer)
-        if why is None or check.verdict not in (Verdict.PASS, Verdict.FAIL):
-            out.append(check)
-            continue
-        note = Evidence(
-            kind="note",
-            summary=(
-                f"the trace cannot support the {check.layer} layer; its {check.verdict.value} is not counted"
-            ),
-            data={"original_verdict": check.verdict.value, "original_reason": check.reason, "fidelity": why},
-        )
-        out.append(
-            check.model_copy(
-                update={
-                    "verdict": Verdict.INSUFFICIENT_INFORMATION,
-                    "reason": f"lossy trace: {why}",
-                    "category": None,
-                    "score": None,
-                    "evidence": (*check.evidence, note),
-                }
-            )
-        )
-    return out
+    report = fidelity_of(transcript)
+    return lost_capabilities(report) if report is not None else {}
 
 
 # ------------------------------------------------------------------------------------------- OTLP reading

@@ -10,7 +10,14 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgekit.reports.run_markdown import fmt_interval, fmt_k, fmt_rate
+from judgekit.reports.run_markdown import (
+    counted_label,
+    fmt_interval,
+    fmt_k,
+    fmt_rate,
+    policy_text,
+    undecided_case_rows,
+)
 from judgekit.reports.run_model import GroupSummary, RunReport
 from judgekit.verdict import Verdict
 
@@ -110,7 +117,11 @@ def _xml(text: str) -> str:
 
 
 def render_run_html(report: RunReport) -> str:
-    """Render a run report as one self-contained HTML page."""
+    """Render a run report as one self-contained HTML page.
+
+    The page states the undecided policy in force and lists the cases with undecided trials (the first
+    :data:`~judgekit.reports.run_markdown.UNDECIDED_CASES_SHOWN`, with a count of the rest).
+    """
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
     from markupsafe import Markup
 
@@ -125,8 +136,15 @@ def render_run_html(report: RunReport) -> str:
     env.filters["interval"] = fmt_interval
     env.filters["kpoint"] = fmt_k
     template = env.get_template("run_report.html.j2")
+    shown, more_cases, more_trials = undecided_case_rows(report)
     return template.render(
         report=report,
+        undecided_trials=sum(r.undecided for r in report.undecided_cases),
+        undecided_shown=shown,
+        undecided_more_cases=more_cases,
+        undecided_more_trials=more_trials,
+        policy_text=policy_text(report.undecided_policy),
+        counted=counted_label(report.undecided_policy),
         states=list(Verdict),
         state_labels={
             Verdict.PASS: "pass",

@@ -15,7 +15,12 @@ def _dump(data: object) -> str:
 
 
 def render_run_json(report: RunReport) -> str:
-    """Render a run report as JSON (``schema_version`` and ``kind`` say what it is)."""
+    """Render a run report as JSON (``schema_version`` and ``kind`` say what it is).
+
+    Every field of the model is written: ``undecided_policy`` names the undecided policy in force and
+    ``undecided_cases`` lists every case with undecided trials (the Markdown and HTML reports list the
+    first :data:`~judgekit.reports.run_markdown.UNDECIDED_CASES_SHOWN`).
+    """
     return _dump(report.model_dump(mode="json"))
 
 

@@ -5,10 +5,24 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from judgekit.reports.run_compare import Comparison
-from judgekit.reports.run_model import GroupSummary, Interval, KPoint, RunReport
+from judgekit.reports.run_model import GroupSummary, Interval, KPoint, RunReport, UndecidedCase
+from judgekit.stats import UndecidedPolicy
 from judgekit.verdict import Verdict
 
-__all__ = ["fmt_interval", "fmt_k", "fmt_rate", "render_comparison_markdown", "render_run_markdown"]
+__all__ = [
+    "UNDECIDED_CASES_SHOWN",
+    "counted_label",
+    "fmt_interval",
+    "fmt_k",
+    "fmt_rate",
+    "policy_text",
+    "render_comparison_markdown",
+    "render_run_markdown",
+    "undecided_case_rows",
+]
+
+UNDECIDED_CASES_SHOWN = 50
+"""Cases with undecided trials listed in the Markdown and HTML reports; the JSON report lists every one."""
 
 _STATE_LABELS = {
     Verdict.PASS: "pass",
@@ -43,6 +57,34 @@ def fmt_k(point: KPoint) -> str:
     if point.tasks_excluded:
         text += f" [{point.tasks_excluded} excl.]"
     return text
+
+
+def policy_text(policy: UndecidedPolicy) -> str:
+    """What the undecided policy in force does, in one phrase (plain text, without the policy's name)."""
+    if policy == "fail":
+        return "an undecided trial counts as a trial that did not pass (it stays in its task's n)"
+    return (
+        "an undecided trial is left out of its task's trials (pass^k over decided trials; a task with "
+        "fewer than k decided trials is left out at that k)"
+    )
+
+
+def counted_label(policy: UndecidedPolicy) -> str:
+    """The trials a rate counts under the policy: ``trials`` or ``decided trials``."""
+    return "decided trials" if policy == "exclude" else "trials"
+
+
+def undecided_case_rows(report: RunReport) -> tuple[tuple[UndecidedCase, ...], int, int]:
+    """The undecided cases the Markdown and HTML reports list.
+
+    Returns:
+        ``(shown, more_cases, more_trials)``: the first :data:`UNDECIDED_CASES_SHOWN` cases (most undecided
+        trials first), and how many cases and undecided trials are left out of the listing (0 and 0 when
+        every case is shown).
+    """
+    shown = report.undecided_cases[:UNDECIDED_CASES_SHOWN]
+    rest = report.undecided_cases[UNDECIDED_CASES_SHOWN:]
+    return shown, len(rest), sum(r.undecided for r in rest)
 
 
 def _escape(text: str) -> str:
@@ -86,11 +128,13 @@ def _group_table(groups: Sequence[GroupSummary], k_max: int, label: str) -> list
     return _table(header, rows)
 
 
-def _suite_section(suite: GroupSummary) -> list[str]:
+def _suite_section(suite: GroupSummary, policy: UndecidedPolicy) -> list[str]:
     out = [f"### {suite.name.capitalize()} suite", ""]
+    counted = counted_label(policy)
     out.append(
-        f"{suite.tasks} tasks, {suite.trials} trials. Trial pass rate {fmt_interval(suite.trial_pass_rate)}. "
-        f"Tasks passing every trial {fmt_interval(suite.tasks_all_pass)}."
+        f"{suite.tasks} tasks, {suite.trials} trials ({suite.undecided_trials} undecided). "
+        f"Trial pass rate (passes over {counted}) {fmt_interval(suite.trial_pass_rate)}. "
+        f"Tasks whose {counted} all passed {fmt_interval(suite.tasks_all_pass)}."
     )
     if suite.mean_quality is not None:
         out.append(f"Mean quality score {suite.mean_quality:.3f} over {suite.quality_trials} trials.")
@@ -126,6 +170,11 @@ def render_run_markdown(report: RunReport) -> str:
     ]
     if run.cost_usd is not None:
         meta.append(f"- Judge cost: ${run.cost_usd:.4f}")
+    undecided_trials = sum(r.undecided for r in report.undecided_cases)
+    meta.append(
+        f"- Undecided trials: {undecided_trials} of {run.trials}, in {len(report.undecided_cases)} case(s); "
+        f"policy `{report.undecided_policy}`: {policy_text(report.undecided_policy)}"
+    )
     out.extend(meta)
     out.append("")
     if report.problems:
@@ -151,7 +200,8 @@ def render_run_markdown(report: RunReport) -> str:
         out.append("No trials to report.")
         out.append("")
     for suite in report.suites:
-        out.extend(_suite_section(suite))
+        out.extend(_suite_section(suite, report.undecided_policy))
+    out.extend(_undecided_section(report))
     for title, groups, label in (
         ("By slice", report.slices, "slice"),
         ("By category", report.categories, "category"),
@@ -204,6 +254,41 @@ def render_run_markdown(report: RunReport) -> str:
         out.extend(f"- {_escape(n)}" for n in report.notes)
         out.append("")
     return "\n".join(out)
+
+
+def _undecided_section(report: RunReport) -> list[str]:
+    out = ["## Undecided trials per case", ""]
+    if not report.undecided_cases:
+        return [*out, "No undecided trials.", ""]
+    out.append(f"Policy in force: `{report.undecided_policy}`, {policy_text(report.undecided_policy)}.")
+    out.append("")
+    shown, more_cases, more_trials = undecided_case_rows(report)
+    out.extend(
+        _table(
+            ["case", "trials", "pass", "fail", "undecided", "error", "insufficient info", "not evaluated"],
+            (
+                [
+                    r.case_id,
+                    str(r.trials),
+                    str(r.passed),
+                    str(r.failed),
+                    str(r.undecided),
+                    str(r.error),
+                    str(r.insufficient_information),
+                    str(r.not_evaluated),
+                ]
+                for r in shown
+            ),
+        )
+    )
+    if more_cases:
+        out.append("")
+        out.append(
+            f"And {more_cases} more case(s) with {more_trials} undecided trial(s); the JSON report lists "
+            "every case."
+        )
+    out.append("")
+    return out
 
 
 def render_comparison_markdown(comparison: Comparison) -> str:

@@ -8,15 +8,19 @@ Rules the numbers follow (see ``docs/runs.md``):
 
 * **Verdict states are never folded.** A trial counts as a success only when its verdict is ``pass``;
   ``fail`` is a failure; ``error``, ``insufficient_information`` and ``not_evaluated`` are *undecided*.
-  pass^k is computed over decided trials, and beside it the report gives the bounds reached by counting
-  every undecided trial as a failure (low) or as a pass (high), so the reader sees how much they could
-  move it. Every state's count is shown.
-* **pass^k** is the mean over tasks of C(c, k) / C(n, k) (c passes of n decided trials); a task with
-  fewer than k decided trials is left out of pass^k at that k and counted as excluded. **pass@k** is
-  Chen et al.'s unbiased estimator. k runs from 1 to the largest trial count (or the ``k`` asked for).
-* **Intervals**: the Wilson 95 % interval of the trial pass rate (decided trials; trials of one task are
+  How an undecided trial counts is the caller's explicit choice, :data:`judgekit.stats.UndecidedPolicy`
+  (``undecided="fail"``: a trial that did not pass; ``"exclude"``: left out of the task's trials), recorded
+  in :attr:`RunReport.undecided_policy`. Beside each pass^k and pass@k the report gives the bounds reached
+  by counting every undecided trial as a failure (low) or as a pass (high), so the reader sees how much
+  they could move it. Every state's count is shown, and every case with an undecided trial is listed with
+  its counts (:attr:`RunReport.undecided_cases`).
+* **pass^k** is the mean over tasks of C(c, k) / C(n, k) (c passes of n counted trials,
+  :func:`judgekit.stats.pass_k_curve`); a task with fewer than k counted trials (fewer trials, or, under
+  ``"exclude"``, fewer decided trials) is left out of pass^k at that k and counted as excluded. **pass@k**
+  is Chen et al.'s unbiased estimator. k runs from 1 to the largest trial count (or the ``k`` asked for).
+* **Intervals**: the Wilson 95 % interval of the trial pass rate (counted trials; trials of one task are
   correlated, so with several trials per task it is narrower than the task-level truth) and of the share of
-  tasks that passed every trial (tasks are independent units).
+  tasks that passed every counted trial (tasks are independent units). Both follow the undecided policy.
 * **Suites**: a case whose ``split`` (given through ``splits``) is ``capability`` or ``regression`` goes to
   that suite; otherwise a task belongs to the *regression* suite when its case's category is
   ``regression`` or its slice is one of the regression slice names (default ``regression``,
@@ -37,7 +41,13 @@ from pydantic import Field
 
 from judgekit.errors import Problem
 from judgekit.results import ResultLine, RunResults, paused_gc
-from judgekit.stats import wilson_interval
+from judgekit.stats import (
+    UndecidedPolicy,
+    check_undecided_policy,
+    counted_trials,
+    pass_k_curve,
+    wilson_interval,
+)
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = [
@@ -51,12 +61,13 @@ __all__ = [
     "RetirementSuggestion",
     "RunInfo",
     "RunReport",
+    "UndecidedCase",
     "build_run_report",
     "task_outcomes",
 ]
 
-REPORT_SCHEMA_VERSION = 1
-"""Version of the :class:`RunReport` JSON schema."""
+REPORT_SCHEMA_VERSION = 2
+"""Version of the :class:`RunReport` JSON schema (2: the undecided policy and the undecided cases)."""
 
 DEFAULT_REGRESSION_SLICES = ("regression", "regressions")
 """Slice names that put a case in the regression suite (besides ``category: regression``)."""
@@ -96,12 +107,17 @@ class KPoint(FrozenModel):
     """pass^k or pass@k at one k.
 
     Attributes:
-        k: The number of trials.
-        value: The statistic over tasks with at least k decided trials, or ``None`` when no task has.
-        low: The value when every undecided trial counts as a failure (tasks with at least k trials).
-        high: The value when every undecided trial counts as a pass.
-        tasks_used: Tasks with at least k decided trials.
-        tasks_excluded: Tasks left out because they have fewer than k decided trials.
+        k: The number of trials (``>= 1``).
+        value: The statistic in [0, 1] under the report's undecided policy, over the tasks with at least k
+            counted trials, or ``None`` when no task has (see ``reason``).
+        low: The value when every undecided trial counts as a failure (over tasks with at least k trials);
+            equal to ``value`` under ``undecided="fail"``. ``None`` when no task has k trials.
+        high: The value when every undecided trial counts as a pass (a sensitivity bound, never a policy).
+            ``None`` when no task has k trials.
+        tasks_used: Tasks with at least k counted trials (all trials under ``"fail"``, decided trials under
+            ``"exclude"``).
+        tasks_excluded: Tasks left out at this k because they have fewer than k counted trials (undefined
+            there, never counted as 0 or 1).
         reason: Why ``value`` is ``None``, when it is.
     """
 
@@ -122,8 +138,12 @@ class GroupSummary(FrozenModel):
         tasks: Number of tasks.
         trials: Number of trials.
         verdicts: Trials by verdict state (every state present).
-        trial_pass_rate: Passes over decided trials, with its Wilson interval.
-        tasks_all_pass: Tasks whose every trial passed, over all tasks, with its Wilson interval.
+        undecided_trials: Trials whose verdict is undecided (``error``, ``insufficient_information``,
+            ``not_evaluated``).
+        trial_pass_rate: Passes over counted trials (all trials under ``undecided="fail"``, decided trials
+            under ``"exclude"``), with its Wilson interval; undefined (``None``) when no trial counts.
+        tasks_all_pass: Tasks whose every counted trial passed, over the tasks with at least one counted
+            trial, with its Wilson interval.
         pass_hat: pass^k for k = 1..k_max.
         pass_at: pass@k for k = 1..k_max.
         mean_quality: Mean quality score of the trials that have one, or ``None``.
@@ -134,6 +154,7 @@ class GroupSummary(FrozenModel):
     tasks: int
     trials: int
     verdicts: dict[Verdict, int]
+    undecided_trials: int
     trial_pass_rate: Interval
     tasks_all_pass: Interval
     pass_hat: tuple[KPoint, ...]
@@ -158,6 +179,30 @@ class FailureRow(FrozenModel):
     trials: int
     tasks: int
     example_tasks: tuple[str, ...]
+
+
+class UndecidedCase(FrozenModel):
+    """One case with at least one undecided trial, and how its trials split.
+
+    Attributes:
+        case_id: The case.
+        trials: All its trials.
+        passed: Trials whose verdict is ``pass``.
+        failed: Trials whose verdict is ``fail``.
+        undecided: Trials with no decided verdict (the sum of the next three, ``>= 1``).
+        error: Trials whose grader could not run.
+        insufficient_information: Trials the evidence did not decide.
+        not_evaluated: Trials whose layers were absent or skipped.
+    """
+
+    case_id: str
+    trials: int
+    passed: int
+    failed: int
+    undecided: int
+    error: int
+    insufficient_information: int
+    not_evaluated: int
 
 
 class RetirementSuggestion(FrozenModel):
@@ -224,7 +269,10 @@ class RunReport(FrozenModel):
         kind: Always ``run_report``.
         run: What was run.
         k_max: Largest k reported.
+        undecided_policy: How undecided trials count in pass^k, pass@k and every rate of the report
+            (:data:`judgekit.stats.UndecidedPolicy`), as the caller chose it.
         verdicts: Trials by verdict state, every state present.
+        undecided_cases: Every case with an undecided trial, most undecided trials first (then by id).
         check_verdicts: Checks by verdict state, every state present.
         suites: The capability and regression suites, separately (a suite with no tasks is left out).
         slices: Per slice.
@@ -241,7 +289,9 @@ class RunReport(FrozenModel):
     kind: Literal["run_report"] = "run_report"
     run: RunInfo
     k_max: int
+    undecided_policy: UndecidedPolicy
     verdicts: dict[Verdict, int]
+    undecided_cases: tuple[UndecidedCase, ...] = ()
     check_verdicts: dict[Verdict, int]
     suites: tuple[GroupSummary, ...]
     slices: tuple[GroupSummary, ...]
@@ -284,86 +334,64 @@ class _Table:
         return len(self.first)
 
 
-def _k_points(counts: np.ndarray, k_max: int) -> tuple[tuple[KPoint, ...], tuple[KPoint, ...]]:
-    """pass^k and pass@k for k = 1..k_max, with their undecided bounds.
+def _trial_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Per task: all trials, passes and undecided trials."""
+    n_all = counts.sum(axis=1)
+    passes = counts[:, _PASS]
+    return n_all, passes, n_all - passes - counts[:, _FAIL]
 
-    Each per-task ratio C(c, k) / C(n, k) is carried from k - 1 to k as a running product (one vector
-    step per k, so the whole curve costs O(k_max) array operations); a task stops counting at the k where
-    its trials run out.
+
+def _k_points(
+    counts: np.ndarray, k_max: int, policy: UndecidedPolicy
+) -> tuple[tuple[KPoint, ...], tuple[KPoint, ...]]:
+    """pass^k and pass@k for k = 1..k_max under the policy, with their undecided bounds.
+
+    Every figure comes from :func:`judgekit.stats.pass_k_curve` (running products, O(k_max) vector steps
+    per curve): the value under the policy, the low bound with every undecided trial a failure, the high
+    bound with every undecided trial a pass.
     """
-    n_all = counts.sum(axis=1).astype(float)
-    passes = counts[:, _PASS].astype(float)
-    decided = passes + counts[:, _FAIL]
-    undecided = n_all - decided
-    total = counts.shape[0]
-    # running products: decided-only (hat, at-miss) and bounds over all trials
-    series = {
-        "hat": (decided, passes),
-        "miss": (decided, decided - passes),
-        "hat_low": (n_all, passes),
-        "hat_high": (n_all, passes + undecided),
-        "miss_low": (n_all, n_all - passes),
-        "miss_high": (n_all, n_all - passes - undecided),
-    }
-    running = {name: np.ones(total) for name in series}
+    if k_max < 1:
+        return (), ()
+    n_all, passes, undecided = _trial_counts(counts)
+    value = pass_k_curve(n_all, passes, k_max, undecided_counts=undecided, undecided=policy)
+    low = (
+        value
+        if policy == "fail"
+        else pass_k_curve(n_all, passes, k_max, undecided_counts=undecided, undecided="fail")
+    )
+    high = pass_k_curve(
+        n_all, passes + undecided, k_max, undecided_counts=np.zeros_like(undecided), undecided="fail"
+    )
     hats: list[KPoint] = []
     ats: list[KPoint] = []
-    with np.errstate(divide="ignore", invalid="ignore"):
-        for k in range(1, k_max + 1):
-            i = k - 1
-            for name, (n, c) in series.items():
-                running[name] = running[name] * (np.maximum(c - i, 0.0) / (n - i))
-            use = decided >= k
-            used = int(use.sum())
-            bound = n_all >= k
-            hat_low = hat_high = at_low = at_high = None
-            if bound.any():
-                hat_low = float(running["hat_low"][bound].mean())
-                hat_high = float(running["hat_high"][bound].mean())
-                at_low = float((1.0 - running["miss_low"][bound]).mean())
-                at_high = float((1.0 - running["miss_high"][bound]).mean())
-            hat: float | None = None
-            at: float | None = None
-            reason: str | None = f"no task has {k} decided trials"
-            if used:
-                hat = float(running["hat"][use].mean())
-                at = float((1.0 - running["miss"][use]).mean())
-                reason = None
-            hats.append(
-                KPoint(
-                    k=k,
-                    value=hat,
-                    low=hat_low,
-                    high=hat_high,
-                    tasks_used=used,
-                    tasks_excluded=total - used,
-                    reason=reason,
-                )
-            )
-            ats.append(
-                KPoint(
-                    k=k,
-                    value=at,
-                    low=at_low,
-                    high=at_high,
-                    tasks_used=used,
-                    tasks_excluded=total - used,
-                    reason=reason,
-                )
-            )
+    for v, lo, hi in zip(value, low, high, strict=True):
+        common = {
+            "k": v.k,
+            "tasks_used": v.tasks_used,
+            "tasks_excluded": v.tasks_left_out,
+            "reason": v.reason,
+        }
+        hats.append(KPoint(value=v.pass_hat, low=lo.pass_hat, high=hi.pass_hat, **common))
+        ats.append(KPoint(value=v.pass_at, low=lo.pass_at, high=hi.pass_at, **common))
     return tuple(hats), tuple(ats)
 
 
 def _summarise(
-    name: str, table: _Table, task_mask: np.ndarray, k_max: int, quality: tuple[np.ndarray, np.ndarray]
+    name: str,
+    table: _Table,
+    task_mask: np.ndarray,
+    k_max: int,
+    quality: tuple[np.ndarray, np.ndarray],
+    *,
+    policy: UndecidedPolicy,
 ) -> GroupSummary:
     counts = table.counts[task_mask]
     per_state = counts.sum(axis=0)
-    passes = int(per_state[_PASS])
-    decided = passes + int(per_state[_FAIL])
-    n_all = counts.sum(axis=1)
-    all_pass = int(np.sum((counts[:, _PASS] == n_all) & (n_all > 0)))
-    hats, ats = _k_points(counts, k_max)
+    n_all, passes, undecided = _trial_counts(counts)
+    n, c = counted_trials(n_all, passes, undecided_counts=undecided, undecided=policy)
+    counted_tasks = n > 0
+    all_pass = int(np.sum((c == n) & counted_tasks))
+    hats, ats = _k_points(counts, k_max, policy)
     q_sum, q_n = quality
     q_total = float(q_sum[task_mask].sum())
     q_count = int(q_n[task_mask].sum())
@@ -372,8 +400,9 @@ def _summarise(
         tasks=int(counts.shape[0]),
         trials=int(n_all.sum()),
         verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
-        trial_pass_rate=_interval(passes, decided),
-        tasks_all_pass=_interval(all_pass, int(counts.shape[0])),
+        undecided_trials=int(undecided.sum()),
+        trial_pass_rate=_interval(int(c.sum()), int(n.sum())),
+        tasks_all_pass=_interval(all_pass, int(counted_tasks.sum())),
         pass_hat=hats,
         pass_at=ats,
         mean_quality=q_total / q_count if q_count else None,
@@ -382,13 +411,39 @@ def _summarise(
 
 
 def _groups(
-    label: str, values: list[str | None], table: _Table, k_max: int, quality: tuple[np.ndarray, np.ndarray]
+    values: list[str | None],
+    table: _Table,
+    k_max: int,
+    quality: tuple[np.ndarray, np.ndarray],
+    *,
+    policy: UndecidedPolicy,
 ) -> tuple[GroupSummary, ...]:
     arr = np.array([v if v is not None else "(none)" for v in values], dtype=object)
     names = sorted({str(v) for v in arr}, key=lambda s: (s == "(none)", s))
     if names == ["(none)"]:
         return ()
-    return tuple(_summarise(name, table, arr == name, k_max, quality) for name in names)
+    return tuple(_summarise(name, table, arr == name, k_max, quality, policy=policy) for name in names)
+
+
+def _undecided_cases(table: _Table) -> tuple[UndecidedCase, ...]:
+    if not table.n_tasks:
+        return ()
+    n_all, passes, undecided = _trial_counts(table.counts)
+    rows = [
+        UndecidedCase(
+            case_id=table.ids[t],
+            trials=int(n_all[t]),
+            passed=int(passes[t]),
+            failed=int(table.counts[t, _FAIL]),
+            undecided=int(undecided[t]),
+            error=int(table.counts[t, _CODE[Verdict.ERROR]]),
+            insufficient_information=int(table.counts[t, _CODE[Verdict.INSUFFICIENT_INFORMATION]]),
+            not_evaluated=int(table.counts[t, _CODE[Verdict.NOT_EVALUATED]]),
+        )
+        for t in np.flatnonzero(undecided > 0)
+    ]
+    rows.sort(key=lambda r: (-r.undecided, r.case_id))
+    return tuple(rows)
 
 
 # --------------------------------------------------------------------------- task outcomes
@@ -503,6 +558,7 @@ def _failures(lines: Sequence[ResultLine]) -> tuple[FailureRow, ...]:
 def build_run_report(
     results: RunResults,
     *,
+    undecided: UndecidedPolicy,
     k: int | None = None,
     history: Sequence[RunResults] = (),
     retire_after: int = 3,
@@ -518,6 +574,9 @@ def build_run_report(
 
     Args:
         results: The run's results (from :func:`judgekit.results.read_results`).
+        undecided: How a trial with no decided verdict counts in pass^k, pass@k and the rates
+            (:data:`judgekit.stats.UndecidedPolicy`: ``"fail"`` or ``"exclude"``); required, recorded in
+            the report. ``judgekit report`` passes ``"fail"`` unless ``--undecided exclude`` is given.
         k: Largest k for pass^k and pass@k; default the largest trial count of a task. A larger k than
             that is reduced to it, with a problem saying so.
         history: Earlier runs, oldest first, for retirement advice.
@@ -530,10 +589,16 @@ def build_run_report(
 
     Returns:
         The report.
+
+    Raises:
+        ValueError: When ``undecided`` is not a policy (a programming error, not bad input: the message
+            lists the policies).
     """
+    policy = check_undecided_policy(undecided)
     with paused_gc():
         return _build_run_report(
             results,
+            policy=policy,
             k=k,
             history=history,
             retire_after=retire_after,
@@ -546,6 +611,7 @@ def build_run_report(
 def _build_run_report(
     results: RunResults,
     *,
+    policy: UndecidedPolicy,
     k: int | None,
     history: Sequence[RunResults],
     retire_after: int,
@@ -603,7 +669,8 @@ def _build_run_report(
     if min_trials < max_trials:
         notes.append(
             f"tasks have between {min_trials} and {max_trials} trials; at each k, tasks with fewer than k "
-            "decided trials are left out of pass^k and counted as excluded"
+            + ("decided trials" if policy == "exclude" else "trials")
+            + " are left out of pass^k and counted as excluded"
         )
     # one pass over the lines for everything that is not a verdict count
     q_sum = np.zeros(table.n_tasks)
@@ -655,12 +722,12 @@ def _build_run_report(
     suites = []
     for name, mask in (("capability", ~is_reg), ("regression", is_reg)):
         if mask.any():
-            suites.append(_summarise(name, table, mask, k_max, quality))
+            suites.append(_summarise(name, table, mask, k_max, quality, policy=policy))
     slices = _groups(
-        "slice", [line.case.slice or line.case.category for line in table.first], table, k_max, quality
+        [line.case.slice or line.case.category for line in table.first], table, k_max, quality, policy=policy
     )
-    categories = _groups("category", [line.case.category for line in table.first], table, k_max, quality)
-    severities = _groups("severity", [line.case.severity for line in table.first], table, k_max, quality)
+    categories = _groups([line.case.category for line in table.first], table, k_max, quality, policy=policy)
+    severities = _groups([line.case.severity for line in table.first], table, k_max, quality, policy=policy)
     per_state = table.counts.sum(axis=0) if table.n_tasks else np.zeros(len(_STATES), dtype=np.int64)
     fingerprints = sorted({_fingerprint_text(fp) for fp in distinct_fps})
     if len(fingerprints) > 1:
@@ -668,12 +735,19 @@ def _build_run_report(
             f"{len(fingerprints)} different judge fingerprints graded this run: its trials were not all "
             "graded the same way"
         )
-    undecided = int(per_state.sum() - per_state[_PASS] - per_state[_FAIL])
+    undecided_cases = _undecided_cases(table)
+    undecided = sum(row.undecided for row in undecided_cases)
     if undecided:
+        how = (
+            "undecided='fail' counts each as a trial that did not pass (it stays in n)"
+            if policy == "fail"
+            else "undecided='exclude' leaves each out of its task's trials, so pass^k is over decided "
+            "trials and a task with fewer than k decided trials is left out at that k"
+        )
         notes.append(
-            f"{undecided} trial(s) are undecided (error, insufficient information or not evaluated): "
-            "pass^k is computed over decided trials, with the bounds reached by counting them all as "
-            "failures or all as passes"
+            f"{undecided} trial(s) in {len(undecided_cases)} case(s) are undecided (error, insufficient "
+            f"information or not evaluated): {how}; the bounds in parentheses count them all as failures "
+            "or all as passes"
         )
     capability_ids = {table.ids[i] for i in np.flatnonzero(~is_reg)} if table.n_tasks else set()
     run = RunInfo(
@@ -691,7 +765,9 @@ def _build_run_report(
     return RunReport(
         run=run,
         k_max=k_max,
+        undecided_policy=policy,
         verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
+        undecided_cases=undecided_cases,
         check_verdicts={state: check_counts[state] for state in _STATES},
         suites=tuple(suites),
         slices=slices,

@@ -1,0 +1,415 @@
+"""The one trust function: is this grader fingerprint trusted for this criterion, and why.
+
+Every path that needs to know whether a judge-backed verdict may be believed asks
+:meth:`TrustBook.decide` (or its callable form :meth:`TrustBook.lookup`, which graders take as their
+``trust=``). Nothing else in judgekit computes trust.
+
+A :class:`TrustBook` reads a calibration records folder **once**, when it is made, and answers from what it
+read (a record written later is seen by a new book). It holds three sources, each keyed by the grader's
+*exact* fingerprint, and for each fingerprint only the **latest** file of each source counts (latest by
+``created_at``; a time without a zone is read as UTC; on a tie, the file name sorting last):
+
+1. **Calibration records** (``<records>/*.json``, :mod:`judgekit.calibration.records`): the latest record
+   must exist and have passed its policy. This is the only source that can *grant* trust: without it the
+   fingerprint is untrusted whatever the other sources say.
+2. **Bias reports** (``<records>/bias/*.json``, :mod:`judgekit.calibration.bias`): when the latest report
+   blocks trust (a must-pass probe ``biased`` or ``error``) the fingerprint is untrusted for every
+   criterion. A clear report, or none, changes nothing.
+3. **Failure-mode records** (``<records>/failure-modes/*.json``, :mod:`judgekit.calibration.families`,
+   written by ``judgekit failure-modes --fingerprint``): a criterion the latest record did not trust
+   (Holm's step-down did not reject, or its gate failed at the adjusted confidence) is untrusted *for that
+   criterion*. A criterion the record trusts, or does not cover, falls back to sources 1 and 2: a
+   failure-mode record never grants trust on its own. A decision for the criterion ``""`` (a label table
+   without a ``criterion`` column) is about the judge on every criterion and applies to every question,
+   with or without a criterion.
+
+Sources 2 and 3 only withdraw, so their order does not change the answer: the fingerprint is trusted for a
+criterion exactly when source 1 grants it and neither 2 nor 3 withdraws it. Each source is read on its own
+dates: a newer calibration record does not lift an older biased report or an older rejected failure mode
+(only a newer report or record for the same fingerprint does), because they measured the same grader.
+
+**Criterion ids.** :meth:`TrustBook.decide` takes the bare criterion id (``honest_reporting``,
+``case.acceptance``), as the label table's ``criterion`` column writes it. Both sides are compared after
+:func:`criterion_key`: surrounding white space and a leading ``criterion:`` (the rubric grader's check-id
+prefix) are removed, and the rest must be equal, case-sensitively. So a table labelled by check id
+(``criterion:honest_reporting``) and one labelled by criterion id match the same check. An empty criterion
+(``None`` or ``""``) asks about the judge as a whole: sources 1 and 2, plus any ``""`` decision; the
+failure modes it does not trust are named in the reason but do not change the answer.
+
+**Reasons.** An untrusted decision's reason lists every source that withholds trust, in the order above,
+joined by ``"; "``. A trusted decision's reason names the passing calibration record, the bias report
+(or that none was recorded) and the failure-mode decision that applies (or what the record leaves out).
+
+A broken file in any of the three places raises :class:`~judgekit.errors.ProblemsError` naming the file
+and what is wrong, all files' problems together; a broken record is never skipped.
+
+Example, with records made in memory (:meth:`TrustBook.from_records`):
+
+>>> from pathlib import Path
+>>> book = TrustBook.from_records(Path("calibration/records"))
+>>> decision = book.decide("3f2a9c1d0e4b5a6f")
+>>> decision.trust.value
+'untrusted'
+>>> decision.reason.split(":")[0]
+'no calibration record for fingerprint 3f2a9c1d0e4b in calibration/records'
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Final, Generic, TypeVar
+
+from judgekit.calibration.bias import BIAS_DIR, BiasReport, bias_report_filename, load_bias_report
+from judgekit.calibration.families import (
+    FAILURE_MODES_DIR,
+    FailureModeDecision,
+    FailureModeRecord,
+    failure_mode_record_filename,
+    load_failure_mode_record,
+)
+from judgekit.calibration.records import CalibrationRecord, load_record, record_filename
+from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.verdict import Trust, TrustDecision
+
+__all__ = [
+    "CHECK_PREFIX",
+    "TrustBook",
+    "criterion_key",
+    "trust_decision",
+]
+
+CHECK_PREFIX: Final = "criterion:"
+"""Prefix of the rubric grader's check ids (``criterion:<id>``), removed by :func:`criterion_key`."""
+
+_T = TypeVar("_T", CalibrationRecord, BiasReport, FailureModeRecord)
+
+
+def criterion_key(criterion: str) -> str:
+    """The form in which criterion ids are compared: no surrounding space, no ``criterion:`` prefix.
+
+    Args:
+        criterion: A criterion id from a label table's ``criterion`` column, a bare rubric criterion id,
+            or a rubric check id.
+
+    Returns:
+        The id compared case-sensitively; ``""`` means no criterion (the judge as a whole).
+
+    >>> criterion_key("criterion:honest_reporting")
+    'honest_reporting'
+    >>> criterion_key(" case.acceptance ")
+    'case.acceptance'
+    >>> criterion_key("Honest_Reporting") == criterion_key("honest_reporting")
+    False
+    """
+    return criterion.strip().removeprefix(CHECK_PREFIX).strip()
+
+
+def _utc(when: datetime) -> datetime:
+    return when if when.tzinfo is not None else when.replace(tzinfo=UTC)
+
+
+def _date(when: datetime) -> str:
+    return _utc(when).astimezone(UTC).strftime("%Y-%m-%d %H:%M:%SZ")
+
+
+def _short(fingerprint: str) -> str:
+    return fingerprint[:12]
+
+
+@dataclass(frozen=True)
+class _Filed(Generic[_T]):
+    """One record and the name of the file it came from."""
+
+    value: _T
+    name: str
+
+    @property
+    def order(self) -> tuple[datetime, str]:
+        return _utc(self.value.created_at), self.name
+
+    @property
+    def cite(self) -> str:
+        return f"{self.name}, {_date(self.value.created_at)}"
+
+
+def _latest(items: Iterable[_Filed[_T]]) -> dict[str, _Filed[_T]]:
+    out: dict[str, _Filed[_T]] = {}
+    for item in items:
+        fp = item.value.fingerprint
+        if fp not in out or item.order > out[fp].order:
+            out[fp] = item
+    return out
+
+
+def _read_folder(
+    folder: Path, parse: Callable[[bytes, Path], _T], problems: list[Problem]
+) -> list[_Filed[_T]]:
+    if not folder.is_dir():
+        return []
+    out: list[_Filed[_T]] = []
+    for path in sorted(folder.glob("*.json")):
+        try:
+            out.append(_Filed(parse(path.read_bytes(), path), path.name))
+        except ProblemsError as exc:
+            problems.extend(exc.problems)
+        except OSError as exc:
+            problems.append(Problem(path, None, "", f"cannot read: {exc.strerror or exc}"))
+    return out
+
+
+def _bounds(d: FailureModeDecision) -> str:
+    parts = []
+    for rate, low, bound in (("TPR", d.tpr_low, d.tpr_bound), ("TNR", d.tnr_low, d.tnr_bound)):
+        if bound is None:
+            continue
+        shown = "undefined" if low is None else f"{low:.3f}"
+        parts.append(f"{rate} lower bound {shown} (required {bound:g})")
+    where = f" at Holm-adjusted confidence {d.confidence:.4f}"
+    return (", ".join(parts) + where) if parts else f"no TPR/TNR bound in the policy{where}"
+
+
+def _rejection(d: FailureModeDecision, filed: _Filed[FailureModeRecord]) -> str:
+    label = repr(d.criterion) if d.criterion else "(all criteria)"
+    alpha = filed.value.alpha
+    if not d.holm_passed:
+        holm = (
+            f"Holm-adjusted p={d.holm_adjusted_p:.4g} (rank {d.holm_rank}) does not clear the family-wise "
+            f"level {alpha:.4g}"
+        )
+    else:
+        holm = f"Holm-adjusted p={d.holm_adjusted_p:.4g} clears {alpha:.4g} but the gate failed: " + (
+            "; ".join(d.failed) or "no condition named"
+        )
+    return (
+        f"failure mode {label} was rejected by the failure-mode record ({filed.cite}): {holm}; {_bounds(d)}"
+    )
+
+
+class TrustBook:
+    """The trust sources of one records folder, read once, and the one trust function over them.
+
+    Args:
+        records_dir: The calibration records folder (the repository's ``calibration/records``). A folder
+            that does not exist holds nothing, so every fingerprint is untrusted (the reason says so).
+
+    Raises:
+        ProblemsError: When ``records_dir`` is not a folder, or a calibration record, bias report or
+            failure-mode record in it is broken (every broken file named, with what is wrong).
+
+    Attributes:
+        records_dir: The folder read.
+    """
+
+    def __init__(self, records_dir: Path) -> None:
+        self.records_dir = records_dir
+        self._exists = records_dir.is_dir()
+        if records_dir.exists() and not self._exists:
+            raise ProblemsError(
+                [
+                    Problem(
+                        records_dir,
+                        None,
+                        "",
+                        "is not a folder; --records names the folder of calibration records "
+                        "(default calibration/records)",
+                    )
+                ]
+            )
+        problems: list[Problem] = []
+        calibrations = _read_folder(records_dir, lambda b, p: load_record(b, source=p), problems)
+        bias = _read_folder(records_dir / BIAS_DIR, lambda b, p: load_bias_report(b, source=p), problems)
+        modes = _read_folder(
+            records_dir / FAILURE_MODES_DIR, lambda b, p: load_failure_mode_record(b, source=p), problems
+        )
+        if problems:
+            raise ProblemsError(problems)
+        self._calibrations = _latest(calibrations)
+        self._bias = _latest(bias)
+        self._modes = _latest(modes)
+
+    @classmethod
+    def from_records(
+        cls,
+        records_dir: Path,
+        *,
+        calibrations: Iterable[CalibrationRecord] = (),
+        bias_reports: Iterable[BiasReport] = (),
+        failure_modes: Iterable[FailureModeRecord] = (),
+    ) -> TrustBook:
+        """A book over records already in memory (no file is read).
+
+        Args:
+            records_dir: The folder the records are said to come from (named in reasons only).
+            calibrations: Calibration records.
+            bias_reports: Bias reports.
+            failure_modes: Failure-mode records.
+
+        Returns:
+            A book that decides exactly as one made from a folder holding these records under their
+            standard file names.
+        """
+        book = cls.__new__(cls)
+        book.records_dir = records_dir
+        book._exists = True
+        book._calibrations = _latest(_Filed(r, record_filename(r)) for r in calibrations)
+        book._bias = _latest(_Filed(r, bias_report_filename(r)) for r in bias_reports)
+        book._modes = _latest(_Filed(r, failure_mode_record_filename(r)) for r in failure_modes)
+        return book
+
+    def __repr__(self) -> str:
+        return (
+            f"TrustBook({str(self.records_dir)!r}: {len(self._calibrations)} calibrated, "
+            f"{len(self._bias)} probed, {len(self._modes)} with failure modes)"
+        )
+
+    # ------------------------------------------------------------------------------------ the sources
+
+    def _calibration(self, fingerprint: str) -> tuple[bool, str]:
+        filed = self._calibrations.get(fingerprint)
+        if filed is None:
+            where = str(self.records_dir) + ("" if self._exists else " (the folder does not exist)")
+            others = len(self._calibrations)
+            hint = (
+                f" ({others} record(s) there are for other fingerprints: a changed model, template, rubric "
+                "or parameter is a new fingerprint)"
+                if others
+                else ""
+            )
+            return False, (
+                f"no calibration record for fingerprint {_short(fingerprint)} in {where}: run `judgekit "
+                f"calibrate LABELS --judge RATER --fingerprint {fingerprint}` with expert labels first{hint}"
+            )
+        record = filed.value
+        if record.trusted and record.gate.trusted:
+            return True, f"calibration record {filed.name} ({_date(record.created_at)}) passed its policy"
+        failed = "; ".join(f"{c.name}: {c.message}" for c in record.gate.failed)
+        return False, (
+            f"the latest calibration record ({filed.cite}) failed: "
+            f"{failed or 'the record is marked not trusted'}"
+        )
+
+    def _probes(self, fingerprint: str) -> tuple[bool, str]:
+        filed = self._bias.get(fingerprint)
+        if filed is None:
+            return True, "no bias probes recorded"
+        report = filed.value
+        if report.blocks_trust:
+            names = ", ".join(f"{r.probe} ({r.verdict})" for r in report.blocking)
+            return False, f"the latest bias report ({filed.cite}) has must-pass probe(s) not clear: {names}"
+        return True, f"bias probes clear ({filed.cite})"
+
+    def _failure_modes(self, fingerprint: str, key: str) -> tuple[list[str], list[str]]:
+        """``(withdrawals, notes)`` from the latest failure-mode record for ``key`` (``""``: no criterion)."""
+        filed = self._modes.get(fingerprint)
+        if filed is None:
+            return [], ["no failure-mode record"]
+        decisions = {criterion_key(d.criterion): d for d in filed.value.decisions}
+        applicable = [decisions[k] for k in dict.fromkeys(("", key)) if k in decisions]
+        withdrawals = [_rejection(d, filed) for d in applicable if not d.trusted]
+        notes = [
+            f"failure mode {d.criterion!r} trusted by {filed.name}"
+            if d.criterion
+            else f"failure modes gated as one (no criterion column) trusted by {filed.name}"
+            for d in applicable
+            if d.trusted
+        ]
+        if key and not applicable:
+            notes.append(
+                f"the failure-mode record {filed.name} does not cover criterion {key!r} (it covers "
+                f"{', '.join(sorted(decisions))})"
+            )
+        if not key:
+            rejected = sorted(k for k, d in decisions.items() if k and not d.trusted)
+            if rejected:
+                notes.append(
+                    f"failure mode(s) not trusted by {filed.name}: {', '.join(rejected)} (ask with the "
+                    "criterion for their decisions)"
+                )
+        return withdrawals, notes
+
+    # ------------------------------------------------------------------------------------ the answer
+
+    def decide(self, fingerprint: str, criterion: str | None = None) -> TrustDecision:
+        """Whether a grader fingerprint is trusted for a criterion, and why (the one trust function).
+
+        Args:
+            fingerprint: The grader's exact fingerprint (as produced by the judge layer); compared as is,
+                so any change (even white space) is another grader.
+            criterion: The bare criterion id (``honest_reporting``, ``case.acceptance``; a
+                ``criterion:`` prefix is removed, see :func:`criterion_key`); ``None`` or ``""`` asks
+                about the judge as a whole.
+
+        Returns:
+            ``TRUSTED`` when the latest calibration record for the fingerprint passed, the latest bias
+            report (if any) does not block trust, and the latest failure-mode record (if any) does not
+            reject the criterion; ``UNTRUSTED`` otherwise, never ``NOT_REQUIRED``. The reason lists
+            every source that withholds trust, or the evidence for it (see the module docs).
+        """
+        if not fingerprint.strip():
+            return TrustDecision(
+                trust=Trust.UNTRUSTED,
+                reason="the grader has no fingerprint: trust is recorded for an exact fingerprint, so an "
+                "unnamed grader is never trusted",
+            )
+        key = criterion_key(criterion or "")
+        calibrated, calibration_reason = self._calibration(fingerprint)
+        clear, probes_reason = self._probes(fingerprint)
+        withdrawals, notes = self._failure_modes(fingerprint, key)
+        blockers = [
+            *([] if calibrated else [calibration_reason]),
+            *([] if clear else [probes_reason]),
+            *withdrawals,
+        ]
+        if blockers:
+            return TrustDecision(trust=Trust.UNTRUSTED, reason="; ".join(blockers))
+        return TrustDecision(
+            trust=Trust.TRUSTED, reason="; ".join([calibration_reason, probes_reason, *notes])
+        )
+
+    def lookup(self, fingerprint: str, criterion: str) -> TrustDecision:
+        """:meth:`decide` for one criterion: the callable a judge-backed grader takes as ``trust=``."""
+        return self.decide(fingerprint, criterion)
+
+    def __call__(self, fingerprint: str, criterion: str) -> TrustDecision:
+        """Same as :meth:`lookup`: a book is itself the ``trust=`` callable of a judge-backed grader.
+
+        It fits :data:`judgekit.graders.rubric.TrustLookup`: ``RubricGrader(rubric, client,
+        trust=TrustBook(Path("calibration/records")))``.
+        """
+        return self.decide(fingerprint, criterion)
+
+    def require(self, fingerprint: str, criterion: str | None = None) -> TrustDecision:
+        """Refuse to score with an untrusted judge ("no calibration, no score").
+
+        Args:
+            fingerprint: The grader's exact fingerprint.
+            criterion: As for :meth:`decide`.
+
+        Returns:
+            The trusted decision.
+
+        Raises:
+            JudgekitError: When :meth:`decide` says untrusted; the message is its reason.
+        """
+        decision = self.decide(fingerprint, criterion)
+        if decision.trust is not Trust.TRUSTED:
+            key = criterion_key(criterion or "")
+            scope = f" for criterion {key!r}" if key else ""
+            raise JudgekitError(
+                f"the judge with fingerprint {_short(fingerprint)} is not trusted{scope}: {decision.reason}"
+            )
+        return decision
+
+
+def trust_decision(fingerprint: str, criterion: str | None = None, *, records_dir: Path) -> TrustDecision:
+    """Read ``records_dir`` and decide once: ``TrustBook(records_dir).decide(fingerprint, criterion)``.
+
+    Use a :class:`TrustBook` instead when asking more than once (it reads the folder once).
+
+    Raises:
+        ProblemsError: When a record file there is broken.
+    """
+    return TrustBook(records_dir).decide(fingerprint, criterion)

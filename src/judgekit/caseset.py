@@ -1,0 +1,398 @@
+"""Loading a golden set: walking its folders, reading case files, and the set-level rules.
+
+A golden set is a folder of case files (``.yaml``/``.yml``/``.json``, one case or a list of cases, and
+``.jsonl``, one case a line), with an optional manifest (:data:`MANIFEST_NAME`, read as
+:class:`SetManifest`) at its root. :func:`load_case_set` finds the root and manifest, walks the case
+folders (skipping :data:`NON_CASE_DIRS`), validates every case with :func:`judgekit.cases.parse_case` and
+checks what only the whole set can tell: ids unique across the set, unreviewed acceptance only among
+candidates, referenced fixture and transcript files present, and every forbidden rule compiling
+(:func:`judgekit.expressions.validate_case_rules`). It never raises for a bad case: every problem is
+collected, located by file, line and field, in :attr:`CaseSet.problems`.
+
+The Case model itself lives in :mod:`judgekit.cases`; this module is above it, and below every consumer
+of a loaded set (graders, golden-set tooling, the runner, the commands).
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from judgekit.cases import QUESTION_CHAR_LIMIT, REVIEW_PREFIX, Case, parse_case, problems_from_validation
+from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.io.documents import Document, read_documents
+from judgekit.verdict import FrozenModel
+
+__all__ = [
+    "CASE_FILE_SUFFIXES",
+    "MANIFEST_NAME",
+    "NON_CASE_DIRS",
+    "CaseSet",
+    "LoadedCase",
+    "PathArg",
+    "SetManifest",
+    "load_case_set",
+]
+
+CASE_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
+"""File endings read as case files."""
+
+MANIFEST_NAME = "judgekit-set.yaml"
+"""Optional file at a golden set's root describing the set (tools, sources, coverage floors)."""
+
+NON_CASE_DIRS = frozenset(
+    {
+        "fixtures",
+        "transcripts",
+        "states",
+        "exports",
+        "labels",
+        "cassettes",
+        "runs",
+        "intake",  # incident records awaiting intake (judgekit intake)
+        "resolutions",  # experts' double resolutions (judgekit golden reconcile)
+        "reviews",  # review sheets of sampled transcripts (judgekit sample)
+    }
+)
+"""Folders under a set that hold data other than cases; never read as case files."""
+
+
+class SetManifest(FrozenModel):
+    """The optional ``judgekit-set.yaml`` at a golden set's root.
+
+    Attributes:
+        name: The set's name.
+        description: What the set is for.
+        synthetic: True when every case, fixture and transcript is synthetic (no real customer data).
+        cases_dir: Folder of reviewed cases, relative to the root (default: the root itself).
+        candidates_dir: Folder of generated or unreviewed candidates, which no gate reads.
+        tools: Every tool the agent has; coverage names the ones with too few cases.
+        sources: Every knowledge source the agent uses.
+        min_per_tool: Coverage floor: fewest cases per tool (>= 0).
+        min_per_source: Coverage floor: fewest cases per source (>= 0).
+        dimensions: Every quality dimension the set should test (``correct``, ``grounded``, ``useful``,
+            ``action-accurate``, ``safe``...); coverage names the ones with too few cases.
+        min_per_dimension: Coverage floor: fewest cases per declared dimension (>= 0).
+        synthetic_values: Values that look like personal data but are synthetic (a fictional phone
+            number outside the reserved ranges); the personal-data check does not report them.
+    """
+
+    name: str | None = None
+    description: str | None = None
+    synthetic: bool = False
+    cases_dir: str = "."
+    candidates_dir: str = "candidates"
+    tools: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    min_per_tool: int = Field(default=5, ge=0)
+    min_per_source: int = Field(default=5, ge=0)
+    dimensions: tuple[str, ...] = ()
+    min_per_dimension: int = Field(default=5, ge=0)
+    synthetic_values: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class LoadedCase:
+    """A case with where it came from.
+
+    Attributes:
+        case: The validated case.
+        path: The file it was read from.
+        document: The parsed document the case came from (locates its fields for messages).
+        prefix: The case's location inside ``document`` (an index for a list of cases).
+        candidate: True when it lives among candidates (unreviewed acceptance allowed, gates skip it).
+    """
+
+    case: Case
+    path: Path
+    document: Document | None = None
+    prefix: tuple[str | int, ...] = ()
+    candidate: bool = False
+
+    @property
+    def line(self) -> int:
+        """1-based line where the case starts in its file (1 when unknown)."""
+        return self.document.line_of(self.prefix) if self.document is not None else 1
+
+    def line_of(self, field_path: str) -> int:
+        """1-based line of a field such as ``acceptance`` or ``expected.route``.
+
+        Falls back to the nearest enclosing field that can be located, then to the case's line.
+        """
+        if self.document is None:
+            return 1
+        parts = tuple(int(p) if p.isdigit() else p for p in field_path.split("."))
+        return self.document.line_of(self.prefix + parts)
+
+
+@dataclass
+class CaseSet:
+    """A golden set as loaded from disk.
+
+    Attributes:
+        root: The set's root folder; case file paths resolve against it.
+        manifest: The set's manifest, or ``None`` when the set has none.
+        cases: Every valid case (reviewed and candidates), in file order.
+        problems: Every problem found; the set is valid when this is empty.
+        warnings: Things worth knowing that do not make the set invalid (over-long questions).
+        files: Case files read.
+    """
+
+    root: Path
+    manifest: SetManifest | None
+    cases: list[LoadedCase] = field(default_factory=list)
+    problems: list[Problem] = field(default_factory=list)
+    warnings: list[Problem] = field(default_factory=list)
+    files: list[Path] = field(default_factory=list)
+
+    @property
+    def valid(self) -> bool:
+        """True when no problem was found."""
+        return not self.problems
+
+    def reviewed(self) -> list[LoadedCase]:
+        """Cases that gates and runs use (candidates left out)."""
+        return [c for c in self.cases if not c.candidate]
+
+    def candidates(self) -> list[LoadedCase]:
+        """Candidate cases awaiting review."""
+        return [c for c in self.cases if c.candidate]
+
+    def by_id(self) -> dict[str, LoadedCase]:
+        """Cases by id (ids are unique in a valid set)."""
+        return {c.case.id: c for c in self.cases}
+
+    def resolve(self, relative: str) -> Path:
+        """The absolute path of a file a case names, relative to the set's root."""
+        return (self.root / relative).resolve()
+
+    def raise_if_invalid(self) -> None:
+        """Raise :class:`~judgekit.errors.ProblemsError` listing every problem, if there are any."""
+        if self.problems:
+            from judgekit.errors import ProblemsError
+
+            raise ProblemsError(self.problems)
+
+
+def _find_root(paths: Sequence[Path]) -> tuple[Path, SetManifest | None, list[Problem]]:
+    """Find the set's root and manifest.
+
+    The root is the nearest folder at or above the first path holding a manifest, else the first folder
+    given (or the first file's folder).
+    """
+    first = paths[0].resolve()
+    start = first if first.is_dir() else first.parent
+    for folder in (start, *start.parents):
+        manifest_path = folder / MANIFEST_NAME
+        if manifest_path.is_file():
+            try:
+                doc = next(iter(read_documents(manifest_path)))
+            except LocatedError as exc:
+                return folder, None, [exc.problem]
+            if isinstance(doc, Problem):
+                return folder, None, [doc]
+            try:
+                return folder, SetManifest.model_validate(doc.data or {}), []
+            except ValidationError as exc:
+                return folder, None, problems_from_validation(exc, doc, SetManifest)
+    return start, None, []
+
+
+def _case_files(path: Path, skip: set[Path]) -> Iterator[Path]:
+    if path.is_file():
+        yield path
+        return
+    for child in sorted(path.rglob("*")):
+        if not child.is_file() or child.suffix.lower() not in CASE_FILE_SUFFIXES:
+            continue
+        rel_parts = child.relative_to(path).parts[:-1]
+        if any(part in NON_CASE_DIRS or part.startswith(".") for part in rel_parts):
+            continue
+        if child.name == MANIFEST_NAME or child.resolve() in skip:
+            continue
+        yield child
+
+
+def _case_roots(
+    paths: Sequence[Path], root: Path, manifest: SetManifest | None, problems: list[Problem]
+) -> list[Path]:
+    """Where to look for case files.
+
+    A set's root given on the command line stands for its manifest's ``cases_dir`` and
+    ``candidates_dir``; any other path is read as given.
+    """
+    if manifest is None or manifest.cases_dir in {".", ""}:
+        return list(paths)
+    out: list[Path] = []
+    for p in paths:
+        if p.is_dir() and p.resolve() == root.resolve():
+            cases_dir = root / manifest.cases_dir
+            if not cases_dir.is_dir():
+                problems.append(
+                    Problem(
+                        root / MANIFEST_NAME,
+                        None,
+                        "cases_dir",
+                        f"folder '{manifest.cases_dir}' does not exist under {root}",
+                    )
+                )
+            else:
+                out.append(p / manifest.cases_dir)
+            candidates = root / manifest.candidates_dir
+            if candidates.is_dir():
+                out.append(p / manifest.candidates_dir)
+        else:
+            out.append(p)
+    return out
+
+
+PathArg = str | PathLike[str]
+"""A file or folder path, as text or a path object."""
+
+
+def load_case_set(
+    paths: PathArg | Sequence[PathArg], *, check_files: bool = True, compile_rules: bool = True
+) -> CaseSet:
+    """Load and validate a golden set from folders and/or case files.
+
+    Case files are ``.yaml``/``.yml``/``.json`` (one case, or a list of cases) and ``.jsonl`` (one case
+    a line). Folders named in :data:`NON_CASE_DIRS` (fixtures, transcripts, runs...) are never read as
+    cases. Given the set's root and a manifest with a ``cases_dir``, only that folder and the
+    ``candidates_dir`` are read. Cases under the ``candidates_dir`` are candidates.
+
+    Set-level rules checked: ids unique across the set; an acceptance starting with ``REVIEW:`` only
+    among candidates; referenced fixture and transcript files exist (when ``check_files``). Questions
+    longer than :data:`QUESTION_CHAR_LIMIT` are reported as warnings.
+
+    Args:
+        paths: Folders or files making up the set: one path or a sequence of them, each a ``str`` or a
+            path object (``pathlib.Path``, any ``os.PathLike``).
+        check_files: Whether to check that referenced files exist.
+        compile_rules: Whether to compile every forbidden rule's conditions (CEL) now, so that a broken
+            rule is a load problem (see :func:`judgekit.expressions.validate_case_rules`).
+
+    Returns:
+        The case set, with ``problems`` listing everything wrong (it never raises for a bad case).
+
+    Raises:
+        JudgekitError: When a path does not exist or nothing to read was found.
+    """
+    path_list = [Path(paths)] if isinstance(paths, str | PathLike) else [Path(p) for p in paths]
+    if not path_list:
+        raise JudgekitError("no path given: name a golden-set folder or case files")
+    for p in path_list:
+        if not p.exists():
+            raise JudgekitError(f"{p}: no such file or folder")
+    root, manifest, problems = _find_root(path_list)
+    case_set = CaseSet(root=root, manifest=manifest, problems=problems)
+    candidates_dir = (root / (manifest.candidates_dir if manifest else "candidates")).resolve()
+    files: list[Path] = []
+    seen_files: set[Path] = set()
+    for p in _case_roots(path_list, root, manifest, case_set.problems):
+        for f in _case_files(p, set()):
+            if f not in seen_files:
+                seen_files.add(f)
+                files.append(f)
+    if not files:
+        where = ", ".join(str(p) for p in path_list)
+        raise JudgekitError(
+            f"{where}: no case files found (looked for {', '.join(CASE_FILE_SUFFIXES)}; folders named "
+            f"{', '.join(sorted(NON_CASE_DIRS))} are skipped)"
+        )
+    case_set.files = files
+    for path in files:
+        candidate = candidates_dir in path.resolve().parents
+        try:
+            for item in read_documents(path):
+                if isinstance(item, Problem):
+                    case_set.problems.append(item)
+                    continue
+                _add_documents(case_set, item, candidate)
+        except LocatedError as exc:
+            case_set.problems.append(exc.problem)
+        except JudgekitError as exc:
+            case_set.problems.append(Problem(path, None, "", exc.message.removeprefix(f"{path}: ")))
+    _check_set_rules(case_set, check_files=check_files)
+    if compile_rules:
+        # Rules compile when the case loads: a syntax error, an unknown tool or an unknown name in a
+        # forbidden rule is a load problem naming the case and the rule, not a surprise at grading time.
+        from judgekit.expressions import validate_case_rules
+
+        tools = manifest.tools if manifest else ()
+        case_set.problems.extend(validate_case_rules(case_set.cases, tools=tools))
+    return case_set
+
+
+def _add_documents(case_set: CaseSet, doc: Document, candidate: bool) -> None:
+    entries: Iterable[tuple[tuple[str | int, ...], Any]]
+    if isinstance(doc.data, list):
+        entries = [((i,), item) for i, item in enumerate(doc.data)]
+    else:
+        entries = [((), doc.data)]
+    for prefix, data in entries:
+        result = parse_case(data, doc, prefix)
+        if isinstance(result, list):
+            case_set.problems.extend(result)
+        else:
+            case_set.cases.append(LoadedCase(result, doc.path, doc, prefix, candidate))
+
+
+def _check_set_rules(case_set: CaseSet, *, check_files: bool) -> None:
+    counts = Counter(c.case.id for c in case_set.cases)
+    first_seen: dict[str, LoadedCase] = {}
+    for loaded in case_set.cases:
+        case = loaded.case
+        if counts[case.id] > 1:
+            if case.id in first_seen:
+                other = first_seen[case.id]
+                case_set.problems.append(
+                    Problem(
+                        loaded.path,
+                        loaded.line_of("id"),
+                        "id",
+                        f"duplicate id '{case.id}' (also at {other.path}:{other.line_of('id')}); "
+                        "ids must be unique",
+                    )
+                )
+            else:
+                first_seen[case.id] = loaded
+        if case.is_unreviewed and not loaded.candidate:
+            case_set.problems.append(
+                Problem(
+                    loaded.path,
+                    loaded.line_of("acceptance"),
+                    "acceptance",
+                    f"acceptance still starts with '{REVIEW_PREFIX}': a reviewer must write or approve it "
+                    "before the case leaves the candidates folder",
+                )
+            )
+        if check_files:
+            for field_name, rel in case.referenced_files():
+                if not case_set.resolve(rel).is_file():
+                    case_set.problems.append(
+                        Problem(
+                            loaded.path,
+                            loaded.line_of(field_name),
+                            field_name,
+                            f"file '{rel}' not found (looked in {case_set.root}); "
+                            "paths are relative to the set's root",
+                        )
+                    )
+        for i, question in enumerate(case.questions()):
+            if len(question) > QUESTION_CHAR_LIMIT:
+                which = "question" if i == 0 else f"paraphrases.{i - 1}"
+                case_set.warnings.append(
+                    Problem(
+                        loaded.path,
+                        loaded.line_of(which if i else "input"),
+                        which,
+                        f"{len(question)} characters; exports that cap questions at {QUESTION_CHAR_LIMIT} "
+                        "(Copilot Studio) will leave it out",
+                    )
+                )

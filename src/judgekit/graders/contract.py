@@ -1,0 +1,667 @@
+"""The grading contract: the layers, what each needs, what a case states, and when a case may pass.
+
+This module is the one place where judgekit says what a verdict means. Every grading path (the runner
+behind ``judgekit grade``, the demo, the pytest plugin, Inspect AI, promptfoo, tau-bench, the Python API)
+goes through :func:`settle` via :func:`judgekit.graders.layered.combine`, so none can answer differently.
+
+* **Layers** (:class:`Layer`): each says what it needs from a transcript
+  (:class:`~judgekit.transcript.Capability`) and whether it is bookkeeping (its pass proves nothing
+  about the agent). A trial imported from a lossy trace is graded only by the layers whose needs it
+  records (:func:`restrict_to_supported`).
+* **Expectations** (:func:`stated_expectations`): everything a case states it expects (expected state,
+  required outcome, acceptance, forbidden rules and outcomes, expected route, must / must-not mention,
+  per-turn texts, expected sources when grounding is on) maps to the checks that decide it.
+* **The rule** (:func:`settle`): a case is ``pass`` only when its gates pass *and* every expectation it
+  states was decided by at least one check. An expectation with no decided check makes the case
+  ``insufficient_information`` (something was decided, not everything) or ``not_evaluated`` (nothing
+  was), with a reason naming the expectation and what would decide it. A failed gate still fails the
+  case: a failure is certain whatever else is missing.
+* **Untrusted judges** (:data:`UntrustedPolicy`): by default (``withhold``) a judge-backed verdict without
+  a calibration record trusting its exact fingerprint counts as ``insufficient_information``: the judge
+  ran and answered, but its answer is not yet evidence anyone may believe, so the case is neither
+  ``pass`` nor ``fail`` on its account.
+* **Checks** are built by :func:`make_check`, which owns the gate/score rule (a gate has no score; a
+  scored check scores 1.0 for ``pass``, 0.0 for ``fail`` and ``None`` otherwise).
+* **Specs** (:class:`GraderSpec`): every grader, deterministic ones included, has a spec and a
+  fingerprint; result lines record it, and a changed grader is a different grader.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
+
+from pydantic import Field, JsonValue
+
+from judgekit.transcript import Capability
+from judgekit.verdict import (
+    CheckResult,
+    Evidence,
+    FailureCategory,
+    FrozenModel,
+    Grade,
+    Trust,
+    Verdict,
+)
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case
+    from judgekit.transcript import Transcript
+
+__all__ = [
+    "CONTRACT_VERSION",
+    "LAYERS",
+    "UNTRUSTED_POLICIES",
+    "Expectation",
+    "ExpectationKind",
+    "Grader",
+    "GraderSpec",
+    "Layer",
+    "LayerInfo",
+    "Settlement",
+    "UntrustedPolicy",
+    "effective_verdict",
+    "layer_of",
+    "layer_spec",
+    "make_check",
+    "not_evaluated",
+    "restrict_to_supported",
+    "settle",
+    "stated_expectations",
+    "unsupported_layers",
+]
+
+CONTRACT_VERSION = 2
+"""Version of the grading contract (what a pass means); part of every grader's fingerprint.
+
+1: gates alone decided the verdict. 2: every stated expectation must be decided, untrusted judges
+withheld by default.
+"""
+
+
+# --------------------------------------------------------------------------- layers
+
+
+class Layer(StrEnum):
+    """A grader layer: the kind of check that produced a :class:`~judgekit.verdict.CheckResult`.
+
+    ``CheckResult.layer`` holds one of these values. :data:`LAYERS` describes each.
+    """
+
+    STATE = "state"
+    RULES = "rules"
+    ROUTE = "route"
+    TEXT = "text"
+    GROUNDING = "grounding"
+    RUBRIC = "rubric"
+    FIXTURE = "fixture"
+    TAU_BENCH = "tau-bench"
+    IMPORTED = "imported"
+    CASE = "case"
+    REFERENCE = "reference"
+    RUNNER = "runner"
+
+
+@dataclass(frozen=True)
+class LayerInfo:
+    """What a layer is and needs.
+
+    Attributes:
+        layer: The layer.
+        needs: What the transcript must record faithfully for the layer's pass or fail to count.
+        bookkeeping: True when a pass of this layer says nothing about the agent's work (the trial started
+            from the right fixture; the transcript belongs to the case); a case whose only decided checks
+            are bookkeeping never passes.
+        judge_backed: True when an LLM judge decides the layer's checks (their trust matters).
+        version: Version of the layer's semantics; part of its spec and fingerprint.
+        summary: One line for documentation and reports.
+    """
+
+    layer: Layer
+    needs: frozenset[Capability]
+    bookkeeping: bool
+    judge_backed: bool
+    version: int
+    summary: str
+
+
+def _info(
+    layer: Layer, needs: Iterable[Capability], summary: str, *, bookkeeping: bool = False, judge: bool = False
+) -> LayerInfo:
+    return LayerInfo(layer, frozenset(needs), bookkeeping, judge, 1, summary)
+
+
+LAYERS: Mapping[Layer, LayerInfo] = {
+    info.layer: info
+    for info in (
+        _info(Layer.STATE, (Capability.FINAL_STATE,), "the end state against the expected state"),
+        _info(
+            Layer.RULES,
+            (Capability.TOOL_CALLS, Capability.TOOL_RESULTS),
+            "forbidden trajectories over the tool calls",
+        ),
+        _info(Layer.ROUTE, (Capability.TOOL_CALLS,), "the expected route, matched as an assignment"),
+        _info(Layer.TEXT, (Capability.ASSISTANT_TEXT,), "must-mention and must-not-mention texts"),
+        _info(
+            Layer.GROUNDING,
+            (Capability.TOOL_RESULTS, Capability.ASSISTANT_TEXT),
+            "expected sources retrieved or cited",
+        ),
+        _info(Layer.RUBRIC, (Capability.CONVERSATION,), "rubric criteria judged by an LLM", judge=True),
+        _info(Layer.FIXTURE, (), "the trial started from the case's fixture", bookkeeping=True),
+        _info(
+            Layer.TAU_BENCH,
+            (Capability.ASSISTANT_TEXT,),
+            "tau-bench's own reward conditions (required outputs said, episode finished)",
+        ),
+        _info(Layer.IMPORTED, (), "the verdict stored by the harness the trial was imported from"),
+        _info(Layer.CASE, (), "the transcript belongs to the case", bookkeeping=True),
+        _info(Layer.REFERENCE, (), "the case's reference solution could be read", bookkeeping=True),
+        _info(Layer.RUNNER, (), "the grader ran without raising", bookkeeping=True),
+    )
+}
+
+
+def layer_of(check: CheckResult) -> Layer | None:
+    """The :class:`Layer` of a check, or ``None`` for a layer name this contract does not know.
+
+    A user's own grading function may report any layer name; such checks are graded like any other gate
+    or scored check but no lossy-trace restriction applies to them.
+    """
+    try:
+        return Layer(check.layer)
+    except ValueError:
+        return None
+
+
+def unsupported_layers(lost: Mapping[Capability, str]) -> dict[Layer, str]:
+    """The layers a trace cannot support, with the reason, given what the trace lost.
+
+    Args:
+        lost: What the trace failed to record, by capability, with why (see
+            :meth:`judgekit.io.otel.FidelityReport.lost`).
+
+    Returns:
+        Each layer one of whose needs is lost, with the reasons joined; layers missing from the result are
+        supported.
+    """
+    out: dict[Layer, str] = {}
+    for layer, info in LAYERS.items():
+        reasons = [lost[need] for need in sorted(info.needs) if need in lost]
+        if reasons:
+            out[layer] = "; ".join(dict.fromkeys(reasons))
+    return out
+
+
+def restrict_to_supported(
+    checks: Sequence[CheckResult], lost: Mapping[Capability, str] | None
+) -> list[CheckResult]:
+    """Turn the verdicts of layers a lossy trace cannot support into ``insufficient_information``.
+
+    A ``pass`` or ``fail`` from such a layer becomes ``insufficient_information`` (never ``pass``), with the
+    reason and the original verdict kept as evidence. ``error``, ``not_evaluated`` and
+    ``insufficient_information`` stay as they are, and so does every check of a supported layer.
+
+    Args:
+        checks: The checks of one trial.
+        lost: What the trial's transcript failed to record (``None`` or empty: nothing was lost; the
+            checks are returned as they are).
+
+    Returns:
+        New checks (inputs are never modified).
+    """
+    if not lost:
+        return list(checks)
+    unsupported = unsupported_layers(lost)
+    out: list[CheckResult] = []
+    for check in checks:
+        layer = layer_of(check)
+        why = unsupported.get(layer) if layer is not None else None
+        if why is None or check.verdict not in (Verdict.PASS, Verdict.FAIL):
+            out.append(check)
+            continue
+        note = Evidence(
+            kind="note",
+            summary=(
+                f"the trace cannot support the {check.layer} layer; its {check.verdict.value} is not counted"
+            ),
+            data={"original_verdict": check.verdict.value, "original_reason": check.reason, "fidelity": why},
+        )
+        out.append(
+            check.model_copy(
+                update={
+                    "verdict": Verdict.INSUFFICIENT_INFORMATION,
+                    "reason": f"lossy trace: {why}",
+                    "category": None,
+                    "score": None,
+                    "evidence": (*check.evidence, note),
+                }
+            )
+        )
+    return out
+
+
+# --------------------------------------------------------------------------- checks
+
+_SCORES = {Verdict.PASS: 1.0, Verdict.FAIL: 0.0}
+
+
+def make_check(
+    check_id: str,
+    layer: Layer,
+    verdict: Verdict,
+    *,
+    gate: bool,
+    reason: str = "",
+    category: FailureCategory | None = None,
+    evidence: Iterable[Evidence] = (),
+    trust: Trust = Trust.NOT_REQUIRED,
+    trust_reason: str = "",
+    weight: float = 1.0,
+) -> CheckResult:
+    """Build a check; the gate/score rule lives here and nowhere else.
+
+    A gate carries no score (its ``fail`` fails the case; quality never buys it back). A scored check
+    scores 1.0 for ``pass``, 0.0 for ``fail`` and ``None`` for every other verdict: an error or an undecided
+    check is never counted as 0 or 1. ``category`` is kept only on a ``fail``.
+
+    Example:
+        >>> make_check("text:must_mention:0", Layer.TEXT, Verdict.FAIL, gate=False).score
+        0.0
+        >>> make_check("rule:0", Layer.RULES, Verdict.FAIL, gate=True).score is None
+        True
+    """
+    return CheckResult(
+        check_id=check_id,
+        layer=layer.value,
+        verdict=verdict,
+        gate=gate,
+        reason=reason,
+        category=category if verdict is Verdict.FAIL else None,
+        evidence=tuple(evidence),
+        trust=trust,
+        trust_reason=trust_reason,
+        score=None if gate else _SCORES.get(verdict),
+        weight=weight,
+    )
+
+
+def not_evaluated(check_id: str, layer: Layer, reason: str, *, gate: bool = True) -> CheckResult:
+    """The one check a layer reports when the case gives it nothing to check."""
+    return make_check(check_id, layer, Verdict.NOT_EVALUATED, gate=gate, reason=reason)
+
+
+# --------------------------------------------------------------------------- untrusted judges
+
+UntrustedPolicy = Literal["withhold", "count", "fail_only", "advisory"]
+"""What a verdict of an untrusted judge may do to the case verdict.
+
+* ``withhold`` (the default): it counts as ``insufficient_information``; the case is neither ``pass`` nor
+  ``fail`` on its account, and an expectation only that judge decides stays undecided.
+* ``count``: it counts as it is (an explicit opt-in); every output counts such verdicts.
+* ``fail_only``: its ``fail`` counts, its ``pass`` counts as ``insufficient_information``.
+* ``advisory``: it counts as ``not_evaluated`` (shown, never deciding).
+"""
+
+UNTRUSTED_POLICIES: tuple[str, ...] = ("withhold", "count", "fail_only", "advisory")
+"""Every :data:`UntrustedPolicy`, the default first."""
+
+
+def effective_verdict(check: CheckResult, policy: UntrustedPolicy) -> Verdict:
+    """The verdict a check contributes to its case under an untrusted-judge policy.
+
+    Checks that are not ``untrusted`` (deterministic checks, trusted judges) contribute their verdict
+    unchanged, and so does every ``error``, ``not_evaluated`` or ``insufficient_information``.
+    """
+    if check.trust is not Trust.UNTRUSTED or check.verdict not in (Verdict.PASS, Verdict.FAIL):
+        return check.verdict
+    if policy == "count":
+        return check.verdict
+    if policy == "advisory":
+        return Verdict.NOT_EVALUATED
+    if policy == "fail_only" and check.verdict is Verdict.FAIL:
+        return Verdict.FAIL
+    return Verdict.INSUFFICIENT_INFORMATION
+
+
+# --------------------------------------------------------------------------- expectations
+
+
+class ExpectationKind(StrEnum):
+    """The kinds of expectation a case can state."""
+
+    EXPECTED_STATE = "expected_state"
+    FORBIDDEN_RULE = "forbidden_rule"
+    EXPECTED_ROUTE = "expected_route"
+    MUST_MENTION = "must_mention"
+    MUST_NOT_MENTION = "must_not_mention"
+    TURN_TEXT = "turn_text"
+    REQUIRED_OUTCOME = "required_outcome"
+    ACCEPTANCE = "acceptance"
+    FORBIDDEN_OUTCOME = "forbidden_outcome"
+    EXPECTED_SOURCE = "expected_source"
+
+
+_JUDGE_HINT = "give a judge (--judge-model) whose calibration record trusts its fingerprint"
+
+
+@dataclass(frozen=True)
+class Expectation:
+    """One thing a case states it expects, and the checks that decide it.
+
+    Attributes:
+        kind: What sort of expectation it is.
+        key: Unique within the case (``must_mention:0``, ``forbidden_rule:2``, ``expected_state``).
+        label: One line a person reads ("must mention 'refund issued'").
+        check_ids: The ids of the checks that decide it; it is decided when at least one of them is
+            present and every one present has an effective ``pass`` or ``fail``.
+        layer: The layer whose checks decide it.
+        decided_by: What would decide it when nothing did ("give the transcript a final_state").
+    """
+
+    kind: ExpectationKind
+    key: str
+    label: str
+    check_ids: frozenset[str]
+    layer: Layer
+    decided_by: str
+
+
+def _short(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _mention_label(item: object) -> str:
+    pattern = getattr(item, "pattern", None)
+    if isinstance(pattern, str):
+        return f"/{pattern}/"
+    text = getattr(item, "text", item)
+    return repr(_short(str(text), 60))
+
+
+def stated_expectations(case: Case, *, grounding: bool = False) -> tuple[Expectation, ...]:
+    """Every expectation a case states, each with the checks that decide it.
+
+    Args:
+        case: The case.
+        grounding: Whether grounding is on for this grading (only then are expected sources an
+            expectation: with it off, nobody promised to check them).
+
+    Returns:
+        The expectations in a stable order. A case that states none can never pass.
+    """
+    out: list[Expectation] = []
+
+    def add(
+        kind: ExpectationKind, key: str, label: str, ids: Iterable[str], *, layer: Layer, hint: str
+    ) -> None:
+        out.append(Expectation(kind, key, label, frozenset(ids), layer, hint))
+
+    if case.expected_state is not None:
+        add(
+            ExpectationKind.EXPECTED_STATE,
+            "expected_state",
+            "the expected end state",
+            ("state", "state:collateral"),
+            layer=Layer.STATE,
+            hint="give the transcript its final_state (and the case or transcript an initial_state)",
+        )
+    for i, rule in enumerate(case.rules()):
+        add(
+            ExpectationKind.FORBIDDEN_RULE,
+            f"forbidden_rule:{i}",
+            f"forbidden rule {i}" + (f" ({_short(rule.description)})" if rule.description else ""),
+            (f"rule:{i}",),
+            layer=Layer.RULES,
+            hint="fix the rule's error (see its check) so the rules layer can decide it",
+        )
+    expected = case.expected
+    if expected is not None and expected.route is not None:
+        add(
+            ExpectationKind.EXPECTED_ROUTE,
+            "expected_route",
+            "the expected route",
+            ("route", "route:max_calls", "route:confirmation"),
+            layer=Layer.ROUTE,
+            hint="record the trial's tool calls",
+        )
+    if expected is not None:
+        for i, item in enumerate(expected.must_mention):
+            add(
+                ExpectationKind.MUST_MENTION,
+                f"must_mention:{i}",
+                f"must mention {_mention_label(item)}",
+                (f"text:must_mention:{i}",),
+                layer=Layer.TEXT,
+                hint="record the assistant's messages",
+            )
+        for i, item in enumerate(expected.must_not_mention):
+            add(
+                ExpectationKind.MUST_NOT_MENTION,
+                f"must_not_mention:{i}",
+                f"must not mention {_mention_label(item)}",
+                (f"text:must_not_mention:{i}",),
+                layer=Layer.TEXT,
+                hint="record the assistant's messages",
+            )
+        if grounding:
+            for source in dict.fromkeys(expected.sources):
+                add(
+                    ExpectationKind.EXPECTED_SOURCE,
+                    f"expected_source:{source}",
+                    f"expected source {source}",
+                    (f"grounding:{source}",),
+                    layer=Layer.GROUNDING,
+                    hint="record the tool results and the replies",
+                )
+    for t, turn in enumerate(case.turns):
+        for i, item in enumerate(turn.expect_contains):
+            add(
+                ExpectationKind.TURN_TEXT,
+                f"turn_text:{t}:{i}",
+                f"turn {t} must contain {_mention_label(item)}",
+                (f"text:turn:{t}:{i}",),
+                layer=Layer.TEXT,
+                hint="record the assistant's messages",
+            )
+    if case.required_outcome:
+        add(
+            ExpectationKind.REQUIRED_OUTCOME,
+            "required_outcome",
+            f"required outcome ({_short(case.required_outcome)})",
+            ("criterion:case.required_outcome",),
+            layer=Layer.RUBRIC,
+            hint=_JUDGE_HINT,
+        )
+    if case.acceptance:
+        add(
+            ExpectationKind.ACCEPTANCE,
+            "acceptance",
+            f"acceptance ({_short(case.acceptance)})",
+            ("criterion:case.acceptance",),
+            layer=Layer.RUBRIC,
+            hint=_JUDGE_HINT
+            if not case.is_unreviewed
+            else "review the acceptance criterion (it is still marked REVIEW:), then give a trusted judge",
+        )
+    for i, text in enumerate(case.prohibited_texts()):
+        add(
+            ExpectationKind.FORBIDDEN_OUTCOME,
+            f"forbidden_outcome:{i}",
+            f"forbidden outcome ({_short(text)})",
+            (f"criterion:case.forbidden_outcome.{i}",),
+            layer=Layer.RUBRIC,
+            hint=_JUDGE_HINT,
+        )
+    return tuple(out)
+
+
+# --------------------------------------------------------------------------- settling a case
+
+
+class Settlement(FrozenModel):
+    """How the contract settled one trial.
+
+    Attributes:
+        verdict: The case verdict.
+        reason: Why, when the contract (not a single failed check) decided it; empty otherwise.
+        undecided: The keys of the expectations no check decided, in order.
+        decided: How many of the case's expectations were decided.
+        stated: How many expectations the case states.
+    """
+
+    verdict: Verdict
+    reason: str = ""
+    undecided: tuple[str, ...] = ()
+    decided: int = 0
+    stated: int = 0
+
+
+def _why_undecided(expectation: Expectation, found: Sequence[tuple[CheckResult, Verdict]]) -> str:
+    if not found:
+        return f"{expectation.label} not checked: {expectation.decided_by}"
+    check, verdict = next(((c, v) for c, v in found if v not in (Verdict.PASS, Verdict.FAIL)), found[0])
+    if check.trust is Trust.UNTRUSTED and check.verdict in (Verdict.PASS, Verdict.FAIL):
+        why = check.trust_reason or "no calibration record trusts its fingerprint"
+        return (
+            f"{expectation.label} not decided: the judge answered {check.verdict.value} but is untrusted "
+            f"({why}); calibrate it, or opt in with --untrusted count"
+        )
+    detail = f": {check.reason}" if check.reason else ""
+    return f"{expectation.label} not decided ({check.check_id} is {verdict.value}{detail})"
+
+
+def settle(
+    gate_verdict: Verdict,
+    expectations: Sequence[Expectation],
+    checks: Sequence[CheckResult],
+    *,
+    untrusted: UntrustedPolicy,
+) -> Settlement:
+    """Apply the contract: a case passes only when its gates pass and every stated expectation was decided.
+
+    Args:
+        gate_verdict: The verdict of the gates alone (:func:`~judgekit.verdict.combine_gate_verdicts` over
+            the effective gate verdicts).
+        expectations: What the case states (:func:`stated_expectations`).
+        checks: Every check of the trial.
+        untrusted: The untrusted-judge policy in force (see :func:`effective_verdict`).
+
+    Returns:
+        The settlement. ``fail``, ``error`` and ``insufficient_information`` from the gates stand (the
+        latter two with the undecided expectations and withheld judge gates as the reason). Otherwise:
+        a case stating no expectation is ``not_evaluated``; a case with an undecided expectation is
+        ``insufficient_information`` when another expectation was decided and ``not_evaluated`` when none
+        was; a case whose every expectation was decided keeps the gates' ``pass``.
+    """
+    by_id: dict[str, list[CheckResult]] = {}
+    for check in checks:
+        by_id.setdefault(check.check_id, []).append(check)
+    undecided: list[tuple[Expectation, str]] = []
+    decided = 0
+    for expectation in expectations:
+        found = [
+            (c, effective_verdict(c, untrusted))
+            for i in sorted(expectation.check_ids)
+            for c in by_id.get(i, ())
+        ]
+        if found and all(v in (Verdict.PASS, Verdict.FAIL) for _, v in found):
+            decided += 1
+        else:
+            undecided.append((expectation, _why_undecided(expectation, found)))
+    stated = len(expectations)
+    keys = tuple(e.key for e, _ in undecided)
+    covered = {i for e, _ in undecided for i in e.check_ids}
+    withheld = [
+        f"{c.check_id} not counted: the judge answered {c.verdict.value} but is untrusted "
+        f"({c.trust_reason or 'no calibration record trusts its fingerprint'})"
+        for c in checks
+        if c.gate
+        and c.check_id not in covered
+        and c.trust is Trust.UNTRUSTED
+        and c.verdict in (Verdict.PASS, Verdict.FAIL)
+        and effective_verdict(c, untrusted) is not c.verdict
+    ]
+    reasons = [why for _, why in undecided] + withheld
+    if gate_verdict is Verdict.FAIL:
+        return Settlement(verdict=gate_verdict, undecided=keys, decided=decided, stated=stated)
+    if gate_verdict in (Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION):
+        return Settlement(
+            verdict=gate_verdict, reason="; ".join(reasons), undecided=keys, decided=decided, stated=stated
+        )
+    if not expectations:
+        return Settlement(
+            verdict=Verdict.NOT_EVALUATED,
+            reason="the case states no expectation a grader can check (no expected_state, required_outcome, "
+            "acceptance, forbidden rules or outcomes, expected route or texts), so it cannot pass",
+            stated=0,
+        )
+    if undecided:
+        verdict = Verdict.INSUFFICIENT_INFORMATION if decided else Verdict.NOT_EVALUATED
+        return Settlement(
+            verdict=verdict,
+            reason="; ".join(reasons),
+            undecided=keys,
+            decided=decided,
+            stated=stated,
+        )
+    return Settlement(verdict=Verdict.PASS, decided=decided, stated=stated)
+
+
+# --------------------------------------------------------------------------- specs and the grader protocol
+
+
+class GraderSpec(FrozenModel):
+    """What identifies a grader: enough to re-create it, and what its fingerprint hashes.
+
+    Attributes:
+        name: The grader's kind (``layered``, ``state``, ``rubric``, ``function:module.name``).
+        version: Version of its semantics.
+        args: Its arguments (JSON values).
+        parts: The graders it is made of (a layered grader's layers, a judge's spec).
+    """
+
+    name: str
+    version: int = 1
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+    parts: tuple[GraderSpec, ...] = ()
+
+    @property
+    def fingerprint(self) -> str:
+        """SHA-256 hex of the canonical JSON of the spec: equal specs, equal fingerprints."""
+        text = json.dumps(
+            self.model_dump(mode="json"), sort_keys=True, separators=(",", ":"), ensure_ascii=False
+        )
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def record(self) -> dict[str, JsonValue]:
+        """The form recorded in result lines: ``{"fingerprint": hex, "spec": {...}}``."""
+        return {"fingerprint": self.fingerprint, "spec": self.model_dump(mode="json")}
+
+
+def layer_spec(layer: Layer, **args: JsonValue) -> GraderSpec:
+    """The spec of one deterministic layer, with the contract version and the layer's version."""
+    return GraderSpec(name=layer.value, version=LAYERS[layer].version, args=dict(args))
+
+
+@runtime_checkable
+class Grader(Protocol):
+    """Anything that grades one trial: the one grader interface of every path.
+
+    ``spec`` identifies the grader (recorded in result lines; a changed spec is a changed grader). ``grade``
+    never raises for expected problems: they are verdicts (``error`` with a reason).
+    """
+
+    @property
+    def spec(self) -> GraderSpec:
+        """What identifies this grader."""
+        ...
+
+    async def grade(self, case: Case, transcript: Transcript) -> Grade:
+        """Grade one trial."""
+        ...

@@ -1,0 +1,182 @@
+"""Resolving the states a trial refers to: case fixtures, recorded states and reference solutions.
+
+A :class:`StateProvider` turns the state references of a case (``initial_state``,
+``expected_state.snapshot``, ``reference_solution``) and of a transcript (``initial_state``,
+``final_state``: inline data or a path) into :class:`~judgekit.state.Snapshot` objects, reading the files
+and caching what it loaded by path. Fixture paths in cases are relative to the golden set's root; state
+paths in transcripts are relative to the transcript file's folder. A state that cannot be loaded never
+raises: the provider returns the reason as text, and the grader that needed it reports ``error`` with it.
+
+This is the one place grading reads state files: graders take a provider as an argument and never open a
+file themselves.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from judgekit.errors import JudgekitError
+from judgekit.state.snapshot import Snapshot, load_state, snapshot_from_data
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case
+    from judgekit.transcript import StateRef, Transcript
+
+__all__ = ["StateProvider"]
+
+
+class StateProvider:
+    """Resolves state references to snapshots, with a cache of everything loaded.
+
+    Args:
+        root: The golden set's root; case fixture paths (``initial_state``, ``expected_state.snapshot``,
+            ``reference_solution``) are relative to it.
+        transcript_dir: The folder of the transcript file being graded; transcript state paths are
+            relative to it (absolute paths are used as they are).
+        snapshots: Snapshots already in memory, by path as written or as resolved (tests, benchmarks,
+            callers that loaded states themselves).
+
+    Use :meth:`for_transcripts` to grade transcripts from another folder with the same cache. Not
+    thread-safe; one provider per thread.
+    """
+
+    def __init__(
+        self,
+        root: Path | None = None,
+        *,
+        transcript_dir: Path | None = None,
+        snapshots: Mapping[str, Snapshot] | None = None,
+    ) -> None:
+        self.root = root
+        self.transcript_dir = transcript_dir
+        self._preloaded: dict[str, Snapshot] = dict(snapshots or {})
+        self._cache: dict[str, Snapshot | str] = {}
+        self._references: dict[str, Transcript | str] = {}
+
+    def for_transcripts(self, transcript_dir: Path) -> StateProvider:
+        """A provider for transcripts in another folder, sharing this one's cache."""
+        other = StateProvider(self.root, transcript_dir=transcript_dir)
+        other._preloaded = self._preloaded
+        other._cache = self._cache
+        other._references = self._references
+        return other
+
+    # ------------------------------------------------------------------ loading
+
+    def load(self, written: str, base: Path | None, what: str) -> Snapshot | str:
+        """Load a state file, cached; return the snapshot or why it could not be loaded."""
+        if written in self._preloaded:
+            return self._preloaded[written]
+        path = Path(written)
+        if not path.is_absolute():
+            if base is None:
+                return f"{what} '{written}' is a relative path and no folder is known to resolve it against"
+            path = base / path
+        key = str(path.resolve())
+        if key in self._preloaded:
+            return self._preloaded[key]
+        if key not in self._cache:
+            try:
+                self._cache[key] = load_state(path)
+            except JudgekitError as exc:
+                self._cache[key] = f"{what} cannot be loaded: {exc.message}"
+            except OSError as exc:
+                self._cache[key] = f"{what} cannot be loaded: {path}: {exc.strerror}"
+        return self._cache[key]
+
+    def state(self, ref: StateRef, what: str) -> Snapshot | str:
+        """Resolve a transcript's state reference (inline data, or a path relative to its folder)."""
+        if ref.data is not None:
+            try:
+                return snapshot_from_data(ref.data, source=f"inline {what}")
+            except JudgekitError as exc:
+                return f"{what} is not a valid state: {exc.message}"
+        return self.load(ref.path or "", self.transcript_dir, what)
+
+    def initial(self, case: Case, transcript: Transcript) -> tuple[Snapshot | None, Snapshot | str | None]:
+        """The trial's initial state, and the case fixture's when it differs in source.
+
+        Returns:
+            ``(state used, case fixture)``: the transcript's recorded initial state when it has one, else
+            the case's fixture; the second item is the case fixture (or why it failed to load) when the
+            transcript also recorded one, so the caller can check the trial started from it.
+        """
+        fixture: Snapshot | str | None = None
+        if case.initial_state:
+            fixture = self.load(case.initial_state, self.root, "the case's initial_state")
+        if transcript.initial_state is not None:
+            recorded = self.state(transcript.initial_state, "the transcript's initial_state")
+            if isinstance(recorded, str):
+                return None, recorded
+            return recorded, fixture
+        if isinstance(fixture, Snapshot):
+            return fixture, None
+        return None, fixture
+
+    def final(self, transcript: Transcript) -> Snapshot | str:
+        """The trial's final state, or why there is none."""
+        if transcript.final_state is None:
+            return "the transcript records no final_state"
+        return self.state(transcript.final_state, "the transcript's final_state")
+
+    def expected(self, case: Case) -> Snapshot | str:
+        """The expected final state of a snapshot or from_reference case, or why there is none."""
+        spec = case.expected_state
+        if spec is None:
+            return "the case has no expected_state"
+        if spec.snapshot is not None:
+            return self.load(spec.snapshot, self.root, "the expected snapshot")
+        if spec.from_reference:
+            ref = self.reference(case)
+            if isinstance(ref, str):
+                return ref
+            if ref.final_state is None:
+                return "the reference solution records no final_state"
+            return self._reference_provider(case).state(
+                ref.final_state, "the reference solution's final_state"
+            )
+        return "the case expects changes, not a snapshot"
+
+    def _reference_path(self, case: Case) -> Path | None:
+        if not case.reference_solution:
+            return None
+        path = Path(case.reference_solution)
+        if not path.is_absolute() and self.root is not None:
+            path = self.root / path
+        return path
+
+    def _reference_provider(self, case: Case) -> StateProvider:
+        path = self._reference_path(case)
+        return self.for_transcripts(path.parent) if path is not None else self
+
+    def reference(self, case: Case) -> Transcript | str:
+        """The case's reference solution transcript, or why it cannot be read."""
+        path = self._reference_path(case)
+        if path is None:
+            return "the case has no reference_solution"
+        key = f"{path.resolve()}#{case.id}"
+        if key not in self._references:
+            self._references[key] = _read_reference(path, case.id)
+        return self._references[key]
+
+    def reference_provider(self, case: Case) -> StateProvider:
+        """A provider resolving the reference transcript's state paths (relative to its folder)."""
+        return self._reference_provider(case)
+
+
+def _read_reference(path: Path, case_id: str) -> Transcript | str:
+    from judgekit.transcript import read_transcripts
+
+    try:
+        transcripts = read_transcripts(path)
+    except JudgekitError as exc:
+        return f"the reference solution cannot be read: {exc.message}"
+    mine = [t for t in transcripts if t.case_id == case_id]
+    if mine:
+        return mine[0]
+    if not transcripts:
+        return f"the reference solution {path} holds no transcript"
+    ids = ", ".join(sorted({t.case_id for t in transcripts}))
+    return f"the reference solution {path} holds no transcript for case '{case_id}' (it has: {ids})"
