@@ -102,7 +102,7 @@ Say = Callable[[str], None]
 
 
 def item_id(case_id: str, trial: int) -> str:
-    """The label-table item id of one calibration-sample trial (criteria differ by the ``criterion`` column)."""
+    """The label-table item id of one calibration-sample trial; criteria differ by ``criterion``."""
     return f"{_ITEM_PREFIX}:{case_id}:t{trial}"
 
 
@@ -234,6 +234,7 @@ class _Calibrated:
     judge_label: str
     fingerprint: str
     trials: list[tuple[Case, Transcript]]
+    summary: str
 
 
 # --------------------------------------------------------------------------- output folder
@@ -434,7 +435,8 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
         shown = ", ".join(i for _, i in strays[:5]) + (" ..." if len(strays) > 5 else "")
         raise JudgekitError(
             f"{root / DEMO_LABELS}: {len(strays)} labelled item(s) are not trials of the calibration sample "
-            f"{CALIBRATION_SAMPLE} ({shown}); regenerate the labels with examples/airdesk/tools/make_cassette.py"
+            f"{CALIBRATION_SAMPLE} ({shown}); regenerate the labels with "
+            "examples/airdesk/tools/make_cassette.py"
         )
     trials = [(case, t) for case, t in sample if (case.id, item_id(case.id, t.trial)) in labelled]
     judge_rows = _judge_labels(grader, trials, cassette)
@@ -453,11 +455,12 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
         label_name=labels_path.name,
     )
     note = (
-        f"SYNTHETIC DATA: the items are the trials of the example's calibration sample ({CALIBRATION_SAMPLE}, "
-        "another agent version's transcripts, which the demo does not grade); the judge's labels are the "
-        f"verdicts replayed from the example's cassette ({DEMO_CASSETTE}, scripted by tools/make_cassette.py, "
-        f"not a model's judgments) and the expert labels ({DEMO_LABELS}: {', '.join(expert_names)}) are "
-        "invented. They show how calibration works, not how good any real judge is."
+        f"SYNTHETIC DATA: the items are the trials of the example's calibration sample "
+        f"({CALIBRATION_SAMPLE}, another agent version's transcripts, which the demo does not grade); the "
+        f"judge's labels are the verdicts replayed from the example's cassette ({DEMO_CASSETTE}, scripted by "
+        f"tools/make_cassette.py, not a model's judgments) and the expert labels ({DEMO_LABELS}: "
+        f"{', '.join(expert_names)}) are invented. They show how calibration works, not how good any real "
+        "judge is."
     )
     result = result.model_copy(
         update={"report": result.report.model_copy(update={"notes": (note, *result.report.notes)})}
@@ -476,10 +479,11 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
     jc = r.judge_vs_consensus
     versions = sorted({t.run.app_version for _, t in trials if t.run and t.run.app_version})
     source = f"{len(trials)} trials of {', '.join(versions) or 'the calibration agent'}"
-    say(
-        f"      calibration: {r.n_items} labelled items from {root / CALIBRATION_SAMPLE} ({source} x criteria, "
+    summary = (
+        f"calibration: {r.n_items} labelled items from {root / CALIBRATION_SAMPLE} ({source} x criteria, "
         f"labelled by {len(expert_names)} synthetic experts; not graded below)"
     )
+    say(f"      {summary}")
     say(
         f"      judge vs consensus: agreement {_est(jc.percent_agreement)}, "
         f"TPR {_est(jc.binary.tpr if jc.binary else None)}, TNR {_est(jc.binary.tnr if jc.binary else None)}"
@@ -499,6 +503,7 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
         judge_label=grader.label,
         fingerprint=grader.fingerprint,
         trials=sample,
+        summary=summary,
     )
 
 
@@ -618,16 +623,15 @@ def _run_facts(name: str, lines: Sequence[ResultLine], verdicts: str) -> DemoRun
     )
     open_lines = [line for line in lines if line.verdict not in (Verdict.PASS, Verdict.FAIL)]
     by_state = Counter(line.verdict.value for line in open_lines)
-    groups = Counter((line.case.id, line.verdict.value, _why(line)) for line in open_lines)
-    ranked = sorted(groups.items(), key=lambda kv: (-kv[1], kv[0]))
-    undecided = tuple(
-        f"{n} x {case} ({verdict}): {_short(reason)}" for (case, verdict, reason), n in ranked[:_TOP_REASONS]
-    )
+    groups = Counter((line.verdict.value, line.case.id, _why(line)) for line in open_lines)
+    ranked = sorted(groups.items(), key=lambda kv: (kv[0][0], -kv[1], kv[0][1:]))
+    shown = [g for g in ranked if sum(h[0][0] == g[0][0] for h in ranked[: ranked.index(g)]) < _TOP_REASONS]
+    undecided = tuple(f"{n} x {case} ({verdict}): {_short(reason)}" for (verdict, case, reason), n in shown)
     if open_lines:
         states = ", ".join(f"{n} {v}" for v, n in sorted(by_state.items()))
         summary = (
-            f"not decided by the grading contract: {len(open_lines)} trial(s) ({states}); top reasons "
-            f"({min(len(ranked), _TOP_REASONS)} of {len(ranked)} distinct):"
+            f"not decided by the grading contract: {len(open_lines)} trial(s) ({states}); the most common "
+            f"reasons per state ({len(shown)} of {len(ranked)} distinct):"
         )
     else:
         summary = "not decided by the grading contract: none (every trial passed or failed)"
@@ -768,18 +772,16 @@ def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> Dem
         f"      {comparison.fixed} task(s) fixed, {comparison.broken} broken, "
         f"{comparison.undecided} undecided: {comparison.verdict} ({comparison.explanation})"
     )
-    sample = calibrated.trials
-    facts = DemoFacts(
-        calibration=(
-            f"calibration: {result.calibration_items} labelled items from {CALIBRATION_SAMPLE} ({len(sample)} "
-            "trials of another agent version, labelled by two synthetic experts; not graded below)"
-        ),
-        graded=separation,
-        trust=trust_line,
-        runs=tuple(runs),
-    )
+    facts = DemoFacts(calibration=calibrated.summary, graded=separation, trust=trust_line, runs=tuple(runs))
     result.pages = _write_pages(
-        out, case_set, results, calibrated, comparison, facts=facts, trusted=result.trusted, problems=result.problems
+        out,
+        case_set,
+        results,
+        calibrated,
+        comparison,
+        facts=facts,
+        trusted=result.trusted,
+        problems=result.problems,
     )
     result.seconds = time.perf_counter() - started
     say(f"report: {result.index}")
@@ -852,7 +854,8 @@ def _write_pages(
         render_demo_index(
             pages,
             problems=problems,
-            synthetic_note=synthetic + " The calibration sample and the two experts' labels are invented too.",
+            synthetic_note=synthetic
+            + " The calibration sample and the two experts' labels are invented too.",
             facts=facts,
         ),
     )

@@ -22,10 +22,11 @@ that misses a request; ``--check`` says whether the committed files are current 
 
 **Everything it writes is synthetic.** No model is called. The script starts a small OpenAI-compatible
 server on 127.0.0.1 that answers from a script, and records its replies by running the *real* judge
-client (``judgekit.demo.demo_rubric_grader`` in ``record`` mode, through litellm) over every trial of both
-recorded runs and of the calibration sample, exactly as ``judgekit demo`` later replays them; so the cassette keys are the demo's
-requests. The script's verdicts come from each trial's ``metadata.scripted_variant`` (which failure the
-trial was written to show) and the table ``FAILS`` below, with deterministic, hash-chosen imperfections:
+client (``judgekit.demo.demo_rubric_grader`` in ``record`` mode, through litellm) over every trial of the
+calibration sample and of both recorded runs, exactly as ``judgekit demo`` later replays them; so the
+cassette keys are the demo's requests. The script's verdicts come from each trial's
+``metadata.scripted_variant`` (which failure the trial was written to show) and the table ``FAILS``
+below, with deterministic, hash-chosen imperfections:
 the synthetic judge misses some failures, raises a few false alarms and abstains on a few items (chosen
 by a hash of the case, the criterion and the conversation's messages, so trials with identical
 conversations get one verdict, as from a temperature-0 judge, and a change to how prompts are laid out
@@ -240,7 +241,9 @@ def render() -> tuple[dict[Path, str], list[str]]:
     from judgekit.runner import plan_trials
 
     if CALIBRATION_SAMPLE != make_runs.CALIBRATION_SAMPLE:
-        raise SystemExit(f"make_runs.py writes {make_runs.CALIBRATION_SAMPLE}; the demo reads {CALIBRATION_SAMPLE}")
+        raise SystemExit(
+            f"make_runs.py writes {make_runs.CALIBRATION_SAMPLE}; the demo reads {CALIBRATION_SAMPLE}"
+        )
     run_files, run_notes = make_runs.render()
     unexpected = [n for n in run_notes if n.startswith("UNEXPECTED")]
     if unexpected:
@@ -359,8 +362,8 @@ def render() -> tuple[dict[Path, str], list[str]]:
         f"{DEMO_CASSETTE}: {len(records)} synthetic judge replies for {sum(counts.values())} items "
         f"({counts['pass']} pass, {counts['fail']} fail, {counts['insufficient_information']} "
         "insufficient_information)",
-        f"{DEMO_LABELS}: {len(labels)} labels from {len(EXPERTS)} synthetic experts of {len(labelled)} trials "
-        f"of {CALIBRATION_SAMPLE} ({len(labels) // len(EXPERTS)} items)",
+        f"{DEMO_LABELS}: {len(labels)} labels from {len(EXPERTS)} synthetic experts of {len(labelled)} "
+        f"trials of {CALIBRATION_SAMPLE} ({len(labels) // len(EXPERTS)} items)",
     ]
     return files, notes
 

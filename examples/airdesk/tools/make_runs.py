@@ -80,7 +80,7 @@ GENERATED_STATES = ("runs/states", "calibration/states")
 
 
 def calibration_plan(spec: Spec) -> tuple[str, str, str, str]:
-    """The variant each of the pilot's four trials follows: failures in trials 2 and 3, if the case has one."""
+    """The pilot's four trials: a failure in trials 2 and 3, if the case has one."""
     failures = [*sorted(spec.variants), *sorted(n for (cid, n) in CALIBRATION_VARIANTS if cid == spec.id)]
     if not failures:
         return ("ref", "ref", "ref", "ref")
@@ -108,11 +108,11 @@ def _greet(convo: Conversation, trial: int) -> None:
 def _trials(
     folder: str,
     name: str,
+    *,
     plans: Sequence[tuple[Spec, Sequence[str]]],
     info: dict[str, Any],
     files: dict[Path, str],
     notes: list[str],
-    *,
     seed: int = 0,
     greet: bool = False,
 ) -> None:
@@ -172,15 +172,16 @@ def render() -> tuple[dict[Path, str], list[str]]:
     notes: list[str] = []
     for version, info in VERSIONS.items():
         plans = [(spec, spec.v1 if version == "v1" else spec.v2) for spec in SPECS]
-        _trials("runs", f"agent-{version}", plans, {**info, "agent_version": version}, files, notes)
+        run_info = {**info, "agent_version": version}
+        _trials("runs", f"agent-{version}", plans=plans, info=run_info, files=files, notes=notes)
     sample = Path(CALIBRATION_SAMPLE)
     _trials(
         str(sample.parent),
         sample.stem,
-        [(spec, calibration_plan(spec)) for spec in SPECS],
-        {**PILOT, "agent_version": "pilot"},
-        files,
-        notes,
+        plans=[(spec, calibration_plan(spec)) for spec in SPECS],
+        info={**PILOT, "agent_version": "pilot"},
+        files=files,
+        notes=notes,
         seed=PILOT_SEED,
         greet=True,
     )

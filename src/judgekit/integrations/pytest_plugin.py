@@ -141,6 +141,7 @@ def _for_folder(grader: LayeredGrader, folder: Path) -> LayeredGrader:
         rubric=grader.rubric,
         deterministic=grader.deterministic,
         untrusted=grader.untrusted,
+        grounding=grader.grounding,
     )
 
 

@@ -1,0 +1,431 @@
+"""Every grading path holds the one grading contract (src/judgekit/graders/contract.py).
+
+The paths are enumerated in :data:`PATHS`: the Python API, the runner behind ``judgekit grade``, the
+command itself, the pytest plugin, Inspect AI, promptfoo and tau-bench (the demo grades through the
+runner's ``LayeredTrialGrader``; the structural test below checks that no module builds a verdict of its
+own). Each scenario states what a pass means and checks it on every path:
+
+* a plain task contract graded without a judge is never ``pass`` (its required outcome was not checked);
+* a missing required mention fails the case;
+* an uncalibrated judge that answers ``pass`` does not pass the case by default, and does with
+  ``untrusted="count"``;
+* a calibrated judge decides;
+* a trial from a lossy trace is graded only by the layers whose needs it records.
+
+A new grading path is one entry in :data:`PATHS`; a module that builds a ``Grade`` outside the contract
+fails :func:`test_no_module_decides_a_verdict_outside_the_contract`.
+"""
+
+from __future__ import annotations
+
+import ast
+import asyncio
+import json
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgekit.cases import Case
+from judgekit.caseset import load_case_set
+from judgekit.graders.contract import UntrustedPolicy
+from judgekit.graders.layered import LayeredGrader
+from judgekit.graders.rubric import RubricGrader
+from judgekit.judges.client import CacheMode, ClientSettings, JudgeClient, JudgeParams
+from judgekit.judges.rubric import Criterion, Rubric
+from judgekit.transcript import Transcript
+from judgekit.verdict import Trust, TrustDecision, Verdict
+from judges.server import JudgeServer, Reply, verdict_reply
+
+SRC = Path(__file__).resolve().parents[1] / "src" / "judgekit"
+
+WORLD = {"customers": {"c1": {"name": "Ada Lovelace", "address": "1 Old Road"}}}
+WRONG = {"customers": {"c1": {"name": "Ada Byron", "address": "13 Elm Street"}}}
+
+PLAIN = """\
+id: plain-address
+version: 1
+initial_state: fixtures/world.json
+user_goal: Change my delivery address to 12 Elm Street.
+required_outcome: The delivery address of customer c1 is 12 Elm Street and nothing else changed.
+forbidden_outcomes:
+  - The customer's name is changed
+"""
+
+MENTION = """\
+id: mention-refund
+version: 1
+input: Where is my refund?
+expected:
+  must_mention: ["refund of 412.18 was issued"]
+"""
+
+STATE = """\
+id: state-address
+version: 1
+initial_state: fixtures/world.json
+input: Change my delivery address to 12 Elm Street.
+expected_state:
+  changes:
+    customers:
+      modified:
+        c1: {address: "12 Elm Street"}
+expected:
+  must_mention: ["12 Elm Street"]
+"""
+
+
+def _messages(reply: str, *, with_call: bool = True) -> list[dict[str, Any]]:
+    out: list[dict[str, Any]] = [{"role": "user", "content": "Change my delivery address to 12 Elm Street."}]
+    if with_call:
+        out.append(
+            {
+                "role": "assistant",
+                "content": None,
+                "tool_calls": [
+                    {
+                        "id": "c1",
+                        "type": "function",
+                        "function": {
+                            "name": "update_customer",
+                            "arguments": json.dumps(
+                                {"id": "c1", "address": "13 Elm Street", "name": "Ada Byron"}
+                            ),
+                        },
+                    }
+                ],
+            }
+        )
+        out.append({"role": "tool", "tool_call_id": "c1", "content": '{"status": "ok"}'})
+    out.append({"role": "assistant", "content": reply})
+    return out
+
+
+def transcript(
+    case_id: str, reply: str = "Done: your address is now 12 Elm Street.", **extra: Any
+) -> Transcript:
+    data: dict[str, Any] = {
+        "case_id": case_id,
+        "trial": 1,
+        "messages": _messages(reply),
+        "initial_state": {"data": WORLD},
+        "final_state": {"data": WRONG},
+        **extra,
+    }
+    return Transcript.model_validate(data)
+
+
+@pytest.fixture
+def golden(tmp_path: Path) -> Path:
+    root = tmp_path / "golden"
+    root.mkdir()
+    (root / "fixtures").mkdir()
+    (root / "fixtures" / "world.json").write_text(json.dumps(WORLD))
+    (root / "cases").mkdir()
+    for name, text in (("plain", PLAIN), ("mention", MENTION), ("state", STATE)):
+        (root / "cases" / f"{name}.yaml").write_text(text)
+    load_case_set(root).raise_if_invalid()
+    return root
+
+
+def _case(root: Path, case_id: str) -> Case:
+    return load_case_set(root).by_id()[case_id].case
+
+
+# --------------------------------------------------------------------------- the judge
+
+
+@pytest.fixture
+def judge() -> Iterator[JudgeServer]:
+    """A loopback OpenAI-compatible judge that answers pass to every criterion."""
+    server = JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))).start()
+    yield server
+    server.stop()
+
+
+EMPTY_RUBRIC = Rubric(
+    id="paths",
+    version="1",
+    criteria=(Criterion(id="polite", text="The agent is polite.", critical=False),),
+)
+
+
+def rubric_grader(server: JudgeServer, *, trusted: bool) -> RubricGrader:
+    client = JudgeClient(
+        JudgeParams(model="openai/paths-judge"),
+        ClientSettings(api_base=server.api_base, backoff_base=0.01, backoff_max=0.02, max_retries=0),
+        mode=CacheMode.OFF,
+        api_key="sk-paths",
+    )
+
+    def trust(fingerprint: str, criterion: str) -> TrustDecision:
+        if trusted:
+            return TrustDecision(trust=Trust.TRUSTED, reason="calibration record paths.json")
+        return TrustDecision(trust=Trust.UNTRUSTED, reason=f"no calibration record for {fingerprint[:8]}")
+
+    return RubricGrader(EMPTY_RUBRIC, client, trust=trust)
+
+
+# --------------------------------------------------------------------------- the paths
+
+Outcome = tuple[Verdict, str]
+"""A path's answer: the case verdict and the text it shows a person."""
+
+Path_ = Callable[[Path, Case, Transcript, "RubricGrader | None", UntrustedPolicy], Outcome]
+
+
+def via_api(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from judgekit.integrations.grading import explain, grade_now
+
+    grade = grade_now(LayeredGrader(root, rubric=rubric, untrusted=policy), case, t)
+    return grade.verdict, explain(grade)
+
+
+def via_runner(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from judgekit.results import read_results
+    from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
+
+    work = root.parent / f"runner-{case.id}-{policy}-{rubric is not None}"
+    work.mkdir()
+    (work / "t.jsonl").write_text(t.model_dump_json() + "\n")
+    plan = plan_trials(load_case_set(root), [work / "t.jsonl"])
+    grader = LayeredTrialGrader(root, rubric, policy)
+    out = work / "r.jsonl"
+    try:
+        state = prepare_output(out, plan, resume=False, judge_fingerprint=grader.judge_fingerprint)
+        asyncio.run(run_trials(plan, grader, out=out, state=state))
+    finally:
+        grader.close()
+    (line,) = read_results(out).lines
+    return line.verdict, line.reason + " " + " ".join(c.reason for c in line.checks)
+
+
+def via_cli(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from judgekit.cli import main
+
+    work = root.parent / f"cli-{case.id}-{policy}-{rubric is not None}"
+    work.mkdir()
+    (work / "t.jsonl").write_text(t.model_dump_json() + "\n")
+    args = [
+        "grade",
+        "--cases",
+        str(root),
+        "--transcripts",
+        str(work / "t.jsonl"),
+        "--out",
+        str(work / "r.jsonl"),
+    ]
+    args += ["--no-progress", "--untrusted", policy, "--records", str(work / "records")]
+    if rubric is not None:
+        if rubric.trust_status("polite").trust is Trust.TRUSTED:
+            pytest.skip("the command takes trust from calibration records only (tested in tests/commands)")
+        (work / "run.yaml").write_text(json.dumps({"judge": {"api_base": rubric.client.settings.api_base}}))
+        args += ["--judge-model", rubric.client.params.model, "--config", str(work / "run.yaml")]
+        args += ["--rubric", str(_rubric_file(work))]
+    with pytest.MonkeyPatch.context() as env:
+        env.setenv("OPENAI_API_KEY", "sk-paths-cli")
+        code = main(args)
+    assert code in (0, None), code
+    line = json.loads((work / "r.jsonl").read_text().splitlines()[0])
+    return Verdict(line["verdict"]), line["reason"] + " " + " ".join(c["reason"] for c in line["checks"])
+
+
+def _rubric_file(work: Path) -> Path:
+    path = work / "paths.yaml"
+    path.write_text(
+        "id: paths\nversion: '1'\ncriteria:\n"
+        "  - id: polite\n    text: The agent is polite.\n    critical: false\n"
+    )
+    return path
+
+
+def via_pytest(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from judgekit.integrations.pytest_plugin import GradeAssertionError, assert_grade
+
+    try:
+        grade = assert_grade(case, t, grader=LayeredGrader(root, rubric=rubric, untrusted=policy))
+    except GradeAssertionError as exc:
+        return exc.grade.verdict, str(exc)
+    return grade.verdict, ""
+
+
+def via_inspect(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from inspect_ai.model import ChatMessageAssistant, ChatMessageUser, ModelName
+    from inspect_ai.scorer import CORRECT, INCORRECT, Target
+    from inspect_ai.solver import TaskState
+
+    from judgekit.integrations.inspect import FINAL_STATE_KEY, INITIAL_STATE_KEY, judgekit_scorer
+
+    scorer = judgekit_scorer([case], LayeredGrader(root, rubric=rubric, untrusted=policy), root=root)
+    messages: list[Any] = [ChatMessageUser(content=t.messages[0].content or "")]
+    messages.append(ChatMessageAssistant(content=t.messages[-1].content or ""))
+    state = TaskState(
+        model=ModelName("mockllm/model"),
+        sample_id="s",
+        epoch=1,
+        input=t.messages[0].content or "",
+        messages=messages,
+        metadata={"case_id": case.id},
+        store={INITIAL_STATE_KEY: WORLD, FINAL_STATE_KEY: WRONG},
+    )
+    score = asyncio.run(scorer(state, Target("")))
+    assert score is not None
+    verdict = {CORRECT: Verdict.PASS, INCORRECT: Verdict.FAIL}.get(score.value)  # type: ignore[call-overload]
+    if verdict is None:
+        verdict = Verdict(score.metadata["judgekit_verdict"]) if score.metadata else Verdict.ERROR
+    return verdict, score.explanation or ""
+
+
+def via_promptfoo(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from judgekit.integrations.grading import explain
+    from judgekit.integrations.promptfoo import grade_output, grading_result
+
+    output = json.dumps({"messages": [m.model_dump(mode="json", exclude_none=True) for m in t.messages]})
+    context = {
+        "vars": {"case_id": case.id, "initial_state": {"data": WORLD}, "final_state": {"data": WRONG}},
+        "config": {"cases": str(root)},
+    }
+    grade = grade_output(output, context, grader=LayeredGrader(root, rubric=rubric, untrusted=policy))
+    result = grading_result(grade)
+    assert result["pass"] is (grade.verdict is Verdict.PASS)
+    return grade.verdict, result["reason"] + explain(grade)
+
+
+def via_taubench(
+    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
+) -> Outcome:
+    from judgekit.integrations.grading import explain, grade_now
+    from judgekit.integrations.taubench import TauBenchGrader
+
+    grade = grade_now(TauBenchGrader(root, rubric=rubric, untrusted=policy), case, t)
+    return grade.verdict, explain(grade)
+
+
+PATHS: dict[str, Path_] = {
+    "api": via_api,
+    "runner": via_runner,
+    "cli": via_cli,
+    "pytest": via_pytest,
+    "inspect": via_inspect,
+    "promptfoo": via_promptfoo,
+    "tau-bench": via_taubench,
+}
+
+
+# --------------------------------------------------------------------------- scenarios
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_plain_contract_without_a_judge_never_passes(golden: Path, path: str) -> None:
+    verdict, text = PATHS[path](
+        golden, _case(golden, "plain-address"), transcript("plain-address"), None, "withhold"
+    )
+    assert verdict is Verdict.NOT_EVALUATED
+    assert "required outcome (The delivery address of customer c1" in text
+    assert "--judge-model" in text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_missing_required_mention_fails(golden: Path, path: str) -> None:
+    t = transcript("mention-refund", reply="Sorry, I cannot see anything.")
+    verdict, text = PATHS[path](golden, _case(golden, "mention-refund"), t, None, "withhold")
+    assert verdict is Verdict.FAIL
+    assert "refund of 412.18 was issued" in text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_wrong_end_state_fails(golden: Path, path: str) -> None:
+    verdict, text = PATHS[path](
+        golden, _case(golden, "state-address"), transcript("state-address"), None, "withhold"
+    )
+    assert verdict is Verdict.FAIL
+    assert "13 Elm Street" in text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_an_uncalibrated_judge_decides_nothing_by_default(
+    golden: Path, judge: JudgeServer, path: str
+) -> None:
+    case = _case(golden, "plain-address")
+    verdict, text = PATHS[path](
+        golden, case, transcript("plain-address"), rubric_grader(judge, trusted=False), "withhold"
+    )
+    assert verdict is Verdict.INSUFFICIENT_INFORMATION
+    assert "untrusted" in text
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_counting_an_uncalibrated_judge_is_an_explicit_opt_in(
+    golden: Path, judge: JudgeServer, path: str
+) -> None:
+    case = _case(golden, "plain-address")
+    verdict, _ = PATHS[path](
+        golden, case, transcript("plain-address"), rubric_grader(judge, trusted=False), "count"
+    )
+    assert verdict is Verdict.PASS
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_a_calibrated_judge_decides(golden: Path, judge: JudgeServer, path: str) -> None:
+    case = _case(golden, "plain-address")
+    verdict, _ = PATHS[path](
+        golden, case, transcript("plain-address"), rubric_grader(judge, trusted=True), "withhold"
+    )
+    assert verdict is Verdict.PASS
+
+
+# --------------------------------------------------------------------------- structure
+
+
+ALLOWED_GRADE_BUILDERS = {
+    # the contract's own assembly point
+    ("graders/layered.py", "combine"),
+    # a grader that raised: an error verdict, never a pass
+    ("runner.py", "_error_grade"),
+    # the verdicts another harness stored (tau-bench's reward), kept apart as layer "imported"
+    ("io/importers.py", "reward_result_lines"),
+}
+
+
+def _grade_builders() -> set[tuple[str, str]]:
+    found: set[tuple[str, str]] = set()
+    for path in SRC.rglob("*.py"):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        for func in ast.walk(tree):
+            if not isinstance(func, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(func):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.func, ast.Name)
+                    and node.func.id in {"Grade", "combine_gate_verdicts"}
+                ):
+                    found.add((path.relative_to(SRC).as_posix(), func.name))
+    return found
+
+
+def test_no_module_decides_a_verdict_outside_the_contract() -> None:
+    builders = _grade_builders()
+    builders.discard(("verdict.py", "combine_gate_verdicts"))
+    builders.discard(("graders/contract.py", "settle"))
+    assert builders <= ALLOWED_GRADE_BUILDERS, sorted(builders - ALLOWED_GRADE_BUILDERS)
+
+
+def test_every_grading_path_grades_through_the_layered_grader() -> None:
+    """The integrations, the runner and the demo build their graders from LayeredGrader."""
+    for module in ("runner.py", "demo.py", "integrations/grading.py", "integrations/taubench.py"):
+        text = (SRC / module).read_text(encoding="utf-8")
+        assert "LayeredGrader" in text or "LayeredTrialGrader" in text, module
