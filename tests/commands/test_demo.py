@@ -1,7 +1,9 @@
-"""``judgekit demo`` end to end: the steps it prints, the report folder, no network, a stale cassette."""
+"""``judgekit demo`` end to end: the steps it prints, the report folder, no network, a stale cassette, and the
+separation of the calibration sample (which the judge is calibrated on) from the graded runs."""
 
 from __future__ import annotations
 
+import csv
 import json
 import shutil
 import socket
@@ -12,11 +14,23 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.caseset import load_case_set
 from judgekit.cli import main
-from judgekit.demo import DEMO_CASSETTE, DEMO_LABELS, run_demo
+from judgekit.demo import (
+    CALIBRATION_SAMPLE,
+    DEMO_CASSETTE,
+    DEMO_LABELS,
+    DEMO_RUNS,
+    check_calibration_disjoint,
+    content_digest,
+    item_id,
+    run_demo,
+)
+from judgekit.errors import JudgekitError
 from judgekit.judges.cache import Cassette
 from judgekit.results import read_results
-from judgekit.verdict import Trust
+from judgekit.transcript import read_transcripts
+from judgekit.verdict import Trust, Verdict
 
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -53,9 +67,20 @@ def test_demo_prints_every_step_and_where_the_report_is(demo_run):
         "[3/7] checking the reference solutions",
         "26 reference solutions: 26 pass every deterministic layer, 0 broken",
         "[4/7] calibrating the judge",
-        "TRUSTED under the default policy",
+        f"on the calibration sample ({CALIBRATION_SAMPLE})",
+        f"calibration: 600 labelled items from {AIRDESK / CALIBRATION_SAMPLE} (104 trials of airdesk 1.3.2 x "
+        "criteria, labelled by 2 synthetic experts; not graded below)",
+        "calibration passed the default policy: record for fingerprint",
+        "graded: agent-v1 (104 trials), agent-v2 (104 trials); none of their transcripts is in the "
+        "calibration sample (compared by content hash)",
+        f"TRUSTED by the records in {out / 'calibration' / 'records'}: calibration record ",
+        "passed its policy",
         "[5/7] grading agent-v1",
         "grading agent-v1: 104/104 trials",
+        "judge checks: 600 (600 trusted, 0 untrusted); verdicts resting on untrusted judges: 0 "
+        "(untrusted-judge policy withhold)",
+        "not decided by the grading contract: 11 trial(s) (1 error, 10 insufficient_information)",
+        "1 x hv-update-phone (error): forbidden rule 0 not decided",
         "[6/7] grading agent-v2",
         "[7/7] comparing agent-v1 with agent-v2",
         "real improvement",
@@ -85,23 +110,52 @@ def test_demo_writes_every_report_and_the_graded_results(demo_run):
         assert {c.trust for c in judged} == {Trust.TRUSTED}  # calibrated in step 4, before grading
         assert all(c.verdict.value != "error" for c in judged)
         assert all(line.grading["synthetic_judge_verdicts"] is True for line in run.lines)
+        assert {line.untrusted_policy for line in run.lines} == {"withhold"}  # the default policy
+        assert sum(line.untrusted_verdicts for line in run.lines) == 0
     records = list((out / "calibration" / "records").glob("*.json"))
     assert len(records) == 1
     record = json.loads(records[0].read_text())
     assert record["trusted"] is True
     assert record["experts"] == ["synthetic-expert-a", "synthetic-expert-b"]
+    # the record is for the exact fingerprint the graded lines carry
+    fingerprints = {
+        line.judge_fingerprint["hex"] for line in read_results(out / "results/agent-v1.jsonl").lines
+    }
+    assert fingerprints == {record["fingerprint"]}
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "calibration: 600 labelled items from" in index
+    assert "not graded below" in index
+    assert "graded: agent-v1 (104 trials), agent-v2 (104 trials)" in index
+    assert "TRUSTED by the records in" in index
+    assert "verdicts resting on untrusted judges: 0" in index
+    assert "not decided by the grading contract: 12 trial(s) (12 insufficient_information)" in index
 
 
 def test_demo_numbers_follow_from_the_example(demo_run):
-    """The deterministic layers alone give v1 78/25/1 and v2 100/4 (examples/airdesk/README.md); the
-    judge layer can only add failures to those, and its scripted failures are the listed ones."""
-    out, _, _ = demo_run
+    """The deterministic layers alone pass at most 78 of v1's trials and 100 of v2's (the generator's
+    checker, examples/airdesk/README.md); the judge layer can only take passes away (a failure, or an
+    abstention that leaves an expectation undecided). The exact figures are the ones docs/quickstart.md
+    shows, produced by the cassette's synthetic verdicts on the graded runs."""
+    out, _, text = demo_run
     v1 = read_results(out / "results" / "agent-v1.jsonl")
     v2 = read_results(out / "results" / "agent-v2.jsonl")
     count = lambda run, v: sum(line.verdict.value == v for line in run.lines)  # noqa: E731
     assert count(v1, "error") == 1  # hv-update-phone trial 4: invalid JSON arguments
     assert count(v1, "pass") <= 78
     assert count(v2, "pass") <= 100
+    figures = {v: (count(v1, v), count(v2, v)) for v in ("pass", "fail", "insufficient_information", "error")}
+    assert figures == {
+        "pass": (64, 82),
+        "fail": (29, 10),
+        "insufficient_information": (10, 12),
+        "error": (1, 0),
+    }
+    assert "12 task(s) fixed, 2 broken, 4 undecided: real improvement" in text
+    # every undecided trial says why: here the judge abstained on a criterion only it can decide
+    for line in [*v1.lines, *v2.lines]:
+        if line.verdict is Verdict.INSUFFICIENT_INFORMATION:
+            assert "not decided (criterion:case." in line.reason
+            assert "is insufficient_information" in line.reason
     gs_reg_0107 = [line for line in v2.lines if line.case.id == "GS-REG-0107"]
     # trials 2 and 3 leave out "23 kg": scored by the text layer, failed by the judge's acceptance gate
     assert {line.trial for line in gs_reg_0107 if line.verdict.value == "fail"} == {2, 3}
@@ -137,6 +191,28 @@ def test_a_stale_cassette_is_an_error_never_a_call(tmp_path, capsys):
     assert "Traceback" not in err
 
 
+def test_missing_calibration_sample_is_named(tmp_path, capsys):
+    example = tmp_path / "airdesk"
+    shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
+    (example / CALIBRATION_SAMPLE).unlink()
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    assert "sample.jsonl: the demo needs this file" in capsys.readouterr().err
+
+
+def test_labels_of_graded_trials_are_refused(tmp_path, capsys):
+    """Labels of trials that are not in the calibration sample (say, of a graded run) are refused."""
+    example = tmp_path / "airdesk"
+    shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
+    labels = example / DEMO_LABELS
+    labels.write_text(
+        labels.read_text() + "v1:gs-double-charge:t1,no_false_success,gs-double-charge,x,pass\n"
+    )
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "1 labelled item(s) are not trials of the calibration sample" in err
+    assert "v1:gs-double-charge:t1" in err
+
+
 def test_missing_labels_are_named(tmp_path, capsys):
     example = tmp_path / "airdesk"
     shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
@@ -155,6 +231,138 @@ def test_the_cassette_says_its_verdicts_are_synthetic():
     assert header == "item_id,criterion,case_id,rater,label"
     raters = {line.split(",")[3] for line in (AIRDESK / DEMO_LABELS).read_text().splitlines()[1:]}
     assert raters == {"synthetic-expert-a", "synthetic-expert-b"}
+    assert cassette.meta["calibration_sample"] == CALIBRATION_SAMPLE
+
+
+def _labels() -> list[dict[str, str]]:
+    return list(csv.DictReader((AIRDESK / DEMO_LABELS).read_text().splitlines()))
+
+
+def test_the_experts_label_the_calibration_sample_and_nothing_else():
+    sample = read_transcripts(AIRDESK / CALIBRATION_SAMPLE)
+    trials = {item_id(t.case_id, t.trial): t for t in sample}
+    labels = _labels()
+    assert {row["item_id"] for row in labels} == set(trials)  # every sample trial, and only those
+    assert all(row["case_id"] == trials[row["item_id"]].case_id for row in labels)
+    assert {t.metadata["agent_version"] for t in sample} == {"pilot"}
+    graded_versions = {
+        t.metadata["agent_version"] for run in DEMO_RUNS for t in read_transcripts(AIRDESK / run)
+    }
+    assert graded_versions == {"v1", "v2"}
+
+
+def test_both_classes_occur_for_every_criterion_kind_in_the_calibration_sample():
+    """By the experts' consensus (both agree), every criterion the judge decides has passes and failures."""
+    votes: dict[tuple[str, str], set[str]] = {}
+    for row in _labels():
+        votes.setdefault((row["item_id"], row["criterion"]), set()).add(row["label"])
+    by_kind: dict[str, set[str]] = {}
+    for (_, criterion), labels in votes.items():
+        if len(labels) == 1:
+            kind = criterion.rstrip("0123456789").rstrip(
+                "."
+            )  # case.response_rubric.1 -> case.response_rubric
+            by_kind.setdefault(kind, set()).update(labels)
+    assert set(by_kind) == {
+        "no_false_success",
+        "no_invented_results",
+        "discloses_failures",
+        "no_unperformed_actions",
+        "case.acceptance",
+        "case.required_outcome",
+        "case.forbidden_outcome",
+        "case.response_rubric",
+    }
+    assert {kind for kind, labels in by_kind.items() if labels != {"pass", "fail"}} == set()
+    scripted = {t.metadata["scripted_variant"] for t in read_transcripts(AIRDESK / CALIBRATION_SAMPLE)}
+    assert "ref" in scripted
+    assert len(scripted) > 10
+
+
+def test_the_calibration_sample_and_the_graded_runs_share_no_transcript():
+    sample = {content_digest(t) for t in read_transcripts(AIRDESK / CALIBRATION_SAMPLE)}
+    assert len(sample) == 104  # no two calibration trials are the same conversation either
+    for run in DEMO_RUNS:
+        graded = {content_digest(t) for t in read_transcripts(AIRDESK / run)}
+        assert graded.isdisjoint(sample), run
+
+
+def _pairs(path: Path) -> list:
+    cases = load_case_set(AIRDESK).by_id()
+    return [(cases[t.case_id].case, t) for t in read_transcripts(path)]
+
+
+def test_a_graded_copy_of_a_calibration_trial_is_refused_whatever_its_id():
+    sample = _pairs(AIRDESK / CALIBRATION_SAMPLE)
+    graded = _pairs(AIRDESK / DEMO_RUNS[0])
+    check_calibration_disjoint(sample, {"agent-v1": graded})  # the bundled example is disjoint
+    case, copied = sample[5]
+    renamed = copied.model_copy(update={"trial": 9, "metadata": {"agent_version": "v1"}, "run": None})
+    with pytest.raises(JudgekitError) as refused:
+        check_calibration_disjoint(sample, {"agent-v1": [*graded, (case, renamed)]})
+    message = str(refused.value)
+    assert "1 graded trial(s) have the same transcript as a trial of the calibration sample" in message
+    assert f"agent-v1 {case.id} trial 9 = calibration {case.id} trial {copied.trial}" in message
+
+
+def test_demo_refuses_to_grade_a_trial_of_the_calibration_sample(tmp_path, capsys):
+    example = tmp_path / "airdesk"
+    shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
+    leaked = json.loads((example / CALIBRATION_SAMPLE).read_text().splitlines()[0])
+    leaked.update(trial=5, metadata={"agent_version": "v2"})
+    run = example / DEMO_RUNS[1]
+    run.write_text(run.read_text() + json.dumps(leaked) + "\n")
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert f"agent-v2 {leaked['case_id']} trial 5 = calibration {leaked['case_id']} trial 1" in err
+    assert "Traceback" not in err
+
+
+def test_the_judge_is_trusted_only_through_the_record_the_demo_wrote(demo_run, tmp_path):
+    """Delete the record once calibration wrote it: the demo says untrusted, the judge decides nothing."""
+    out = tmp_path / "out"
+    lines: list[str] = []
+    deleted: list[str] = []
+
+    def say(line: str) -> None:
+        lines.append(line)
+        if line.startswith("      calibration passed the default policy"):
+            for record in (out / "calibration" / "records").glob("*.json"):
+                record.unlink()
+                deleted.append(record.name)
+
+    result = run_demo(out, say=say)
+    assert len(deleted) == 1
+    assert result.trusted is False
+    assert result.trust_reason.startswith("no calibration record for fingerprint")
+    text = "\n".join(lines)
+    assert f"UNTRUSTED by the records in {out / 'calibration' / 'records'}: no calibration record" in text
+    assert "under the default untrusted-judge policy (withhold) its verdicts decide nothing" in text
+    assert "judge checks: 600 (0 trusted, 600 untrusted); verdicts resting on untrusted judges: 0" in text
+    trusted_out, _, _ = demo_run
+    for name in ("agent-v1", "agent-v2"):
+        run = read_results(out / "results" / f"{name}.jsonl").lines
+        judged = [c for line in run for c in line.checks if c.layer == "rubric"]
+        assert judged
+        assert {c.trust for c in judged} == {Trust.UNTRUSTED}
+        assert all(line.untrusted_verdicts == 0 for line in run)
+        # nothing passes: every case states something only the judge checks, and the judge is withheld
+        assert not [line for line in run if line.verdict is Verdict.PASS]
+        for line in run:
+            if line.verdict is Verdict.FAIL:  # only a deterministic gate can fail a trial now
+                failed = [
+                    c for c in line.checks if c.gate and c.verdict is Verdict.FAIL and c.layer != "rubric"
+                ]
+                assert failed, (name, line.case.id, line.trial)
+            elif line.verdict is Verdict.INSUFFICIENT_INFORMATION:
+                assert "untrusted" in line.reason or "is insufficient_information" in line.reason
+        # the trusted run fails everything this one fails (and more: the judge's own failures)
+        trusted = {
+            (x.case.id, x.trial): x.verdict for x in read_results(trusted_out / f"results/{name}.jsonl").lines
+        }
+        assert all(trusted[(x.case.id, x.trial)] is Verdict.FAIL for x in run if x.verdict is Verdict.FAIL)
+    index = (out / "index.html").read_text(encoding="utf-8")
+    assert "UNTRUSTED by the records in" in index
 
 
 def test_cassette_and_labels_are_what_make_cassette_writes():
@@ -165,9 +373,12 @@ def test_cassette_and_labels_are_what_make_cassette_writes():
     finally:
         sys.path.remove(tools)
     files, notes = make_cassette.render()
-    stale = sorted(str(p.relative_to(AIRDESK)) for p, text in files.items() if p.read_text() != text)
+    written = {str(p.relative_to(AIRDESK)) for p in files}
+    assert {DEMO_CASSETTE, DEMO_LABELS, CALIBRATION_SAMPLE, *DEMO_RUNS} <= written
+    stale = sorted(str(p.relative_to(AIRDESK)) for p in make_cassette.make_runs.changed_files(files))
     assert stale == [], "rerun examples/airdesk/tools/make_cassette.py and commit what it writes"
     assert any("synthetic judge replies" in n for n in notes)
+    assert not [n for n in notes if n.startswith("UNEXPECTED")]
 
 
 def test_demo_runs_from_an_installed_wheel(tmp_path):
@@ -198,6 +409,7 @@ def test_demo_runs_from_an_installed_wheel(tmp_path):
         names = zf.namelist()
         assert f"judgekit/_data/examples/airdesk/{DEMO_CASSETTE}" in names
         assert f"judgekit/_data/examples/airdesk/{DEMO_LABELS}" in names
+        assert f"judgekit/_data/examples/airdesk/{CALIBRATION_SAMPLE}" in names
         zf.extractall(site)
     out = tmp_path / "report"
     code = (
@@ -230,6 +442,7 @@ def test_holdout_cases_are_left_out_of_grading_and_reports(tmp_path):
     result = run_demo(tmp_path / "out", example=example, say=lines.append)
     assert result.problems == []
     assert "      left out the trials of holdout case(s) GS-HV-0001" in lines
+    assert any("graded: agent-v1 (100 trials), agent-v2 (100 trials);" in line for line in lines)
     for name in ("agent-v1", "agent-v2"):
         run = read_results(tmp_path / "out" / "results" / f"{name}.jsonl")
         assert len(run.lines) == 100
