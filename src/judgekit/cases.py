@@ -65,6 +65,8 @@ __all__ = [
     "Turn",
     "UserSimulation",
     "parse_case",
+    "spelled",
+    "value_kind",
 ]
 
 QUESTION_CHAR_LIMIT = 1000
@@ -304,7 +306,7 @@ def _unknown_predicates_message(unknown: Sequence[str]) -> str:
     return message
 
 
-def _type_name(value: Any) -> str:
+def value_kind(value: Any) -> str:
     """A found value's kind, in the words of the file formats (``string``, ``boolean``, ``null``...)."""
     if value is None:
         return "null"
@@ -321,7 +323,7 @@ def _type_name(value: Any) -> str:
     return type(value).__name__
 
 
-def _literal(value: Any) -> str:
+def spelled(value: Any) -> str:
     """A value as a case file would spell it (``true``, ``null``, ``'text'``, ``5``)."""
     if isinstance(value, bool):
         return "true" if value else "false"
@@ -333,10 +335,10 @@ def _literal(value: Any) -> str:
 def _number(value: Any) -> int | float:
     """Accept an int or a finite float, unchanged; refuse booleans, text and everything else."""
     if isinstance(value, bool):
-        raise ValueError(f"must be a number, found boolean {_literal(value)} (booleans are not numbers)")
+        raise ValueError(f"must be a number, found boolean {spelled(value)} (booleans are not numbers)")
     if not isinstance(value, int | float):
         raise ValueError(
-            f"must be a number, found {_type_name(value)} {_literal(value)}"
+            f"must be a number, found {value_kind(value)} {spelled(value)}"
             + (" (to test text, use matches or one_of)" if isinstance(value, str) else "")
         )
     if isinstance(value, float) and not math.isfinite(value):
@@ -349,7 +351,7 @@ def _between(value: Any) -> tuple[int | float, int | float]:
         found = (
             f"{len(value)} item(s)"
             if isinstance(value, list | tuple)
-            else f"{_type_name(value)} {_literal(value)}"
+            else f"{value_kind(value)} {spelled(value)}"
         )
         raise ValueError(f"needs [lo, hi], a list of two numbers; found {found}")
     bounds: list[int | float] = []

@@ -212,7 +212,7 @@ def test_a_failure_mode_record_with_two_decisions_for_one_criterion_is_refused()
     data["decisions"][1]["criterion"] = data["decisions"][0]["criterion"]
     with pytest.raises(
         ProblemsError,
-        match=r"f\.json: decisions: Value error, criterion 'x' has two decisions; each criterion has one",
+        match=r"f\.json: decisions: not a failure-mode record: Value error, criterion 'x' has two decisions; each criterion has one",
     ):
         load_failure_mode_record(json.dumps(data), source=Path("f.json"))
 
@@ -226,5 +226,5 @@ def test_an_unknown_failure_mode_record_field_is_named():
     _, rec = _record()
     data = json.loads(dump_failure_mode_record(rec))
     data["note"] = "hand edit"
-    with pytest.raises(ProblemsError, match=r"f\.json: note: unknown field"):
+    with pytest.raises(ProblemsError, match=r"f\.json: note: not a failure-mode record: unknown field"):
         load_failure_mode_record(json.dumps(data), source=Path("f.json"))

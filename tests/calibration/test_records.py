@@ -71,7 +71,9 @@ def test_an_invalid_record_names_the_field(tmp_path):
     path.write_text('{"fingerprint": "fp"}')
     with pytest.raises(ProblemsError) as info:
         load_records(tmp_path)
-    assert any("r.json: trusted: Field required" in str(p) for p in info.value.problems)
+    assert any(
+        "r.json: trusted: not a calibration record: Field required" in str(p) for p in info.value.problems
+    )
 
 
 def test_an_empty_fingerprint_cannot_be_recorded(reports):

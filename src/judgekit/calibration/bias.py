@@ -37,16 +37,15 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Final, Literal
 
-from pydantic import Field, ValidationError
+from pydantic import Field
 
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError
 from judgekit.judges.parse import (
     ParsedVerdict,
     find_json_objects,
@@ -654,34 +653,15 @@ def load_bias_report(text: str | bytes, *, source: Path | None = None) -> BiasRe
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise ProblemsError(
-            [
-                Problem(
-                    source,
-                    line,
-                    "",
-                    f"not a JSON bias report: {exc}; restore the file or run judgekit probe-bias again",
-                )
-            ]
-        ) from None
-    try:
-        return BiasReport.model_validate(data)
-    except ValidationError as exc:
-        raise ProblemsError(
-            [
-                Problem(
-                    source,
-                    None,
-                    ".".join(str(p) for p in e["loc"]),
-                    f"not a bias report: {'unknown field' if e['type'] == 'extra_forbidden' else e['msg']}",
-                )
-                for e in exc.errors()[:20]
-            ]
-        ) from None
+    from judgekit.io.documents import load_json_model
+
+    return load_json_model(
+        BiasReport,
+        text,
+        source=source,
+        what="bias report",
+        redo="restore the file or run judgekit probe-bias again",
+    )
 
 
 def latest_bias_report(fingerprint: str, records_dir: Path) -> BiasReport | None:

@@ -33,14 +33,13 @@ fingerprint did not trust is untrusted for that criterion, whatever the judge's 
 from __future__ import annotations
 
 import hashlib
-import json
 import math
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
 
-from pydantic import Field, ValidationError, field_validator
+from pydantic import Field, field_validator
 from scipy import stats as _st
 
 from judgekit import __version__
@@ -48,7 +47,7 @@ from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
 from judgekit.calibration.labels import LabelTable, check_items_have_two_raters, check_raters
 from judgekit.calibration.records import LabelTableInfo
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -587,32 +586,12 @@ def load_failure_mode_record(text: str | bytes, *, source: Path | None = None) -
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise ProblemsError(
-            [
-                Problem(
-                    source,
-                    line,
-                    "",
-                    f"not a JSON failure-mode record: {exc}; restore the file or run judgekit "
-                    "failure-modes again",
-                )
-            ]
-        ) from None
-    try:
-        return FailureModeRecord.model_validate(data)
-    except ValidationError as exc:
-        raise ProblemsError(
-            [
-                Problem(
-                    source,
-                    None,
-                    ".".join(str(p) for p in e["loc"]),
-                    "unknown field" if e["type"] == "extra_forbidden" else e["msg"],
-                )
-                for e in exc.errors()[:20]
-            ]
-        ) from None
+    from judgekit.io.documents import load_json_model
+
+    return load_json_model(
+        FailureModeRecord,
+        text,
+        source=source,
+        what="failure-mode record",
+        redo="restore the file or run judgekit failure-modes again",
+    )

@@ -14,18 +14,15 @@ module builds, writes and reads the records themselves.
 from __future__ import annotations
 
 import hashlib
-import json
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Final, Literal
-
-from pydantic import ValidationError
 
 from judgekit import __version__
 from judgekit.calibration.agreement import AgreementReport, Estimate
 from judgekit.calibration.beyond import SelectiveResult, rogan_gladen
 from judgekit.calibration.gate import GateResult, TrustPolicy
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -148,17 +145,9 @@ def load_record(text: str | bytes, *, source: Path | None = None) -> Calibration
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
-    try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
-        raise ProblemsError([Problem(source, line, "", f"not a JSON calibration record: {exc}")]) from None
-    try:
-        return CalibrationRecord.model_validate(data)
-    except ValidationError as exc:
-        raise ProblemsError(
-            [Problem(source, None, ".".join(str(p) for p in e["loc"]), e["msg"]) for e in exc.errors()[:20]]
-        ) from None
+    from judgekit.io.documents import load_json_model
+
+    return load_json_model(CalibrationRecord, text, source=source, what="calibration record")
 
 
 def load_records(records_dir: Path) -> list[CalibrationRecord]:

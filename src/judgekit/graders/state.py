@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from judgekit.cases import ExpectedState, FieldPredicate, TableChange
+from judgekit.cases import ExpectedState, FieldPredicate, TableChange, spelled, value_kind
 from judgekit.graders.route import max_bipartite_matching
 from judgekit.state import RowChange, Snapshot, StateDiff, TableDiff, canonical, diff_records, diff_states
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
@@ -107,36 +107,12 @@ def _as_text(value: Any) -> str:
     return str(value)
 
 
-def _type_name(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "boolean"
-    if isinstance(value, str):
-        return "string"
-    if isinstance(value, dict):
-        return "mapping"
-    if isinstance(value, list | tuple):
-        return "list"
-    if isinstance(value, int | float):
-        return "number"
-    return type(value).__name__
-
-
-def _shown(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if value is None:
-        return "null"
-    return repr(value)
-
-
 def _not_a_number(value: Any) -> str:
     """``found string '7'``, ``found boolean true (booleans are not numbers)``, ``found null``."""
     if value is None:
         return "found null"
     note = " (booleans are not numbers)" if isinstance(value, bool) else ""
-    return f"found {_type_name(value)} {_shown(value)}{note}"
+    return f"found {value_kind(value)} {spelled(value)}{note}"
 
 
 @dataclass(frozen=True)

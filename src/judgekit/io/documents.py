@@ -12,17 +12,23 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import yaml
 
 from judgekit.errors import JudgekitError, LocatedError, Problem
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+
+ModelT = TypeVar("ModelT", bound="BaseModel")
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
     "Document",
     "decode_utf8",
     "format_loc",
+    "load_json_model",
     "parse_text",
     "read_document",
     "read_documents",
@@ -112,6 +118,52 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
         return path.read_bytes()
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read: {exc.strerror}") from None
+
+
+def load_json_model(
+    model: type[ModelT], text: str | bytes, *, source: Path | None, what: str, redo: str | None = None
+) -> ModelT:
+    """Parse a JSON file written by judgekit (a record, a report) into its model, with located problems.
+
+    Args:
+        model: The pydantic model the file holds.
+        text: The file's content.
+        source: The file, for messages (``None`` when the text did not come from a file).
+        what: What the file is, for messages (``calibration record``, ``bias report``).
+        redo: How to get a good file again, appended to the message when the file is not JSON
+            (``restore the file or run judgekit probe-bias again``); ``None`` adds nothing.
+
+    Returns:
+        The validated model.
+
+    Raises:
+        ProblemsError: When it is not JSON (``not a JSON <what>: ...`` at the failing line), or a field is
+            missing, unknown or invalid (``<field>: not a <what>: <why>``, one problem each, at most 20).
+    """
+    from pydantic import ValidationError
+
+    from judgekit.errors import ProblemsError
+
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        line = getattr(exc, "lineno", None)
+        hint = f"; {redo}" if redo else ""
+        raise ProblemsError([Problem(source, line, "", f"not a JSON {what}: {exc}{hint}")]) from None
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise ProblemsError(
+            [
+                Problem(
+                    source,
+                    None,
+                    ".".join(str(p) for p in e["loc"]),
+                    f"not a {what}: {'unknown field' if e['type'] == 'extra_forbidden' else e['msg']}",
+                )
+                for e in exc.errors()[:20]
+            ]
+        ) from None
 
 
 def read_input(path: Path, what: str) -> bytes:
