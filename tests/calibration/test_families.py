@@ -212,7 +212,8 @@ def test_a_failure_mode_record_with_two_decisions_for_one_criterion_is_refused()
     data["decisions"][1]["criterion"] = data["decisions"][0]["criterion"]
     with pytest.raises(
         ProblemsError,
-        match=r"f\.json: decisions: not a failure-mode record: Value error, criterion 'x' has two decisions; each criterion has one",
+        match=r"f\.json: decisions: not a failure-mode record: Value error, criterion 'x' has two decisions; "
+        r"each criterion has one",
     ):
         load_failure_mode_record(json.dumps(data), source=Path("f.json"))
 

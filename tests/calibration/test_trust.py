@@ -444,7 +444,8 @@ def test_an_invalid_failure_mode_record_names_the_field(tmp_path, family_report)
     messages = [str(p) for p in info.value.problems]
     assert f"{path}: fingerprint: not a failure-mode record: Field required" in messages
     assert (
-        f"{path}: decisions.0.holm_adjusted_p: not a failure-mode record: Input should be less than or equal to 1"
+        f"{path}: decisions.0.holm_adjusted_p: not a failure-mode record: "
+        "Input should be less than or equal to 1"
         in messages
     )
 
