@@ -8,8 +8,8 @@ import pytest
 
 from judgekit.caseset import load_case_set
 from judgekit.errors import JudgekitError
-from judgekit.results import read_results
 from judgekit.graders.contract import GraderSpec
+from judgekit.results import read_results
 from judgekit.runner import plan_trials, prepare_output, run_trials
 from judgekit.verdict import CheckResult, Grade, Verdict
 

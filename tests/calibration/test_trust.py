@@ -445,8 +445,7 @@ def test_an_invalid_failure_mode_record_names_the_field(tmp_path, family_report)
     assert f"{path}: fingerprint: not a failure-mode record: Field required" in messages
     assert (
         f"{path}: decisions.0.holm_adjusted_p: not a failure-mode record: "
-        "Input should be less than or equal to 1"
-        in messages
+        "Input should be less than or equal to 1" in messages
     )
 
 

@@ -37,6 +37,8 @@ def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
 
 def restrict_to_supported(checks: list[CheckResult], report: FidelityReport | None) -> list[CheckResult]:
     return contract.restrict_to_supported(checks, lost_capabilities(report) if report is not None else None)
+
+
 LOSSLESS = ["genai_events.json", "genai_messages.json", "openinference.json"]
 
 

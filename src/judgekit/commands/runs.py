@@ -261,7 +261,10 @@ def grade(  # noqa: PLR0917 - typer options
             err=True,
         )
     grader = LayeredTrialGrader(
-        case_set.root, rubric_grader, untrusted, grounding  # type: ignore[arg-type]  # validated above
+        case_set.root,
+        rubric_grader,
+        untrusted,
+        grounding,  # type: ignore[arg-type]  # validated above
     )
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     state = prepare_output(
