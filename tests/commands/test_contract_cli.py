@@ -167,6 +167,12 @@ def test_an_uncalibrated_judge_answering_pass_does_not_pass_by_default(
     assert counted["verdict"] == "pass"
     assert counted["untrusted_verdicts"] == 3  # required outcome, forbidden outcome, the scored criterion
     assert "untrusted judge verdicts counted: 3 (--untrusted count)" in printed
+    # the report says so too
+    assert main(["report", str(project / "c.jsonl"), "--format", "json"]) in (0, None)
+    report = json.loads(capsys.readouterr().out)
+    assert report["run"]["untrusted_verdicts"] == 3
+    assert report["run"]["untrusted_policies"] == ["count"]
+    assert any("rest on a judge that no calibration record trusts" in n for n in report["notes"])
 
 
 def test_a_calibrated_judge_decides(

@@ -260,12 +260,12 @@ def grade(  # noqa: PLR0917 - typer options
             f"(calibration records: {records}): {overall.reason}",
             err=True,
         )
-    grader = LayeredTrialGrader(
-        case_set.root,
-        rubric_grader,
-        untrusted,
-        grounding,  # type: ignore[arg-type]  # validated above
-    )
+    from typing import cast
+
+    from judgekit.graders.contract import UntrustedPolicy
+
+    # checked against the allowed values above
+    grader = LayeredTrialGrader(case_set.root, rubric_grader, cast(UntrustedPolicy, untrusted), grounding)
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     state = prepare_output(
         out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint, grader=grader.spec

@@ -170,6 +170,10 @@ def render_run_markdown(report: RunReport) -> str:
     ]
     if run.cost_usd is not None:
         meta.append(f"- Judge cost: ${run.cost_usd:.4f}")
+    meta.append(
+        f"- Verdicts resting on untrusted judges: {run.untrusted_verdicts} in {run.trials_with_untrusted} "
+        f"trial(s) (untrusted policy: {', '.join(run.untrusted_policies) or 'n/a'})"
+    )
     undecided_trials = sum(r.undecided for r in report.undecided_cases)
     meta.append(
         f"- Undecided trials: {undecided_trials} of {run.trials}, in {len(report.undecided_cases)} case(s); "

@@ -247,6 +247,11 @@ class RunInfo(FrozenModel):
         trials: Trials reported.
         trials_per_task: Smallest and largest number of trials of a task.
         cost_usd: Total judge cost recorded, or ``None`` when no line recorded one.
+        untrusted_verdicts: Checks, over every trial, whose verdict counted although their judge is
+            untrusted (only under an opt-in ``--untrusted count`` or ``fail_only``); >= 0.
+        trials_with_untrusted: Trials with at least one such check.
+        untrusted_policies: The untrusted-judge policies the trials were graded under (``unknown`` for
+            lines that did not record one).
     """
 
     file: str
@@ -259,6 +264,9 @@ class RunInfo(FrozenModel):
     trials: int
     trials_per_task: tuple[int, int]
     cost_usd: float | None
+    untrusted_verdicts: int = 0
+    trials_with_untrusted: int = 0
+    untrusted_policies: tuple[str, ...] = ()
 
 
 class RunReport(FrozenModel):
@@ -684,6 +692,9 @@ def _build_run_report(
     app_versions: set[str] = set()
     cost_total = 0.0
     cost_seen = False
+    untrusted_total = 0
+    untrusted_trials = 0
+    policies: set[str] = set()
     task_of = table.task_of
     for i, line in enumerate(lines):
         if line.quality is not None:
@@ -707,6 +718,9 @@ def _build_run_report(
         if line.cost_usd is not None:
             cost_total += line.cost_usd
             cost_seen = True
+        untrusted_total += line.untrusted_verdicts
+        untrusted_trials += line.untrusted_verdicts > 0
+        policies.add(line.untrusted_policy or "unknown")
     quality = (q_sum, q_n)
     reg_names = frozenset(s.lower() for s in regression_slices)
     suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
@@ -761,7 +775,16 @@ def _build_run_report(
         trials=len(lines),
         trials_per_task=(min_trials, max_trials),
         cost_usd=cost_total if cost_seen else None,
+        untrusted_verdicts=untrusted_total,
+        trials_with_untrusted=untrusted_trials,
+        untrusted_policies=tuple(sorted(policies)),
     )
+    if untrusted_total:
+        notes.append(
+            f"{untrusted_total} verdict(s) in {untrusted_trials} trial(s) rest on a judge that no "
+            f"calibration record trusts (graded with --untrusted {', '.join(sorted(policies))}): those "
+            "trials' verdicts are not calibrated evidence"
+        )
     return RunReport(
         run=run,
         k_max=k_max,
