@@ -65,34 +65,26 @@ def _cli(*args: str) -> int:
     return main([str(a) for a in args])
 
 
-def test_grade_report_compare_on_airdesk(tmp_path, capsys):
-    v1, v2 = tmp_path / "v1.jsonl", tmp_path / "v2.jsonl"
-    assert (
-        _cli(
-            "grade",
-            "--cases",
-            AIRDESK,
-            "--transcripts",
-            RUNS / "agent-v1.jsonl",
-            "--out",
-            v1,
-            "--no-progress",
-        )
-        == 0
-    )
-    assert (
-        _cli(
-            "grade",
-            "--cases",
-            AIRDESK,
-            "--transcripts",
-            RUNS / "agent-v2.jsonl",
-            "--out",
-            v2,
-            "--no-progress",
-        )
-        == 0
-    )
+def test_grade_report_compare_on_airdesk(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the example's judge is replayed: no key needed
+    # the judge's calibration record, written by the demo for its exact fingerprint
+    assert _cli("demo", "--out", tmp_path / "demo") == 0
+    records = tmp_path / "demo" / "calibration" / "records"
+    judge = [
+        "--config",
+        AIRDESK / "judge.yaml",
+        "--cassette",
+        AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
+        "--records",
+        records,
+    ]
+    outs = {}
+    for run, with_judge in (("v1", True), ("v2", True), ("v1-det", False), ("v2-det", False)):
+        outs[run] = tmp_path / f"{run}.jsonl"
+        transcripts = RUNS / f"agent-{run.split('-')[0]}.jsonl"
+        args = ["--cases", AIRDESK, "--transcripts", transcripts, "--out", outs[run], "--no-progress"]
+        assert _cli("grade", *args, *(judge if with_judge else [])) == 0
+    v1, v2 = outs["v1"], outs["v2"]
     assert len(read_results(v1).lines) == 104
     capsys.readouterr()
     for fmt in ("md", "json", "html"):
@@ -102,6 +94,14 @@ def test_grade_report_compare_on_airdesk(tmp_path, capsys):
     data = json.loads((tmp_path / "report.json").read_text())
     assert data["kind"] == "run_report"
     assert sum(data["verdicts"].values()) == 104
+    assert data["verdicts"] == {
+        "pass": 64,
+        "fail": 29,
+        "insufficient_information": 10,
+        "error": 1,
+        "not_evaluated": 0,
+    }
+    assert data["run"]["untrusted_verdicts"] == 0
     assert [s["name"] for s in data["suites"]] == ["capability", "regression"]
     assert _cli("compare", v1, v2) == 0
     shown = capsys.readouterr()
@@ -109,6 +109,12 @@ def test_grade_report_compare_on_airdesk(tmp_path, capsys):
     # the other way round is a regression, exit 1
     assert _cli("compare", v2, v1, "--format", "json") == 1
     assert json.loads(capsys.readouterr().out)["verdict"] == "regression"
+    # without the judge, every case whose required outcome, acceptance or forbidden outcomes only a judge
+    # can decide is undecided, so the deterministic layers alone cannot tell the versions apart
+    assert _cli("compare", outs["v1-det"], outs["v2-det"], "--format", "json") == 0
+    deterministic = json.loads(capsys.readouterr().out)
+    assert deterministic["verdict"] == "no detectable change"
+    assert any("undecided in at least one run" in n for n in deterministic["notes"])
 
 
 def test_compare_refuses_other_case_versions_naming_them(tmp_path, capsys):

@@ -211,16 +211,28 @@ def _doc_example() -> str:
     return block
 
 
+@pytest.fixture(scope="module")
+def demo_records(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The example judge's calibration record, written by ``judgekit demo`` for its exact fingerprint."""
+    from judgekit.cli import main
+
+    out = tmp_path_factory.mktemp("demo")
+    assert main(["demo", "--out", str(out)]) in (0, None)
+    return out / "calibration" / "records"
+
+
 @pytest.mark.parametrize(
     ("run", "passed", "failed"),
     [
-        # the recorded figures of the bundled example: v2 100 pass / 4 fail, v1 78 pass / 25 fail / 1 error
-        pytest.param("agent-v2.jsonl", 26 + 100 + 1, 4, id="agent_v2"),
-        pytest.param("agent-v1.jsonl", 26 + 78 + 1, 26, id="agent_v1"),
+        # the bundled example's figures with its calibrated judge (judgekit demo, judgekit grade):
+        # v2 82 pass / 10 fail / 12 insufficient_information, v1 64 / 29 / 10 / 1 error; 22 of the 26
+        # references pass (4 are insufficient_information: the synthetic judge answers so for them)
+        pytest.param("agent-v2.jsonl", 22 + 82 + 1, 4 + 22, id="agent_v2"),
+        pytest.param("agent-v1.jsonl", 22 + 64 + 1, 4 + 40, id="agent_v1"),
     ],
 )
 def test_the_documented_example_grades_the_bundled_runs(
-    pytester: pytest.Pytester, run: str, passed: int, failed: int
+    pytester: pytest.Pytester, demo_records: Path, run: str, passed: int, failed: int
 ) -> None:
     pytester.makepyfile(test_jkp_golden=_doc_example())
     result = pytester.runpytest(
@@ -228,13 +240,68 @@ def test_the_documented_example_grades_the_bundled_runs(
         str(AIRDESK),
         "--judgekit-transcripts",
         str(AIRDESK / "runs" / run),
+        "--judgekit-config",
+        str(AIRDESK / "judge.yaml"),
+        "--judgekit-cassette",
+        str(AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"),
+        "--judgekit-records",
+        str(demo_records),
         "-p",
         "no:cacheprovider",
     )
     result.assert_outcomes(passed=passed, failed=failed)
     out = result.stdout.str()
     assert "expected pass, got fail" in out
+    assert "expected pass, got insufficient_information" in out
     assert re.search(r"call #\d+: \w+\(", out)
+    assert "untrusted" not in out.split("short test summary")[0].replace("untrusted_", "")
+
+
+def test_without_a_judge_a_case_only_a_judge_decides_does_not_pass(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_jkp_golden=_doc_example())
+    result = pytester.runpytest(
+        "--judgekit-cases",
+        str(AIRDESK),
+        "--judgekit-transcripts",
+        str(AIRDESK / "runs" / "agent-v2.jsonl"),
+        "-p",
+        "no:cacheprovider",
+    )
+    result.assert_outcomes(passed=37, failed=94)
+    out = result.stdout.str()
+    assert "not checked: give a judge (--judge-model)" in out
+
+
+def test_an_uncalibrated_judge_decides_nothing_in_pytest(pytester: pytest.Pytester, tmp_path: Path) -> None:
+    pytester.makepyfile(test_jkp_golden=_doc_example())
+    result = pytester.runpytest(
+        "--judgekit-cases",
+        str(AIRDESK),
+        "--judgekit-transcripts",
+        str(AIRDESK / "runs" / "agent-v2.jsonl"),
+        "--judgekit-config",
+        str(AIRDESK / "judge.yaml"),
+        "--judgekit-cassette",
+        str(AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"),
+        "--judgekit-records",
+        str(tmp_path / "no-records"),
+        "-p",
+        "no:cacheprovider",
+    )
+    outcomes = result.parseoutcomes()
+    # an uncalibrated judge decides nothing, and its own critical criteria stay undecided on every case:
+    # only the harness test (graded on the deterministic layers alone) passes
+    assert outcomes["passed"] == 1
+    assert "the judge answered pass but is untrusted" in result.stdout.str()
+
+
+def test_a_bad_untrusted_policy_is_named(pytester: pytest.Pytester) -> None:
+    pytester.makepyfile(test_jkp_x="def test_x(judgekit_grader):\n    pass\n")
+    result = pytester.runpytest("--judgekit-untrusted", "trust-me", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    out = result.stdout.str()
+    assert "--judgekit-untrusted must be one of withhold, count, fail_only, advisory (got 'trust-me')" in out
+    assert "Traceback" not in out
 
 
 def test_a_broken_golden_set_fails_with_its_problems_not_a_traceback(pytester: pytest.Pytester) -> None:

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 if TYPE_CHECKING:
-    from judgekit.graders.rubric import RubricGrader
     from judgekit.results import ResultLine
 
 __all__ = ["register"]
@@ -106,37 +105,6 @@ class _RichProgress:
         self._progress.stop()
 
 
-def _load_config(path: Path | None) -> dict[str, Any]:
-    if path is None:
-        return {}
-    from judgekit.errors import JudgekitError
-    from judgekit.io.documents import read_document
-
-    doc = read_document(path)
-    data = doc.data
-    if data is None:
-        return {}
-    if not isinstance(data, dict):
-        raise JudgekitError(f"{path}: a run configuration must be a mapping of settings")
-    allowed = {"judge", "record"}
-    unknown = sorted(set(data) - allowed)
-    if unknown:
-        raise JudgekitError(
-            f"{path}: unknown setting(s) {', '.join(unknown)}; allowed: judge (model, api_base, rubric, "
-            "temperature, samples, max_cost, cache), record (free-form values recorded with the run)"
-        )
-    judge = data.get("judge", {})
-    if not isinstance(judge, dict):
-        raise JudgekitError(f"{path}: 'judge' must be a mapping")
-    judge_keys = {"model", "api_base", "rubric", "temperature", "samples", "max_cost", "cache"}
-    bad = sorted(set(judge) - judge_keys)
-    if bad:
-        raise JudgekitError(
-            f"{path}: unknown judge setting(s) {', '.join(bad)}; allowed: {', '.join(sorted(judge_keys))}"
-        )
-    return data
-
-
 def grade(  # noqa: PLR0917 - typer options
     cases: Path = typer.Option(..., "--cases", help="Golden-set folder."),
     transcripts: list[Path] = typer.Option(..., "--transcripts", help="Transcript JSONL file(s)."),
@@ -209,7 +177,9 @@ def grade(  # noqa: PLR0917 - typer options
         raise JudgekitError(
             f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
         )
-    settings = _load_config(config)
+    from judgekit.judge_setup import build_rubric_grader, load_run_config
+
+    settings = load_run_config(config)
     judge_cfg: dict[str, Any] = dict(settings.get("judge", {}))
     judge_model = judge_model or judge_cfg.get("model")
     judge_api_base = judge_api_base or judge_cfg.get("api_base")
@@ -239,7 +209,7 @@ def grade(  # noqa: PLR0917 - typer options
         )
     rubric_grader = None
     if judge_model is not None:
-        rubric_grader = _rubric_grader(
+        rubric_grader = build_rubric_grader(
             judge_model,
             rubric=str(judge_cfg.get("rubric", rubric)),
             cassette=cassette,
@@ -248,6 +218,7 @@ def grade(  # noqa: PLR0917 - typer options
             max_cost=max_cost,
             temperature=judge_cfg.get("temperature"),
             samples=judge_cfg.get("samples"),
+            structured_output=judge_cfg.get("structured_output"),
             concurrency=concurrency,
             records=records,
         )
@@ -354,46 +325,6 @@ def _untrusted_note(policy: str, counted: int, graded: int) -> str:
         f"untrusted judge verdicts counted: 0 (--untrusted {policy}: a judge no calibration record trusts "
         "decides nothing; opt in with --untrusted count)"
     )
-
-
-def _rubric_grader(
-    model: str,
-    *,
-    rubric: str,
-    cassette: Path | None,
-    mode: str,
-    api_base: str | None,
-    max_cost: float | None,
-    temperature: float | None,
-    samples: int | None,
-    concurrency: int,
-    records: Path | None = None,
-) -> RubricGrader:
-    from judgekit.graders.rubric import RubricGrader
-    from judgekit.judges.cache import CacheMode, Cassette
-    from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
-    from judgekit.judges.rubric import load_builtin_rubric, load_rubric
-
-    rubric_obj = (
-        load_rubric(Path(rubric)) if Path(rubric).suffix in (".yaml", ".yml") else load_builtin_rubric(rubric)
-    )
-    params: dict[str, Any] = {"model": model}
-    if temperature is not None:
-        params["temperature"] = temperature
-    if samples is not None:
-        params["samples"] = samples
-    client = JudgeClient(
-        JudgeParams(**params),
-        ClientSettings(api_base=api_base, concurrency=max(1, concurrency), max_cost=max_cost),
-        cassette=Cassette(cassette) if cassette is not None else None,
-        mode=CacheMode(mode),
-    )
-    trust = None
-    if records is not None:
-        from judgekit.calibration.trust import TrustBook
-
-        trust = TrustBook(records)
-    return RubricGrader(rubric_obj, client, trust=trust)
 
 
 # --------------------------------------------------------------------------- report

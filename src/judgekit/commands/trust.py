@@ -375,7 +375,6 @@ def probe_bias(  # noqa: PLR0917 - typer options
         dump_bias_report,
         run_probes,
     )
-    from judgekit.commands.runs import _rubric_grader
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
     from judgekit.transcript import read_transcripts
@@ -406,7 +405,9 @@ def probe_bias(  # noqa: PLR0917 - typer options
     except ValidationError as exc:
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise JudgekitError(f"invalid probe settings: {detail}", exit_code=2) from None
-    grader = _rubric_grader(
+    from judgekit.judge_setup import build_rubric_grader
+
+    grader = build_rubric_grader(
         judge_model,
         rubric=rubric,
         cassette=cassette,

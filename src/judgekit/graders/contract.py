@@ -522,18 +522,39 @@ class Settlement(FrozenModel):
     stated: int = 0
 
 
+def _untrusted_answer(found: Sequence[tuple[CheckResult, Verdict]]) -> CheckResult | None:
+    """The untrusted judge check that kept an expectation undecided, if that is why."""
+    check = next(
+        (c for c, v in found if v not in (Verdict.PASS, Verdict.FAIL)), found[0][0] if found else None
+    )
+    if check is not None and check.trust is Trust.UNTRUSTED and check.verdict in (Verdict.PASS, Verdict.FAIL):
+        return check
+    return None
+
+
 def _why_undecided(expectation: Expectation, found: Sequence[tuple[CheckResult, Verdict]]) -> str:
     if not found:
         return f"{expectation.label} not checked: {expectation.decided_by}"
     check, verdict = next(((c, v) for c, v in found if v not in (Verdict.PASS, Verdict.FAIL)), found[0])
-    if check.trust is Trust.UNTRUSTED and check.verdict in (Verdict.PASS, Verdict.FAIL):
-        why = check.trust_reason or "no calibration record trusts its fingerprint"
-        return (
-            f"{expectation.label} not decided: the judge answered {check.verdict.value} but is untrusted "
-            f"({why}); calibrate it, or opt in with --untrusted count"
-        )
     detail = f": {check.reason}" if check.reason else ""
     return f"{expectation.label} not decided ({check.check_id} is {verdict.value}{detail})"
+
+
+def _untrusted_reasons(withheld: Sequence[tuple[str, CheckResult]]) -> list[str]:
+    """One sentence per distinct trust reason, naming every expectation or gate it kept undecided."""
+    by_reason: dict[str, list[tuple[str, CheckResult]]] = {}
+    for label, check in withheld:
+        why = check.trust_reason or "no calibration record trusts its fingerprint"
+        by_reason.setdefault(why, []).append((label, check))
+    out: list[str] = []
+    for why, items in by_reason.items():
+        answers = "/".join(sorted({c.verdict.value for _, c in items}))
+        labels = ", ".join(label for label, _ in items)
+        out.append(
+            f"{labels} not decided: the judge answered {answers} but is untrusted ({why}); calibrate it, or "
+            "opt in with --untrusted count"
+        )
+    return out
 
 
 def settle(
@@ -562,7 +583,8 @@ def settle(
     by_id: dict[str, list[CheckResult]] = {}
     for check in checks:
         by_id.setdefault(check.check_id, []).append(check)
-    undecided: list[tuple[Expectation, str]] = []
+    undecided: list[tuple[Expectation, str | None]] = []
+    withheld: list[tuple[str, CheckResult]] = []
     decided = 0
     for expectation in expectations:
         found = [
@@ -572,22 +594,26 @@ def settle(
         ]
         if found and all(v in (Verdict.PASS, Verdict.FAIL) for _, v in found):
             decided += 1
+            continue
+        judge = _untrusted_answer(found)
+        if judge is not None:
+            withheld.append((expectation.label, judge))
+            undecided.append((expectation, None))
         else:
             undecided.append((expectation, _why_undecided(expectation, found)))
     stated = len(expectations)
     keys = tuple(e.key for e, _ in undecided)
     covered = {i for e, _ in undecided for i in e.check_ids}
-    withheld = [
-        f"{c.check_id} not counted: the judge answered {c.verdict.value} but is untrusted "
-        f"({c.trust_reason or 'no calibration record trusts its fingerprint'})"
+    withheld.extend(
+        (c.check_id, c)
         for c in checks
         if c.gate
         and c.check_id not in covered
         and c.trust is Trust.UNTRUSTED
         and c.verdict in (Verdict.PASS, Verdict.FAIL)
         and effective_verdict(c, untrusted) is not c.verdict
-    ]
-    reasons = [why for _, why in undecided] + withheld
+    )
+    reasons = [why for _, why in undecided if why is not None] + _untrusted_reasons(withheld)
     if gate_verdict is Verdict.FAIL:
         return Settlement(verdict=gate_verdict, undecided=keys, decided=decided, stated=stated)
     if gate_verdict in (Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION):

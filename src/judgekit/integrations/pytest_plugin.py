@@ -13,8 +13,14 @@ off with ``-p no:judgekit``). Importing it costs nothing: judgekit's models load
 * ``--judgekit-transcripts FILE`` (ini ``judgekit_transcripts``, several allowed) names recorded runs. A
   test that takes ``judgekit_trial`` runs once per transcript line (ids ``<case>#<trial>``); a line that
   cannot be read, or names a case the set does not have, becomes a failing test that says where and why.
+* ``--judgekit-config FILE`` (a run configuration with a ``judge`` mapping, as ``judgekit grade
+  --config``), ``--judgekit-cassette FILE``, ``--judgekit-records DIR`` and ``--judgekit-untrusted
+  POLICY`` add the judge layer; each has an ini key of the same name with ``_`` (``judgekit_config``...).
+  The judge is trusted only through a calibration record for its exact fingerprint, and an untrusted
+  judge decides nothing unless ``--judgekit-untrusted count``.
 * Fixtures ``judgekit_case_set`` (the loaded set) and ``judgekit_grader`` (a
-  :class:`~judgekit.integrations.grading.LayeredGrader` on the set's root).
+  :class:`~judgekit.integrations.grading.LayeredGrader` on the set's root, with the judge layer when
+  configured).
 """
 
 from __future__ import annotations
@@ -178,8 +184,40 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="FILE",
         help="JSONL transcripts whose trials parametrise tests taking 'judgekit_trial' (repeatable)",
     )
+    group.addoption(
+        "--judgekit-config",
+        action="store",
+        default=None,
+        metavar="FILE",
+        help="run configuration with a 'judge' mapping (as judgekit grade --config): adds the judge layer",
+    )
+    group.addoption(
+        "--judgekit-cassette",
+        action="store",
+        default=None,
+        metavar="FILE",
+        help="judge cassette to replay or record (the configuration's judge.cache says which)",
+    )
+    group.addoption(
+        "--judgekit-records",
+        action="store",
+        default=None,
+        metavar="DIR",
+        help="calibration records deciding the judge's trust (default: calibration/records under rootdir)",
+    )
+    group.addoption(
+        "--judgekit-untrusted",
+        action="store",
+        default=None,
+        metavar="POLICY",
+        help="what an uncalibrated judge's verdict may do: withhold (default), count, fail_only, advisory",
+    )
     parser.addini("judgekit_cases", "golden set for judgekit_case / judgekit_trial", default="")
     parser.addini("judgekit_transcripts", "transcript files for judgekit_trial", type="paths", default=[])
+    parser.addini("judgekit_config", "run configuration with a 'judge' mapping", default="")
+    parser.addini("judgekit_cassette", "judge cassette to replay or record", default="")
+    parser.addini("judgekit_records", "calibration records deciding the judge's trust", default="")
+    parser.addini("judgekit_untrusted", "untrusted-judge policy", default="")
 
 
 def _load_set(path: Path) -> CaseSet:
@@ -310,20 +348,76 @@ def judgekit_case_set(pytestconfig: pytest.Config) -> CaseSet:
         pytest.fail(f"judgekit: {exc.message}", pytrace=False)
 
 
+def _option(config: pytest.Config, name: str) -> str | None:
+    value = config.getoption(f"--judgekit-{name}")
+    if value:
+        return str(value)
+    ini = str(config.getini(f"judgekit_{name}") or "")
+    return ini or None
+
+
+def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
+    """The layered grader the options describe: the judge layer when a configuration names a model."""
+    from typing import cast
+
+    from judgekit.errors import JudgekitError
+    from judgekit.graders.contract import UNTRUSTED_POLICIES, UntrustedPolicy
+    from judgekit.integrations.grading import LayeredGrader
+    from judgekit.judge_setup import build_rubric_grader, load_run_config
+
+    policy = _option(config, "untrusted") or "withhold"
+    if policy not in UNTRUSTED_POLICIES:
+        raise JudgekitError(
+            f"--judgekit-untrusted must be one of {', '.join(UNTRUSTED_POLICIES)} (got {policy!r})"
+        )
+    settings_path = _option(config, "config")
+    cassette = _option(config, "cassette")
+    if settings_path is None:
+        if cassette is not None:
+            raise JudgekitError("--judgekit-cassette is for the judge layer: give --judgekit-config too")
+        return LayeredGrader(root, untrusted=cast(UntrustedPolicy, policy))
+    judge = dict(load_run_config(Path(settings_path)).get("judge", {}))
+    if not judge.get("model"):
+        raise JudgekitError(
+            f"{settings_path}: the judge mapping names no model; add 'model: <litellm model>'"
+        )
+    mode = str(judge.get("cache") or ("record" if cassette else "off"))
+    if mode != "off" and cassette is None:
+        raise JudgekitError(f"{settings_path}: judge.cache is {mode!r}, which needs --judgekit-cassette FILE")
+    records = _option(config, "records")
+    rubric = build_rubric_grader(
+        str(judge["model"]),
+        rubric=str(judge.get("rubric", "honest-reporting")),
+        cassette=Path(cassette) if cassette is not None else None,
+        mode=mode,
+        api_base=judge.get("api_base"),
+        max_cost=judge.get("max_cost"),
+        temperature=judge.get("temperature"),
+        samples=judge.get("samples"),
+        structured_output=judge.get("structured_output"),
+        concurrency=8,
+        records=Path(records) if records is not None else config.rootpath / "calibration" / "records",
+    )
+    return LayeredGrader(root, rubric=rubric, untrusted=cast(UntrustedPolicy, policy))
+
+
 @pytest.fixture(scope="session")
 def judgekit_grader(pytestconfig: pytest.Config) -> LayeredGrader:
-    """Every deterministic layer, fixtures resolved against the configured set's root (else rootdir)."""
-    from judgekit.errors import JudgekitError
-    from judgekit.integrations.grading import LayeredGrader
+    """The layers the options ask for, fixtures resolved against the configured set's root (else rootdir).
 
-    path = _cases_path(pytestconfig)
-    if path is None:
-        return LayeredGrader(pytestconfig.rootpath)
+    Every deterministic layer, plus the judge layer when ``--judgekit-config`` names a judge model; the
+    judge is trusted only through a calibration record for its exact fingerprint in ``--judgekit-records``
+    (default ``calibration/records`` under rootdir), and an untrusted judge decides nothing unless
+    ``--judgekit-untrusted count``.
+    """
+    from judgekit.errors import JudgekitError
+
     try:
-        root = _configured_set(pytestconfig).root
+        path = _cases_path(pytestconfig)
+        root = pytestconfig.rootpath if path is None else _configured_set(pytestconfig).root
+        return _configured_grader(pytestconfig, root)
     except JudgekitError as exc:
         pytest.fail(f"judgekit: {exc.message}", pytrace=False)
-    return LayeredGrader(root)
 
 
 @pytest.fixture(name="assert_grade")

@@ -1,0 +1,156 @@
+"""Setting up the judge layer from a run configuration.
+
+One place for ``judgekit grade``, ``judgekit probe-bias`` and the pytest plugin.
+
+A run configuration is a YAML or JSON file (``--config`` of ``judgekit grade``, ``--judgekit-config`` of the
+pytest plugin)::
+
+    judge:
+      model: openai/gpt-4o-mini      # litellm model; required for a judge layer
+      api_base: http://127.0.0.1:8000/v1
+      rubric: honest-reporting       # a built-in rubric id or a rubric file
+      temperature: 0.0
+      samples: 1
+      structured_output: "off"       # auto, json_schema or off
+      max_cost: 5.0                  # US dollars
+      cache: replay                  # record, replay or off (with a cassette)
+    record:                          # free-form values recorded with the run
+      ticket: EVAL-123
+
+Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost`` and ``cache``): change
+one and the judge is uncalibrated again. The judge's trust comes from calibration records through
+:class:`~judgekit.calibration.trust.TrustBook`, the one trust function.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from judgekit.errors import JudgekitError
+
+if TYPE_CHECKING:
+    from judgekit.graders.rubric import RubricGrader
+
+__all__ = ["JUDGE_SETTINGS", "build_rubric_grader", "load_run_config"]
+
+JUDGE_SETTINGS: tuple[str, ...] = (
+    "model",
+    "api_base",
+    "rubric",
+    "temperature",
+    "samples",
+    "structured_output",
+    "max_cost",
+    "cache",
+)
+"""The settings a run configuration's ``judge`` mapping may hold."""
+
+
+def load_run_config(path: Path | None) -> dict[str, Any]:
+    """Read a run configuration (``{}`` when ``path`` is ``None`` or the file is empty).
+
+    Raises:
+        JudgekitError: When the file cannot be read or parsed (located), is not a mapping, or names an
+            unknown setting (the allowed ones are listed).
+    """
+    if path is None:
+        return {}
+    from judgekit.io.documents import read_document
+
+    doc = read_document(path)
+    data = doc.data
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise JudgekitError(f"{path}: a run configuration must be a mapping of settings")
+    unknown = sorted(set(data) - {"judge", "record"})
+    if unknown:
+        raise JudgekitError(
+            f"{path}: unknown setting(s) {', '.join(unknown)}; allowed: judge ({', '.join(JUDGE_SETTINGS)}), "
+            "record (free-form values recorded with the run)"
+        )
+    judge = data.get("judge", {})
+    if not isinstance(judge, dict):
+        raise JudgekitError(f"{path}: 'judge' must be a mapping")
+    bad = sorted(set(judge) - set(JUDGE_SETTINGS))
+    if bad:
+        raise JudgekitError(
+            f"{path}: unknown judge setting(s) {', '.join(bad)}; allowed: {', '.join(sorted(JUDGE_SETTINGS))}"
+        )
+    return data
+
+
+def build_rubric_grader(
+    model: str,
+    *,
+    rubric: str,
+    cassette: Path | None,
+    mode: str,
+    api_base: str | None,
+    max_cost: float | None,
+    temperature: float | None,
+    samples: int | None,
+    concurrency: int,
+    records: Path | None = None,
+    structured_output: str | None = None,
+) -> RubricGrader:
+    """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
+
+    Args:
+        model: The litellm model.
+        rubric: A built-in rubric id, or a rubric file (``.yaml``/``.yml``).
+        cassette: The judge cassette to record to or replay from, if any.
+        mode: ``record``, ``replay`` or ``off``.
+        api_base: An OpenAI-compatible base URL.
+        max_cost: Judge budget in US dollars (``None``: no budget).
+        temperature: Sampling temperature (``None``: the default).
+        samples: Samples per criterion (``None``: the default).
+        concurrency: Requests in flight at once (>= 1).
+        records: Calibration records deciding trust (``None``: every verdict untrusted).
+        structured_output: ``auto``, ``json_schema`` or ``off`` (``None``: the default).
+
+    Raises:
+        JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
+            cannot be loaded.
+    """
+    from pydantic import ValidationError
+
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.judges.cache import CacheMode, Cassette
+    from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
+    from judgekit.judges.rubric import load_builtin_rubric, load_rubric
+
+    rubric_obj = (
+        load_rubric(Path(rubric)) if Path(rubric).suffix in (".yaml", ".yml") else load_builtin_rubric(rubric)
+    )
+    params: dict[str, Any] = {"model": model}
+    for name, value in (
+        ("temperature", temperature),
+        ("samples", samples),
+        ("structured_output", structured_output),
+    ):
+        if value is not None:
+            params[name] = value
+    try:
+        judge_params = JudgeParams(**params)
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise JudgekitError(
+            f"judge setting {field}: {err['msg']} (got {err.get('input')!r}); "
+            "fix the configuration or the option",
+            exit_code=2,
+        ) from None
+    client = JudgeClient(
+        judge_params,
+        ClientSettings(api_base=api_base, concurrency=max(1, concurrency), max_cost=max_cost),
+        cassette=Cassette(cassette) if cassette is not None else None,
+        mode=CacheMode(mode),
+    )
+    trust = None
+    if records is not None:
+        from judgekit.calibration.trust import TrustBook
+
+        trust = TrustBook(records)
+    return RubricGrader(rubric_obj, client, trust=trust)
