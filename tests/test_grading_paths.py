@@ -224,8 +224,7 @@ def via_cli(
     ]
     args += ["--no-progress", "--untrusted", policy, "--records", str(work / "records")]
     if rubric is not None:
-        if rubric.trust_status("polite").trust is Trust.TRUSTED:
-            pytest.skip("the command takes trust from calibration records only (tested in tests/commands)")
+        assert rubric.trust_status("polite").trust is Trust.UNTRUSTED, "the command trusts records only"
         (work / "run.yaml").write_text(json.dumps({"judge": {"api_base": rubric.client.settings.api_base}}))
         args += ["--judge-model", rubric.client.params.model, "--config", str(work / "run.yaml")]
         args += ["--rubric", str(_rubric_file(work))]
@@ -378,13 +377,49 @@ def test_counting_an_uncalibrated_judge_is_an_explicit_opt_in(
     assert verdict is Verdict.PASS
 
 
-@pytest.mark.parametrize("path", PATHS)
+# `judgekit grade` takes trust from calibration records only: tests/commands/test_contract_cli.py
+# calibrates the judge with `judgekit calibrate` and shows the command then lets it decide.
+@pytest.mark.parametrize("path", [p for p in PATHS if p != "cli"])
 def test_a_calibrated_judge_decides(golden: Path, judge: JudgeServer, path: str) -> None:
     case = _case(golden, "plain-address")
     verdict, _ = PATHS[path](
         golden, case, transcript("plain-address"), rubric_grader(judge, trusted=True), "withhold"
     )
     assert verdict is Verdict.PASS
+
+
+LOSSY_PATHS = ("api", "runner", "cli", "pytest", "tau-bench")
+"""The paths that take a transcript as recorded; Inspect and promptfoo build theirs from their own state,
+which is never an imported trace."""
+
+
+def _lossy(t: Transcript) -> Transcript:
+    from judgekit.io.otel import FidelityReport
+
+    report = FidelityReport(
+        trace_id="t1",
+        conventions=("genai-events",),
+        spans=3,
+        model_spans=2,
+        tool_spans=1,
+        messages=len(t.messages),
+        tool_calls=1,
+        missing_parents=1,
+    )
+    return t.model_copy(update={"metadata": {**t.metadata, "fidelity": report.model_dump(mode="json")}})
+
+
+@pytest.mark.parametrize("path", LOSSY_PATHS)
+def test_a_lossy_trace_is_graded_only_by_the_layers_it_supports(golden: Path, path: str) -> None:
+    t = _lossy(transcript("mention-refund", reply="Sorry, I cannot see anything."))
+    verdict, text = PATHS[path](golden, _case(golden, "mention-refund"), t, None, "withhold")
+    # the export lost spans, so the agent's messages may be incomplete: a missing mention decides nothing
+    assert verdict is Verdict.INSUFFICIENT_INFORMATION
+    assert "lossy trace" in text
+
+
+def test_every_lossy_path_is_a_path() -> None:
+    assert set(LOSSY_PATHS) <= set(PATHS)
 
 
 # --------------------------------------------------------------------------- structure
