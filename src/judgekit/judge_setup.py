@@ -63,20 +63,31 @@ def load_run_config(path: Path | None) -> dict[str, Any]:
     if data is None:
         return {}
     if not isinstance(data, dict):
-        raise JudgekitError(f"{path}: a run configuration must be a mapping of settings")
+        raise JudgekitError(f"{path}: a run configuration must be a mapping of settings", exit_code=2)
     unknown = sorted(set(data) - {"judge", "record"})
     if unknown:
         raise JudgekitError(
             f"{path}: unknown setting(s) {', '.join(unknown)}; allowed: judge ({', '.join(JUDGE_SETTINGS)}), "
-            "record (free-form values recorded with the run)"
+            "record (free-form values recorded with the run)",
+            exit_code=2,
         )
     judge = data.get("judge", {})
     if not isinstance(judge, dict):
-        raise JudgekitError(f"{path}: 'judge' must be a mapping")
+        raise JudgekitError(f"{path}: 'judge' must be a mapping", exit_code=2)
     bad = sorted(set(judge) - set(JUDGE_SETTINGS))
     if bad:
+        import difflib
+
+        hints = [
+            f"'{name}' (did you mean '{close[0]}'?)"
+            if (close := difflib.get_close_matches(name, JUDGE_SETTINGS, 1))
+            else f"'{name}'"
+            for name in bad
+        ]
         raise JudgekitError(
-            f"{path}: unknown judge setting(s) {', '.join(bad)}; allowed: {', '.join(sorted(JUDGE_SETTINGS))}"
+            f"{path}: unknown judge setting(s) {', '.join(hints)}; "
+            f"allowed: {', '.join(sorted(JUDGE_SETTINGS))}",
+            exit_code=2,
         )
     return data
 

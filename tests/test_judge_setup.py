@@ -1,0 +1,116 @@
+"""The judge set-up every path shares: run configurations and the rubric grader built from them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from judgekit.errors import JudgekitError
+from judgekit.judge_setup import JUDGE_SETTINGS, build_rubric_grader, load_run_config
+
+REPO = Path(__file__).resolve().parents[1]
+AIRDESK = REPO / "examples" / "airdesk"
+
+
+def _config(tmp_path: Path, text: str) -> Path:
+    path = tmp_path / "run.yaml"
+    path.write_text(text)
+    return path
+
+
+def test_no_file_and_an_empty_file_are_no_settings(tmp_path: Path) -> None:
+    assert load_run_config(None) == {}
+    assert load_run_config(_config(tmp_path, "")) == {}
+
+
+def test_a_configuration_is_read(tmp_path: Path) -> None:
+    data = load_run_config(
+        _config(tmp_path, "judge: {model: openai/x, samples: 3}\nrecord: {ticket: EVAL-1}\n")
+    )
+    assert data == {"judge": {"model": "openai/x", "samples": 3}, "record": {"ticket": "EVAL-1"}}
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("- a\n- b\n", "a run configuration must be a mapping of settings", id="not_a_mapping"),
+        pytest.param(
+            "judges: {}\n", "unknown setting(s) judges; allowed: judge (model, api_base", id="top_level"
+        ),
+        pytest.param("judge: [model]\n", "'judge' must be a mapping", id="judge_not_a_mapping"),
+        pytest.param(
+            "judge: {temprature: 0}\n",
+            "unknown judge setting(s) 'temprature' (did you mean 'temperature'?); allowed: api_base",
+            id="unknown_judge_setting",
+        ),
+        pytest.param(
+            "judge: {colour: red}\n", "unknown judge setting(s) 'colour'; allowed:", id="no_close_match"
+        ),
+    ],
+)
+def test_each_configuration_mistake_is_named(tmp_path: Path, text: str, message: str) -> None:
+    path = _config(tmp_path, text)
+    with pytest.raises(JudgekitError) as info:
+        load_run_config(path)
+    assert info.value.exit_code == 2
+    assert str(path) in info.value.message
+    assert message in info.value.message
+
+
+def test_a_bad_judge_value_is_a_usage_error_naming_the_setting() -> None:
+    with pytest.raises(JudgekitError) as info:
+        build_rubric_grader(
+            "openai/x",
+            rubric="honest-reporting",
+            cassette=None,
+            mode="off",
+            api_base=None,
+            max_cost=None,
+            temperature=None,
+            samples=None,
+            concurrency=1,
+            structured_output="maybe",
+        )
+    assert info.value.exit_code == 2
+    assert info.value.message.startswith(
+        "judge setting structured_output: Input should be 'auto', 'json_schema'"
+    )
+    assert "(got 'maybe')" in info.value.message
+
+
+def test_every_setting_reaches_the_judge() -> None:
+    assert set(JUDGE_SETTINGS) == {
+        "model",
+        "api_base",
+        "rubric",
+        "temperature",
+        "samples",
+        "structured_output",
+        "max_cost",
+        "cache",
+    }
+
+
+def test_the_example_judge_file_is_the_judge_the_demo_calibrates(tmp_path: Path) -> None:
+    """examples/airdesk/judge.yaml builds the demo's judge: same fingerprint, so its record applies."""
+    from judgekit.demo import demo_rubric_grader
+    from judgekit.judges.cache import CacheMode
+
+    cassette = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
+    judge = load_run_config(AIRDESK / "judge.yaml")["judge"]
+    built = build_rubric_grader(
+        judge["model"],
+        rubric=judge["rubric"],
+        cassette=cassette,
+        mode=judge["cache"],
+        api_base=None,
+        max_cost=None,
+        temperature=judge["temperature"],
+        samples=judge["samples"],
+        structured_output=judge["structured_output"],
+        concurrency=8,
+        records=tmp_path,
+    )
+    assert built.fingerprint == demo_rubric_grader(cassette, CacheMode.REPLAY).fingerprint
+    assert built.trust_status("case.acceptance").trust.value == "untrusted"  # no record in tmp_path
