@@ -418,6 +418,32 @@ def test_a_lossy_trace_is_graded_only_by_the_layers_it_supports(golden: Path, pa
     assert "lossy trace" in text
 
 
+@pytest.mark.parametrize("grader_kind", ["layered", "tau-bench", "runner"])
+def test_every_check_names_a_contract_layer(golden: Path, judge: JudgeServer, grader_kind: str) -> None:
+    """Every check any grading path produces belongs to a layer the contract classifies."""
+    from judgekit.graders.contract import layer_of
+    from judgekit.integrations.grading import grade_now
+    from judgekit.integrations.taubench import TauBenchGrader
+    from judgekit.runner import LayeredTrialGrader
+
+    rubric = rubric_grader(judge, trusted=True)
+    for case_id in ("plain-address", "mention-refund", "state-address"):
+        case = _case(golden, case_id)
+        for t in (transcript(case_id), _lossy(transcript(case_id)), transcript("someone-else")):
+            if grader_kind == "layered":
+                grade = grade_now(LayeredGrader(golden, rubric=rubric), case, t)
+            elif grader_kind == "tau-bench":
+                grade = grade_now(TauBenchGrader(golden, rubric=rubric), case, t)
+            else:
+                runner = LayeredTrialGrader(golden, rubric)
+                try:
+                    grade = asyncio.run(runner.grade(case, t))
+                finally:
+                    runner.close()
+            assert grade.checks
+            assert all(layer_of(c) is not None for c in grade.checks), [c.layer for c in grade.checks]
+
+
 def test_every_lossy_path_is_a_path() -> None:
     assert set(LOSSY_PATHS) <= set(PATHS)
 
