@@ -33,6 +33,7 @@ app = typer.Typer(
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 
@@ -64,8 +65,62 @@ judge_commands.register(app)
 lint_commands.register(app)
 
 
+def _usage_line(exc: Exception) -> str:
+    """A click/typer usage error as one line: what is wrong, a did-you-mean, and where help is."""
+    import difflib
+
+    message = " ".join(str(getattr(exc, "format_message", lambda: str(exc))()).split())
+    ctx = getattr(exc, "ctx", None)
+    command_path = getattr(ctx, "command_path", "judgekit") or "judgekit"
+    command = getattr(ctx, "command", None)
+    if (
+        message.startswith("No such command")
+        and "did you mean" not in message.lower()
+        and command is not None
+    ):
+        wanted = message.split("'")[1] if message.count("'") >= 2 else ""
+        names = list(getattr(command, "commands", {}))
+        close = difflib.get_close_matches(wanted, names, n=1)
+        if close:
+            message = f"{message.rstrip('.')}; did you mean '{close[0]}'?"
+    return f"error: {message} (see '{command_path} --help')"
+
+
+def _internal_error(exc: BaseException) -> int:
+    """An unexpected error: one line, the full traceback in a file (or on screen with JUDGEKIT_DEBUG=1)."""
+    import os
+    import tempfile
+    import traceback
+
+    text = "".join(traceback.format_exception(exc))
+    if os.environ.get("JUDGEKIT_DEBUG"):
+        typer.echo(text, err=True)
+        return 1
+    with tempfile.NamedTemporaryFile("w", prefix="judgekit-error-", suffix=".txt", delete=False) as handle:
+        handle.write(text)
+    typer.echo(
+        f"error: judgekit failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug, not your "
+        f"mistake: the traceback is in {handle.name} (set JUDGEKIT_DEBUG=1 to show it here)",
+        err=True,
+    )
+    return 1
+
+
+def _is_usage_error(exc: BaseException) -> bool:
+    """Whether an exception is click's or typer's own copy of click's usage errors (or its Abort)."""
+    return any(
+        cls.__name__ in {"ClickException", "UsageError", "Abort"}
+        and cls.__module__.split(".")[0] in {"click", "typer"}
+        for cls in type(exc).__mro__
+    )
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the command line and return its exit code.
+
+    A usage mistake (an unknown command or option, a missing argument, a bad value) is one ``error:`` line
+    and exit code 2; a :class:`~judgekit.errors.JudgekitError` is its message and its exit code; anything
+    else is a bug: one line naming the file that holds the traceback, exit code 1.
 
     Args:
         argv: Arguments without the program name; ``None`` reads ``sys.argv``.
@@ -83,16 +138,19 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         typer.echo("interrupted", err=True)
         return 130
-    except Exception as exc:  # click's usage errors arrive here in non-standalone mode
-        import click
-
-        if isinstance(exc, click.exceptions.ClickException):
-            exc.show()
-            return exc.exit_code
-        if isinstance(exc, click.exceptions.Abort):
+    except Exception as exc:
+        if type(exc).__name__ == "Exit" and isinstance(getattr(exc, "exit_code", None), int):
+            return int(exc.exit_code)  # type: ignore[attr-defined]  # typer's own copy of click's Exit
+        if not _is_usage_error(exc):
+            return _internal_error(exc)
+        if type(exc).__name__ == "Abort":
             typer.echo("aborted", err=True)
             return 1
-        raise
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            typer.echo(exc.format_message(), err=True)  # type: ignore[attr-defined]
+            return 2
+        typer.echo(_usage_line(exc), err=True)
+        return 2
     return rv if isinstance(rv, int) else 0
 
 

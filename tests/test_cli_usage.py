@@ -1,0 +1,180 @@
+"""Every command, every kind of usage mistake: one ``error:`` line, exit code 2, never a traceback.
+
+The commands are walked from the application itself, so a new command cannot skip the rule.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from judgekit.cli import app, main
+
+
+def _leaves(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
+    children = getattr(command, "commands", None)
+    if children:
+        for name, child in sorted(children.items()):
+            yield from _leaves(child, (*path, name))
+    else:
+        yield path, command
+
+
+def _groups(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, ...]]:
+    children = getattr(command, "commands", None)
+    if children:
+        yield path
+        for name, child in sorted(children.items()):
+            yield from _groups(child, (*path, name))
+
+
+def _root() -> Any:
+    import typer.main
+
+    return typer.main.get_command(app)
+
+
+LEAVES = list(_leaves(_root()))
+GROUPS = list(_groups(_root()))
+IDS = [" ".join(path) for path, _ in LEAVES]
+
+
+def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    capsys.readouterr()
+    code = main(list(args))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def _one_error_line(err: str) -> str:
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith("error: "), err
+    assert "Traceback" not in err
+    return lines[0]
+
+
+def test_the_walk_finds_every_command() -> None:
+    assert len(LEAVES) >= 30
+    assert ("grade",) in [p for p, _ in LEAVES]
+    assert ("import", "tau-bench") in [p for p, _ in LEAVES]
+
+
+@pytest.mark.parametrize(("path", "command"), LEAVES, ids=IDS)
+def test_an_unknown_option_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], path: tuple[str, ...], command: Any
+) -> None:
+    code, out, err = _run(capsys, *path, "--no-such-option-xyz")
+    assert code == 2
+    assert out == ""
+    line = _one_error_line(err)
+    assert "No such option: --no-such-option-xyz" in line
+    assert f"see 'judgekit {' '.join(path)} --help'" in line
+
+
+REQUIRING = [(path, command) for path, command in LEAVES if any(p.required for p in command.params)]
+
+
+def test_most_commands_require_something() -> None:
+    assert len(REQUIRING) >= 20
+
+
+@pytest.mark.parametrize(("path", "command"), REQUIRING, ids=[" ".join(p) for p, _ in REQUIRING])
+def test_a_missing_required_argument_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], path: tuple[str, ...], command: Any
+) -> None:
+    code, out, err = _run(capsys, *path)
+    assert code == 2
+    assert out == ""
+    if "Usage:" in err:  # a command that shows its help when called bare (no_args_is_help)
+        assert "Traceback" not in err
+        return
+    line = _one_error_line(err)
+    assert "Missing" in line
+
+
+def _number_options(command: Any) -> list[str]:
+    out = []
+    for param in command.params:
+        bare = getattr(param, "bare_type", None)
+        kind = bare() if callable(bare) else getattr(getattr(param, "type", None), "name", "")
+        if (
+            getattr(param, "opts", None)
+            and param.opts[0].startswith("--")
+            and kind in {"int", "float", "integer"}
+        ):
+            out.append(param.opts[0])
+    return out
+
+
+NUMBER_OPTIONS = [(path, opt) for path, command in LEAVES for opt in _number_options(command)]
+
+
+@pytest.mark.parametrize(
+    ("path", "option"), NUMBER_OPTIONS, ids=[f"{' '.join(p)} {o}" for p, o in NUMBER_OPTIONS]
+)
+def test_a_bad_number_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], path: tuple[str, ...], option: str
+) -> None:
+    code, out, err = _run(capsys, *path, option, "abc")
+    assert code == 2
+    assert out == ""
+    line = _one_error_line(err)
+    assert "Invalid value" in line or "Missing" in line
+
+
+def test_there_are_number_options_to_check() -> None:
+    assert (("grade",), "--concurrency") in NUMBER_OPTIONS
+
+
+@pytest.mark.parametrize("group", GROUPS, ids=[" ".join(g) or "judgekit" for g in GROUPS])
+def test_an_unknown_command_is_one_line_and_exit_2(
+    capsys: pytest.CaptureFixture[str], group: tuple[str, ...]
+) -> None:
+    code, out, err = _run(capsys, *group, "no-such-command-xyz")
+    assert code == 2
+    assert out == ""
+    assert "No such command 'no-such-command-xyz'" in _one_error_line(err)
+
+
+def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "valdate")
+    assert code == 2
+    assert "did you mean 'validate'" in _one_error_line(err).lower()
+
+
+@pytest.mark.parametrize("flag", ["-h", "--help"])
+def test_help_flags_work(capsys: pytest.CaptureFixture[str], flag: str) -> None:
+    code, out, _ = _run(capsys, flag)
+    assert code == 0
+    assert "Usage: judgekit" in out
+    code, out, _ = _run(capsys, "grade", flag)
+    assert code == 0
+    assert "--transcripts" in out
+
+
+def test_an_unexpected_error_is_one_line_pointing_at_the_traceback(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from judgekit.commands import golden
+
+    def broken(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError("scripted failure")
+
+    monkeypatch.setattr("judgekit.caseset.load_case_set", broken)
+    monkeypatch.delenv("JUDGEKIT_DEBUG", raising=False)
+    code, _, err = _run(capsys, "validate", "examples/airdesk")
+    assert golden is not None
+    assert code == 1
+    line = _one_error_line(err)
+    assert "RuntimeError: scripted failure" in line
+    assert "this is a bug, not your mistake" in line
+    traceback_file = line.split("the traceback is in ")[1].split(" (set")[0]
+    with open(traceback_file, encoding="utf-8") as handle:
+        assert "Traceback (most recent call last)" in handle.read()
+    monkeypatch.setenv("JUDGEKIT_DEBUG", "1")
+    code, _, err = _run(capsys, "validate", "examples/airdesk")
+    assert code == 1
+    assert "Traceback (most recent call last)" in err
