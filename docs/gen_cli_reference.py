@@ -20,6 +20,9 @@ from typing import Any
 
 import typer
 
+from judgekit.commands.examples import EXAMPLES
+from judgekit.commands.helptext import wrap_command
+
 OUT = Path(__file__).resolve().parent / "reference" / "cli.md"
 
 
@@ -61,11 +64,13 @@ def _default(param: Any) -> str:
 
 
 def _type(param: Any, ctx: Any) -> str:
+    """What the parameter takes, as its help shows it (``FILE``, ``DIR``, ``N``); ``flag`` for a flag."""
     if _is_option(param) and param.is_flag:
         return "flag"
-    display = getattr(param, "display_type", None)
-    if callable(display):  # typer >= 0.2x: its own type descriptors
-        return str(display(ctx)).strip("<>")
+    display = getattr(param, "display_type_rich", None)
+    if callable(display):  # typer >= 0.2x: the metavar judgekit.commands.helptext gave it
+        shown = display(ctx)
+        return f"`{shown}`" if shown else "flag"
     kind = getattr(param, "type", None)
     return str(getattr(kind, "name", "") or "")
 
@@ -78,7 +83,7 @@ def _param_rows(cmd: Any, ctx: Any) -> list[str]:
         rows += ["", "| argument | type | default | meaning |", "|---|---|---|---|"]
         for p in args:
             help_text = _cell(getattr(p, "help", "") or "")
-            rows.append(f"| `{(p.name or '').upper()}` | {_type(p, ctx)} | {_default(p)} | {help_text} |")
+            rows.append(f"| `{p.display_name_raw}` | {_type(p, ctx)} | {_default(p)} | {help_text} |")
     if opts:
         rows += ["", "| option | type | default | meaning |", "|---|---|---|---|"]
         for p in opts:
@@ -94,6 +99,7 @@ def _walk(cmd: Any, path: list[str], out: list[str]) -> None:
     text = _help(cmd)
     if text:
         out.append(text)
+    examples = EXAMPLES.get(" ".join(path[1:]), ())
     if _is_group(cmd):
         subcommands = sorted(cmd.list_commands(_ctx(cmd)))
         out += ["", "| command | what it does |", "|---|---|"]
@@ -105,6 +111,7 @@ def _walk(cmd: Any, path: list[str], out: list[str]) -> None:
             out.append(f"| [`{name} {sub}`](#{_anchor(f'{name} {sub}')}) | {_cell(summary)} |")
         if len(path) > 1:
             out += ["", f"Usage: `{name} COMMAND [ARGS]...`"]
+        out += _examples(examples)
         for sub in subcommands:
             child = cmd.get_command(_ctx(cmd), sub)
             if child is not None and not child.hidden:
@@ -114,6 +121,17 @@ def _walk(cmd: Any, path: list[str], out: list[str]) -> None:
     usage = " ".join(cmd.collect_usage_pieces(ctx))
     out += ["", f"Usage: `{name} {usage}`"]
     out += _param_rows(cmd, ctx)
+    out += _examples(examples)
+
+
+def _examples(examples: tuple[Any, ...]) -> list[str]:
+    """A command's examples (from ``judgekit.commands.examples``) as a shell block."""
+    if not examples:
+        return []
+    lines = ["", "Examples:", "", "```sh"]
+    for number, example in enumerate(examples):
+        lines += [*([""] if number else []), f"# {example.what}", *wrap_command(example.command)]
+    return [*lines, "```"]
 
 
 def _anchor(title: str) -> str:

@@ -178,3 +178,77 @@ def test_an_unexpected_error_is_one_line_pointing_at_the_traceback(
     code, _, err = _run(capsys, "validate", "examples/airdesk")
     assert code == 1
     assert "Traceback (most recent call last)" in err
+
+
+# --------------------------------------------------------------------------- file not found
+
+#: Path parameters a command writes, not reads: a missing one is created.
+OUTPUT_PATHS = frozenset({"out", "output", "rewards", "fidelity"})
+
+#: Path options that may name something absent, and why; every other path parameter is an input.
+MAY_BE_ABSENT = {
+    "--records": "a calibration records folder: none yet means no judge is trusted (or calibrate creates it)",
+    "--cassette": "a judge cassette: recording creates it; replay mode refuses a missing one itself",
+}
+
+#: Inputs checked by the command itself rather than by click, and where that is tested.
+CHECKED_BY_THE_COMMAND = {
+    ("grade", "transcripts"): "glob patterns, expanded by judgekit (tests/test_inputs.py)",
+    ("grade", "more_transcripts"): "further transcripts, expanded like --transcripts (tests/test_inputs.py)",
+}
+
+
+def _is_path(param: Any) -> bool:
+    return "Path" in str(param.bare_type())
+
+
+def _input_paths(path: tuple[str, ...], command: Any) -> list[Any]:
+    out = []
+    for param in command.params:
+        if not _is_path(param) or param.name in OUTPUT_PATHS or param.opts[0] in MAY_BE_ABSENT:
+            continue
+        if (" ".join(path), param.name) in CHECKED_BY_THE_COMMAND:
+            continue
+        out.append(param)
+    return out
+
+
+INPUT_PATHS = [(path, param.name) for path, command in LEAVES for param in _input_paths(path, command)]
+
+
+def test_the_walk_finds_the_input_paths() -> None:
+    assert len(INPUT_PATHS) >= 40
+    assert (("grade",), "cases") in INPUT_PATHS
+    assert (("report",), "results") in INPUT_PATHS
+    assert (("probe-bias",), "transcripts") in INPUT_PATHS
+    assert (("intake",), "records") in INPUT_PATHS
+
+
+@pytest.mark.parametrize(("path", "name"), INPUT_PATHS, ids=[f"{' '.join(p)} {n}" for p, n in INPUT_PATHS])
+def test_a_missing_input_file_is_one_line_naming_it_and_exit_2(
+    capsys: pytest.CaptureFixture[str], tmp_path: Any, path: tuple[str, ...], name: str
+) -> None:
+    command = dict(LEAVES)[path]
+    existing = tmp_path / "exists.txt"
+    existing.write_text("")
+    missing = str(tmp_path / "no-such-dir" / f"missing-{name}")
+    args = list(path)
+    for param in command.params:
+        if param.name == name:
+            value = missing
+        elif not param.required:
+            continue
+        elif _is_path(param):
+            value = str(tmp_path / f"out-{param.name}") if param.name in OUTPUT_PATHS else str(existing)
+        elif str(param.bare_type()) in {"int", "float"}:
+            value = "1"
+        else:
+            value = "x"
+        args += [param.opts[0], value] if param.opts[0].startswith("-") else [value]
+    code, out, err = _run(capsys, *args)
+    assert code == 2, err
+    assert out == ""
+    line = _one_error_line(err)
+    assert missing in line
+    assert "does not exist" in line
+    assert not list(tmp_path.glob("out-*")), "nothing is written before the inputs are checked"

@@ -116,6 +116,11 @@ class LoadedCase:
     candidate: bool = False
 
     @property
+    def id(self) -> str:
+        """The case's id (``case.id``)."""
+        return self.case.id
+
+    @property
     def line(self) -> int:
         """1-based line where the case starts in its file (1 when unknown)."""
         return self.document.line_of(self.prefix) if self.document is not None else 1
@@ -134,6 +139,11 @@ class LoadedCase:
 @dataclass
 class CaseSet:
     """A golden set as loaded from disk.
+
+    A case set is a collection of its cases (:class:`LoadedCase`, reviewed and candidates, in file order):
+    ``len(case_set)``, ``for loaded in case_set``, ``"GS-1" in case_set`` and ``case_set["GS-1"]`` (a
+    :class:`KeyError` naming the known ids when there is no such case). Each case's id is
+    ``loaded.id``; the validated model is ``loaded.case``.
 
     Attributes:
         root: The set's root folder; case file paths resolve against it.
@@ -155,6 +165,31 @@ class CaseSet:
     def valid(self) -> bool:
         """True when no problem was found."""
         return not self.problems
+
+    def __len__(self) -> int:
+        """The number of valid cases, candidates included."""
+        return len(self.cases)
+
+    def __iter__(self) -> Iterator[LoadedCase]:
+        """Every valid case, candidates included, in file order."""
+        return iter(self.cases)
+
+    def __contains__(self, case_id: object) -> bool:
+        """Whether a case with this id is in the set."""
+        return any(c.case.id == case_id for c in self.cases)
+
+    def __getitem__(self, case_id: str) -> LoadedCase:
+        """The case with this id.
+
+        Raises:
+            KeyError: When no case has this id; the message lists the known ids.
+        """
+        for loaded in self.cases:
+            if loaded.case.id == case_id:
+                return loaded
+        known = ", ".join(sorted(c.case.id for c in self.cases)[:20]) or "none"
+        more = f" (and {len(self.cases) - 20} more)" if len(self.cases) > 20 else ""
+        raise KeyError(f"no case '{case_id}' in the set at {self.root}; known ids: {known}{more}")
 
     def reviewed(self) -> list[LoadedCase]:
         """Cases that gates and runs use (candidates left out)."""

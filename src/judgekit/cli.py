@@ -16,6 +16,7 @@ import typer
 
 from judgekit import __version__
 from judgekit.commands import calibrate as calibrate_commands
+from judgekit.commands import config as config_commands
 from judgekit.commands import contamination as contamination_commands
 from judgekit.commands import demo as demo_commands
 from judgekit.commands import golden as golden_commands
@@ -25,15 +26,19 @@ from judgekit.commands import judge as judge_commands
 from judgekit.commands import lint as lint_commands
 from judgekit.commands import runs as runs_commands
 from judgekit.commands import trust as trust_commands
+from judgekit.commands.helptext import PolishedGroup
 from judgekit.errors import JudgekitError
 
 app = typer.Typer(
     name="judgekit",
-    help="Grade tool-using agents in layers, and trust an LLM judge only after it is calibrated.",
+    help="Grade tool-using agents in layers, and trust an LLM judge only after it is calibrated.\n\n"
+    "Exit codes: 0 success, 1 a check found a problem, 2 a usage or input error. Colour follows the "
+    "terminal and is off when the NO_COLOR environment variable is set.",
     no_args_is_help=True,
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
+    cls=PolishedGroup,  # metavars (FILE, DIR, N), no Python types, and each command's examples
 )
 
 
@@ -45,11 +50,22 @@ def _version_callback(value: bool) -> None:
 
 @app.callback()
 def _root(
+    ctx: typer.Context,
     version: bool = typer.Option(
         False, "--version", callback=_version_callback, is_eager=True, help="Print the version and exit."
     ),
+    quiet: bool = typer.Option(
+        False,
+        "--quiet",
+        "-q",
+        help="Print nothing but errors: the exit code tells the outcome, and files are still written.",
+    ),
 ) -> None:
     """Grade tool-using agents in layers, and trust an LLM judge only after it is calibrated."""
+    if quiet:
+        from judgekit.commands.output import quiet_output
+
+        ctx.with_resource(quiet_output())
 
 
 # Command groups: each module exposes ``register(app)``; keep this list explicit (no import-time magic).
@@ -63,6 +79,7 @@ growing_commands.register(app)  # after golden: it extends the candidates and go
 trust_commands.register(app)  # after runs: `otel` joins its `import` group
 judge_commands.register(app)
 lint_commands.register(app)
+config_commands.register(app)
 
 
 def _usage_line(exc: Exception) -> str:

@@ -27,6 +27,7 @@ import hashlib
 import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -286,12 +287,16 @@ class RunResults:
         return {line.key for line in self.lines}
 
 
-def iter_result_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
+def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
     """Yield ``(line number, raw bytes, ends with newline)`` for each non-blank line of a file.
+
+    Args:
+        path: The results file, as text or a path object.
 
     Raises:
         JudgekitError: When the file cannot be opened.
     """
+    path = Path(path)
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -302,7 +307,7 @@ def iter_result_lines(path: Path) -> Iterator[tuple[int, bytes, bool]]:
                 yield number, raw, raw.endswith(b"\n")
 
 
-def read_results(path: Path) -> RunResults:
+def read_results(path: str | PathLike[str]) -> RunResults:
     """Read a results file, keeping every valid line and locating every problem.
 
     Problems reported (each with the file and line), while every other line is still read:
@@ -314,7 +319,7 @@ def read_results(path: Path) -> RunResults:
     * a second line for the same ``(case, trial)`` (the first is kept).
 
     Args:
-        path: The results file.
+        path: The results file, as text or a path object.
 
     Returns:
         The results and problems.
@@ -323,7 +328,7 @@ def read_results(path: Path) -> RunResults:
         JudgekitError: When the file cannot be read at all.
     """
     with paused_gc():
-        return _read_results(path)
+        return _read_results(Path(path))
 
 
 def _read_results(path: Path) -> RunResults:

@@ -31,6 +31,7 @@ import uuid
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from os import PathLike
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
@@ -196,25 +197,36 @@ def case_ref(case: Case) -> CaseRef:
     )
 
 
-def plan_trials(case_set: CaseSet, transcript_files: Sequence[Path]) -> RunPlan:
+def plan_trials(
+    case_set: CaseSet, transcript_files: str | PathLike[str] | Sequence[str | PathLike[str]]
+) -> RunPlan:
     """Read transcript files and pair each trial with its case.
 
     Args:
         case_set: The (valid) case set; candidates are not graded.
-        transcript_files: JSONL transcript files, one trial a line.
+        transcript_files: JSONL transcript files (one trial a line, see ``docs/transcripts.md``): one path
+            or several, each a ``str`` or a path object, and glob patterns (``runs/*.jsonl``, ``**``
+            recursive) expanded in order.
 
     Returns:
         The plan. Problems (each ``file:line``): a line that is not a valid transcript, a case id not in
         the set, a ``(case, trial)`` already seen (the first is kept).
 
     Raises:
-        JudgekitError: When a transcript file cannot be read.
+        JudgekitError: When a transcript file cannot be read, a file is missing or a pattern matches
+            nothing (exit code 2), or a line is a raw OpenAI chat or Anthropic messages conversation
+            rather than a transcript (exit code 2; the message gives the ``judgekit import`` command to
+            run). Nothing is graded or written then.
     """
+    from judgekit.io.paths import expand_input_paths
+
+    given = [transcript_files] if isinstance(transcript_files, str | PathLike) else list(transcript_files)
+    files = expand_input_paths(given, what="transcript file")
     cases = {loaded.case.id: loaded.case for loaded in case_set.reviewed()}
     candidates = {loaded.case.id for loaded in case_set.candidates()}
     plan = RunPlan()
     seen: dict[tuple[str, int], str] = {}
-    for path in transcript_files:
+    for path in files:
         try:
             handle = path.open("rb")
         except OSError as exc:
@@ -263,16 +275,67 @@ def plan_trials(case_set: CaseSet, transcript_files: Sequence[Path]) -> RunPlan:
     return plan
 
 
+_CHAT_ONLY_KEYS = frozenset(
+    {"tools", "model", "system", "tool_choice", "parallel_tool_calls", "temperature", "max_tokens", "top_p"}
+)
+"""Top-level keys of a chat request or export that a judgekit transcript does not have."""
+
+
+def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError | None:
+    """The refusal for a line that is a raw OpenAI chat or Anthropic conversation, or ``None``.
+
+    Only a line that failed as a transcript is asked: an object with a ``messages`` list that either has
+    no ``case_id`` or carries keys only a chat request has (``tools``, ``model``, ``system``...), in a
+    shape :func:`judgekit.io.adapters.detect_format` recognises.
+    """
+    import shlex
+
+    from judgekit.io.adapters import detect_format
+
+    if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
+        return None
+    if "case_id" in data and not (set(data) & _CHAT_ONLY_KEYS):
+        return None
+    try:
+        fmt = detect_format(data)
+    except JudgekitError:
+        return None
+    where = f"{path}:{number}"
+    if fmt == "anthropic":
+        return JudgekitError(
+            f"{where}: this line is an Anthropic messages conversation, not a judgekit transcript "
+            "(docs/transcripts.md); no command imports that format yet: convert each conversation with "
+            "judgekit.io.adapters.to_transcript(data, case_id=..., trial=...) and write one transcript "
+            "a line (Transcript.model_dump_json())",
+            exit_code=2,
+        )
+    target = path.with_name(f"{path.stem}.transcripts.jsonl")
+    metadata = data.get("metadata")
+    has_id = "case_id" in data or (isinstance(metadata, dict) and "case_id" in metadata)
+    field_hint = "" if has_id else " --case-id-field FIELD"
+    why = "" if has_id else " (no case_id on the line: name the field that holds it)"
+    source, out = shlex.quote(str(path)), shlex.quote(str(target))
+    return JudgekitError(
+        f"{where}: this line is an OpenAI chat conversation, not a judgekit transcript "
+        f"(docs/transcripts.md); import the file first{why}: judgekit import openai {source} --out {out}"
+        f"{field_hint}, then grade --transcripts {out}",
+        exit_code=2,
+    )
+
+
 def _parse_transcript(path: Path, number: int, raw: bytes, problems: list[Problem]) -> Transcript | None:
     try:
         return Transcript.model_validate_json(raw)
     except ValidationError as exc:
         try:
-            json.loads(raw)
+            data = json.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError) as json_exc:
             msg = json_exc.msg if isinstance(json_exc, json.JSONDecodeError) else "not valid UTF-8"
             problems.append(Problem(path, number, "", f"malformed JSON ({msg}); line left out"))
             return None
+        refusal = _foreign_conversation(path, number, data)
+        if refusal is not None:
+            raise refusal from None
         err = exc.errors(include_url=False)[0]
         loc = ".".join(str(p) for p in err["loc"])
         msg = str(err["msg"]).removeprefix("Value error, ")

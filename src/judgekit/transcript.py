@@ -14,6 +14,7 @@ import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import StrEnum
+from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
@@ -302,15 +303,20 @@ class Transcript(FrozenModel):
         return {**value, "messages": messages}
 
 
-def iter_transcripts(path: Path) -> Iterator[Transcript | Problem]:
+def iter_transcripts(path: str | PathLike[str]) -> Iterator[Transcript | Problem]:
     """Stream transcripts from a JSONL file, one per non-blank line.
 
     A line that is not valid JSON or not a valid transcript is yielded as a located
-    :class:`~judgekit.errors.Problem` and reading goes on.
+    :class:`~judgekit.errors.Problem` and reading goes on. The format is specified field by field in
+    ``docs/transcripts.md``.
+
+    Args:
+        path: The JSONL file, as text or a path object.
 
     Raises:
         JudgekitError: When the file cannot be opened.
     """
+    path = Path(path)
     try:
         handle = path.open("rb")
     except OSError as exc:
@@ -337,8 +343,11 @@ def iter_transcripts(path: Path) -> Iterator[Transcript | Problem]:
                 yield Problem(path, number, loc, str(err["msg"]).removeprefix("Value error, "))
 
 
-def read_transcripts(path: Path) -> list[Transcript]:
+def read_transcripts(path: str | PathLike[str]) -> list[Transcript]:
     """Read every transcript of a JSONL file, raising one error listing every bad line.
+
+    Args:
+        path: The JSONL file, as text or a path object.
 
     Raises:
         ProblemsError: When any line is malformed.

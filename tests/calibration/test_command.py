@@ -219,7 +219,7 @@ def write(work: Path, name: str, text: str) -> str:
 @pytest.mark.parametrize(
     ("setup", "extra", "expect"),
     [
-        pytest.param(None, ["missing.csv"], ("error: missing.csv: label table not found", 1), id="no_file"),
+        pytest.param(None, ["missing.csv"], ("path 'missing.csv' does not exist", 2), id="no_file"),
         pytest.param(
             "dir", ["adir"], ("error: adir: label table is a directory, not a file", 1), id="directory"
         ),
@@ -254,7 +254,7 @@ def write(work: Path, name: str, text: str) -> str:
         pytest.param(
             None,
             ["labels.csv", "--baseline", "nope.json"],
-            ("error: nope.json: baseline record not found", 1),
+            ("error: Invalid value for '--baseline': path 'nope.json' does not exist", 2),
             id="no_baseline",
         ),
         pytest.param(
@@ -272,7 +272,7 @@ def write(work: Path, name: str, text: str) -> str:
         pytest.param(
             None,
             ["labels.csv", "--policy", "nope.yaml"],
-            ("error: nope.yaml: no such file", 1),
+            ("error: Invalid value for '--policy': path 'nope.yaml' does not exist", 2),
             id="policy_missing",
         ),
     ],

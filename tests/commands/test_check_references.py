@@ -167,8 +167,8 @@ def test_bad_format_is_a_usage_error(refund_set: Path, capsys: pytest.CaptureFix
 
 def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(capsys, "check-references", str(tmp_path / "nope"))
-    assert code == 1
-    assert "no such file or folder" in err
+    assert code == 2
+    assert f"path '{tmp_path / 'nope'}' does not exist" in err
 
 
 @pytest.mark.skipif(not (AIRDESK / "judgekit-set.yaml").is_file(), reason="example set not present")

@@ -63,8 +63,8 @@ def test_validate_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 def test_validate_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "validate", str(tmp_path / "nope"))
-    assert code == 1
-    assert "no such file or folder" in err
+    assert code == 2
+    assert f"path '{tmp_path / 'nope'}' does not exist" in err
 
 
 def test_coverage_passes_with_manifest_floors(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:

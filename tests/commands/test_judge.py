@@ -65,5 +65,5 @@ def test_cassette_stats_and_compact(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 
 def test_cassette_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["cassette", "stats", str(tmp_path / "none.jsonl")]) == 1
-    assert "cassette not found" in capsys.readouterr().err
+    assert main(["cassette", "stats", str(tmp_path / "none.jsonl")]) == 2
+    assert f"path '{tmp_path / 'none.jsonl'}' does not exist" in capsys.readouterr().err

@@ -150,7 +150,11 @@ def test_an_invalid_set_exits_1_with_its_problems(tmp_path: Path, capsys: pytest
         pytest.param(
             ["{root}", "--format", "xml"], "error: --format must be text or json (got 'xml')", id="format"
         ),
-        pytest.param(["{root}/nope"], "error: {root}/nope: no such file or folder", id="missing_folder"),
+        pytest.param(
+            ["{root}/nope"],
+            "error: Invalid value for 'CASES': path '{root}/nope' does not exist.",
+            id="missing_folder",
+        ),
         pytest.param(["{root}/notes"], "error: {root}/notes: no case files found", id="no_case_files"),
         pytest.param(
             ["{root}", "--rubric", "nope"],
@@ -158,19 +162,21 @@ def test_an_invalid_set_exits_1_with_its_problems(tmp_path: Path, capsys: pytest
             id="unknown_rubric",
         ),
         pytest.param(
-            ["{root}", "--tau-bench", "r.json"],
+            ["{root}", "--tau-bench", "{root}/fixtures/exists.json"],
             "error: give either golden-set CASES or --tau-bench RESULTS, not both",
             id="both",
         ),
         pytest.param(
-            ["--tau-bench", "r.json", "--db", "db"],
+            ["--tau-bench", "{root}/fixtures/exists.json", "--db", "{root}"],
             "error: --tau-bench needs --db (the initial database) and --replay (the replay file)",
             id="tau_without_replay",
         ),
-        pytest.param(["{root}", "--db", "db"], "error: --db and --replay go with --tau-bench", id="db_alone"),
+        pytest.param(
+            ["{root}", "--db", "{root}"], "error: --db and --replay go with --tau-bench", id="db_alone"
+        ),
         pytest.param(
             ["--tau-bench", "{root}/r.json", "--db", "{root}", "--replay", "{root}"],
-            "error: --tau-bench {root}/r.json: no such file or folder",
+            "error: Invalid value for '--tau-bench': path '{root}/r.json' does not exist.",
             id="tau_missing_file",
         ),
     ],
@@ -180,6 +186,7 @@ def test_usage_errors_exit_2_with_one_error_line(
 ) -> None:
     root = make_set(tmp_path, {"strong": STRONG})
     write(root / "notes" / "readme.txt", "not a case\n")
+    write(root / "fixtures" / "exists.json", "[]\n")
     code, out, err = run(capsys, *(a.format(root=root) for a in args))
     assert code == 2
     assert out == ""

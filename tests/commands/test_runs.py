@@ -103,9 +103,11 @@ def test_grade_report_compare_on_airdesk(tmp_path, capsys, monkeypatch):
     }
     assert data["run"]["untrusted_verdicts"] == 0
     assert [s["name"] for s in data["suites"]] == ["capability", "regression"]
-    assert _cli("compare", v1, v2) == 0
+    # a real improvement overall, but the regression suite lost GS-REG-0107 (4/4 -> 2/4): exit 1, named
+    assert _cli("compare", v1, v2) == 1
     shown = capsys.readouterr()
     assert "**Verdict: real improvement.**" in shown.out
+    assert "regression suite lost GS-REG-0107: pass (4/4) in v1.jsonl, fail (2/4) in v2.jsonl" in shown.err
     # the other way round is a regression, exit 1
     assert _cli("compare", v2, v1, "--format", "json") == 1
     assert json.loads(capsys.readouterr().out)["verdict"] == "regression"
@@ -141,7 +143,7 @@ def test_compare_refuses_other_case_versions_naming_them(tmp_path, capsys):
         lines.append(json.dumps(data))
     bumped.write_text("\n".join(lines) + "\n")
     capsys.readouterr()
-    assert _cli("compare", v1, bumped) == 1
+    assert _cli("compare", v1, bumped) == 2  # runs that cannot be compared: an input error
     err = capsys.readouterr().err
     assert "case 'GS-HV-0001': version 1 in v1.jsonl, version 2 in bumped.jsonl" in err
     assert "Traceback" not in err
@@ -172,7 +174,7 @@ def test_report_bad_input_is_explained_and_rest_reported(tmp_path, capsys):
     broken.write_text("\n".join([json.dumps(future), json.dumps(stranger), *raw[2:]]) + "\n" + raw[2][:50])
     capsys.readouterr()
     code = _cli("report", broken, "--cases", AIRDESK, "--k", "9", "--format", "json")
-    assert code == 1
+    assert code == 2  # problems in the input: exit 2, the rest still reported
     captured = capsys.readouterr()
     report = json.loads(captured.out)
     assert report["run"]["trials"] == 102
@@ -212,9 +214,9 @@ def test_grade_user_mistakes_are_messages(tmp_path, capsys):
             "--out",
             tmp_path / "n.jsonl",
         )
-        == 1
+        == 2
     )
-    assert "cannot read transcripts" in capsys.readouterr().err
+    assert "nope.jsonl: no such transcript file" in capsys.readouterr().err
     assert (
         _cli(
             "grade",

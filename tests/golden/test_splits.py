@@ -146,7 +146,7 @@ def test_named_holdout_is_graded_and_the_report_says_so(
     data = json.loads(capsys.readouterr().out)
     notes = " ".join(data["notes"])
     assert "holdout case(s) used: GS-H" in notes
-    assert main(["report", str(out), "--holdout", "GS-1"]) == 1
+    assert main(["report", str(out), "--holdout", "GS-1"]) == 2
     assert "--holdout: GS-1: not holdout cases of this run or set" in capsys.readouterr().err
 
 

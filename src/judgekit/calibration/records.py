@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import hashlib
 from datetime import UTC, datetime
+from os import PathLike
 from pathlib import Path
 from typing import Final, Literal
 
@@ -150,13 +151,17 @@ def load_record(text: str | bytes, *, source: Path | None = None) -> Calibration
     return load_json_model(CalibrationRecord, text, source=source, what="calibration record")
 
 
-def load_records(records_dir: Path) -> list[CalibrationRecord]:
+def load_records(records_dir: str | PathLike[str]) -> list[CalibrationRecord]:
     """Read every ``*.json`` record in ``records_dir`` (none when it does not exist).
+
+    Args:
+        records_dir: The records folder, as text or a path object.
 
     Raises:
         ProblemsError: When a file there is not a valid record (a broken record is never skipped
             silently).
     """
+    records_dir = Path(records_dir)
     if not records_dir.is_dir():
         return []
     return [load_record(p.read_bytes(), source=p) for p in sorted(records_dir.glob("*.json"))]

@@ -59,6 +59,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
+from os import PathLike
 from pathlib import Path
 from typing import Final, Generic, TypeVar
 
@@ -192,8 +193,9 @@ class TrustBook:
     """The trust sources of one records folder, read once, and the one trust function over them.
 
     Args:
-        records_dir: The calibration records folder (the repository's ``calibration/records``). A folder
-            that does not exist holds nothing, so every fingerprint is untrusted (the reason says so).
+        records_dir: The calibration records folder (the repository's ``calibration/records``), as text
+            or a path object. A folder that does not exist holds nothing, so every fingerprint is
+            untrusted (the reason says so).
 
     Raises:
         ProblemsError: When ``records_dir`` is not a folder, or a calibration record, bias report or
@@ -203,7 +205,8 @@ class TrustBook:
         records_dir: The folder read.
     """
 
-    def __init__(self, records_dir: Path) -> None:
+    def __init__(self, records_dir: str | PathLike[str]) -> None:
+        records_dir = Path(records_dir)
         self.records_dir = records_dir
         self._exists = records_dir.is_dir()
         if records_dir.exists() and not self._exists:

@@ -15,6 +15,8 @@ from pathlib import Path
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 __all__ = ["register"]
 
 _FORMATS = ("json", "md", "html")
@@ -38,6 +40,7 @@ def _write(path: Path, text: str, what: str) -> None:
         raise JudgekitError(f"{path}: cannot write the {what}: {exc.strerror or exc}") from None
 
 
+@existing_inputs("labels", "policy", "baseline")
 def calibrate(
     labels: Path = typer.Argument(
         ...,
@@ -52,7 +55,8 @@ def calibrate(
     policy: Path | None = typer.Option(
         None,
         "--policy",
-        help="Trust policy (YAML or JSON); default calibration/policy.default.yaml's values.",
+        help="Trust policy (YAML or JSON); default: policy of the project configuration, else "
+        "calibration/policy.default.yaml's values.",
     ),
     out: Path | None = typer.Option(
         None, "--out", help="Write the report (and a grader-change report) into this folder; else print it."
@@ -66,8 +70,11 @@ def calibrate(
         "--fingerprint",
         help="The judge's grader fingerprint (else the table's fingerprint column for the judge's rows).",
     ),
-    records: Path = typer.Option(
-        Path("calibration/records"), "--records", help="Folder the calibration record is written to."
+    records: Path | None = typer.Option(
+        None,
+        "--records",
+        help="Folder the calibration record is written to (default: the configured records, else "
+        "calibration/records).",
     ),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write a calibration record."),
     scale: str | None = typer.Option(
@@ -96,6 +103,10 @@ def calibrate(
 
     if fmt not in _FORMATS:
         raise JudgekitError(f"--format: {fmt!r} is not one of {', '.join(_FORMATS)}", exit_code=2)
+    from judgekit.settings import setting
+
+    records = Path(setting("records", records))  # flag > JUDGEKIT_RECORDS > project configuration > default
+    policy = setting("policy", policy)
     chosen_scale = (
         VERDICT_SCALE
         if scale is None
@@ -179,10 +190,11 @@ def trust(
         "--criterion",
         help="A criterion id (honest_reporting, case.acceptance): also apply its failure-mode decision.",
     ),
-    records: Path = typer.Option(
-        Path("calibration/records"),
+    records: Path | None = typer.Option(
+        None,
         "--records",
-        help="Folder of calibration records (with its bias/ and failure-modes/ sub-folders).",
+        help="Folder of calibration records (with its bias/ and failure-modes/ sub-folders; default: the "
+        "configured records, else calibration/records).",
     ),
 ) -> None:
     """Print whether a grader fingerprint is trusted (for a criterion), and why (exit 0 trusted, 1 not).
@@ -191,14 +203,17 @@ def trust(
     and the latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
     """
     from judgekit.calibration.trust import TrustBook
+    from judgekit.settings import setting
     from judgekit.verdict import Trust
 
+    records = Path(setting("records", records))  # flag > JUDGEKIT_RECORDS > project configuration > default
     decision = TrustBook(records).decide(fingerprint, criterion)
     typer.echo(f"{decision.trust.value}: {decision.reason}")
     if decision.trust is not Trust.TRUSTED:
         raise typer.Exit(1)
 
 
+@existing_inputs("record")
 def failure_rate(
     record: Path = typer.Argument(..., help="The judge's (trusted) calibration record.", show_default=False),
     *,

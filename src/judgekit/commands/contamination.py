@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 if TYPE_CHECKING:
     from judgekit.contamination.index import Key
 
@@ -104,6 +106,7 @@ def keygen(
     typer.echo(f"wrote {out}; keep it secret: anyone with it and the index can test guesses of case text")
 
 
+@existing_inputs("cases", "key_file", "texts", "boilerplate")
 def index(  # noqa: PLR0917 - typer options
     cases: list[Path] = typer.Argument(None, help="Golden-set folders or case files.", show_default=False),
     key_file: Path = typer.Option(..., "--key-file", help="The secret key file.", show_default=False),
@@ -209,6 +212,7 @@ def index(  # noqa: PLR0917 - typer options
     typer.echo(f"canary for set {name!r}: {canaries[0]}")
 
 
+@existing_inputs("key_file")
 def canary(
     key_file: Path = typer.Option(..., "--key-file", help="The secret key file.", show_default=False),
     set_name: str = typer.Option(
@@ -221,6 +225,7 @@ def canary(
     typer.echo(canary_for(_key(key_file), set_name))
 
 
+@existing_inputs("exports", "index_path", "key_file")
 def scan(  # noqa: PLR0917 - typer options
     exports: list[Path] = typer.Argument(
         ..., help="Export files: .jsonl, .jsonl.gz, .jsonl.zst, .parquet.", show_default=False

@@ -6,9 +6,12 @@ from pathlib import Path
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 __all__ = ["register"]
 
 
+@existing_inputs("example")
 def demo(
     out: Path = typer.Option(
         Path("judgekit-report"), "--out", help="Folder for the HTML reports (an earlier demo's is replaced)."

@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 if TYPE_CHECKING:
     from judgekit.caseset import CaseSet
 
@@ -26,6 +28,7 @@ def _print_problems(case_set: CaseSet) -> None:
         typer.echo(str(problem), err=True)
 
 
+@existing_inputs("paths")
 def validate(
     paths: list[Path] = typer.Argument(..., help="Golden-set folders or case files.", show_default=False),
 ) -> None:
@@ -63,6 +66,7 @@ def _mix_line(title: str, counts: dict[str, int]) -> str:
     return f"{title}: {inner or '(none)'}"
 
 
+@existing_inputs("path")
 def coverage(  # noqa: PLR0917 - typer options
     path: Path = typer.Argument(..., help="Golden-set folder.", show_default=False),
     tools: list[str] = typer.Option(
@@ -143,6 +147,7 @@ def _split(values: list[str] | None) -> list[str]:
     return out
 
 
+@existing_inputs("path")
 def export(
     path: Path = typer.Argument(..., help="Golden-set folder.", show_default=False),
     format: str = typer.Option(..., "--format", help="Export format: copilot-studio."),
@@ -178,6 +183,7 @@ def export(
         )
 
 
+@existing_inputs("set_path")
 def promote(
     ids: list[str] = typer.Argument(..., help="Ids of reviewed candidates.", show_default=False),
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
@@ -189,6 +195,7 @@ def promote(
         typer.echo(f"promoted {step.case_id}: {step.source} -> {step.destination}")
 
 
+@existing_inputs("set_path")
 def golden_diff(
     rev: str = typer.Argument(
         ..., help="A git revision to compare with (main, HEAD~1, a commit).", show_default=False

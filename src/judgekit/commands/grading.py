@@ -11,6 +11,8 @@ from typing import Any
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 __all__ = ["register"]
 
 
@@ -19,6 +21,7 @@ def register(app: typer.Typer) -> None:
     app.command("check-references")(check_references)
 
 
+@existing_inputs("cases")
 def check_references(
     cases: list[Path] = typer.Argument(..., help="Golden-set folder(s) or case files."),
     output_format: str = typer.Option("text", "--format", help="Output format: text or json."),
@@ -92,7 +95,10 @@ def check_references(
             "no_reference": sum(r["status"] == "no_reference" for r in rows),
             "nothing_to_check": sum(r["status"] == "nothing_to_check" for r in rows),
         }
-        typer.echo(json.dumps({"summary": summary, "results": rows}, indent=2, ensure_ascii=False))
+        from judgekit.commands.output import versioned
+
+        document = versioned("reference_check", {"summary": summary, "results": rows})
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         _print_text(rows)
     if broken:

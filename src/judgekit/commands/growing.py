@@ -16,6 +16,8 @@ from typing import Any
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 __all__ = ["register"]
 
 
@@ -42,6 +44,7 @@ def _valid_set(path: Path) -> Any:
 # --------------------------------------------------------------------------- candidates generate
 
 
+@existing_inputs("set_path")
 def candidates_generate(  # noqa: PLR0917 - typer options
     tool: str = typer.Option(..., "--tool", help="The tool under test, as the agent names it."),
     description: str = typer.Option(..., "--description", help="What the tool does, in a sentence."),
@@ -109,6 +112,7 @@ def candidates_generate(  # noqa: PLR0917 - typer options
 # --------------------------------------------------------------------------- intake and personal data
 
 
+@existing_inputs("records", "set_path")
 def intake(
     records: Path = typer.Argument(..., help="Incident records: a .json or .csv file.", show_default=False),
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
@@ -141,6 +145,7 @@ def intake(
     )
 
 
+@existing_inputs("paths")
 def scan_pii(
     paths: list[Path] = typer.Argument(..., help="Files or folders to scan.", show_default=False),
     allow: list[str] = typer.Option([], "--allow", help="A value known to be synthetic (repeatable)."),
@@ -165,6 +170,7 @@ def scan_pii(
 # --------------------------------------------------------------------------- golden reconcile
 
 
+@existing_inputs("a", "b", "set_path")
 def golden_reconcile(
     a: Path = typer.Argument(..., help="Expert A's resolution file (YAML or JSON).", show_default=False),
     b: Path = typer.Argument(..., help="Expert B's resolution file.", show_default=False),
@@ -191,21 +197,21 @@ def golden_reconcile(
     result = reconcile(a, b, set_path=set_path, out=out)
     a_name, b_name = result.a.expert, result.b.expert
     if output_format == "json":
-        typer.echo(
-            json.dumps(
-                {
-                    "experts": [a_name, b_name],
-                    "cases": len(result.a.cases),
-                    "agreed": result.agreed,
-                    "disputed": result.disputed(),
-                    "findings": [f.to_data() for f in result.findings],
-                    "set_updates": [f.to_data() for f in result.set_updates],
-                    "written": str(out) if out is not None and result.agree else None,
-                },
-                indent=2,
-                ensure_ascii=False,
-            )
+        from judgekit.commands.output import versioned
+
+        document = versioned(
+            "reconciliation",
+            {
+                "experts": [a_name, b_name],
+                "cases": len(result.a.cases),
+                "agreed": result.agreed,
+                "disputed": result.disputed(),
+                "findings": [f.to_data() for f in result.findings],
+                "set_updates": [f.to_data() for f in result.set_updates],
+                "written": str(out) if out is not None and result.agree else None,
+            },
         )
+        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         for finding in result.findings:
             typer.echo(finding.describe(a_name, b_name))
@@ -235,6 +241,7 @@ def golden_reconcile(
 # --------------------------------------------------------------------------- review samples
 
 
+@existing_inputs("results", "transcripts")
 def sample(  # noqa: PLR0917 - typer options
     results: Path = typer.Argument(
         ..., help="Results file (JSONL) written by judgekit grade.", show_default=False
@@ -288,6 +295,7 @@ def sample(  # noqa: PLR0917 - typer options
     typer.echo(f"wrote {md_path} and {html_path} (sample {drawn.sample_id}, seed {seed})")
 
 
+@existing_inputs("sheet")
 def sample_labels(
     sheet: Path = typer.Argument(..., help="A filled-in review-sheet.md.", show_default=False),
     out: Path = typer.Option(..., "--out", help="Label table to write (CSV)."),

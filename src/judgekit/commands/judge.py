@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 if TYPE_CHECKING:
     from judgekit.judges.cache import Cassette
     from judgekit.judges.rubric import Rubric
@@ -78,7 +80,9 @@ def show_rubric(
         data = loaded.model_dump(mode="json")
         data["content_hash"] = loaded.content_hash
         data["template_hash"] = renderer.template_hash
-        typer.echo(json.dumps(data, indent=2, ensure_ascii=False))
+        from judgekit.commands.output import versioned
+
+        typer.echo(json.dumps(versioned("rubric", data), indent=2, ensure_ascii=False))
         return
     typer.echo(f"{loaded.id} v{loaded.version}: {loaded.title}")
     if loaded.description:
@@ -96,6 +100,7 @@ def show_rubric(
             typer.echo(f"  insufficient_information when: {c.insufficient_when}")
 
 
+@existing_inputs("files")
 def check_rubrics(
     files: list[Path] = typer.Argument(..., help="Rubric files to validate."),
 ) -> None:
@@ -125,6 +130,7 @@ def _cassette(path: Path) -> Cassette:
     return Cassette(path)
 
 
+@existing_inputs("path")
 def cassette_stats(path: Path = typer.Argument(..., help="Cassette file (JSONL).")) -> None:
     """Count a cassette's records, unusable lines and models; print its metadata header."""
     cassette = _cassette(path)
@@ -144,6 +150,7 @@ def cassette_stats(path: Path = typer.Argument(..., help="Cassette file (JSONL).
         typer.echo(f"  meta: {json.dumps(cassette.meta, ensure_ascii=False, sort_keys=True)}")
 
 
+@existing_inputs("path")
 def cassette_compact(path: Path = typer.Argument(..., help="Cassette file (JSONL).")) -> None:
     """Rewrite a cassette sorted by key, one record per key, so that it diffs cleanly when committed."""
     cassette = _cassette(path)

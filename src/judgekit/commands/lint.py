@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 if TYPE_CHECKING:
     from judgekit.golden.lint import LintReport
 
@@ -52,6 +54,7 @@ def _rubric_files(named: list[str] | None) -> list[tuple[str, Path]]:
     return out
 
 
+@existing_inputs("cases", "tau_bench", "db", "replay")
 def lint(  # noqa: PLR0917 - typer options
     cases: list[Path] = typer.Argument(
         None, help="Golden-set folder(s) or case files (leave out with --tau-bench).", show_default=False
@@ -122,7 +125,9 @@ def lint(  # noqa: PLR0917 - typer options
             raise typer.Exit(1)
         report = lint_case_set(case_set, rubrics=rubrics, include_candidates=include_candidates)
     if output_format == "json":
-        typer.echo(json.dumps(report.to_data(), indent=2, ensure_ascii=False))
+        from judgekit.commands.output import versioned
+
+        typer.echo(json.dumps(versioned("lint_report", report.to_data()), indent=2, ensure_ascii=False))
     else:
         _print_text(report, tau_bench=tau_bench is not None)
     if not report.clean:

@@ -3,17 +3,23 @@
 Only typer is imported at module level; pydantic models, numpy, the graders and litellm load inside the
 commands so that ``judgekit --help`` stays fast.
 
-Exit codes: ``grade`` 0 when every planned trial has a line (whatever the verdicts), 1 on input problems
-(trials left out) or a run that could not finish; ``report`` 0, or 1 when the input had problems (the report
-is still written); ``compare`` 0, 1 when the verdict is ``regression``; 2 for usage errors.
+Exit codes (docs/reference/exit-codes.md): 0 success; 1 the check found a problem (``grade`` and ``report``:
+a ``--fail-under``, ``--fail-under-k`` or ``--max-errors`` threshold missed; ``compare``: the regression
+suite lost a task or the sign test shows a significant regression); 2 a usage or input error (``grade``:
+input lines left out; ``report``: problems in the results file, the report still written; ``compare``:
+runs that cannot be compared). Without a threshold, ``grade`` and ``report`` exit 0 whatever the verdicts.
 """
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
+
+from judgekit.commands.inputs import existing_inputs
 
 if TYPE_CHECKING:
     from judgekit.results import ResultLine
@@ -35,6 +41,69 @@ def register(app: typer.Typer) -> None:
     import_app.command("tau-bench")(import_tau_bench)
     import_app.command("openai")(import_openai)
     app.add_typer(import_app, name="import")
+
+
+# --------------------------------------------------------------------------- thresholds (grade, report)
+
+_FAIL_UNDER_HELP = (
+    "Exit 1 when pass^1 is below X (repeatable); SUITE:X for one suite (capability or regression), "
+    "else every suite separately."
+)
+_FAIL_UNDER_K_HELP = "Exit 1 when pass^K is below X (repeatable); SUITE:K=X for one suite."
+_MAX_ERRORS_HELP = (
+    "Exit 1 when more than N trials have verdict error (repeatable); SUITE:N for one suite, else the "
+    "whole run."
+)
+
+
+def _check_thresholds(values: list[str], kind: str) -> list[str]:
+    """Refuse a threshold that does not parse while the options are parsed (a usage error: exit 2)."""
+    from judgekit.reports.run_gate import parse_thresholds
+
+    try:
+        parse_thresholds(**{kind: values})
+    except ValueError as exc:
+        raise typer.BadParameter(str(exc)) from None
+    return values
+
+
+def _check_fail_under(values: list[str]) -> list[str]:
+    return _check_thresholds(values, "fail_under")
+
+
+def _check_fail_under_k(values: list[str]) -> list[str]:
+    return _check_thresholds(values, "fail_under_k")
+
+
+def _check_max_errors(values: list[str]) -> list[str]:
+    return _check_thresholds(values, "max_errors")
+
+
+@contextmanager
+def _input_errors() -> Iterator[None]:
+    """A :class:`~judgekit.errors.JudgekitError` raised inside is an input error: exit code 2."""
+    from judgekit.errors import JudgekitError
+
+    try:
+        yield
+    except JudgekitError as exc:
+        exc.exit_code = 2
+        raise
+
+
+def _gate(model: Any, fail_under: list[str], fail_under_k: list[str], max_errors: list[str]) -> bool:
+    """Check a run report against the thresholds: one stderr line per miss; whether any was missed."""
+    from judgekit.reports.run_gate import check_thresholds, parse_thresholds
+
+    thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
+    if not thresholds:
+        return False
+    misses = check_thresholds(model, thresholds)
+    for miss in misses:
+        typer.echo(f"threshold missed: {miss}", err=True)
+    if not misses:
+        typer.echo(f"thresholds met: {', '.join(t.option for t in thresholds)}", err=True)
+    return bool(misses)
 
 
 # --------------------------------------------------------------------------- grade
@@ -105,9 +174,22 @@ class _RichProgress:
         self._progress.stop()
 
 
+@existing_inputs("cases", "config")
 def grade(  # noqa: PLR0917 - typer options
-    cases: Path = typer.Option(..., "--cases", help="Golden-set folder."),
-    transcripts: list[Path] = typer.Option(..., "--transcripts", help="Transcript JSONL file(s)."),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="Golden-set folder (default: cases of the project configuration)."
+    ),
+    transcripts: list[Path] = typer.Option(
+        ...,
+        "--transcripts",
+        help="Transcript JSONL file or glob pattern ('runs/*.jsonl', quoted); repeatable, and files after "
+        "it are read too (--transcripts a.jsonl b.jsonl).",
+    ),
+    more_transcripts: list[Path] | None = typer.Argument(
+        None,
+        show_default=False,
+        help="More transcript files or patterns (what a shell makes of --transcripts runs/*.jsonl).",
+    ),
     out: Path = typer.Option(..., "--out", help="Results file (JSONL) to write, one line per trial."),
     judge_model: str | None = typer.Option(
         None, "--judge-model", help="litellm model for the judge layer (openai/gpt-4o-mini); none: no judge."
@@ -116,23 +198,26 @@ def grade(  # noqa: PLR0917 - typer options
     cache_mode: str | None = typer.Option(
         None, "--cache-mode", help="record (default with --cassette), replay (never call) or off."
     ),
-    rubric: str = typer.Option("honest-reporting", "--rubric", help="Built-in rubric id or rubric file."),
+    rubric: str | None = typer.Option(
+        None, "--rubric", help="Built-in rubric id or rubric file (default: honest-reporting)."
+    ),
     judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),
     max_cost: float | None = typer.Option(None, "--max-cost", help="Judge budget in US dollars."),
-    concurrency: int = typer.Option(8, "--concurrency", help="Trials graded at once."),
+    concurrency: int | None = typer.Option(None, "--concurrency", help="Trials graded at once (default: 8)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
     config: Path | None = typer.Option(None, "--config", help="Run configuration file (YAML/JSON)."),
-    untrusted: str = typer.Option(
-        "withhold",
+    untrusted: str | None = typer.Option(
+        None,
         "--untrusted",
         help="What a verdict of an uncalibrated judge may do: withhold (default: it decides nothing; the "
         "case is insufficient_information on its account), count (opt in; every output counts such "
         "verdicts), fail_only, advisory.",
     ),
-    records: Path = typer.Option(
-        Path("calibration/records"),
+    records: Path | None = typer.Option(
+        None,
         "--records",
-        help="Calibration records deciding whether the judge (by its exact fingerprint) is trusted.",
+        help="Calibration records deciding whether the judge (by its exact fingerprint) is trusted "
+        "(default: calibration/records).",
     ),
     require_trust: bool = typer.Option(
         False,
@@ -152,6 +237,15 @@ def grade(  # noqa: PLR0917 - typer options
         help="Also check expected sources (scored), in a mode: retrieved_or_cited, retrieved, cited, "
         "retrieved_and_cited.",
     ),
+    fail_under: list[str] = typer.Option(
+        [], "--fail-under", metavar="[SUITE:]X", help=_FAIL_UNDER_HELP, callback=_check_fail_under
+    ),
+    fail_under_k: list[str] = typer.Option(
+        [], "--fail-under-k", metavar="[SUITE:]K=X", help=_FAIL_UNDER_K_HELP, callback=_check_fail_under_k
+    ),
+    max_errors: list[str] = typer.Option(
+        [], "--max-errors", metavar="[SUITE:]N", help=_MAX_ERRORS_HELP, callback=_check_max_errors
+    ),
 ) -> None:
     """Grade transcripts against a golden set: every layer, one result line per trial as it finishes.
 
@@ -166,7 +260,42 @@ def grade(  # noqa: PLR0917 - typer options
     from judgekit.graders.contract import UNTRUSTED_POLICIES
     from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
     from judgekit.secrets import Redactor
+    from judgekit.settings import resolve_settings
 
+    # flag > environment > file (--config, then the project configuration) > default: docs/configuration.md
+    effective = resolve_settings(
+        flags={
+            "cases": cases,
+            "records": records,
+            "concurrency": concurrency,
+            "untrusted": untrusted,
+            "judge.model": judge_model,
+            "judge.api_base": judge_api_base,
+            "judge.rubric": rubric,
+            "judge.max_cost": max_cost,
+            "judge.cache": cache_mode,
+            "judge.cassette": cassette,
+        },
+        run_config=config,
+    )
+    if effective.project is not None:
+        typer.echo(f"note: configuration from {effective.project.path} (see judgekit config)", err=True)
+    cases = effective.path("cases")
+    if cases is None:
+        raise JudgekitError(
+            "no golden set: give --cases FOLDER, or set cases in [tool.judgekit] of pyproject.toml or in "
+            "judgekit.toml (see judgekit config)",
+            exit_code=2,
+        )
+    records = Path(effective.value("records"))
+    concurrency = int(effective.value("concurrency"))
+    untrusted = str(effective.value("untrusted"))
+    judge_model = effective.value("judge.model")
+    judge_api_base = effective.value("judge.api_base")
+    rubric = str(effective.value("judge.rubric"))
+    max_cost = effective.value("judge.max_cost")
+    cache_mode = effective.value("judge.cache")
+    cassette = effective.path("judge.cassette")
     if untrusted not in UNTRUSTED_POLICIES:
         raise JudgekitError(
             f"--untrusted must be one of {', '.join(UNTRUSTED_POLICIES)} (got '{untrusted}')", exit_code=2
@@ -177,15 +306,14 @@ def grade(  # noqa: PLR0917 - typer options
         raise JudgekitError(
             f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
         )
-    from judgekit.judge_setup import build_rubric_grader, load_run_config
+    from judgekit.judge_setup import build_rubric_grader
 
-    settings = load_run_config(config)
-    judge_cfg: dict[str, Any] = dict(settings.get("judge", {}))
-    judge_model = judge_model or judge_cfg.get("model")
-    judge_api_base = judge_api_base or judge_cfg.get("api_base")
-    if max_cost is None:
-        max_cost = judge_cfg.get("max_cost")
-    mode = cache_mode or judge_cfg.get("cache") or ("record" if cassette else "off")
+    settings = effective.run_config
+    judge_cfg: dict[str, Any] = {
+        name: effective.value(f"judge.{name}")
+        for name in ("rubric", "temperature", "samples", "structured_output")
+    }
+    mode = cache_mode or ("record" if cassette else "off")
     if mode not in ("record", "replay", "off"):
         raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)
     if mode != "off" and cassette is None:
@@ -195,7 +323,12 @@ def grade(  # noqa: PLR0917 - typer options
     redactor = Redactor.from_environ()
     case_set = load_case_set([cases])
     case_set.raise_if_invalid()
-    plan = plan_trials(case_set, transcripts)
+    from judgekit.io.paths import expand_input_paths
+
+    transcript_files = expand_input_paths(
+        [*transcripts, *(more_transcripts or [])], what="transcript file", option="--transcripts"
+    )
+    plan = plan_trials(case_set, transcript_files)
     from judgekit.golden.splits import GRADING_KEY, select_holdouts
 
     holdouts = select_holdouts(case_set, holdout)
@@ -259,6 +392,8 @@ def grade(  # noqa: PLR0917 - typer options
         "untrusted_policy": untrusted,
         "config": settings,
     }
+    if effective.project is not None:
+        grading_record["project_config"] = str(effective.project.path)
     if holdouts.named:
         grading_record[GRADING_KEY] = list(holdouts.named)
     if grounding is not None:
@@ -307,8 +442,22 @@ def grade(  # noqa: PLR0917 - typer options
     )
     if rubric_grader is not None:
         typer.echo(_untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded))
+    missed = False
+    if fail_under or fail_under_k or max_errors:
+        # the figures `judgekit report --cases` would show for this results file (undecided counts as fail)
+        from judgekit.golden.splits import holdout_ids, split_report_lines
+        from judgekit.reports.run_model import build_run_report
+        from judgekit.results import read_results
+
+        graded = split_report_lines(read_results(out), holdout, set_holdouts=holdout_ids(case_set)).results
+        splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
+        missed = _gate(
+            build_run_report(graded, undecided="fail", splits=splits), fail_under, fail_under_k, max_errors
+        )
     if plan.problems:
         typer.echo(f"{len(plan.problems)} input line(s) left out (see warnings above)", err=True)
+        raise typer.Exit(2)
+    if missed:
         raise typer.Exit(1)
 
 
@@ -330,6 +479,7 @@ def _untrusted_note(policy: str, counted: int, graded: int) -> str:
 # --------------------------------------------------------------------------- report
 
 
+@existing_inputs("results", "history", "cases")
 def report(  # noqa: PLR0917 - typer options
     results: Path = typer.Argument(..., help="Results file (JSONL) written by judgekit grade."),
     output_format: str = typer.Option("md", "--format", help="html, md or json."),
@@ -360,13 +510,27 @@ def report(  # noqa: PLR0917 - typer options
         help="How an undecided trial (error, insufficient information, not evaluated) counts in pass^k and "
         "the rates: fail (a trial that did not pass) or exclude (left out of its task's trials).",
     ),
+    fail_under: list[str] = typer.Option(
+        [], "--fail-under", metavar="[SUITE:]X", help=_FAIL_UNDER_HELP, callback=_check_fail_under
+    ),
+    fail_under_k: list[str] = typer.Option(
+        [], "--fail-under-k", metavar="[SUITE:]K=X", help=_FAIL_UNDER_K_HELP, callback=_check_fail_under_k
+    ),
+    max_errors: list[str] = typer.Option(
+        [], "--max-errors", metavar="[SUITE:]N", help=_MAX_ERRORS_HELP, callback=_check_max_errors
+    ),
 ) -> None:
     """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
 
     The report states the undecided policy in force (--undecided, default fail) and lists every case with
     undecided trials. Problems in the input (lines from another schema version, a truncated last line,
     trials of cases not in --cases, k larger than the trial count) are listed in the report and on standard
-    error, and the rest is still reported; the exit code is then 1.
+    error, and the rest is still reported; the exit code is then 2.
+
+    Thresholds gate a CI job on the report's own figures: --fail-under 0.9 exits 1 when pass^1 of a suite
+    is below 0.9 (each suite separately; regression:0.9 for one suite), --fail-under-k 4=0.5 the same for
+    pass^4, --max-errors 0 when any trial's verdict is error. One line per missed threshold says the
+    figure, the threshold and the suite. Input problems (exit 2) take precedence over a missed threshold.
     """
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
@@ -382,22 +546,32 @@ def report(  # noqa: PLR0917 - typer options
         policy = check_undecided_policy(undecided)
     except ValueError as exc:
         raise JudgekitError(f"--undecided: {exc}", exit_code=2) from None
-    run = read_results(results)
-    older = [read_results(p) for p in history]
-    known = None
-    splits: dict[str, str] = {}
-    if cases is not None:
-        from judgekit.caseset import load_case_set
+    from judgekit.reports.run_gate import parse_thresholds
 
-        case_set = load_case_set([cases])
-        case_set.raise_if_invalid()
-        known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
-        splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-    from judgekit.golden.splits import holdout_ids, split_report_lines
+    needed = [t for t in parse_thresholds(fail_under, fail_under_k) if k is not None and t.k > k]
+    if needed:
+        raise JudgekitError(
+            f"{needed[0].option} needs pass^{needed[0].k}, but --k {k} stops the report at k={k}: "
+            "raise --k or leave it out",
+            exit_code=2,
+        )
+    with _input_errors():
+        run = read_results(results)
+        older = [read_results(p) for p in history]
+        known = None
+        splits: dict[str, str] = {}
+        if cases is not None:
+            from judgekit.caseset import load_case_set
 
-    split = split_report_lines(
-        run, holdout, set_holdouts=holdout_ids(case_set) if cases is not None else None
-    )
+            case_set = load_case_set([cases])
+            case_set.raise_if_invalid()
+            known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
+            splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
+        from judgekit.golden.splits import holdout_ids, split_report_lines
+
+        split = split_report_lines(
+            run, holdout, set_holdouts=holdout_ids(case_set) if cases is not None else None
+        )
     run = split.results
     model = build_run_report(
         run,
@@ -434,24 +608,38 @@ def report(  # noqa: PLR0917 - typer options
     for older_run in older:
         for p in older_run.problems:
             typer.echo(f"warning: {p}", err=True)
+    missed = _gate(model, fail_under, fail_under_k, max_errors)
     if model.problems:
+        raise typer.Exit(2)
+    if missed:
         raise typer.Exit(1)
 
 
 # --------------------------------------------------------------------------- compare
 
 
-def compare(
+@existing_inputs("baseline", "candidate", "cases")
+def compare(  # noqa: PLR0917 - typer options
     baseline: Path = typer.Argument(..., help="Results of the baseline (A)."),
     candidate: Path = typer.Argument(..., help="Results of the new version (B)."),
     output_format: str = typer.Option("md", "--format", help="md or json."),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the verdict."),
+    regression_slice: list[str] = typer.Option(
+        ["regression", "regressions"],
+        "--regression-slice",
+        help="Slice names that form the regression suite (as in judgekit report).",
+    ),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="Golden set: a case's split (capability, regression) decides its suite."
+    ),
 ) -> None:
     """Compare two runs task by task: fixed, broken, exact sign test, McNemar, a plain verdict.
 
-    Refuses runs graded on different case versions or policy revisions (naming each case). Exit code 1
-    when the verdict is "regression".
+    Exit code 1 when the regression suite lost a task (it passed every trial in the baseline and does not
+    in the new run; each such task is named) or when the sign test shows a significant regression, whatever
+    the other says. Exit code 2 when the runs cannot be compared (graded on different case versions or
+    policy revisions, each case named; no task in common) or a results file has problems.
     """
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
@@ -460,10 +648,18 @@ def compare(
 
     if output_format not in ("md", "json"):
         raise JudgekitError(f"--format must be md or json (got '{output_format}')", exit_code=2)
-    a, b = read_results(baseline), read_results(candidate)
-    for p in [*a.problems, *b.problems]:
-        typer.echo(f"warning: {p}", err=True)
-    result = compare_runs(a, b, alpha=alpha)
+    with _input_errors():
+        a, b = read_results(baseline), read_results(candidate)
+        for p in [*a.problems, *b.problems]:
+            typer.echo(f"warning: {p}", err=True)
+        splits: dict[str, str] = {}
+        if cases is not None:
+            from judgekit.caseset import load_case_set
+
+            case_set = load_case_set([cases])
+            case_set.raise_if_invalid()
+            splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
+        result = compare_runs(a, b, alpha=alpha, regression_slices=regression_slice, splits=splits)
     if output_format == "json":
         from judgekit.reports.run_json import render_comparison_json
 
@@ -478,7 +674,23 @@ def compare(
         write_atomic(output, text)
         typer.echo(f"wrote {output}", err=True)
     typer.echo(f"verdict: {result.verdict} ({result.explanation})", err=True)
+    for lost in result.regression_lost:
+        typer.echo(
+            f"regression suite lost {lost.case_id}: {lost.a} in {result.a}, {lost.b} in {result.b}", err=True
+        )
+    if result.regression_lost:
+        typer.echo(
+            f"regression: the regression suite lost {len(result.regression_lost)} task(s): "
+            + ", ".join(c.case_id for c in result.regression_lost),
+            err=True,
+        )
     if result.verdict == "regression":
+        typer.echo(
+            f"regression: the sign test shows a significant regression: {result.explanation}", err=True
+        )
+    if a.problems or b.problems:
+        raise typer.Exit(2)
+    if result.regression_lost or result.verdict == "regression":
         raise typer.Exit(1)
 
 
@@ -509,6 +721,7 @@ def _write_import(result: Any, out: Path, rewards: Path | None, run_id: str | No
         raise typer.Exit(1)
 
 
+@existing_inputs("source")
 def import_tau_bench(  # noqa: PLR0917 - typer options
     source: Path = typer.Argument(..., help="tau-bench results file (JSON list of episodes, or JSONL)."),
     out: Path = typer.Option(..., "--out", help="Transcript JSONL file to write."),
@@ -528,6 +741,7 @@ def import_tau_bench(  # noqa: PLR0917 - typer options
     _write_import(result, out, rewards, run_id, "tau-bench")
 
 
+@existing_inputs("source")
 def import_openai(  # noqa: PLR0917 - typer options
     source: Path = typer.Argument(..., help="OpenAI chat JSONL file: {messages, tools, ...} per line."),
     out: Path = typer.Option(..., "--out", help="Transcript JSONL file to write."),

@@ -28,6 +28,8 @@ from typing import TYPE_CHECKING, Any
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
+
 if TYPE_CHECKING:
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
@@ -108,6 +110,7 @@ def _plan_markdown(plan: LabelPlan) -> str:
     return "\n".join(lines) + "\n"
 
 
+@existing_inputs("labels", "policy")
 def calibrate_plan(  # noqa: PLR0917 - typer options
     labels: Path | None = typer.Argument(
         None, help="Labels collected so far (.csv or .jsonl); omit to plan from scratch.", show_default=False
@@ -173,7 +176,12 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
         table=table,
         experts=chosen,
     )
-    typer.echo(plan.model_dump_json(indent=2) if fmt == "json" else _plan_markdown(plan), nl=fmt != "md")
+    if fmt == "json":
+        from judgekit.commands.output import versioned
+
+        typer.echo(json.dumps(versioned("label_plan", plan.model_dump(mode="json")), indent=2))
+    else:
+        typer.echo(_plan_markdown(plan), nl=False)
     if not plan.achievable:
         raise typer.Exit(1)
 
@@ -181,6 +189,7 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
 # ------------------------------------------------------------------------------------------- guards
 
 
+@existing_inputs("labels", "few_shot", "transcripts")
 def calibrate_check(
     labels: Path = typer.Argument(..., help="The labelled test set (.csv or .jsonl).", show_default=False),
     few_shot: Path | None = typer.Option(
@@ -225,6 +234,7 @@ def calibrate_check(
     typer.echo(f"{labels}: ok ({summary.note})")
 
 
+@existing_inputs("labels")
 def calibrate_select(
     labels: Path = typer.Argument(..., help="The labels used to choose.", show_default=False),
     candidates: str = typer.Option(
@@ -253,6 +263,7 @@ def calibrate_select(
 # ------------------------------------------------------------------------------------------- families
 
 
+@existing_inputs("labels", "policy")
 def failure_modes(  # noqa: PLR0917 - typer options
     labels: Path = typer.Argument(..., help="Label table with a criterion column.", show_default=False),
     judge: str = typer.Option(..., "--judge", help="The judge rater."),
@@ -296,7 +307,12 @@ def failure_modes(  # noqa: PLR0917 - typer options
     pol = _policy(policy)
     fp = resolve_fingerprint(table, judge, fingerprint)
     report = calibrate_families(table, judge=judge, experts=_experts(experts), policy=pol)
-    typer.echo(report.model_dump_json(indent=2) if fmt == "json" else render_families_markdown(report))
+    if fmt == "json":
+        from judgekit.commands.output import versioned
+
+        typer.echo(json.dumps(versioned("failure_mode_report", report.model_dump(mode="json")), indent=2))
+    else:
+        typer.echo(render_families_markdown(report))
     if fp is None:
         typer.echo(
             "note: no fingerprint (--fingerprint or a fingerprint column): the decisions are not recorded, "
@@ -334,6 +350,7 @@ def _write_record(path: Path, text: str, what: str) -> None:
 # ------------------------------------------------------------------------------------------- bias
 
 
+@existing_inputs("transcripts")
 def probe_bias(  # noqa: PLR0917 - typer options
     transcripts: Path = typer.Option(..., "--transcripts", help="Transcripts (JSONL) to probe."),
     judge_model: str = typer.Option(..., "--judge-model", help="litellm model of the judge."),
@@ -439,6 +456,7 @@ def probe_bias(  # noqa: PLR0917 - typer options
 # ------------------------------------------------------------------------------------------- traces
 
 
+@existing_inputs("trace")
 def import_otel(
     trace: Path = typer.Argument(..., help="OTLP JSON export (resourceSpans).", show_default=False),
     out: Path = typer.Option(..., "--out", help="Transcripts file (JSONL) to write."),
@@ -478,6 +496,7 @@ def import_otel(
         raise typer.Exit(1)
 
 
+@existing_inputs("results", "transcripts")
 def export_otel(
     results: Path = typer.Argument(
         ..., help="Results file (JSONL) written by judgekit grade.", show_default=False

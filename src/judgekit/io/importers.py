@@ -27,6 +27,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -236,13 +237,15 @@ def _read_json_or_jsonl(path: Path) -> Iterator[tuple[int, Any] | Problem]:
             yield Problem(path, number, "", f"malformed JSON ({msg}); line skipped")
 
 
-def read_tau_bench(path: Path, *, case_prefix: str = "task-", agent_model: str | None = None) -> ImportResult:
+def read_tau_bench(
+    path: str | PathLike[str], *, case_prefix: str = "task-", agent_model: str | None = None
+) -> ImportResult:
     """Read a tau-bench results file (a JSON list of episodes, or JSONL).
 
     Problems are located by entry number (1-based position in the list) or line (JSONL).
 
     Args:
-        path: The file.
+        path: The file, as text or a path object.
         case_prefix: Prefix of case ids.
         agent_model: The agent's model for the run record.
 
@@ -252,6 +255,7 @@ def read_tau_bench(path: Path, *, case_prefix: str = "task-", agent_model: str |
     Raises:
         JudgekitError: When the file cannot be read or is not JSON at all.
     """
+    path = Path(path)
     return _import_entries(
         path,
         lambda episode, line, counter: parse_tau_bench_episode(
@@ -362,12 +366,12 @@ def parse_openai_chat_line(
 
 
 def read_openai_chat(
-    path: Path, *, case_id_field: str | None = None, agent_model: str | None = None
+    path: str | PathLike[str], *, case_id_field: str | None = None, agent_model: str | None = None
 ) -> ImportResult:
     """Read an OpenAI chat JSONL file, one conversation a line.
 
     Args:
-        path: The file.
+        path: The file, as text or a path object.
         case_id_field: Dotted path of the case id field (see :func:`parse_openai_chat_line`).
         agent_model: The agent's model for the run record (defaults to each line's ``model``).
 
@@ -377,6 +381,7 @@ def read_openai_chat(
     Raises:
         JudgekitError: When the file cannot be read.
     """
+    path = Path(path)
     return _import_entries(
         path,
         lambda data, line, counter: parse_openai_chat_line(

@@ -49,6 +49,7 @@ import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from os import PathLike
 from pathlib import Path
 from typing import Any, Final, Literal
 
@@ -1240,12 +1241,17 @@ def trace_refs(transcripts: Iterable[Transcript]) -> dict[tuple[str, int], tuple
     return out
 
 
-def read_otlp_file(path: Path, *, case_id: str | None = None) -> OtelImport:
+def read_otlp_file(path: str | PathLike[str], *, case_id: str | None = None) -> OtelImport:
     """Read and import an OTLP JSON file.
+
+    Args:
+        path: The file, as text or a path object.
+        case_id: The case id to give every trace (default: read from each trace).
 
     Raises:
         JudgekitError: When the file cannot be read or is not an OTLP JSON export.
     """
+    path = Path(path)
     try:
         data = path.read_bytes()
     except FileNotFoundError:

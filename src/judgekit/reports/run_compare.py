@@ -16,6 +16,11 @@ Definitions (see ``docs/runs.md``):
   one task are correlated, so this is supporting detail; the verdict rests on the task-level sign test.
 * **Verdict**: ``real improvement`` when p < alpha and more fixed than broken; ``regression`` when p < alpha
   and more broken than fixed; ``no detectable change`` otherwise.
+* **Regression suite lost**: a task of the regression suite (same rule as the run report's suites: its
+  ``split`` from the case set, else ``category: regression`` or a regression slice) that passed every trial
+  in A and does not pass every trial in B (broken, or undecided in B). The regression suite is the part of
+  the set that must keep passing, so one such task is a regression whatever the sign test says
+  (:attr:`Comparison.regression_lost`, and ``judgekit compare`` exits 1).
 
 Runs made on different case versions or policy revisions measure different things: :func:`compare_runs`
 refuses them and names every case that differs.
@@ -23,19 +28,19 @@ refuses them and names every case that differs.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from judgekit.errors import JudgekitError
-from judgekit.reports.run_model import task_outcomes
+from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, task_outcomes
 from judgekit.results import ResultLine, RunResults
 from judgekit.stats import mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = ["COMPARE_SCHEMA_VERSION", "Comparison", "TaskChange", "compare_runs"]
 
-COMPARE_SCHEMA_VERSION = 1
-"""Version of the :class:`Comparison` JSON schema."""
+COMPARE_SCHEMA_VERSION = 2
+"""Version of the :class:`Comparison` JSON schema (2: ``regression_lost``)."""
 
 PlainVerdict = Literal["real improvement", "no detectable change", "regression"]
 
@@ -84,6 +89,8 @@ class Comparison(FrozenModel):
         pass_rate_b: Share of compared tasks passing in B, or ``None``.
         changes: Every task whose outcome changed or is undecided, fixed first, then broken.
         notes: Caveats (different judges, different agent models).
+        regression_lost: Tasks of the regression suite that passed every trial in A and do not in B
+            (broken, or undecided in B), by id; any one is a regression whatever the sign test says.
     """
 
     schema_version: int = COMPARE_SCHEMA_VERSION
@@ -110,6 +117,7 @@ class Comparison(FrozenModel):
     pass_rate_b: float | None
     changes: tuple[TaskChange, ...]
     notes: tuple[str, ...] = ()
+    regression_lost: tuple[TaskChange, ...] = ()
 
 
 def _case_info(lines: Sequence[ResultLine]) -> dict[str, tuple[int, tuple[str, ...]]]:
@@ -150,13 +158,42 @@ def _label(entry: tuple[int, int, Verdict] | None) -> str:
     return f"{outcome.value} ({passes}/{total})"
 
 
-def compare_runs(a: RunResults, b: RunResults, *, alpha: float = 0.05) -> Comparison:
+def _regression_ids(
+    lines: Iterable[ResultLine], regression_slices: Iterable[str], splits: Mapping[str, str]
+) -> set[str]:
+    """Tasks in the regression suite, by the run report's rule (:mod:`judgekit.reports.run_model`)."""
+    names = frozenset(s.lower() for s in regression_slices)
+    out: set[str] = set()
+    for line in lines:
+        split = splits.get(line.case.id)
+        if split in ("capability", "regression"):
+            member = split == "regression"
+        else:
+            member = line.case.category == "regression" or (
+                line.case.slice is not None and line.case.slice.lower() in names
+            )
+        if member:
+            out.add(line.case.id)
+    return out
+
+
+def compare_runs(
+    a: RunResults,
+    b: RunResults,
+    *,
+    alpha: float = 0.05,
+    regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
+    splits: Mapping[str, str] | None = None,
+) -> Comparison:
     """Compare run B (the new version) with run A (the baseline) on the tasks both ran.
 
     Args:
         a: The baseline run.
         b: The new run.
         alpha: Significance level for the plain verdict, in (0, 1).
+        regression_slices: Slice names that put a case in the regression suite (as in the run report).
+        splits: Case id to its split from the case set; a ``capability`` or ``regression`` split decides
+            the case's suite whatever its slice.
 
     Returns:
         The comparison.
@@ -202,6 +239,14 @@ def compare_runs(a: RunResults, b: RunResults, *, alpha: float = 0.05) -> Compar
             )
     order = {"fixed": 0, "broken": 1, "undecided": 2}
     changes.sort(key=lambda c: (order[c.change], c.case_id))
+    regression = _regression_ids([*a.lines, *b.lines], regression_slices, splits or {})
+    lost = tuple(
+        c
+        for c in changes
+        if c.case_id in regression
+        and out_a[c.case_id][2] is Verdict.PASS
+        and out_b[c.case_id][2] is not Verdict.PASS
+    )
     fixed, broken = counts["fixed"], counts["broken"]
     p_sign = sign_test(fixed, broken)
     # paired trials
@@ -277,4 +322,5 @@ def compare_runs(a: RunResults, b: RunResults, *, alpha: float = 0.05) -> Compar
         pass_rate_b=rate(out_b),
         changes=tuple(changes),
         notes=tuple(notes),
+        regression_lost=lost,
     )

@@ -18,6 +18,7 @@ import json
 import sqlite3
 from collections.abc import Mapping
 from dataclasses import dataclass
+from os import PathLike
 from pathlib import Path
 from typing import Any
 
@@ -140,12 +141,16 @@ def _read_connection(conn: sqlite3.Connection, source: str) -> Snapshot:
     return Snapshot(tables, source)
 
 
-def snapshot_from_sqlite(path: Path) -> Snapshot:
+def snapshot_from_sqlite(path: str | PathLike[str]) -> Snapshot:
     """Read a SQLite database file (opened read-only; the file is never modified).
+
+    Args:
+        path: The database file, as text or a path object.
 
     Raises:
         JudgekitError: When the file is missing or not a SQLite database.
     """
+    path = Path(path)
     if not path.is_file():
         raise JudgekitError(f"{path}: no such SQLite file")
     try:
@@ -195,15 +200,19 @@ def snapshot_from_sql(text: str, *, source: str = "inline") -> Snapshot:
         conn.close()
 
 
-def load_state(path: Path) -> Snapshot:
+def load_state(path: str | PathLike[str]) -> Snapshot:
     """Read a state from a file or folder, by its kind.
 
     ``.json``: a document store; a folder: one ``<table>.json`` per table; ``.sqlite``/``.sqlite3``/
     ``.db``: a SQLite file; ``.sql``: a SQL dump.
 
+    Args:
+        path: The file or folder, as text or a path object.
+
     Raises:
         JudgekitError: When the path is missing, of an unknown kind, or unreadable.
     """
+    path = Path(path)
     if path.is_dir():
         files = sorted(path.glob("*.json"))
         if not files:

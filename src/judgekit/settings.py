@@ -1,0 +1,483 @@
+"""Project configuration (``[tool.judgekit]`` in ``pyproject.toml``, or ``judgekit.toml``) and environment.
+
+One precedence for every setting, highest first:
+
+1. a command-line flag (``--cases``, ``--judge-model``, ...);
+2. an environment variable (:data:`ENV_VARS`: ``JUDGEKIT_JUDGE_MODEL``, ``JUDGEKIT_JUDGE_API_BASE``,
+   ``JUDGEKIT_RECORDS``; an empty value counts as unset);
+3. a file: first the run configuration named by ``grade --config`` (its ``judge:`` mapping, see
+   :mod:`judgekit.judge_setup`), then the project configuration;
+4. the built-in default (:data:`DEFAULTS`).
+
+The project configuration is found by walking up from the working directory: in each folder a
+``judgekit.toml`` (settings at its top level) wins over a ``pyproject.toml`` holding a ``[tool.judgekit]``
+table (a ``pyproject.toml`` without one is passed over); the walk stops after a folder holding ``.git`` or
+``.hg`` (the repository root). Relative paths in the file are relative to the file's folder, not the working
+directory. The file is validated (unknown keys refused with a did-you-mean, values checked) and problems are
+reported as ``file:line: field: message``. ``tomllib`` gives no positions, so lines are found by scanning
+the text for table headers and ``key =`` lines; a key inside an inline table is reported at its table's line.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+
+__all__ = [
+    "DEFAULTS",
+    "ENV_VARS",
+    "FLAGS",
+    "PROJECT_FILES",
+    "EffectiveSettings",
+    "JudgeSettings",
+    "ProjectConfig",
+    "ProjectSettings",
+    "Setting",
+    "find_project_config",
+    "load_project_config",
+    "resolve_settings",
+    "setting",
+]
+
+PROJECT_FILES: tuple[str, ...] = ("judgekit.toml", "pyproject.toml")
+"""The project configuration files looked for in each folder, the winner first."""
+
+_TOOL_TABLE: tuple[str, ...] = ("tool", "judgekit")
+
+
+class JudgeSettings(BaseModel):
+    """The judge layer's settings (the same names as a run configuration's ``judge:`` mapping).
+
+    Attributes:
+        model: litellm model of the judge; none: no judge layer.
+        api_base: OpenAI-compatible base URL.
+        rubric: Built-in rubric id or rubric file.
+        temperature: Sampling temperature (>= 0).
+        samples: Samples per criterion (1 to 99).
+        structured_output: ``auto``, ``json_schema`` or ``off``.
+        max_cost: Judge budget in US dollars (>= 0).
+        cache: ``record``, ``replay`` or ``off`` (with a cassette).
+        cassette: Judge cassette (JSONL) to record to or replay from.
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    model: str | None = Field(default=None, min_length=1)
+    api_base: str | None = Field(default=None, min_length=1)
+    rubric: str | None = Field(default=None, min_length=1)
+    temperature: float | None = Field(default=None, ge=0.0)
+    samples: int | None = Field(default=None, ge=1, le=99)
+    structured_output: Literal["auto", "json_schema", "off"] | None = None
+    max_cost: float | None = Field(default=None, ge=0.0)
+    cache: Literal["record", "replay", "off"] | None = None
+    cassette: Path | None = None
+
+
+class ProjectSettings(BaseModel):
+    """The settings of a project configuration (``[tool.judgekit]`` or ``judgekit.toml``).
+
+    Attributes:
+        cases: Golden-set folder.
+        records: Calibration records folder.
+        policy: Trust policy file (YAML or JSON) for ``calibrate``.
+        concurrency: Trials graded at once (1 to 1024).
+        untrusted: What an uncalibrated judge's verdict may do: ``withhold``, ``count``, ``fail_only``,
+            ``advisory``.
+        judge: The judge layer (a ``[tool.judgekit.judge]`` table).
+    """
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    cases: Path | None = None
+    records: Path | None = None
+    policy: Path | None = None
+    concurrency: int | None = Field(default=None, ge=1, le=1024)
+    untrusted: Literal["withhold", "count", "fail_only", "advisory"] | None = None
+    judge: JudgeSettings = Field(default_factory=JudgeSettings)
+
+
+_PATH_SETTINGS = frozenset({"cases", "records", "policy", "judge.cassette"})
+
+DEFAULTS: dict[str, Any] = {
+    "cases": None,
+    "records": Path("calibration/records"),
+    "policy": None,
+    "concurrency": 8,
+    "untrusted": "withhold",
+    "judge.model": None,
+    "judge.api_base": None,
+    "judge.rubric": "honest-reporting",
+    "judge.temperature": None,
+    "judge.samples": None,
+    "judge.structured_output": None,
+    "judge.max_cost": None,
+    "judge.cache": None,
+    "judge.cassette": None,
+}
+"""Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
+
+ENV_VARS: dict[str, str] = {
+    "judge.model": "JUDGEKIT_JUDGE_MODEL",
+    "judge.api_base": "JUDGEKIT_JUDGE_API_BASE",
+    "records": "JUDGEKIT_RECORDS",
+}
+"""The settings an environment variable can give, and the variable."""
+
+FLAGS: dict[str, str] = {
+    "cases": "--cases",
+    "records": "--records",
+    "policy": "--policy",
+    "concurrency": "--concurrency",
+    "untrusted": "--untrusted",
+    "judge.model": "--judge-model",
+    "judge.api_base": "--judge-api-base",
+    "judge.rubric": "--rubric",
+    "judge.max_cost": "--max-cost",
+    "judge.cache": "--cache-mode",
+    "judge.cassette": "--cassette",
+}
+"""The command-line flag of each setting that has one."""
+
+
+# --------------------------------------------------------------------------- finding and reading the file
+
+
+def _mentions_tool_table(text: str) -> bool:
+    return re.search(r"^\s*(\[\s*tool\s*\.\s*judgekit\b|tool\s*\.\s*judgekit\s*[.=])", text, re.M) is not None
+
+
+def find_project_config(start: Path | None = None) -> Path | None:
+    """The project configuration file that applies in ``start`` (default: the working directory).
+
+    Walks up from ``start``: in each folder ``judgekit.toml`` wins over a ``pyproject.toml`` with a
+    ``[tool.judgekit]`` table; the walk stops after a folder holding ``.git`` or ``.hg``.
+
+    Returns:
+        The file, or ``None`` when no folder up to the repository root (or the file system root) has one.
+    """
+    here = (start if start is not None else Path.cwd()).resolve()
+    for folder in (here, *here.parents):
+        own = folder / "judgekit.toml"
+        if own.is_file():
+            return own
+        pyproject = folder / "pyproject.toml"
+        if pyproject.is_file():
+            try:
+                text = pyproject.read_text(encoding="utf-8", errors="replace")
+            except OSError:
+                text = ""
+            if _mentions_tool_table(text):
+                return pyproject
+        if (folder / ".git").exists() or (folder / ".hg").exists():
+            return None
+    return None
+
+
+_BARE_OR_QUOTED = r'(?:[A-Za-z0-9_-]+|"[^"\n]*"|\'[^\'\n]*\')'
+_DOTTED = rf"{_BARE_OR_QUOTED}(?:\s*\.\s*{_BARE_OR_QUOTED})*"
+_HEADER_RE = re.compile(rf"^\s*\[\[?\s*({_DOTTED})\s*\]\]?")
+_KEY_RE = re.compile(rf"^\s*({_DOTTED})\s*=")
+_PART_RE = re.compile(_BARE_OR_QUOTED)
+
+
+def _parts(dotted: str) -> tuple[str, ...]:
+    return tuple(p[1:-1] if p[0] in "\"'" else p for p in _PART_RE.findall(dotted))
+
+
+def toml_key_lines(text: str) -> dict[tuple[str | int, ...], int]:
+    """The 1-based line of every table header and ``key =`` line of a TOML text (by scanning it).
+
+    Keys are full paths (``("tool", "judgekit", "judge", "model")``); the first occurrence wins. Lines
+    inside multi-line strings are skipped; keys inside an inline table are not listed (their table's key
+    is). This is a locator for messages, not a parser: ``tomllib`` has already accepted the text.
+    """
+    lines: dict[tuple[str | int, ...], int] = {}
+    table: tuple[str, ...] = ()
+    in_string: str | None = None
+    for number, line in enumerate(text.splitlines(), start=1):
+        if in_string is not None:
+            if line.count(in_string) % 2 == 1:
+                in_string = None
+            continue
+        header = _HEADER_RE.match(line)
+        if header is not None:
+            table = _parts(header.group(1))
+            for depth in range(1, len(table) + 1):
+                lines.setdefault(table[:depth], number)
+            continue
+        key = _KEY_RE.match(line)
+        if key is not None:
+            path = table + _parts(key.group(1))
+            for depth in range(len(table) + 1, len(path) + 1):
+                lines.setdefault(path[:depth], number)
+        for quote in ('"""', "'''"):
+            if line.count(quote) % 2 == 1:
+                in_string = quote
+                break
+    return lines
+
+
+@dataclass(frozen=True)
+class ProjectConfig:
+    """A validated project configuration file.
+
+    Attributes:
+        path: The file (``pyproject.toml`` or ``judgekit.toml``).
+        settings: Its settings, relative paths already made relative to the file's folder.
+        lines: The line of each setting given in the file (dotted names: ``judge.model``).
+    """
+
+    path: Path
+    settings: ProjectSettings
+    lines: dict[str, int] = field(default_factory=dict)
+
+    def line_of(self, name: str) -> int:
+        """The line of a setting, or of its nearest located parent (a key in an inline table)."""
+        parts = name.split(".")
+        while parts:
+            line = self.lines.get(".".join(parts))
+            if line is not None:
+                return line
+            parts.pop()
+        return self.lines.get("", 1)
+
+    @property
+    def table(self) -> str:
+        """Where the settings live in the file: ``[tool.judgekit]`` or the top level."""
+        return "[tool.judgekit]" if self.path.name == "pyproject.toml" else "top level"
+
+    def given(self) -> dict[str, Any]:
+        """The settings the file gives (dotted names), relative paths resolved against its folder."""
+        data = self.settings.model_dump(exclude_unset=True, exclude={"judge"})
+        data.update({f"judge.{k}": v for k, v in self.settings.judge.model_dump(exclude_unset=True).items()})
+        base = self.path.parent
+        rubric = data.get("judge.rubric")
+        if isinstance(rubric, str) and Path(rubric).suffix in (".yaml", ".yml"):
+            data["judge.rubric"] = str(base / rubric)  # a rubric file, not a built-in rubric id
+        return {
+            name: (base / value if name in _PATH_SETTINGS and isinstance(value, Path) else value)
+            for name, value in data.items()
+        }
+
+
+def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> LocatedError:
+    message = str(exc)
+    match = re.search(r"\s*\(at line (\d+), column \d+\)$", message)
+    line = int(match.group(1)) if match else None
+    if match:
+        message = message[: match.start()]
+    return LocatedError(Problem(path, line, "", f"malformed TOML: {message}"), exit_code=2)
+
+
+def _secret_hint(problem: Problem) -> Problem:
+    """Say where credentials go when a configuration file tries to hold one (``api_key = ...``)."""
+    from judgekit.secrets import is_secret_name
+
+    if not is_secret_name(problem.field.rsplit(".", 1)[-1]):
+        return problem
+    name = problem.field.rsplit(".", 1)[-1]
+    message = (
+        f"unknown field '{name}': credentials never go in a configuration file; set the provider's "
+        "environment variable (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...)"
+    )
+    return Problem(problem.file, problem.line, problem.field, message)
+
+
+def load_project_config(path: Path) -> ProjectConfig:
+    """Read and validate a project configuration file.
+
+    A ``pyproject.toml`` holds the settings in its ``[tool.judgekit]`` table (none: no settings); any other
+    file (``judgekit.toml``) at its top level.
+
+    Raises:
+        JudgekitError: When the file cannot be read or is not TOML (``file:line: malformed TOML: ...``),
+            the table is not a table, or a setting is unknown or invalid (``file:line: field: message``,
+            one line each); exit code 2.
+    """
+    from judgekit.cases import problems_from_validation
+    from judgekit.io.documents import Document, decode_utf8
+
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        raise JudgekitError(f"{path}: configuration file not found", exit_code=2) from None
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read the configuration: {exc.strerror}", exit_code=2) from None
+    try:
+        text = decode_utf8(raw, path)
+    except LocatedError as exc:
+        raise LocatedError(exc.problem, exit_code=2) from None
+    try:
+        data: Any = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_error(path, exc) from None
+    prefix: tuple[str, ...] = _TOOL_TABLE if path.name == "pyproject.toml" else ()
+    for part in prefix:
+        data = data.get(part, {}) if isinstance(data, dict) else data
+    all_lines = toml_key_lines(text)
+    if not isinstance(data, dict):
+        raise LocatedError(
+            Problem(path, all_lines.get(prefix), ".".join(prefix), "must be a table of settings"), exit_code=2
+        )
+    doc = Document(path=path, data=data, base_line=all_lines.get(prefix, 1), lines=all_lines)
+    try:
+        settings = ProjectSettings.model_validate(data)
+    except ValidationError as exc:
+        problems = sorted(
+            (_secret_hint(p) for p in problems_from_validation(exc, doc, ProjectSettings, prefix)),
+            key=lambda p: (p.line or 0, p.field),
+        )
+        raise ProblemsError(problems, exit_code=2) from None
+    named = {
+        ".".join(str(p) for p in key[len(prefix) :]): line
+        for key, line in all_lines.items()
+        if key[: len(prefix)] == prefix
+    }
+    return ProjectConfig(path=path, settings=settings, lines=named)
+
+
+# --------------------------------------------------------------------------- resolving
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One effective setting and where it came from.
+
+    Attributes:
+        name: Dotted name (``cases``, ``judge.model``).
+        value: The value in force (``None``: unset).
+        source: ``flag --judge-model``, ``env JUDGEKIT_JUDGE_MODEL``, ``FILE:LINE`` or ``default``.
+    """
+
+    name: str
+    value: Any
+    source: str
+
+
+@dataclass(frozen=True)
+class EffectiveSettings:
+    """Every setting in force, with its source.
+
+    Attributes:
+        settings: Each setting by dotted name, in :data:`DEFAULTS` order.
+        project: The project configuration that was read, if any.
+        run_config: The run configuration (``grade --config``) as read, ``{}`` when none.
+        run_config_path: The run configuration's file, if any.
+    """
+
+    settings: dict[str, Setting]
+    project: ProjectConfig | None = None
+    run_config: dict[str, Any] = field(default_factory=dict)
+    run_config_path: Path | None = None
+
+    def value(self, name: str) -> Any:
+        """The value of a setting (``None``: unset)."""
+        return self.settings[name].value
+
+    def path(self, name: str) -> Path | None:
+        """The value of a path setting as a :class:`~pathlib.Path` (``None``: unset)."""
+        value = self.settings[name].value
+        return Path(value) if value is not None else None
+
+    def source(self, name: str) -> str:
+        """Where a setting's value came from."""
+        return self.settings[name].source
+
+    def to_json(self) -> dict[str, Any]:
+        """The settings as JSON-ready data (paths as strings); secrets are not removed here."""
+        return {
+            "schema_version": 1,
+            "project_config": str(self.project.path) if self.project is not None else None,
+            "run_config": str(self.run_config_path) if self.run_config_path is not None else None,
+            "settings": {
+                s.name: {"value": str(s.value) if isinstance(s.value, Path) else s.value, "source": s.source}
+                for s in self.settings.values()
+            },
+        }
+
+
+def _run_config_layer(path: Path | None) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:
+    """The run configuration as read, and its judge settings with their ``file:line`` sources."""
+    from judgekit.io.documents import read_document
+    from judgekit.judge_setup import load_run_config
+
+    data = load_run_config(path)
+    if path is None or not data:
+        return data, {}
+    doc = read_document(path)
+    judge = data.get("judge") or {}
+    layer = {
+        f"judge.{key}": (value, f"{path}:{doc.line_of(('judge', key))}")
+        for key, value in judge.items()
+        if value is not None
+    }
+    return data, layer
+
+
+def resolve_settings(
+    *,
+    flags: Mapping[str, Any] | None = None,
+    environ: Mapping[str, str] | None = None,
+    project: ProjectConfig | Literal["find"] | None = "find",
+    run_config: Path | None = None,
+) -> EffectiveSettings:
+    """Every setting in force: flag > environment > file (run configuration, then project) > default.
+
+    Args:
+        flags: Values given on the command line, by dotted name (``None`` values: not given).
+        environ: The environment to read :data:`ENV_VARS` from (``None``: the process environment).
+        project: The project configuration; ``"find"`` looks for it from the working directory
+            (:func:`find_project_config`), ``None`` uses none.
+        run_config: The run configuration file of ``grade --config``, if any.
+
+    Raises:
+        JudgekitError: When the project or run configuration is invalid (exit code 2).
+    """
+    flags = flags or {}
+    unknown = sorted(set(flags) - set(DEFAULTS))
+    if unknown:
+        raise ValueError(f"unknown setting(s) {', '.join(unknown)}")
+    env = os.environ if environ is None else environ
+    if project == "find":
+        found = find_project_config()
+        project = load_project_config(found) if found is not None else None
+    given = project.given() if project is not None else {}
+    run_data, run_layer = _run_config_layer(run_config)
+    out: dict[str, Setting] = {}
+    for name, default in DEFAULTS.items():
+        var = ENV_VARS.get(name)
+        if flags.get(name) is not None:
+            setting = Setting(name, flags[name], f"flag {FLAGS.get(name, name)}")
+        elif var is not None and env.get(var):
+            value: Any = env[var]
+            setting = Setting(name, Path(value) if name in _PATH_SETTINGS else value, f"env {var}")
+        elif name in run_layer:
+            setting = Setting(name, run_layer[name][0], run_layer[name][1])
+        elif project is not None and name in given:
+            setting = Setting(name, given[name], f"{project.path}:{project.line_of(name)}")
+        else:
+            setting = Setting(name, default, "default")
+        out[name] = setting
+    return EffectiveSettings(out, project=project, run_config=run_data, run_config_path=run_config)
+
+
+def setting(name: str, flag_value: Any = None) -> Any:
+    """One setting in force for a command: its flag's value, else the environment, the project, the default.
+
+    Args:
+        name: Dotted setting name (a key of :data:`DEFAULTS`).
+        flag_value: The value given on the command line (``None``: not given).
+
+    Raises:
+        JudgekitError: When the project configuration is invalid (exit code 2).
+    """
+    return resolve_settings(flags={name: flag_value}).value(name)
