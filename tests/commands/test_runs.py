@@ -201,9 +201,10 @@ def test_grade_user_mistakes_are_messages(tmp_path, capsys):
             out,
             "--no-progress",
         )
-        == 1
+        == 2  # an input error: the results file exists
     )
     assert "pass --resume" in capsys.readouterr().err
+    assert out.read_text() == "x\n"  # nothing already written is lost
     assert (
         _cli(
             "grade",
@@ -553,3 +554,16 @@ def test_grade_trusts_the_judge_only_through_a_record_for_its_fingerprint(tmp_pa
         assert {c.trust.value for c in rubric} == {"trusted"}
     finally:
         server.stop()
+
+
+def test_grade_on_an_invalid_golden_set_is_an_input_error(tmp_path, capsys):
+    broken = tmp_path / "set"
+    broken.mkdir()
+    (broken / "c.yaml").write_text("id: c1\nrefrence_solution: x\ninput: hi\n")
+    out = tmp_path / "r.jsonl"
+    code = _cli("grade", "--cases", broken, "--transcripts", RUNS / "agent-v1.jsonl", "--out", out)
+    assert code == 2
+    err = capsys.readouterr().err
+    assert "refrence_solution" in err
+    assert "Traceback" not in err
+    assert not out.exists()

@@ -322,7 +322,11 @@ def grade(  # noqa: PLR0917 - typer options
         raise JudgekitError("--cassette is for the judge layer: give --judge-model too", exit_code=2)
     redactor = Redactor.from_environ()
     case_set = load_case_set([cases])
-    case_set.raise_if_invalid()
+    try:
+        case_set.raise_if_invalid()
+    except JudgekitError as exc:  # an unusable golden set is an input error here, not a finding
+        exc.exit_code = 2
+        raise
     from judgekit.io.paths import expand_input_paths
 
     transcript_files = expand_input_paths(
@@ -371,9 +375,14 @@ def grade(  # noqa: PLR0917 - typer options
     # checked against the allowed values above
     grader = LayeredTrialGrader(case_set.root, rubric_grader, cast(UntrustedPolicy, untrusted), grounding)
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
-    state = prepare_output(
-        out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint, grader=grader.spec
-    )
+    try:
+        state = prepare_output(
+            out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint, grader=grader.spec
+        )
+    except JudgekitError as exc:  # an existing --out, a results file that cannot be resumed: input errors
+        grader.close()
+        exc.exit_code = 2
+        raise
     for problem in plan.problems:
         typer.echo(f"warning: {problem}", err=True)
     if state.dropped_line is not None:
