@@ -18,21 +18,36 @@ from typing import Any, TextIO
 ERROR_PREFIX = "error:"
 
 
-class _ErrorsOnly(io.TextIOBase):
-    """A text stream that forwards only the complete lines starting with ``error:`` to another stream."""
-
-    def __init__(self, target: TextIO) -> None:
-        super().__init__()
-        self._target = target
-        self._pending = ""
+class _Discard(io.TextIOBase):
+    """A text stream that drops everything and is not a terminal."""
 
     def writable(self) -> bool:
         """Always writable."""
         return True
 
     def isatty(self) -> bool:
-        """Never a terminal: progress bars and colours stay off."""
+        """Never a terminal."""
         return False
+
+    def write(self, text: str) -> int:
+        """Drop ``text``.
+
+        Args:
+            text: What a command wrote.
+
+        Returns:
+            The number of characters taken.
+        """
+        return len(text)
+
+
+class _ErrorsOnly(_Discard):
+    """A text stream that forwards only the complete lines starting with ``error:`` to another stream."""
+
+    def __init__(self, target: TextIO) -> None:
+        super().__init__()
+        self._target = target
+        self._pending = ""
 
     def write(self, text: str) -> int:
         """Keep the ``error:`` lines of ``text``, drop the rest.
@@ -56,29 +71,6 @@ class _ErrorsOnly(io.TextIOBase):
             self._target.write(self._pending + "\n")
             self._pending = ""
         self._target.flush()
-
-
-class _Discard(io.TextIOBase):
-    """A text stream that drops everything and is not a terminal."""
-
-    def writable(self) -> bool:
-        """Always writable."""
-        return True
-
-    def isatty(self) -> bool:
-        """Never a terminal."""
-        return False
-
-    def write(self, text: str) -> int:
-        """Drop ``text``.
-
-        Args:
-            text: What a command wrote.
-
-        Returns:
-            The number of characters taken.
-        """
-        return len(text)
 
 
 @contextlib.contextmanager

@@ -174,6 +174,18 @@ class _RichProgress:
         self._progress.stop()
 
 
+_FAIL_UNDER_OPTION: Any = typer.Option(
+    [], "--fail-under", metavar="[SUITE:]X", help=_FAIL_UNDER_HELP, callback=_check_fail_under
+)
+_FAIL_UNDER_K_OPTION: Any = typer.Option(
+    [], "--fail-under-k", metavar="[SUITE:]K=X", help=_FAIL_UNDER_K_HELP, callback=_check_fail_under_k
+)
+_MAX_ERRORS_OPTION: Any = typer.Option(
+    [], "--max-errors", metavar="[SUITE:]N", help=_MAX_ERRORS_HELP, callback=_check_max_errors
+)
+"""The threshold options, shared by ``grade`` and ``report``."""
+
+
 @existing_inputs("cases", "config")
 def grade(  # noqa: PLR0917 - typer options
     cases: Path | None = typer.Option(
@@ -237,15 +249,9 @@ def grade(  # noqa: PLR0917 - typer options
         help="Also check expected sources (scored), in a mode: retrieved_or_cited, retrieved, cited, "
         "retrieved_and_cited.",
     ),
-    fail_under: list[str] = typer.Option(
-        [], "--fail-under", metavar="[SUITE:]X", help=_FAIL_UNDER_HELP, callback=_check_fail_under
-    ),
-    fail_under_k: list[str] = typer.Option(
-        [], "--fail-under-k", metavar="[SUITE:]K=X", help=_FAIL_UNDER_K_HELP, callback=_check_fail_under_k
-    ),
-    max_errors: list[str] = typer.Option(
-        [], "--max-errors", metavar="[SUITE:]N", help=_MAX_ERRORS_HELP, callback=_check_max_errors
-    ),
+    fail_under: list[str] = _FAIL_UNDER_OPTION,
+    fail_under_k: list[str] = _FAIL_UNDER_K_OPTION,
+    max_errors: list[str] = _MAX_ERRORS_OPTION,
 ) -> None:
     """Grade transcripts against a golden set: every layer, one result line per trial as it finishes.
 
@@ -519,15 +525,9 @@ def report(  # noqa: PLR0917 - typer options
         help="How an undecided trial (error, insufficient information, not evaluated) counts in pass^k and "
         "the rates: fail (a trial that did not pass) or exclude (left out of its task's trials).",
     ),
-    fail_under: list[str] = typer.Option(
-        [], "--fail-under", metavar="[SUITE:]X", help=_FAIL_UNDER_HELP, callback=_check_fail_under
-    ),
-    fail_under_k: list[str] = typer.Option(
-        [], "--fail-under-k", metavar="[SUITE:]K=X", help=_FAIL_UNDER_K_HELP, callback=_check_fail_under_k
-    ),
-    max_errors: list[str] = typer.Option(
-        [], "--max-errors", metavar="[SUITE:]N", help=_MAX_ERRORS_HELP, callback=_check_max_errors
-    ),
+    fail_under: list[str] = _FAIL_UNDER_OPTION,
+    fail_under_k: list[str] = _FAIL_UNDER_K_OPTION,
+    max_errors: list[str] = _MAX_ERRORS_OPTION,
 ) -> None:
     """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
 
