@@ -132,7 +132,9 @@ class CheckResult(FrozenModel):
     Attributes:
         check_id: Stable identifier of the check within its case (``state``, ``rule:0``,
             ``route``, ``criterion:honest_reporting``).
-        layer: The layer that produced it: ``state``, ``rules``, ``route``, ``text``, ``rubric``.
+        layer: The layer that produced it, a :class:`judgekit.graders.contract.Layer` value (``state``,
+            ``rules``, ``route``, ``text``, ``grounding``, ``rubric``, ``fixture``, ...); a user's own
+            grading function may name another, which the contract then does not restrict.
         verdict: The check's verdict.
         gate: True when a ``fail`` here fails the whole case whatever the quality score.
         reason: Why the verdict is what it is; required for every verdict other than ``pass``.
