@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
-    from judgekit.graders.rubric import RubricGrader
+    from judgekit.graders.rubric import RubricGrader, TrustLookup
 
 __all__ = ["JUDGE_SETTINGS", "build_rubric_grader", "load_run_config"]
 
@@ -105,6 +105,7 @@ def build_rubric_grader(
     concurrency: int,
     records: Path | None = None,
     structured_output: str | None = None,
+    trust: TrustLookup | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -118,8 +119,12 @@ def build_rubric_grader(
         temperature: Sampling temperature (``None``: the default).
         samples: Samples per criterion (``None``: the default).
         concurrency: Requests in flight at once (>= 1).
-        records: Calibration records deciding trust (``None``: every verdict untrusted).
+        records: Calibration records deciding trust, read into a
+            :class:`~judgekit.calibration.trust.TrustBook` (``None`` with no ``trust``: every verdict
+            untrusted).
         structured_output: ``auto``, ``json_schema`` or ``off`` (``None``: the default).
+        trust: A trust lookup already built (a ``TrustBook`` the caller also consults), used instead of
+            reading ``records`` again.
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -159,8 +164,7 @@ def build_rubric_grader(
         cassette=Cassette(cassette) if cassette is not None else None,
         mode=CacheMode(mode),
     )
-    trust = None
-    if records is not None:
+    if trust is None and records is not None:
         from judgekit.calibration.trust import TrustBook
 
         trust = TrustBook(records)

@@ -352,6 +352,9 @@ def grade(  # noqa: PLR0917 - typer options
         )
     rubric_grader = None
     if judge_model is not None:
+        from judgekit.calibration.trust import TrustBook
+
+        book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
         rubric_grader = build_rubric_grader(
             judge_model,
             rubric=str(judge_cfg.get("rubric", rubric)),
@@ -363,11 +366,8 @@ def grade(  # noqa: PLR0917 - typer options
             samples=judge_cfg.get("samples"),
             structured_output=judge_cfg.get("structured_output"),
             concurrency=concurrency,
-            records=records,
+            trust=book,
         )
-        from judgekit.calibration.trust import TrustBook
-
-        book = TrustBook(records)
         overall = (book.require if require_trust else book.decide)(rubric_grader.fingerprint)
         typer.echo(
             f"judge {rubric_grader.fingerprint[:12]}: {overall.trust.value} "

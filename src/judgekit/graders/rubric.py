@@ -242,8 +242,7 @@ class RubricGrader:
             )
 
         samples = await asyncio.gather(*(one(i) for i in range(self.client.params.samples)))
-        cost = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-        return reduce_samples(samples), cost
+        return reduce_samples(samples), _total_cost(costs)
 
     async def grade(self, case: Case | None, transcript: Transcript) -> list[CheckResult]:
         """Judge every criterion for one trial; one check per criterion, in criterion order.
@@ -274,9 +273,7 @@ class RubricGrader:
             self._check(c, s, transcript, self.trust_status(c.id))
             for c, (s, _) in zip(criteria, judged, strict=True)
         ]
-        costs = [cost for _, cost in judged]
-        total = None if any(c is None for c in costs) else sum(c or 0.0 for c in costs)
-        return checks + skipped, total
+        return checks + skipped, _total_cost([cost for _, cost in judged])
 
     def _check(
         self, criterion: Criterion, sampled: SampledVerdict, transcript: Transcript, trust: TrustDecision
@@ -326,6 +323,12 @@ class RubricGrader:
             trust_reason=trust.reason,
             weight=criterion.weight,
         )
+
+
+def _total_cost(costs: Sequence[float | None]) -> float | None:
+    """The sum of known costs in US dollars, or ``None`` when any one is unknown (never a partial sum)."""
+    known = [c for c in costs if c is not None]
+    return sum(known) if len(known) == len(costs) else None
 
 
 def _reason(verdict: Verdict, sampled: SampledVerdict, chosen: ParsedVerdict | None) -> str:
