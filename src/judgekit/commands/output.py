@@ -100,3 +100,62 @@ def versioned(kind: str, data: dict[str, Any]) -> dict[str, Any]:
         The document, led by ``schema_version`` (:data:`JSON_SCHEMA_VERSION`) and ``kind``.
     """
     return {"schema_version": JSON_SCHEMA_VERSION, "kind": kind, **data}
+
+
+#: The output formats of a command that prints results: words for people, or one JSON document.
+TEXT_OR_JSON = ("text", "json")
+
+
+def format_option(default: str = "text", choices: tuple[str, ...] = TEXT_OR_JSON) -> Any:
+    """The ``--format`` option of a command that prints results (one help sentence for every command).
+
+    Args:
+        default: The format when the option is not given.
+        choices: The formats the command can print; ``json`` is a versioned document (:func:`versioned`).
+
+    Returns:
+        A typer option for the command's signature; check its value with :func:`chosen_format`.
+    """
+    import typer
+
+    names = ", ".join(choices[:-1]) + f" or {choices[-1]}" if len(choices) > 1 else choices[0]
+    extra = " (json: one document with schema_version, on standard output)" if "json" in choices else ""
+    return typer.Option(default, "--format", metavar="FORMAT", help=f"Output format: {names}{extra}.")
+
+
+def chosen_format(value: str, choices: tuple[str, ...] = TEXT_OR_JSON) -> str:
+    """Check a ``--format`` value before the command does any work.
+
+    Args:
+        value: What the user gave.
+        choices: The formats the command can print.
+
+    Returns:
+        ``value``, when it is one of ``choices``.
+
+    Raises:
+        JudgekitError: (exit code 2) When it is not; the message lists the choices.
+
+    Example:
+        >>> chosen_format("json")
+        'json'
+    """
+    from judgekit.errors import JudgekitError
+
+    if value not in choices:
+        raise JudgekitError(f"--format must be {' or '.join(choices)} (got '{value}')", exit_code=2)
+    return value
+
+
+def print_document(kind: str, data: dict[str, Any]) -> None:
+    """Print a command's result as one JSON document on standard output (see :func:`versioned`).
+
+    Args:
+        kind: What the document is (``validation``, ``coverage``, ...).
+        data: Its fields; values that JSON has no type for (paths, dates) are written as text.
+    """
+    import json
+
+    import typer
+
+    typer.echo(json.dumps(versioned(kind, data), indent=2, ensure_ascii=False, default=str))
