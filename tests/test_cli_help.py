@@ -147,7 +147,7 @@ def test_metavars_follow_the_parameter() -> None:
     assert shown["judge_api_base"] == "URL"
     assert shown["resume"] == ""
     validate = ROOT.commands["validate"]  # type: ignore[attr-defined]
-    (paths,) = validate.params
+    paths = next(p for p in validate.params if p.name == "paths")
     assert metavar_for(paths) == "PATH"
     assert paths.display_type_rich(None) == "PATH..."
     assert validate.collect_usage_pieces(validate.context_class(validate)) == ["[OPTIONS]", "PATHS..."]
@@ -184,3 +184,70 @@ def test_the_help_wraps_inside_the_terminal(
     monkeypatch.setenv("COLUMNS", "80")
     text = _help(capsys, ("grade",))
     assert max(len(line) for line in text.splitlines()) <= 80
+
+
+#: A help line that starts with a marker: the marker was cut off from the sentence it belongs to.
+_DETACHED_MARKER = re.compile(r"(\[default: [^\]]*\]|\[default:|\[required\])(\s|$)")
+
+
+@pytest.mark.parametrize("columns", ["80", "100"])
+def test_no_default_or_required_marker_sits_alone_on_a_line(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, columns: str
+) -> None:
+    monkeypatch.setenv("COLUMNS", columns)
+    alone: list[str] = []
+    for path, _ in COMMANDS:
+        for line in _help(capsys, path).splitlines():
+            cells = [cell.strip() for cell in line.strip().strip("│").split("  ") if cell.strip()]
+            if cells and _DETACHED_MARKER.match(cells[-1]):
+                alone.append(f"{' '.join(path) or 'judgekit'}: {line.rstrip()}")
+    assert not alone, "a marker on a line of its own:\n" + "\n".join(alone)
+
+
+def test_the_marker_check_sees_a_detached_marker() -> None:
+    assert _DETACHED_MARKER.match("[default: text]")
+    assert _DETACHED_MARKER.match("[required]")
+    assert _DETACHED_MARKER.match("[default: regression,")
+    assert not _DETACHED_MARKER.match("per trial. [required]")
+    assert not _DETACHED_MARKER.match("default: pass/fail verdicts.")
+
+
+def test_a_help_cell_keeps_the_marker_with_the_last_word() -> None:
+    from rich.console import Console
+    from rich.text import Text
+
+    from judgekit.commands.helptext import HelpCell
+
+    cell = HelpCell(Text("Results file to write, one line per trial."), [Text("[required]")])
+    assert [line.plain for line in cell.lines(Console(), 21)] == [
+        "Results file to",
+        "write, one line per",
+        "trial. [required]",
+    ]
+    narrow = HelpCell(Text("Tokens per shingle."), [Text("[default: 13]")])
+    lines = [line.plain for line in narrow.lines(Console(), 17)]
+    assert lines == ["Tokens per", "shingle. [default", ": 13]"]
+
+
+@pytest.mark.parametrize(("path", "command"), COMMANDS, ids=IDS)
+def test_help_paragraphs_are_wrapped_by_the_terminal_not_the_docstring(
+    capsys: pytest.CaptureFixture[str], path: tuple[str, ...], command: Any
+) -> None:
+    _help(capsys, path)  # the help is polished as it is shown
+    item = re.compile(r"(?:[-*\u2022]|[0-9]+[.)])\s")
+    for paragraph in (command.help or "").split("\n\n"):
+        if paragraph.startswith("\b"):
+            continue
+        for line in paragraph.split("\n")[1:]:
+            assert item.match(line.strip()) or line.startswith("    "), (
+                f"{' '.join(path)}: a line break inside a sentence: {line!r}"
+            )
+
+
+def test_a_long_paragraph_fills_the_terminal(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "140")
+    text = _help(capsys, ("probe-bias",))
+    [line] = [line for line in text.splitlines() if "Each probe re-asks" in line]
+    assert "flip rate" in line  # the docstring breaks the sentence before it; the terminal does not

@@ -222,6 +222,7 @@ def via_cli(
         "--out",
         str(work / "r.jsonl"),
     ]
+    (work / "records").mkdir()  # a --records folder that is named must exist
     args += ["--no-progress", "--untrusted", policy, "--records", str(work / "records")]
     if rubric is not None:
         assert rubric.trust_status("polite").trust is Trust.UNTRUSTED, "the command trusts records only"

@@ -200,9 +200,7 @@ def test_a_chat_line_without_a_case_id_is_told_to_name_the_field(tmp_path: Path)
     assert exc.value.exit_code == 2
 
 
-def test_a_raw_anthropic_line_is_refused_naming_the_adapter(tmp_path: Path) -> None:
-    case_set = load_case_set(_set(tmp_path))
-    path = tmp_path / "claude.jsonl"
+def _anthropic_chat(path: Path, **extra: Any) -> Path:
     line = {
         "system": "be kind",
         "messages": [
@@ -211,15 +209,52 @@ def test_a_raw_anthropic_line_is_refused_naming_the_adapter(tmp_path: Path) -> N
                 "role": "assistant",
                 "content": [{"type": "tool_use", "id": "t1", "name": "lookup", "input": {}}],
             },
+            {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "{}"}]},
+            {"role": "assistant", "content": [{"type": "text", "text": "hi"}]},
         ],
+        **extra,
     }
     path.write_text(json.dumps(line) + "\n")
+    return path
+
+
+def test_a_raw_anthropic_line_without_a_case_id_is_refused_with_the_import_command(tmp_path: Path) -> None:
+    case_set = load_case_set(_set(tmp_path))
+    path = _anthropic_chat(tmp_path / "claude.jsonl")
     with pytest.raises(
         JudgekitError, match=r"claude\.jsonl:1: this line is an Anthropic messages conversation"
     ) as exc:
         plan_trials(case_set, path)
-    assert "judgekit.io.adapters.to_transcript" in exc.value.message
+    target = tmp_path / "claude.transcripts.jsonl"
+    command = f"judgekit import anthropic {path} --out {target} --case-id-field FIELD"
+    assert command in exc.value.message
+    assert "no case_id on the line: name the field that holds it" in exc.value.message
+    assert "no command imports" not in exc.value.message
     assert exc.value.exit_code == 2
+
+
+def test_a_raw_anthropic_line_is_refused_with_the_import_command_that_works(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    _set(tmp_path)
+    _anthropic_chat(tmp_path / "claude.jsonl", metadata={"case_id": "c1"})
+    code, out, err = _run(
+        capsys, "grade", "--cases", "set", "--transcripts", "claude.jsonl", "--out", "r.jsonl"
+    )
+    assert code == 2
+    assert out == ""
+    line = _error_line(err)
+    command = "judgekit import anthropic claude.jsonl --out claude.transcripts.jsonl"
+    assert f"{command}, then grade --transcripts claude.transcripts.jsonl" in line
+    assert not (tmp_path / "r.jsonl").exists()
+    # the command it gives works, and its output grades
+    assert main(command.split()[1:]) == 0
+    code, out, err = _run(
+        capsys, "grade", "--cases", "set", "--transcripts", "claude.transcripts.jsonl", "--out", "r.jsonl"
+    )
+    assert code == 0, err
+    assert "graded 1 trial(s)" in out
 
 
 def test_a_bad_transcript_line_is_still_a_located_problem_not_a_refusal(tmp_path: Path) -> None:
@@ -235,6 +270,7 @@ def test_a_bad_transcript_line_is_still_a_located_problem_not_a_refusal(tmp_path
 
 from judgekit.calibration.records import load_records  # noqa: E402
 from judgekit.calibration.trust import TrustBook  # noqa: E402
+from judgekit.io.adapters import read_anthropic  # noqa: E402
 from judgekit.io.importers import read_openai_chat, read_tau_bench  # noqa: E402
 from judgekit.io.otel import read_otlp_file  # noqa: E402
 from judgekit.results import iter_result_lines, read_results  # noqa: E402
@@ -251,6 +287,7 @@ ENTRY_POINTS = [
     (load_state, "path"),
     (snapshot_from_sqlite, "path"),
     (read_openai_chat, "path"),
+    (read_anthropic, "path"),
     (read_tau_bench, "path"),
     (read_otlp_file, "path"),
     (load_records, "records_dir"),

@@ -114,3 +114,27 @@ def test_the_example_judge_file_is_the_judge_the_demo_calibrates(tmp_path: Path)
     )
     assert built.fingerprint == demo_rubric_grader(cassette, CacheMode.REPLAY).fingerprint
     assert built.trust_status("case.acceptance").trust.value == "untrusted"  # no record in tmp_path
+
+
+def test_files_and_folders_named_as_text(tmp_path: Path) -> None:
+    from judgekit.demo import demo_rubric_grader
+    from judgekit.judges.cache import CacheMode
+
+    assert load_run_config(str(AIRDESK / "judge.yaml")) == load_run_config(AIRDESK / "judge.yaml")
+    cassette = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
+    judge = load_run_config(str(AIRDESK / "judge.yaml"))["judge"]
+    built = build_rubric_grader(
+        judge["model"],
+        rubric=judge["rubric"],
+        cassette=str(cassette),
+        mode=judge["cache"],
+        api_base=None,
+        max_cost=None,
+        temperature=judge["temperature"],
+        samples=judge["samples"],
+        structured_output=judge["structured_output"],
+        concurrency=8,
+        records=str(tmp_path),
+    )
+    assert built.fingerprint == demo_rubric_grader(str(cassette), CacheMode.REPLAY).fingerprint
+    assert built.trust_status("case.acceptance").trust.value == "untrusted"

@@ -162,3 +162,10 @@ def test_the_runner_records_provenance_in_every_line(tmp_path: Path):
     lines = read_results(out).lines
     assert len(lines) == 4
     assert all(line.provenance == prov for line in lines)
+
+
+@needs_git
+def test_a_case_set_named_as_text(repo: Path):
+    assert git_revision(str(repo))[0] == git(repo, "rev-parse", "HEAD")
+    prov = collect_provenance(method="m", case_set=str(repo), dependencies=[])
+    assert prov.case_set_revision == git(repo, "rev-parse", "HEAD")

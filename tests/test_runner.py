@@ -259,3 +259,16 @@ def test_concurrency_must_be_positive(tmp_path):
     state = prepare_output(out, plan, resume=False, judge_fingerprint=None)
     with pytest.raises(JudgekitError, match="--concurrency must be at least 1"):
         asyncio.run(run_trials(plan, ScriptedGrader(), out=out, state=state, concurrency=0))
+
+
+def test_an_output_file_and_root_named_as_text(tmp_path):
+    from judgekit.runner import LayeredTrialGrader
+
+    case_set = _case_set(tmp_path)
+    plan = plan_trials(case_set, [_transcripts(tmp_path, [("c1", 1), ("c2", 1)])])
+    out = tmp_path / "r.jsonl"
+    state = prepare_output(str(out), plan, resume=False, judge_fingerprint=None)
+    grader = LayeredTrialGrader(str(case_set.root), None)
+    summary = asyncio.run(run_trials(plan, grader, out=str(out), state=state))
+    assert summary.graded == 2
+    assert len(read_results(out).lines) == 2

@@ -311,3 +311,14 @@ def test_the_untrusted_choices_match_the_graders():
     annotation = ProjectSettings.model_fields["untrusted"].annotation
     literal = next(a for a in get_args(annotation) if a is not type(None))
     assert get_args(literal) == UNTRUSTED_POLICIES
+
+
+def test_files_and_folders_named_as_text(tmp_path, run_config):
+    config = _write(tmp_path / "judgekit.toml", 'cases = "golden"\n')
+    assert find_project_config(str(tmp_path)) == config
+    loaded = load_project_config(str(config))
+    assert loaded.path == config
+    assert loaded.given()["cases"] == tmp_path / "golden"
+    effective = resolve_settings(environ={}, project=loaded, run_config=str(run_config))
+    assert effective.run_config_path == run_config
+    assert effective.source("judge.model") == f"{run_config}:2"

@@ -154,7 +154,7 @@ def check_calibration_disjoint(
 
 
 def demo_rubric_grader(
-    cassette: Path,
+    cassette: str | os.PathLike[str],
     mode: CacheMode,
     *,
     api_base: str | None = None,
@@ -169,7 +169,7 @@ def demo_rubric_grader(
     Structured output is off, so replaying never imports litellm.
 
     Args:
-        cassette: The cassette file.
+        cassette: The cassette file, as text or a path object.
         mode: ``replay`` (the demo: a missing reply is an error) or ``record``.
         api_base: The OpenAI-compatible server to record from (recording only).
         api_key: The key sent to that server (recording only; never stored).
@@ -177,6 +177,7 @@ def demo_rubric_grader(
             :class:`~judgekit.calibration.trust.TrustBook`; ``None``: untrusted.
         concurrency: Most judge requests at once.
     """
+    cassette = Path(cassette)
     from judgekit.graders.rubric import RubricGrader
     from judgekit.judges.cache import Cassette
     from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
@@ -680,7 +681,9 @@ def _compare(baseline: Path, candidate: Path) -> Comparison:
     return compare_runs(read_results(baseline), read_results(candidate))
 
 
-def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> DemoResult:
+def run_demo(
+    out: str | os.PathLike[str], *, example: str | os.PathLike[str] | None = None, say: Say = print
+) -> DemoResult:
     """Run the main job on the bundled example and write the report folder.
 
     The judge is calibrated on the example's calibration sample only; the record is written to
@@ -690,10 +693,10 @@ def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> Dem
 
     Args:
         out: The report folder (created; an earlier demo's folder is replaced; any other non-empty folder
-            is refused).
+            is refused), as text or a path object.
         example: The golden set (default: the bundled AirDesk example). It must hold the cassette, the
             expert labels, the calibration sample and the two recorded runs at the bundled example's
-            paths.
+            paths, as text or a path object.
         say: Receives one progress line at a time.
 
     Returns:
@@ -704,6 +707,8 @@ def run_demo(out: Path, *, example: Path | None = None, say: Say = print) -> Dem
             trials not in the calibration sample, a graded trial that is also in the calibration sample) or
             an unwritable ``out``.
     """
+    out = Path(out)
+    example = Path(example) if example is not None else None
     from judgekit.calibration.trust import TrustBook
     from judgekit.golden.splits import holdout_ids
     from judgekit.reports.demo_index import DemoFacts

@@ -24,6 +24,7 @@ one and the judge is uncalibrated again. The judge's trust comes from calibratio
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -47,13 +48,17 @@ JUDGE_SETTINGS: tuple[str, ...] = (
 """The settings a run configuration's ``judge`` mapping may hold."""
 
 
-def load_run_config(path: Path | None) -> dict[str, Any]:
+def load_run_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     """Read a run configuration (``{}`` when ``path`` is ``None`` or the file is empty).
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         JudgekitError: When the file cannot be read or parsed (located), is not a mapping, or names an
             unknown setting (the allowed ones are listed).
     """
+    path = Path(path) if path is not None else None
     if path is None:
         return {}
     from judgekit.io.documents import read_document
@@ -96,14 +101,14 @@ def build_rubric_grader(
     model: str,
     *,
     rubric: str,
-    cassette: Path | None,
+    cassette: str | os.PathLike[str] | None,
     mode: str,
     api_base: str | None,
     max_cost: float | None,
     temperature: float | None,
     samples: int | None,
     concurrency: int,
-    records: Path | None = None,
+    records: str | os.PathLike[str] | None = None,
     structured_output: str | None = None,
     trust: TrustLookup | None = None,
 ) -> RubricGrader:
@@ -112,7 +117,7 @@ def build_rubric_grader(
     Args:
         model: The litellm model.
         rubric: A built-in rubric id, or a rubric file (``.yaml``/``.yml``).
-        cassette: The judge cassette to record to or replay from, if any.
+        cassette: The judge cassette to record to or replay from, if any, as text or a path object.
         mode: ``record``, ``replay`` or ``off``.
         api_base: An OpenAI-compatible base URL.
         max_cost: Judge budget in US dollars (``None``: no budget).
@@ -121,7 +126,7 @@ def build_rubric_grader(
         concurrency: Requests in flight at once (>= 1).
         records: Calibration records deciding trust, read into a
             :class:`~judgekit.calibration.trust.TrustBook` (``None`` with no ``trust``: every verdict
-            untrusted).
+            untrusted), as text or a path object.
         structured_output: ``auto``, ``json_schema`` or ``off`` (``None``: the default).
         trust: A trust lookup already built (a ``TrustBook`` the caller also consults), used instead of
             reading ``records`` again.
@@ -130,6 +135,8 @@ def build_rubric_grader(
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
             cannot be loaded.
     """
+    cassette = Path(cassette) if cassette is not None else None
+    records = Path(records) if records is not None else None
     from pydantic import ValidationError
 
     from judgekit.graders.rubric import RubricGrader

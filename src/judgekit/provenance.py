@@ -11,6 +11,7 @@ the reason in ``case_set_revision_note``; a library that is not installed is rec
 
 from __future__ import annotations
 
+import os
 import platform
 import shutil
 import subprocess
@@ -95,16 +96,17 @@ def _git(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str] | None:
         return None
 
 
-def git_revision(path: Path) -> tuple[str | None, bool | None, str | None]:
+def git_revision(path: str | os.PathLike[str]) -> tuple[str | None, bool | None, str | None]:
     """The git commit holding ``path``, whether ``path`` has uncommitted changes, and why it is unknown.
 
     Args:
-        path: A folder (or file) of the case set.
+        path: A folder (or file) of the case set, as text or a path object.
 
     Returns:
         ``(commit, dirty, note)``: ``commit`` is 40 hex digits and ``note`` ``None`` when known; otherwise
         ``(None, None, reason)``.
     """
+    path = Path(path)
     if not path.exists():
         return None, None, f"{path} does not exist"
     folder = path if path.is_dir() else path.parent
@@ -137,7 +139,7 @@ def collect_provenance(
     *,
     method: str,
     seed: int | None = None,
-    case_set: Path | None = None,
+    case_set: str | os.PathLike[str] | None = None,
     thresholds: Mapping[str, JsonValue] | None = None,
     dependencies: Iterable[str] = DEFAULT_DEPENDENCIES,
 ) -> Provenance:
@@ -147,13 +149,14 @@ def collect_provenance(
         method: The grading method (see :attr:`Provenance.method`).
         seed: The run's seed, if anything random ran.
         case_set: The case set's folder, for its git revision; ``None`` when the results come from no case
-            set (the note says so).
+            set (the note says so), as text or a path object.
         thresholds: The thresholds in force, by name.
         dependencies: Distributions to record.
 
     Returns:
         The provenance.
     """
+    case_set = Path(case_set) if case_set is not None else None
     commit: str | None
     dirty: bool | None
     note: str | None

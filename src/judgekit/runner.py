@@ -26,6 +26,7 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
+import os
 import time
 import uuid
 from collections.abc import Callable, Mapping, Sequence
@@ -282,7 +283,7 @@ _CHAT_ONLY_KEYS = frozenset(
 
 
 def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError | None:
-    """The refusal for a line that is a raw OpenAI chat or Anthropic conversation, or ``None``.
+    """The refusal for a raw OpenAI chat or Anthropic conversation, naming its import command; or ``None``.
 
     Only a line that failed as a transcript is asked: an object with a ``messages`` list that either has
     no ``case_id`` or carries keys only a chat request has (``tools``, ``model``, ``system``...), in a
@@ -300,15 +301,7 @@ def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError |
         fmt = detect_format(data)
     except JudgekitError:
         return None
-    where = f"{path}:{number}"
-    if fmt == "anthropic":
-        return JudgekitError(
-            f"{where}: this line is an Anthropic messages conversation, not a judgekit transcript "
-            "(docs/transcripts.md); no command imports that format yet: convert each conversation with "
-            "judgekit.io.adapters.to_transcript(data, case_id=..., trial=...) and write one transcript "
-            "a line (Transcript.model_dump_json())",
-            exit_code=2,
-        )
+    name, command = ("Anthropic messages", "anthropic") if fmt == "anthropic" else ("OpenAI chat", "openai")
     target = path.with_name(f"{path.stem}.transcripts.jsonl")
     metadata = data.get("metadata")
     has_id = "case_id" in data or (isinstance(metadata, dict) and "case_id" in metadata)
@@ -316,8 +309,8 @@ def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError |
     why = "" if has_id else " (no case_id on the line: name the field that holds it)"
     source, out = shlex.quote(str(path)), shlex.quote(str(target))
     return JudgekitError(
-        f"{where}: this line is an OpenAI chat conversation, not a judgekit transcript "
-        f"(docs/transcripts.md); import the file first{why}: judgekit import openai {source} --out {out}"
+        f"{path}:{number}: this line is an {name} conversation, not a judgekit transcript "
+        f"(docs/transcripts.md); import the file first{why}: judgekit import {command} {source} --out {out}"
         f"{field_hint}, then grade --transcripts {out}",
         exit_code=2,
     )
@@ -347,7 +340,7 @@ def _parse_transcript(path: Path, number: int, raw: bytes, problems: list[Proble
 
 
 def prepare_output(
-    out: Path,
+    out: str | os.PathLike[str],
     plan: RunPlan,
     *,
     resume: bool,
@@ -357,7 +350,7 @@ def prepare_output(
     """Check the results file and decide what is left to grade.
 
     Args:
-        out: The results file.
+        out: The results file, as text or a path object.
         plan: The planned trials.
         resume: Continue an existing file.
         judge_fingerprint: The fingerprint of this run's judge layer.
@@ -373,6 +366,7 @@ def prepare_output(
             lines judgekit cannot read (another schema version, malformed lines), or graded differently
             (other case versions, another judge fingerprint, changed transcripts), naming what differs.
     """
+    out = Path(out)
     exists = out.exists() and out.stat().st_size > 0
     if not out.parent.is_dir():
         raise JudgekitError(f"{out}: folder {out.parent} does not exist; create it or choose another --out")
@@ -478,7 +472,7 @@ async def run_trials(
     plan: RunPlan,
     grader: Grader,
     *,
-    out: Path,
+    out: str | os.PathLike[str],
     state: OutputState,
     concurrency: int = 8,
     grading: Mapping[str, JsonValue] | None = None,
@@ -493,7 +487,7 @@ async def run_trials(
     Args:
         plan: The trials.
         grader: The grader.
-        out: The results file (appended to).
+        out: The results file (appended to), as text or a path object.
         state: From :func:`prepare_output`: the run id and the finished trials.
         concurrency: Trials graded at once (>= 1).
         grading: judgekit's configuration for the run, recorded in every line (secrets removed).
@@ -511,6 +505,7 @@ async def run_trials(
     Raises:
         JudgekitError: When ``concurrency`` is below 1 or the output cannot be written.
     """
+    out = Path(out)
     if concurrency < 1:
         raise JudgekitError(f"--concurrency must be at least 1, got {concurrency}")
     redactor = redactor or Redactor()
@@ -609,11 +604,12 @@ class LayeredTrialGrader:
 
     def __init__(
         self,
-        root: Path,
+        root: str | os.PathLike[str],
         rubric_grader: RubricGrader | None,
         untrusted: UntrustedPolicy = "withhold",
         grounding: GroundingMode | None = None,
     ) -> None:
+        root = Path(root)
         from concurrent.futures import ThreadPoolExecutor
 
         from judgekit.graders.layered import LayeredGrader

@@ -44,6 +44,7 @@ __all__ = [
     "Setting",
     "find_project_config",
     "load_project_config",
+    "records_folder",
     "resolve_settings",
     "setting",
 ]
@@ -155,15 +156,19 @@ def _mentions_tool_table(text: str) -> bool:
     return re.search(r"^\s*(\[\s*tool\s*\.\s*judgekit\b|tool\s*\.\s*judgekit\s*[.=])", text, re.M) is not None
 
 
-def find_project_config(start: Path | None = None) -> Path | None:
+def find_project_config(start: str | os.PathLike[str] | None = None) -> Path | None:
     """The project configuration file that applies in ``start`` (default: the working directory).
 
     Walks up from ``start``: in each folder ``judgekit.toml`` wins over a ``pyproject.toml`` with a
     ``[tool.judgekit]`` table; the walk stops after a folder holding ``.git`` or ``.hg``.
 
+    Args:
+        start: The folder to start from, as text or a path object.
+
     Returns:
         The file, or ``None`` when no folder up to the repository root (or the file system root) has one.
     """
+    start = Path(start) if start is not None else None
     here = (start if start is not None else Path.cwd()).resolve()
     for folder in (here, *here.parents):
         own = folder / "judgekit.toml"
@@ -292,17 +297,21 @@ def _secret_hint(problem: Problem) -> Problem:
     return Problem(problem.file, problem.line, problem.field, message)
 
 
-def load_project_config(path: Path) -> ProjectConfig:
+def load_project_config(path: str | os.PathLike[str]) -> ProjectConfig:
     """Read and validate a project configuration file.
 
     A ``pyproject.toml`` holds the settings in its ``[tool.judgekit]`` table (none: no settings); any other
     file (``judgekit.toml``) at its top level.
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         JudgekitError: When the file cannot be read or is not TOML (``file:line: malformed TOML: ...``),
             the table is not a table, or a setting is unknown or invalid (``file:line: field: message``,
             one line each); exit code 2.
     """
+    path = Path(path)
     from judgekit.cases import problems_from_validation
     from judgekit.io.documents import Document, decode_utf8
 
@@ -396,6 +405,7 @@ class EffectiveSettings:
         """The settings as JSON-ready data (paths as strings); secrets are not removed here."""
         return {
             "schema_version": 1,
+            "kind": "configuration",
             "project_config": str(self.project.path) if self.project is not None else None,
             "run_config": str(self.run_config_path) if self.run_config_path is not None else None,
             "settings": {
@@ -428,7 +438,7 @@ def resolve_settings(
     flags: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     project: ProjectConfig | Literal["find"] | None = "find",
-    run_config: Path | None = None,
+    run_config: str | os.PathLike[str] | None = None,
 ) -> EffectiveSettings:
     """Every setting in force: flag > environment > file (run configuration, then project) > default.
 
@@ -437,11 +447,12 @@ def resolve_settings(
         environ: The environment to read :data:`ENV_VARS` from (``None``: the process environment).
         project: The project configuration; ``"find"`` looks for it from the working directory
             (:func:`find_project_config`), ``None`` uses none.
-        run_config: The run configuration file of ``grade --config``, if any.
+        run_config: The run configuration file of ``grade --config``, if any, as text or a path object.
 
     Raises:
         JudgekitError: When the project or run configuration is invalid (exit code 2).
     """
+    run_config = Path(run_config) if run_config is not None else None
     flags = flags or {}
     unknown = sorted(set(flags) - set(DEFAULTS))
     if unknown:
@@ -481,3 +492,54 @@ def setting(name: str, flag_value: Any = None) -> Any:
         JudgekitError: When the project configuration is invalid (exit code 2).
     """
     return resolve_settings(flags={name: flag_value}).value(name)
+
+
+def _given_where(source: str) -> str:
+    """Where the records setting was given, for a message.
+
+    Returns:
+        ``--records``, ``JUDGEKIT_RECORDS`` or ``FILE:LINE: records``.
+    """
+    if source.startswith("flag "):
+        return source.removeprefix("flag ")
+    if source.startswith("env "):
+        return source.removeprefix("env ")
+    return f"{source}: records"
+
+
+def records_folder(
+    flag_value: str | os.PathLike[str] | None = None, *, effective: EffectiveSettings | None = None
+) -> Path:
+    """The calibration records folder in force, checked: a folder that was named must exist.
+
+    The folder comes from ``--records``, else ``JUDGEKIT_RECORDS``, else the project configuration, else the
+    default ``calibration/records``. The default may be absent (no records yet: no judge is trusted, and
+    ``calibrate`` creates it); a folder named anywhere must exist, so that a misspelt name is reported
+    instead of silently meaning "no calibration record".
+
+    Args:
+        flag_value: The ``--records`` value given on the command line, as text or a path object (``None``:
+            not given). Ignored when ``effective`` is given.
+        effective: Settings already resolved by the command (``grade``); ``None`` resolves them here.
+
+    Returns:
+        The folder (it may not exist only when it is the default).
+
+    Raises:
+        JudgekitError: When a named folder does not exist or is not a folder, naming where it was given
+            (the flag, the environment variable or the configuration file and line); exit code 2. Also
+            when the project configuration is invalid (exit code 2).
+    """
+    if effective is None:
+        given = Path(flag_value) if flag_value is not None else None
+        effective = resolve_settings(flags={"records": given})
+    records = effective.settings["records"]
+    folder = Path(records.value)
+    if records.source == "default" or folder.is_dir():
+        return folder
+    what = "not a folder" if folder.exists() else "no such folder"
+    raise JudgekitError(
+        f"{_given_where(records.source)} {folder}: {what} (the default {DEFAULTS['records']} may be absent; "
+        "a folder you name must exist)",
+        exit_code=2,
+    )

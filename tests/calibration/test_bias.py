@@ -370,3 +370,16 @@ def test_newcombe_coverage_is_near_nominal() -> None:
         _, lo, hi = newcombe_paired_difference(*map(int, counts))
         hits += lo <= true <= hi
     assert 0.93 <= hits / sims <= 0.99
+
+
+def test_bias_reports_are_read_from_a_folder_and_file_named_as_text(tmp_path: Path) -> None:
+    (tmp_path / "bias").mkdir()
+    path = tmp_path / "bias" / "a.json"
+    path.write_text(dump_bias_report(_report("clear", 1)))
+    latest = latest_bias_report("fp", str(tmp_path))
+    assert latest is not None
+    assert latest.created_at.day == 1
+    assert load_bias_report(path.read_text(), source=str(path)) == latest
+    with pytest.raises(ProblemsError, match=r"a\.json: fingerprint: not a bias report") as exc:
+        load_bias_report("{}", source=str(path))
+    assert exc.value.problems[0].file == path

@@ -226,7 +226,7 @@ def write(work: Path, name: str, text: str) -> str:
         pytest.param(
             None,
             ["labels.csv", "--format", "pdf"],
-            ("error: --format: 'pdf' is not one of json, md, html", 2),
+            ("error: --format must be json or md or html (got 'pdf')", 2),
             id="format",
         ),
         pytest.param(
@@ -396,8 +396,11 @@ def test_an_unwritable_records_folder_is_an_error_not_a_traceback(work, capsys):
         "--records",
         "recs",
     )
-    assert code == 1
-    assert "cannot write the calibration record" in err
+    assert code == 2
+    assert err.strip().splitlines() == [
+        "error: --records recs: not a folder (the default calibration/records may be absent; a folder you "
+        "name must exist)"
+    ]
 
 
 def test_a_jsonl_label_table(work, capsys):
@@ -426,3 +429,73 @@ def test_a_jsonl_label_table(work, capsys):
     a, b = json.loads(out_csv), json.loads(out_jsonl)
     assert a["report"] == b["report"]
     assert a["label_table"]["sha256"] != b["label_table"]["sha256"]
+
+
+# ------------------------------------------------------------------------------------- --format json
+
+
+def document(out: str, kind: str) -> dict:
+    """Standard output parsed as the one JSON document of ``kind`` (nothing else may be printed)."""
+    data = json.loads(out)
+    assert (data["schema_version"], data["kind"]) == (1, kind)
+    return data
+
+
+def test_trust_as_json(work, capsys):
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    code, out, err = run(capsys, "trust", "fp-v2", "--criterion", "honest_reporting", "--format", "json")
+    assert (code, err) == (0, "")
+    status = document(out, "trust_status")
+    assert status["fingerprint"] == "fp-v2"
+    assert status["criterion"] == "honest_reporting"
+    assert status["records"] == str(Path("calibration") / "records")
+    assert (status["trusted"], status["trust"]) == (True, "trusted")
+    assert status["reason"].startswith(f"calibration record {rec.name} (")
+    code, out, _ = run(capsys, "trust", "fp-v3", "--format", "json")
+    assert code == 1
+    status = document(out, "trust_status")
+    assert (status["trusted"], status["trust"], status["criterion"]) == (False, "untrusted", None)
+    assert status["reason"].startswith("no calibration record for fingerprint fp-v3 in calibration/records")
+
+
+def test_failure_rate_as_json(work, capsys):
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    args = ["failure-rate", str(rec), "--flagged", "30", "--total", "100"]
+    code, text, _ = run(capsys, *args)
+    code, out, err = run(capsys, *args, "--format", "json")
+    assert (code, err) == (0, "")
+    rate = document(out, "failure_rate")
+    assert (rate["record"], rate["fingerprint"], rate["method"]) == (str(rec), "fp-v2", "rogan_gladen")
+    assert (rate["flagged"], rate["total"], rate["observed"]) == (30, 100, 0.3)
+    corrected = rate["corrected"]
+    assert rate["reason"] is None
+    assert corrected["interval"]["low"] <= corrected["value"] <= corrected["interval"]["high"]
+    interval = corrected["interval"]
+    assert f"{corrected['value']:.3f} [{interval['low']:.3f}, {interval['high']:.3f}]" in text
+
+
+def test_failure_rate_as_json_says_why_an_untrusted_record_cannot_correct(work, capsys):
+    calibrate(capsys, "labels.csv", "judge-v1", "--fingerprint", "fp-v1")
+    (rec,) = records(work)
+    code, out, err = run(
+        capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
+    )
+    assert (code, err) == (1, "")
+    rate = document(out, "failure_rate")
+    assert rate["corrected"] is None
+    assert rate["reason"] == (
+        "the record for 'fp-v1' did not pass its policy; a corrected rate needs a trusted judge"
+    )
+    assert rate["observed"] == 0.3
+
+
+@pytest.mark.parametrize(
+    "command", [["trust", "fp"], ["failure-rate", "r.json", "--flagged", "1", "--total", "2"]]
+)
+def test_trust_and_failure_rate_refuse_an_unknown_format(work, capsys, command):
+    (work / "r.json").write_text("{}")
+    code, out, err = run(capsys, *command, "--format", "md")
+    assert (code, out) == (2, "")
+    assert err == "error: --format must be text or json (got 'md')\n"

@@ -229,3 +229,20 @@ def test_an_unknown_failure_mode_record_field_is_named():
     data["note"] = "hand edit"
     with pytest.raises(ProblemsError, match=r"f\.json: note: not a failure-mode record: unknown field"):
         load_failure_mode_record(json.dumps(data), source=Path("f.json"))
+
+
+def test_a_failure_mode_record_file_named_as_text_is_read_and_named(tmp_path: Path) -> None:
+    import json
+
+    from judgekit.calibration.families import dump_failure_mode_record, load_failure_mode_record
+    from judgekit.errors import ProblemsError
+
+    _, rec = _record()
+    path = tmp_path / "f.json"
+    path.write_text(dump_failure_mode_record(rec))
+    assert load_failure_mode_record(path.read_text(), source=str(path)) == rec
+    data = json.loads(path.read_text())
+    del data["fingerprint"]
+    with pytest.raises(ProblemsError, match=r"f\.json: fingerprint: not a failure-mode record") as exc:
+        load_failure_mode_record(json.dumps(data), source=str(path))
+    assert exc.value.problems[0].file == path

@@ -152,3 +152,13 @@ def test_policy_problems_name_file_line_and_field(tmp_path):
 def test_a_policy_that_is_not_a_mapping_is_refused():
     with pytest.raises(ProblemsError, match="a policy must be a mapping"):
         parse_policy([1, 2], source=Path("p.yaml"))
+
+
+def test_a_policy_file_named_as_text_is_named_in_its_problems(tmp_path: Path) -> None:
+    path = tmp_path / "policy.yaml"
+    path.write_text("min_items: -3\n")
+    doc = read_document(str(path))
+    with pytest.raises(ProblemsError, match=r"policy\.yaml:1: min_items") as exc:
+        parse_policy(doc.data, source=str(path), line_of=doc.line_of)
+    assert exc.value.problems[0].file == path
+    assert parse_policy({"min_items": 5}, source=str(path)).min_items == 5

@@ -146,3 +146,20 @@ def test_failure_rate_on_calibration_items_is_refused():
     check_rate_population(["p", "q"], ["b", "c"])
     with pytest.raises(JudgekitError, match="at least one item"):
         check_rate_population([], ["b"])
+
+
+def test_few_shot_and_usage_paths_named_as_text(tmp_path: Path):
+    shots_file = tmp_path / "shots.jsonl"
+    shots_file.write_text(json.dumps({"item_id": "c1#1", "label": "fail"}) + "\n")
+    labels = tmp_path / "labels.csv"
+    labels.write_bytes(b"item_id,case_id,rater,label\nc1#1,c1,e1,fail\nc1#1,c1,judge,fail\n")
+    t = parse_labels(labels.read_bytes(), source=str(labels))
+    shots = parse_few_shot(shots_file.read_text(), source=str(shots_file))
+    with pytest.raises(ProblemsError, match=r"shots\.jsonl:1: item_id") as exc:
+        check_few_shot_overlap(shots, t, source=str(shots_file))
+    assert exc.value.problems[0].file == shots_file
+    entry = record_selection(
+        str(tmp_path), label_sha256=t.sha256, label_name="labels.csv", candidates=["fp-a", "fp-b"]
+    )
+    assert (tmp_path / USAGE_FILE).is_file()
+    assert load_usage(str(tmp_path)) == [entry]

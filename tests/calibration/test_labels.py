@@ -257,3 +257,13 @@ def test_an_item_rated_by_one_rater_is_refused_at_its_line():
 def test_tab_separated_table():
     table = parse_labels(b"item_id\trater\tlabel\na\te1\tpass\na\tj\tfail\n", source=Path("labels.tsv"))
     assert table.label(ItemKey("a"), "j") == "fail"
+
+
+def test_a_label_file_named_as_text_is_read_by_its_extension(tmp_path: Path):
+    path = tmp_path / "labels.jsonl"
+    path.write_bytes(jsonl({"item_id": "t1", "rater": "e1", "label": "pass"}))
+    table = parse_labels(path.read_bytes(), source=str(path))
+    assert table.raters == ("e1",)
+    with pytest.raises(ProblemsError, match=r"labels\.jsonl:1: label") as exc:
+        parse_labels(jsonl({"item_id": "t1", "rater": "e1", "label": "maybe"}), source=str(path))
+    assert exc.value.problems[0].file == path

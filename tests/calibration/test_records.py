@@ -104,3 +104,19 @@ def test_corrected_failure_rate_reports_impossible_counts(reports):
 
     with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between"):
         corrected_failure_rate(record(reports, "good", "fp"), flagged=11, n=10)
+
+
+def test_a_record_file_named_as_text_is_read_and_named(reports, tmp_path):
+    import json
+
+    from judgekit.errors import ProblemsError
+
+    rec = record(reports, "good", "fp")
+    path = tmp_path / "r.json"
+    path.write_text(dump_record(rec))
+    assert load_record(path.read_text(), source=str(path)) == rec
+    data = json.loads(path.read_text())
+    del data["fingerprint"]
+    with pytest.raises(ProblemsError, match=r"r\.json: fingerprint") as exc:
+        load_record(json.dumps(data), source=str(path))
+    assert exc.value.problems[0].file == path

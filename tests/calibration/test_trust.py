@@ -478,3 +478,10 @@ def test_doctests_run():
     result = doctest.testmod(judgekit.calibration.trust)
     assert result.attempted >= 5
     assert result.failed == 0
+
+
+def test_a_records_folder_named_as_text_decides(tmp_path, reports):
+    write(tmp_path, calibration(reports, "good"))
+    assert trust_decision(FP, "honest_reporting", records_dir=str(tmp_path)).trust is Trust.TRUSTED
+    book = TrustBook.from_records(str(tmp_path), calibrations=[calibration(reports, "good")])
+    assert book.decide(FP, "honest_reporting").trust is Trust.TRUSTED

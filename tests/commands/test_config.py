@@ -27,6 +27,7 @@ def _project(root: Path, extra: str = "") -> Path:
     """A project whose pyproject.toml holds the example's case set and replayed judge."""
     root.mkdir(parents=True, exist_ok=True)
     (root / ".git").mkdir(exist_ok=True)  # the repository root: the walk stops here
+    (root / "calibration" / "records").mkdir(parents=True, exist_ok=True)  # a configured folder must exist
     path = root / "pyproject.toml"
     path.write_text(
         f"""\
@@ -209,6 +210,8 @@ def test_config_reports_an_invalid_file_and_exits_2(tmp_path, capsys, monkeypatc
 def test_trust_and_calibrate_read_the_configured_records(tmp_path, capsys, monkeypatch):
     (tmp_path / ".git").mkdir()
     (tmp_path / "judgekit.toml").write_text('records = "team/records"\n', encoding="utf-8")
+    for name in ("team/records", "env-records", "flag-records"):  # a folder that is named must exist
+        (tmp_path / name).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
     code, out, _ = _run(capsys, "trust", "abc123")
     assert code == 1

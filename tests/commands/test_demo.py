@@ -481,3 +481,70 @@ def test_demo_pass_k_equals_judgekit_report_with_its_default_policy(demo_run, tm
         assert row.findall(demo_page) == row.findall(cli_text)
         assert "policy <code>fail</code>" in demo_page
         assert "policy <code>fail</code>" in cli_text
+
+
+def test_demo_json_names_every_file_and_the_headline_figures(tmp_path, capsys):
+    out = tmp_path / "report"
+    assert main(["demo", "--out", str(out), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)  # standard output holds the one document and nothing else
+    assert (document["schema_version"], document["kind"]) == (1, "demo")
+    assert "[1/7] validating the golden set" in captured.err  # the progress lines go to standard error
+    assert "[1/7]" not in captured.out
+    assert document["ok"] is True
+    assert document["problems"] == []
+    assert document["out"] == str(out.resolve())
+    files = document["files"]
+    assert files["index"] == document["index"] == str(out.resolve() / "index.html")
+    assert [Path(p).name for p in files["reports"]] == [
+        "agent-v1.html",
+        "agent-v2.html",
+        "comparison.html",
+        "calibration.html",
+    ]
+    assert [Path(p).name for p in files["results"]] == ["agent-v1.jsonl", "agent-v2.jsonl"]
+    assert len(files["calibration_records"]) == 1
+    written = {str(p) for p in out.resolve().rglob("*") if p.is_file()}
+    assert set(files["all"]) == written
+    for group in ("reports", "results", "calibration_records"):
+        assert set(files[group]) <= written
+    assert {files["index"], files["calibration_labels"]} <= written
+    runs = {run["name"]: run for run in document["runs"]}
+    assert runs["agent-v1"]["trials"] == runs["agent-v2"]["trials"] == 104
+    v1, v2 = runs["agent-v1"]["verdicts"], runs["agent-v2"]["verdicts"]
+    assert {v: (v1[v], v2[v]) for v in v1} == {
+        "pass": (64, 82),
+        "fail": (29, 10),
+        "insufficient_information": (10, 12),
+        "error": (1, 0),
+        "not_evaluated": (0, 0),
+    }
+    for run in document["runs"]:
+        assert len(read_results(run["results"]).lines) == run["trials"]
+    calibration = document["calibration"]
+    assert calibration["items"] == 600
+    assert calibration["passed"] is True
+    assert calibration["experts"] == ["synthetic-expert-a", "synthetic-expert-b"]
+    assert 0.9 < calibration["agreement"]["value"] <= 1.0
+    record = json.loads(Path(files["calibration_records"][0]).read_text())
+    assert calibration["fingerprint"] == record["fingerprint"]
+    assert document["judge"]["trusted"] is True
+    assert document["judge"]["untrusted_verdicts"] == 0
+    assert "passed its policy" in document["judge"]["reason"]
+    comparison = document["comparison"]
+    assert (comparison["fixed"], comparison["broken"], comparison["undecided"]) == (12, 2, 4)
+    assert comparison["verdict"] == "real improvement"
+    assert isinstance(document["seconds"], float)
+
+
+def test_run_demo_takes_its_folders_as_text(tmp_path):
+    empty = tmp_path / "empty-example"
+    empty.mkdir()
+    with pytest.raises(JudgekitError, match="the demo needs this file of the example set") as exc:
+        run_demo(str(tmp_path / "out"), example=str(empty), say=lambda _line: None)
+    assert str(exc.value).startswith(str(empty / "cassettes"))
+    taken = tmp_path / "taken"
+    taken.mkdir()
+    (taken / "notes.txt").write_text("mine")
+    with pytest.raises(JudgekitError, match=r"the folder is not empty and was not written by judgekit demo"):
+        run_demo(str(taken), example=str(AIRDESK), say=lambda _line: None)

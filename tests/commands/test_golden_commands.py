@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -210,3 +212,176 @@ def test_validate_compiles_forbidden_rules(tmp_path: Path, capsys: pytest.Captur
         f"{tmp_path}/r.yaml:6: forbidden.1.tool: case 'R1': rule is about tool 'issue_refnd', which is not "
         "among the known tools (issue_refund)"
     ) in err
+
+
+# --------------------------------------------------------------------------- --format json
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "airdesk"
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[str, Any], str]:
+    """Run a command with ``--format json``; standard output must be exactly one JSON document."""
+    code, out, err = run(capsys, *args, "--format", "json")
+    return code, json.loads(out), err
+
+
+def test_validate_json_on_the_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
+    code, text, _ = run(capsys, "validate", str(EXAMPLE))
+    assert code == 0
+    code, doc, err = run_json(capsys, "validate", str(EXAMPLE))
+    assert code == 0, err
+    assert (doc["schema_version"], doc["kind"]) == (1, "validation")
+    assert doc["valid"] is True
+    assert text.strip() == f"{doc['cases']} cases valid"  # the same count the text shows
+    assert doc["candidates"] == 0
+    assert doc["files"] == doc["cases"]  # one case per file in the example
+    assert doc["problems"] == []
+    assert doc["warnings"] == []
+
+
+def test_validate_json_counts_cases_candidates_and_warnings(
+    small_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (small_set / "candidates" / "e.yaml").write_text(
+        "id: GS-CAND-2\ninput: 'call +44 7911 123456'\nacceptance: 'REVIEW: x'\n", encoding="utf-8"
+    )
+    code, doc, err = run_json(capsys, "validate", str(small_set))
+    assert code == 0
+    assert err == ""  # the warning is in the document, not on the screen
+    assert (doc["valid"], doc["cases"], doc["candidates"], doc["files"]) == (True, 3, 2, 5)
+    assert doc["problems"] == []
+    [warning] = doc["warnings"]
+    assert warning["file"] == str(small_set / "candidates" / "e.yaml")
+    assert (warning["line"], warning["field"]) == (2, "input")
+    assert "personal data in a candidate: phone number" in warning["message"]
+
+
+def test_validate_json_lists_problems_and_exits_1(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "one.yaml").write_text("id: A\ninput: hi\nacceptence: typo\n", encoding="utf-8")
+    (bad / "two.yaml").write_text("id: B\ninput: hi\n", encoding="utf-8")
+    code, doc, err = run_json(capsys, "validate", str(bad))
+    assert code == 1
+    assert err == ""
+    assert doc["kind"] == "validation"
+    assert (doc["valid"], doc["cases"], doc["files"], doc["files_with_problems"]) == (False, 1, 2, 1)
+    assert doc["problems"] == [
+        {
+            "file": str(bad / "one.yaml"),
+            "line": 3,
+            "field": "acceptence",
+            "message": "unknown field 'acceptence'; did you mean 'acceptance'?",
+        }
+    ]
+
+
+def test_coverage_json_carries_counts_floors_and_no_gaps(
+    small_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc, err = run_json(capsys, "coverage", str(small_set))
+    assert code == 0, err
+    assert (doc["schema_version"], doc["kind"], doc["valid"]) == (1, "coverage", True)
+    assert doc["total"] == 3
+    assert doc["mix"]["severity"] == {"(none)": 1, "critical": 1, "low": 1}
+    assert doc["mix"]["slice"] == {"adversarial": 1, "normal": 1, "policy_edge": 1}
+    assert doc["tools"] == {"FreezeCard": 1, "InitiateTransfer": 1, "LookupBalance": 1}
+    assert doc["sources"] == {"Fees-2026": 2}
+    assert doc["dimensions"] == {"correct": 1}
+    assert doc["declared"]["tools"] == ["LookupBalance", "FreezeCard", "InitiateTransfer"]
+    assert doc["floors"] == {"tool": 1, "source": 1, "dimension": 5}
+    assert doc["gaps"] == []
+    assert doc["undeclared"] == {"tools": [], "sources": [], "dimensions": []}
+
+
+def test_coverage_json_names_gaps_and_undeclared_names(
+    small_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc, err = run_json(
+        capsys, "coverage", str(small_set), "--tools", "LookupBalance,SubmitDispute", "--min-per-tool", "2"
+    )
+    assert code == 1
+    assert err == ""  # the undeclared tools are in the document
+    assert doc["floors"]["tool"] == 2
+    assert doc["gaps"] == [
+        {"what": "tool", "name": "SubmitDispute", "count": 0, "floor": 2},
+        {"what": "tool", "name": "LookupBalance", "count": 1, "floor": 2},
+    ]
+    assert doc["tools"]["SubmitDispute"] == 0
+    assert doc["undeclared"]["tools"] == ["FreezeCard", "InitiateTransfer"]
+
+
+def test_coverage_json_of_an_invalid_set(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (small_set / "cases" / "d.yaml").write_text("id: GS-1\ninput: again\n", encoding="utf-8")
+    code, doc, _err = run_json(capsys, "coverage", str(small_set))
+    assert code == 1
+    assert doc["kind"] == "coverage"
+    assert doc["valid"] is False
+    assert doc["total"] is None
+    assert doc["gaps"] is None
+    [problem] = doc["problems"]
+    assert (problem["file"], problem["field"]) == (str(small_set / "cases" / "d.yaml"), "id")
+    assert "duplicate id 'GS-1'" in problem["message"]
+
+
+def test_promote_json_lists_the_moves(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    cand = small_set / "candidates" / "cand.yaml"
+    cand.write_text(cand.read_text(encoding="utf-8").replace("REVIEW: confirm", "Confirms"), encoding="utf-8")
+    code, doc, err = run_json(capsys, "candidates", "promote", "GS-CAND-1", "--set", str(small_set))
+    assert code == 0, err
+    assert (doc["schema_version"], doc["kind"]) == (1, "promotion")
+    [step] = doc["promoted"]
+    assert step["id"] == "GS-CAND-1"
+    assert Path(step["from"]).resolve() == cand.resolve()
+    assert Path(step["to"]).resolve() == (small_set / "cand.yaml").resolve()
+    assert Path(step["to"]).is_file()
+    assert not cand.exists()
+    assert doc["problems"] == []
+
+
+def test_promote_json_refusal_lists_problems(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    code, doc, err = run_json(capsys, "candidates", "promote", "NOPE", "GS-1", "--set", str(small_set))
+    assert code == 1
+    assert err == ""
+    assert doc["kind"] == "promotion"
+    assert doc["promoted"] == []
+    assert doc["problems"] == [
+        {"file": None, "line": None, "field": "NOPE", "message": "not a candidate (no case has this id)"},
+        {
+            "file": None,
+            "line": None,
+            "field": "GS-1",
+            "message": "not a candidate (it is already in the set)",
+        },
+    ]
+
+
+def test_golden_diff_json_lists_unversioned_changes(
+    repo_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, doc, _err = run_json(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    assert code == 0
+    assert (doc["schema_version"], doc["kind"], doc["revision"], doc["unversioned"]) == (
+        1,
+        "golden_diff",
+        "HEAD",
+        [],
+    )
+    case = repo_set / "cases" / "a.yaml"
+    case.write_text(
+        case.read_text(encoding="utf-8").replace("States the balance.", "States it."), encoding="utf-8"
+    )
+    code, doc, _err = run_json(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    assert code == 1
+    assert doc["unversioned"] == [
+        {"id": "GS-1", "file": str(case), "changed": ["acceptance"], "old_version": 1, "new_version": 1}
+    ]
+
+
+def test_an_unknown_format_is_one_error_line_and_exit_2(
+    small_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "validate", str(small_set), "--format", "yaml")
+    assert code == 2
+    assert out == ""
+    assert err == "error: --format must be text or json (got 'yaml')\n"

@@ -567,3 +567,122 @@ def test_grade_on_an_invalid_golden_set_is_an_input_error(tmp_path, capsys):
     assert "refrence_solution" in err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def _grade_document(capsys) -> dict:
+    """The ``grade_summary`` document: the only thing ``grade --format json`` printed on standard output."""
+    document = json.loads(capsys.readouterr().out)
+    assert (document["schema_version"], document["kind"]) == (1, "grade_summary")
+    return document
+
+
+def test_grade_json_summary_and_a_gate_that_fails(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)  # the example's judge is replayed: no key needed
+    # the judge's calibration record, written by the demo for its exact fingerprint
+    assert _cli("demo", "--out", tmp_path / "demo") == 0
+    records = tmp_path / "demo" / "calibration" / "records"
+    out = tmp_path / "v2.jsonl"
+    capsys.readouterr()
+    code = _cli(
+        "grade",
+        "--cases",
+        AIRDESK,
+        "--transcripts",
+        RUNS / "agent-v2.jsonl",
+        "--out",
+        out,
+        "--no-progress",
+        "--config",
+        AIRDESK / "judge.yaml",
+        "--cassette",
+        AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
+        "--records",
+        records,
+        "--fail-under",
+        "regression:1",
+        "--max-errors",
+        "0",
+        "--format",
+        "json",
+    )
+    assert code == 1  # the regression suite lost GS-REG-0107 trials 2 and 3: pass^1 is 0.75, below 1
+    captured = capsys.readouterr()
+    document = json.loads(captured.out)
+    assert (document["schema_version"], document["kind"]) == (1, "grade_summary")
+    assert "threshold missed: --fail-under regression:1" in captured.err  # stderr as in text mode
+    assert document["results"] == str(out)
+    assert (document["planned"], document["graded"], document["already_graded"]) == (104, 104, 0)
+    assert document["verdicts"] == {
+        "pass": 82,
+        "fail": 10,
+        "insufficient_information": 12,
+        "error": 0,
+        "not_evaluated": 0,
+    }
+    assert document["errors"] == document["grader_errors"] == 0
+    assert document["cost_usd"] == 0.0  # replayed from the cassette
+    judge = document["judge"]
+    assert judge["trust"] == "trusted"
+    assert judge["records"] == str(records)
+    assert judge["cache_mode"] == "replay"
+    assert judge["untrusted_policy"] == "withhold"
+    assert judge["untrusted_verdicts_counted"] == 0
+    fingerprints = {line.judge_fingerprint["hex"] for line in read_results(out).lines}
+    assert fingerprints == {judge["fingerprint"]}
+    assert document["pass_rates"] == {"capability": pytest.approx(76 / 96), "regression": 0.75}
+    assert [s["name"] for s in document["suites"]] == ["capability", "regression"]
+    assert document["suites"][1]["verdicts"]["fail"] == 2
+    gate = document["gate"]
+    assert gate["checked"] is True
+    assert gate["passed"] is False
+    fail_under, max_errors = gate["thresholds"]
+    assert fail_under["option"] == "--fail-under regression:1"
+    assert (fail_under["suite"], fail_under["k"], fail_under["minimum"]) == ("regression", 1, 1.0)
+    assert fail_under["met"] is False
+    assert fail_under["misses"] == [
+        "--fail-under regression:1: pass^1 of the regression suite is 0.7500 over 2 task(s), below 1 "
+        "(undecided trials count as trials that did not pass)"
+    ]
+    assert (max_errors["option"], max_errors["met"], max_errors["misses"]) == ("--max-errors 0", True, [])
+    assert gate["misses"] == fail_under["misses"]
+    assert document["input_problems"] == []
+    assert document["exit_code"] == 1
+
+
+def test_grade_json_without_a_judge_and_a_gate_that_passes(tmp_path, capsys):
+    out = tmp_path / "v1.jsonl"
+    args = ["--cases", AIRDESK, "--transcripts", RUNS / "agent-v1.jsonl", "--out", out, "--no-progress"]
+    assert _cli("grade", *args, "--max-errors", "1", "--format", "json") == 0
+    document = _grade_document(capsys)
+    assert document["judge"] is None
+    assert document["graded"] == 104
+    assert document["errors"] == 1  # hv-update-phone trial 4: invalid JSON arguments
+    assert sum(document["verdicts"].values()) == 104
+    assert document["gate"]["passed"] is True
+    assert document["gate"]["thresholds"][0]["met"] is True
+    assert document["exit_code"] == 0
+    # no threshold: nothing to check, and the gate says so
+    assert _cli("grade", *args, "--resume", "--format", "json") == 0
+    again = _grade_document(capsys)
+    assert (again["graded"], again["already_graded"], again["trials_in_results"]) == (0, 104, 104)
+    assert again["gate"] == {"checked": False, "passed": None, "thresholds": [], "misses": []}
+
+
+@pytest.mark.parametrize(
+    ("command", "message"),
+    [
+        ("report", "error: --format must be html or md or json (got 'pdf')"),
+        ("compare", "error: --format must be md or json (got 'pdf')"),
+        ("grade", "error: --format must be text or json (got 'pdf')"),
+    ],
+)
+def test_run_commands_refuse_an_unknown_format(tmp_path, capsys, command, message):
+    results = tmp_path / "v1.jsonl"
+    assert _cli("grade", "--cases", AIRDESK, "--transcripts", RUNS / "agent-v1.jsonl", "--out", results) == 0
+    capsys.readouterr()
+    grade = ["--cases", AIRDESK, "--transcripts", RUNS / "agent-v1.jsonl", "--out", tmp_path / "x.jsonl"]
+    args = {"report": [results], "compare": [results, results], "grade": grade}[command]
+    assert _cli(command, *args, "--format", "pdf") == 2
+    captured = capsys.readouterr()
+    assert captured.err.strip() == message
+    assert not (tmp_path / "x.jsonl").exists()

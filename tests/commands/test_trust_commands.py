@@ -56,6 +56,7 @@ def labels(path: Path, provenance: bool = True) -> Path:
 def test_check_then_select_then_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
     records = tmp_path / "records"
+    records.mkdir()  # a --records folder that is named must exist
     code, out, _ = run(capsys, "calibrate-check", str(table), "--records", str(records))
     assert code == 0
     assert "use the 30 random-sample items" in out
@@ -116,6 +117,7 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
     policy = tmp_path / "policy.yaml"
     policy.write_text("bootstrap:\n  resamples: 200\n")
     records = tmp_path / "records"
+    records.mkdir()  # a --records folder that is named must exist
     common = (
         "--judge",
         "judge",
@@ -157,7 +159,8 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
 
 def test_failure_modes_cannot_record_into_a_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
-    (tmp_path / "records").write_text("")
+    (tmp_path / "records").mkdir()
+    (tmp_path / "records" / "failure-modes").write_text("")
     code, _, err = run(
         capsys,
         "failure-modes",
@@ -275,6 +278,7 @@ def test_probe_bias_catches_a_sycophantic_judge_and_replays(
         )
     transcripts.write_text("\n".join(rows) + "\n")
     cassette = tmp_path / "probe.jsonl"
+    (tmp_path / "records").mkdir()
     args = [
         "probe-bias",
         "--transcripts",
@@ -392,6 +396,7 @@ def test_calibrate_uses_random_items_only_and_refuses_a_development_set(
     table = tmp_path / "labels.csv"
     table.write_text("\n".join(rows) + "\n")
     records = tmp_path / "records"
+    records.mkdir()  # a --records folder that is named must exist
     args = [
         "calibrate",
         str(table),
@@ -436,3 +441,251 @@ def test_library_grader_honours_the_fidelity_of_imported_traces(tmp_path: Path) 
     assert checks["route"].verdict is Verdict.INSUFFICIENT_INFORMATION
     assert checks["route"].reason.startswith("lossy trace:")
     assert grade.verdict is Verdict.INSUFFICIENT_INFORMATION
+
+
+# ------------------------------------------------------------------------------------- --format json
+
+AIRDESK_LABELS = Path(__file__).parents[2] / "examples" / "airdesk" / "labels" / "expert-labels.csv"
+
+
+def document(out: str, kind: str) -> dict[str, Any]:
+    """Standard output parsed as the one JSON document of ``kind`` (nothing else may be printed)."""
+    data = json.loads(out)
+    assert (data["schema_version"], data["kind"]) == (1, kind)
+    return data
+
+
+def test_check_and_select_as_json_on_the_bundled_labels(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = tmp_path / "records"
+    records.mkdir()  # a --records folder that is named must exist
+    code, out, err = run(
+        capsys, "calibrate-check", str(AIRDESK_LABELS), "--records", str(records), "--format", "json"
+    )
+    assert (code, err) == (0, "")
+    check = document(out, "label_check")
+    assert check["ok"] is True
+    assert check["provenance"]["unspecified"] == 600  # 600 items: 50 trials × criteria, no provenance column
+    assert [(c["check"], c["status"]) for c in check["checks"]] == [
+        ("provenance", "passed"),
+        ("selection_set", "passed"),
+        ("few_shot", "skipped"),
+    ]
+    code, out, _ = run(
+        capsys,
+        "calibrate-select",
+        str(AIRDESK_LABELS),
+        "--candidates",
+        "fp-a,fp-b",
+        "--chosen",
+        "fp-b",
+        "--records",
+        str(records),
+        "--format",
+        "json",
+    )
+    assert code == 0
+    selection = document(out, "calibration_selection")
+    assert selection["bytes"] == AIRDESK_LABELS.stat().st_size
+    assert selection["usage"]["candidates"] == ["fp-a", "fp-b"]
+    assert selection["usage"]["chosen"] == "fp-b"
+    ledger = records / "label-usage.jsonl"
+    assert selection["written"] == [{"path": str(ledger), "what": "label_usage_ledger"}]
+    assert json.loads(ledger.read_text())["label_sha256"] == selection["usage"]["label_sha256"]
+    code, out, err = run(
+        capsys, "calibrate-check", str(AIRDESK_LABELS), "--records", str(records), "--format", "json"
+    )
+    assert (code, err) == (1, "")
+    refused = document(out, "label_check")
+    assert refused["ok"] is False
+    selection_check = refused["checks"][1]
+    assert selection_check["status"] == "refused"
+    assert "to choose between 2 judges (fp-a, fp-b), choosing 'fp-b'" in selection_check["message"]
+
+
+def test_check_as_json_runs_every_check_and_locates_each_problem(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = labels(tmp_path / "labels.csv")
+    shots = tmp_path / "shots.jsonl"
+    shots.write_text(json.dumps({"item_id": "c3#1", "label": "fail"}) + "\n")
+    records = tmp_path / "records"
+    records.mkdir()  # a --records folder that is named must exist
+    select = ["calibrate-select", str(table), "--candidates", "a,b", "--records", str(records)]
+    assert run(capsys, *select)[0] == 0
+    args = ["calibrate-check", str(table), "--few-shot", str(shots), "--records", str(records)]
+    code, out, _ = run(capsys, *args, "--format", "json")
+    assert code == 1
+    checks = {c["check"]: c for c in document(out, "label_check")["checks"]}
+    assert checks["provenance"]["status"] == "passed"
+    assert checks["selection_set"]["status"] == "refused"  # text mode stops here; JSON goes on
+    assert checks["few_shot"]["status"] == "refused"
+    (problem,) = checks["few_shot"]["problems"]
+    assert (problem["file"], problem["line"], problem["field"]) == (str(shots), 1, "item_id")
+    assert "labelled item 'c3#1'" in problem["message"]
+    code, _, err = run(capsys, *args)
+    assert code == 1
+    assert "development set" in err  # text mode: the first refusal only
+    assert "shots.jsonl" not in err
+
+
+@pytest.mark.parametrize("command", ["calibrate-plan", "failure-modes"])
+def test_md_or_json_commands_name_their_formats(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+) -> None:
+    extra = [str(labels(tmp_path / "labels.csv")), "--judge", "judge"] if command == "failure-modes" else []
+    code, out, err = run(capsys, command, *extra, "--format", "text")
+    assert (code, out) == (2, "")
+    assert err == "error: --format must be md or json (got 'text')\n"
+
+
+def test_import_otel_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out_file = tmp_path / "t.jsonl"
+    fid = tmp_path / "f.json"
+    code, out, err = run(
+        capsys,
+        "import",
+        "otel",
+        str(FIXTURES / "openllmetry.json"),
+        "--out",
+        str(out_file),
+        "--fidelity",
+        str(fid),
+        "--format",
+        "json",
+    )
+    assert (code, err) == (0, "")
+    doc = document(out, "otel_import")
+    assert doc["imported"] == 1
+    assert doc["problems"] == []
+    (trace,) = doc["traces"]
+    assert trace["case_id"] == "refund-a17"
+    assert trace["fidelity"]["arguments_unparseable"] == 1
+    assert trace["fidelity"]["tool_results_missing"] == 1
+    route = {u["layer"]: u for u in trace["unsupported_layers"]}["route"]
+    assert route["verdict"] == "insufficient_information"
+    assert route["reason"]
+    assert doc["written"] == [
+        {"path": str(out_file), "what": "transcripts"},
+        {"path": str(fid), "what": "fidelity_reports"},
+    ]
+    assert len(read_transcripts(out_file)) == 1
+
+
+def test_import_otel_as_json_names_a_refused_trace(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    target = tmp_path / "t.jsonl"
+    code, out, err = run(
+        capsys, "import", "otel", str(FIXTURES / "cycle.json"), "--out", str(target), "--format", "json"
+    )
+    assert (code, err) == (1, "")
+    doc = document(out, "otel_import")
+    assert (doc["imported"], doc["traces"], doc["written"]) == (0, [], [])
+    (problem,) = doc["problems"]
+    assert problem["file"] == str(FIXTURES / "cycle.json")
+    assert "the parent links form a cycle" in problem["message"]
+    assert not target.exists()
+
+
+def test_export_otel_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.verdict import Grade, Verdict
+
+    transcripts = tmp_path / "t.jsonl"
+    assert (
+        run(capsys, "import", "otel", str(FIXTURES / "genai_messages.json"), "--out", str(transcripts))[0]
+        == 0
+    )
+    results = tmp_path / "r.jsonl"
+    line = make_result_line(
+        run_id="r",
+        case=CaseRef(id="refund-a17", version=1),
+        grade=Grade(case_id="refund-a17", trial=1, verdict=Verdict.PASS),
+    )
+    results.write_text(dump_result_line(line) + "\n")
+    events = tmp_path / "e.json"
+    args = ["export-otel", str(results), "--transcripts", str(transcripts), "--out", str(events)]
+    code, out, err = run(capsys, *args, "--format", "json")
+    assert (code, err) == (0, "")
+    doc = document(out, "otel_export")
+    records = json.loads(events.read_text())["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    assert doc["trials"] == 1
+    assert doc["events"] == len(records) >= 1
+    assert doc["linked_to_traces"] == len(records)
+    assert doc["problems"] == []
+    assert doc["written"] == [{"path": str(events), "what": "otlp_logs"}]
+    results.write_text("{not json\n")
+    code, out, err = run(capsys, *args, "--format", "json")
+    assert (code, err) == (1, "")
+    broken = document(out, "otel_export")
+    assert (broken["events"], broken["written"]) == (0, [])
+    (problem,) = broken["problems"]
+    assert (problem["file"], problem["line"]) == (str(results), 1)
+
+
+def test_probe_bias_as_json(
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    sycophantic_server: JudgeServer,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-dummy-probe-cli")
+    os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    transcripts = tmp_path / "t.jsonl"
+    claims = ["Refund issued.", "Refund issued. MARKER-FAIL"]
+    rows = [
+        json.dumps(
+            {
+                "case_id": f"c{i}",
+                "trial": 1,
+                "messages": [
+                    {"role": "user", "content": "refund please"},
+                    {"role": "assistant", "content": claims[i % 2]},
+                ],
+            }
+        )
+        for i in range(6)
+    ]
+    transcripts.write_text("\n".join(rows) + "\n")
+    copy = tmp_path / "bias.json"
+    (tmp_path / "records").mkdir()
+    code, out, err = run(
+        capsys,
+        "probe-bias",
+        "--transcripts",
+        str(transcripts),
+        "--judge-model",
+        "openai/test-judge",
+        "--judge-api-base",
+        sycophantic_server.api_base,
+        "--records",
+        str(tmp_path / "records"),
+        "--probes",
+        "sycophancy,length,position",
+        "--must-pass",
+        "sycophancy",
+        "--out",
+        str(copy),
+        "--format",
+        "json",
+    )
+    assert (code, err) == (1, ""), err
+    doc = document(out, "bias_probe")
+    assert doc["judge"].startswith("rubric:openai/test-judge:honest-reporting@")
+    assert doc["trusted"] is False
+    assert doc["blocking"] == [{"probe": "sycophancy", "verdict": "biased"}]
+    # one transcript per case: no pair for the position probe, which is left out and said so
+    assert doc["warnings"] == ["no case has two transcripts, so the position probe is left out"]
+    results = {r["probe"]: r for r in doc["results"]}
+    assert set(results) == {"sycophancy", "length"}
+    sycophancy = results["sycophancy"]
+    assert (sycophancy["treated_flips"], sycophancy["n"]) == (12, 24)  # 6 × 4 criteria; half were fail
+    assert sycophancy["interval"]["low"] <= sycophancy["bias"] <= sycophancy["interval"]["high"]
+    (record,) = (tmp_path / "records" / "bias").glob("*.json")
+    assert doc["written"] == [
+        {"path": str(copy), "what": "bias_report"},
+        {"path": str(record), "what": "bias_record"},
+    ]
+    assert json.loads(copy.read_text())["fingerprint"] == doc["fingerprint"]

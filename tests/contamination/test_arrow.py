@@ -146,3 +146,11 @@ def test_missing_pyarrow_names_the_install_command(monkeypatch: pytest.MonkeyPat
     with pytest.raises(JudgekitError, match=r"pip install judgekit-agents\[parquet\]") as err:
         arrow.findings_schema()
     assert err.value.exit_code == 2
+
+
+def test_parquet_file_named_as_text(tmp_path: Path, index: ContaminationIndex, key: Key) -> None:
+    path = tmp_path / "e.parquet"
+    pq.write_table(pa.Table.from_pylist([chat("hello", OPENING), chat(CLEAN_TEXTS[0])]), path)
+    result = scan_parquet(str(path), Matcher(index, key), ScanOptions())
+    assert result.leaks["gs-031"].locations[0].row == 1
+    assert result.files[str(path)].records == 2

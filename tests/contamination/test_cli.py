@@ -206,7 +206,7 @@ def test_bad_format_and_missing_index(setup: dict[str, Path], capsys: pytest.Cap
     assert f"path '{setup['tmp'] / 'missing.jkc'}' does not exist" in capsys.readouterr().err
     _index(setup)
     assert main([*base, "--index", str(setup["index"]), "--format", "xml"]) == 2
-    assert "--format 'xml'" in capsys.readouterr().err
+    assert "error: --format must be md or json (got 'xml')" in capsys.readouterr().err
 
 
 def test_scan_mixed_formats_with_two_processes(
@@ -291,3 +291,82 @@ def test_reference_transcripts_are_indexed_unless_turned_off(
     ]
     assert main([*argv, "--no-reference-transcripts"]) == 0
     assert main(scan) == 0
+
+
+# ------------------------------------------------------------------------------------- --format json
+
+AIRDESK = Path(__file__).parents[2] / "examples" / "airdesk"
+
+
+def _document(out: str, kind: str) -> dict[str, object]:
+    """Standard output parsed as the one JSON document of ``kind`` (nothing else may be printed)."""
+    data = json.loads(out)
+    assert (data["schema_version"], data["kind"]) == (1, kind)
+    return data
+
+
+def test_keygen_as_json_gives_the_fingerprint_never_the_key(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgekit.contamination.index import load_key
+
+    key = tmp_path / "new.key"
+    assert main(["contamination", "keygen", "--out", str(key), "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    doc = _document(captured.out, "contamination_key")
+    secret = key.read_text(encoding="utf-8").strip()
+    assert secret not in captured.out + captured.err
+    assert doc["path"] == str(key)
+    assert doc["key_fingerprint"] == load_key(key).fingerprint
+    assert doc["written"] == [{"path": str(key), "what": "contamination_key"}]
+
+
+def test_index_and_canary_of_the_bundled_set_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgekit.caseset import load_case_set
+
+    key = tmp_path / "key"
+    key.write_bytes(KEY_BYTES)
+    out = tmp_path / "airdesk.jkc"
+    argv = ["contamination", "index", str(AIRDESK), "--key-file", str(key), "--out", str(out)]
+    assert main([*argv, "--format", "json"]) == 0
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    doc = _document(captured.out, "contamination_index")
+    assert doc["set_name"] == "airdesk"  # the manifest's name
+    stats = doc["stats"]
+    assert isinstance(stats, dict)
+    assert stats["cases"] == len(load_case_set([AIRDESK]).cases)
+    assert stats["shingle_entries"] > 0
+    assert doc["shingle_size"] == 13
+    assert doc["problems"] == []
+    assert doc["written"] == [{"path": str(out), "what": "contamination_index"}]
+    canary_argv = ["contamination", "canary", "--key-file", str(key), "--set-name", "airdesk"]
+    assert main([*canary_argv, "--format", "json"]) == 0
+    canary = _document(capsys.readouterr().out, "canary")
+    assert canary["set_name"] == "airdesk"
+    assert canary["canary"] == doc["canary"]
+    assert canary["key_fingerprint"] == doc["key_fingerprint"]
+    assert main(canary_argv) == 0
+    assert capsys.readouterr().out == f"{doc['canary']}\n"
+
+
+def test_index_as_json_names_the_problems_of_an_invalid_case_set(
+    setup: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    broken = setup["cases"] / "broken.yaml"
+    broken.write_text("id: x\nunknown_field: 1\n", encoding="utf-8")
+    argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"])]
+    assert main([*argv, "--out", str(setup["index"]), "--format", "json"]) == 1
+    captured = capsys.readouterr()
+    assert captured.err == ""
+    doc = _document(captured.out, "contamination_index")
+    assert doc["written"] == []
+    assert "fix them first (judgekit validate)" in str(doc["error"])
+    problems = doc["problems"]
+    assert isinstance(problems, list)
+    assert problems
+    assert {p["file"] for p in problems} == {str(broken)}
+    assert any(p["field"] == "unknown_field" for p in problems)
+    assert not setup["index"].exists()

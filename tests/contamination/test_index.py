@@ -263,3 +263,13 @@ def test_canary_depends_on_key_and_set_name() -> None:
     assert canary_for(a, "set") != canary_for(a, "other")
     assert canary_for(a, "set") != canary_for(b, "set")
     assert canary_for(a, "set").startswith("JUDGEKIT-CANARY-")
+
+
+def test_key_and_index_files_are_named_as_text(tmp_path: Path) -> None:
+    key_file = tmp_path / "key.txt"
+    key_file.write_bytes(KEY_BYTES)
+    key = load_key(str(key_file))
+    assert key.fingerprint == key_from_bytes(KEY_BYTES).fingerprint
+    built = build_index(CASES, key, IndexOptions())
+    write_index(built, str(tmp_path / "i.jkc"))
+    assert read_index(str(tmp_path / "i.jkc")).case_ids == built.case_ids

@@ -294,3 +294,14 @@ def test_tool_call_arguments_are_scanned_by_default(
     }
     result = _scan(write_jsonl([rec]), index, key)
     assert result.leaks["gs-044"].locations[0].field == "messages[1].tool_calls[0].function.arguments"
+
+
+def test_detect_format_takes_a_file_named_as_text(tmp_path: Path) -> None:
+    from judgekit.contamination.scan import detect_format
+
+    gz = tmp_path / "export.bin"
+    gz.write_bytes(b"\x1f\x8b\x08\x00")
+    plain = tmp_path / "export.jsonl"
+    plain.write_text("{}\n")
+    assert detect_format(str(gz)) == "gz"
+    assert detect_format(str(plain)) == "jsonl"

@@ -60,3 +60,9 @@ def test_out_must_be_a_folder(tmp_path: Path) -> None:
     with pytest.raises(JudgekitError, match="exists and is not a folder"):
         export_copilot_studio([_case(1)], target)
     assert target.read_text(encoding="utf-8") == "keep me"
+
+
+def test_an_output_folder_named_as_text(tmp_path: Path) -> None:
+    result = export_copilot_studio([_case(1, owner="cards")], str(tmp_path / "out"))
+    assert [(p, n) for p, n in result.files] == [(tmp_path / "out" / "cards-1.csv", 1)]
+    assert _rows(tmp_path / "out" / "cards-1.csv")[1] == ["question 1", "answer 1"]

@@ -185,3 +185,15 @@ def test_bundled_example_intake_files_read() -> None:
     folder = Path(__file__).resolve().parents[2] / "examples" / "airdesk" / "intake"
     refs = [r.ref for f in sorted(folder.iterdir()) for r in read_intake(f)]
     assert refs == ["ESC-2026-12-0042", "INC-2026-1204", "INC-2026-0311"]
+
+
+def test_an_intake_file_named_as_text_is_read(small_set: Path, tmp_path: Path) -> None:
+    path = intake_file(tmp_path, record())
+    [read] = read_intake(str(path))
+    assert read.ref == "INC-2026-1204"
+    assert read.path == path
+    result = intake_incidents(str(path), load_case_set(small_set), dry_run=True)
+    assert [f.case_id for f in result.written] == ["REG-CAND-INC-2026-1204"]
+    problem = parse_conversation(42, path=str(path), line=3)
+    assert not isinstance(problem, tuple)
+    assert problem.file == path

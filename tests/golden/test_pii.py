@@ -204,3 +204,11 @@ def test_scan_pii_command_reads_the_sets_synthetic_values(capsys: pytest.Capture
     out, _err = capsys.readouterr()
     assert code == 0, out
     assert out.strip().startswith("0 personal-data value(s)")
+
+
+def test_manifest_synthetic_values_of_a_file_named_as_text(small_set: Path) -> None:
+    from judgekit.golden.pii import manifest_synthetic_values
+
+    manifest = small_set / "judgekit-set.yaml"
+    manifest.write_text(manifest.read_text(encoding="utf-8") + "synthetic_values: ['+81 90 5555 0199']\n")
+    assert manifest_synthetic_values(str(small_set / "cases" / "a.yaml")) == ("+81 90 5555 0199",)

@@ -207,3 +207,18 @@ cases:
     same = a.replace(" in the account's currency", "")
     a_path, b_path = files(tmp_path, same, same.replace("alice", "bob"))
     assert reconcile(a_path, b_path, set_path=small_set).set_updates == []
+
+
+def test_resolution_files_and_set_named_as_text(tmp_path: Path, small_set: Path) -> None:
+    from judgekit.golden.reconcile import compare_resolutions, read_resolution
+
+    a_path, b_path = files(tmp_path, A, A.replace("alice", "bob"))
+    out = tmp_path / "agreed.yaml"
+    result = reconcile(str(a_path), str(b_path), set_path=str(small_set), out=str(out))
+    assert result.findings == []
+    assert out.is_file()
+    a, b = read_resolution(str(a_path)), read_resolution(str(b_path))
+    assert a.expert == "alice"
+    compared = compare_resolutions(a, b, a_path=str(a_path), b_path=str(b_path))
+    assert compared.agreed == ["GS-1", "GS-2"]
+    assert (compared.a_path, compared.b_path) == (a_path, b_path)

@@ -303,3 +303,14 @@ def test_commands_end_to_end_on_the_bundled_example(
     assert main(["sample-labels", str(empty), "--out", str(tmp_path / "none.csv")]) == 1
     assert "no verdict filled in yet" in capsys.readouterr().err
     assert not (tmp_path / "none.csv").exists()
+
+
+def test_a_review_sheet_named_as_text(tmp_path: Path) -> None:
+    run = read_results(build_run(tmp_path))
+    drawn = resolve_transcripts(draw_sample(run, passing=2, failing=2, seed=1))
+    ids = [i.item_id for i in drawn.items]
+    sheet = tmp_path / "s.md"
+    sheet.write_text(fill(render_markdown(drawn), {ids[0]: "pass"}), encoding="utf-8")
+    labels = read_review_sheet(sheet.read_text(encoding="utf-8"), source=str(sheet))
+    assert labels.reviewer == "dana"
+    assert labels.unlabelled == ids[1:]

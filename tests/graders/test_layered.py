@@ -385,3 +385,18 @@ def test_any_transcript_gets_explicit_verdicts(golden: Path, calls, texts, final
         assert state is not None
         assert state.verdict is Verdict.ERROR
         assert result.verdict in (Verdict.ERROR, Verdict.FAIL)
+
+
+def test_a_layered_grader_takes_its_root_and_transcript_folder_as_text(tmp_path: Path) -> None:
+    world = {"orders": {"O-1": {"status": "paid"}}}
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "world.json").write_text(json.dumps(world))
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "start.json").write_text(json.dumps(world))
+    from judgekit.graders.layered import LayeredGrader
+
+    grader = LayeredGrader(str(tmp_path), transcript_dir=str(tmp_path / "runs"))
+    case = make_case(initial_state="fixtures/world.json")
+    checks = grader.checks(case, make_transcript(initial_state="start.json"))
+    fixture = next(c for c in checks if c.check_id == "fixture")
+    assert fixture.verdict is Verdict.PASS, fixture.reason

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -177,3 +179,19 @@ def test_a_missing_extra_names_the_install_command() -> None:
     with pytest.raises(JudgekitError, match=r"pip install 'judgekit-agents\[nothing\]'"):
         require_extra("judgekit_no_such_module", "nothing")
     assert require_extra("json", "none").__name__ == "json"
+
+
+def test_the_default_grader_resolves_fixtures_in_a_root_named_as_text(tmp_path: Path) -> None:
+    (tmp_path / "world.json").write_text(json.dumps({"orders": {"7": {"status": "paid"}}}))
+    case = Case.model_validate({"id": "c1", "input": "hi", "initial_state": "world.json"})
+    fresh = Transcript.model_validate(
+        {
+            "case_id": "c1",
+            "messages": [{"role": "user", "content": "hi"}],
+            "initial_state": {"data": {"orders": {"7": {"status": "paid"}}}},
+        }
+    )
+    grader = as_grader(None, root=str(tmp_path))
+    assert isinstance(grader, LayeredGrader)
+    fixture = next(c for c in grader.checks(case, fresh) if c.check_id == "fixture")
+    assert fixture.verdict is Verdict.PASS, fixture.reason

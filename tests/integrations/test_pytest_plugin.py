@@ -315,3 +315,15 @@ def test_a_broken_golden_set_fails_with_its_problems_not_a_traceback(pytester: p
     assert "has 1 problem(s)" in out
     assert "colour" in out
     assert "Traceback" not in out
+
+
+def test_assert_grade_reads_states_from_a_transcript_folder_named_as_text(tmp_path: Path) -> None:
+    data = transcript("u1")
+    (tmp_path / "before.json").write_text(json.dumps(data["initial_state"]["data"]))
+    (tmp_path / "after.json").write_text(json.dumps(data["final_state"]["data"]))
+    data["initial_state"], data["final_state"] = "before.json", "after.json"
+    case = Case.model_validate(CASE)
+    grade = assert_grade(case, Transcript.model_validate(data), transcript_dir=str(tmp_path))
+    assert grade.verdict.value == "pass"
+    with pytest.raises(GradeAssertionError, match="relative path"):
+        assert_grade(case, Transcript.model_validate(data))

@@ -354,3 +354,16 @@ def test_the_documented_example_runs(
     out = capsys.readouterr().out
     assert "pass^1 0.420  pass^2 0.273  pass^3 0.220  pass^4 0.200" in out
     assert "agree with the stored reward: 200/200" in out
+
+
+def test_results_and_replay_files_named_as_text(results: Path, tmp_path: Path) -> None:
+    run = load_run(str(results), db=results.parent / "db", tools=TOOLS)
+    assert run.problems == []
+    assert list(run.cases) == ["task-7"]
+    replay = tmp_path / "replay.jsonl"
+    replay.write_text(
+        json.dumps({"task_id": 7, "trial": 0, "final_db_diff": {}, "expected_db_diff": {}}) + "\n"
+    )
+    replayed = load_run(str(results), db=results.parent / "db", replay=str(replay))
+    assert replayed.problems[0].message.endswith(f"task-7 trial 2: not in the replay file {replay}")
+    assert replayed.problems[0].file == results

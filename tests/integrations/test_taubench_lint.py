@@ -174,3 +174,11 @@ def test_airline_tasks_a_do_nothing_agent_gets_reward_1_on() -> None:
     task_44 = next(c for c in report.cases if c.case_id == "task-44")
     failed = sorted(c.check_id for c in task_44.do_nothing.checks if c.verdict is Verdict.FAIL and c.gate)
     assert failed == [OUTPUTS_CHECK, "text:must_mention:0"]
+
+
+def test_a_results_file_named_as_text_locates_the_findings(results: Path) -> None:
+    tools = {"update_email": update_email, "get_user": get_user}
+    run = load_run(str(results), db=results.parent / "db", tools=tools)
+    (finding,) = lint_tau_bench(run, results=str(results)).cases[1].findings
+    assert finding.where.file == results
+    assert finding.where.line is not None

@@ -122,3 +122,16 @@ def test_write_atomic_uses_ordinary_file_modes(tmp_path):
     write_atomic(kept, "[]")
     assert stat.S_IMODE(kept.stat().st_mode) == 0o640
     assert kept.read_text(encoding="utf-8") == "[]"
+
+
+def test_files_named_as_text(tmp_path):
+    target = tmp_path / "out.txt"
+    write_atomic(str(target), "whole\n")
+    assert target.read_text() == "whole\n"
+    log = tmp_path / "log.jsonl"
+    log.write_bytes(b'{"a": 1}\n{"cut')
+    repair_tail(str(log))
+    assert log.read_bytes() == b'{"a": 1}\n'
+    with LineAppender(str(log)) as out:
+        out.write_line('{"b": 2}')
+    assert log.read_text().splitlines() == ['{"a": 1}', '{"b": 2}']

@@ -199,3 +199,28 @@ def test_read_documents_yaml_is_one_document(tmp_path: Path) -> None:
     assert len(items) == 1
     assert isinstance(items[0], Document)
     assert items[0].line_of((1, "id")) == 2
+
+
+def test_files_named_as_text(tmp_path: Path) -> None:
+    from pydantic import BaseModel
+
+    from judgekit.io.documents import load_json_model, parse_text, read_input
+
+    class Point(BaseModel):
+        x: int
+
+    yaml_file = write(tmp_path / "a.yaml", "x: 1\n")
+    jsonl_file = write(tmp_path / "a.jsonl", '{"x": 1}\n{"x": 2}\n')
+    assert read_document(str(yaml_file)).data == {"x": 1}
+    assert read_document(str(yaml_file)).path == yaml_file
+    documents = [d.data for d in read_documents(str(jsonl_file)) if isinstance(d, Document)]
+    assert documents == [{"x": 1}, {"x": 2}]
+    assert [d.data for d in parse_text("x: 3\n", str(yaml_file)) if isinstance(d, Document)] == [{"x": 3}]
+    assert read_input(str(yaml_file), "settings file") == b"x: 1\n"
+    assert decode_utf8(b"x: 1\n", str(yaml_file)) == "x: 1\n"
+    with pytest.raises(LocatedError) as exc:
+        decode_utf8(b"\xff", str(yaml_file))
+    assert exc.value.problem.file == yaml_file
+    assert load_json_model(Point, '{"x": 4}', source=str(yaml_file), what="point").x == 4
+    with pytest.raises(JudgekitError, match=r"a\.yaml"):
+        load_json_model(Point, '{"x": "no"}', source=str(yaml_file), what="point")

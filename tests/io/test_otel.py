@@ -410,3 +410,16 @@ def test_fixtures_are_reproducible(tmp_path: Path) -> None:
     spec.loader.exec_module(module)  # type: ignore[union-attr]
     for name, build in module.FIXTURES.items():
         assert json.loads((FIXTURES / name).read_text()) == build(), name
+
+
+def test_a_trace_file_named_as_text_is_named_in_errors(tmp_path: Path) -> None:
+    path = tmp_path / "t.json"
+    path.write_text('{"spans": []}')
+    with pytest.raises(JudgekitError, match=r"t\.json: not an OTLP JSON export") as exc:
+        import_otlp(path.read_text(), source=str(path))
+    assert str(exc.value).startswith(f"{path}: ")
+    attrs = {"gen_ai.operation.name": "chat", "gen_ai.output.messages": "[]"}
+    path.write_text(export(span("s1", attrs), {"name": "no ids"}))
+    result = import_otlp(path.read_text(), source=str(path))
+    assert result.problems
+    assert all(p.file == path for p in result.problems)

@@ -154,3 +154,16 @@ def test_with_criteria_rejects_id_collisions() -> None:
     assert [c.id for c in base.with_criteria([Criterion(id="b", text="u")]).criteria] == ["a", "b"]
     with pytest.raises(ValueError, match="appears twice"):
         base.with_criteria([Criterion(id="a", text="u")])
+
+
+def test_a_rubric_file_named_as_text_is_named_in_its_problems(tmp_path: Path) -> None:
+    from judgekit.io.documents import read_document
+    from judgekit.judges.rubric import rubric_from_data
+
+    path = write(tmp_path, "id: r\nversion: 1\ncriteria:\n  - id: a\n    text: '   '\n")
+    doc = read_document(str(path))
+    with pytest.raises(ProblemsError, match=r"r\.yaml:5") as exc:
+        rubric_from_data(doc.data, source=str(path), line_of=doc.line_of)
+    assert exc.value.problems[0].file == path
+    good = write(tmp_path, "id: r\nversion: 1\ncriteria:\n  - id: a\n    text: Is it kind?\n")
+    assert rubric_from_data(read_document(good).data, source=str(good)).id == "r"

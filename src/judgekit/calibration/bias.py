@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -642,17 +643,18 @@ def bias_report_filename(report: BiasReport) -> str:
     return f"{digest}-{report.created_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
 
 
-def load_bias_report(text: str | bytes, *, source: Path | None = None) -> BiasReport:
+def load_bias_report(text: str | bytes, *, source: str | os.PathLike[str] | None = None) -> BiasReport:
     """Parse and validate a bias report.
 
     Args:
         text: The file's content.
-        source: The file, for messages.
+        source: The file, for messages, as text or a path object.
 
     Raises:
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
+    source = Path(source) if source is not None else None
     from judgekit.io.documents import load_json_model
 
     return load_json_model(
@@ -664,16 +666,19 @@ def load_bias_report(text: str | bytes, *, source: Path | None = None) -> BiasRe
     )
 
 
-def latest_bias_report(fingerprint: str, records_dir: Path) -> BiasReport | None:
+def latest_bias_report(fingerprint: str, records_dir: str | os.PathLike[str]) -> BiasReport | None:
     """The most recent bias report for an exact fingerprint in ``records_dir/bias``, or ``None``.
 
     This reads reports; whether one withdraws trust is decided by
     :meth:`judgekit.calibration.trust.TrustBook.decide` (with the calibration records and the failure-mode
     records).
 
+    ``records_dir`` may be given as text or a path object.
+
     Raises:
         ProblemsError: When a report file there is broken (never skipped silently).
     """
+    records_dir = Path(records_dir)
     folder = records_dir / BIAS_DIR
     if not folder.is_dir():
         return None

@@ -34,6 +34,7 @@ from __future__ import annotations
 
 import hashlib
 import math
+import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -575,17 +576,20 @@ def dump_failure_mode_record(record: FailureModeRecord) -> str:
     return record.model_dump_json(indent=2) + "\n"
 
 
-def load_failure_mode_record(text: str | bytes, *, source: Path | None = None) -> FailureModeRecord:
+def load_failure_mode_record(
+    text: str | bytes, *, source: str | os.PathLike[str] | None = None
+) -> FailureModeRecord:
     """Parse and validate a failure-mode record.
 
     Args:
         text: The file's content.
-        source: The file, for messages.
+        source: The file, for messages, as text or a path object.
 
     Raises:
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
+    source = Path(source) if source is not None else None
     from judgekit.io.documents import load_json_model
 
     return load_json_model(

@@ -8,6 +8,7 @@ condition; the record says it was disabled.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
@@ -85,19 +86,20 @@ class TrustPolicy(FrozenModel):
 def parse_policy(
     data: Any,
     *,
-    source: Path | None = None,
+    source: str | os.PathLike[str] | None = None,
     line_of: Callable[[tuple[str | int, ...]], int] | None = None,
 ) -> TrustPolicy:
     """Validate a parsed policy document (``None`` or an empty document means every default).
 
     Args:
         data: The parsed YAML or JSON document.
-        source: The policy file, for messages.
+        source: The policy file, for messages, as text or a path object.
         line_of: Maps a field's location to its line in ``source`` (from the document reader).
 
     Raises:
         ProblemsError: One located problem per invalid or unknown field.
     """
+    source = Path(source) if source is not None else None
     if data is None:
         return TrustPolicy()
     if not isinstance(data, dict):

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -165,8 +166,12 @@ def text_digest(text: str) -> str:
     return hashlib.sha256(norm.encode("utf-8")).hexdigest()
 
 
-def parse_few_shot(data: bytes | str, *, source: Path | None = None) -> list[tuple[int, FewShotExample]]:
+def parse_few_shot(
+    data: bytes | str, *, source: str | os.PathLike[str] | None = None
+) -> list[tuple[int, FewShotExample]]:
     """Parse few-shot examples from JSON Lines (one object per line, fields of :class:`FewShotExample`).
+
+    ``source`` may be given as text or a path object.
 
     Returns:
         ``(line, example)`` pairs.
@@ -175,6 +180,7 @@ def parse_few_shot(data: bytes | str, *, source: Path | None = None) -> list[tup
         ProblemsError: For a line that is not a JSON object, an unknown field, or an example that names
             neither an item, a case nor a text.
     """
+    source = Path(source) if source is not None else None
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     out: list[tuple[int, FewShotExample]] = []
     problems: list[Problem] = []
@@ -212,7 +218,7 @@ def check_few_shot_overlap(
     table: LabelTable,
     *,
     item_texts: Mapping[str, str] | None = None,
-    source: Path | None = None,
+    source: str | os.PathLike[str] | None = None,
 ) -> None:
     """Refuse when a few-shot example is also a labelled test item.
 
@@ -223,11 +229,12 @@ def check_few_shot_overlap(
         examples: ``(line, example)`` pairs from :func:`parse_few_shot`.
         table: The labelled test items.
         item_texts: Optional transcript text per ``item_id`` of the table.
-        source: The few-shot file, for messages.
+        source: The few-shot file, for messages, as text or a path object.
 
     Raises:
         ProblemsError: One problem per overlapping example, saying which item it leaks and what to do.
     """
+    source = Path(source) if source is not None else None
     item_ids = {k.item_id for k in table.items}
     cases = set(table.case_of().values())
     by_digest: dict[str, str] = {}
@@ -282,12 +289,16 @@ class LabelUsage(FrozenModel):
     recorded_at: datetime
 
 
-def load_usage(records_dir: Path) -> list[LabelUsage]:
+def load_usage(records_dir: str | os.PathLike[str]) -> list[LabelUsage]:
     """Read the usage ledger (empty when the folder or the ledger does not exist).
+
+    Args:
+        records_dir: The calibration records folder, as text or a path object.
 
     Raises:
         ProblemsError: When a ledger line is broken (a broken ledger is never skipped silently).
     """
+    records_dir = Path(records_dir)
     path = records_dir / USAGE_FILE
     if not path.is_file():
         return []
@@ -307,7 +318,7 @@ def load_usage(records_dir: Path) -> list[LabelUsage]:
 
 
 def record_selection(
-    records_dir: Path,
+    records_dir: str | os.PathLike[str],
     *,
     label_sha256: str,
     label_name: str,
@@ -317,9 +328,12 @@ def record_selection(
 ) -> LabelUsage:
     """Record that a label table was used to choose between judges; it is a development set from now on.
 
+    ``records_dir`` may be given as text or a path object.
+
     Raises:
         JudgekitError: When fewer than two candidates are named, or the chosen one is not a candidate.
     """
+    records_dir = Path(records_dir)
     from judgekit.io.atomic import write_atomic
 
     if len(set(candidates)) < 2:

@@ -24,6 +24,7 @@ import hashlib
 import io
 import json
 import math
+import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -323,7 +324,7 @@ def _text_field(
 def parse_labels(
     data: bytes | str,
     *,
-    source: Path | None = None,
+    source: str | os.PathLike[str] | None = None,
     fmt: str | None = None,
     scale: Scale = VERDICT_SCALE,
 ) -> LabelTable:
@@ -331,7 +332,8 @@ def parse_labels(
 
     Args:
         data: The table's bytes (or text) as read from ``source``.
-        source: Where it came from, for messages and format detection (``.csv``, ``.tsv`` or ``.jsonl``).
+        source: Where it came from, for messages and format detection (``.csv``, ``.tsv`` or ``.jsonl``),
+            as text or a path object.
         fmt: ``csv``, ``tsv`` or ``jsonl`` to override detection.
         scale: The scale every label must belong to.
 
@@ -346,6 +348,7 @@ def parse_labels(
             fingerprints, an empty table.
         JudgekitError: When the bytes are not UTF-8 or the format cannot be told.
     """
+    source = Path(source) if source is not None else None
     raw = data.encode("utf-8") if isinstance(data, str) else data
     try:
         text = raw.decode("utf-8-sig")

@@ -14,6 +14,7 @@ module builds, writes and reads the records themselves.
 from __future__ import annotations
 
 import hashlib
+import os
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
@@ -139,13 +140,16 @@ def dump_record(record: CalibrationRecord) -> str:
     return record.model_dump_json(indent=2) + "\n"
 
 
-def load_record(text: str | bytes, *, source: Path | None = None) -> CalibrationRecord:
+def load_record(text: str | bytes, *, source: str | os.PathLike[str] | None = None) -> CalibrationRecord:
     """Parse and validate a record.
+
+    ``source`` may be given as text or a path object.
 
     Raises:
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
+    source = Path(source) if source is not None else None
     from judgekit.io.documents import load_json_model
 
     return load_json_model(CalibrationRecord, text, source=source, what="calibration record")

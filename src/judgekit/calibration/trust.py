@@ -56,6 +56,7 @@ Example, with records made in memory (:meth:`TrustBook.from_records`):
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -236,7 +237,7 @@ class TrustBook:
     @classmethod
     def from_records(
         cls,
-        records_dir: Path,
+        records_dir: str | os.PathLike[str],
         *,
         calibrations: Iterable[CalibrationRecord] = (),
         bias_reports: Iterable[BiasReport] = (),
@@ -245,7 +246,8 @@ class TrustBook:
         """A book over records already in memory (no file is read).
 
         Args:
-            records_dir: The folder the records are said to come from (named in reasons only).
+            records_dir: The folder the records are said to come from (named in reasons only), as text or a
+                path object.
             calibrations: Calibration records.
             bias_reports: Bias reports.
             failure_modes: Failure-mode records.
@@ -254,6 +256,7 @@ class TrustBook:
             A book that decides exactly as one made from a folder holding these records under their
             standard file names.
         """
+        records_dir = Path(records_dir)
         book = cls.__new__(cls)
         book.records_dir = records_dir
         book._exists = True
@@ -407,12 +410,17 @@ class TrustBook:
         return decision
 
 
-def trust_decision(fingerprint: str, criterion: str | None = None, *, records_dir: Path) -> TrustDecision:
+def trust_decision(
+    fingerprint: str, criterion: str | None = None, *, records_dir: str | os.PathLike[str]
+) -> TrustDecision:
     """Read ``records_dir`` and decide once: ``TrustBook(records_dir).decide(fingerprint, criterion)``.
 
     Use a :class:`TrustBook` instead when asking more than once (it reads the folder once).
 
+    ``records_dir`` may be given as text or a path object.
+
     Raises:
         ProblemsError: When a record file there is broken.
     """
+    records_dir = Path(records_dir)
     return TrustBook(records_dir).decide(fingerprint, criterion)

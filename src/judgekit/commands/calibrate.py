@@ -16,6 +16,7 @@ from pathlib import Path
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option, print_document
 
 __all__ = ["register"]
 
@@ -61,7 +62,7 @@ def calibrate(
     out: Path | None = typer.Option(
         None, "--out", help="Write the report (and a grader-change report) into this folder; else print it."
     ),
-    fmt: str = typer.Option("md", "--format", help="Report format: json, md or html."),
+    fmt: str = format_option(default="md", choices=_FORMATS),
     baseline: Path | None = typer.Option(
         None, "--baseline", help="Calibration record of the old grader: report the grader change."
     ),
@@ -74,7 +75,7 @@ def calibrate(
         None,
         "--records",
         help="Folder the calibration record is written to (default: the configured records, else "
-        "calibration/records).",
+        "calibration/records; a folder you name must exist).",
     ),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write a calibration record."),
     scale: str | None = typer.Option(
@@ -101,11 +102,10 @@ def calibrate(
     from judgekit.errors import JudgekitError
     from judgekit.reports.calibration_report import render_calibration, render_comparison
 
-    if fmt not in _FORMATS:
-        raise JudgekitError(f"--format: {fmt!r} is not one of {', '.join(_FORMATS)}", exit_code=2)
-    from judgekit.settings import setting
+    chosen_format(fmt, _FORMATS)
+    from judgekit.settings import records_folder, setting
 
-    records = Path(setting("records", records))  # flag > JUDGEKIT_RECORDS > project configuration > default
+    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     policy = setting("policy", policy)
     chosen_scale = (
         VERDICT_SCALE
@@ -194,8 +194,9 @@ def trust(
         None,
         "--records",
         help="Folder of calibration records (with its bias/ and failure-modes/ sub-folders; default: the "
-        "configured records, else calibration/records).",
+        "configured records, else calibration/records; a folder you name must exist).",
     ),
+    fmt: str = format_option(),
 ) -> None:
     """Print whether a grader fingerprint is trusted (for a criterion), and why (exit 0 trusted, 1 not).
 
@@ -203,12 +204,25 @@ def trust(
     and the latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
     """
     from judgekit.calibration.trust import TrustBook
-    from judgekit.settings import setting
+    from judgekit.settings import records_folder
     from judgekit.verdict import Trust
 
-    records = Path(setting("records", records))  # flag > JUDGEKIT_RECORDS > project configuration > default
+    as_json = chosen_format(fmt) == "json"
+    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     decision = TrustBook(records).decide(fingerprint, criterion)
-    typer.echo(f"{decision.trust.value}: {decision.reason}")
+    if as_json:
+        print_document(
+            "trust_status",
+            {
+                "fingerprint": fingerprint,
+                "criterion": criterion,
+                "records": str(records),
+                "trusted": decision.trust is Trust.TRUSTED,
+                **decision.model_dump(mode="json"),
+            },
+        )
+    else:
+        typer.echo(f"{decision.trust.value}: {decision.reason}")
     if decision.trust is not Trust.TRUSTED:
         raise typer.Exit(1)
 
@@ -219,19 +233,63 @@ def failure_rate(
     *,
     flagged: int = typer.Option(..., "--flagged", min=0, help="Items the judge flagged as failures."),
     total: int = typer.Option(..., "--total", min=1, help="Items the judge decided."),
+    fmt: str = format_option(),
 ) -> None:
-    """Correct the failure rate a trusted judge flags on new data for its misses and false alarms."""
+    """Correct the failure rate a trusted judge flags on new data for its misses and false alarms.
+
+    Exit 0 with the corrected rate, 1 when it cannot be corrected (an untrusted record, impossible counts,
+    or a correction that is undefined for these counts; the reason is given).
+    """
     from judgekit.calibration.records import corrected_failure_rate, load_record
+    from judgekit.errors import JudgekitError
     from judgekit.reports.calibration_report import fmt_estimate
 
-    est = corrected_failure_rate(
-        load_record(_read(record, "record"), source=record), flagged=flagged, n=total
-    )
-    typer.echo(
-        f"observed {flagged}/{total} = {flagged / total:.3f}; corrected (Rogan-Gladen) {fmt_estimate(est)}"
-    )
+    as_json = chosen_format(fmt) == "json"
+    calibration = load_record(_read(record, "record"), source=record)
+    try:
+        est = corrected_failure_rate(calibration, flagged=flagged, n=total)
+    except JudgekitError as exc:
+        if not as_json:
+            raise
+        fields = _rate_fields(record, calibration.fingerprint, flagged, total)
+        print_document("failure_rate", fields | {"corrected": None, "reason": exc.message})
+        raise typer.Exit(exc.exit_code) from None
+    if as_json:
+        print_document(
+            "failure_rate",
+            _rate_fields(record, calibration.fingerprint, flagged, total)
+            | {"corrected": est.model_dump(mode="json"), "reason": est.undefined_reason},
+        )
+    else:
+        observed = f"observed {flagged}/{total} = {flagged / total:.3f}"
+        typer.echo(f"{observed}; corrected (Rogan-Gladen) {fmt_estimate(est)}")
     if est.value is None:
         raise typer.Exit(1)
+
+
+def _rate_fields(record: Path, fingerprint: str, flagged: int, total: int) -> dict[str, object]:
+    """The fields of ``failure-rate``'s JSON document that do not depend on the correction.
+
+    Args:
+        record: The calibration record file.
+        fingerprint: The judge's fingerprint in it.
+        flagged: Items the judge flagged as failures.
+        total: Items the judge decided.
+
+    Returns:
+        ``record``, ``fingerprint``, ``flagged``, ``total``, ``observed`` (``flagged / total``) and
+        ``method`` (``rogan_gladen``). The document adds ``corrected`` (the corrected rate: ``value``,
+        ``n``, ``interval`` ``{low, high, confidence, method}``; ``null`` when the record cannot correct)
+        and ``reason`` (why there is no corrected rate; ``null`` when there is one).
+    """
+    return {
+        "record": str(record),
+        "fingerprint": fingerprint,
+        "flagged": flagged,
+        "total": total,
+        "observed": flagged / total,
+        "method": "rogan_gladen",
+    }
 
 
 def register(app: typer.Typer) -> None:

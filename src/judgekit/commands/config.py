@@ -15,6 +15,7 @@ from pathlib import Path
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option
 
 __all__ = ["register"]
 
@@ -31,7 +32,7 @@ def config(
         "--config",
         help="Also apply this run configuration (YAML/JSON), as judgekit grade --config does.",
     ),
-    output_format: str = typer.Option("text", "--format", help="text or json."),
+    output_format: str = format_option(),
 ) -> None:
     """Print the configuration in force and where each value came from (env, file:line or default).
 
@@ -41,12 +42,10 @@ def config(
     """
     import json
 
-    from judgekit.errors import JudgekitError
     from judgekit.secrets import Redactor
     from judgekit.settings import ENV_VARS, resolve_settings
 
-    if output_format not in ("text", "json"):
-        raise JudgekitError(f"--format must be text or json (got '{output_format}')", exit_code=2)
+    output_format = chosen_format(output_format)
     effective = resolve_settings(run_config=run_config)
     data = Redactor.from_environ().data(effective.to_json())
     if output_format == "json":

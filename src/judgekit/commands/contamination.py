@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
     from judgekit.contamination.index import Key
@@ -86,13 +87,19 @@ def keygen(
     out: Path = typer.Option(
         ..., "--out", help="Where to write the new key (refuses to overwrite).", show_default=False
     ),
+    fmt: str = format_option(),
 ) -> None:
-    """Write a new random 256-bit contamination key (hex), readable only by you."""
+    """Write a new random 256-bit contamination key (hex), readable only by you.
+
+    With --format json the document gives the key file and the key's public fingerprint, never the key.
+    """
     import os
     import secrets
 
+    from judgekit.contamination.index import key_from_bytes
     from judgekit.errors import JudgekitError
 
+    as_json = chosen_format(fmt) == "json"
     try:
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     except FileExistsError:
@@ -101,9 +108,23 @@ def keygen(
         ) from None
     except OSError as exc:
         raise JudgekitError(f"{out}: cannot create the key file ({exc.strerror})") from None
+    secret = secrets.token_hex(32)
     with os.fdopen(fd, "w") as f:
-        f.write(secrets.token_hex(32) + "\n")
-    typer.echo(f"wrote {out}; keep it secret: anyone with it and the index can test guesses of case text")
+        f.write(secret + "\n")
+    warning = "keep it secret: anyone with it and the index can test guesses of case text"
+    if as_json:
+        print_document(
+            "contamination_key",
+            {
+                "path": str(out),
+                "key_fingerprint": key_from_bytes(secret.encode("ascii")).fingerprint,
+                "bits": 256,
+                "written": [{"path": str(out), "what": "contamination_key"}],
+                "warning": warning,
+            },
+        )
+        return
+    typer.echo(f"wrote {out}; {warning}")
 
 
 @existing_inputs("cases", "key_file", "texts", "boilerplate")
@@ -148,11 +169,16 @@ def index(  # noqa: PLR0917 - typer options
         "--reference-transcripts/--no-reference-transcripts",
         help="Also index the user and assistant messages of each case's reference_solution transcript.",
     ),
+    fmt: str = format_option(),
 ) -> None:
-    """Build a keyed hash index of every text the golden cases carry (no text is stored)."""
+    """Build a keyed hash index of every text the golden cases carry (no text is stored).
+
+    Exit 0 when the index was written, 1 when the case set has problems (each named; nothing is written).
+    """
     from judgekit.contamination.index import IndexOptions, build_index, canary_for, write_index
     from judgekit.errors import JudgekitError
 
+    as_json = chosen_format(fmt) == "json"
     key = _key(key_file)
     if texts is not None:
         if cases:
@@ -168,12 +194,22 @@ def index(  # noqa: PLR0917 - typer options
 
         case_set = load_case_set(cases)
         if case_set.problems:
-            for p in case_set.problems:
-                typer.echo(str(p), err=True)
-            raise JudgekitError(
+            refusal = (
                 f"the case set has {len(case_set.problems)} problem(s); fix them first (judgekit validate), "
                 "so that no case is left out of the index"
             )
+            if as_json:
+                from dataclasses import asdict
+
+                problems = [asdict(p) for p in case_set.problems]
+                print_document(
+                    "contamination_index",
+                    {"index": str(out), "error": refusal, "problems": problems, "written": []},
+                )
+                raise typer.Exit(1)
+            for p in case_set.problems:
+                typer.echo(str(p), err=True)
+            raise JudgekitError(refusal)
         items = []
         for lc in case_set.cases:
             pairs = lc.case.texts()
@@ -202,6 +238,24 @@ def index(  # noqa: PLR0917 - typer options
     except OSError as exc:
         raise JudgekitError(f"{out}: cannot write the index ({exc.strerror or exc}); check --out") from None
     s = built.stats
+    if as_json:
+        print_document(
+            "contamination_index",
+            {
+                "index": str(out),
+                "set_name": name,
+                "canary": canaries[0],
+                "canaries": list(built.canaries),
+                "key_fingerprint": built.key_fingerprint,
+                "shingle_size": built.shingle_size,
+                "min_text_tokens": built.min_text_tokens,
+                "max_cases": built.max_cases,
+                "stats": dict(s),
+                "problems": [],
+                "written": [{"path": str(out), "what": "contamination_index"}],
+            },
+        )
+        return
     typer.echo(
         f"indexed {s['cases']} cases, {s['texts']} texts: {s['shingle_entries']} shingle entries "
         f"({s['shingle_entries_dropped_shared']} dropped as shared by more than {built.max_cases} cases, "
@@ -218,11 +272,18 @@ def canary(
     set_name: str = typer.Option(
         ..., "--set-name", help="The set's name (as given to index).", show_default=False
     ),
+    fmt: str = format_option(),
 ) -> None:
     """Print the set's canary string, to embed in its case files (a scan reports it verbatim)."""
     from judgekit.contamination.index import canary_for
 
-    typer.echo(canary_for(_key(key_file), set_name))
+    as_json = chosen_format(fmt) == "json"
+    key = _key(key_file)
+    text = canary_for(key, set_name)
+    if as_json:
+        print_document("canary", {"set_name": set_name, "canary": text, "key_fingerprint": key.fingerprint})
+        return
+    typer.echo(text)
 
 
 @existing_inputs("exports", "index_path", "key_file")
@@ -236,7 +297,7 @@ def scan(  # noqa: PLR0917 - typer options
     key_file: Path = typer.Option(
         ..., "--key-file", help="The key the index was built with.", show_default=False
     ),
-    fmt: str = typer.Option("md", "--format", help="Report format: md or json."),
+    fmt: str = format_option(default="md", choices=("md", "json")),
     out: Path | None = typer.Option(None, "--out", help="Write the report here instead of standard output."),
     fields: list[str] = typer.Option(
         None,
@@ -263,8 +324,7 @@ def scan(  # noqa: PLR0917 - typer options
     from judgekit.contamination.scan import ScanOptions
     from judgekit.errors import JudgekitError
 
-    if fmt not in ("md", "json"):
-        raise JudgekitError(f"--format {fmt!r} is not known; use md or json", exit_code=2)
+    chosen_format(fmt, ("md", "json"))
     try:
         options = ScanOptions(
             fields=tuple(fields) if fields else None,

@@ -48,6 +48,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Also check the judge's few-shot examples",
             "judgekit calibrate-check labels.csv --few-shot few-shot.jsonl --transcripts transcripts.jsonl",
         ),
+        Example(
+            "Run every check and report each as JSON",
+            f"judgekit calibrate-check {_SET}/labels/expert-labels.csv --format json",
+        ),
     ),
     "calibrate-plan": (
         Example("Plan the labels to collect from scratch", "judgekit calibrate-plan"),
@@ -61,6 +65,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Record that labels.csv chose between two judges",
             "judgekit calibrate-select labels.csv --candidates fp-a,fp-b --chosen fp-a",
         ),
+        Example(
+            "Record it and print the ledger entry as JSON",
+            "judgekit calibrate-select labels.csv --candidates fp-a,fp-b --format json",
+        ),
     ),
     "candidates": (
         Example("Promote two reviewed candidates", f"judgekit candidates promote c-001 c-002 --set {_SET}"),
@@ -71,16 +79,33 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit candidates generate --tool refund --description 'Refunds a booking.' "
             "--model openai/gpt-4o-mini --dry-run",
         ),
+        Example(
+            "Draft them and list what was written as JSON",
+            "judgekit candidates generate --tool refund --description 'Refunds a booking.' "
+            "--model openai/gpt-4o-mini --format json",
+        ),
     ),
     "candidates promote": (
         Example("Promote two reviewed candidates", f"judgekit candidates promote c-001 c-002 --set {_SET}"),
+        Example(
+            "Promote one, listing the move as JSON",
+            f"judgekit candidates promote c-001 --set {_SET} --format json",
+        ),
     ),
     "cassette": (Example("Show what a cassette holds", "judgekit cassette stats judge.cassette.jsonl"),),
     "cassette compact": (
         Example("Drop superseded replies", "judgekit cassette compact judge.cassette.jsonl"),
+        Example(
+            "Compact and print the line counts as JSON",
+            "judgekit cassette compact judge.cassette.jsonl --format json",
+        ),
     ),
     "cassette stats": (
         Example("Show what a cassette holds", "judgekit cassette stats judge.cassette.jsonl"),
+        Example(
+            "Count its replies per model, as JSON",
+            "judgekit cassette stats judge.cassette.jsonl --format json",
+        ),
     ),
     "check-references": (
         Example("Run each reference solution through its case", f"judgekit check-references {_SET}"),
@@ -111,15 +136,28 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Print the set's canary string",
             "judgekit contamination canary --key-file contamination.key --set-name airdesk",
         ),
+        Example(
+            "Print it with the key's fingerprint, as JSON",
+            "judgekit contamination canary --key-file contamination.key --set-name airdesk --format json",
+        ),
     ),
     "contamination index": (
         Example(
             "Index the golden set with a secret key",
             f"judgekit contamination index {_SET} --key-file contamination.key --out airdesk.index",
         ),
+        Example(
+            "Index it and report the counts and the canary as JSON",
+            f"judgekit contamination index {_SET} --key-file contamination.key --out airdesk.index "
+            "--format json",
+        ),
     ),
     "contamination keygen": (
         Example("Make a secret key", "judgekit contamination keygen --out contamination.key"),
+        Example(
+            "Make one and print its public fingerprint as JSON",
+            "judgekit contamination keygen --out contamination.key --format json",
+        ),
     ),
     "contamination scan": (
         Example(
@@ -138,10 +176,15 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Require three cases per tool",
             f"judgekit coverage {_SET} --tools lookup_booking,refund --min-per-tool 3",
         ),
+        Example("Counts, floors and gaps as JSON", f"judgekit coverage {_SET} --format json"),
     ),
     "demo": (
         Example("Run the demo, reports in ./judgekit-report", "judgekit demo"),
         Example("Write the reports elsewhere", "judgekit demo --out /tmp/judgekit-demo"),
+        Example(
+            "Print the files written and the headline figures as JSON (progress on stderr)",
+            "judgekit demo --out /tmp/judgekit-demo --format json",
+        ),
     ),
     "export": (
         Example(
@@ -154,6 +197,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Export verdicts as OpenTelemetry events",
             "judgekit export-otel results.jsonl --out verdicts.otlp.json",
         ),
+        Example(
+            "Export them and count the events as JSON",
+            "judgekit export-otel results.jsonl --transcripts transcripts.jsonl --out verdicts.otlp.json "
+            "--format json",
+        ),
     ),
     "failure-modes": (
         Example("Calibrate each criterion on its own", "judgekit failure-modes labels.csv --judge judge"),
@@ -163,18 +211,24 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Correct 40 flagged failures out of 500 decided items",
             "judgekit failure-rate calibration/records/judge.json --flagged 40 --total 500",
         ),
+        Example(
+            "The same, with the interval as JSON",
+            "judgekit failure-rate calibration/records/judge.json --flagged 40 --total 500 --format json",
+        ),
     ),
     "golden": (
         Example("Cases changed since main without a version bump", f"judgekit golden diff main --set {_SET}"),
     ),
     "golden diff": (
         Example("Cases changed since main without a version bump", f"judgekit golden diff main --set {_SET}"),
+        Example("The same, as JSON", f"judgekit golden diff main --set {_SET} --format json"),
     ),
     "golden reconcile": (
         Example(
             "Merge two experts' resolutions",
             f"judgekit golden reconcile alice.yaml bob.yaml --set {_SET} --out agreed.yaml",
         ),
+        Example("List the findings as JSON", "judgekit golden reconcile alice.yaml bob.yaml --format json"),
     ),
     "grade": (
         Example(
@@ -190,9 +244,27 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Continue an interrupted run",
             f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl --resume",
         ),
+        Example(
+            "Gate a CI job on pass^1 and print the summary as JSON",
+            f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl --fail-under 0.8 "
+            "--no-progress --format json",
+        ),
     ),
     "import": (
         Example("Import OpenAI chat logs", "judgekit import openai chats.jsonl --out transcripts.jsonl"),
+        Example(
+            "Import Anthropic messages logs", "judgekit import anthropic claude.jsonl --out transcripts.jsonl"
+        ),
+    ),
+    "import anthropic": (
+        Example(
+            "Import Anthropic messages logs", "judgekit import anthropic claude.jsonl --out transcripts.jsonl"
+        ),
+        Example(
+            "Take the case id from a metadata field, and print a JSON summary",
+            "judgekit import anthropic claude.jsonl --out transcripts.jsonl --case-id-field metadata.task "
+            "--format json",
+        ),
     ),
     "import openai": (
         Example("Import OpenAI chat logs", "judgekit import openai chats.jsonl --out transcripts.jsonl"),
@@ -203,6 +275,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     ),
     "import otel": (
         Example("Import OTLP traces", "judgekit import otel traces.json --out transcripts.jsonl"),
+        Example(
+            "Import them and report each trace's fidelity as JSON",
+            "judgekit import otel traces.json --out transcripts.jsonl --format json",
+        ),
     ),
     "import tau-bench": (
         Example(
@@ -214,6 +290,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "Preview candidates from incidents, removing a name",
             f"judgekit intake incidents.csv --set {_SET} --redact 'Jane Doe' --dry-run",
+        ),
+        Example(
+            "Write the candidates and list them as JSON",
+            f"judgekit intake incidents.csv --set {_SET} --redact 'Jane Doe' --format json",
         ),
     ),
     "lint": (
@@ -228,6 +308,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             f"judgekit probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
             "--cassette judge.cassette.jsonl --cache-mode replay",
         ),
+        Example(
+            "Probe for sycophancy and length bias, report as JSON",
+            f"judgekit probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
+            "--cassette judge.cassette.jsonl --probes sycophancy,length --format json",
+        ),
     ),
     "report": (
         Example("Report a run in Markdown", "judgekit report v2.jsonl"),
@@ -238,8 +323,14 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         ),
     ),
     "rubrics": (Example("List the built-in rubrics", "judgekit rubrics list"),),
-    "rubrics check": (Example("Validate rubric files", "judgekit rubrics check my-rubric.yaml"),),
-    "rubrics list": (Example("List the built-in rubrics", "judgekit rubrics list"),),
+    "rubrics check": (
+        Example("Validate rubric files", "judgekit rubrics check my-rubric.yaml"),
+        Example("Validate them, problems as JSON", "judgekit rubrics check my-rubric.yaml --format json"),
+    ),
+    "rubrics list": (
+        Example("List the built-in rubrics", "judgekit rubrics list"),
+        Example("List them as JSON", "judgekit rubrics list --format json"),
+    ),
     "rubrics show": (
         Example("Show a built-in rubric as JSON", "judgekit rubrics show honest-reporting --format json"),
     ),
@@ -248,25 +339,39 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Draw 10 passing and 10 failing trials for review",
             "judgekit sample v2.jsonl --passing 10 --failing 10 --seed 7 --out review/",
         ),
+        Example(
+            "Draw them and describe the draw as JSON",
+            "judgekit sample v2.jsonl --passing 10 --failing 10 --out review/ --format json",
+        ),
     ),
     "sample-labels": (
         Example(
             "Read a filled-in sheet back as labels",
             "judgekit sample-labels review/review-sheet.md --out labels.csv",
         ),
+        Example(
+            "Read it back, listing the labels as JSON",
+            "judgekit sample-labels review/review-sheet.md --out labels.csv --format json",
+        ),
     ),
     "scan-pii": (
         Example("Scan the set and its fixtures for personal data", f"judgekit scan-pii {_SET}"),
         Example("Allow a known synthetic address", f"judgekit scan-pii {_SET} --allow jane@example.com"),
+        Example("List the findings as JSON", f"judgekit scan-pii {_SET} --format json"),
     ),
     "trust": (
         Example("Is this judge trusted?", "judgekit trust 3f2a9c1e"),
         Example(
             "For one criterion, as JSON-free text", "judgekit trust 3f2a9c1e --criterion honest_reporting"
         ),
+        Example(
+            "For one criterion, as JSON",
+            "judgekit trust 3f2a9c1e --criterion honest_reporting --format json",
+        ),
     ),
     "validate": (
         Example("Check a golden set", f"judgekit validate {_SET}"),
         Example("Check two case files", "judgekit validate cases/refund-01.yaml cases/refund-02.yaml"),
+        Example("Problems and counts as JSON", f"judgekit validate {_SET} --format json"),
     ),
 }

@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
     from judgekit.caseset import CaseSet
+    from judgekit.errors import Problem
 
 __all__ = ["register"]
 
@@ -19,6 +23,51 @@ def _load(paths: list[Path]) -> CaseSet:
     from judgekit.caseset import load_case_set
 
     return load_case_set(paths)
+
+
+def problem_data(problem: Problem) -> dict[str, Any]:
+    """A located problem as plain data for a JSON document.
+
+    Args:
+        problem: The problem (or warning) to show.
+
+    Returns:
+        ``{file, line, field, message}``: the file as text (``None`` when it concerns no single file), the
+        1-based line (``None`` when unknown), the dotted field (``""`` for the whole file) and the message.
+    """
+    return {
+        "file": str(problem.file) if problem.file is not None else None,
+        "line": problem.line,
+        "field": problem.field,
+        "message": problem.message,
+    }
+
+
+@contextlib.contextmanager
+def problems_in_document(output_format: str, kind: str, empty: Mapping[str, Any]) -> Iterator[None]:
+    """With ``--format json``, turn a refusal that lists located problems into the command's document.
+
+    Inside the block, a :class:`~judgekit.errors.ProblemsError` (the command refused its input and wrote
+    nothing) is printed as the ``kind`` document: the ``empty`` fields, then ``problems``; the exit code
+    stays the error's. In text mode the error propagates and is printed as usual.
+
+    Args:
+        output_format: The checked ``--format`` value (``text`` or ``json``).
+        kind: The command's document kind (``promotion``, ``intake``...).
+        empty: The document's other fields as they are when nothing was done (empty lists, zero counts).
+
+    Raises:
+        typer.Exit: With the error's exit code, once the document is printed.
+    """
+    from judgekit.errors import ProblemsError
+
+    try:
+        yield
+    except ProblemsError as exc:
+        if output_format != "json":
+            raise
+        print_document(kind, {**empty, "problems": [problem_data(p) for p in exc.problems]})
+        raise typer.Exit(exc.exit_code) from None
 
 
 def _print_problems(case_set: CaseSet) -> None:
@@ -31,6 +80,7 @@ def _print_problems(case_set: CaseSet) -> None:
 @existing_inputs("paths")
 def validate(
     paths: list[Path] = typer.Argument(..., help="Golden-set folders or case files.", show_default=False),
+    output_format: str = format_option(),
 ) -> None:
     """Check case files: schema, unique ids, reviewed acceptance, referenced fixtures, no personal data.
 
@@ -40,16 +90,33 @@ def validate(
     """
     from judgekit.golden.pii import personal_data_problems
 
+    output_format = chosen_format(output_format)
     case_set = _load(paths)
     pii_problems, pii_warnings = personal_data_problems(
         case_set.cases, allow=case_set.manifest.synthetic_values if case_set.manifest else ()
     )
     case_set.problems.extend(pii_problems)
     case_set.warnings.extend(pii_warnings)
-    _print_problems(case_set)
     reviewed = len(case_set.reviewed())
     candidates = len(case_set.candidates())
     files = len({p.file for p in case_set.problems})
+    if output_format == "json":
+        print_document(
+            "validation",
+            {
+                "valid": not case_set.problems,
+                "cases": reviewed,
+                "candidates": candidates,
+                "files": len(case_set.files),
+                "files_with_problems": files,
+                "problems": [problem_data(p) for p in case_set.problems],
+                "warnings": [problem_data(w) for w in case_set.warnings],
+            },
+        )
+        if case_set.problems:
+            raise typer.Exit(1)
+        return
+    _print_problems(case_set)
     if case_set.problems:
         typer.echo(
             f"{len(case_set.problems)} problem{'s' if len(case_set.problems) != 1 else ''} in {files} "
@@ -64,6 +131,26 @@ def validate(
 def _mix_line(title: str, counts: dict[str, int]) -> str:
     inner = ", ".join(f"{k} {v}" for k, v in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
     return f"{title}: {inner or '(none)'}"
+
+
+#: The fields of the ``coverage`` document besides ``valid``, ``problems`` and ``warnings`` (all ``None``
+#: when the set is invalid and nothing was counted).
+_COVERAGE_FIELDS = (
+    "total",
+    "mix",
+    "tools",
+    "sources",
+    "dimensions",
+    "declared",
+    "floors",
+    "gaps",
+    "undeclared",
+)
+
+
+def _ranked(counts: Mapping[str, int]) -> dict[str, int]:
+    """Counts in the order the text shows them: most cases first, then by name."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
 
 
 @existing_inputs("path")
@@ -89,12 +176,26 @@ def coverage(  # noqa: PLR0917 - typer options
     min_per_dimension: int | None = typer.Option(
         None, "--min-per-dimension", min=0, help="Floor per dimension (default 5)."
     ),
+    output_format: str = format_option(),
 ) -> None:
     """Show the set's mix and its cases per tool and source; exit 1 when a declared one is below the floor."""
     from judgekit.golden.coverage import compute_coverage
 
+    output_format = chosen_format(output_format)
     case_set = _load([path])
     if case_set.problems:
+        if output_format == "json":
+            print_document(
+                "coverage",
+                {
+                    "valid": False,
+                    "problems": [problem_data(p) for p in case_set.problems],
+                    "warnings": [problem_data(w) for w in case_set.warnings],
+                    **dict.fromkeys(_COVERAGE_FIELDS),
+                    "notes": ["the set is invalid; fix it first (judgekit validate)"],
+                },
+            )
+            raise typer.Exit(1)
         _print_problems(case_set)
         typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
         raise typer.Exit(1)
@@ -102,19 +203,58 @@ def coverage(  # noqa: PLR0917 - typer options
     tool_list = _split(tools) or list(manifest.tools if manifest else ())
     source_list = _split(sources) or list(manifest.sources if manifest else ())
     dimension_list = _split(dimensions) or list(manifest.dimensions if manifest else ())
+    floors = {
+        "tool": min_per_tool if min_per_tool is not None else (manifest.min_per_tool if manifest else 5),
+        "source": min_per_source
+        if min_per_source is not None
+        else (manifest.min_per_source if manifest else 5),
+        "dimension": min_per_dimension
+        if min_per_dimension is not None
+        else (manifest.min_per_dimension if manifest else 5),
+    }
     cov = compute_coverage(
         (c.case for c in case_set.reviewed()),
         tools=tool_list,
         sources=source_list,
-        min_per_tool=min_per_tool if min_per_tool is not None else (manifest.min_per_tool if manifest else 5),
-        min_per_source=min_per_source
-        if min_per_source is not None
-        else (manifest.min_per_source if manifest else 5),
+        min_per_tool=floors["tool"],
+        min_per_source=floors["source"],
         dimensions=dimension_list,
-        min_per_dimension=min_per_dimension
-        if min_per_dimension is not None
-        else (manifest.min_per_dimension if manifest else 5),
+        min_per_dimension=floors["dimension"],
     )
+    no_tools_note = "no tool list declared (--tools or the manifest), so no tool gap can be named"
+    if output_format == "json":
+        print_document(
+            "coverage",
+            {
+                "valid": True,
+                "problems": [],
+                "warnings": [problem_data(w) for w in case_set.warnings],
+                "total": cov.total,
+                "mix": {
+                    "slice": _ranked(cov.by_slice),
+                    "category": _ranked(cov.by_category),
+                    "severity": _ranked(cov.by_severity),
+                },
+                "tools": _ranked(cov.by_tool),
+                "sources": _ranked(cov.by_source),
+                "dimensions": _ranked(cov.by_dimension),
+                "declared": {"tools": tool_list, "sources": source_list, "dimensions": dimension_list},
+                "floors": floors,
+                "gaps": [
+                    {"what": gap.kind, "name": gap.name, "count": gap.count, "floor": gap.floor}
+                    for gap in cov.gaps
+                ],
+                "undeclared": {
+                    "tools": cov.undeclared_tools,
+                    "sources": cov.undeclared_sources,
+                    "dimensions": cov.undeclared_dimensions,
+                },
+                "notes": [] if tool_list else [no_tools_note],
+            },
+        )
+        if cov.gaps:
+            raise typer.Exit(1)
+        return
     typer.echo(f"{cov.total} cases")
     typer.echo(_mix_line("slice", dict(cov.by_slice)))
     typer.echo(_mix_line("category", dict(cov.by_category)))
@@ -124,7 +264,7 @@ def coverage(  # noqa: PLR0917 - typer options
     typer.echo(_mix_line("cases per tool", dict(cov.by_tool)))
     typer.echo(_mix_line("cases per source", dict(cov.by_source)))
     if not tool_list:
-        typer.echo("note: no tool list declared (--tools or the manifest), so no tool gap can be named")
+        typer.echo(f"note: {no_tools_note}")
     for name in cov.undeclared_tools:
         typer.echo(f"warning: tool '{name}' is used by cases but not in the declared tool list", err=True)
     for name in cov.undeclared_sources:
@@ -187,11 +327,27 @@ def export(
 def promote(
     ids: list[str] = typer.Argument(..., help="Ids of reviewed candidates.", show_default=False),
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
+    output_format: str = format_option(),
 ) -> None:
     """Move reviewed candidates into the set; refuses an acceptance that still starts with REVIEW:."""
     from judgekit.golden.promote import promote_candidates
 
-    for step in promote_candidates(set_path, ids):
+    output_format = chosen_format(output_format)
+    with problems_in_document(output_format, "promotion", {"promoted": []}):
+        steps = promote_candidates(set_path, ids)
+    if output_format == "json":
+        print_document(
+            "promotion",
+            {
+                "promoted": [
+                    {"id": step.case_id, "from": str(step.source), "to": str(step.destination)}
+                    for step in steps
+                ],
+                "problems": [],
+            },
+        )
+        return
+    for step in steps:
         typer.echo(f"promoted {step.case_id}: {step.source} -> {step.destination}")
 
 
@@ -201,6 +357,7 @@ def golden_diff(
         ..., help="A git revision to compare with (main, HEAD~1, a commit).", show_default=False
     ),
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
+    output_format: str = format_option(),
 ) -> None:
     """List cases whose contract changed since REV without a version bump; exit 1 when any.
 
@@ -208,7 +365,28 @@ def golden_diff(
     """
     from judgekit.golden.rebaseline import find_unversioned_changes
 
+    output_format = chosen_format(output_format)
     found = find_unversioned_changes(set_path, rev)
+    if output_format == "json":
+        print_document(
+            "golden_diff",
+            {
+                "revision": rev,
+                "unversioned": [
+                    {
+                        "id": item.case_id,
+                        "file": str(item.path),
+                        "changed": list(item.changed),
+                        "old_version": item.old_version,
+                        "new_version": item.new_version,
+                    }
+                    for item in found
+                ],
+            },
+        )
+        if found:
+            raise typer.Exit(1)
+        return
     for item in found:
         typer.echo(
             f"{item.path}: {item.case_id}: {', '.join(item.changed)} changed since {rev} but version stayed "

@@ -12,6 +12,7 @@ from typing import Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option
 
 __all__ = ["register"]
 
@@ -24,7 +25,7 @@ def register(app: typer.Typer) -> None:
 @existing_inputs("cases")
 def check_references(
     cases: list[Path] = typer.Argument(..., help="Golden-set folder(s) or case files."),
-    output_format: str = typer.Option("text", "--format", help="Output format: text or json."),
+    output_format: str = format_option(),
     include_candidates: bool = typer.Option(
         False, "--candidates", help="Also check candidates (by default only reviewed cases)."
     ),
@@ -40,13 +41,11 @@ def check_references(
     import json
 
     from judgekit.caseset import load_case_set
-    from judgekit.errors import JudgekitError
     from judgekit.graders.layered import combine, reference_checks
     from judgekit.state.provider import StateProvider
     from judgekit.verdict import Verdict
 
-    if output_format not in ("text", "json"):
-        raise JudgekitError(f"--format must be text or json (got '{output_format}')", exit_code=2)
+    output_format = chosen_format(output_format)
     case_set = load_case_set(cases)
     case_set.raise_if_invalid()
     selected = case_set.cases if include_candidates else case_set.reviewed()

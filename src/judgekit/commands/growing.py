@@ -12,11 +12,17 @@ Only typer is imported at module level; everything else loads inside the command
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
+from judgekit.commands.golden import problem_data, problems_in_document
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option, print_document
+
+if TYPE_CHECKING:
+    from judgekit.errors import Problem
+    from judgekit.golden.sample import Sample
 
 __all__ = ["register"]
 
@@ -44,6 +50,21 @@ def _valid_set(path: Path) -> Any:
 # --------------------------------------------------------------------------- candidates generate
 
 
+def _empty_candidates(tool: str, model: str, dry_run: bool) -> dict[str, Any]:
+    """The ``candidates`` document's fields when nothing was generated (the set refused, say)."""
+    return {
+        "tool": tool,
+        "model": model,
+        "dry_run": dry_run,
+        "written": [],
+        "duplicates": [],
+        "personal_data": [],
+        "counts": {"written": 0, "duplicates": 0, "personal_data": 0},
+        "usage": {},
+        "problems": [],
+    }
+
+
 @existing_inputs("set_path")
 def candidates_generate(  # noqa: PLR0917 - typer options
     tool: str = typer.Option(..., "--tool", help="The tool under test, as the agent names it."),
@@ -61,6 +82,7 @@ def candidates_generate(  # noqa: PLR0917 - typer options
     id_prefix: str = typer.Option("GS-CAND", "--id-prefix", help="Candidate ids start with this."),
     owner: str | None = typer.Option(None, "--owner", help="Owner written into each candidate."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written; write nothing."),
+    output_format: str = format_option(),
 ) -> None:
     """Ask a model for utterances that should and must not trigger a tool; write them as candidates.
 
@@ -68,17 +90,21 @@ def candidates_generate(  # noqa: PLR0917 - typer options
     gate reads and promotion refuses until a person writes it. Utterances already in the set (by
     normalised text) or holding personal data are left out. An unusable reply writes nothing.
     """
+    import json
+
     from judgekit.errors import JudgekitError
-    from judgekit.golden.generate import generate_candidates
+    from judgekit.golden.generate import dumps_summary, generate_candidates
     from judgekit.judges.cache import CacheMode, Cassette
     from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
 
+    output_format = chosen_format(output_format)
     mode = cache_mode or ("record" if cassette else "off")
     if mode not in ("record", "replay", "off"):
         raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)
     if mode != "off" and cassette is None:
         raise JudgekitError(f"--cache-mode {mode} needs --cassette FILE", exit_code=2)
-    case_set = _valid_set(set_path)
+    with problems_in_document(output_format, "candidates", _empty_candidates(tool, model, dry_run)):
+        case_set = _valid_set(set_path)
     client = JudgeClient(
         JudgeParams(model=model, temperature=temperature, max_tokens=max_tokens),
         ClientSettings(api_base=api_base, concurrency=1),
@@ -95,6 +121,23 @@ def candidates_generate(  # noqa: PLR0917 - typer options
         owner=owner,
         dry_run=dry_run,
     )
+    if output_format == "json":
+        summary = json.loads(dumps_summary(result))
+        for entry, f in zip(summary["written"], result.written, strict=True):
+            entry["input"] = f.data["input"]
+        print_document(
+            "candidates",
+            {
+                **_empty_candidates(tool, model, dry_run),
+                **summary,
+                "counts": {
+                    "written": len(result.written),
+                    "duplicates": len(result.duplicates),
+                    "personal_data": len(result.personal_data),
+                },
+            },
+        )
+        return
     verb = "would write" if dry_run else "wrote"
     for f in result.written:
         typer.echo(f"{verb} {f.path} ({f.case_id}): {f.data['input']}")
@@ -113,7 +156,7 @@ def candidates_generate(  # noqa: PLR0917 - typer options
 
 
 @existing_inputs("records", "set_path")
-def intake(
+def intake(  # noqa: PLR0917 - typer options
     records: Path = typer.Argument(..., help="Incident records: a .json or .csv file.", show_default=False),
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
     redact: list[str] = typer.Option(
@@ -121,6 +164,7 @@ def intake(
     ),
     id_prefix: str = typer.Option("REG-CAND", "--id-prefix", help="Candidate ids start with this."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written; write nothing."),
+    output_format: str = format_option(),
 ) -> None:
     """Turn incident or escalation records into sanitised regression candidates linked to their incident.
 
@@ -128,10 +172,22 @@ def intake(
     placeholders, and so is every --redact value. A record with a missing or malformed field stops the
     intake with its file, line and field; nothing is written then.
     """
-    from judgekit.golden.intake import intake_incidents
+    import json
 
-    case_set = _valid_set(set_path)
-    result = intake_incidents(records, case_set, redact_names=redact, id_prefix=id_prefix, dry_run=dry_run)
+    from judgekit.golden.intake import intake_incidents, summary_json
+
+    output_format = chosen_format(output_format)
+    empty: dict[str, Any] = {"dry_run": dry_run, "written": [], "skipped": [], "redactions": {}}
+    with problems_in_document(output_format, "intake", empty):
+        case_set = _valid_set(set_path)
+        result = intake_incidents(
+            records, case_set, redact_names=redact, id_prefix=id_prefix, dry_run=dry_run
+        )
+    if output_format == "json":
+        summary = json.loads(summary_json(result))
+        summary["redactions"] = dict(sorted(summary["redactions"].items()))
+        print_document("intake", {"dry_run": dry_run, **summary, "problems": []})
+        return
     verb = "would write" if dry_run else "wrote"
     for f in result.written:
         typer.echo(f"{verb} {f.path} ({f.case_id}, source_incident {f.data['source_incident']})")
@@ -149,6 +205,7 @@ def intake(
 def scan_pii(
     paths: list[Path] = typer.Argument(..., help="Files or folders to scan.", show_default=False),
     allow: list[str] = typer.Option([], "--allow", help="A value known to be synthetic (repeatable)."),
+    output_format: str = format_option(),
 ) -> None:
     """Scan any files (cases, fixtures, transcripts, exports) for personal data; exit 1 when any is found.
 
@@ -158,8 +215,21 @@ def scan_pii(
     """
     from judgekit.golden.pii import manifest_synthetic_values, scan_files
 
+    output_format = chosen_format(output_format)
     declared = manifest_synthetic_values(paths[0]) if paths else ()
     findings, scanned = scan_files(paths, allow=[*allow, *declared])
+    if output_format == "json":
+        print_document(
+            "pii_scan",
+            {
+                "values": len(findings),
+                "files_scanned": scanned,
+                "findings": [problem_data(p) for p in findings],
+            },
+        )
+        if findings:
+            raise typer.Exit(1)
+        return
     for problem in findings:
         typer.echo(str(problem))
     typer.echo(f"{len(findings)} personal-data value(s) in {scanned} file(s) scanned")
@@ -180,26 +250,20 @@ def golden_reconcile(
     out: Path | None = typer.Option(
         None, "--out", help="Write the agreed resolution here (YAML), only when the experts agree."
     ),
-    output_format: str = typer.Option("text", "--format", help="text or json."),
+    output_format: str = format_option(),
 ) -> None:
     """Compare two experts' independent resolutions of the same cases; list every field they differ on.
 
     Exit 0 when they agree (and --out is written), 1 when there are findings to settle (nothing is
     written). Files that do not resolve the same cases are named and not compared.
     """
-    import json
-
-    from judgekit.errors import JudgekitError
     from judgekit.golden.reconcile import reconcile
 
-    if output_format not in ("text", "json"):
-        raise JudgekitError(f"--format must be text or json (got '{output_format}')", exit_code=2)
+    output_format = chosen_format(output_format)
     result = reconcile(a, b, set_path=set_path, out=out)
     a_name, b_name = result.a.expert, result.b.expert
     if output_format == "json":
-        from judgekit.commands.output import versioned
-
-        document = versioned(
+        print_document(
             "reconciliation",
             {
                 "experts": [a_name, b_name],
@@ -211,7 +275,6 @@ def golden_reconcile(
                 "written": str(out) if out is not None and result.agree else None,
             },
         )
-        typer.echo(json.dumps(document, indent=2, ensure_ascii=False))
     else:
         for finding in result.findings:
             typer.echo(finding.describe(a_name, b_name))
@@ -253,6 +316,7 @@ def sample(  # noqa: PLR0917 - typer options
     transcripts: list[Path] = typer.Option(
         [], "--transcripts", help="Transcript files to take the trials from (default: each result's source)."
     ),
+    output_format: str = format_option(),
 ) -> None:
     """Draw a seeded sample of passing and failing trials, stratified by slice, as a review sheet.
 
@@ -265,12 +329,28 @@ def sample(  # noqa: PLR0917 - typer options
     from judgekit.io.atomic import write_atomic
     from judgekit.results import read_results
 
+    output_format = chosen_format(output_format)
     run = read_results(results)
-    for problem in run.problems:
-        typer.echo(f"warning: {problem}", err=True)
-    drawn = resolve_transcripts(
-        draw_sample(run, passing=passing, failing=failing, seed=seed), transcripts=transcripts
-    )
+    if output_format == "text":
+        for problem in run.problems:
+            typer.echo(f"warning: {problem}", err=True)
+    empty: dict[str, Any] = {
+        "sample_id": None,
+        "seed": seed,
+        "results": str(results),
+        "run_ids": run.run_ids,
+        "requested": {"passing": passing, "failing": failing},
+        "pools": {},
+        "not_drawable": {},
+        "items": [],
+        "notes": [],
+        "written": [],
+        "warnings": [problem_data(p) for p in run.problems],
+    }
+    with problems_in_document(output_format, "sample", empty):
+        drawn = resolve_transcripts(
+            draw_sample(run, passing=passing, failing=failing, seed=seed), transcripts=transcripts
+        )
     md_path, html_path = out / "review-sheet.md", out / "review-sheet.html"
     existing = [str(p) for p in (md_path, html_path) if p.exists()]
     if existing:
@@ -281,6 +361,9 @@ def sample(  # noqa: PLR0917 - typer options
     out.mkdir(parents=True, exist_ok=True)
     write_atomic(md_path, render_markdown(drawn))
     write_atomic(html_path, render_html(drawn))
+    if output_format == "json":
+        print_document("sample", _sample_data(drawn, [md_path, html_path], run.problems))
+        return
     for pool in ("passing", "failing"):
         strata = drawn.strata.get(pool, {})
         detail = ", ".join(f"{s} {d}/{n}" for s, (n, d) in strata.items() if n)
@@ -295,6 +378,56 @@ def sample(  # noqa: PLR0917 - typer options
     typer.echo(f"wrote {md_path} and {html_path} (sample {drawn.sample_id}, seed {seed})")
 
 
+def _sample_data(drawn: Sample, written: list[Path], warnings: list[Problem]) -> dict[str, Any]:
+    """The ``sample`` document's fields: how the sample was drawn, what it holds and the files written.
+
+    Args:
+        drawn: The sample drawn (its transcripts resolved).
+        written: The review sheets written (Markdown, then HTML).
+        warnings: Problems of the results file (lines that could not be read).
+
+    Returns:
+        The fields: ``sample_id``, ``seed``, ``results``, ``run_ids``, ``requested`` (trials asked for per
+        pool), ``pools`` (per pool: trials ``available`` and ``drawn``, and both per stratum),
+        ``not_drawable`` (trials of other verdicts, by verdict), ``items`` (each sampled trial), ``notes``,
+        ``written`` (the sheets' paths), ``warnings`` and ``problems`` (none: a refusal writes nothing).
+    """
+    return {
+        "sample_id": drawn.sample_id,
+        "seed": drawn.seed,
+        "results": str(drawn.results),
+        "run_ids": drawn.run_ids,
+        "requested": drawn.requested,
+        "pools": {
+            pool: {
+                "available": drawn.pool_sizes.get(pool, 0),
+                "drawn": sum(d for _, d in drawn.strata.get(pool, {}).values()),
+                "strata": {
+                    stratum: {"available": n, "drawn": d}
+                    for stratum, (n, d) in drawn.strata.get(pool, {}).items()
+                },
+            }
+            for pool in ("passing", "failing")
+        },
+        "not_drawable": drawn.not_drawable,
+        "items": [
+            {
+                "item_id": item.item_id,
+                "pool": item.pool,
+                "stratum": item.stratum,
+                "case_id": item.line.case.id,
+                "trial": item.line.trial,
+                "verdict": item.line.verdict.value,
+            }
+            for item in drawn.items
+        ],
+        "notes": drawn.notes,
+        "written": [str(path) for path in written],
+        "warnings": [problem_data(p) for p in warnings],
+        "problems": [],
+    }
+
+
 @existing_inputs("sheet")
 def sample_labels(
     sheet: Path = typer.Argument(..., help="A filled-in review-sheet.md.", show_default=False),
@@ -302,6 +435,7 @@ def sample_labels(
     rater: str | None = typer.Option(
         None, "--rater", help="Reviewer name (default: the sheet's Reviewer line)."
     ),
+    output_format: str = format_option(),
 ) -> None:
     """Read a filled-in review sheet back as a label table (grader and reviewer rows) for calibration."""
     from judgekit.calibration.labels import parse_labels
@@ -310,9 +444,21 @@ def sample_labels(
     from judgekit.io.atomic import write_atomic
     from judgekit.io.documents import decode_utf8
 
+    output_format = chosen_format(output_format)
     if not sheet.is_file():
         raise JudgekitError(f"{sheet}: no such review sheet")
-    labels = read_review_sheet(decode_utf8(sheet.read_bytes(), sheet), source=sheet, rater=rater)
+    empty: dict[str, Any] = {
+        "sheet": str(sheet),
+        "reviewer": rater,
+        "written": [],
+        "labelled": 0,
+        "unlabelled": [],
+        "agree_with_grader": 0,
+        "rows": [],
+        "next": None,
+    }
+    with problems_in_document(output_format, "label_sample", empty):
+        labels = read_review_sheet(decode_utf8(sheet.read_bytes(), sheet), source=sheet, rater=rater)
     if not labels.rows:
         raise JudgekitError(f"{sheet}: no verdict filled in yet; nothing was written")
     text = labels_csv(labels)
@@ -321,6 +467,32 @@ def sample_labels(
     )  # the table calibrate will read: checked before writing
     write_atomic(out, text)
     agree = sum(1 for r in labels.rows if r[2] == r[4])
+    if output_format == "json":
+        print_document(
+            "label_sample",
+            {
+                "sheet": str(sheet),
+                "reviewer": labels.reviewer,
+                "written": [str(out)],
+                "labelled": len(labels.rows),
+                "unlabelled": labels.unlabelled,
+                "agree_with_grader": agree,
+                "rows": [
+                    {
+                        "item_id": item_id,
+                        "case_id": case_id,
+                        "grader_verdict": grader,
+                        "grader_fingerprint": fingerprint,
+                        "reviewer_label": label,
+                        "notes": notes,
+                    }
+                    for item_id, case_id, grader, fingerprint, label, notes in labels.rows
+                ],
+                "next": f"judgekit calibrate {out} --judge {GRADER_RATER}",
+                "problems": [],
+            },
+        )
+        return
     typer.echo(
         f"wrote {out}: {len(labels.rows)} labelled item(s) by {labels.reviewer}, "
         f"{len(labels.unlabelled)} left unlabelled; the reviewer agrees with the grader on {agree} of "

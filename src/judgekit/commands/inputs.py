@@ -3,9 +3,10 @@
 A command marks the path parameters it reads with :func:`existing_inputs`; click then checks each path
 before the command runs (``error: Invalid value for '--cases': Path 'golden' does not exist.``), so a
 typo is reported the same way by every command, whatever order its inputs are read in, and nothing is
-written first. Outputs (``--out``), folders that may legitimately be absent (``--records``: no records
-means no trusted judge) and glob patterns (``grade --transcripts``, expanded by
-:func:`judgekit.io.paths.expand_input_paths`) are not marked.
+written first. Outputs (``--out``), ``--records`` (it may also come from ``JUDGEKIT_RECORDS`` or the project
+configuration, and its default may be absent: no records, no trusted judge; a folder that was named must
+exist, checked by :func:`judgekit.settings.records_folder`) and glob patterns (``grade --transcripts``,
+expanded by :func:`judgekit.io.paths.expand_input_paths`) are not marked.
 """
 
 from __future__ import annotations

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option
 
 if TYPE_CHECKING:
     from judgekit.golden.lint import LintReport
 
 __all__ = ["register"]
-
-_FORMATS = ("text", "json")
 
 
 def register(app: typer.Typer) -> None:
@@ -59,7 +58,7 @@ def lint(  # noqa: PLR0917 - typer options
     cases: list[Path] = typer.Argument(
         None, help="Golden-set folder(s) or case files (leave out with --tau-bench).", show_default=False
     ),
-    output_format: str = typer.Option("text", "--format", help="Output format: text or json."),
+    output_format: str = format_option(),
     rubric: list[str] = typer.Option(
         None,
         "--rubric",
@@ -94,8 +93,7 @@ def lint(  # noqa: PLR0917 - typer options
 
     from judgekit.errors import JudgekitError
 
-    if output_format not in _FORMATS:
-        raise _usage(f"--format must be text or json (got '{output_format}')")
+    output_format = chosen_format(output_format)
     if tau_bench is not None:
         if cases:
             raise _usage("give either golden-set CASES or --tau-bench RESULTS, not both")

@@ -12,7 +12,7 @@ runs that cannot be compared). Without a threshold, ``grade`` and ``report`` exi
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,8 +20,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option
 
 if TYPE_CHECKING:
+    from judgekit.io.importers import ImportResult
+    from judgekit.reports.run_gate import Threshold
+    from judgekit.reports.run_model import RunReport
     from judgekit.results import ResultLine
 
 __all__ = ["register"]
@@ -40,6 +44,7 @@ def register(app: typer.Typer) -> None:
     app.command("compare")(compare)
     import_app.command("tau-bench")(import_tau_bench)
     import_app.command("openai")(import_openai)
+    import_app.command("anthropic")(import_anthropic)
     app.add_typer(import_app, name="import")
 
 
@@ -98,7 +103,11 @@ def _gate(model: Any, fail_under: list[str], fail_under_k: list[str], max_errors
     thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
     if not thresholds:
         return False
-    misses = check_thresholds(model, thresholds)
+    return _say_gate(thresholds, check_thresholds(model, thresholds))
+
+
+def _say_gate(thresholds: Sequence[Threshold], misses: Sequence[str]) -> bool:
+    """One stderr line per missed threshold (or one saying all were met); whether any was missed."""
     for miss in misses:
         typer.echo(f"threshold missed: {miss}", err=True)
     if not misses:
@@ -229,7 +238,7 @@ def grade(  # noqa: PLR0917 - typer options
         None,
         "--records",
         help="Calibration records deciding whether the judge (by its exact fingerprint) is trusted "
-        "(default: calibration/records).",
+        "(default: the configured records, else calibration/records; a folder you name must exist).",
     ),
     require_trust: bool = typer.Option(
         False,
@@ -252,12 +261,16 @@ def grade(  # noqa: PLR0917 - typer options
     fail_under: list[str] = _FAIL_UNDER_OPTION,
     fail_under_k: list[str] = _FAIL_UNDER_K_OPTION,
     max_errors: list[str] = _MAX_ERRORS_OPTION,
+    output_format: str = format_option(),
 ) -> None:
     """Grade transcripts against a golden set: every layer, one result line per trial as it finishes.
 
     Interrupt at any time (Ctrl-C, or the process killed) and run again with --resume: finished trials
     are not graded again, no line is duplicated, and a line cut off by the interruption is re-graded.
     Secrets (API keys, tokens in URLs, authorisation headers) are removed from everything written.
+    With --format json the end-of-run summary is one document (kind grade_summary) on standard output:
+    trials per verdict, errors, pass rates per suite, each threshold and whether the gate passed, the
+    results file, the judge's trust and cost; the progress bar, notes and warnings stay on standard error.
     """
     import asyncio
 
@@ -266,8 +279,9 @@ def grade(  # noqa: PLR0917 - typer options
     from judgekit.graders.contract import UNTRUSTED_POLICIES
     from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
     from judgekit.secrets import Redactor
-    from judgekit.settings import resolve_settings
+    from judgekit.settings import records_folder, resolve_settings
 
+    output_format = chosen_format(output_format)
     # flag > environment > file (--config, then the project configuration) > default: docs/configuration.md
     effective = resolve_settings(
         flags={
@@ -293,7 +307,7 @@ def grade(  # noqa: PLR0917 - typer options
             "judgekit.toml (see judgekit config)",
             exit_code=2,
         )
-    records = Path(effective.value("records"))
+    records = records_folder(effective=effective)  # a folder that was named must exist (exit 2)
     concurrency = int(effective.value("concurrency"))
     untrusted = str(effective.value("untrusted"))
     judge_model = effective.value("judge.model")
@@ -447,18 +461,22 @@ def grade(  # noqa: PLR0917 - typer options
     finally:
         grader.close()
     counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
-    typer.echo(
-        f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
-        + (f" ({counts})" if counts else "")
-        + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
-        + (f"; judge cost ${summary.cost_usd:.4f}" if rubric_grader is not None else "")
-        + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
-        + f" -> {out}"
-    )
-    if rubric_grader is not None:
-        typer.echo(_untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded))
-    missed = False
-    if fail_under or fail_under_k or max_errors:
+    if output_format == "text":
+        typer.echo(
+            f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
+            + (f" ({counts})" if counts else "")
+            + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
+            + (f"; judge cost ${summary.cost_usd:.4f}" if rubric_grader is not None else "")
+            + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
+            + f" -> {out}"
+        )
+        if rubric_grader is not None:
+            typer.echo(_untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded))
+    from judgekit.reports.run_gate import parse_thresholds
+
+    thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
+    run_report: RunReport | None = None
+    if thresholds or output_format == "json":
         # the figures `judgekit report --cases` would show for this results file (undecided counts as fail)
         from judgekit.golden.splits import holdout_ids, split_report_lines
         from judgekit.reports.run_model import build_run_report
@@ -466,14 +484,97 @@ def grade(  # noqa: PLR0917 - typer options
 
         graded = split_report_lines(read_results(out), holdout, set_holdouts=holdout_ids(case_set)).results
         splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        missed = _gate(
-            build_run_report(graded, undecided="fail", splits=splits), fail_under, fail_under_k, max_errors
+        run_report = build_run_report(graded, undecided="fail", splits=splits)
+    gate = _threshold_rows(run_report, thresholds) if run_report is not None else []
+    misses = [miss for row in gate for miss in row["misses"]]
+    missed = _say_gate(thresholds, misses) if thresholds else False
+    if output_format == "json" and run_report is not None:
+        from judgekit.commands.output import print_document
+        from judgekit.verdict import Verdict
+
+        judge: dict[str, Any] | None = None
+        if rubric_grader is not None:
+            judge = {
+                "model": judge_model,
+                "fingerprint": rubric_grader.fingerprint,
+                "trust": overall.trust.value,
+                "trust_reason": overall.reason,
+                "records": str(records),
+                "require_trust": require_trust,
+                "cache_mode": mode,
+                "cassette": str(cassette) if cassette is not None else None,
+                "untrusted_policy": untrusted,
+                "untrusted_verdicts_counted": summary.untrusted_verdicts,
+                "untrusted_note": _untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded),
+            }
+        print_document(
+            "grade_summary",
+            {
+                "run_id": summary.run_id,
+                "results": str(out),
+                "cases": str(cases),
+                "planned": summary.planned,
+                "graded": summary.graded,
+                "already_graded": summary.skipped_done,
+                "seconds": round(summary.seconds, 3),
+                "verdicts": {v.value: summary.verdicts.get(v, 0) for v in Verdict},
+                "errors": summary.verdicts.get(Verdict.ERROR, 0),
+                "grader_errors": summary.grader_errors,
+                "cost_usd": summary.cost_usd,
+                "judge": judge,
+                "trials_in_results": run_report.run.trials,
+                "undecided_policy": run_report.undecided_policy,
+                # pass^1 per suite, the figure --fail-under checks (None when undefined)
+                "pass_rates": {
+                    suite.name: suite.pass_hat[0].value if suite.pass_hat else None
+                    for suite in run_report.suites
+                },
+                "suites": [suite.model_dump(mode="json") for suite in run_report.suites],
+                "gate": {
+                    "checked": bool(thresholds),
+                    "passed": not misses if thresholds else None,
+                    "thresholds": gate,
+                    "misses": misses,
+                },
+                "input_problems": [
+                    {
+                        "file": str(p.file) if p.file is not None else None,
+                        "line": p.line,
+                        "field": p.field,
+                        "message": redactor.text(p.message),
+                    }
+                    for p in plan.problems
+                ],
+                "dropped_line": state.dropped_line,
+                "holdouts_left_out": sorted({t.case.id for t in held_out}),
+                "exit_code": 2 if plan.problems else 1 if missed else 0,
+            },
         )
     if plan.problems:
         typer.echo(f"{len(plan.problems)} input line(s) left out (see warnings above)", err=True)
         raise typer.Exit(2)
     if missed:
         raise typer.Exit(1)
+
+
+def _threshold_rows(report: RunReport, thresholds: Sequence[Threshold]) -> list[dict[str, Any]]:
+    """Each threshold checked on its own: its fields, whether it was met, and its misses.
+
+    Args:
+        report: The run's report (the figures ``judgekit report`` shows).
+        thresholds: The parsed ``--fail-under``, ``--fail-under-k`` and ``--max-errors`` values.
+
+    Returns:
+        One row per threshold: ``option`` (as written), ``kind``, ``suite``, ``k``, ``minimum``,
+        ``maximum``, ``met`` (no miss) and ``misses`` (one message per suite that missed it).
+    """
+    from judgekit.reports.run_gate import check_thresholds
+
+    rows: list[dict[str, Any]] = []
+    for threshold in thresholds:
+        missed = check_thresholds(report, [threshold])
+        rows.append({**threshold.model_dump(mode="json"), "met": not missed, "misses": list(missed)})
+    return rows
 
 
 def _untrusted_note(policy: str, counted: int, graded: int) -> str:
@@ -493,11 +594,14 @@ def _untrusted_note(policy: str, counted: int, graded: int) -> str:
 
 # --------------------------------------------------------------------------- report
 
+_REPORT_FORMATS = ("html", "md", "json")
+"""The formats of ``judgekit report``: a self-contained HTML page, Markdown, or the run report as JSON."""
+
 
 @existing_inputs("results", "history", "cases")
 def report(  # noqa: PLR0917 - typer options
     results: Path = typer.Argument(..., help="Results file (JSONL) written by judgekit grade."),
-    output_format: str = typer.Option("md", "--format", help="html, md or json."),
+    output_format: str = format_option("md", _REPORT_FORMATS),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
     k: int | None = typer.Option(None, "--k", help="Largest k for pass^k (default: the trial count)."),
     history: list[Path] = typer.Option(
@@ -547,8 +651,7 @@ def report(  # noqa: PLR0917 - typer options
     from judgekit.results import read_results
     from judgekit.secrets import Redactor
 
-    if output_format not in ("html", "md", "json"):
-        raise JudgekitError(f"--format must be html, md or json (got '{output_format}')", exit_code=2)
+    output_format = chosen_format(output_format, _REPORT_FORMATS)
     from judgekit.stats import check_undecided_policy
 
     try:
@@ -626,12 +729,15 @@ def report(  # noqa: PLR0917 - typer options
 
 # --------------------------------------------------------------------------- compare
 
+_COMPARE_FORMATS = ("md", "json")
+"""The formats of ``judgekit compare``: Markdown, or the comparison as JSON."""
+
 
 @existing_inputs("baseline", "candidate", "cases")
 def compare(  # noqa: PLR0917 - typer options
     baseline: Path = typer.Argument(..., help="Results of the baseline (A)."),
     candidate: Path = typer.Argument(..., help="Results of the new version (B)."),
-    output_format: str = typer.Option("md", "--format", help="md or json."),
+    output_format: str = format_option("md", _COMPARE_FORMATS),
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
     alpha: float = typer.Option(0.05, "--alpha", help="Significance level of the verdict."),
     regression_slice: list[str] = typer.Option(
@@ -650,13 +756,11 @@ def compare(  # noqa: PLR0917 - typer options
     the other says. Exit code 2 when the runs cannot be compared (graded on different case versions or
     policy revisions, each case named; no task in common) or a results file has problems.
     """
-    from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
     from judgekit.reports.run_compare import compare_runs
     from judgekit.results import read_results
 
-    if output_format not in ("md", "json"):
-        raise JudgekitError(f"--format must be md or json (got '{output_format}')", exit_code=2)
+    output_format = chosen_format(output_format, _COMPARE_FORMATS)
     with _input_errors():
         a, b = read_results(baseline), read_results(candidate)
         for p in [*a.problems, *b.problems]:
@@ -706,34 +810,90 @@ def compare(  # noqa: PLR0917 - typer options
 # --------------------------------------------------------------------------- import
 
 
-def _write_import(result: Any, out: Path, rewards: Path | None, run_id: str | None, kind: str) -> None:
+def _write_import(
+    result: ImportResult,
+    out: Path,
+    *,
+    rewards: Path | None,
+    run_id: str | None,
+    kind: str,
+    source_format: str,
+    output: str,
+) -> None:
+    """Write an import's transcripts (and stored rewards), then say what was done.
+
+    Args:
+        result: What the importer read: the trials to write and the entries it could not import.
+        out: The transcript JSONL file to write.
+        rewards: The results file for the source's stored rewards, or ``None`` for none.
+        run_id: The run id of the rewards file (default: a new one).
+        kind: The source format in words, for the text summary (``OpenAI chat``).
+        source_format: The source format's identifier, for the JSON document (``openai-chat``).
+        output: ``text`` (warnings and a summary on standard error) or ``json`` (one ``import``
+            document on standard output, nothing else).
+
+    Raises:
+        typer.Exit: (code 1) When some entries could not be imported; the others were still written.
+    """
+    from judgekit.commands.output import print_document
     from judgekit.io.atomic import write_atomic
     from judgekit.io.importers import reward_result_lines, transcript_lines
     from judgekit.results import dump_result_line
     from judgekit.runner import new_run_id
     from judgekit.secrets import Redactor
 
+    text = output == "text"
     redactor = Redactor.from_environ()
     lines = [redactor.text(line) for line in transcript_lines(result.trials)]
     write_atomic(out, "".join(line + "\n" for line in lines))
-    for problem in result.problems:
-        typer.echo(f"warning: {problem}", err=True)
-    typer.echo(f"imported {len(result.trials)} {kind} trial(s) -> {out}", err=True)
+    if text:
+        for problem in result.problems:
+            typer.echo(f"warning: {problem}", err=True)
+        typer.echo(f"imported {len(result.trials)} {kind} trial(s) -> {out}", err=True)
+    rid: str | None = None
     if rewards is not None:
         rid = run_id or new_run_id()
-        text = "".join(
+        results = "".join(
             dump_result_line(line, redactor) + "\n" for line in reward_result_lines(result.trials, run_id=rid)
         )
-        write_atomic(rewards, text)
-        typer.echo(f"stored rewards as results -> {rewards} (run {rid})", err=True)
+        write_atomic(rewards, results)
+        if text:
+            typer.echo(f"stored rewards as results -> {rewards} (run {rid})", err=True)
+    if not text:
+        print_document(
+            "import",
+            {
+                "source": str(result.source),
+                "source_format": source_format,
+                "out": str(out),
+                "transcripts_written": len(result.trials),
+                "cases": len({t.transcript.case_id for t in result.trials}),
+                "problems": [
+                    {
+                        "file": str(p.file) if p.file is not None else None,
+                        "line": p.line,
+                        "field": p.field,
+                        "message": redactor.text(p.message),
+                    }
+                    for p in result.problems
+                ],
+                "rewards_file": str(rewards) if rewards is not None else None,
+                "rewards_run_id": rid,
+            },
+        )
     if result.problems:
         raise typer.Exit(1)
+
+
+_OUT_OPTION_HELP = "Transcript JSONL file to write."
+_CASE_ID_FIELD_HELP = "Dotted field holding the case id (default case_id, metadata.case_id)."
+_RUN_ID_HELP = "Run id of the rewards results file."
 
 
 @existing_inputs("source")
 def import_tau_bench(  # noqa: PLR0917 - typer options
     source: Path = typer.Argument(..., help="tau-bench results file (JSON list of episodes, or JSONL)."),
-    out: Path = typer.Option(..., "--out", help="Transcript JSONL file to write."),
+    out: Path = typer.Option(..., "--out", help=_OUT_OPTION_HELP),
     case_prefix: str = typer.Option("task-", "--case-prefix", help="Case id prefix (task-0, task-1, ...)."),
     agent_model: str | None = typer.Option(
         None, "--agent-model", help="The agent's model, for the run record."
@@ -741,32 +901,82 @@ def import_tau_bench(  # noqa: PLR0917 - typer options
     rewards: Path | None = typer.Option(
         None, "--rewards-out", help="Also write tau-bench's stored rewards as a results file (for report)."
     ),
-    run_id: str | None = typer.Option(None, "--run-id", help="Run id of the rewards results file."),
+    run_id: str | None = typer.Option(None, "--run-id", help=_RUN_ID_HELP),
+    output_format: str = format_option(),
 ) -> None:
     """Import tau-bench trajectories: one transcript per (task, trial); trials become 1-based."""
     from judgekit.io.importers import read_tau_bench
 
+    output = chosen_format(output_format)
     result = read_tau_bench(source, case_prefix=case_prefix, agent_model=agent_model)
-    _write_import(result, out, rewards, run_id, "tau-bench")
+    _write_import(
+        result,
+        out,
+        rewards=rewards,
+        run_id=run_id,
+        kind="tau-bench",
+        source_format="tau-bench",
+        output=output,
+    )
 
 
 @existing_inputs("source")
 def import_openai(  # noqa: PLR0917 - typer options
     source: Path = typer.Argument(..., help="OpenAI chat JSONL file: {messages, tools, ...} per line."),
-    out: Path = typer.Option(..., "--out", help="Transcript JSONL file to write."),
-    case_id_field: str | None = typer.Option(
-        None, "--case-id-field", help="Dotted field holding the case id (default case_id, metadata.case_id)."
-    ),
+    out: Path = typer.Option(..., "--out", help=_OUT_OPTION_HELP),
+    case_id_field: str | None = typer.Option(None, "--case-id-field", help=_CASE_ID_FIELD_HELP),
     agent_model: str | None = typer.Option(
         None, "--agent-model", help="The agent's model (default: 'model')."
     ),
     rewards: Path | None = typer.Option(
         None, "--rewards-out", help="Also write metadata.reward as a results file."
     ),
-    run_id: str | None = typer.Option(None, "--run-id", help="Run id of the rewards results file."),
+    run_id: str | None = typer.Option(None, "--run-id", help=_RUN_ID_HELP),
+    output_format: str = format_option(),
 ) -> None:
     """Import OpenAI chat JSONL conversations as transcripts."""
     from judgekit.io.importers import read_openai_chat
 
+    output = chosen_format(output_format)
     result = read_openai_chat(source, case_id_field=case_id_field, agent_model=agent_model)
-    _write_import(result, out, rewards, run_id, "OpenAI chat")
+    _write_import(
+        result,
+        out,
+        rewards=rewards,
+        run_id=run_id,
+        kind="OpenAI chat",
+        source_format="openai-chat",
+        output=output,
+    )
+
+
+@existing_inputs("source")
+def import_anthropic(  # noqa: PLR0917 - typer options
+    source: Path = typer.Argument(
+        ..., help="Anthropic messages JSONL file: {system, messages, tools, ...} per line."
+    ),
+    out: Path = typer.Option(..., "--out", help=_OUT_OPTION_HELP),
+    case_id_field: str | None = typer.Option(None, "--case-id-field", help=_CASE_ID_FIELD_HELP),
+    agent_model: str | None = typer.Option(
+        None, "--agent-model", help="The agent's model (default: 'model')."
+    ),
+    rewards: Path | None = typer.Option(
+        None, "--rewards-out", help="Also write metadata.reward as a results file."
+    ),
+    run_id: str | None = typer.Option(None, "--run-id", help=_RUN_ID_HELP),
+    output_format: str = format_option(),
+) -> None:
+    """Import Anthropic messages JSONL conversations (tool_use / tool_result blocks) as transcripts."""
+    from judgekit.io.adapters import read_anthropic
+
+    output = chosen_format(output_format)
+    result = read_anthropic(source, case_id_field=case_id_field, agent_model=agent_model)
+    _write_import(
+        result,
+        out,
+        rewards=rewards,
+        run_id=run_id,
+        kind="Anthropic messages",
+        source_format="anthropic-messages",
+        output=output,
+    )

@@ -23,19 +23,26 @@ policy that can never be met, or unusable input; 2 a usage error.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
+    from judgekit.calibration.bias import BiasReport
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
     from judgekit.calibration.plan import LabelPlan
+    from judgekit.errors import JudgekitError
 
 __all__ = ["register"]
+
+#: The formats of ``calibrate-plan`` and ``failure-modes``: a Markdown report or its JSON document.
+MD_OR_JSON = ("md", "json")
 
 
 def _read(path: Path, what: str) -> bytes:
@@ -72,12 +79,20 @@ def _labels(path: Path) -> LabelTable:
     return parse_labels(_read(path, "label table"), source=path)
 
 
-def _format(fmt: str, allowed: tuple[str, ...]) -> str:
-    from judgekit.errors import JudgekitError
+def _problems(exc: JudgekitError) -> list[dict[str, Any]]:
+    """The located problems of an error, as objects (``file``, ``line``, ``field``, ``message``)."""
+    from judgekit.errors import LocatedError, ProblemsError
 
-    if fmt not in allowed:
-        raise JudgekitError(f"--format: {fmt!r} is not one of {', '.join(allowed)}", exit_code=2)
-    return fmt
+    if isinstance(exc, ProblemsError):
+        return [asdict(p) for p in exc.problems]
+    if isinstance(exc, LocatedError):
+        return [asdict(exc.problem)]
+    return []
+
+
+def _written(*files: tuple[Path, str]) -> list[dict[str, str]]:
+    """The files a command wrote, as ``{"path", "what"}`` objects for its JSON document."""
+    return [{"path": str(path), "what": what} for path, what in files]
 
 
 # ------------------------------------------------------------------------------------------- plan
@@ -134,7 +149,7 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
     assurance: float | None = typer.Option(
         None, "--assurance", help="Plan so the judge clears the bound with this probability (e.g. 0.8)."
     ),
-    fmt: str = typer.Option("md", "--format", help="md or json."),
+    fmt: str = format_option(default="md", choices=MD_OR_JSON),
 ) -> None:
     """How many expert labels per class are still needed to certify a judge, and what to label next.
 
@@ -145,7 +160,7 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
     from judgekit.calibration.plan import PlanSettings, plan_labels
     from judgekit.errors import JudgekitError
 
-    _format(fmt, ("md", "json"))
+    chosen_format(fmt, MD_OR_JSON)
     pol = _policy(policy)
     try:
         settings = PlanSettings(
@@ -189,6 +204,26 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
 # ------------------------------------------------------------------------------------------- guards
 
 
+def _check(name: str, status: str, message: str, error: JudgekitError | None = None) -> dict[str, Any]:
+    """One check of ``calibrate-check`` for its JSON document.
+
+    Args:
+        name: The check: ``provenance``, ``selection_set`` or ``few_shot``.
+        status: ``passed``, ``refused`` or ``skipped`` (a check whose input was not given).
+        message: What the check found; for a refusal, the whole refusal (what is wrong, what to do).
+        error: The refusal, whose located problems become ``problems``.
+
+    Returns:
+        ``{"check", "status", "message", "problems"}``.
+    """
+    return {
+        "check": name,
+        "status": status,
+        "message": message,
+        "problems": _problems(error) if error is not None else [],
+    }
+
+
 @existing_inputs("labels", "few_shot", "transcripts")
 def calibrate_check(
     labels: Path = typer.Argument(..., help="The labelled test set (.csv or .jsonl).", show_default=False),
@@ -198,27 +233,54 @@ def calibrate_check(
     transcripts: Path | None = typer.Option(
         None, "--transcripts", help="Transcripts of the labelled items (JSONL), to compare few-shot texts."
     ),
-    records: Path = typer.Option(
-        Path("calibration/records"), "--records", help="Calibration records folder (holds the usage ledger)."
+    records: Path | None = typer.Option(
+        None,
+        "--records",
+        help="Calibration records folder, holding the usage ledger (default: the configured records, else "
+        "calibration/records; a folder you name must exist).",
     ),
+    fmt: str = format_option(),
 ) -> None:
     """Refuse labels that would inflate a judge's numbers; say what to collect instead.
 
     Checks: items carry a provenance and enough are random production samples; the judge's few-shot
     examples are not labelled test items; the labels were not already used to choose between judges.
-    Exit 0 when every check passes, 1 on the first refusal.
+    Exit 0 when every check passes, 1 on the first refusal (with --format json every check is run and
+    reported, each with its status).
     """
     from judgekit.calibration.guards import (
+        ProvenanceSummary,
         check_few_shot_overlap,
         check_not_selection_set,
         load_usage,
         parse_few_shot,
         random_sample_only,
     )
+    from judgekit.errors import JudgekitError
+    from judgekit.settings import records_folder
 
+    as_json = chosen_format(fmt) == "json"
+    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     table = _labels(labels)
-    _, summary = random_sample_only(table)
-    check_not_selection_set(table, load_usage(records))
+    checks: list[dict[str, Any]] = []
+    summary: ProvenanceSummary | None = None
+    try:
+        _, summary = random_sample_only(table)
+        checks.append(_check("provenance", "passed", summary.note))
+    except JudgekitError as exc:
+        if not as_json:
+            raise
+        checks.append(_check("provenance", "refused", exc.message, exc))
+    usage = load_usage(records)
+    try:
+        check_not_selection_set(table, usage)
+        checks.append(
+            _check("selection_set", "passed", "the labels were never used to choose between judges")
+        )
+    except JudgekitError as exc:
+        if not as_json:
+            raise
+        checks.append(_check("selection_set", "refused", exc.message, exc))
     if few_shot is not None:
         texts: dict[str, str] | None = None
         if transcripts is not None:
@@ -230,7 +292,36 @@ def calibrate_check(
                 texts[f"{t.case_id}#{t.trial}"] = render_transcript(t)
                 texts.setdefault(t.case_id, render_transcript(t))
         examples = parse_few_shot(_read(few_shot, "few-shot file"), source=few_shot)
-        check_few_shot_overlap(examples, table, item_texts=texts, source=few_shot)
+        try:
+            check_few_shot_overlap(examples, table, item_texts=texts, source=few_shot)
+            checks.append(
+                _check(
+                    "few_shot",
+                    "passed",
+                    f"none of the {len(examples)} few-shot example(s) is a labelled item",
+                )
+            )
+        except JudgekitError as exc:
+            if not as_json:
+                raise
+            checks.append(_check("few_shot", "refused", exc.message, exc))
+    else:
+        checks.append(_check("few_shot", "skipped", "no --few-shot file given"))
+    ok = all(c["status"] != "refused" for c in checks)
+    if as_json:
+        print_document(
+            "label_check",
+            {
+                "labels": str(labels),
+                "ok": ok,
+                "provenance": summary.model_dump(mode="json") if summary is not None else None,
+                "checks": checks,
+            },
+        )
+        if not ok:
+            raise typer.Exit(1)
+        return
+    assert summary is not None  # text mode raised at the first refusal
     typer.echo(f"{labels}: ok ({summary.note})")
 
 
@@ -241,21 +332,42 @@ def calibrate_select(
         ..., "--candidates", help="Comma-separated judges (fingerprints) compared."
     ),
     chosen: str | None = typer.Option(None, "--chosen", help="The judge chosen."),
-    records: Path = typer.Option(
-        Path("calibration/records"), "--records", help="Calibration records folder."
+    records: Path | None = typer.Option(
+        None,
+        "--records",
+        help="Calibration records folder (default: the configured records, else calibration/records; a "
+        "folder you name must exist).",
     ),
+    fmt: str = format_option(),
 ) -> None:
     """Record that these labels were used to choose between judges: they become a development set."""
     from judgekit.calibration.guards import USAGE_FILE, record_selection
+    from judgekit.settings import records_folder
 
+    as_json = chosen_format(fmt) == "json"
+    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     raw = _read(labels, "label table")
     table = _labels(labels)
     names = [c.strip() for c in candidates.split(",") if c.strip()]
-    record_selection(
+    usage = record_selection(
         records, label_sha256=table.sha256, label_name=labels.name, candidates=names, chosen=chosen
     )
+    ledger = records / USAGE_FILE
+    if as_json:
+        print_document(
+            "calibration_selection",
+            {
+                "labels": str(labels),
+                "bytes": len(raw),
+                "usage": usage.model_dump(mode="json"),
+                "ledger": str(ledger),
+                "written": _written((ledger, "label_usage_ledger")),
+                "next": "certify the chosen judge on fresh labels",
+            },
+        )
+        return
     typer.echo(
-        f"{labels.name} ({len(raw)} bytes) recorded as a development set in {records / USAGE_FILE}; "
+        f"{labels.name} ({len(raw)} bytes) recorded as a development set in {ledger}; "
         "certify the chosen judge on fresh labels"
     )
 
@@ -269,17 +381,18 @@ def failure_modes(  # noqa: PLR0917 - typer options
     judge: str = typer.Option(..., "--judge", help="The judge rater."),
     experts: str | None = typer.Option(None, "--experts", help="Comma-separated expert raters."),
     policy: Path | None = typer.Option(None, "--policy", help="Trust policy for every failure mode."),
-    fmt: str = typer.Option("md", "--format", help="md or json."),
+    fmt: str = format_option(default="md", choices=MD_OR_JSON),
     fingerprint: str | None = typer.Option(
         None,
         "--fingerprint",
         help="The judge's grader fingerprint: record the decisions for it in --records (else the table's "
         "fingerprint column for the judge's rows; neither: nothing is recorded).",
     ),
-    records: Path = typer.Option(
-        Path("calibration/records"),
+    records: Path | None = typer.Option(
+        None,
         "--records",
-        help="Calibration records folder; the record goes to its failure-modes/ sub-folder.",
+        help="Calibration records folder; the record goes to its failure-modes/ sub-folder (default: the "
+        "configured records, else calibration/records; a folder you name must exist).",
     ),
 ) -> None:
     """Calibrate each failure mode (criterion) on its own and gate them together with Holm's correction.
@@ -300,8 +413,10 @@ def failure_modes(  # noqa: PLR0917 - typer options
     from judgekit.calibration.guards import random_sample_only
     from judgekit.calibration.pipeline import resolve_fingerprint
     from judgekit.calibration.records import LabelTableInfo
+    from judgekit.settings import records_folder
 
-    _format(fmt, ("md", "json"))
+    chosen_format(fmt, MD_OR_JSON)
+    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     table, summary = random_sample_only(_labels(labels))
     typer.echo(summary.note, err=True)
     pol = _policy(policy)
@@ -368,11 +483,15 @@ def probe_bias(  # noqa: PLR0917 - typer options
     ),
     criteria: str | None = typer.Option(None, "--criteria", help="Rubric criteria to probe (default: all)."),
     tolerance: float = typer.Option(0.0, "--tolerance", help="Extra flip rate tolerated beyond the placebo."),
-    records: Path = typer.Option(
-        Path("calibration/records"), "--records", help="Calibration records folder."
+    records: Path | None = typer.Option(
+        None,
+        "--records",
+        help="Calibration records folder (default: the configured records, else calibration/records; a "
+        "folder you name must exist).",
     ),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write the bias report to --records."),
     out: Path | None = typer.Option(None, "--out", help="Also write the report (JSON) here."),
+    fmt: str = format_option(),
 ) -> None:
     """Probe a judge for length, self-preference, sycophancy, distraction and position bias, with placebos.
 
@@ -394,8 +513,11 @@ def probe_bias(  # noqa: PLR0917 - typer options
     )
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
+    from judgekit.settings import records_folder
     from judgekit.transcript import read_transcripts
 
+    as_json = chosen_format(fmt) == "json"
+    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     mode = cache_mode or ("record" if cassette else "off")
     if mode not in ("record", "replay", "off"):
         raise JudgekitError(f"--cache-mode must be record, replay or off (got {mode!r})", exit_code=2)
@@ -413,9 +535,13 @@ def probe_bias(  # noqa: PLR0917 - typer options
         by_case.setdefault(t.case_id, []).append(t)
     crit = tuple(c.strip() for c in criteria.split(",") if c.strip()) if criteria else ()
     pairs = [PairItem(first=ts[0], second=ts[1], criteria=crit) for ts in by_case.values() if len(ts) >= 2]
+    warnings: list[str] = []
     if "position" in wanted and not pairs:
-        typer.echo("warning: no case has two transcripts, so the position probe is left out", err=True)
+        warnings.append("no case has two transcripts, so the position probe is left out")
         wanted.remove("position")
+    if not as_json:
+        for warning in warnings:
+            typer.echo(f"warning: {warning}", err=True)
     blocking = [p.strip() for p in must_pass.split(",") if p.strip()] if must_pass is not None else wanted
     try:
         settings = ProbeSettings(probes=tuple(wanted), must_pass=tuple(blocking), tolerance=tolerance)
@@ -437,20 +563,63 @@ def probe_bias(  # noqa: PLR0917 - typer options
     )
     items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
     report = run_probes(grader, items, pairs=pairs, settings=settings)
-    for r in report.results:
-        typer.echo(r.message)
+    if not as_json:
+        for r in report.results:
+            typer.echo(r.message)
     text = dump_bias_report(report)
+    written: list[tuple[Path, str]] = []
     if out is not None:
         write_atomic(out, text)
+        written.append((out, "bias_report"))
     if not no_record:
         path = records / BIAS_DIR / bias_report_filename(report)
         _write_record(path, text, "bias report")
-        typer.echo(f"bias report: {path}", err=True)
+        written.append((path, "bias_record"))
+        if not as_json:
+            typer.echo(f"bias report: {path}", err=True)
+    if as_json:
+        print_document("bias_probe", _bias_document(report, warnings, _written(*written)))
+        if report.blocks_trust:
+            raise typer.Exit(1)
+        return
     if report.blocks_trust:
         names = ", ".join(f"{r.probe} ({r.verdict})" for r in report.blocking)
         typer.echo(f"judge {report.judge}: NOT TRUSTED: must-pass probe(s) not clear: {names}", err=True)
         raise typer.Exit(1)
     typer.echo(f"judge {report.judge}: bias probes clear", err=True)
+
+
+def _bias_document(report: BiasReport, warnings: list[str], written: list[dict[str, str]]) -> dict[str, Any]:
+    """The fields of ``probe-bias``'s JSON document.
+
+    Args:
+        report: The probes' report.
+        warnings: What was left out and why (the position probe without pairs of transcripts).
+        written: The files written (the record in --records, the --out copy).
+
+    Returns:
+        ``judge``, ``fingerprint``, ``created_at``, ``settings``; ``results`` (one per probe: the bias
+        report's fields, with the paired interval of the extra flip rate as ``interval`` ``{low, high}``,
+        ``null`` when none); ``trusted`` (no must-pass probe is biased or failed), ``blocking`` (the
+        must-pass probes that are not clear, with their verdicts), ``warnings`` and ``written``.
+    """
+    data = report.model_dump(mode="json")
+    results = []
+    for result in data["results"]:
+        low, high = result.pop("low"), result.pop("high")
+        results.append({**result, "interval": None if low is None else {"low": low, "high": high}})
+    return {
+        "judge": report.judge,
+        "fingerprint": report.fingerprint,
+        "created_at": data["created_at"],
+        "bias_report_schema": report.schema_version,
+        "settings": data["settings"],
+        "results": results,
+        "trusted": not report.blocks_trust,
+        "blocking": [{"probe": r.probe, "verdict": r.verdict} for r in report.blocking],
+        "warnings": warnings,
+        "written": written,
+    }
 
 
 # ------------------------------------------------------------------------------------------- traces
@@ -466,6 +635,7 @@ def import_otel(
         help="Case of every trace when spans carry no judgekit.case_id (else the trace id).",
     ),
     fidelity: Path | None = typer.Option(None, "--fidelity", help="Also write the fidelity reports (JSON)."),
+    fmt: str = format_option(),
 ) -> None:
     """Import OpenTelemetry GenAI traces into transcripts, each with a fidelity report.
 
@@ -473,22 +643,59 @@ def import_otel(
 
     Exit 0 when every trace was imported, 1 when some were refused (cycles, unknown conventions; named).
     """
+    from judgekit.errors import ProblemsError
     from judgekit.graders.contract import unsupported_layers
     from judgekit.io.atomic import write_atomic
     from judgekit.io.otel import check_problems, lost_capabilities, read_otlp_file
 
+    as_json = chosen_format(fmt) == "json"
     result = read_otlp_file(trace, case_id=case_id)
-    check_problems(result)
-    lines = [t.model_dump_json() for t in result.transcripts]
-    write_atomic(out, "\n".join(lines) + "\n")
+    written: list[tuple[Path, str]] = []
+    try:
+        check_problems(result)
+    except ProblemsError:
+        if not as_json:
+            raise
+    else:
+        lines = [t.model_dump_json() for t in result.transcripts]
+        write_atomic(out, "\n".join(lines) + "\n")
+        written.append((out, "transcripts"))
+        if fidelity is not None:
+            write_atomic(
+                fidelity, json.dumps([r.model_dump(mode="json") for r in result.reports], indent=2) + "\n"
+            )
+            written.append((fidelity, "fidelity_reports"))
+    if as_json:
+        traces = [
+            {
+                "case_id": t.case_id,
+                "trial": t.trial,
+                "summary": report.summary(),
+                "fidelity": report.model_dump(mode="json"),
+                "unsupported_layers": [
+                    {"layer": str(layer), "verdict": "insufficient_information", "reason": why}
+                    for layer, why in unsupported_layers(lost_capabilities(report)).items()
+                ],
+            }
+            for t, report in zip(result.transcripts, result.reports, strict=True)
+        ]
+        print_document(
+            "otel_import",
+            {
+                "trace_file": str(trace),
+                "imported": len(result.transcripts),
+                "traces": traces,
+                "problems": [asdict(p) for p in result.problems],
+                "written": _written(*written),
+            },
+        )
+        if result.problems:
+            raise typer.Exit(1)
+        return
     for report in result.reports:
         typer.echo(report.summary())
         for layer, why in unsupported_layers(lost_capabilities(report)).items():
             typer.echo(f"  {layer}: insufficient_information ({why})")
-    if fidelity is not None:
-        write_atomic(
-            fidelity, json.dumps([r.model_dump(mode="json") for r in result.reports], indent=2) + "\n"
-        )
     typer.echo(f"{len(result.transcripts)} transcript(s) -> {out}", err=True)
     for problem in result.problems:
         typer.echo(f"error: {problem}", err=True)
@@ -505,21 +712,45 @@ def export_otel(
     transcripts: Path | None = typer.Option(
         None, "--transcripts", help="Transcripts imported from OTLP, to parent each event to its trace."
     ),
+    fmt: str = format_option(),
 ) -> None:
-    """Export verdicts as gen_ai.evaluation.result events (OTLP JSON logs)."""
+    """Export verdicts as gen_ai.evaluation.result events (OTLP JSON logs).
+
+    Exit 0 when the events were written, 1 when the results file has no readable line (each problem named).
+    """
     from judgekit.errors import ProblemsError
     from judgekit.io.atomic import write_atomic
     from judgekit.io.otel import evaluation_events, trace_refs
     from judgekit.results import read_results
     from judgekit.transcript import read_transcripts
 
+    as_json = chosen_format(fmt) == "json"
     read = read_results(results)
+    problems = [asdict(p) for p in read.problems]
     if read.problems and not read.lines:
-        raise ProblemsError(read.problems)
+        if not as_json:
+            raise ProblemsError(read.problems)
+        data = {"results": str(results), "trials": 0, "events": 0, "linked_to_traces": 0}
+        print_document("otel_export", {**data, "problems": problems, "written": []})
+        raise typer.Exit(1)
     refs = trace_refs(read_transcripts(transcripts)) if transcripts is not None else {}
     doc = evaluation_events(read.lines, traces=refs)
     write_atomic(out, json.dumps(doc, indent=1) + "\n")
-    count = len(doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"])
+    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    count = len(records)
+    if as_json:
+        print_document(
+            "otel_export",
+            {
+                "results": str(results),
+                "trials": len(read.lines),
+                "events": count,
+                "linked_to_traces": sum(1 for r in records if r.get("traceId")),
+                "problems": problems,
+                "written": _written((out, "otlp_logs")),
+            },
+        )
+        return
     typer.echo(f"{count} gen_ai.evaluation.result event(s) -> {out}", err=True)
 
 

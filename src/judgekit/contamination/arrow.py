@@ -15,6 +15,7 @@ multi-terabyte export and combine the findings afterwards with :func:`summarise_
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -285,8 +286,14 @@ class ArrowScanner:
             yield scan_record_batch(b, self.matcher, self.options, id_column=self.id_column)
 
 
-def scan_parquet(path: Path, matcher: Matcher, options: ScanOptions, *, batch_rows: int = 4096) -> ScanResult:
-    """Scan a Parquet file batch by batch (bounded memory); problems are reported, never raised."""
+def scan_parquet(
+    path: str | os.PathLike[str], matcher: Matcher, options: ScanOptions, *, batch_rows: int = 4096
+) -> ScanResult:
+    """Scan a Parquet file batch by batch (bounded memory); problems are reported, never raised.
+
+    ``path`` may be given as text or a path object.
+    """
+    path = Path(path)
     _pa()
     import pyarrow.parquet as pq
 

@@ -132,12 +132,16 @@ def key_from_bytes(raw: bytes) -> Key:
     return Key(master=master, fingerprint=fp, tok=tok, win=win, txt=txt)
 
 
-def load_key(path: Path) -> Key:
+def load_key(path: str | os.PathLike[str]) -> Key:
     """Read a key file (its bytes, surrounding whitespace stripped) and derive the :class:`Key`.
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         JudgekitError: The file cannot be read or the key is too short (exit code 2).
     """
+    path = Path(path)
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -589,11 +593,14 @@ def _header(index: ContaminationIndex, arrays: list[dict[str, Any]], checksum: s
     return json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
 
-def write_index(index: ContaminationIndex, path: Path) -> None:
+def write_index(index: ContaminationIndex, path: str | os.PathLike[str]) -> None:
     """Write an index file (format version 1; byte-for-byte deterministic for the same index).
 
     The file is written to a temporary name and renamed, so that a reader never sees half a file.
+
+    ``path`` may be given as text or a path object.
     """
+    path = Path(path)
     blobs = [np.ascontiguousarray(getattr(index, name), dtype=dt).tobytes() for name, dt in _ARRAYS]
     checksum = hashlib.blake2b(b"".join(blobs), digest_size=32).hexdigest()
     # Offsets are relative to the start of the array region (which begins 8-byte aligned after the header).
@@ -621,8 +628,11 @@ def _bad_index(path: Path, what: str) -> JudgekitError:
     )
 
 
-def read_index(path: Path) -> ContaminationIndex:
+def read_index(path: str | os.PathLike[str]) -> ContaminationIndex:
     """Read and verify an index file.
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         JudgekitError: The file is missing, not an index, from an unknown format version or hash scheme,

@@ -120,6 +120,8 @@ class ContaminationReport(FrozenModel):
     """The result of a contamination scan.
 
     Attributes:
+        schema_version: Version of this document's layout (:data:`REPORT_SCHEMA_VERSION`).
+        kind: Always ``contamination_report``: what the document is, as every JSON output says.
         status: ``leaked`` (a case or canary was found: exit 1), ``incomplete`` (nothing found, but some
             input could not be scanned: exit 2), or ``clean`` (everything scanned, nothing found: exit 0).
         threshold: Shingle coverage at or above which a case text counts as leaked.
@@ -131,6 +133,7 @@ class ContaminationReport(FrozenModel):
     """
 
     schema_version: int = REPORT_SCHEMA_VERSION
+    kind: Literal["contamination_report"] = "contamination_report"
     status: Literal["leaked", "incomplete", "clean"]
     index: IndexSummary
     threshold: float

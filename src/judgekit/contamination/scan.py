@@ -21,6 +21,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
+import os
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -824,8 +825,13 @@ class _ZstdPieces:
         return b"".join(pieces)
 
 
-def detect_format(path: Path) -> str:
-    """Return ``jsonl``, ``gz``, ``zst`` or ``parquet`` from a file's name and first bytes."""
+def detect_format(path: str | os.PathLike[str]) -> str:
+    """Return ``jsonl``, ``gz``, ``zst`` or ``parquet`` from a file's name and first bytes.
+
+    Args:
+        path: The file, as text or a path object.
+    """
+    path = Path(path)
     name = path.name.lower()
     try:
         with open(path, "rb") as f:

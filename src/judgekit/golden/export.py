@@ -75,15 +75,18 @@ def copilot_studio_rows(cases: Iterable[Case], result: ExportResult) -> dict[str
     return groups
 
 
-def export_copilot_studio(cases: Iterable[Case], out_dir: Path) -> ExportResult:
+def export_copilot_studio(cases: Iterable[Case], out_dir: str | os.PathLike[str]) -> ExportResult:
     """Write Copilot Studio test-set CSV files into ``out_dir``.
 
     Files are named ``<owner>-<n>.csv``. Everything is written to a temporary folder first and moved
     into place only when complete, so an interrupted export never leaves half a file.
 
+    ``out_dir`` may be given as text or a path object.
+
     Raises:
         JudgekitError: When ``out_dir`` exists and is not a folder, or cannot be written.
     """
+    out_dir = Path(out_dir)
     if out_dir.exists() and not out_dir.is_dir():
         raise JudgekitError(f"{out_dir}: exists and is not a folder; choose another --out")
     result = ExportResult()

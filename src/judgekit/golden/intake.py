@@ -33,6 +33,7 @@ import difflib
 import functools
 import io
 import json
+import os
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
@@ -105,12 +106,17 @@ class IntakeResult:
 # --------------------------------------------------------------------------- reading
 
 
-def parse_conversation(value: Any, *, path: Path, line: int) -> tuple[tuple[str, str], ...] | Problem:
+def parse_conversation(
+    value: Any, *, path: str | os.PathLike[str], line: int
+) -> tuple[tuple[str, str], ...] | Problem:
     """Read a conversation given as messages or labelled text.
+
+    ``path`` may be given as text or a path object.
 
     Returns:
         ``(role, text)`` pairs, or a located problem saying what is wrong.
     """
+    path = Path(path)
     out: list[tuple[str, str]] = []
     if isinstance(value, list):
         for i, msg in enumerate(value):
@@ -230,14 +236,18 @@ def _doc_line(doc: Document, loc: tuple[str | int, ...], key: str) -> int:
     return doc.line_of((*loc, key))
 
 
-def read_intake(path: Path) -> list[IntakeRecord]:
+def read_intake(path: str | os.PathLike[str]) -> list[IntakeRecord]:
     """Read an intake file (``.json`` or ``.csv``).
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         ProblemsError: Listing every missing, unknown or malformed field of every record (file, line,
             field), and repeated references within the file.
         JudgekitError: When the file is missing, of another kind, or not valid JSON/CSV at all.
     """
+    path = Path(path)
     from judgekit.io.documents import decode_utf8, read_document
 
     if not path.is_file():
@@ -422,7 +432,7 @@ def build_regression_candidates(
 
 
 def intake_incidents(
-    path: Path,
+    path: str | os.PathLike[str],
     case_set: CaseSet,
     *,
     redact_names: Sequence[str] = (),
@@ -431,10 +441,13 @@ def intake_incidents(
 ) -> IntakeResult:
     """Read an intake file, sanitise it, and write one regression candidate per new incident.
 
+    ``path`` may be given as text or a path object.
+
     Raises:
         ProblemsError: Every located problem in the file or the candidates; nothing is written.
         JudgekitError: When the file cannot be read.
     """
+    path = Path(path)
     records = read_intake(path)
     result = build_regression_candidates(records, case_set, redact_names=redact_names, id_prefix=id_prefix)
     if not dry_run:

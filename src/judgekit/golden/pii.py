@@ -26,6 +26,7 @@ Every finding carries its location and a masked value (last four characters), ne
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -510,12 +511,16 @@ def scan_files(paths: Sequence[Path], *, allow: Iterable[str] = ()) -> tuple[lis
     return out, len(files)
 
 
-def manifest_synthetic_values(path: Path) -> tuple[str, ...]:
+def manifest_synthetic_values(path: str | os.PathLike[str]) -> tuple[str, ...]:
     """The ``synthetic_values`` of the golden set holding ``path`` (its manifest found upwards), or ``()``.
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         JudgekitError: When the manifest found is malformed.
     """
+    path = Path(path)
     from pydantic import ValidationError
 
     from judgekit.caseset import MANIFEST_NAME, SetManifest

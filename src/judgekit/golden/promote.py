@@ -39,13 +39,13 @@ def _cases_dir(case_set: CaseSet) -> Path:
     return (case_set.root / (case_set.manifest.cases_dir if case_set.manifest else ".")).resolve()
 
 
-def promote_candidates(set_path: Path, ids: Sequence[str]) -> list[Promotion]:
+def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> list[Promotion]:
     """Move reviewed candidates into the set's cases folder.
 
     Every id is checked before any file moves: either all named candidates are promoted or none is.
 
     Args:
-        set_path: The golden set's root folder.
+        set_path: The golden set's root folder, as text or a path object.
         ids: Ids of the candidates to promote.
 
     Returns:
@@ -54,6 +54,7 @@ def promote_candidates(set_path: Path, ids: Sequence[str]) -> list[Promotion]:
     Raises:
         ProblemsError: Listing every reason a named candidate cannot be promoted (nothing is moved).
     """
+    set_path = Path(set_path)
     if not ids:
         raise JudgekitError("name at least one candidate id to promote")
     case_set = load_case_set(set_path, check_files=True)

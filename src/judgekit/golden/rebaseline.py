@@ -7,6 +7,7 @@ expected outcome, acceptance criterion or forbidden rules changed while its vers
 
 from __future__ import annotations
 
+import os
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,13 +78,13 @@ def _old_cases(root: Path, rev: str) -> dict[str, Case]:
     return out
 
 
-def find_unversioned_changes(set_path: Path, rev: str) -> list[Rebaseline]:
+def find_unversioned_changes(set_path: str | os.PathLike[str], rev: str) -> list[Rebaseline]:
     """List cases whose contract changed since ``rev`` without a version bump.
 
     Cases new since ``rev`` and cases invalid at ``rev`` are not compared.
 
     Args:
-        set_path: The golden set's root folder (inside a git work tree).
+        set_path: The golden set's root folder (inside a git work tree), as text or a path object.
         rev: A git revision (``main``, ``HEAD~3``, a commit id).
 
     Returns:
@@ -93,6 +94,7 @@ def find_unversioned_changes(set_path: Path, rev: str) -> list[Rebaseline]:
         JudgekitError: When the folder is not in a git work tree, the revision is unknown, or the set is
             invalid now.
     """
+    set_path = Path(set_path)
     case_set = load_case_set(set_path, check_files=False)
     case_set.raise_if_invalid()
     old = _old_cases(case_set.root, rev)

@@ -35,6 +35,7 @@ other than the set's) are not compared at all: the mismatch is named and nothing
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -214,14 +215,18 @@ def _show(value: Any) -> str:
     return text if len(text) <= 240 else text[:237] + "..."
 
 
-def read_resolution(path: Path) -> ResolutionFile:
+def read_resolution(path: str | os.PathLike[str]) -> ResolutionFile:
     """Read and validate a resolution file (YAML or JSON).
+
+    Args:
+        path: The file, as text or a path object.
 
     Raises:
         ProblemsError: Every invalid field, located (file, line, field), with a did-you-mean for
             unknown names.
         JudgekitError: When the file cannot be read or parsed.
     """
+    path = Path(path)
     from judgekit.io.documents import read_document
 
     if not path.is_file():
@@ -310,8 +315,8 @@ def compare_resolutions(
     a: ResolutionFile,
     b: ResolutionFile,
     *,
-    a_path: Path,
-    b_path: Path,
+    a_path: str | os.PathLike[str],
+    b_path: str | os.PathLike[str],
     set_versions: dict[str, int] | None = None,
     set_name: str | None = None,
 ) -> Reconciliation:
@@ -320,8 +325,8 @@ def compare_resolutions(
     Args:
         a: Expert A's resolutions.
         b: Expert B's resolutions.
-        a_path: A's file, for messages.
-        b_path: B's file, for messages.
+        a_path: A's file, for messages, as text or a path object.
+        b_path: B's file, for messages, as text or a path object.
         set_versions: Case id to version of the golden set the resolutions belong to, when known: every
             resolved id must be in it, and a resolved version must equal the set's.
         set_name: The set's name (its manifest's), when known.
@@ -334,6 +339,8 @@ def compare_resolutions(
             names, the same expert twice, a version that differs between the files or from the set): each
             mismatch is named, and no field is compared.
     """
+    a_path = Path(a_path)
+    b_path = Path(b_path)
     problems: list[Problem] = []
     if a.expert == b.expert:
         problems.append(
@@ -442,23 +449,29 @@ def agreed_resolution(result: Reconciliation) -> dict[str, Any]:
 
 
 def reconcile(
-    a_path: Path,
-    b_path: Path,
+    a_path: str | os.PathLike[str],
+    b_path: str | os.PathLike[str],
     *,
-    set_path: Path | None = None,
-    out: Path | None = None,
+    set_path: str | os.PathLike[str] | None = None,
+    out: str | os.PathLike[str] | None = None,
 ) -> Reconciliation:
     """Read two resolution files, compare them, and write the agreed resolution when they agree.
 
     Args:
-        a_path: Expert A's file.
-        b_path: Expert B's file.
-        set_path: The golden set the cases belong to (ids and versions are checked against it).
-        out: Where to write the agreed resolution (YAML), only when there is no finding.
+        a_path: Expert A's file, as text or a path object.
+        b_path: Expert B's file, as text or a path object.
+        set_path: The golden set the cases belong to (ids and versions are checked against it), as text or a
+            path object.
+        out: Where to write the agreed resolution (YAML), only when there is no finding, as text or a path
+            object.
 
     Raises:
         ProblemsError: For invalid files or files that do not resolve the same cases.
     """
+    a_path = Path(a_path)
+    b_path = Path(b_path)
+    set_path = Path(set_path) if set_path is not None else None
+    out = Path(out) if out is not None else None
     problems: list[Problem] = []
     files: list[ResolutionFile] = []
     for path in (a_path, b_path):

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import random
 import re
 from collections import Counter, defaultdict
@@ -526,12 +527,12 @@ class SheetLabels:
     unlabelled: list[str] = field(default_factory=list)
 
 
-def read_review_sheet(text: str, *, source: Path, rater: str | None = None) -> SheetLabels:
+def read_review_sheet(text: str, *, source: str | os.PathLike[str], rater: str | None = None) -> SheetLabels:
     """Read a filled-in Markdown review sheet.
 
     Args:
         text: The sheet's text.
-        source: Its path, for messages.
+        source: Its path, for messages, as text or a path object.
         rater: The reviewer's name; overrides (or supplies) the sheet's ``Reviewer:`` line.
 
     Raises:
@@ -539,6 +540,7 @@ def read_review_sheet(text: str, *, source: Path, rater: str | None = None) -> S
             for an item the sheet does not hold, an item given two verdicts, no reviewer name, or a text
             that is not a judgekit review sheet. Every problem names its line.
     """
+    source = Path(source)
     problems: list[Problem] = []
     items: dict[str, dict[str, Any]] = {}
     verdicts: dict[str, tuple[str, int]] = {}

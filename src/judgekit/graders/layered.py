@@ -17,6 +17,7 @@ need it report ``error`` with the reason.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Iterable, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
@@ -338,16 +339,18 @@ class LayeredGrader:
 
     def __init__(
         self,
-        root: Path | None = None,
+        root: str | os.PathLike[str] | None = None,
         *,
         states: StateProvider | None = None,
-        transcript_dir: Path | None = None,
+        transcript_dir: str | os.PathLike[str] | None = None,
         rubric: RubricGrader | None = None,
         deterministic: bool = True,
         untrusted: UntrustedPolicy = "withhold",
         grounding: GroundingMode | None = None,
         executor: Executor | None = None,
     ) -> None:
+        root = Path(root) if root is not None else None
+        transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
         if not deterministic and rubric is None:
             raise JudgekitError(
                 "a grader with neither the deterministic layers nor a rubric grades nothing: "

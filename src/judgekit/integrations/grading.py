@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import inspect as _pyinspect
 import json
+import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
@@ -132,7 +133,7 @@ class _RubricOnly:
         return await self._layered.grade(case, transcript)
 
 
-def as_grader(grader: object = None, *, root: Path | None = None) -> Grader:
+def as_grader(grader: object = None, *, root: str | os.PathLike[str] | None = None) -> Grader:
     """Normalise what a user passes as a grader.
 
     Args:
@@ -142,11 +143,12 @@ def as_grader(grader: object = None, *, root: Path | None = None) -> Grader:
             ``LayeredGrader(rubric=...)`` for every layer), or a function ``(case, transcript)`` returning
             a :class:`~judgekit.verdict.Grade` or a list of :class:`~judgekit.verdict.CheckResult`
             (plain or async).
-        root: The golden set's root, used when ``grader`` is ``None``.
+        root: The golden set's root, used when ``grader`` is ``None``, as text or a path object.
 
     Raises:
         JudgekitError: When ``grader`` is none of these.
     """
+    root = Path(root) if root is not None else None
     from judgekit.graders.rubric import RubricGrader
 
     if grader is None:

@@ -25,6 +25,7 @@ off with ``-p no:judgekit``). Importing it costs nothing: judgekit's models load
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -78,7 +79,7 @@ def assert_grade(
     *,
     grader: object = None,
     root: Path | str | None = None,
-    transcript_dir: Path | None = None,
+    transcript_dir: str | os.PathLike[str] | None = None,
     expect: Verdict | str = "pass",
 ) -> Grade:
     """Grade one trial and fail with the readable explanation unless the verdict is ``expect``.
@@ -89,7 +90,8 @@ def assert_grade(
         grader: Anything :func:`~judgekit.integrations.grading.as_grader` accepts; default: every
             deterministic layer, fixtures resolved against ``root``.
         root: The golden set's root (for case fixture paths) when ``grader`` is not given.
-        transcript_dir: The folder that state paths in the transcript are relative to.
+        transcript_dir: The folder that state paths in the transcript are relative to, as text or a path
+            object.
         expect: The verdict the trial must get (``pass`` by default; ``fail`` to pin down a known
             failure).
 
@@ -101,6 +103,7 @@ def assert_grade(
             of the grade.
         JudgekitError: When the arguments are unusable (a grader of an unknown kind, an unknown verdict).
     """
+    transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
     __tracebackhide__ = True
     from judgekit.errors import JudgekitError
     from judgekit.integrations.grading import LayeredGrader, as_grader, explain, grade_now

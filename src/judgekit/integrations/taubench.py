@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import copy
 import json
+import os
 import re
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -350,10 +351,10 @@ def _read_replay(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
 
 
 def load_run(
-    results: Path,
+    results: str | os.PathLike[str],
     *,
     db: Path | Snapshot,
-    replay: Path | None = None,
+    replay: str | os.PathLike[str] | None = None,
     tools: Mapping[str, Callable[..., Any]] | None = None,
     case_prefix: str = "task-",
     agent_model: str | None = None,
@@ -362,10 +363,11 @@ def load_run(
     """Read a tau-bench results file into cases, transcripts and states.
 
     Args:
-        results: The results file (JSON list or JSONL of episodes).
+        results: The results file (JSON list or JSONL of episodes), as text or a path object.
         db: The domain database before any episode: a folder of ``<table>.json`` files (tau-bench's
             data folder), any state file, or a snapshot.
-        replay: Replay diffs per trajectory (see the module docs), for final and expected states.
+        replay: Replay diffs per trajectory (see the module docs), for final and expected states, as text or
+            a path object.
         tools: The domain's tools, to replay trajectories and ground-truth actions here instead.
         case_prefix: Prefix of case ids (``task-`` gives ``task-0``).
         agent_model: The agent's model, for the run records.
@@ -378,6 +380,8 @@ def load_run(
     Raises:
         JudgekitError: When a file cannot be read, or both ``replay`` and ``tools`` are given.
     """
+    results = Path(results)
+    replay = Path(replay) if replay is not None else None
     from judgekit.io.importers import ImportedTrial, read_tau_bench
     from judgekit.transcript import StateRef
 

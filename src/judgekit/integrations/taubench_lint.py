@@ -19,6 +19,7 @@ when tau-bench's reward is 1, so the list is the tasks with a free reward.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -50,7 +51,7 @@ def _entry_lines(results: Path) -> Callable[[int], int | None]:
     return lambda entry: doc.line_of((entry - 1,))
 
 
-def lint_tau_bench(run: TauBenchRun, *, results: Path | None = None) -> LintReport:
+def lint_tau_bench(run: TauBenchRun, *, results: str | os.PathLike[str] | None = None) -> LintReport:
     """Lint every task of a tau-bench run as a golden case (see the module docstring).
 
     Args:
@@ -58,12 +59,13 @@ def lint_tau_bench(run: TauBenchRun, *, results: Path | None = None) -> LintRepo
             or tools), the cases have no expected state, the do-nothing trial records no database, and
             only the required outputs can fail it.
         results: The results file the run was read from, so each finding points at the line where the
-            task's first episode starts there; ``None`` leaves findings unlocated.
+            task's first episode starts there; ``None`` leaves findings unlocated, as text or a path object.
 
     Returns:
         The report, one case per task in task order; tau-bench cases have no reference solution and no
         judge criteria.
     """
+    results = Path(results) if results is not None else None
     grader = TauBenchGrader(states=run.states)
     first_entry: dict[str, int] = {}
     for trial in run.trials:

@@ -26,13 +26,23 @@ nothing is guessed.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping, Sequence
+from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
 
 from pydantic import JsonValue, ValidationError
 
 from judgekit.errors import JudgekitError, Problem
+from judgekit.io.importers import (
+    ImportedTrial,
+    ImportResult,
+    _import_entries,
+    _line_header,
+    _sha256,
+    parse_openai_chat_line,
+)
 from judgekit.transcript import Transcript
 
 __all__ = [
@@ -41,6 +51,8 @@ __all__ = [
     "anthropic_transcript",
     "detect_format",
     "openai_chat_transcript",
+    "parse_anthropic_line",
+    "read_anthropic",
     "to_transcript",
 ]
 
@@ -197,8 +209,6 @@ def openai_chat_transcript(
         JudgekitError: When the messages are not in the OpenAI chat shape (Anthropic content blocks are
             pointed at :func:`anthropic_transcript`), or a message is malformed.
     """
-    from judgekit.io.importers import parse_openai_chat_line
-
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
         raise _refuse("not an OpenAI chat transcript", "messages", OPENAI_SHAPE, _kind(messages))
     converted: list[Any] = []
@@ -426,7 +436,6 @@ def anthropic_transcript(
         JudgekitError: When the messages are not in the Anthropic shape (OpenAI ``tool_calls`` or
             ``tool`` roles are pointed at :func:`openai_chat_transcript`), or a block is malformed.
     """
-    from judgekit.io.importers import _sha256
     from judgekit.transcript import RunRecord
 
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
@@ -487,3 +496,121 @@ def anthropic_transcript(
         raise JudgekitError(
             f"not a valid Anthropic transcript: {loc}: {str(err['msg']).removeprefix('Value error, ')}"
         ) from None
+
+
+# --------------------------------------------------------------------------- Anthropic messages JSONL
+
+_OPENAI_ONLY_ROLES = frozenset({"system", "developer", "tool", "function"})
+"""Message roles of the OpenAI chat format that the Anthropic messages format does not have."""
+
+
+def _looks_openai(messages: Sequence[Any]) -> bool:
+    return any(
+        isinstance(m, dict) and (m.get("role") in _OPENAI_ONLY_ROLES or "tool_calls" in m) for m in messages
+    )
+
+
+def parse_anthropic_line(
+    data: Any,
+    *,
+    source: str | PathLike[str],
+    line: int,
+    case_id_field: str | None = None,
+    agent_model: str | None = None,
+    trial_counter: Counter[str] | None = None,
+) -> ImportedTrial | Problem:
+    """Turn one Anthropic messages JSONL line into a transcript.
+
+    The conversation is converted by :func:`anthropic_transcript`: assistant
+    ``tool_use`` blocks become tool calls, user ``tool_result`` blocks become tool results (content
+    starting ``Error:`` when ``is_error``), text blocks become the turns' text, thinking is left out.
+
+    Args:
+        data: The parsed line: ``{"messages": [...]}`` plus optional ``system`` (text or text blocks),
+            ``tools``, ``model``, ``case_id``, ``trial``, ``metadata``, ``initial_state``,
+            ``final_state``, ``ended_by``.
+        source: The file (for problems). As text or a path object.
+        line: The line number (for problems).
+        case_id_field: Dotted path of the field holding the case id (default: ``case_id``, then
+            ``metadata.case_id``).
+        agent_model: The agent's model; defaults to the line's ``model``.
+        trial_counter: Counts earlier conversations per case, for lines without a trial number.
+
+    Returns:
+        The imported trial, or the problem that prevented it (a block in the wrong shape is named by
+        its place in ``messages``).
+    """
+    source = Path(source)
+    if not isinstance(data, dict):
+        return Problem(source, line, "", f"a line must be a JSON object, found {type(data).__name__}")
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        return Problem(
+            source, line, "messages", "an Anthropic messages line needs 'messages', a list of messages"
+        )
+    if _looks_openai(messages):
+        return Problem(
+            source,
+            line,
+            "messages",
+            "this line is an OpenAI chat conversation (system/tool roles or tool_calls), not Anthropic "
+            "messages: import the file with judgekit import openai",
+        )
+    header = _line_header(
+        data,
+        source=source,
+        line=line,
+        source_format="anthropic-messages",
+        case_id_field=case_id_field,
+        agent_model=agent_model,
+        trial_counter=trial_counter,
+    )
+    if isinstance(header, Problem):
+        return header
+    try:
+        transcript = anthropic_transcript(
+            messages,
+            case_id=header.case_id,
+            trial=header.trial,
+            system=data.get("system"),
+            agent_model=header.agent_model,
+            metadata=header.metadata,
+            **header.states,
+        )
+    except JudgekitError as exc:
+        return Problem(source, line, "", exc.message)
+    tools = data.get("tools")
+    if tools and transcript.run is not None:
+        run = transcript.run.model_copy(update={"tool_definitions_hash": _sha256(tools)})
+        transcript = transcript.model_copy(update={"run": run})
+    return ImportedTrial(transcript, header.reward, line)
+
+
+def read_anthropic(
+    path: str | PathLike[str], *, case_id_field: str | None = None, agent_model: str | None = None
+) -> ImportResult:
+    """Read an Anthropic messages JSONL file, one conversation a line.
+
+    Args:
+        path: The file, as text or a path object.
+        case_id_field: Dotted path of the case id field (see :func:`parse_anthropic_line`).
+        agent_model: The agent's model for the run record (defaults to each line's ``model``).
+
+    Returns:
+        The imported trials and problems (a duplicate ``(case, trial)`` is a problem; the first is kept).
+
+    Raises:
+        JudgekitError: When the file cannot be read.
+    """
+    path = Path(path)
+    return _import_entries(
+        path,
+        lambda data, line, counter: parse_anthropic_line(
+            data,
+            source=path,
+            line=line,
+            case_id_field=case_id_field,
+            agent_model=agent_model,
+            trial_counter=counter,
+        ),
+    )

@@ -24,17 +24,18 @@ from judgekit.errors import JudgekitError
 __all__ = ["LineAppender", "TailRepair", "repair_tail", "write_atomic"]
 
 
-def write_atomic(path: Path, data: bytes | str, *, fsync: bool = True) -> None:
+def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, fsync: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically (temporary file in the same folder, then rename).
 
     Args:
-        path: The file to write; its folder must exist.
+        path: The file to write; its folder must exist, as text or a path object.
         data: The content; text is encoded as UTF-8.
         fsync: Flush the file and its folder to disk before returning.
 
     Raises:
         JudgekitError: When the folder does not exist or the file cannot be written.
     """
+    path = Path(path)
     payload = data.encode("utf-8") if isinstance(data, str) else data
     folder = path.parent if str(path.parent) else Path(".")
     if not folder.is_dir():
@@ -104,14 +105,14 @@ class TailRepair:
         return bool(self.dropped)
 
 
-def repair_tail(path: Path) -> TailRepair:
+def repair_tail(path: str | os.PathLike[str]) -> TailRepair:
     """Cut off an incomplete last line (one not ending in a newline) so that appending can resume.
 
     A line is complete exactly when it ends with a newline: the appender writes the newline in the same
     ``write`` as the line, so a line without one was interrupted. A file that does not exist is left alone.
 
     Args:
-        path: The line file.
+        path: The line file, as text or a path object.
 
     Returns:
         What was dropped (falsy when the file ended cleanly).
@@ -119,6 +120,7 @@ def repair_tail(path: Path) -> TailRepair:
     Raises:
         JudgekitError: When the file cannot be read or truncated.
     """
+    path = Path(path)
     try:
         with path.open("r+b") as handle:
             size = handle.seek(0, os.SEEK_END)
@@ -169,7 +171,8 @@ class LineAppender:
             write the same results file).
     """
 
-    def __init__(self, path: Path, *, fsync: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+        path = Path(path)
         self.path = path
         self.fsync = fsync
         self._fd: int | None = None

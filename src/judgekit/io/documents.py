@@ -9,6 +9,7 @@ and line (malformed syntax, bytes that are not UTF-8, duplicate keys, an oversiz
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -82,12 +83,15 @@ class Document:
         return self.lines.get((), self.base_line)
 
 
-def decode_utf8(raw: bytes, path: Path) -> str:
+def decode_utf8(raw: bytes, path: str | os.PathLike[str]) -> str:
     """Decode bytes as UTF-8 (a leading byte-order mark is allowed) or raise a located error.
+
+    ``path`` may be given as text or a path object.
 
     Raises:
         JudgekitError: When the bytes are not UTF-8, naming the line and the offending byte.
     """
+    path = Path(path)
     try:
         return raw.decode("utf-8-sig")
     except UnicodeDecodeError as exc:
@@ -121,14 +125,20 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
 
 
 def load_json_model(
-    model: type[ModelT], text: str | bytes, *, source: Path | None, what: str, redo: str | None = None
+    model: type[ModelT],
+    text: str | bytes,
+    *,
+    source: str | os.PathLike[str] | None,
+    what: str,
+    redo: str | None = None,
 ) -> ModelT:
     """Parse a JSON file written by judgekit (a record, a report) into its model, with located problems.
 
     Args:
         model: The pydantic model the file holds.
         text: The file's content.
-        source: The file, for messages (``None`` when the text did not come from a file).
+        source: The file, for messages (``None`` when the text did not come from a file), as text or a path
+            object.
         what: What the file is, for messages (``calibration record``, ``bias report``).
         redo: How to get a good file again, appended to the message when the file is not JSON
             (``restore the file or run judgekit probe-bias again``); ``None`` adds nothing.
@@ -140,6 +150,7 @@ def load_json_model(
         ProblemsError: When it is not JSON (``not a JSON <what>: ...`` at the failing line), or a field is
             missing, unknown or invalid (``<field>: not a <what>: <why>``, one problem each, at most 20).
     """
+    source = Path(source) if source is not None else None
     from pydantic import ValidationError
 
     from judgekit.errors import ProblemsError
@@ -166,16 +177,17 @@ def load_json_model(
         ) from None
 
 
-def read_input(path: Path, what: str) -> bytes:
+def read_input(path: str | os.PathLike[str], what: str) -> bytes:
     """Read a whole input file named on the command line, or raise an error that says what it was for.
 
     Args:
-        path: The file.
+        path: The file, as text or a path object.
         what: What the file is for, as the user would say it ("label table", "baseline record").
 
     Raises:
         JudgekitError: When the file is missing, is a folder, or cannot be read.
     """
+    path = Path(path)
     try:
         return path.read_bytes()
     except FileNotFoundError:
@@ -300,12 +312,15 @@ class _LazyLines(dict[Loc, int]):
         return super().get(key, default)
 
 
-def parse_text(text: str, path: Path) -> Iterator[Document | Problem]:
+def parse_text(text: str, path: str | os.PathLike[str]) -> Iterator[Document | Problem]:
     """Parse already-decoded text as the documents of a file named ``path`` (by its suffix).
 
     Used for content that is not on disk (a file at an earlier git revision). Behaves like
     :func:`read_documents`.
+
+    ``path`` may be given as text or a path object.
     """
+    path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
@@ -322,11 +337,11 @@ def parse_text(text: str, path: Path) -> Iterator[Document | Problem]:
         yield Document(path=path, data=data, base_line=1, lines=lines)
 
 
-def read_document(path: Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
+def read_document(path: str | os.PathLike[str], *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
     """Read one YAML (``.yaml``, ``.yml``) or JSON (``.json``) file.
 
     Args:
-        path: The file to read.
+        path: The file to read, as text or a path object.
         max_bytes: Refuse files larger than this many bytes.
 
     Returns:
@@ -335,6 +350,7 @@ def read_document(path: Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Documen
     Raises:
         JudgekitError: For an unreadable, oversized, non-UTF-8 or malformed file, or duplicate keys.
     """
+    path = Path(path)
     text = decode_utf8(_read_bytes(path, max_bytes), path)
     if path.suffix.lower() == ".json":
         return _parse_json(text, path)
@@ -342,14 +358,19 @@ def read_document(path: Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Documen
     return Document(path=path, data=data, base_line=1, lines=lines)
 
 
-def read_documents(path: Path, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Iterator[Document | Problem]:
+def read_documents(
+    path: str | os.PathLike[str], *, max_bytes: int = MAX_DOCUMENT_BYTES
+) -> Iterator[Document | Problem]:
     """Yield the documents of a file: one for YAML/JSON, one per non-blank line for ``.jsonl``.
 
     A malformed JSONL line is yielded as a :class:`~judgekit.errors.Problem` and reading goes on, so
     one bad line does not hide the others.
 
+    ``path`` may be given as text or a path object.
+
     Raises:
         JudgekitError: When the file as a whole cannot be read (missing, oversized, not UTF-8), or a
             YAML/JSON file is malformed.
     """
+    path = Path(path)
     yield from parse_text(decode_utf8(_read_bytes(path, max_bytes), path), path)

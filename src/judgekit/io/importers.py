@@ -1,6 +1,6 @@
 """Importers: trajectories recorded by other harnesses, turned into judgekit transcripts.
 
-Two formats are read:
+Three formats are read:
 
 * **tau-bench results files** (``sierra-research/tau-bench``): a JSON list (or JSONL) of episodes, each
   with ``task_id``, ``trial`` (0-based in tau-bench), ``reward`` (1.0 or 0.0), ``info`` (the task with its
@@ -14,6 +14,11 @@ Two formats are read:
   for fine-tuning and evaluation exports. The case id comes from ``case_id``, ``metadata.case_id`` or a
   dotted field named by the caller; the trial from ``trial``/``metadata.trial``, else the order in which a
   case's conversations appear. ``tools`` is hashed into the run record's ``tool_definitions_hash``.
+* **Anthropic messages JSONL**: one conversation a line, ``{"system": ..., "messages": [...], "tools":
+  [...], ...}`` with ``tool_use`` / ``tool_result`` content blocks: read by
+  :func:`judgekit.io.adapters.read_anthropic`, which sits above this module (it converts with the
+  adapter) and reads case id, trial, ``metadata``, ``model`` and the states with this module's
+  ``_line_header``, as for OpenAI chat lines; ``tools`` is hashed the same way.
 
 Importers never stop at the first bad entry: each bad entry is a located
 :class:`~judgekit.errors.Problem` and the others are still imported. Pure parsing functions take
@@ -121,7 +126,7 @@ def _system_prompt(messages: Sequence[Any]) -> str | None:
 def parse_tau_bench_episode(
     episode: Any,
     *,
-    source: Path,
+    source: str | PathLike[str],
     line: int,
     case_prefix: str = "task-",
     agent_model: str | None = None,
@@ -131,7 +136,7 @@ def parse_tau_bench_episode(
 
     Args:
         episode: The parsed episode (a mapping with ``task_id``, ``trial``, ``reward``, ``info``, ``traj``).
-        source: The file it came from (for problems).
+        source: The file it came from (for problems). As text or a path object.
         line: Its line or entry number (for problems).
         case_prefix: Prefix of the case id (``task-`` gives ``task-0``).
         agent_model: The agent's model, recorded in the run record.
@@ -141,6 +146,7 @@ def parse_tau_bench_episode(
     Returns:
         The imported trial, or the problem that prevented it.
     """
+    source = Path(source)
     if not isinstance(episode, dict):
         return Problem(source, line, "", f"an episode must be a JSON object, found {type(episode).__name__}")
     missing = [k for k in ("task_id", "reward", "traj") if k not in episode]
@@ -280,35 +286,59 @@ def _dotted(data: Any, path: str) -> Any:
     return data
 
 
-def parse_openai_chat_line(
-    data: Any,
+@dataclass(frozen=True)
+class _LineHeader:
+    """What a chat-export line says about itself, whatever its message format.
+
+    Attributes:
+        case_id: The case the conversation is a trial of.
+        trial: Its 1-based trial number (given on the line, or counted per case).
+        metadata: The line's ``metadata`` object (a copy), with ``source_format`` set when absent.
+        agent_model: The agent's model: the caller's, else the line's ``model``, else ``None``.
+        states: The line's ``initial_state``, ``final_state`` and ``ended_by``, those that are set.
+    """
+
+    case_id: str
+    trial: int
+    metadata: dict[str, Any]
+    agent_model: str | None
+    states: dict[str, Any]
+
+    @property
+    def reward(self) -> float | None:
+        """``metadata.reward`` when it is a number (the source's own verdict), else ``None``."""
+        reward = self.metadata.get("reward")
+        return float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None
+
+
+def _line_header(
+    data: dict[str, Any],
     *,
     source: Path,
     line: int,
-    case_id_field: str | None = None,
-    agent_model: str | None = None,
-    trial_counter: Counter[str] | None = None,
-) -> ImportedTrial | Problem:
-    """Turn one OpenAI chat JSONL line into a transcript.
+    source_format: str,
+    case_id_field: str | None,
+    agent_model: str | None,
+    trial_counter: Counter[str] | None,
+) -> _LineHeader | Problem:
+    """Read the case id, trial, metadata, model and states of a chat-export line (OpenAI or Anthropic).
+
+    The case id comes from ``case_id_field`` (a dotted path) or else ``case_id``, then
+    ``metadata.case_id``; the trial from ``trial``, then ``metadata.trial``, else one more than the
+    conversations of that case seen so far (``trial_counter``, which is updated).
 
     Args:
-        data: The parsed line: ``{"messages": [...]}`` plus optional ``tools``, ``model``, ``case_id``,
-            ``trial``, ``metadata``, ``initial_state``, ``final_state``.
+        data: The parsed line.
         source: The file (for problems).
         line: The line number (for problems).
-        case_id_field: Dotted path of the field holding the case id (default: ``case_id``, then
-            ``metadata.case_id``).
-        agent_model: The agent's model; defaults to the line's ``model``.
-        trial_counter: Counts earlier conversations per case, for lines without a trial number.
+        source_format: Recorded as the metadata's ``source_format`` unless the line sets one.
+        case_id_field: Dotted path of the field holding the case id, or ``None`` for the defaults.
+        agent_model: The caller's agent model, which wins over the line's ``model``.
+        trial_counter: Counts earlier conversations per case.
 
     Returns:
-        The imported trial, or the problem that prevented it.
+        The header, or the problem with the case id or trial.
     """
-    if not isinstance(data, dict):
-        return Problem(source, line, "", f"a line must be a JSON object, found {type(data).__name__}")
-    messages = data.get("messages")
-    if not isinstance(messages, list):
-        return Problem(source, line, "messages", "a chat line needs 'messages', a list of chat messages")
     candidates = [case_id_field] if case_id_field else ["case_id", "metadata.case_id"]
     case_id = next((v for f in candidates if (v := _dotted(data, f)) is not None), None)
     if case_id is None or isinstance(case_id, bool) or not isinstance(case_id, str | int):
@@ -331,38 +361,76 @@ def parse_openai_chat_line(
             source, line, "trial", f"trial must be a positive integer (1-based), got {raw_trial!r}"
         )
     counter[case_id] += 1
+    metadata = dict(data["metadata"]) if isinstance(data.get("metadata"), dict) else {}
+    metadata.setdefault("source_format", source_format)
+    model = agent_model or (data.get("model") if isinstance(data.get("model"), str) else None)
+    states = {k: data[k] for k in ("initial_state", "final_state", "ended_by") if data.get(k) is not None}
+    return _LineHeader(case_id, trial, metadata, model, states)
+
+
+def parse_openai_chat_line(
+    data: Any,
+    *,
+    source: str | PathLike[str],
+    line: int,
+    case_id_field: str | None = None,
+    agent_model: str | None = None,
+    trial_counter: Counter[str] | None = None,
+) -> ImportedTrial | Problem:
+    """Turn one OpenAI chat JSONL line into a transcript.
+
+    Args:
+        data: The parsed line: ``{"messages": [...]}`` plus optional ``tools``, ``model``, ``case_id``,
+            ``trial``, ``metadata``, ``initial_state``, ``final_state``.
+        source: The file (for problems). As text or a path object.
+        line: The line number (for problems).
+        case_id_field: Dotted path of the field holding the case id (default: ``case_id``, then
+            ``metadata.case_id``).
+        agent_model: The agent's model; defaults to the line's ``model``.
+        trial_counter: Counts earlier conversations per case, for lines without a trial number.
+
+    Returns:
+        The imported trial, or the problem that prevented it.
+    """
+    source = Path(source)
+    if not isinstance(data, dict):
+        return Problem(source, line, "", f"a line must be a JSON object, found {type(data).__name__}")
+    messages = data.get("messages")
+    if not isinstance(messages, list):
+        return Problem(source, line, "messages", "a chat line needs 'messages', a list of chat messages")
+    header = _line_header(
+        data,
+        source=source,
+        line=line,
+        source_format="openai-chat",
+        case_id_field=case_id_field,
+        agent_model=agent_model,
+        trial_counter=trial_counter,
+    )
+    if isinstance(header, Problem):
+        return header
     cleaned = _clean_messages(messages)
     system = _system_prompt(cleaned)
     tools = data.get("tools")
-    model = agent_model or (data.get("model") if isinstance(data.get("model"), str) else None)
     run = RunRecord(
-        agent_model=model,
+        agent_model=header.agent_model,
         prompt_hash=_sha256(system) if system is not None else None,
         tool_definitions_hash=_sha256(tools) if tools else None,
         config={"source_format": "openai-chat"},
     )
-    metadata = dict(data["metadata"]) if isinstance(data.get("metadata"), dict) else {}
-    metadata.setdefault("source_format", "openai-chat")
     payload: dict[str, Any] = {
-        "case_id": case_id,
-        "trial": trial,
+        "case_id": header.case_id,
+        "trial": header.trial,
         "messages": cleaned,
         "run": run,
-        "metadata": metadata,
+        "metadata": header.metadata,
+        **header.states,
     }
-    for key in ("initial_state", "final_state", "ended_by"):
-        if data.get(key) is not None:
-            payload[key] = data[key]
     try:
         transcript = Transcript.model_validate(payload)
     except ValidationError as exc:
         return Problem(source, line, "", _validation_message(exc))
-    reward = metadata.get("reward")
-    return ImportedTrial(
-        transcript,
-        float(reward) if isinstance(reward, int | float) and not isinstance(reward, bool) else None,
-        line,
-    )
+    return ImportedTrial(transcript, header.reward, line)
 
 
 def read_openai_chat(

@@ -45,6 +45,7 @@ records, parented to the trace they grade).
 from __future__ import annotations
 
 import json
+import os
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -1063,12 +1064,14 @@ def _to_transcript(
     )
 
 
-def import_otlp(data: bytes | str, *, source: Path | None = None, case_id: str | None = None) -> OtelImport:
+def import_otlp(
+    data: bytes | str, *, source: str | os.PathLike[str] | None = None, case_id: str | None = None
+) -> OtelImport:
     """Import every trace of an OTLP JSON export.
 
     Args:
         data: The file's bytes.
-        source: The file, for messages.
+        source: The file, for messages, as text or a path object.
         case_id: The case every trace belongs to, when the spans do not say (``judgekit.case_id`` on a span
             or the resource wins); without either, the trace id is the case id.
 
@@ -1079,6 +1082,7 @@ def import_otlp(data: bytes | str, *, source: Path | None = None, case_id: str |
     Raises:
         JudgekitError: When the data is not JSON or not an OTLP export (no ``resourceSpans``).
     """
+    source = Path(source) if source is not None else None
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     try:
         doc = json.loads(text)

@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import re
 from collections.abc import Iterable
 from importlib import resources
@@ -237,12 +238,14 @@ def _template_problems(template: str) -> list[str]:
     return out
 
 
-def rubric_from_data(data: object, *, source: Path | None = None, line_of: object = None) -> Rubric:
+def rubric_from_data(
+    data: object, *, source: str | os.PathLike[str] | None = None, line_of: object = None
+) -> Rubric:
     """Validate parsed YAML/JSON data as a rubric.
 
     Args:
         data: The parsed document.
-        source: The file it came from, for messages.
+        source: The file it came from, for messages, as text or a path object.
         line_of: Optional callable ``loc tuple -> line`` locating fields in ``source``.
 
     Returns:
@@ -251,6 +254,7 @@ def rubric_from_data(data: object, *, source: Path | None = None, line_of: objec
     Raises:
         ProblemsError: Listing every problem found, each located as precisely as possible.
     """
+    source = Path(source) if source is not None else None
 
     def locate(loc: tuple[str | int, ...]) -> int | None:
         if callable(line_of):

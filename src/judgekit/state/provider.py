@@ -13,6 +13,7 @@ file themselves.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -44,19 +45,26 @@ class StateProvider:
 
     def __init__(
         self,
-        root: Path | None = None,
+        root: str | os.PathLike[str] | None = None,
         *,
-        transcript_dir: Path | None = None,
+        transcript_dir: str | os.PathLike[str] | None = None,
         snapshots: Mapping[str, Snapshot] | None = None,
     ) -> None:
+        root = Path(root) if root is not None else None
+        transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
         self.root = root
         self.transcript_dir = transcript_dir
         self._preloaded: dict[str, Snapshot] = dict(snapshots or {})
         self._cache: dict[str, Snapshot | str] = {}
         self._references: dict[str, Transcript | str] = {}
 
-    def for_transcripts(self, transcript_dir: Path) -> StateProvider:
-        """A provider for transcripts in another folder, sharing this one's cache."""
+    def for_transcripts(self, transcript_dir: str | os.PathLike[str]) -> StateProvider:
+        """A provider for transcripts in another folder, sharing this one's cache.
+
+        Args:
+            transcript_dir: The folder of the transcripts, as text or a path object.
+        """
+        transcript_dir = Path(transcript_dir)
         other = StateProvider(self.root, transcript_dir=transcript_dir)
         other._preloaded = self._preloaded
         other._cache = self._cache
@@ -65,8 +73,12 @@ class StateProvider:
 
     # ------------------------------------------------------------------ loading
 
-    def load(self, written: str, base: Path | None, what: str) -> Snapshot | str:
-        """Load a state file, cached; return the snapshot or why it could not be loaded."""
+    def load(self, written: str, base: str | os.PathLike[str] | None, what: str) -> Snapshot | str:
+        """Load a state file, cached; return the snapshot or why it could not be loaded.
+
+        ``base`` may be given as text or a path object.
+        """
+        base = Path(base) if base is not None else None
         if written in self._preloaded:
             return self._preloaded[written]
         path = Path(written)

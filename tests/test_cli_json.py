@@ -1,0 +1,436 @@
+"""Every command that prints results can print them as one JSON document with a schema version.
+
+The commands are walked from the application itself (as in ``test_cli_usage.py``): each one either offers
+``--format json`` and has a real invocation in :data:`INVOCATIONS`, or is named in :data:`NO_JSON` with
+the reason. A new command therefore has to choose, and a command cannot claim JSON output that does not
+parse.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgekit.cli import app, main
+from judgekit.commands.output import JSON_SCHEMA_VERSION
+
+REPO = Path(__file__).resolve().parents[1]
+AIRDESK = REPO / "examples" / "airdesk"
+OTEL = REPO / "tests" / "io" / "fixtures" / "otel"
+
+#: Commands without ``--format json``, and why.
+NO_JSON = {
+    "export": "its --format names the export target (copilot-studio); what it writes is the result",
+}
+
+
+def _leaves(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any]]:
+    children = getattr(command, "commands", None)
+    if children:
+        for name, child in sorted(children.items()):
+            yield from _leaves(child, (*path, name))
+    else:
+        yield " ".join(path), command
+
+
+def _json_commands() -> dict[str, bool]:
+    """Each leaf command, and whether its ``--format`` option offers ``json`` (per its help)."""
+    import typer.main
+
+    found: dict[str, bool] = {}
+    for name, command in _leaves(typer.main.get_command(app)):
+        option = next((p for p in command.params if "--format" in getattr(p, "opts", ())), None)
+        found[name] = option is not None and "json" in (option.help or "")
+    return found
+
+
+COMMANDS = _json_commands()
+
+
+@dataclass
+class Workspace:
+    """Inputs for every command, built once: the bundled set, the demo's outputs, keys and indexes."""
+
+    root: Path
+    labels: Path
+    demo: Path
+    record: Path
+    fingerprint: str
+    key: Path
+    index: Path
+    sheet: Path
+    events: Path
+    writer_api_base: str
+
+    @property
+    def v1(self) -> str:
+        return str(self.demo / "results" / "agent-v1.jsonl")
+
+    @property
+    def v2(self) -> str:
+        return str(self.demo / "results" / "agent-v2.jsonl")
+
+    @property
+    def records(self) -> str:
+        return str(self.demo / "calibration" / "records")
+
+    def copy_set(self, tmp: Path) -> str:
+        """A private copy of the bundled set, for a command that writes into it."""
+        target = tmp / "airdesk"
+        shutil.copytree(AIRDESK, target)
+        return str(target)
+
+
+def _quiet_main(args: list[str]) -> int:
+    code = main(args)
+    assert code == 0, args
+    return code
+
+
+#: The model that drafts candidates, answered by a loopback server with a fixed generation.
+WRITER_MODEL = "openai/test-writer"
+GENERATION = json.dumps(
+    {
+        "should_trigger": ["Please refund my cancelled flight", "I want my money back for booking K2"],
+        "must_not_trigger": ["What is the baggage allowance?", "Can I change my seat?"],
+    }
+)
+
+
+@pytest.fixture(scope="module")
+def writer() -> Iterator[str]:
+    """A loopback OpenAI-compatible server that drafts candidates; yields its base URL."""
+    from judges.server import JudgeServer, Reply
+
+    server = JudgeServer(lambda body, index: Reply(content=GENERATION)).start()
+    try:
+        yield server.api_base
+    finally:
+        server.stop()
+
+
+@pytest.fixture(scope="module")
+def ws(tmp_path_factory: pytest.TempPathFactory, writer: str) -> Workspace:
+    root = tmp_path_factory.mktemp("json-workspace")
+    demo = root / "demo"
+    _quiet_main(["-q", "demo", "--out", str(demo)])
+    [record] = sorted((demo / "calibration" / "records").glob("*.json"))
+    fingerprint = json.loads(record.read_text(encoding="utf-8"))["fingerprint"]
+    key = root / "contamination.key"
+    _quiet_main(["-q", "contamination", "keygen", "--out", str(key)])
+    index = root / "airdesk.index"
+    _quiet_main(["-q", "contamination", "index", str(AIRDESK), "--key-file", str(key), "--out", str(index)])
+    review = root / "review"
+    results = str(demo / "results" / "agent-v2.jsonl")
+    _quiet_main(["-q", "sample", results, "--passing", "2", "--failing", "2", "--out", str(review)])
+    events = root / "verdicts.otlp.json"
+    _quiet_main(["-q", "export-otel", results, "--out", str(events)])
+    return Workspace(
+        root=root,
+        labels=demo / "calibration" / "labels.csv",
+        demo=demo,
+        record=record,
+        fingerprint=fingerprint,
+        key=key,
+        index=index,
+        sheet=review / "review-sheet.md",
+        events=events,
+        writer_api_base=writer,
+    )
+
+
+def _tau_bench_file(tmp: Path) -> str:
+    episode = {
+        "task_id": 0,
+        "trial": 0,
+        "reward": 1.0,
+        "info": {"task": {"user_id": "u1", "instruction": "book", "actions": [], "outputs": []}},
+        "traj": [
+            {"role": "system", "content": "# Policy"},
+            {"role": "user", "content": "hi"},
+            {"role": "assistant", "content": "done"},
+        ],
+    }
+    path = tmp / "tau.json"
+    path.write_text(json.dumps([episode]), encoding="utf-8")
+    return str(path)
+
+
+def _chat_file(tmp: Path, line: dict[str, Any]) -> str:
+    path = tmp / "chats.jsonl"
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+    return str(path)
+
+
+def _git_set(tmp: Path) -> str:
+    copy = tmp / "repo"
+    shutil.copytree(AIRDESK, copy / "airdesk")
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com"}
+    env |= {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"}
+    for args in (["init", "-q"], ["add", "."], ["commit", "-qm", "base"]):
+        subprocess.run(["git", *args], cwd=copy, check=True, capture_output=True, env=env)
+    return str(copy / "airdesk")
+
+
+Invocation = Callable[[Workspace, Path], list[str]]
+_LABELS_A = str(AIRDESK / "labels" / "expert-labels.csv")
+_CASSETTE = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
+
+#: One real invocation per command that offers JSON, without ``--format json`` (the test adds it).
+INVOCATIONS: dict[str, Invocation] = {
+    "calibrate": lambda ws, tmp: ["calibrate", str(ws.labels), "--judge", "judge", "--no-record"],
+    "calibrate-check": lambda ws, tmp: ["calibrate-check", str(ws.labels), "--records", ws.records],
+    "calibrate-plan": lambda ws, tmp: ["calibrate-plan", str(ws.labels), "--judge", "judge"],
+    "calibrate-select": lambda ws, tmp: [
+        "calibrate-select",
+        _LABELS_A,
+        "--candidates",
+        "fp-a,fp-b",
+        "--chosen",
+        "fp-a",
+        "--records",
+        str(tmp),
+    ],
+    "candidates generate": lambda ws, tmp: [
+        "candidates",
+        "generate",
+        "--set",
+        ws.copy_set(tmp),
+        "--tool",
+        "issue_refund",
+        "--description",
+        "Refunds a booking.",
+        "--model",
+        WRITER_MODEL,
+        "--api-base",
+        ws.writer_api_base,
+        "--dry-run",
+    ],
+    "candidates promote": lambda ws, tmp: [
+        "candidates",
+        "promote",
+        "GS-NONE-0000",
+        "--set",
+        ws.copy_set(tmp),
+    ],
+    "cassette compact": lambda ws, tmp: [
+        "cassette",
+        "compact",
+        str(shutil.copy(_CASSETTE, tmp / "c.jsonl")),
+    ],
+    "cassette stats": lambda ws, tmp: ["cassette", "stats", str(_CASSETTE)],
+    "check-references": lambda ws, tmp: ["check-references", str(AIRDESK)],
+    "compare": lambda ws, tmp: ["compare", ws.v1, ws.v2],
+    "config": lambda ws, tmp: ["config"],
+    "contamination canary": lambda ws, tmp: [
+        "contamination",
+        "canary",
+        "--key-file",
+        str(ws.key),
+        "--set-name",
+        "airdesk",
+    ],
+    "contamination index": lambda ws, tmp: [
+        "contamination",
+        "index",
+        str(AIRDESK),
+        "--key-file",
+        str(ws.key),
+        "--out",
+        str(tmp / "i.index"),
+    ],
+    "contamination keygen": lambda ws, tmp: ["contamination", "keygen", "--out", str(tmp / "k.key")],
+    "contamination scan": lambda ws, tmp: [
+        "contamination",
+        "scan",
+        ws.v2,
+        "--index",
+        str(ws.index),
+        "--key-file",
+        str(ws.key),
+    ],
+    "coverage": lambda ws, tmp: ["coverage", str(AIRDESK)],
+    "demo": lambda ws, tmp: ["demo", "--out", str(tmp / "demo")],
+    "export-otel": lambda ws, tmp: ["export-otel", ws.v2, "--out", str(tmp / "e.json")],
+    "failure-modes": lambda ws, tmp: [
+        "failure-modes",
+        str(ws.labels),
+        "--judge",
+        "judge",
+        "--records",
+        str(tmp),
+    ],
+    "failure-rate": lambda ws, tmp: ["failure-rate", str(ws.record), "--flagged", "40", "--total", "500"],
+    "golden diff": lambda ws, tmp: ["golden", "diff", "HEAD", "--set", _git_set(tmp)],
+    "golden reconcile": lambda ws, tmp: [
+        "golden",
+        "reconcile",
+        str(AIRDESK / "resolutions" / "expert-a.yaml"),
+        str(AIRDESK / "resolutions" / "expert-b.yaml"),
+        "--set",
+        str(AIRDESK),
+    ],
+    "grade": lambda ws, tmp: [
+        "grade",
+        "--cases",
+        str(AIRDESK),
+        "--transcripts",
+        str(AIRDESK / "runs" / "agent-v2.jsonl"),
+        "--out",
+        str(tmp / "v2.jsonl"),
+        "--no-progress",
+    ],
+    "import anthropic": lambda ws, tmp: [
+        "import",
+        "anthropic",
+        _chat_file(
+            tmp,
+            {"case_id": "c-1", "system": "be brief", "messages": [{"role": "user", "content": "hi"}]},
+        ),
+        "--out",
+        str(tmp / "t.jsonl"),
+    ],
+    "import openai": lambda ws, tmp: [
+        "import",
+        "openai",
+        _chat_file(tmp, {"case_id": "c-1", "messages": [{"role": "user", "content": "hi"}]}),
+        "--out",
+        str(tmp / "t.jsonl"),
+    ],
+    "import otel": lambda ws, tmp: [
+        "import",
+        "otel",
+        str(OTEL / "genai_messages.json"),
+        "--out",
+        str(tmp / "t.jsonl"),
+    ],
+    "import tau-bench": lambda ws, tmp: [
+        "import",
+        "tau-bench",
+        _tau_bench_file(tmp),
+        "--out",
+        str(tmp / "t.jsonl"),
+    ],
+    "intake": lambda ws, tmp: [
+        "intake",
+        str(AIRDESK / "intake" / "escalations-2026-12.csv"),
+        "--set",
+        ws.copy_set(tmp),
+        "--dry-run",
+    ],
+    "lint": lambda ws, tmp: ["lint", str(AIRDESK)],
+    "probe-bias": lambda ws, tmp: [
+        "probe-bias",
+        "--transcripts",
+        str(AIRDESK / "runs" / "agent-v2.jsonl"),
+        "--judge-model",
+        "openai/gpt-4o-mini",
+        "--cassette",
+        str(_CASSETTE),
+        "--cache-mode",
+        "replay",
+        "--records",
+        str(tmp),
+    ],
+    "report": lambda ws, tmp: ["report", ws.v2],
+    "rubrics check": lambda ws, tmp: ["rubrics", "check", str(REPO / "rubrics" / "honest-reporting.yaml")],
+    "rubrics list": lambda ws, tmp: ["rubrics", "list"],
+    "rubrics show": lambda ws, tmp: ["rubrics", "show", "honest-reporting"],
+    "sample": lambda ws, tmp: ["sample", ws.v2, "--passing", "1", "--failing", "1", "--out", str(tmp / "r")],
+    "sample-labels": lambda ws, tmp: ["sample-labels", str(ws.sheet), "--out", str(tmp / "labels.csv")],
+    "scan-pii": lambda ws, tmp: ["scan-pii", str(AIRDESK)],
+    "trust": lambda ws, tmp: ["trust", ws.fingerprint, "--records", ws.records],
+    "validate": lambda ws, tmp: ["validate", str(AIRDESK)],
+}
+
+
+def test_every_command_offers_json_or_says_why_not() -> None:
+    without = sorted(name for name, has_json in COMMANDS.items() if not has_json and name not in NO_JSON)
+    assert not without, f"commands that print results without --format json: {without}"
+    stale = sorted(set(NO_JSON) - {name for name, has_json in COMMANDS.items() if not has_json})
+    assert not stale, f"NO_JSON names commands that are gone or now offer JSON: {stale}"
+
+
+def test_every_json_command_has_an_invocation_here() -> None:
+    offered = {name for name, has_json in COMMANDS.items() if has_json}
+    assert offered == set(INVOCATIONS), (
+        f"missing: {sorted(offered - set(INVOCATIONS))}; "
+        f"not offering json: {sorted(set(INVOCATIONS) - offered)}"
+    )
+
+
+def _says_what_and_which_version(name: str, document: dict[str, Any]) -> None:
+    """A document names its kind and layout version: an integer ``schema_version`` beside a ``kind``,
+    or (the calibration and bias reports, which are also stored) a schema id ``judgekit.<kind>/<N>``."""
+    version = document.get("schema_version")
+    if isinstance(version, str):
+        assert re.fullmatch(r"judgekit\.[a-z-]+/[1-9][0-9]*", version), f"'{name}': schema id {version!r}"
+        return
+    assert isinstance(version, int), f"'{name}': no schema_version (keys: {sorted(document)[:8]})"
+    assert version >= 1
+    assert isinstance(document.get("kind"), str), f"'{name}': no kind (keys: {sorted(document)[:8]})"
+
+
+@pytest.mark.parametrize("name", sorted(INVOCATIONS))
+def test_json_output_is_one_versioned_document(
+    name: str,
+    ws: Workspace,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    if name not in COMMANDS:
+        pytest.fail(f"'{name}' is not a command (yet)")
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-json-0123456789")  # the loopback writer asks for one
+    args = INVOCATIONS[name](ws, tmp_path)
+    capsys.readouterr()
+    code = main([*args, "--format", "json"])
+    out, err = capsys.readouterr()
+    assert code in (0, 1), err
+    assert "Traceback" not in err
+    document = json.loads(out)  # the whole of standard output is one document
+    assert isinstance(document, dict)
+    _says_what_and_which_version(name, document)
+
+
+def test_the_schema_version_of_plain_documents_is_the_shared_one(
+    ws: Workspace, capsys: pytest.CaptureFixture[str]
+) -> None:
+    capsys.readouterr()
+    assert main(["validate", str(AIRDESK), "--format", "json"]) == 0
+    assert json.loads(capsys.readouterr().out)["schema_version"] == JSON_SCHEMA_VERSION
+
+
+DOC = REPO / "docs" / "reference" / "json-output.md"
+
+
+def _documented_kinds() -> dict[str, str]:
+    """The ``| `judgekit CMD` | `KIND` |`` rows of the JSON output page."""
+    row = re.compile(r"^\| `judgekit ([a-z -]+?)` \| `([a-z0-9_./-]+)` \|", re.M)
+    rows = row.findall(DOC.read_text(encoding="utf-8"))
+    return dict(rows)
+
+
+def test_the_json_page_lists_every_command_and_the_kind_it_prints(
+    ws: Workspace, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-json-0123456789")
+    printed: dict[str, str] = {}
+    for name, invocation in sorted(INVOCATIONS.items()):
+        folder = tmp_path / name.replace(" ", "-")
+        folder.mkdir()
+        capsys.readouterr()
+        main([*invocation(ws, folder), "--format", "json"])
+        document = json.loads(capsys.readouterr().out)
+        version = document["schema_version"]
+        printed[name] = version.split("/")[0] if isinstance(version, str) else document["kind"]
+    assert _documented_kinds() == printed
