@@ -4,8 +4,10 @@ Command groups live in :mod:`judgekit.commands`, one module per area; this modul
 Heavy libraries (litellm, scikit-learn, pydantic models) are imported inside the commands, so that
 ``judgekit --help`` stays fast.
 
-Exit codes: 0 success; 1 a check found problems (invalid cases, a coverage gap, a failed gate) or the
-input was unusable; 2 a usage error. A user mistake never prints a traceback.
+Exit codes (docs/reference/exit-codes.md): 0 success; 1 a check found a problem (invalid cases, a
+coverage gap, a failed gate, an untrusted judge) or an outside service failed after its retries; 2 a
+usage or input error (a :class:`~judgekit.errors.JudgekitError` unless it says otherwise). A user mistake
+never prints a traceback.
 """
 
 from __future__ import annotations

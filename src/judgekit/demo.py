@@ -135,7 +135,8 @@ def check_calibration_disjoint(
         graded: The trials to grade, by run name.
 
     Raises:
-        JudgekitError: When any graded trial has the content of a calibration trial, naming up to five.
+        JudgekitError: (exit code 1, the guard refused) When any graded trial has the content of a
+            calibration trial, naming up to five.
     """
     sample = {content_digest(t): f"{case.id} trial {t.trial}" for case, t in calibration}
     shared = [
@@ -149,7 +150,8 @@ def check_calibration_disjoint(
         raise JudgekitError(
             f"{len(shared)} graded trial(s) have the same transcript as a trial of the calibration sample "
             f"({shown}). The judge would be graded on the items it was calibrated on: label a sample "
-            f"that is not graded ({CALIBRATION_SAMPLE})"
+            f"that is not graded ({CALIBRATION_SAMPLE})",
+            exit_code=1,  # the leakage guard refused: a check's answer, not an input error
         )
 
 
@@ -386,7 +388,8 @@ def _judge_labels(
             if check.verdict is Verdict.ERROR:
                 raise JudgekitError(
                     f"the judge could not grade {case.id} trial {transcript.trial} "
-                    f"({check.check_id}): {check.reason}"
+                    f"({check.check_id}): {check.reason}",
+                    exit_code=1,  # the judge's recorded reply is unusable: an outside service failed
                 )
             rows.append(
                 {
@@ -437,7 +440,8 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
         raise JudgekitError(
             f"{root / DEMO_LABELS}: {len(strays)} labelled item(s) are not trials of the calibration sample "
             f"{CALIBRATION_SAMPLE} ({shown}); regenerate the labels with "
-            "examples/airdesk/tools/make_cassette.py"
+            "examples/airdesk/tools/make_cassette.py",
+            exit_code=1,  # the guard refused labels of trials outside the sample: a check's answer
         )
     trials = [(case, t) for case, t in sample if (case.id, item_id(case.id, t.trial)) in labelled]
     judge_rows = _judge_labels(grader, trials, cassette)
@@ -703,9 +707,10 @@ def run_demo(
         What was done; ``problems`` non-empty means the exit code should be 1.
 
     Raises:
-        JudgekitError: For an unusable example (invalid set, unreadable files, a stale cassette, labels of
-            trials not in the calibration sample, a graded trial that is also in the calibration sample) or
-            an unwritable ``out``.
+        JudgekitError: Exit code 2 for an unusable example (invalid set, unreadable or missing files, a
+            stale cassette) or an unusable ``out``; exit code 1 when a guard refuses (labels of trials not
+            in the calibration sample, a graded trial that is also in the calibration sample) or a
+            recorded judge reply cannot be used.
     """
     out = Path(out)
     example = Path(example) if example is not None else None

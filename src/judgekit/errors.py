@@ -44,11 +44,12 @@ class JudgekitError(Exception):
 
     Args:
         message: The whole explanation: what is wrong, where, and what to do.
-        exit_code: The process exit code the command line uses for it (1 unless a command documents
-            otherwise).
+        exit_code: The process exit code the command line uses for it: 2 (a usage or input error, as
+            the exit-code table says) unless the raiser says 1 (a check found a problem, or an outside
+            service such as the judge's API failed after its retries).
     """
 
-    def __init__(self, message: str, *, exit_code: int = 1) -> None:
+    def __init__(self, message: str, *, exit_code: int = 2) -> None:
         super().__init__(message)
         self.message = message
         self.exit_code = exit_code
@@ -60,7 +61,7 @@ class JudgekitError(Exception):
 class ProblemsError(JudgekitError):
     """Several located problems found together (for example every invalid field of a case set)."""
 
-    def __init__(self, problems: list[Problem], *, exit_code: int = 1) -> None:
+    def __init__(self, problems: list[Problem], *, exit_code: int = 2) -> None:
         self.problems = list(problems)
         super().__init__("\n".join(str(p) for p in self.problems), exit_code=exit_code)
 
@@ -68,6 +69,6 @@ class ProblemsError(JudgekitError):
 class LocatedError(JudgekitError):
     """A single user mistake at a known place in a file."""
 
-    def __init__(self, problem: Problem, *, exit_code: int = 1) -> None:
+    def __init__(self, problem: Problem, *, exit_code: int = 2) -> None:
         self.problem = problem
         super().__init__(str(problem), exit_code=exit_code)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -136,7 +137,7 @@ def test_fingerprint_from_the_label_table(work, capsys):
         "--fingerprint",
         "other",
     )
-    assert code == 1
+    assert code == 2  # the option contradicts the table: an input error
     assert "error: --fingerprint 'other' differs from the fingerprint 'fp-col'" in err
 
 
@@ -221,7 +222,7 @@ def write(work: Path, name: str, text: str) -> str:
     [
         pytest.param(None, ["missing.csv"], ("path 'missing.csv' does not exist", 2), id="no_file"),
         pytest.param(
-            "dir", ["adir"], ("error: adir: label table is a directory, not a file", 1), id="directory"
+            "dir", ["adir"], ("error: adir: label table is a directory, not a file", 2), id="directory"
         ),
         pytest.param(
             None,
@@ -238,17 +239,17 @@ def write(work: Path, name: str, text: str) -> str:
         pytest.param(
             None, ["labels.csv", "--experts", ","], ("error: --experts: no expert named", 2), id="no_experts"
         ),
-        pytest.param(None, ["labels.csv", "--scale", "a,a"], ("error: --scale: ", 1), id="bad_scale"),
+        pytest.param(None, ["labels.csv", "--scale", "a,a"], ("error: --scale: ", 2), id="bad_scale"),
         pytest.param(
             None,
             ["labels.csv", "--fingerprint", " "],
-            ("error: --fingerprint: the fingerprint is empty", 1),
+            ("error: --fingerprint: the fingerprint is empty", 2),
             id="empty_fingerprint",
         ),
         pytest.param(
             None,
             ["labels.csv", "--experts", "alice,zed"],
-            ("--experts: unknown rater(s) 'zed'", 1),
+            ("--experts: unknown rater(s) 'zed'", 2),
             id="unknown_expert",
         ),
         pytest.param(
@@ -260,13 +261,13 @@ def write(work: Path, name: str, text: str) -> str:
         pytest.param(
             ("bad.json", "{oops"),
             ["labels.csv", "--baseline", "bad.json"],
-            ("bad.json:1: not a JSON calibration record", 1),
+            ("bad.json:1: not a JSON calibration record", 2),
             id="broken_baseline",
         ),
         pytest.param(
             ("p.yaml", "colour: red\n"),
             ["labels.csv", "--policy", "p.yaml"],
-            ("p.yaml:1: colour: unknown setting", 1),
+            ("p.yaml:1: colour: unknown setting", 2),
             id="policy_unknown",
         ),
         pytest.param(
@@ -319,7 +320,7 @@ def test_each_cli_error_is_one_readable_line_and_no_traceback(work, capsys, setu
 def test_bad_label_tables_fail_with_located_errors(work, capsys, table, expected):
     write(work, "t.csv", table)
     code, out, err = run(capsys, "calibrate", "t.csv", "--judge", "judge")
-    assert code == 1
+    assert code == 2  # an unusable label table is an input error
     assert out == ""
     assert expected in err
 
@@ -329,7 +330,7 @@ def test_trust_with_a_broken_record_folder_is_an_error(work, capsys):
     folder.mkdir(parents=True)
     (folder / "x.json").write_text("[]")
     code, _, err = run(capsys, "trust", "fp")
-    assert code == 1
+    assert code == 2  # a broken record is an input error, not an untrusted judge
     assert "x.json" in err
 
 
@@ -381,7 +382,7 @@ def test_an_unwritable_out_folder_is_an_error_not_a_traceback(work, capsys):
         "--out",
         "taken",
     )
-    assert code == 1
+    assert code == 2  # an output that cannot be written is an input error
     assert "taken/calibration.md: cannot write the report" in err
 
 
@@ -499,3 +500,38 @@ def test_trust_and_failure_rate_refuse_an_unknown_format(work, capsys, command):
     code, out, err = run(capsys, *command, "--format", "md")
     assert (code, out) == (2, "")
     assert err == "error: --format must be text or json (got 'md')\n"
+
+
+# ------------------------------------------------------------------------------------- exit codes
+
+
+def with_provenance(work: Path, value_of: Callable[[str], str]) -> str:
+    """Rewrite labels.csv with a provenance column; ``value_of(item_id)`` gives each item's value."""
+    lines = (work / "labels.csv").read_text().splitlines()
+    rows = [lines[0] + ",provenance"]
+    rows += [f"{line},{value_of(line.split(',')[0])}" for line in lines[1:]]
+    (work / "labels.csv").write_text("\n".join(rows) + "\n")
+    return "labels.csv"
+
+
+def test_calibrate_refuses_an_all_hand_picked_table_with_exit_1(work, capsys):
+    code, out, err = calibrate(capsys, with_provenance(work, lambda item: "discovery"), "judge-v2")
+    assert code == 1  # the provenance guard's answer is no: a refusal, not an input error
+    assert out == ""
+    assert "items are hand-picked (provenance discovery)" in err
+    assert records(work) == []
+
+
+def test_calibrate_with_provenance_on_some_items_only_is_an_input_error(work, capsys):
+    table = with_provenance(work, lambda item: "random" if item.startswith("c00") else "")
+    code, _, err = calibrate(capsys, table, "judge-v2")
+    assert code == 2  # a missing field: the table cannot be used as it is
+    assert "has no provenance while other items do" in err
+
+
+def test_failure_rate_with_impossible_counts_is_an_input_error(work, capsys):
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    code, _, err = run(capsys, "failure-rate", str(rec), "--flagged", "5", "--total", "2")
+    assert code == 2
+    assert "error: --flagged/--total: flagged must be between" in err

@@ -56,12 +56,14 @@ def test_partial_provenance_is_refused_with_the_line():
         random_sample_only(t)
     assert exc.value.problems[0].line == 4
     assert "c2 has no provenance" in str(exc.value)
+    assert exc.value.exit_code == 2  # an incomplete table is an input error, not a refusal
 
 
 def test_all_discovery_is_refused():
     t = table(["c1,e1,fail,discovery", "c1,judge,fail,discovery"])
-    with pytest.raises(JudgekitError, match="random production sample"):
+    with pytest.raises(JudgekitError, match="random production sample") as exc:
         random_sample_only(t)
+    assert exc.value.exit_code == 1  # the guard refused the labels
 
 
 def test_bad_provenance_value_and_conflict_are_located():
@@ -93,6 +95,7 @@ def test_few_shot_overlap_by_item_case_and_text():
             shots, t, item_texts={"c2#1": "the refund was issued."}, source=Path("shots.jsonl")
         )
     problems = exc.value.problems
+    assert exc.value.exit_code == 1  # leakage found: the guard refused
     assert [(p.line, p.field) for p in problems] == [(1, "item_id"), (2, "case_id"), (3, "text")]
     assert "shown the answer to a test item" in problems[0].message
     # examples from elsewhere pass
@@ -102,6 +105,7 @@ def test_few_shot_overlap_by_item_case_and_text():
 def test_few_shot_parse_errors_are_located():
     with pytest.raises(ProblemsError) as exc:
         parse_few_shot('{"item_id": "a", "bogus": 1}\n{}\nnot json\n', source=Path("s.jsonl"))
+    assert exc.value.exit_code == 2
     assert [(p.line, p.field) for p in exc.value.problems] == [(1, "bogus"), (2, ""), (3, "")]
 
 
@@ -120,6 +124,7 @@ def test_selection_set_is_recorded_and_then_refused(tmp_path: Path):
     assert load_usage(tmp_path) == [entry]
     with pytest.raises(JudgekitError, match="development set") as exc:
         check_not_selection_set(t, load_usage(tmp_path))
+    assert exc.value.exit_code == 1  # the guard refused the labels
     assert "2026-01-02" in str(exc.value)
     assert "fp-a, fp-b" in str(exc.value)
     other = table(["c9,e1,fail,random", "c9,judge,fail,random"])
@@ -143,9 +148,11 @@ def test_failure_rate_on_calibration_items_is_refused():
     with pytest.raises(JudgekitError, match="2 of the 3 items") as exc:
         check_rate_population(["a", "b", "c"], ["b", "c", "z"])
     assert "fresh random production sample" in str(exc.value)
+    assert exc.value.exit_code == 1  # the guard refused the items
     check_rate_population(["p", "q"], ["b", "c"])
-    with pytest.raises(JudgekitError, match="at least one item"):
+    with pytest.raises(JudgekitError, match="at least one item") as empty:
         check_rate_population([], ["b"])
+    assert empty.value.exit_code == 2  # nothing to estimate on: an input error
 
 
 def test_few_shot_and_usage_paths_named_as_text(tmp_path: Path):

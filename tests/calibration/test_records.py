@@ -95,15 +95,17 @@ def test_corrected_failure_rate_uses_the_records_counts(reports):
 def test_corrected_failure_rate_refuses_an_untrusted_judge(reports):
     from judgekit.calibration.records import corrected_failure_rate
 
-    with pytest.raises(JudgekitError, match="a corrected rate needs a trusted judge"):
+    with pytest.raises(JudgekitError, match="a corrected rate needs a trusted judge") as exc:
         corrected_failure_rate(record(reports, "bad", "fp"), flagged=1, n=10)
+    assert exc.value.exit_code == 1  # the trust gate refused
 
 
 def test_corrected_failure_rate_reports_impossible_counts(reports):
     from judgekit.calibration.records import corrected_failure_rate
 
-    with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between"):
+    with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between") as exc:
         corrected_failure_rate(record(reports, "good", "fp"), flagged=11, n=10)
+    assert exc.value.exit_code == 2  # a bad value
 
 
 def test_a_record_file_named_as_text_is_read_and_named(reports, tmp_path):

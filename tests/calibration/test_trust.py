@@ -386,8 +386,9 @@ def test_from_records_decides_as_a_folder_would(tmp_path, reports, family_report
 def test_require_refuses_an_untrusted_judge_with_the_reason(tmp_path, reports, family_report):
     with pytest.raises(
         JudgekitError, match=r"^the judge with fingerprint 3f2a9c1d0e4b is not trusted: no calibration"
-    ):
+    ) as exc:
         TrustBook(tmp_path).require(FP)
+    assert exc.value.exit_code == 1  # the trust gate refused (grade --require-trust exits 1)
     write(tmp_path, calibration(reports, "good"))
     write(tmp_path, modes(family_report))
     book = TrustBook(tmp_path)

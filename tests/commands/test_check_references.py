@@ -148,7 +148,7 @@ def test_a_rule_that_does_not_compile_is_a_load_error(
     data["forbidden"] = [{"tool": "issue_refund", "when": "amount >"}, {"tool": "FreezeCard"}]
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
     code, out, err = run(capsys, "check-references", str(refund_set))
-    assert code == 1
+    assert code == 2  # the set cannot be loaded: an input error, not a broken reference
     assert out == ""
     lines = err.strip().splitlines()
     assert any(

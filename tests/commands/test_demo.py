@@ -171,7 +171,7 @@ def test_rerunning_into_the_same_folder_replaces_it(demo_run, tmp_path):
 
 def test_a_foreign_non_empty_folder_is_refused(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
-    assert main(["demo", "--out", str(tmp_path)]) == 1
+    assert main(["demo", "--out", str(tmp_path)]) == 2  # an unusable --out: an input error
     err = capsys.readouterr().err
     assert "not empty and was not written by judgekit demo" in err
     assert "Traceback" not in err
@@ -184,10 +184,32 @@ def test_a_stale_cassette_is_an_error_never_a_call(tmp_path, capsys):
     cassette = example / DEMO_CASSETTE
     lines = cassette.read_text().splitlines(keepends=True)
     cassette.write_text("".join(lines[:-5]))  # five recorded replies lost
-    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    # a cassette that does not match the example: an input error
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 2
     err = capsys.readouterr().err
     assert "have no recorded reply" in err
     assert "make_cassette.py" in err
+    assert "Traceback" not in err
+
+
+def test_an_unusable_recorded_judge_reply_is_a_failed_judge_call(tmp_path, capsys):
+    """A recorded reply the verdict parser cannot use is the judge failing (exit 1), not an input error."""
+    example = tmp_path / "airdesk"
+    shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
+    cassette = example / DEMO_CASSETTE
+    lines = cassette.read_text().splitlines(keepends=True)
+    spoiled = next(
+        i
+        for i, line in enumerate(lines)
+        if json.loads(line).get("request", {}).get("item", "").startswith(CALIBRATION_SAMPLE)
+    )
+    record = json.loads(lines[spoiled])
+    record["reply"]["content"] = "I would rather not say."
+    lines[spoiled] = json.dumps(record) + "\n"
+    cassette.write_text("".join(lines))
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    err = capsys.readouterr().err
+    assert "the judge could not grade" in err
     assert "Traceback" not in err
 
 
@@ -195,7 +217,7 @@ def test_missing_calibration_sample_is_named(tmp_path, capsys):
     example = tmp_path / "airdesk"
     shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
     (example / CALIBRATION_SAMPLE).unlink()
-    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 2
     assert "sample.jsonl: the demo needs this file" in capsys.readouterr().err
 
 
@@ -217,7 +239,7 @@ def test_missing_labels_are_named(tmp_path, capsys):
     example = tmp_path / "airdesk"
     shutil.copytree(AIRDESK, example, ignore=shutil.ignore_patterns("tools"))
     (example / DEMO_LABELS).unlink()
-    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 1
+    assert main(["demo", "--example", str(example), "--out", str(tmp_path / "out")]) == 2
     assert "expert-labels.csv: the demo needs this file" in capsys.readouterr().err
 
 

@@ -59,7 +59,7 @@ def test_validate_duplicate_ids_across_files(tmp_path: Path, capsys: pytest.Capt
 
 def test_validate_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "validate", str(tmp_path))
-    assert code == 1
+    assert code == 2
     assert f"error: {tmp_path}: no case files found" in err
 
 
@@ -100,13 +100,28 @@ def test_export_command_lists_left_out(
 
 def test_export_unknown_format(small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "export", str(small_set), "--format", "excel", "--out", str(tmp_path))
-    assert code == 1
+    assert code == 2
     assert "unknown export format" in err
+
+
+def test_export_refuses_an_invalid_set_as_an_input_error(
+    small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (small_set / "broken.yaml").write_text("id: x\nunknown_field: 1\n", encoding="utf-8")
+    out_dir = tmp_path / "exp"
+    code, out, err = run(
+        capsys, "export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
+    )
+    assert code == 2
+    assert out == ""
+    assert "unknown_field" in err
+    assert "the set is invalid; fix it first (judgekit validate)" in err
+    assert not out_dir.exists()
 
 
 def test_promote_refuses_review_acceptance(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "candidates", "promote", "GS-CAND-1", "--set", str(small_set))
-    assert code == 1
+    assert code == 2
     assert "acceptance: still starts with 'REVIEW:'" in err
     assert (small_set / "candidates" / "cand.yaml").exists()
 
@@ -125,7 +140,7 @@ def test_promote_moves_reviewed_candidate(small_set: Path, capsys: pytest.Captur
 
 def test_promote_unknown_and_existing_ids(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "candidates", "promote", "NOPE", "GS-1", "--set", str(small_set))
-    assert code == 1
+    assert code == 2
     assert "NOPE: not a candidate (no case has this id)" in err
     assert "GS-1: not a candidate (it is already in the set)" in err
 
@@ -183,7 +198,7 @@ def test_golden_diff_flags_forbidden_rule_change(repo_set: Path, capsys: pytest.
 
 def test_golden_diff_unknown_revision(repo_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "golden", "diff", "no-such-rev", "--set", str(repo_set))
-    assert code == 1
+    assert code == 2
     assert err.startswith("error: git rev-parse")
 
 
@@ -341,7 +356,7 @@ def test_promote_json_lists_the_moves(small_set: Path, capsys: pytest.CaptureFix
 
 def test_promote_json_refusal_lists_problems(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, doc, err = run_json(capsys, "candidates", "promote", "NOPE", "GS-1", "--set", str(small_set))
-    assert code == 1
+    assert code == 2
     assert err == ""
     assert doc["kind"] == "promotion"
     assert doc["promoted"] == []

@@ -99,7 +99,7 @@ def test_intake_json_malformed_record_is_a_problem(
     bad = tmp_path / "bad.json"
     bad.write_text('{"ref": "X"}', encoding="utf-8")
     code, doc, err = run_json(capsys, "intake", str(bad), "--set", str(small_set))
-    assert code == 1
+    assert code == 2
     assert err == ""
     assert doc["kind"] == "intake"
     assert doc["written"] == []
@@ -267,7 +267,7 @@ def test_sample_labels_json_sheet_mistake_is_a_located_problem(
     line = sheet.splitlines().index(f"Reviewer verdict [{first}]: maybe") + 1
     labels = tmp_path / "labels.csv"
     code, doc, err = run_json(capsys, "sample-labels", str(sheet_path), "--out", str(labels))
-    assert code == 1
+    assert code == 2
     assert err == ""
     assert doc["kind"] == "label_sample"
     assert (doc["written"], doc["labelled"]) == ([], 0)

@@ -34,7 +34,7 @@ def test_rubrics_show_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
 
 
 def test_rubrics_show_unknown_id_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["rubrics", "show", "nope"]) == 1
+    assert main(["rubrics", "show", "nope"]) == 2  # an unknown id: an input error
     assert "no built-in rubric 'nope'" in capsys.readouterr().err
 
 

@@ -132,10 +132,12 @@ def test_a_built_in_rubric_by_id(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "do_nothing.decided_by 'no_false_success' names no criterion of the rubrics linted with" in out
 
 
-def test_an_invalid_set_exits_1_with_its_problems(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_an_invalid_set_is_an_input_error_with_its_problems(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     bad = {**WEAK, "do_nothing": {"why": "must refuse", "decided_by": "case.nothing"}}
     code, out, err = run(capsys, str(make_set(tmp_path, {"bad": bad})))
-    assert code == 1
+    assert code == 2
     assert out == ""
     assert "do_nothing: decided_by 'case.nothing' names no criterion of this case" in err
     assert err.splitlines()[-1] == "the set is invalid; fix it first (judgekit validate)"

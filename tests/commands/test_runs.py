@@ -422,7 +422,7 @@ def test_import_tau_bench_and_openai(tmp_path, capsys):
     }
     raw.write_text(json.dumps([episode, {**episode, "trial": 1, "reward": 0.0}, {"task_id": 8}]))
     out, rewards = tmp_path / "t.jsonl", tmp_path / "rewards.jsonl"
-    assert _cli("import", "tau-bench", raw, "--out", out, "--rewards-out", rewards, "--run-id", "tau") == 1
+    assert _cli("import", "tau-bench", raw, "--out", out, "--rewards-out", rewards, "--run-id", "tau") == 2
     err = capsys.readouterr().err
     assert "raw.json:3" in err
     assert "imported 2 tau-bench trial(s)" in err

@@ -172,7 +172,7 @@ def test_failure_modes_cannot_record_into_a_file(tmp_path: Path, capsys: pytest.
         "--records",
         str(tmp_path / "records"),
     )
-    assert code == 1
+    assert code == 2  # an output that cannot be written is an input error
     assert (
         f"{tmp_path / 'records' / 'failure-modes'}: cannot create the folder for the failure-mode record"
         in err
@@ -206,7 +206,7 @@ def test_import_otel_refuses_a_cycle(tmp_path: Path, capsys: pytest.CaptureFixtu
     code, _, err = run(
         capsys, "import", "otel", str(FIXTURES / "cycle.json"), "--out", str(tmp_path / "t.jsonl")
     )
-    assert code == 1
+    assert code == 2  # a trace that cannot be imported is an input error
     assert "cycle" in err
     assert "Traceback" not in err
 
@@ -580,7 +580,7 @@ def test_import_otel_as_json_names_a_refused_trace(
     code, out, err = run(
         capsys, "import", "otel", str(FIXTURES / "cycle.json"), "--out", str(target), "--format", "json"
     )
-    assert (code, err) == (1, "")
+    assert (code, err) == (2, "")  # the code text mode gives: an input error
     doc = document(out, "otel_import")
     assert (doc["imported"], doc["traces"], doc["written"]) == (0, [], [])
     (problem,) = doc["problems"]
@@ -618,7 +618,7 @@ def test_export_otel_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     assert doc["written"] == [{"path": str(events), "what": "otlp_logs"}]
     results.write_text("{not json\n")
     code, out, err = run(capsys, *args, "--format", "json")
-    assert (code, err) == (1, "")
+    assert (code, err) == (2, "")  # no readable line: an input error, as in text mode
     broken = document(out, "otel_export")
     assert (broken["events"], broken["written"]) == (0, [])
     (problem,) = broken["problems"]
@@ -689,3 +689,92 @@ def test_probe_bias_as_json(
         {"path": str(record), "what": "bias_record"},
     ]
     assert json.loads(copy.read_text())["fingerprint"] == doc["fingerprint"]
+
+
+def hand_picked(path: Path, values: list[str]) -> Path:
+    """A 30-item table whose item ``i`` has provenance ``values[i % len(values)]`` (``""``: none)."""
+    rows = ["item_id,rater,label,provenance"]
+    for i in range(30):
+        for rater in ("e1", "e2", "judge"):
+            rows.append(f"c{i}#1,{rater},{'fail' if i % 3 == 0 else 'pass'},{values[i % len(values)]}")
+    path.write_text("\n".join(rows) + "\n")
+    return path
+
+
+def test_check_refuses_a_hand_picked_set_with_exit_1_in_text_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [
+        "calibrate-check",
+        str(hand_picked(tmp_path / "l.csv", ["discovery"])),
+        "--records",
+        str(tmp_path),
+    ]
+    code, _, err = run(capsys, *args)
+    assert code == 1  # the provenance guard refused: the check's answer is no
+    assert "all 30 items are hand-picked" in err
+    code, out, err = run(capsys, *args, "--format", "json")
+    assert (code, err) == (1, "")
+    checks = {c["check"]: c for c in document(out, "label_check")["checks"]}
+    assert checks["provenance"]["status"] == "refused"
+
+
+def test_check_of_a_table_with_some_provenance_missing_is_an_input_error_in_text_and_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = hand_picked(tmp_path / "l.csv", ["random", ""])
+    args = ["calibrate-check", str(table), "--records", str(tmp_path)]
+    code, _, err = run(capsys, *args)
+    assert code == 2  # the table is incomplete: it cannot be checked
+    assert f"{table}:5: provenance: item c1#1 has no provenance" in err
+    code, out, err = run(capsys, *args, "--format", "json")
+    assert (code, err) == (2, "")  # the error's own code, as in text mode, not a hard-coded 1
+    doc = document(out, "label_check")
+    checks = {c["check"]: c for c in doc["checks"]}
+    assert (doc["ok"], checks["provenance"]["status"]) == (False, "refused")
+    assert checks["provenance"]["problems"][0]["line"] == 5
+    assert checks["selection_set"]["status"] == "passed"
+
+
+def test_check_with_a_malformed_few_shot_file_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    shots = tmp_path / "shots.jsonl"
+    shots.write_text("not json\n")
+    table = labels(tmp_path / "labels.csv")
+    code, _, err = run(
+        capsys, "calibrate-check", str(table), "--few-shot", str(shots), "--records", str(tmp_path)
+    )
+    assert code == 2
+    assert "shots.jsonl:1: not valid JSON" in err
+
+
+def test_select_with_one_candidate_is_an_input_error(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    table = labels(tmp_path / "labels.csv")
+    code, _, err = run(
+        capsys, "calibrate-select", str(table), "--candidates", "fp-a", "--records", str(tmp_path)
+    )
+    assert code == 2
+    assert "a selection compares at least two judges" in err
+    assert not (tmp_path / "label-usage.jsonl").exists()
+
+
+def test_import_otel_with_a_refused_trace_imports_the_rest_and_exits_2(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    spans = [
+        json.loads((FIXTURES / f).read_text())["resourceSpans"] for f in ("cycle.json", "genai_messages.json")
+    ]
+    mixed = tmp_path / "mixed.json"
+    mixed.write_text(json.dumps({"resourceSpans": spans[0] + spans[1]}))
+    target = tmp_path / "t.jsonl"
+    code, _, err = run(capsys, "import", "otel", str(mixed), "--out", str(target))
+    assert code == 2  # a trace that cannot be imported is an input error, even when others could be
+    assert "the parent links form a cycle" in err
+    assert len(read_transcripts(target)) == 1
+    code, out, err = run(capsys, "import", "otel", str(mixed), "--out", str(target), "--format", "json")
+    assert (code, err) == (2, "")
+    doc = document(out, "otel_import")
+    assert (doc["imported"], len(doc["problems"])) == (1, 1)

@@ -179,7 +179,7 @@ def test_index_refuses_an_invalid_case_set(
         "--out",
         str(setup["index"]),
     ]
-    assert main(argv) == 1
+    assert main(argv) == 2
     err = capsys.readouterr().err
     assert "fix them first" in err
     assert not setup["index"].exists()
@@ -194,7 +194,7 @@ def test_keygen_writes_a_private_key_and_never_overwrites(
     if os.name == "posix":
         assert key.stat().st_mode & 0o077 == 0
     before = key.read_bytes()
-    assert main(["contamination", "keygen", "--out", str(key)]) == 1
+    assert main(["contamination", "keygen", "--out", str(key)]) == 2
     assert "never overwritten" in capsys.readouterr().err
     assert key.read_bytes() == before
 
@@ -237,7 +237,7 @@ def test_scan_mixed_formats_with_two_processes(
 def test_index_cannot_write(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
     out = setup["tmp"] / "no-such-dir" / "x.jkc"
     argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"]), "--out", str(out)]
-    assert main(argv) == 1
+    assert main(argv) == 2
     assert "cannot write the index" in capsys.readouterr().err
 
 
@@ -358,7 +358,7 @@ def test_index_as_json_names_the_problems_of_an_invalid_case_set(
     broken = setup["cases"] / "broken.yaml"
     broken.write_text("id: x\nunknown_field: 1\n", encoding="utf-8")
     argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"])]
-    assert main([*argv, "--out", str(setup["index"]), "--format", "json"]) == 1
+    assert main([*argv, "--out", str(setup["index"]), "--format", "json"]) == 2
     captured = capsys.readouterr()
     assert captured.err == ""
     doc = _document(captured.out, "contamination_index")

@@ -173,10 +173,11 @@ def test_unusable_replies_write_nothing(serve: Any, small_set: Path, reply: Repl
     before = sorted(p.name for p in (small_set / "candidates").iterdir())
     with pytest.raises(
         JudgekitError, match=message.replace("(", r"\(").replace(")", r"\)").replace("[", r"\[")
-    ):
+    ) as raised:
         generate_candidates(
             load_case_set(small_set), tool="FreezeCard", description="d", n=2, client=client_for(server)
         )
+    assert raised.value.exit_code == 1  # an outside service failing, not an input error
     assert sorted(p.name for p in (small_set / "candidates").iterdir()) == before
 
 
@@ -297,13 +298,11 @@ def test_command_generates_and_reports(
     assert len(list((small_set / "candidates").glob("GS-CAND-FreezeCard-*.yaml"))) == 3
 
 
-def test_command_unusable_reply_is_an_error_without_traceback(
-    serve: Any, small_set: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    server = serve(replying("no JSON here"))
+def _generate(small_set: Path, server: JudgeServer, *extra: str) -> int:
+    """Run ``judgekit candidates generate`` against ``server`` and return its exit code."""
     os.environ["OPENAI_API_KEY"] = KEY
     try:
-        code = main(
+        return main(
             [
                 "candidates",
                 "generate",
@@ -317,11 +316,71 @@ def test_command_unusable_reply_is_an_error_without_traceback(
                 MODEL,
                 "--api-base",
                 server.api_base,
+                *extra,
             ]
         )
     finally:
         del os.environ["OPENAI_API_KEY"]
+
+
+def test_command_unusable_reply_is_an_error_without_traceback(
+    serve: Any, small_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code = _generate(small_set, serve(replying("no JSON here")))
     _out, err = capsys.readouterr()
     assert code == 1
     assert "error: the model's reply holds no JSON object" in err
     assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("reply", "message"),
+    [
+        pytest.param(Reply(content=""), "the model returned an empty reply", id="empty"),
+        pytest.param(
+            Reply(content='{"should_trigger": ["a", "b"', finish_reason="length"), "was cut off", id="cut_off"
+        ),
+        pytest.param(
+            Reply(content='{"should_trigger": ["a"], "must_not_trigger": []} {"should_trigger": ["b"]}'),
+            "holds 2 JSON objects",
+            id="two_objects",
+        ),
+        pytest.param(
+            Reply(content='{"should_trigger": ["a"]}'), "'must_not_trigger' is missing", id="not_usable"
+        ),
+        pytest.param(
+            Reply(content='{"should_trigger": [" "], "must_not_trigger": []}'),
+            "holds no utterance",
+            id="no_utterance",
+        ),
+        pytest.param(
+            Reply(content=json.dumps({"should_trigger": ["what is my balance"], "must_not_trigger": []})),
+            "every generated utterance duplicates the set",
+            id="all_duplicates",
+        ),
+        pytest.param(Reply(status=400), "the model call failed (provider_error)", id="call_failed"),
+    ],
+)
+def test_command_exits_1_when_the_model_gives_nothing_usable(
+    serve: Any, small_set: Path, capsys: pytest.CaptureFixture[str], reply: Reply, message: str
+) -> None:
+    before = sorted(p.name for p in (small_set / "candidates").iterdir())
+    code = _generate(small_set, serve(lambda body, i: reply))
+    _out, err = capsys.readouterr()
+    assert code == 1, err
+    assert message in err
+    assert "Traceback" not in err
+    assert sorted(p.name for p in (small_set / "candidates").iterdir()) == before
+
+
+def test_command_replay_without_a_recorded_reply_is_an_input_error(
+    serve: Any, small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = serve(replying(GOOD))
+    cassette = tmp_path / "empty.jsonl"
+    cassette.write_text("", encoding="utf-8")
+    code = _generate(small_set, server, "--cassette", str(cassette), "--cache-mode", "replay")
+    _out, err = capsys.readouterr()
+    assert code == 2, err
+    assert "the model call failed (cassette_miss)" in err
+    assert server.calls == 0

@@ -176,9 +176,27 @@ def test_command(small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[
     bad.write_text('{"ref": "X"}', encoding="utf-8")
     code = main(["intake", str(bad), "--set", str(small_set)])
     _out, err = capsys.readouterr()
-    assert code == 1
+    assert code == 2
     assert f"{bad}:1: conversation: required field is missing or empty" in err
     assert "Traceback" not in err
+
+
+def test_personal_data_left_after_sanitising_is_refused_with_exit_1(
+    small_set: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A redaction that misses a value: the rescan guard refuses (the check's "no", exit 1), writes nothing.
+    import judgekit.golden.pii
+
+    monkeypatch.setattr(judgekit.golden.pii, "redact_personal_data", lambda text, allow=(): (text, []))
+    path = intake_file(tmp_path, record())
+    before = sorted(p.name for p in (small_set / "candidates").iterdir())
+    code = main(["intake", str(path), "--set", str(small_set)])
+    _out, err = capsys.readouterr()
+    assert code == 1
+    assert "error: personal data survived sanitising (" in err
+    assert EMAIL not in err
+    assert CARD not in err
+    assert sorted(p.name for p in (small_set / "candidates").iterdir()) == before
 
 
 def test_bundled_example_intake_files_read() -> None:

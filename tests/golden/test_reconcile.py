@@ -9,8 +9,8 @@ import pytest
 import yaml
 
 from judgekit.cli import main
-from judgekit.errors import ProblemsError
-from judgekit.golden.reconcile import reconcile
+from judgekit.errors import JudgekitError, ProblemsError
+from judgekit.golden.reconcile import agreed_resolution, reconcile
 
 from .conftest import write
 
@@ -83,6 +83,13 @@ def test_every_differing_field_is_a_finding_and_nothing_is_written(tmp_path: Pat
         'GS-2: forbidden: only alice: [{"tool": "InitiateTransfer"}]; only bob: (none)',
     ]
     assert result.disputed() == ["GS-1", "GS-2"]
+    assert not out.exists()
+    # Asking for the agreed resolution anyway is the check's "no" (exit 1), not an input error.
+    with pytest.raises(JudgekitError, match="4 finding") as raised:
+        agreed_resolution(result)
+    assert raised.value.exit_code == 1
+    code = main(["golden", "reconcile", str(a_path), str(b_path), "--out", str(out)])
+    assert code == 1
     assert not out.exists()
 
 

@@ -286,7 +286,7 @@ def test_commands_end_to_end_on_the_bundled_example(
     ids = re.findall(r"^Reviewer verdict \[([^\]]+)\]: $", sheet, flags=re.MULTILINE)
     assert len(ids) == 8
     # Nothing is overwritten.
-    assert main(["sample", str(results), "--passing", "1", "--transcripts", v2, "--out", str(out_dir)]) == 1
+    assert main(["sample", str(results), "--passing", "1", "--transcripts", v2, "--out", str(out_dir)]) == 2
     assert "never overwritten" in capsys.readouterr().err
     filled = fill(sheet, {ids[0]: "pass", ids[1]: "fail", ids[-1]: "fail"}, reviewer="sam")
     (out_dir / "review-sheet.md").write_text(filled, encoding="utf-8")
@@ -300,7 +300,7 @@ def test_commands_end_to_end_on_the_bundled_example(
     # Unfilled sheet: a clear error, nothing written.
     empty = tmp_path / "empty.md"
     empty.write_text(fill(sheet, {}, reviewer="sam"), encoding="utf-8")
-    assert main(["sample-labels", str(empty), "--out", str(tmp_path / "none.csv")]) == 1
+    assert main(["sample-labels", str(empty), "--out", str(tmp_path / "none.csv")]) == 2
     assert "no verdict filled in yet" in capsys.readouterr().err
     assert not (tmp_path / "none.csv").exists()
 

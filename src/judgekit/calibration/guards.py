@@ -2,7 +2,9 @@
 
 Each guard refuses with a :class:`~judgekit.errors.JudgekitError` (or a
 :class:`~judgekit.errors.ProblemsError` of located problems) whose message says what is wrong and what to
-collect instead:
+collect instead. A refusal has ``exit_code`` 1 (the check ran and its answer is no); input the guard cannot
+read (a malformed few-shot file or ledger, an item without provenance among items with one) keeps the
+input-error code 2:
 
 * **Few-shot leakage** (:func:`check_few_shot_overlap`): a judge whose prompt shows it an example that is
   also a labelled test item has seen the answer; agreement on that item measures memory, not judgement.
@@ -87,8 +89,8 @@ def random_sample_only(table: LabelTable) -> tuple[LabelTable, ProvenanceSummary
 
     Raises:
         ProblemsError: When some items have a provenance and others have none (one problem per item
-            without, at its first line).
-        JudgekitError: When no item is from a random sample.
+            without, at its first line): an incomplete table, exit code 2.
+        JudgekitError: When no item is from a random sample: the guard's refusal, exit code 1.
     """
     prov = table.provenance()
     items = table.items
@@ -122,7 +124,8 @@ def random_sample_only(table: LabelTable) -> tuple[LabelTable, ProvenanceSummary
         raise JudgekitError(
             f"{where}all {n_discovery} items are hand-picked (provenance discovery); rates and gates need "
             "a random production sample: label randomly sampled items (judgekit calibrate-plan says how "
-            "many) and mark them provenance random"
+            "many) and mark them provenance random",
+            exit_code=1,  # the provenance guard ran and refused the labels (not an input error)
         )
     rows = tuple(r for r in table.rows if prov.get(r.item) == "random")
     note = (
@@ -232,7 +235,8 @@ def check_few_shot_overlap(
         source: The few-shot file, for messages, as text or a path object.
 
     Raises:
-        ProblemsError: One problem per overlapping example, saying which item it leaks and what to do.
+        ProblemsError: One problem per overlapping example, saying which item it leaks and what to do
+            (the guard's refusal, exit code 1).
     """
     source = Path(source) if source is not None else None
     item_ids = {k.item_id for k in table.items}
@@ -263,7 +267,7 @@ def check_few_shot_overlap(
                 )
             )
     if problems:
-        raise ProblemsError(problems)
+        raise ProblemsError(problems, exit_code=1)  # the leakage guard refused the labels
 
 
 # --------------------------------------------------------------------------------------------- usage ledger
@@ -358,7 +362,8 @@ def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> N
     """Refuse to certify a judge on labels that were already used to choose between judges.
 
     Raises:
-        JudgekitError: Naming when, between which candidates, and what to collect instead.
+        JudgekitError: Naming when, between which candidates, and what to collect instead (the guard's
+            refusal, exit code 1).
     """
     for u in usage:
         if u.label_sha256 == table.sha256:
@@ -368,7 +373,8 @@ def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> N
                 f"{name}: these labels were used on {u.recorded_at:%Y-%m-%d} to choose between "
                 f"{len(u.candidates)} judges ({', '.join(u.candidates)}){chosen}. They are now a development "
                 "set: agreement on them overstates the chosen judge. Certify it on a fresh test set of "
-                "randomly sampled items it was never chosen on (judgekit calibrate-plan says how many)"
+                "randomly sampled items it was never chosen on (judgekit calibrate-plan says how many)",
+                exit_code=1,  # the development-set guard refused the labels
             )
 
 
@@ -389,7 +395,8 @@ def check_rate_population(
         what: The estimate, for the message.
 
     Raises:
-        JudgekitError: When any item is in both, with the count and what to do.
+        JudgekitError: When there is no item (exit code 2), or when any item is in both, with the count
+            and what to do (the guard's refusal, exit code 1).
     """
     population = list(dict.fromkeys(population_items))
     calibrated = set(calibration_items)
@@ -401,5 +408,6 @@ def check_rate_population(
         raise JudgekitError(
             f"{len(shared)} of the {len(population)} items for the {what} were used to calibrate the judge "
             f"({shown}). A {what} on the calibration set describes the labelled sample, not production: "
-            "estimate it on a fresh random production sample that no calibration used"
+            "estimate it on a fresh random production sample that no calibration used",
+            exit_code=1,  # the rate-population guard refused the items
         )

@@ -185,12 +185,14 @@ def corrected_failure_rate(record: CalibrationRecord, *, flagged: int, n: int) -
 
     Raises:
         JudgekitError: When the record did not pass (an untrusted judge's error rates do not license a
-            correction), it has no failure-detection counts, or the counts are impossible.
+            correction; the trust gate's refusal, exit code 1), or it has no failure-detection counts or the
+            counts are impossible (input errors, exit code 2).
     """
     if not record.trusted:
         raise JudgekitError(
             f"the record for {record.fingerprint!r} did not pass its policy; "
-            "a corrected rate needs a trusted judge"
+            "a corrected rate needs a trusted judge",
+            exit_code=1,  # the trust gate refused: an untrusted judge's error rates cannot correct a rate
         )
     binary = record.metrics.judge_vs_consensus.binary
     if binary is None:

@@ -398,14 +398,16 @@ class TrustBook:
             The trusted decision.
 
         Raises:
-            JudgekitError: When :meth:`decide` says untrusted; the message is its reason.
+            JudgekitError: When :meth:`decide` says untrusted; the message is its reason and the exit
+                code 1 (the trust gate refused).
         """
         decision = self.decide(fingerprint, criterion)
         if decision.trust is not Trust.TRUSTED:
             key = criterion_key(criterion or "")
             scope = f" for criterion {key!r}" if key else ""
             raise JudgekitError(
-                f"the judge with fingerprint {_short(fingerprint)} is not trusted{scope}: {decision.reason}"
+                f"the judge with fingerprint {_short(fingerprint)} is not trusted{scope}: {decision.reason}",
+                exit_code=1,  # the trust gate refused (grade --require-trust), not an input error
             )
         return decision
 

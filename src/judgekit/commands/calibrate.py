@@ -5,8 +5,10 @@
 Only typer is imported at module top; numpy, scikit-learn, krippendorff and pydantic models load inside
 the commands so that ``judgekit --help`` stays fast.
 
-Exit codes of ``calibrate``: 0 the judge is trusted under the policy; 1 it is not (or the input was
-unusable); 2 a usage error.
+Exit codes of ``calibrate`` (docs/reference/exit-codes.md): 0 the judge is trusted under the policy; 1 it
+is not, or a guard refused the labels (not a random sample, a development set reused); 2 a usage or input
+error (a malformed label table, policy or baseline, a conflicting option, an output that cannot be
+written).
 """
 
 from __future__ import annotations
@@ -237,8 +239,9 @@ def failure_rate(
 ) -> None:
     """Correct the failure rate a trusted judge flags on new data for its misses and false alarms.
 
-    Exit 0 with the corrected rate, 1 when it cannot be corrected (an untrusted record, impossible counts,
-    or a correction that is undefined for these counts; the reason is given).
+    Exit 0 with the corrected rate, 1 when it cannot be corrected (an untrusted record, or a correction
+    that is undefined for these counts; the reason is given), 2 for impossible counts or a record without
+    failure-detection counts.
     """
     from judgekit.calibration.records import corrected_failure_rate, load_record
     from judgekit.errors import JudgekitError

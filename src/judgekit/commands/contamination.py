@@ -173,7 +173,7 @@ def index(  # noqa: PLR0917 - typer options
 ) -> None:
     """Build a keyed hash index of every text the golden cases carry (no text is stored).
 
-    Exit 0 when the index was written, 1 when the case set has problems (each named; nothing is written).
+    Exit 0 when the index was written, 2 when the case set has problems (each named; nothing is written).
     """
     from judgekit.contamination.index import IndexOptions, build_index, canary_for, write_index
     from judgekit.errors import JudgekitError
@@ -206,7 +206,7 @@ def index(  # noqa: PLR0917 - typer options
                     "contamination_index",
                     {"index": str(out), "error": refusal, "problems": problems, "written": []},
                 )
-                raise typer.Exit(1)
+                raise typer.Exit(2)  # an invalid set to index is an input error, as in text mode
             for p in case_set.problems:
                 typer.echo(str(p), err=True)
             raise JudgekitError(refusal)

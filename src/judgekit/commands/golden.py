@@ -305,7 +305,7 @@ def export(
     if case_set.problems:
         _print_problems(case_set)
         typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
-        raise typer.Exit(1)
+        raise typer.Exit(2)  # an input error: export needs a valid set (validate is the check that says 1)
     holdouts = [c.case.id for c in case_set.reviewed() if c.case.split == "holdout"]
     result = export_copilot_studio((c.case for c in case_set.reviewed() if c.case.split != "holdout"), out)
     for file, rows in result.files:

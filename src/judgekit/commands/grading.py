@@ -35,7 +35,7 @@ def check_references(
     A reference whose checks do not all pass (a failed gate or scored check, or a check that cannot run:
     unreadable reference, no final state, a rule that errors) is a broken task and is listed with the
     reasons. Cases without a reference solution are
-    listed apart and do not count as broken. Exit code 1 when any reference is broken, or the set is
+    listed apart and do not count as broken. Exit code 1 when any reference is broken; 2 when the set is
     invalid (every problem is listed); 0 otherwise.
     """
     import json

@@ -87,7 +87,7 @@ def lint(  # noqa: PLR0917 - typer options
     reference that does not pass its own case, an empty criterion list (response_rubric: [], a rubric with
     no criteria) and a rubric that does not load. Judge-only expectations are listed as information.
     One line per finding (file:line: case-id: message), then a summary. Exit 0 when nothing is reported,
-    1 when something is (or the set is invalid), 2 on a usage error.
+    1 when something is, 2 on a usage or input error (an invalid set: fix it first with judgekit validate).
     """
     import json
 
@@ -120,7 +120,7 @@ def lint(  # noqa: PLR0917 - typer options
             for problem in case_set.problems:
                 typer.echo(str(problem), err=True)
             typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
-            raise typer.Exit(1)
+            raise typer.Exit(2)  # an input error: lint judges the cases of a valid set
         report = lint_case_set(case_set, rubrics=rubrics, include_candidates=include_candidates)
     if output_format == "json":
         from judgekit.commands.output import versioned

@@ -833,7 +833,8 @@ def _write_import(
             document on standard output, nothing else).
 
     Raises:
-        typer.Exit: (code 1) When some entries could not be imported; the others were still written.
+        typer.Exit: (code 2, an input error, as ``grade`` gives for input lines it left out) When some
+            entries could not be imported; the others were still written.
     """
     from judgekit.commands.output import print_document
     from judgekit.io.atomic import write_atomic
@@ -882,7 +883,7 @@ def _write_import(
             },
         )
     if result.problems:
-        raise typer.Exit(1)
+        raise typer.Exit(2)
 
 
 _OUT_OPTION_HELP = "Transcript JSONL file to write."

@@ -16,8 +16,9 @@ Commands:
 * ``judgekit export-otel RESULTS --transcripts T --out events.json``: verdicts as
   ``gen_ai.evaluation.result`` events.
 
-Only typer is imported at module top. Exit codes: 0 success; 1 a refusal, an untrusted or biased judge, a
-policy that can never be met, or unusable input; 2 a usage error.
+Only typer is imported at module top. Exit codes (docs/reference/exit-codes.md): 0 success; 1 a check's
+answer is no (a guard refusing labels, an untrusted or biased judge, a policy that can never be met); 2 a
+usage or input error (a missing or malformed file, a trace that cannot be imported, an unwritable output).
 """
 
 from __future__ import annotations
@@ -245,8 +246,9 @@ def calibrate_check(
 
     Checks: items carry a provenance and enough are random production samples; the judge's few-shot
     examples are not labelled test items; the labels were not already used to choose between judges.
-    Exit 0 when every check passes, 1 on the first refusal (with --format json every check is run and
-    reported, each with its status).
+    Exit 0 when every check passes, 1 on the first refusal, 2 when the input cannot be checked (an item
+    without provenance among items with one, a malformed file); with --format json every check is run and
+    reported, each with its status, and the exit code is the first refusal's.
     """
     from judgekit.calibration.guards import (
         ProvenanceSummary,
@@ -263,6 +265,7 @@ def calibrate_check(
     records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     table = _labels(labels)
     checks: list[dict[str, Any]] = []
+    refusals: list[JudgekitError] = []  # in check order: the first is the one text mode raises
     summary: ProvenanceSummary | None = None
     try:
         _, summary = random_sample_only(table)
@@ -270,6 +273,7 @@ def calibrate_check(
     except JudgekitError as exc:
         if not as_json:
             raise
+        refusals.append(exc)
         checks.append(_check("provenance", "refused", exc.message, exc))
     usage = load_usage(records)
     try:
@@ -280,6 +284,7 @@ def calibrate_check(
     except JudgekitError as exc:
         if not as_json:
             raise
+        refusals.append(exc)
         checks.append(_check("selection_set", "refused", exc.message, exc))
     if few_shot is not None:
         texts: dict[str, str] | None = None
@@ -304,10 +309,11 @@ def calibrate_check(
         except JudgekitError as exc:
             if not as_json:
                 raise
+            refusals.append(exc)
             checks.append(_check("few_shot", "refused", exc.message, exc))
     else:
         checks.append(_check("few_shot", "skipped", "no --few-shot file given"))
-    ok = all(c["status"] != "refused" for c in checks)
+    ok = not refusals
     if as_json:
         print_document(
             "label_check",
@@ -318,8 +324,9 @@ def calibrate_check(
                 "checks": checks,
             },
         )
-        if not ok:
-            raise typer.Exit(1)
+        if refusals:
+            # the code text mode exits with: its first refusal's (1 a guard refused, 2 an input error)
+            raise typer.Exit(refusals[0].exit_code)
         return
     assert summary is not None  # text mode raised at the first refusal
     typer.echo(f"{labels}: ok ({summary.note})")
@@ -641,7 +648,8 @@ def import_otel(
 
     Conventions: GenAI events and message attributes, execute_tool spans, OpenLLMetry, OpenInference.
 
-    Exit 0 when every trace was imported, 1 when some were refused (cycles, unknown conventions; named).
+    Exit 0 when every trace was imported, 2 when some were refused (cycles, unknown conventions; each is
+    named and the other traces are still imported): a trace that cannot be imported is an input error.
     """
     from judgekit.errors import ProblemsError
     from judgekit.graders.contract import unsupported_layers
@@ -651,11 +659,13 @@ def import_otel(
     as_json = chosen_format(fmt) == "json"
     result = read_otlp_file(trace, case_id=case_id)
     written: list[tuple[Path, str]] = []
+    exit_code = 2  # traces refused while others were imported: input that cannot be used, as below
     try:
         check_problems(result)
-    except ProblemsError:
+    except ProblemsError as exc:
         if not as_json:
             raise
+        exit_code = exc.exit_code  # every trace refused: the code text mode exits with
     else:
         lines = [t.model_dump_json() for t in result.transcripts]
         write_atomic(out, "\n".join(lines) + "\n")
@@ -690,7 +700,7 @@ def import_otel(
             },
         )
         if result.problems:
-            raise typer.Exit(1)
+            raise typer.Exit(exit_code)
         return
     for report in result.reports:
         typer.echo(report.summary())
@@ -700,7 +710,7 @@ def import_otel(
     for problem in result.problems:
         typer.echo(f"error: {problem}", err=True)
     if result.problems:
-        raise typer.Exit(1)
+        raise typer.Exit(exit_code)
 
 
 @existing_inputs("results", "transcripts")
@@ -716,7 +726,8 @@ def export_otel(
 ) -> None:
     """Export verdicts as gen_ai.evaluation.result events (OTLP JSON logs).
 
-    Exit 0 when the events were written, 1 when the results file has no readable line (each problem named).
+    Exit 0 when the events were written, 2 when the results file has no readable line (an input error;
+    each problem named).
     """
     from judgekit.errors import ProblemsError
     from judgekit.io.atomic import write_atomic
@@ -728,11 +739,12 @@ def export_otel(
     read = read_results(results)
     problems = [asdict(p) for p in read.problems]
     if read.problems and not read.lines:
+        unreadable = ProblemsError(read.problems)
         if not as_json:
-            raise ProblemsError(read.problems)
+            raise unreadable
         data = {"results": str(results), "trials": 0, "events": 0, "linked_to_traces": 0}
         print_document("otel_export", {**data, "problems": problems, "written": []})
-        raise typer.Exit(1)
+        raise typer.Exit(unreadable.exit_code)  # the code text mode exits with
     refs = trace_refs(read_transcripts(transcripts)) if transcripts is not None else {}
     doc = evaluation_events(read.lines, traces=refs)
     write_atomic(out, json.dumps(doc, indent=1) + "\n")

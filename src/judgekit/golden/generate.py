@@ -93,6 +93,10 @@ GENERATION_SCHEMA: dict[str, Any] = {
 """The ``response_format`` sent when the model supports structured output."""
 
 _KINDS = ("should_trigger", "must_not_trigger")
+
+#: Exit code of a model reply that cannot be used, or a model call that failed after its retries: 1, an
+#: outside service failing (the exit-code table), not a mistake in the user's input (2).
+_UNUSABLE_REPLY = 1
 _PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
 _SPACES = re.compile(r"\s+")
 
@@ -169,28 +173,34 @@ def parse_generation(content: str | None, *, finish_reason: str | None = None) -
 
     Raises:
         JudgekitError: When the reply is empty, cut off, not one JSON object, lacks a list, holds
-            something other than text in a list, or has no utterance at all.
+            something other than text in a list, or has no utterance at all (exit code 1: the model's
+            reply is unusable).
     """
     from judgekit.judges.parse import find_json_objects
 
     if finish_reason == "length":
         raise JudgekitError(
             "the model's reply was cut off at the token limit (finish_reason 'length'); raise --max-tokens "
-            "or ask for fewer utterances (-n); nothing was written"
+            "or ask for fewer utterances (-n); nothing was written",
+            exit_code=_UNUSABLE_REPLY,
         )
     if content is None or not content.strip():
-        raise JudgekitError("the model returned an empty reply; nothing was written")
+        raise JudgekitError(
+            "the model returned an empty reply; nothing was written", exit_code=_UNUSABLE_REPLY
+        )
     objects = [o for o in find_json_objects(content) if set(_KINDS) & set(o)]
     if not objects:
         preview = content.strip().replace("\n", " ")[:120]
         raise JudgekitError(
             f"the model's reply holds no JSON object with should_trigger and must_not_trigger "
-            f"(it began: {preview!r}); nothing was written"
+            f"(it began: {preview!r}); nothing was written",
+            exit_code=_UNUSABLE_REPLY,
         )
     if len(objects) > 1:
         raise JudgekitError(
             f"the model's reply holds {len(objects)} JSON objects with utterance lists; expected exactly "
-            "one; nothing was written"
+            "one; nothing was written",
+            exit_code=_UNUSABLE_REPLY,
         )
     obj = objects[0]
     out: dict[str, list[str]] = {}
@@ -215,10 +225,13 @@ def parse_generation(content: str | None, *, finish_reason: str | None = None) -
         problems.append(f"unexpected key(s): {', '.join(extra)}")
     if problems:
         raise JudgekitError(
-            "the model's reply is not usable: " + "; ".join(problems) + "; nothing was written"
+            "the model's reply is not usable: " + "; ".join(problems) + "; nothing was written",
+            exit_code=_UNUSABLE_REPLY,
         )
     if not any(out.values()):
-        raise JudgekitError("the model's reply holds no utterance; nothing was written")
+        raise JudgekitError(
+            "the model's reply holds no utterance; nothing was written", exit_code=_UNUSABLE_REPLY
+        )
     return out
 
 
@@ -282,7 +295,8 @@ def build_candidates(
     utterances expect a call of ``tool``; must-not-trigger ones forbid it.
 
     Raises:
-        JudgekitError: When no utterance is left, or a candidate does not validate as a case.
+        JudgekitError: When no utterance is left (exit code 1: the reply gave nothing new), or a
+            candidate does not validate as a case (exit code 2).
     """
     from judgekit.golden.pii import redact_personal_data
 
@@ -307,7 +321,8 @@ def build_candidates(
             kept[kind].append(text)
     if not any(kept.values()):
         raise JudgekitError(
-            "every generated utterance duplicates the set or holds personal data; nothing was written"
+            "every generated utterance duplicates the set or holds personal data; nothing was written",
+            exit_code=_UNUSABLE_REPLY,  # the reply was read, but the model gave nothing new to keep
         )
     tool_part = _id_part(tool)
     existing_ids = [c.case.id for c in case_set.cases]
@@ -391,11 +406,16 @@ def write_candidate_files(files: Sequence[CandidateFile]) -> None:
 
 
 async def _ask(client: JudgeClient, messages: list[dict[str, str]]) -> tuple[str | None, str | None]:
+    from judgekit.judges.client import ERROR_CASSETTE_MISS
+
     request = client.build_request(tuple(messages), schema=GENERATION_SCHEMA)
     result = await client.complete(request, item="candidates generate")
     if result.error is not None:
+        # A replay that finds no recorded reply is a cassette that does not match the request: an input
+        # error (2). A provider error or an exhausted budget is the outside service failing (1).
         raise JudgekitError(
-            f"the model call failed ({result.error}): {result.error_detail}; nothing was written"
+            f"the model call failed ({result.error}): {result.error_detail}; nothing was written",
+            exit_code=2 if result.error == ERROR_CASSETTE_MISS else _UNUSABLE_REPLY,
         )
     return result.content, result.finish_reason
 
@@ -428,8 +448,9 @@ def generate_candidates(
         What was written and what was left out.
 
     Raises:
-        JudgekitError: For a bad argument, a failed call, an unusable reply or nothing left to write;
-            nothing is written then.
+        JudgekitError: For a bad argument or a cassette with no recorded reply (exit code 2), a
+            failed call, an unusable reply or nothing left to write (exit code 1); nothing is written
+            then.
     """
     import asyncio
 

@@ -422,12 +422,13 @@ def agreed_resolution(result: Reconciliation) -> dict[str, Any]:
     """The agreed resolutions as plain data, ready to write (only when the experts agree).
 
     Raises:
-        JudgekitError: When there are findings.
+        JudgekitError: When there are findings (exit code 1: the experts do not agree).
     """
     if not result.agree:
         raise JudgekitError(
             f"{len(result.findings)} finding(s) in {len(result.disputed())} case(s) are not settled; "
-            "nothing was written"
+            "nothing was written",
+            exit_code=1,  # the comparison ran and found disagreements, as `golden reconcile` exits
         )
     cases: dict[str, Any] = {}
     for case_id in sorted(result.a.cases):

@@ -38,8 +38,8 @@ from judgekit.errors import JudgekitError, Problem
 from judgekit.io.importers import (
     ImportedTrial,
     ImportResult,
-    _import_entries,
     _line_header,
+    _read_chat_file,
     _sha256,
     parse_openai_chat_line,
 )
@@ -602,15 +602,4 @@ def read_anthropic(
     Raises:
         JudgekitError: When the file cannot be read.
     """
-    path = Path(path)
-    return _import_entries(
-        path,
-        lambda data, line, counter: parse_anthropic_line(
-            data,
-            source=path,
-            line=line,
-            case_id_field=case_id_field,
-            agent_model=agent_model,
-            trial_counter=counter,
-        ),
-    )
+    return _read_chat_file(path, parse_anthropic_line, case_id_field=case_id_field, agent_model=agent_model)

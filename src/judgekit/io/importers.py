@@ -449,12 +449,23 @@ def read_openai_chat(
     Raises:
         JudgekitError: When the file cannot be read.
     """
-    path = Path(path)
+    return _read_chat_file(path, parse_openai_chat_line, case_id_field=case_id_field, agent_model=agent_model)
+
+
+def _read_chat_file(
+    path: str | PathLike[str],
+    parse_line: Callable[..., ImportedTrial | Problem],
+    *,
+    case_id_field: str | None,
+    agent_model: str | None,
+) -> ImportResult:
+    """Read a chat JSONL file with one format's line parser (``parse_openai_chat_line`` or the like)."""
+    source = Path(path)
     return _import_entries(
-        path,
-        lambda data, line, counter: parse_openai_chat_line(
+        source,
+        lambda data, line, counter: parse_line(
             data,
-            source=path,
+            source=source,
             line=line,
             case_id_field=case_id_field,
             agent_model=agent_model,
