@@ -1,0 +1,85 @@
+"""Run a call on hostile input under a time and a memory bound, in a child process.
+
+A hostile input must end in a clean result or a clean error well inside the bound: a hang or a blow-up is
+a failure of the test, not of the machine. The call runs in a forked child whose address space is limited
+with ``RLIMIT_AS``; the parent waits at most ``seconds`` and kills the child after that.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import resource
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["Bounded", "run_bounded"]
+
+
+@dataclass(frozen=True)
+class Bounded:
+    """What the bounded call did.
+
+    Attributes:
+        outcome: ``returned``, ``raised`` (an exception, named in ``error``), ``timeout`` or ``crashed``
+            (the child died, for example killed for memory).
+        value: The returned value's ``repr`` (for ``returned``).
+        error: The exception's type and message (for ``raised``), or the traceback's last lines.
+        error_type: The exception's class name (for ``raised``): ``JudgekitError`` is a clean error;
+            ``RecursionError``, ``MemoryError`` or ``ValueError`` from deep inside is not.
+    """
+
+    outcome: str
+    value: str = ""
+    error: str = ""
+    error_type: str = ""
+
+
+def _child(conn: Any, func: Callable[..., Any], args: tuple[Any, ...], mb: int) -> None:
+    limit = mb * 1024 * 1024
+    resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    try:
+        value = func(*args)
+        conn.send(("returned", repr(value)[:2000], "", ""))
+    except BaseException as exc:
+        conn.send(
+            (
+                "raised",
+                "",
+                f"{type(exc).__name__}: {str(exc)[:2000]}\n{traceback.format_exc()[-1500:]}",
+                type(exc).__name__,
+            )
+        )
+    finally:
+        conn.close()
+
+
+def run_bounded(func: Callable[..., Any], *args: Any, seconds: float = 10.0, mb: int = 1024) -> Bounded:
+    """Call ``func(*args)`` in a child process limited to ``mb`` MiB of address space and ``seconds``.
+
+    Args:
+        func: A module-level function (it is called in a forked child).
+        *args: Its arguments.
+        seconds: Wall-clock bound; the child is killed after it.
+        mb: Address-space bound in MiB (the interpreter and judgekit's imports need about 400).
+
+    Returns:
+        What happened.
+    """
+    ctx = multiprocessing.get_context("fork")
+    parent, child = ctx.Pipe(duplex=False)
+    process = ctx.Process(target=_child, args=(child, func, args, mb))
+    process.start()
+    child.close()
+    if parent.poll(seconds):
+        try:
+            outcome, value, error, error_type = parent.recv()
+        except EOFError:
+            process.join(1)
+            return Bounded("crashed", error=f"exit code {process.exitcode}")
+        process.join(5)
+        return Bounded(outcome, value, error, error_type)
+    process.kill()
+    process.join(5)
+    return Bounded("timeout", error=f"no result within {seconds} s")
