@@ -252,7 +252,7 @@ from judgekit.contamination.index import key_from_bytes, read_index
 from judgekit.contamination.parallel import scan_files
 from judgekit.contamination.scan import ScanOptions
 export, index_path, key, processes, split = sys.argv[1:6]
-idx = read_index(Path(index_path))
+idx = read_index(Path(index_path), key_from_bytes(key.encode()))
 def cpu(who):
     r = resource.getrusage(who)
     return r.ru_utime + r.ru_stime
@@ -354,7 +354,7 @@ def main() -> None:
     items = [(c["id"], [(t["field"], t["text"]) for t in c["texts"]]) for c in gen["cases"]]
     index = build_index(items, key, IndexOptions())
     index_path = tmp / "golden.jkc"
-    write_index(index, index_path)
+    write_index(index, index_path, key)
     st = index.stats
     print(
         f"index: {st['cases']} cases, {st['shingle_entries']} shingle entries "

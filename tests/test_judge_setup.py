@@ -89,6 +89,9 @@ def test_every_setting_reaches_the_judge() -> None:
         "structured_output",
         "max_cost",
         "cache",
+        "timeout",
+        "retries",
+        "backoff",
     }
 
 

@@ -23,11 +23,14 @@ from __future__ import annotations
 
 import difflib
 import math
+import os
 import re
 import types
 import typing
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
 from pydantic import (
@@ -46,26 +49,35 @@ from pydantic import (
 
 from judgekit.errors import Problem
 from judgekit.io.documents import Document, format_loc
+from judgekit.patterns import pattern_problem
 from judgekit.verdict import FailureCategory, FrozenModel
 
 __all__ = [
+    "PATH_MAX_CHARS",
     "QUESTION_CHAR_LIMIT",
     "REVIEW_PREFIX",
     "Case",
+    "CasePath",
     "DoNothing",
     "Expected",
     "ExpectedCall",
     "ExpectedState",
     "FieldPredicate",
+    "Flag",
     "ForbiddenRule",
+    "Integer",
     "Origin",
     "TableChange",
     "TextLiteral",
     "TextPattern",
     "Turn",
     "UserSimulation",
+    "check_path_text",
+    "confine_path",
     "parse_case",
+    "review_guard_text",
     "spelled",
+    "starts_with_review_marker",
     "value_kind",
 ]
 
@@ -73,9 +85,196 @@ QUESTION_CHAR_LIMIT = 1000
 """Longest question some export targets accept (Copilot Studio caps test questions at 1,000 characters)."""
 
 REVIEW_PREFIX = "REVIEW:"
-"""An acceptance criterion starting with this is unreviewed: allowed only among candidates."""
+"""An acceptance criterion starting with this is unreviewed: allowed only among candidates. The guard reads
+the text as :func:`review_guard_text` gives it, so invisible characters, compatibility forms (fullwidth
+letters) and letter case do not hide the marker."""
+
+PATH_MAX_CHARS = 1024
+"""Longest path a case or manifest may name, in characters; a longer one is refused when the case loads."""
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+
+
+# --------------------------------------------------------------------------- the review guard
+
+_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Zl", "Zp"})
+"""Unicode general categories the review guard drops: controls, format characters (zero-width space,
+byte order mark, bidirectional marks, tags), surrogates, private use, unassigned code points, combining
+marks, and line and paragraph separators."""
+
+_IGNORABLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
+"""The Hangul fillers: letters (``Lo``) that Unicode lists as default-ignorable (they show as nothing)."""
+
+_REVIEW_MARKER = re.compile(r"review\s*:")
+
+
+def review_guard_text(text: str) -> str:
+    """The text as the review guard reads it, so that nothing invisible or look-alike hides a marker.
+
+    The text is decomposed (NFKD), stripped of every character in an invisible category (controls, format
+    characters such as the zero-width space and the byte order mark, combining marks...) and of the Hangul
+    fillers, recomposed (NFKC, so fullwidth ``ＲＥＶＩＥＷ：`` reads as ``REVIEW:``), stripped of leading
+    whitespace and case-folded.
+
+    Args:
+        text: An acceptance criterion as written.
+
+    Returns:
+        The folded text (for checks only; never shown or stored).
+    """
+    decomposed = unicodedata.normalize("NFKD", text)
+    kept = "".join(
+        ch
+        for ch in decomposed
+        if unicodedata.category(ch) not in _INVISIBLE_CATEGORIES and ch not in _IGNORABLE_LETTERS
+    )
+    return unicodedata.normalize("NFKC", kept).lstrip().casefold()
+
+
+def starts_with_review_marker(text: str | None) -> bool:
+    """Whether an acceptance criterion starts with :data:`REVIEW_PREFIX`, read as :func:`review_guard_text`.
+
+    ``REVIEW:``, ``review:``, ``Review :``, ``\u200bREVIEW:`` (a zero-width space first) and the fullwidth
+    ``ＲＥＶＩＥＷ：`` all count.
+    """
+    return bool(text) and _REVIEW_MARKER.match(review_guard_text(text or "")) is not None
+
+
+# --------------------------------------------------------------------------- paths a case names
+
+_WINDOWS_DRIVE = re.compile(r"^[A-Za-z]:")
+_URL_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def check_path_text(value: str) -> str:
+    """Refuse path text that is never a file inside a case set, on any system.
+
+    Refused: control characters (a NUL byte among them), more than :data:`PATH_MAX_CHARS` characters,
+    backslashes (write ``/``), Windows drive paths (``C:...``) and URLs (``file://...``). Whether the path
+    stays inside the set (``..``, absolute paths, symbolic links) is checked against the set's root when
+    the set loads (:func:`confine_path`).
+
+    Args:
+        value: A path as written in a case or manifest; the empty text means none and is kept.
+
+    Returns:
+        ``value``, unchanged.
+
+    Raises:
+        ValueError: Saying what is wrong and what to write instead.
+    """
+    if len(value) > PATH_MAX_CHARS:
+        raise ValueError(
+            f"the path is {len(value)} characters long, over the limit of {PATH_MAX_CHARS} (PATH_MAX_CHARS); "
+            "name a file inside the set with a shorter path"
+        )
+    bad = next((ch for ch in value if unicodedata.category(ch) == "Cc"), None)
+    if bad is not None:
+        raise ValueError(
+            f"the path holds the control character U+{ord(bad):04X}; a path is plain text relative to the "
+            "set's root, such as fixtures/base.sql"
+        )
+    if "\\" in value or value.startswith("//"):
+        raise ValueError(
+            f"{value!r} uses '\\' or starts with '//' (a Windows or network path); write paths with '/' "
+            "relative to the set's root, such as fixtures/base.sql"
+        )
+    if _WINDOWS_DRIVE.match(value):
+        raise ValueError(
+            f"{value!r} is a Windows drive path; write paths with '/' relative to the set's root, such as "
+            "fixtures/base.sql"
+        )
+    if _URL_SCHEME.match(value):
+        raise ValueError(
+            f"{value!r} is a URL; name a file relative to the set's root, such as fixtures/base.sql"
+        )
+    return value
+
+
+CasePath = Annotated[str, AfterValidator(check_path_text)]
+"""A path a case or manifest names: plain text, relative to the set's root (see :func:`check_path_text`)."""
+
+
+# --------------------------------------------------------------------------- strict scalars
+
+
+def _integer(value: Any) -> int:
+    """Accept an int as written; refuse booleans (``true`` is not 1), floats and numeric text."""
+    if isinstance(value, bool):
+        raise ValueError(f"must be an integer, found boolean {spelled(value)} (booleans are not integers)")
+    if not isinstance(value, int):
+        numeric_text = isinstance(value, str) and value.strip().isdigit()
+        hint = " (write the number without quotes)" if numeric_text else ""
+        raise ValueError(f"must be an integer, found {value_kind(value)} {spelled(value)}{hint}")
+    return value
+
+
+def _flag(value: Any) -> bool:
+    """Accept ``true`` or ``false`` as written; refuse numbers (``1`` is not true) and text."""
+    if not isinstance(value, bool):
+        raise ValueError(f"must be true or false, found {value_kind(value)} {spelled(value)}")
+    return value
+
+
+Integer = Annotated[int, BeforeValidator(_integer)]
+"""A whole number as written: booleans, floats (``2.0``) and numeric text (``"2"``) are refused."""
+
+Flag = Annotated[bool, BeforeValidator(_flag)]
+"""``true`` or ``false`` as written: numbers (``1``, ``0``) and text (``"yes"``) are refused."""
+
+
+def confine_path(
+    written: str | os.PathLike[str],
+    root: str | os.PathLike[str],
+    allowed_roots: Sequence[str | os.PathLike[str]] = (),
+) -> Path:
+    """Resolve a path a case names and check that it stays inside the case set.
+
+    The path is joined to ``root`` (an absolute path is taken as it is) and resolved: ``..`` and every
+    symbolic link are followed. The result must be ``root`` itself or inside it, or inside one of
+    ``allowed_roots``.
+
+    Args:
+        written: The path as the case or manifest writes it.
+        root: The case set's root folder.
+        allowed_roots: Other folders the set allows files from (the manifest's ``allowed_roots``, absolute
+            or relative to ``root``).
+
+    Returns:
+        The resolved path (it need not exist).
+
+    Raises:
+        ValueError: The path cannot be resolved (a symbolic link loop, a name too long) or resolves
+            outside the set; the message says where it leads and what to do.
+    """
+    text = os.fspath(written)
+    check_path_text(text)
+    base = Path(os.path.abspath(root))
+    try:
+        base = base.resolve()
+        resolved = (base / text).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        raise ValueError(
+            f"'{text}' cannot be resolved ({exc}); name a file inside the set's root {base}"
+        ) from None
+    if resolved == base or resolved.is_relative_to(base):
+        return resolved
+    extra: list[Path] = []
+    for allowed in allowed_roots:
+        try:
+            extra.append((base / allowed).resolve())
+        except (OSError, RuntimeError, ValueError):
+            continue  # an allowed root that cannot be resolved allows nothing (the set's load reports it)
+    for allowed in extra:
+        if resolved == allowed or resolved.is_relative_to(allowed):
+            return resolved
+    how = "'..' and symbolic links followed" if not Path(text).is_absolute() else "an absolute path"
+    allowed_note = f" or its allowed roots ({', '.join(str(a) for a in extra)})" if extra else ""
+    raise ValueError(
+        f"'{text}' resolves to {resolved} ({how}), outside the case set's root {base}{allowed_note}: a case "
+        "names only files inside its set; move the file under the set's root, or list its folder in "
+        "allowed_roots in the set's judgekit-set.yaml"
+    )
 
 
 # --------------------------------------------------------------------------- building blocks
@@ -92,7 +291,7 @@ class Origin(FrozenModel):
 
     type: str
     ref: str | None = None
-    redacted: bool = False
+    redacted: Flag = False
 
 
 class UserSimulation(FrozenModel):
@@ -120,14 +319,15 @@ class Turn(FrozenModel):
 
     user: str
     expect_contains: tuple[str, ...] = ()
-    critical: bool = True
+    critical: Flag = True
 
 
 class TextPattern(FrozenModel):
     """A regular expression to search for instead of a literal text.
 
     Attributes:
-        pattern: A Python regular expression, searched (not fully matched) in normalised text.
+        pattern: A regular expression (RE2 syntax, matched in linear time: see :mod:`judgekit.patterns`),
+            searched (not fully matched) in normalised text.
         ignore_case: Whether letter case is ignored (default true).
         scored: For a ``must_mention`` item: a missing mention lowers the quality score instead of
             failing the case (default false: a required mention gates). Ignored for ``must_not_mention``,
@@ -135,16 +335,15 @@ class TextPattern(FrozenModel):
     """
 
     pattern: str
-    ignore_case: bool = True
-    scored: bool = False
+    ignore_case: Flag = True
+    scored: Flag = False
 
     @field_validator("pattern")
     @classmethod
     def _compiles(cls, value: str) -> str:
-        try:
-            re.compile(value)
-        except re.error as exc:
-            raise ValueError(f"not a valid regular expression: {exc}") from None
+        problem = pattern_problem(value)
+        if problem is not None:
+            raise ValueError(problem)
         return value
 
 
@@ -158,7 +357,7 @@ class TextLiteral(FrozenModel):
     """
 
     text: str = Field(min_length=1)
-    scored: bool = False
+    scored: Flag = False
 
 
 def _text_match_kind(value: Any) -> str:
@@ -200,8 +399,8 @@ class ExpectedCall(FrozenModel):
     tool: str
     args: dict[str, JsonValue] = Field(default_factory=dict)
     arg_match: dict[str, ArgMode] = Field(default_factory=dict)
-    requires_confirmation: bool = False
-    max_calls: int = Field(default=1, ge=1)
+    requires_confirmation: Flag = False
+    max_calls: Integer = Field(default=1, ge=1)
 
     @model_validator(mode="after")
     def _modes_name_args(self) -> ExpectedCall:
@@ -439,8 +638,8 @@ class FieldPredicate(FrozenModel):
     tol: Annotated[float, BeforeValidator(_number), Field(ge=0.0)] = 1e-9
     one_of: tuple[JsonValue, ...] | None = None
     matches: str | None = None
-    present: bool | None = None
-    absent: bool | None = None
+    present: Flag | None = None
+    absent: Flag | None = None
     gt: Number | None = None
     ge: Number | None = None
     lt: Number | None = None
@@ -491,10 +690,9 @@ class FieldPredicate(FrozenModel):
             )
         self._check_interval()
         if self.matches is not None:
-            try:
-                re.compile(self.matches)
-            except re.error as exc:
-                raise ValueError(f"matches: not a valid regular expression: {exc}") from None
+            problem = pattern_problem(self.matches)
+            if problem is not None:
+                raise ValueError(f"matches: {problem}")
         return self
 
     def _check_interval(self) -> None:
@@ -600,9 +798,9 @@ class ExpectedState(FrozenModel):
         ignore_fields: Field names that legitimately churn (timestamps) and are ignored everywhere.
     """
 
-    snapshot: str | None = None
+    snapshot: CasePath | None = None
     changes: dict[str, TableChange] | None = None
-    from_reference: bool = False
+    from_reference: Flag = False
     ignore_fields: tuple[str, ...] = ()
 
     @model_validator(mode="before")
@@ -655,10 +853,9 @@ class ForbiddenRule(FrozenModel):
         ):
             raise ValueError("a forbidden rule needs tool, when, message_pattern or state_when")
         if self.message_pattern is not None:
-            try:
-                re.compile(self.message_pattern)
-            except re.error as exc:
-                raise ValueError(f"message_pattern: not a valid regular expression: {exc}") from None
+            problem = pattern_problem(self.message_pattern)
+            if problem is not None:
+                raise ValueError(f"message_pattern: {problem}")
         return self
 
 
@@ -794,7 +991,7 @@ class Case(FrozenModel):
     """
 
     id: NonEmptyStr
-    version: int = 1
+    version: Integer = 1
     slice: str | None = None
     category: Literal["normal", "edge", "adversarial", "regression"] | None = None
     severity: Literal["critical", "high", "medium", "low"] | None = None
@@ -808,7 +1005,7 @@ class Case(FrozenModel):
     paraphrases: tuple[str, ...] = ()
     user_goal: str | None = None
     required_outcome: str | None = None
-    initial_state: str | None = None
+    initial_state: CasePath | None = None
     tools: tuple[str, ...] = ()
     expected_state: ExpectedState | None = None
     expected: Expected | None = None
@@ -817,7 +1014,7 @@ class Case(FrozenModel):
     forbidden_outcomes: tuple[str, ...] = ()
     response_rubric: tuple[str, ...] = ()
     acceptance: str | None = None
-    reference_solution: str | None = None
+    reference_solution: CasePath | None = None
     policy_refs: tuple[str, ...] = ()
     signed_off_by: tuple[str, ...] = ()
     source_incident: str | None = None
@@ -877,8 +1074,12 @@ class Case(FrozenModel):
 
     @property
     def is_unreviewed(self) -> bool:
-        """True when the acceptance criterion still starts with ``REVIEW:``."""
-        return bool(self.acceptance and self.acceptance.lstrip().startswith(REVIEW_PREFIX))
+        """True when the acceptance criterion still starts with ``REVIEW:``.
+
+        Read as :func:`starts_with_review_marker` reads it: invisible characters, fullwidth forms and
+        letter case do not hide the marker.
+        """
+        return starts_with_review_marker(self.acceptance)
 
     def opening(self) -> str | None:
         """The first thing the user says: ``input``, the first turn, ``user.opening`` or ``user_goal``."""

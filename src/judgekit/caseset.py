@@ -5,9 +5,15 @@ A golden set is a folder of case files (``.yaml``/``.yml``/``.json``, one case o
 :class:`SetManifest`) at its root. :func:`load_case_set` finds the root and manifest, walks the case
 folders (skipping :data:`NON_CASE_DIRS`), validates every case with :func:`judgekit.cases.parse_case` and
 checks what only the whole set can tell: ids unique across the set, unreviewed acceptance only among
-candidates, referenced fixture and transcript files present, and every forbidden rule compiling
-(:func:`judgekit.expressions.validate_case_rules`). It never raises for a bad case: every problem is
-collected, located by file, line and field, in :attr:`CaseSet.problems`.
+candidates, referenced fixture and transcript files inside the set (or an allowed root) and present, and
+every forbidden rule compiling (:func:`judgekit.expressions.validate_case_rules`). It never raises for a
+bad case: every problem is collected, located by file, line and field, in :attr:`CaseSet.problems`.
+
+Every path a case or the manifest names (``initial_state``, ``reference_solution``,
+``expected_state.snapshot``, ``cases_dir``, ``candidates_dir``) must resolve, after ``..`` and symbolic
+links are followed, inside the set's root; case paths may also lead into a folder the manifest lists in
+``allowed_roots``. A case file found by walking a folder that is a symbolic link to a file outside the set
+is not read. Each escape is a located problem (:func:`judgekit.cases.confine_path`).
 
 The Case model itself lives in :mod:`judgekit.cases`; this module is above it, and below every consumer
 of a loaded set (graders, golden-set tooling, the runner, the commands).
@@ -24,7 +30,17 @@ from typing import Any
 
 from pydantic import Field, ValidationError
 
-from judgekit.cases import QUESTION_CHAR_LIMIT, REVIEW_PREFIX, Case, parse_case, problems_from_validation
+from judgekit.cases import (
+    QUESTION_CHAR_LIMIT,
+    REVIEW_PREFIX,
+    Case,
+    CasePath,
+    Flag,
+    Integer,
+    confine_path,
+    parse_case,
+    problems_from_validation,
+)
 from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.io.documents import Document, read_documents
 from judgekit.verdict import FrozenModel
@@ -70,8 +86,12 @@ class SetManifest(FrozenModel):
         name: The set's name.
         description: What the set is for.
         synthetic: True when every case, fixture and transcript is synthetic (no real customer data).
-        cases_dir: Folder of reviewed cases, relative to the root (default: the root itself).
-        candidates_dir: Folder of generated or unreviewed candidates, which no gate reads.
+        cases_dir: Folder of reviewed cases, relative to the root (default: the root itself); it must
+            resolve inside the root.
+        candidates_dir: Folder of generated or unreviewed candidates, which no gate reads; it must resolve
+            inside the root.
+        allowed_roots: Folders outside the root that cases may name files in (shared fixtures), each
+            absolute or relative to the root; every other path a case names must stay inside the root.
         tools: Every tool the agent has; coverage names the ones with too few cases.
         sources: Every knowledge source the agent uses.
         min_per_tool: Coverage floor: fewest cases per tool (>= 0).
@@ -85,15 +105,16 @@ class SetManifest(FrozenModel):
 
     name: str | None = None
     description: str | None = None
-    synthetic: bool = False
-    cases_dir: str = "."
-    candidates_dir: str = "candidates"
+    synthetic: Flag = False
+    cases_dir: CasePath = "."
+    candidates_dir: CasePath = "candidates"
+    allowed_roots: tuple[CasePath, ...] = ()
     tools: tuple[str, ...] = ()
     sources: tuple[str, ...] = ()
-    min_per_tool: int = Field(default=5, ge=0)
-    min_per_source: int = Field(default=5, ge=0)
+    min_per_tool: Integer = Field(default=5, ge=0)
+    min_per_source: Integer = Field(default=5, ge=0)
     dimensions: tuple[str, ...] = ()
-    min_per_dimension: int = Field(default=5, ge=0)
+    min_per_dimension: Integer = Field(default=5, ge=0)
     synthetic_values: tuple[str, ...] = ()
 
 
@@ -152,6 +173,8 @@ class CaseSet:
         problems: Every problem found; the set is valid when this is empty.
         warnings: Things worth knowing that do not make the set invalid (over-long questions).
         files: Case files read.
+        allowed_roots: The manifest's ``allowed_roots``, resolved: folders outside the root that case
+            paths may lead into (empty when the manifest lists none).
     """
 
     root: Path
@@ -160,6 +183,7 @@ class CaseSet:
     problems: list[Problem] = field(default_factory=list)
     warnings: list[Problem] = field(default_factory=list)
     files: list[Path] = field(default_factory=list)
+    allowed_roots: tuple[Path, ...] = ()
 
     @property
     def valid(self) -> bool:
@@ -204,8 +228,16 @@ class CaseSet:
         return {c.case.id: c for c in self.cases}
 
     def resolve(self, relative: str) -> Path:
-        """The absolute path of a file a case names, relative to the set's root."""
-        return (self.root / relative).resolve()
+        """The absolute path of a file a case names, relative to the set's root.
+
+        Raises:
+            JudgekitError: (exit code 2) When the path resolves outside the set's root and its allowed
+                roots (a valid set never names such a path: loading reports it).
+        """
+        try:
+            return confine_path(relative, self.root, self.allowed_roots)
+        except ValueError as exc:
+            raise JudgekitError(str(exc), exit_code=2) from None
 
     def raise_if_invalid(self) -> None:
         """Raise :class:`~judgekit.errors.ProblemsError` listing every problem, if there are any."""
@@ -233,23 +265,86 @@ def _find_root(paths: Sequence[Path]) -> tuple[Path, SetManifest | None, list[Pr
             if isinstance(doc, Problem):
                 return folder, None, [doc]
             try:
-                return folder, SetManifest.model_validate(doc.data or {}), []
+                manifest = SetManifest.model_validate(doc.data or {})
             except ValidationError as exc:
                 return folder, None, problems_from_validation(exc, doc, SetManifest)
+            return folder, manifest, _manifest_path_problems(folder, manifest, doc)
     return start, None, []
 
 
-def _case_files(path: Path, skip: set[Path]) -> Iterator[Path]:
+def _inside_root(root: Path, written: str) -> Path | None:
+    """The folder a manifest names, resolved, when it stays inside the root; ``None`` when it escapes."""
+    try:
+        return confine_path(written, root)
+    except ValueError:
+        return None
+
+
+def _manifest_path_problems(root: Path, manifest: SetManifest, doc: Document) -> list[Problem]:
+    """Located problems for manifest folders that escape the root, and allowed roots that are unusable."""
+    problems: list[Problem] = []
+    for name in ("cases_dir", "candidates_dir"):
+        written = getattr(manifest, name)
+        try:
+            confine_path(written, root)
+        except ValueError as exc:
+            problems.append(
+                Problem(
+                    doc.path,
+                    doc.line_of((name,)),
+                    name,
+                    f"{exc}. A manifest's folders stay inside the set's root (allowed_roots does not apply "
+                    f"to {name}); name a folder under {root}",
+                )
+            )
+    for i, written in enumerate(manifest.allowed_roots):
+        where = f"allowed_roots.{i}"
+        try:
+            folder = (root / written).resolve()
+        except (OSError, RuntimeError, ValueError) as exc:
+            line = doc.line_of(("allowed_roots", i))
+            problems.append(Problem(doc.path, line, where, f"'{written}' cannot be resolved: {exc}"))
+            continue
+        if folder == Path(folder.anchor):
+            message = (
+                f"'{written}' is the filesystem root: it would allow every file on the machine; name the "
+                "folder that holds the shared fixtures"
+            )
+        elif not folder.is_dir():
+            message = f"'{written}' (resolved to {folder}) is not a folder; name an existing folder"
+        else:
+            continue
+        problems.append(Problem(doc.path, doc.line_of(("allowed_roots", i)), where, message))
+    return problems
+
+
+def _case_files(path: Path, skip: set[Path], root: Path, problems: list[Problem]) -> Iterator[Path]:
+    """Case files under ``path`` (or ``path`` itself, a file given by name, read as given).
+
+    A file found by walking that is a symbolic link leading outside ``root`` is reported, not read.
+    """
     if path.is_file():
         yield path
         return
     for child in sorted(path.rglob("*")):
-        if not child.is_file() or child.suffix.lower() not in CASE_FILE_SUFFIXES:
+        if child.suffix.lower() not in CASE_FILE_SUFFIXES:
             continue
         rel_parts = child.relative_to(path).parts[:-1]
         if any(part in NON_CASE_DIRS or part.startswith(".") for part in rel_parts):
             continue
-        if child.name == MANIFEST_NAME or child.resolve() in skip:
+        if child.is_symlink():
+            try:
+                confine_path(child, root)
+            except ValueError as exc:
+                problems.append(
+                    Problem(child, None, "", f"a symbolic link to a file outside the set, not read: {exc}")
+                )
+                continue
+        try:
+            if not child.is_file() or child.name == MANIFEST_NAME or child.resolve() in skip:
+                continue
+        except (OSError, RuntimeError) as exc:
+            problems.append(Problem(child, None, "", f"cannot be read ({exc}); not read as a case file"))
             continue
         yield child
 
@@ -267,6 +362,8 @@ def _case_roots(
     out: list[Path] = []
     for p in paths:
         if p.is_dir() and p.resolve() == root.resolve():
+            if _inside_root(root, manifest.cases_dir) is None:
+                continue  # reported with the manifest's line (_manifest_path_problems); never read
             cases_dir = root / manifest.cases_dir
             if not cases_dir.is_dir():
                 problems.append(
@@ -280,7 +377,7 @@ def _case_roots(
             else:
                 out.append(p / manifest.cases_dir)
             candidates = root / manifest.candidates_dir
-            if candidates.is_dir():
+            if _inside_root(root, manifest.candidates_dir) is not None and candidates.is_dir():
                 out.append(p / manifest.candidates_dir)
         else:
             out.append(p)
@@ -302,7 +399,8 @@ def load_case_set(
     ``candidates_dir`` are read. Cases under the ``candidates_dir`` are candidates.
 
     Set-level rules checked: ids unique across the set; an acceptance starting with ``REVIEW:`` only
-    among candidates; referenced fixture and transcript files exist (when ``check_files``). Questions
+    among candidates; referenced fixture and transcript files resolve inside the set's root or an allowed
+    root (always) and exist (when ``check_files``); the manifest's folders stay inside the root. Questions
     longer than :data:`QUESTION_CHAR_LIMIT` are reported as warnings.
 
     Args:
@@ -313,7 +411,9 @@ def load_case_set(
             rule is a load problem (see :func:`judgekit.expressions.validate_case_rules`).
 
     Returns:
-        The case set, with ``problems`` listing everything wrong (it never raises for a bad case).
+        The case set, with ``problems`` listing everything wrong (it never raises for a bad case). A set
+        whose manifest is wrong and that has no case file to read is returned with the manifest's
+        problems and no case.
 
     Raises:
         JudgekitError: When a path does not exist or nothing to read was found.
@@ -325,15 +425,21 @@ def load_case_set(
         if not p.exists():
             raise JudgekitError(f"{p}: no such file or folder")
     root, manifest, problems = _find_root(path_list)
-    case_set = CaseSet(root=root, manifest=manifest, problems=problems)
-    candidates_dir = (root / (manifest.candidates_dir if manifest else "candidates")).resolve()
+    resolved_roots = (
+        _resolved_folder(root, written) for written in (manifest.allowed_roots if manifest else ())
+    )
+    allowed = tuple(folder for folder in resolved_roots if folder is not None)
+    case_set = CaseSet(root=root, manifest=manifest, problems=problems, allowed_roots=allowed)
+    candidates_dir = _inside_root(root, manifest.candidates_dir if manifest else "candidates")
     files: list[Path] = []
     seen_files: set[Path] = set()
     for p in _case_roots(path_list, root, manifest, case_set.problems):
-        for f in _case_files(p, set()):
+        for f in _case_files(p, set(), root, case_set.problems):
             if f not in seen_files:
                 seen_files.add(f)
                 files.append(f)
+    if not files and case_set.problems:
+        return case_set  # the manifest is wrong (a cases_dir outside the root): its problems say so
     if not files:
         where = ", ".join(str(p) for p in path_list)
         raise JudgekitError(
@@ -342,7 +448,7 @@ def load_case_set(
         )
     case_set.files = files
     for path in files:
-        candidate = candidates_dir in path.resolve().parents
+        candidate = candidates_dir is not None and candidates_dir in path.resolve().parents
         try:
             for item in read_documents(path):
                 if isinstance(item, Problem):
@@ -362,6 +468,15 @@ def load_case_set(
         tools = manifest.tools if manifest else ()
         case_set.problems.extend(validate_case_rules(case_set.cases, tools=tools))
     return case_set
+
+
+def _resolved_folder(root: Path, written: str) -> Path | None:
+    """An allowed root, resolved against the set's root; ``None`` when it is unusable (reported on load)."""
+    try:
+        folder = (root / written).resolve()
+    except (OSError, RuntimeError, ValueError):
+        return None
+    return folder if folder != Path(folder.anchor) and folder.is_dir() else None
 
 
 def _add_documents(case_set: CaseSet, doc: Document, candidate: bool) -> None:
@@ -398,27 +513,22 @@ def _check_set_rules(case_set: CaseSet, *, check_files: bool) -> None:
             else:
                 first_seen[case.id] = loaded
         if case.is_unreviewed and not loaded.candidate:
+            hidden = (
+                ""
+                if (case.acceptance or "").lstrip().startswith(REVIEW_PREFIX)
+                else " (read without invisible characters, compatibility forms and letter case)"
+            )
             case_set.problems.append(
                 Problem(
                     loaded.path,
                     loaded.line_of("acceptance"),
                     "acceptance",
-                    f"acceptance still starts with '{REVIEW_PREFIX}': a reviewer must write or approve it "
-                    "before the case leaves the candidates folder",
+                    f"acceptance still starts with '{REVIEW_PREFIX}'{hidden}: a reviewer must write or "
+                    "approve it before the case leaves the candidates folder",
                 )
             )
-        if check_files:
-            for field_name, rel in case.referenced_files():
-                if not case_set.resolve(rel).is_file():
-                    case_set.problems.append(
-                        Problem(
-                            loaded.path,
-                            loaded.line_of(field_name),
-                            field_name,
-                            f"file '{rel}' not found (looked in {case_set.root}); "
-                            "paths are relative to the set's root",
-                        )
-                    )
+        for field_name, rel in case.referenced_files():
+            _check_referenced_file(case_set, loaded, field_name, rel, check_files=check_files)
         for i, question in enumerate(case.questions()):
             if len(question) > QUESTION_CHAR_LIMIT:
                 which = "question" if i == 0 else f"paraphrases.{i - 1}"
@@ -431,3 +541,32 @@ def _check_set_rules(case_set: CaseSet, *, check_files: bool) -> None:
                         "(Copilot Studio) will leave it out",
                     )
                 )
+
+
+def _check_referenced_file(
+    case_set: CaseSet, loaded: LoadedCase, field_name: str, rel: str, *, check_files: bool
+) -> None:
+    """Report a file a case names that leads outside the set (always) or is missing (``check_files``)."""
+    try:
+        path = confine_path(rel, case_set.root, case_set.allowed_roots)
+    except ValueError as exc:
+        case_set.problems.append(Problem(loaded.path, loaded.line_of(field_name), field_name, str(exc)))
+        return
+    if not check_files:
+        return
+    try:
+        found = path.is_file()
+    except OSError as exc:
+        found, why = False, f" ({exc.strerror})"
+    else:
+        why = ""
+    if not found:
+        case_set.problems.append(
+            Problem(
+                loaded.path,
+                loaded.line_of(field_name),
+                field_name,
+                f"file '{rel}' not found{why} (looked in {case_set.root}); paths are relative to the set's "
+                "root",
+            )
+        )

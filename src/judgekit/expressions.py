@@ -34,10 +34,14 @@ import cel
 
 from judgekit.cases import Case, ForbiddenRule
 from judgekit.errors import JudgekitError, Problem
+from judgekit.patterns import CompiledPattern, PatternError, compile_pattern
 
 __all__ = [
     "CALL_NAMES",
     "CEL_FUNCTIONS",
+    "CEL_MAX_COST",
+    "CEL_STRING_UNIT",
+    "CEL_TIME_LIMIT_SECONDS",
     "MAX_COMPREHENSION_NESTING",
     "MAX_CONDITION_CHARS",
     "MAX_NESTING",
@@ -62,6 +66,19 @@ MAX_NESTING = 32
 
 MAX_COMPREHENSION_NESTING = 2
 """Deepest nesting of comprehension macros (``all``, ``exists``, ``exists_one``, ``map``, ``filter``)."""
+
+CEL_MAX_COST = 10_000_000
+"""Most estimated steps one evaluation of a condition may take: the size of the data it reads raised to
+the power (comprehension nesting + 1), or + 2 when it builds lists with ``map`` or ``filter``. The CEL
+package has no cost limit of its own, so the estimate is checked before each evaluation; a call or row
+over it makes the rule ``error`` with the reason."""
+
+CEL_STRING_UNIT = 1024
+"""Characters of a string that count as one element when the size of a condition's data is estimated."""
+
+CEL_TIME_LIMIT_SECONDS = 2.0
+"""Most time the evaluations of one rule may take for one trial; the calls or rows left are not
+evaluated and the rule is ``error`` with the reason."""
 
 CALL_NAMES: dict[str, str] = {
     "args": "map: the call's arguments by name (use args['name'] for names that are not identifiers or "
@@ -170,6 +187,31 @@ class CompiledCondition:
     names: frozenset[str]
     arguments: frozenset[str]
     projections: Mapping[str, frozenset[str] | None] = field(default_factory=dict)
+    comprehension_depth: int = 0
+    builds_lists: bool = False
+
+    def cost_problem(self, context: Mapping[str, Any]) -> str | None:
+        """Why evaluating over ``context`` would cost too much (see :data:`CEL_MAX_COST`), or ``None``.
+
+        Args:
+            context: The values bound for the evaluation.
+
+        Returns:
+            ``None`` when the estimated cost is within the limit, else the reason, naming the limit.
+        """
+        if self.comprehension_depth == 0:
+            return None  # no comprehension: time linear in the data, which is already in memory
+        power = self.comprehension_depth + (2 if self.builds_lists else 1)
+        most = int(CEL_MAX_COST ** (1 / power)) + 1
+        size = _data_size(context.values(), most)
+        if size < most and size**power <= CEL_MAX_COST:
+            return None
+        macros = "map/filter" if self.builds_lists else "all/exists"
+        return (
+            f"the condition's comprehensions ({macros}, nested {self.comprehension_depth} deep) over data of "
+            f"{'at least ' if size >= most else ''}{size:,} elements would take about {size:,}^{power} "
+            f"steps, more than {CEL_MAX_COST:,} (limit CEL_MAX_COST); not evaluated"
+        )
 
     def bind(self, name: str, value: Any) -> Any:
         """The value to hand to CEL for ``name``: the selected fields only, or the whole value.
@@ -194,7 +236,7 @@ class CompiledRule:
         rule: The rule.
         when: Its compiled call condition, if any.
         state_when: Its compiled state condition, if any.
-        message_pattern: Its compiled message pattern, if any.
+        message_pattern: Its compiled message pattern (linear-time, :mod:`judgekit.patterns`), if any.
     """
 
     index: int
@@ -202,7 +244,7 @@ class CompiledRule:
     rule: ForbiddenRule
     when: CompiledCondition | None
     state_when: CompiledCondition | None
-    message_pattern: re.Pattern[str] | None
+    message_pattern: CompiledPattern | None
 
     @property
     def check_id(self) -> str:
@@ -272,8 +314,32 @@ def _strip_strings(source: str) -> str:
     return _STRING.sub(lambda m: '""', source)
 
 
-def _check_shape(source: str) -> None:
-    """Refuse conditions that are too long or too deeply nested before the CEL parser sees them."""
+def _data_size(values: Any, most: int) -> int:
+    """How many elements the data has, counted up to ``most``.
+
+    List items, map entries and scalars count one each; a string counts one more per
+    :data:`CEL_STRING_UNIT` characters.
+    """
+    total = 0
+    stack = list(values)
+    while stack and total < most:
+        value = stack.pop()
+        total += 1
+        if isinstance(value, dict):
+            stack.extend(value.values())
+        elif isinstance(value, list | tuple):
+            stack.extend(value)
+        elif isinstance(value, str | bytes):
+            total += len(value) // CEL_STRING_UNIT
+    return min(total, most) if stack else total
+
+
+def _check_shape(source: str) -> tuple[int, bool]:
+    """Refuse conditions that are too long or too deeply nested before the CEL parser sees them.
+
+    Returns:
+        The deepest nesting of comprehension macros, and whether ``map`` or ``filter`` is used.
+    """
     if not source.strip():
         raise ConditionError("the condition is empty")
     if len(source) > MAX_CONDITION_CHARS:
@@ -285,6 +351,8 @@ def _check_shape(source: str) -> None:
     code = _strip_strings(source)
     depth = 0
     macro_depths: list[int] = []
+    deepest = 0
+    builds = False
     i = 0
     while i < len(code):
         ch = code[i]
@@ -296,6 +364,8 @@ def _check_shape(source: str) -> None:
                 m = re.search(r"\.\s*([A-Za-z_][A-Za-z0-9_]*)\s*$", code[max(0, i - 40) : i])
                 if m is not None and m.group(1) in _MACROS:
                     macro_depths.append(depth)
+                    deepest = max(deepest, len(macro_depths))
+                    builds = builds or m.group(1) in {"map", "filter"}
                     if len(macro_depths) > MAX_COMPREHENSION_NESTING:
                         raise ConditionError(
                             f"comprehension macros ({', '.join(sorted(_MACROS))}) nest more than "
@@ -306,6 +376,7 @@ def _check_shape(source: str) -> None:
                 macro_depths.pop()
             depth = max(0, depth - 1)
         i += 1
+    return deepest, builds
 
 
 def _cel_compile(source: str) -> Any:
@@ -362,7 +433,7 @@ def compile_condition(
         ConditionError: For a syntax error, a too long or too deeply nested condition, an unknown
             function or an unknown name.
     """
-    _check_shape(source)
+    depth, builds = _check_shape(source)
     program = _cel_compile(source)
     bound = {m.group(2) for m in _MACRO_VAR.finditer(_strip_strings(source))}
     free = frozenset(program.variables()) - bound
@@ -390,7 +461,8 @@ def compile_condition(
                 f"({', '.join(sorted(reserved))}) nor an argument of the tool "
                 f"({', '.join(sorted(known_arguments)) or 'it takes none'})"
             )
-    return CompiledCondition(source, program, free, extra, _projections(source, free, bound))
+    projections = _projections(source, free, bound)
+    return CompiledCondition(source, program, free, extra, projections, depth, builds)
 
 
 def rule_locations(case: Case) -> list[tuple[str, ForbiddenRule]]:
@@ -439,7 +511,10 @@ def _compile_rules_cached(
             except ConditionError as exc:
                 errors.append((f"{where}.state_when", str(exc)))
         if rule.message_pattern is not None:
-            pattern = re.compile(rule.message_pattern)
+            try:
+                pattern = compile_pattern(rule.message_pattern)
+            except PatternError as exc:
+                errors.append((f"{where}.message_pattern", str(exc)))
         compiled.append(CompiledRule(index, where, rule, when, state_when, pattern))
     if errors:
         return tuple(errors)

@@ -14,12 +14,17 @@ pytest plugin)::
       structured_output: "off"       # auto, json_schema or off
       max_cost: 5.0                  # US dollars
       cache: replay                  # record, replay or off (with a cassette)
+      timeout: 60                    # seconds one judge attempt may take
+      retries: 4                     # retries on 408, 409, 429, 5xx, 529, connection errors, timeouts
+      backoff: 1.0                   # first backoff ceiling in seconds, doubled per retry
     record:                          # free-form values recorded with the run
       ticket: EVAL-123
 
-Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost`` and ``cache``): change
-one and the judge is uncalibrated again. The judge's trust comes from calibration records through
-:class:`~judgekit.calibration.trust.TrustBook`, the one trust function.
+Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost``, ``cache`` and the
+transport settings ``timeout``, ``retries`` and ``backoff``): change one and the judge is uncalibrated
+again. Transport settings never change a verdict, so changing a timeout never costs the judge its trust.
+The judge's trust comes from calibration records through :class:`~judgekit.calibration.trust.TrustBook`,
+the one trust function.
 """
 
 from __future__ import annotations
@@ -44,6 +49,9 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "structured_output",
     "max_cost",
     "cache",
+    "timeout",
+    "retries",
+    "backoff",
 )
 """The settings a run configuration's ``judge`` mapping may hold."""
 
@@ -111,6 +119,9 @@ def build_rubric_grader(
     records: str | os.PathLike[str] | None = None,
     structured_output: str | None = None,
     trust: TrustLookup | None = None,
+    timeout: float | None = None,
+    retries: int | None = None,
+    backoff: float | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -130,6 +141,10 @@ def build_rubric_grader(
         structured_output: ``auto``, ``json_schema`` or ``off`` (``None``: the default).
         trust: A trust lookup already built (a ``TrustBook`` the caller also consults), used instead of
             reading ``records`` again.
+        timeout: Seconds one judge attempt may take (``None``: the client's default, 60).
+        retries: Retries after a request's first attempt (``None``: the client's default, 4).
+        backoff: First backoff ceiling in seconds (``None``: the client's default, 1.0). None of the
+            three enters the fingerprint.
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -165,9 +180,27 @@ def build_rubric_grader(
             "fix the configuration or the option",
             exit_code=2,
         ) from None
+    transport: dict[str, Any] = {
+        name: value
+        for name, value in (("timeout", timeout), ("max_retries", retries), ("backoff_base", backoff))
+        if value is not None
+    }
+    try:
+        client_settings = ClientSettings(
+            api_base=api_base, concurrency=max(1, concurrency), max_cost=max_cost, **transport
+        )
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        name = str(err["loc"][0]) if err["loc"] else "transport"
+        name = {"max_retries": "retries", "backoff_base": "backoff"}.get(name, name)
+        raise JudgekitError(
+            f"judge setting {name}: {err['msg']} (got {err.get('input')!r}); "
+            "fix the configuration or the option",
+            exit_code=2,
+        ) from None
     client = JudgeClient(
         judge_params,
-        ClientSettings(api_base=api_base, concurrency=max(1, concurrency), max_cost=max_cost),
+        client_settings,
         cassette=Cassette(cassette) if cassette is not None else None,
         mode=CacheMode(mode),
     )

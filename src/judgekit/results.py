@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import json
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
@@ -34,7 +33,14 @@ from typing import Any
 from pydantic import Field, JsonValue, ValidationError
 
 from judgekit import __version__
-from judgekit.errors import JudgekitError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.io.documents import (
+    check_json_bounds,
+    iter_lines,
+    json_error_detail,
+    line_too_long,
+    load_json_bounded,
+)
 from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor
 from judgekit.transcript import RunRecord
@@ -287,8 +293,11 @@ class RunResults:
         return {line.key for line in self.lines}
 
 
-def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes, bool]]:
+def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes | None, bool]]:
     """Yield ``(line number, raw bytes, ends with newline)`` for each non-blank line of a file.
+
+    A line longer than :data:`~judgekit.io.documents.MAX_LINE_BYTES` is read in pieces and yielded with
+    ``None`` for its bytes (it is never held in memory whole).
 
     Args:
         path: The results file, as text or a path object.
@@ -302,9 +311,9 @@ def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes, b
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read results: {exc.strerror}") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
-            if raw.strip():
-                yield number, raw, raw.endswith(b"\n")
+        for number, raw, complete in iter_lines(handle):
+            if raw is None or raw.strip():
+                yield number, raw, complete
 
 
 def read_results(path: str | PathLike[str]) -> RunResults:
@@ -336,9 +345,17 @@ def _read_results(path: Path) -> RunResults:
     seen: dict[tuple[str, int], int] = {}
     other_versions: dict[Any, list[int]] = {}
     for number, raw, complete in iter_result_lines(path):
+        if raw is None:
+            out.problems.append(line_too_long(path, number))
+            continue
         try:
-            # Fast path: pydantic parses and validates the bytes in one step.
+            # The limits on hostile input first (size, depth, numbers); then the fast path: pydantic
+            # parses and validates the bytes in one step.
+            check_json_bounds(raw, source=path, line=number)
             line = ResultLine.model_validate_json(raw)
+        except LocatedError as bound_exc:
+            out.problems.append(Problem(path, number, "", f"{bound_exc.problem.message}; line left out"))
+            continue
         except ValidationError as fast_exc:
             problem = _diagnose(
                 path, number, raw, complete=complete, exc=fast_exc, other_versions=other_versions
@@ -390,9 +407,10 @@ def _diagnose(
 ) -> Problem | None:
     """Explain why a line is not a valid result line (``None`` when it is another schema version)."""
     try:
-        data = json.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as json_exc:
-        if not complete:
+        data = load_json_bounded(raw, source=path, line=number)
+    except LocatedError as json_exc:
+        message = json_exc.problem.message
+        if not complete and message.startswith(("malformed JSON", "not valid UTF-8")):
             return Problem(
                 path,
                 number,
@@ -400,8 +418,9 @@ def _diagnose(
                 "last line is truncated (the run was interrupted while writing it); it is left out. "
                 "Run `judgekit grade --resume` with the same --out to re-grade that trial",
             )
-        msg = json_exc.msg if isinstance(json_exc, json.JSONDecodeError) else "not valid UTF-8"
-        return Problem(path, number, "", f"malformed JSON ({msg}); line left out")
+        if message.startswith(("malformed JSON: ", "not valid UTF-8")):
+            message = f"malformed JSON ({json_error_detail(message)})"
+        return Problem(path, number, "", f"{message}; line left out")
     if not isinstance(data, dict):
         return Problem(path, number, "", "a result line must be a JSON object; line left out")
     version = data.get("schema_version")

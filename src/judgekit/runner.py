@@ -38,9 +38,15 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import JsonValue, ValidationError
 
-from judgekit.errors import JudgekitError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.graders.contract import Grader, GraderSpec, UntrustedPolicy
 from judgekit.io.atomic import LineAppender, repair_tail
+from judgekit.io.documents import (
+    iter_lines,
+    json_error_detail,
+    line_too_long,
+    load_json_bounded,
+)
 from judgekit.results import (
     CaseRef,
     ResultLine,
@@ -233,7 +239,10 @@ def plan_trials(
         except OSError as exc:
             raise JudgekitError(f"{path}: cannot read transcripts: {exc.strerror}") from None
         with handle:
-            for number, raw in enumerate(handle, start=1):
+            for number, raw, _ in iter_lines(handle):
+                if raw is None:
+                    plan.problems.append(line_too_long(path, number))
+                    continue
                 if not raw.strip():
                     continue
                 transcript = _parse_transcript(path, number, raw, plan.problems)
@@ -317,15 +326,18 @@ def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError |
 
 
 def _parse_transcript(path: Path, number: int, raw: bytes, problems: list[Problem]) -> Transcript | None:
+    # The shared bounded reader (limits on hostile input, repeated keys refused), then the schema.
     try:
-        return Transcript.model_validate_json(raw)
+        data = load_json_bounded(raw, source=path, line=number)
+    except LocatedError as json_exc:
+        message = json_exc.problem.message
+        if message.startswith(("malformed JSON: ", "not valid UTF-8")):
+            message = f"malformed JSON ({json_error_detail(message)})"
+        problems.append(Problem(path, number, "", f"{message}; line left out"))
+        return None
+    try:
+        return Transcript.model_validate(data)
     except ValidationError as exc:
-        try:
-            data = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as json_exc:
-            msg = json_exc.msg if isinstance(json_exc, json.JSONDecodeError) else "not valid UTF-8"
-            problems.append(Problem(path, number, "", f"malformed JSON ({msg}); line left out"))
-            return None
         refusal = _foreign_conversation(path, number, data)
         if refusal is not None:
             raise refusal from None

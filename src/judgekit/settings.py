@@ -4,7 +4,8 @@ One precedence for every setting, highest first:
 
 1. a command-line flag (``--cases``, ``--judge-model``, ...);
 2. an environment variable (:data:`ENV_VARS`: ``JUDGEKIT_JUDGE_MODEL``, ``JUDGEKIT_JUDGE_API_BASE``,
-   ``JUDGEKIT_RECORDS``; an empty value counts as unset);
+   ``JUDGEKIT_RECORDS``, ``JUDGEKIT_JUDGE_TIMEOUT``, ``JUDGEKIT_JUDGE_RETRIES``, ``JUDGEKIT_JUDGE_BACKOFF``;
+   an empty value counts as unset; the judge transport settings are checked by :func:`check_transport`);
 3. a file: first the run configuration named by ``grade --config`` (its ``judge:`` mapping, see
    :mod:`judgekit.judge_setup`), then the project configuration;
 4. the built-in default (:data:`DEFAULTS`).
@@ -31,17 +32,22 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+from judgekit.judges import client as _client_limits
 
 __all__ = [
     "DEFAULTS",
     "ENV_VARS",
     "FLAGS",
+    "JUDGE_BACKOFF_MAX_S",
+    "JUDGE_RETRIES_MAX",
+    "JUDGE_TIMEOUT_MAX_S",
     "PROJECT_FILES",
     "EffectiveSettings",
     "JudgeSettings",
     "ProjectConfig",
     "ProjectSettings",
     "Setting",
+    "check_transport",
     "find_project_config",
     "load_project_config",
     "records_folder",
@@ -53,6 +59,11 @@ PROJECT_FILES: tuple[str, ...] = ("judgekit.toml", "pyproject.toml")
 """The project configuration files looked for in each folder, the winner first."""
 
 _TOOL_TABLE: tuple[str, ...] = ("tool", "judgekit")
+
+# The judge client's transport limits, re-exported: the client owns them (judges sit below settings).
+JUDGE_TIMEOUT_MAX_S = _client_limits.JUDGE_TIMEOUT_MAX_S
+JUDGE_RETRIES_MAX = _client_limits.JUDGE_RETRIES_MAX
+JUDGE_BACKOFF_MAX_S = _client_limits.JUDGE_BACKOFF_MAX_S
 
 
 class JudgeSettings(BaseModel):
@@ -68,6 +79,11 @@ class JudgeSettings(BaseModel):
         max_cost: Judge budget in US dollars (>= 0).
         cache: ``record``, ``replay`` or ``off`` (with a cassette).
         cassette: Judge cassette (JSONL) to record to or replay from.
+        timeout: Seconds one judge attempt may take (> 0, at most :data:`JUDGE_TIMEOUT_MAX_S`); a transport
+            setting, not part of the judge's fingerprint.
+        retries: Retries after a judge request's first attempt (0 to :data:`JUDGE_RETRIES_MAX`).
+        backoff: First backoff ceiling in seconds (> 0, at most :data:`JUDGE_BACKOFF_MAX_S`), doubled
+            on each retry.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -81,6 +97,9 @@ class JudgeSettings(BaseModel):
     max_cost: float | None = Field(default=None, ge=0.0)
     cache: Literal["record", "replay", "off"] | None = None
     cassette: Path | None = None
+    timeout: float | None = Field(None, gt=0, le=JUDGE_TIMEOUT_MAX_S, strict=True, allow_inf_nan=False)
+    retries: int | None = Field(None, ge=0, le=JUDGE_RETRIES_MAX, strict=True)
+    backoff: float | None = Field(None, gt=0, le=JUDGE_BACKOFF_MAX_S, strict=True, allow_inf_nan=False)
 
 
 class ProjectSettings(BaseModel):
@@ -123,6 +142,9 @@ DEFAULTS: dict[str, Any] = {
     "judge.max_cost": None,
     "judge.cache": None,
     "judge.cassette": None,
+    "judge.timeout": None,
+    "judge.retries": None,
+    "judge.backoff": None,
 }
 """Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
 
@@ -130,6 +152,9 @@ ENV_VARS: dict[str, str] = {
     "judge.model": "JUDGEKIT_JUDGE_MODEL",
     "judge.api_base": "JUDGEKIT_JUDGE_API_BASE",
     "records": "JUDGEKIT_RECORDS",
+    "judge.timeout": "JUDGEKIT_JUDGE_TIMEOUT",
+    "judge.retries": "JUDGEKIT_JUDGE_RETRIES",
+    "judge.backoff": "JUDGEKIT_JUDGE_BACKOFF",
 }
 """The settings an environment variable can give, and the variable."""
 
@@ -145,6 +170,9 @@ FLAGS: dict[str, str] = {
     "judge.max_cost": "--max-cost",
     "judge.cache": "--cache-mode",
     "judge.cassette": "--cassette",
+    "judge.timeout": "--judge-timeout",
+    "judge.retries": "--judge-retries",
+    "judge.backoff": "--judge-backoff",
 }
 """The command-line flag of each setting that has one."""
 
@@ -313,7 +341,7 @@ def load_project_config(path: str | os.PathLike[str]) -> ProjectConfig:
     """
     path = Path(path)
     from judgekit.cases import problems_from_validation
-    from judgekit.io.documents import Document, decode_utf8
+    from judgekit.io.documents import Document, decode_utf8, load_toml_bounded
 
     try:
         raw = path.read_bytes()
@@ -326,7 +354,7 @@ def load_project_config(path: str | os.PathLike[str]) -> ProjectConfig:
     except LocatedError as exc:
         raise LocatedError(exc.problem, exit_code=2) from None
     try:
-        data: Any = tomllib.loads(text)
+        data: Any = load_toml_bounded(text, source=path)
     except tomllib.TOMLDecodeError as exc:
         raise _toml_error(path, exc) from None
     prefix: tuple[str, ...] = _TOOL_TABLE if path.name == "pyproject.toml" else ()
@@ -415,6 +443,57 @@ class EffectiveSettings:
         }
 
 
+_TRANSPORT_RULES: dict[str, tuple[str, float, str]] = {
+    "judge.timeout": ("seconds", JUDGE_TIMEOUT_MAX_S, "JUDGE_TIMEOUT_MAX_S"),
+    "judge.retries": ("retries", JUDGE_RETRIES_MAX, "JUDGE_RETRIES_MAX"),
+    "judge.backoff": ("seconds", JUDGE_BACKOFF_MAX_S, "JUDGE_BACKOFF_MAX_S"),
+}
+"""The judge transport settings: what the number counts, its largest value and that limit's name."""
+
+
+def check_transport(setting: Setting) -> Setting:
+    """A judge transport setting (``judge.timeout``, ``judge.retries``, ``judge.backoff``) checked and typed.
+
+    Environment variables give text, a run configuration any YAML value and a flag a number, so each layer
+    is checked here in one way: ``judge.timeout`` and ``judge.backoff`` are finite seconds greater than 0,
+    ``judge.retries`` a whole number from 0, each at most its limit.
+
+    Args:
+        setting: The setting in force (an unset one, ``None``, is returned as it is).
+
+    Returns:
+        The setting with its value as a number (``float`` seconds, ``int`` retries).
+
+    Raises:
+        JudgekitError: When the value is not such a number, naming where it was given (the flag, the
+            environment variable or ``file:line``) and what is allowed; exit code 2.
+    """
+    if setting.name not in _TRANSPORT_RULES or setting.value is None:
+        return setting
+    unit, largest, limit = _TRANSPORT_RULES[setting.name]
+    raw = setting.value
+    value: float | int | None = None
+    if isinstance(raw, str):
+        try:
+            value = int(raw.strip()) if unit == "retries" else float(raw.strip())
+        except ValueError:
+            value = None
+    elif isinstance(raw, int | float) and not isinstance(raw, bool):
+        value = raw if unit == "seconds" or isinstance(raw, int) else None  # 3.0 retries: not a count
+    if unit == "retries":
+        good = isinstance(value, int) and 0 <= value <= largest
+        wanted = f"a whole number from 0 to {int(largest)} (limit {limit})"
+    else:
+        good = value is not None and 0 < value <= largest  # NaN fails both comparisons
+        wanted = f"a number of seconds greater than 0 and at most {largest:g} (limit {limit})"
+    if not good:
+        where = setting.source.removeprefix("flag ").removeprefix("env ")
+        where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
+        raise JudgekitError(f"{where}: must be {wanted}; got {raw!r}", exit_code=2)
+    assert value is not None  # checked by good
+    return Setting(setting.name, float(value) if unit == "seconds" else int(value), setting.source)
+
+
 def _run_config_layer(path: Path | None) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:
     """The run configuration as read, and its judge settings with their ``file:line`` sources."""
     from judgekit.io.documents import read_document
@@ -477,7 +556,7 @@ def resolve_settings(
             setting = Setting(name, given[name], f"{project.path}:{project.line_of(name)}")
         else:
             setting = Setting(name, default, "default")
-        out[name] = setting
+        out[name] = check_transport(setting)
     return EffectiveSettings(out, project=project, run_config=run_data, run_config_path=run_config)
 
 

@@ -20,7 +20,8 @@ from typing import Any, Literal
 
 from pydantic import Field, JsonValue, ValidationError, field_validator, model_validator
 
-from judgekit.errors import JudgekitError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.io.documents import check_json_bounds, iter_lines, line_too_long, load_json_bounded
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -90,6 +91,13 @@ class ToolCall(FrozenModel):
                 data.setdefault("arguments", function["arguments"])
         args = data.get("arguments")
         if isinstance(args, str):
+            try:
+                check_json_bounds(args, source=None, what="the arguments")
+            except LocatedError as exc:
+                data["arguments"] = None
+                data["arguments_error"] = f"arguments refused: {exc.problem.message}"
+                data["raw_arguments"] = args
+                return data
             try:
                 parsed = json.loads(args) if args.strip() else {}
             except json.JSONDecodeError as exc:
@@ -216,8 +224,9 @@ def _looks_like_error(text: str | None) -> bool:
         if "error" not in stripped and "\\" not in stripped:
             return False  # no "error" key can be in it (not even an escaped one): skip parsing
         try:
+            check_json_bounds(stripped, source=None)
             data = json.loads(stripped)
-        except json.JSONDecodeError:
+        except (json.JSONDecodeError, LocatedError):
             return False
         return isinstance(data, dict) and "error" in data
     return False
@@ -322,18 +331,21 @@ def iter_transcripts(path: str | PathLike[str]) -> Iterator[Transcript | Problem
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read transcripts: {exc.strerror}") from None
     with handle:
-        for number, raw in enumerate(handle, start=1):
+        for number, raw, _ in iter_lines(handle):
+            if raw is None:
+                yield line_too_long(path, number)
+                continue
             if not raw.strip():
                 continue
             try:
-                text = raw.decode("utf-8")
+                text = raw.decode("utf-8-sig")  # a byte-order mark (an editor's) is allowed
             except UnicodeDecodeError as exc:
                 yield Problem(path, number, "", f"not valid UTF-8 (byte offset {exc.start} in the line)")
                 continue
             try:
-                data = json.loads(text)
-            except json.JSONDecodeError as exc:
-                yield Problem(path, number, "", f"malformed JSON: {exc.msg} (column {exc.colno})")
+                data = load_json_bounded(text, source=path, line=number)
+            except LocatedError as exc:
+                yield exc.problem
                 continue
             try:
                 yield Transcript.model_validate(data)

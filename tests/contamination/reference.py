@@ -7,6 +7,7 @@ production code and the golden vectors are checked against a second reading of t
 from __future__ import annotations
 
 import hashlib
+import hmac
 import unicodedata
 
 M64 = (1 << 64) - 1
@@ -71,6 +72,16 @@ def shingle_digest(master: bytes, toks: list[str]) -> int:
 def text_digest(master: bytes, toks: list[str]) -> int:
     d = hashlib.blake2b(" ".join(toks).encode("utf-8"), key=master, digest_size=8, person=b"jk-c1-text")
     return int.from_bytes(d.digest(), "little")
+
+
+def index_mac_key(master: bytes) -> bytes:
+    """The index MAC key of format version 2: HMAC-SHA256 of "judgekit index mac v1" keyed with master."""
+    return hmac.new(master, b"judgekit index mac v1", hashlib.sha256).digest()
+
+
+def index_tag(master: bytes, file_bytes: bytes) -> bytes:
+    """The tag an index file must end with: HMAC-SHA256 over every byte before the last 32."""
+    return hmac.new(index_mac_key(master), file_bytes[:-32], hashlib.sha256).digest()
 
 
 def canary(master: bytes, set_name: str) -> str:

@@ -95,9 +95,9 @@ def test_summarise_findings_combines_worker_outputs(index: ContaminationIndex, k
     assert result.leaks["gs-044"].locations[0].file == "r-c"
 
 
-def test_arrow_scanner_entry_points(tmp_path: Path, index: ContaminationIndex) -> None:
+def test_arrow_scanner_entry_points(tmp_path: Path, index: ContaminationIndex, key: Key) -> None:
     path = tmp_path / "i.jkc"
-    write_index(index, path)
+    write_index(index, path, key)
     key_file = tmp_path / "key"
     key_file.write_bytes(KEY_BYTES)
     scanner = ArrowScanner(str(path), str(key_file), id_column="id")

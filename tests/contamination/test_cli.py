@@ -86,7 +86,8 @@ def test_scan_with_another_key_exits_2(setup: dict[str, Path], capsys: pytest.Ca
     )
     assert code == 2
     err = capsys.readouterr().err
-    assert "not the key this index was built with" in err
+    assert "does not verify with this key" in err
+    assert "built with another key" in err
     assert "Traceback" not in err
 
 

@@ -97,10 +97,55 @@ def test_golden_index_file_bytes(tmp_path: Path) -> None:
     canaries = tuple(canary_for(key, name) for name in VECTORS["index"]["canaries"])
     built = build_index(cases, key, IndexOptions(shingle_size=VECTORS["shingle_size"], canaries=canaries))
     path = tmp_path / "v.jkc"
-    write_index(built, path)
+    write_index(built, path, key)
     data = path.read_bytes()
     assert len(data) == VECTORS["index"]["bytes"]
     assert hashlib.sha256(data).hexdigest() == VECTORS["index"]["sha256"]
+
+
+def test_golden_index_mac_matches_the_reference(tmp_path: Path) -> None:
+    key = key_from_bytes(VECTORS["key"].encode())
+    assert ix.index_mac_key(key).hex() == VECTORS["index_mac_key"]
+    master = reference.derive(VECTORS["key"].encode())["master"]
+    assert reference.index_mac_key(master).hex() == VECTORS["index_mac_key"]  # type: ignore[arg-type]
+    path = tmp_path / "v.jkc"
+    write_index(build_index(CASES, key), path, key)
+    data = path.read_bytes()
+    assert data[-ix.MAC_BYTES :] == reference.index_tag(master, data)  # type: ignore[arg-type]
+    assert data[-ix.MAC_BYTES :] == ix.index_mac(key, data[: -ix.MAC_BYTES])
+
+
+def test_index_built_with_one_key_cannot_be_written_with_another(tmp_path: Path) -> None:
+    built = build_index(CASES, key_from_bytes(KEY_BYTES))
+    with pytest.raises(JudgekitError, match="not the key this index was built with") as err:
+        write_index(built, tmp_path / "i.jkc", key_from_bytes(KEY_BYTES + b"x"))
+    assert err.value.exit_code == 2
+    assert not (tmp_path / "i.jkc").exists()
+
+
+def test_version_1_index_is_refused_with_a_request_to_rebuild(tmp_path: Path) -> None:
+    key = key_from_bytes(KEY_BYTES)
+    path = tmp_path / "i.jkc"
+    write_index(build_index(CASES, key), path, key)
+    data = bytearray(path.read_bytes())
+    data[8:12] = (1).to_bytes(4, "little")
+    path.write_bytes(bytes(data[: -ix.MAC_BYTES]))
+    with pytest.raises(JudgekitError, match="format version 1, which is not authenticated") as err:
+        read_index(path, key)
+    assert "rebuild it with `judgekit contamination index`" in err.value.message
+    assert err.value.exit_code == 2
+
+
+def test_wrong_key_is_refused_naming_the_claimed_fingerprint(tmp_path: Path) -> None:
+    key = key_from_bytes(KEY_BYTES)
+    other = key_from_bytes(KEY_BYTES + b"x")
+    path = tmp_path / "i.jkc"
+    write_index(build_index(CASES, key), path, key)
+    with pytest.raises(JudgekitError, match="does not verify with this key") as err:
+        read_index(path, other)
+    assert f"names fingerprint {key.fingerprint}" in err.value.message
+    assert other.fingerprint in err.value.message
+    assert err.value.exit_code == 2
 
 
 @settings(max_examples=60, deadline=None)
@@ -137,8 +182,8 @@ def test_round_trip_preserves_everything(tmp_path: Path) -> None:
     key = key_from_bytes(KEY_BYTES)
     built = build_index(CASES, key, IndexOptions(canaries=("C1",)))
     path = tmp_path / "i.jkc"
-    write_index(built, path)
-    back = read_index(path)
+    write_index(built, path, key)
+    back = read_index(path, key)
     for name in ("key_fingerprint", "shingle_size", "case_ids", "texts", "canaries", "stats", "max_cases"):
         assert getattr(back, name) == getattr(built, name)
     for name in ("shingle_digest", "shingle_prefilter", "shingle_text", "shingle_offset", "text_digest"):
@@ -149,7 +194,7 @@ def test_round_trip_preserves_everything(tmp_path: Path) -> None:
 def test_index_file_holds_no_case_text(tmp_path: Path) -> None:
     key = key_from_bytes(KEY_BYTES)
     path = tmp_path / "i.jkc"
-    write_index(build_index(CASES, key), path)
+    write_index(build_index(CASES, key), path, key)
     data = path.read_bytes().lower()
     for _, pairs in CASES:
         for _, text in pairs:
@@ -162,10 +207,10 @@ def test_index_file_holds_no_case_text(tmp_path: Path) -> None:
 def test_truncated_index_is_refused(tmp_path: Path) -> None:
     key = key_from_bytes(KEY_BYTES)
     path = tmp_path / "i.jkc"
-    write_index(build_index(CASES, key), path)
+    write_index(build_index(CASES, key), path, key)
     path.write_bytes(path.read_bytes()[:-9])
-    with pytest.raises(JudgekitError, match="checksum does not match") as err:
-        read_index(path)
+    with pytest.raises(JudgekitError, match="does not verify with this key") as err:
+        read_index(path, key)
     assert err.value.exit_code == 2
 
 
@@ -173,18 +218,18 @@ def test_not_an_index_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "x.jkc"
     path.write_text("hello world, not an index", encoding="utf-8")
     with pytest.raises(JudgekitError, match="magic bytes"):
-        read_index(path)
+        read_index(path, key_from_bytes(KEY_BYTES))
 
 
 def test_future_format_version_is_refused(tmp_path: Path) -> None:
     key = key_from_bytes(KEY_BYTES)
     path = tmp_path / "i.jkc"
-    write_index(build_index(CASES, key), path)
+    write_index(build_index(CASES, key), path, key)
     data = bytearray(path.read_bytes())
-    data[8:12] = (2).to_bytes(4, "little")
+    data[8:12] = (3).to_bytes(4, "little")
     path.write_bytes(bytes(data))
-    with pytest.raises(JudgekitError, match="format version 2"):
-        read_index(path)
+    with pytest.raises(JudgekitError, match="format version 3; this judgekit reads version 2"):
+        read_index(path, key)
 
 
 def test_short_key_is_refused(tmp_path: Path) -> None:
@@ -271,5 +316,5 @@ def test_key_and_index_files_are_named_as_text(tmp_path: Path) -> None:
     key = load_key(str(key_file))
     assert key.fingerprint == key_from_bytes(KEY_BYTES).fingerprint
     built = build_index(CASES, key, IndexOptions())
-    write_index(built, str(tmp_path / "i.jkc"))
-    assert read_index(str(tmp_path / "i.jkc")).case_ids == built.case_ids
+    write_index(built, str(tmp_path / "i.jkc"), key)
+    assert read_index(str(tmp_path / "i.jkc"), key).case_ids == built.case_ids

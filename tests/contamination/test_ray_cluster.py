@@ -64,7 +64,7 @@ def test_map_batches_on_a_local_ray_cluster_equals_the_in_process_scan(
     tmp_path: Path, index: ContaminationIndex, key: Key, local_cluster: Any
 ) -> None:
     index_path = tmp_path / "golden.jkc"
-    write_index(index, index_path)
+    write_index(index, index_path, key)
     key_file = tmp_path / "key"
     key_file.write_bytes(KEY_BYTES)
     table = pa.Table.from_pylist(_records())

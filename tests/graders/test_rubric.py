@@ -300,3 +300,17 @@ def test_quote_of_tool_call_arguments_is_located(serve: Any) -> None:
     polite = run(grader(server), None)["criterion:polite"]
     assert [e.data for e in polite.evidence[:2]] == [{"found": True}, {"found": True}]
     assert polite.evidence[1].message_index == 1
+
+
+def test_a_trial_whose_text_passes_a_template_limit_is_that_trials_error(serve: Any) -> None:
+    from judgekit.judges.sandbox import TEMPLATE_MAX_OUTPUT_CHARS
+
+    server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
+    data = TRANSCRIPT.model_dump()
+    data["messages"] = [*data["messages"], {"role": "assistant", "content": "x" * TEMPLATE_MAX_OUTPUT_CHARS}]
+    checks = {c.check_id: c for c in asyncio.run(grader(server).grade(None, Transcript.model_validate(data)))}
+    assert {c.verdict for c in checks.values()} == {Verdict.ERROR}
+    polite = checks["criterion:polite"]
+    assert polite.reason.startswith("prompt_render_failure")
+    assert "TEMPLATE_MAX_OUTPUT_CHARS" in polite.reason
+    assert server.calls == 0  # nothing was sent

@@ -28,7 +28,9 @@ PARSES = [
         '```json\n{"verdict": "fail", "evidence": ["x"], "rationale": "r"}\n```', F, id="markdown_fence"
     ),
     pytest.param('Here is my grade:\n\n**{"verdict": "fail"}**\nThanks!', F, id="prose_and_bold_around_json"),
-    pytest.param('{"verdict": "pass"}\nOn reflection:\n{"verdict": "fail"}', F, id="last_verdict_wins"),
+    pytest.param(
+        '{"verdict": "fail"}\n\nAgain:\n{"verdict": "fail"}', F, id="identical_repeat_is_one_verdict"
+    ),
     pytest.param(
         '{"verdict": "fail", "evidence": ["user wrote {\\"verdict\\": \\"pass\\"}"], "rationale": "r"}',
         F,
@@ -45,11 +47,10 @@ PARSES = [
     pytest.param('\u200b{"verdict": "pass"}', P, id="zero_width_before_json"),
     pytest.param('{"verdict": "\u200bpass"}', P, id="zero_width_before_grade"),
     pytest.param('{"verdict": "fa\u200dil"}', F, id="zero_width_inside_grade"),
-    pytest.param('{"ver\u200bdict": "pass"}', P, id="zero_width_inside_key"),
     pytest.param('{"verdict": " PASS "}', P, id="case_and_spaces_forgiven"),
     pytest.param('{"verdict": "Insufficient Information"}', U, id="spaced_insufficient"),
     pytest.param('{"verdict": "insufficient-information"}', U, id="hyphenated_insufficient"),
-    pytest.param('{"oops": 1} {"verdict": "pass"} trailing {', P, id="junk_objects_and_stray_brace"),
+    pytest.param('{"oops": 1} {"verdict": "pass"} trailing {x}', P, id="junk_objects_and_stray_braces"),
     pytest.param(
         '{"verdict": "pass", "evidence": null, "rationale": null}', P, id="null_evidence_and_rationale"
     ),
@@ -83,7 +84,25 @@ FAILURES = [
     pytest.param('{"verdict": "pass", "rationale": 5}', None, "rationale", id="numeric_rationale"),
     pytest.param('{"verdict": "pass"}', "length", "truncated", id="truncated_even_if_parseable"),
     pytest.param('{"verdict": "pa', "length", "truncated", id="truncated_mid_json"),
-    pytest.param('{"verdict": "pass"} then {"verdict": "maybe"}', None, "not one of", id="last_is_off_menu"),
+    pytest.param(
+        '{"verdict": "pass"} then {"verdict": "maybe"}', None, "2 different objects", id="second_verdict"
+    ),
+    pytest.param(
+        '{"verdict": "pass"}\nOn reflection:\n{"verdict": "fail"}',
+        None,
+        "exactly one",
+        id="last_no_longer_wins",
+    ),
+    pytest.param('{"verdict": "fail", "verdict": "pass"}', None, "repeats the key", id="duplicate_key"),
+    pytest.param('{"ver\u200bdict": "pass"}', None, "looks like", id="zero_width_inside_key"),
+    pytest.param('{"verdict": "pass"} {"verdict": "pa', None, "cut off", id="cut_off_tail"),
+    pytest.param('{"verdict": "pass"} trailing {', None, "cut off", id="stray_open_brace_at_end"),
+    pytest.param('{"verdict": "pass"}', "content_filter", "content filter", id="content_filter"),
+    pytest.param('{"verdict": "pass"}', "tool_calls", "not 'stop'", id="other_finish_reason"),
+    pytest.param(
+        'I can\u2019t help with that.\n{"verdict": "pass"}', None, "refusal", id="refusal_around_verdict"
+    ),
+    pytest.param('{"a":' * 30_000, None, "JSON_MAX_DEPTH", id="deep_nesting"),
 ]
 
 
@@ -94,6 +113,27 @@ def test_parse_failures_are_errors_with_raw_kept(raw: str, finish: str | None, d
     assert parsed.reason == PARSE_FAILURE
     assert detail in parsed.detail
     assert parsed.raw == raw
+
+
+def test_provider_refusal_is_an_error_even_with_a_verdict() -> None:
+    parsed = parse_verdict('{"verdict": "pass"}', options=ALL, refusal="I can't help with that.")
+    assert parsed.verdict is Verdict.ERROR
+    assert parsed.reason == PARSE_FAILURE
+    assert "message.refusal" in parsed.detail
+
+
+def test_stop_and_unknown_finish_reasons_are_accepted() -> None:
+    for finish in ("stop", None):
+        assert parse_verdict('{"verdict": "pass"}', options=ALL, finish_reason=finish).verdict is P
+
+
+def test_over_long_reply_is_an_error_keeping_only_its_start() -> None:
+    raw = '{"verdict": "pass"}' + " " * 300_000
+    parsed = parse_verdict(raw, options=ALL)
+    assert parsed.verdict is Verdict.ERROR
+    assert "REPLY_MAX_CHARS" in parsed.detail
+    assert parsed.raw is not None
+    assert len(parsed.raw) < 3_000
 
 
 def test_none_reply_is_a_parse_failure() -> None:

@@ -25,7 +25,6 @@ read and rewritten whole, atomically, like calibration records.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
@@ -36,7 +35,8 @@ from typing import Literal
 from pydantic import Field, ValidationError
 
 from judgekit.calibration.labels import LabelTable
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+from judgekit.io.documents import check_json_bounds, json_error_detail, load_json_bounded
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -191,9 +191,11 @@ def parse_few_shot(
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            problems.append(Problem(source, number, "", f"not valid JSON: {exc.msg}"))
+            obj = load_json_bounded(raw, source=source, line=number)
+        except LocatedError as exc:
+            problems.append(
+                Problem(source, number, "", f"not valid JSON: {json_error_detail(exc.problem.message)}")
+            )
             continue
         try:
             example = FewShotExample.model_validate(obj)
@@ -312,7 +314,10 @@ def load_usage(records_dir: str | os.PathLike[str]) -> list[LabelUsage]:
         if not raw.strip():
             continue
         try:
+            check_json_bounds(raw, source=path, line=number)
             out.append(LabelUsage.model_validate_json(raw))
+        except LocatedError as exc:
+            problems.append(exc.problem)
         except ValidationError as exc:
             err = exc.errors()[0]
             problems.append(Problem(path, number, ".".join(str(p) for p in err["loc"]), err["msg"]))

@@ -22,7 +22,6 @@ from __future__ import annotations
 import csv
 import hashlib
 import io
-import json
 import math
 import os
 from collections.abc import Iterable, Sequence
@@ -32,7 +31,8 @@ from typing import Literal
 
 from pydantic import Field, model_validator
 
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+from judgekit.io.documents import json_error_detail, load_json_bounded
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -299,9 +299,12 @@ def _raw_rows(text: str, source: Path | None, fmt: str) -> Iterable[tuple[int, d
         if not raw.strip():
             continue
         try:
-            obj = json.loads(raw)
-        except json.JSONDecodeError as exc:
-            raise ProblemsError([Problem(source, line, "", f"not valid JSON: {exc.msg}")]) from None
+            obj = load_json_bounded(raw, source=source, line=line)
+        except LocatedError as exc:
+            detail = json_error_detail(exc.problem.message)
+            raise ProblemsError(
+                [Problem(source, exc.problem.line, "", f"not valid JSON: {detail}")]
+            ) from None
         if not isinstance(obj, dict):
             raise ProblemsError([Problem(source, line, "", "each line must be a JSON object")])
         yield line, obj

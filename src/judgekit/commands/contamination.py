@@ -234,7 +234,7 @@ def index(  # noqa: PLR0917 - typer options
     )
     built = build_index(items, key, opts)
     try:
-        write_index(built, out)
+        write_index(built, out, key)
     except OSError as exc:
         raise JudgekitError(f"{out}: cannot write the index ({exc.strerror or exc}); check --out") from None
     s = built.stats
@@ -312,7 +312,12 @@ def scan(  # noqa: PLR0917 - typer options
     split_mb: float = typer.Option(
         256, "--split-mb", help="Split uncompressed JSONL files into ranges of this size."
     ),
-    max_line_mb: float = typer.Option(32, "--max-line-mb", help="Longer lines are reported and skipped."),
+    max_line_mb: float = typer.Option(
+        32,
+        "--max-line-mb",
+        help="Longest line scanned, in MiB; a longer line is reported with its line and length and makes the "
+        "scan incomplete (exit 2).",
+    ),
     max_locations: int = typer.Option(
         5, "--max-locations", min=1, help="First locations kept per leaked case."
     ),
@@ -321,7 +326,7 @@ def scan(  # noqa: PLR0917 - typer options
     from judgekit.contamination.index import read_index
     from judgekit.contamination.parallel import scan_files
     from judgekit.contamination.report import build_report, render_json, render_markdown
-    from judgekit.contamination.scan import ScanOptions
+    from judgekit.contamination.scan import ScanOptions, max_line_bytes_from_mb
     from judgekit.errors import JudgekitError
 
     chosen_format(fmt, ("md", "json"))
@@ -330,12 +335,12 @@ def scan(  # noqa: PLR0917 - typer options
             fields=tuple(fields) if fields else None,
             threshold=threshold,
             max_locations=max_locations,
-            max_line_bytes=int(max_line_mb * (1 << 20)),
+            max_line_bytes=max_line_bytes_from_mb(max_line_mb),
         )
     except JudgekitError as exc:
         raise JudgekitError(exc.message, exit_code=2) from None
-    idx = read_index(index_path)
     key = _key(key_file)
+    idx = read_index(index_path, key)  # verifies the index's MAC with the key before anything is used
     result = scan_files(
         exports, idx, key, options, processes=processes, split_bytes=int(split_mb * (1 << 20))
     )

@@ -241,6 +241,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "--judge-model openai/gpt-4o-mini --cassette judge.cassette.jsonl --cache-mode replay",
         ),
         Example(
+            "Give up on a hanging judge after 20 s per attempt and 2 retries",
+            f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl "
+            "--judge-model openai/gpt-4o-mini --judge-timeout 20 --judge-retries 2 --judge-backoff 0.5",
+        ),
+        Example(
             "Continue an interrupted run",
             f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl --resume",
         ),

@@ -224,6 +224,24 @@ def grade(  # noqa: PLR0917 - typer options
     ),
     judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),
     max_cost: float | None = typer.Option(None, "--max-cost", help="Judge budget in US dollars."),
+    judge_timeout: float | None = typer.Option(
+        None,
+        "--judge-timeout",
+        help="Seconds one judge attempt may take (default: 60); a judge that does not answer in time is cut "
+        "off and retried, then the criterion is an error verdict. Not part of the judge's fingerprint.",
+    ),
+    judge_retries: int | None = typer.Option(
+        None,
+        "--judge-retries",
+        help="Retries of a judge request on HTTP 408, 409, 429, 500, 502, 503, 504, 529, connection errors "
+        "and timeouts (default: 4; 0: none).",
+    ),
+    judge_backoff: float | None = typer.Option(
+        None,
+        "--judge-backoff",
+        help="First backoff ceiling in seconds, doubled on each retry, with jitter (default: 1.0); a "
+        "Retry-After header is waited at least.",
+    ),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Trials graded at once (default: 8)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
     config: Path | None = typer.Option(None, "--config", help="Run configuration file (YAML/JSON)."),
@@ -295,6 +313,9 @@ def grade(  # noqa: PLR0917 - typer options
             "judge.max_cost": max_cost,
             "judge.cache": cache_mode,
             "judge.cassette": cassette,
+            "judge.timeout": judge_timeout,
+            "judge.retries": judge_retries,
+            "judge.backoff": judge_backoff,
         },
         run_config=config,
     )
@@ -381,6 +402,9 @@ def grade(  # noqa: PLR0917 - typer options
             structured_output=judge_cfg.get("structured_output"),
             concurrency=concurrency,
             trust=book,
+            timeout=effective.value("judge.timeout"),
+            retries=effective.value("judge.retries"),
+            backoff=effective.value("judge.backoff"),
         )
         overall = (book.require if require_trust else book.decide)(rubric_grader.fingerprint)
         typer.echo(
@@ -506,6 +530,11 @@ def grade(  # noqa: PLR0917 - typer options
                 "untrusted_policy": untrusted,
                 "untrusted_verdicts_counted": summary.untrusted_verdicts,
                 "untrusted_note": _untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded),
+                "transport": {
+                    "timeout_s": rubric_grader.client.settings.timeout,
+                    "retries": rubric_grader.client.settings.max_retries,
+                    "backoff_s": rubric_grader.client.settings.backoff_base,
+                },
             }
         print_document(
             "grade_summary",

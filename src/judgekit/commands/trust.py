@@ -496,6 +496,17 @@ def probe_bias(  # noqa: PLR0917 - typer options
         help="Calibration records folder (default: the configured records, else calibration/records; a "
         "folder you name must exist).",
     ),
+    judge_timeout: float | None = typer.Option(
+        None, "--judge-timeout", help="Seconds one judge attempt may take (default: 60)."
+    ),
+    judge_retries: int | None = typer.Option(
+        None,
+        "--judge-retries",
+        help="Retries on 408/409/429/5xx/529, connection errors, timeouts (default: 4).",
+    ),
+    judge_backoff: float | None = typer.Option(
+        None, "--judge-backoff", help="First backoff ceiling in seconds, doubled per retry (default: 1.0)."
+    ),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write the bias report to --records."),
     out: Path | None = typer.Option(None, "--out", help="Also write the report (JSON) here."),
     fmt: str = format_option(),
@@ -520,10 +531,13 @@ def probe_bias(  # noqa: PLR0917 - typer options
     )
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
-    from judgekit.settings import records_folder
+    from judgekit.settings import records_folder, resolve_settings
     from judgekit.transcript import read_transcripts
 
     as_json = chosen_format(fmt) == "json"
+    transport = resolve_settings(  # flag > JUDGEKIT_JUDGE_* > project configuration; checked (exit 2)
+        flags={"judge.timeout": judge_timeout, "judge.retries": judge_retries, "judge.backoff": judge_backoff}
+    )
     records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
     mode = cache_mode or ("record" if cassette else "off")
     if mode not in ("record", "replay", "off"):
@@ -567,6 +581,9 @@ def probe_bias(  # noqa: PLR0917 - typer options
         temperature=None,
         samples=None,
         concurrency=8,
+        timeout=transport.value("judge.timeout"),
+        retries=transport.value("judge.retries"),
+        backoff=transport.value("judge.backoff"),
     )
     items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
     report = run_probes(grader, items, pairs=pairs, settings=settings)

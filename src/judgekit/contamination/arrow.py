@@ -240,7 +240,10 @@ def summarise_findings(
 
 
 class ArrowScanner:
-    """A picklable callable for distributed engines: loads the index and key once per worker.
+    """A picklable callable for distributed engines: loads the key and the index once per worker.
+
+    The index is verified with the key (its MAC) as it is loaded, so a worker never scans with an index
+    that was tampered with or built with another key.
 
     Args:
         index_path: The index file (readable from every worker).
@@ -249,6 +252,10 @@ class ArrowScanner:
         fields: Field paths, as ``--field``.
         threshold: Shingle coverage threshold.
         id_column: Column copied into ``record_id``.
+
+    Raises:
+        JudgekitError: No key given, an unreadable key or index, or an index that does not verify with
+            the key (exit code 2).
     """
 
     def __init__(
@@ -263,13 +270,13 @@ class ArrowScanner:
     ) -> None:
         from judgekit.contamination.index import key_from_bytes
 
-        index: ContaminationIndex = read_index(Path(index_path))
         if key is not None:
             k: Key = key_from_bytes(key)
         elif key_file is not None:
             k = load_key(Path(key_file))
         else:
             raise JudgekitError("ArrowScanner needs key_file or key", exit_code=2)
+        index: ContaminationIndex = read_index(Path(index_path), k)
         self.matcher = Matcher(index, k)
         self.options = ScanOptions(fields=fields, threshold=threshold)
         self.id_column = id_column

@@ -1,8 +1,10 @@
-"""Keyed hashing of golden-set texts and the contamination index file (format version 1).
+"""Keyed hashing of golden-set texts and the contamination index file (format version 2).
 
 An index lets a training team check an export for golden-set text without being able to read the cases:
 it holds keyed digests, never text. The key stays with whoever runs the scan; the index records only a
-fingerprint of it, and loading an index with another key is refused.
+fingerprint of it. The whole file is authenticated with an HMAC-SHA256 keyed from the key, so reading an
+index verifies it with the key first: an edited parameter, case id, canary or digest, a truncated or
+extended file, and an index built with another key are all refused.
 
 Two kinds of entries are stored for every text a case carries (``docs/contamination.md`` has the full
 format specification and the golden test vectors live in ``tests/contamination/vectors/``):
@@ -23,9 +25,11 @@ prefilter is in the index is confirmed by its BLAKE2b digest.
 from __future__ import annotations
 
 import hashlib
+import hmac
 import json
 import math
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,7 +50,11 @@ from judgekit.errors import JudgekitError
 __all__ = [
     "FORMAT_VERSION",
     "HASH_SCHEME",
+    "MAC_ALGORITHM",
+    "MAC_BYTES",
+    "MAC_KEY_INFO",
     "MAGIC",
+    "UNAUTHENTICATED_FORMAT_VERSIONS",
     "ContaminationIndex",
     "IndexOptions",
     "Key",
@@ -55,6 +63,8 @@ __all__ = [
     "build_index",
     "canary_for",
     "fmix64",
+    "index_mac",
+    "index_mac_key",
     "key_from_bytes",
     "load_key",
     "read_index",
@@ -68,7 +78,16 @@ __all__ = [
 ]
 
 MAGIC = b"JKCONTAM"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+"""The index file layout this judgekit writes and reads (2: authenticated with a keyed MAC)."""
+UNAUTHENTICATED_FORMAT_VERSIONS = (1,)
+"""Earlier layouts without a MAC: refused with a request to rebuild, since tampering with them is unseen."""
+MAC_ALGORITHM = "hmac-sha256"
+"""The MAC of an index file, recorded in its header."""
+MAC_KEY_INFO = b"judgekit index mac v1"
+"""Domain separation of the MAC key: ``mac key = HMAC-SHA256(key=master, msg=MAC_KEY_INFO)``."""
+MAC_BYTES = 32
+"""Length of the tag that ends an index file."""
 HASH_SCHEME = "jk-c1"
 """Identifies every hash function below; any change to one of them is a new scheme and a new version."""
 
@@ -572,12 +591,35 @@ _ARRAYS: tuple[tuple[str, str], ...] = (
     ("text_text", "<u4"),
 )
 
+_PREAMBLE_BYTES = 16
+"""Magic (8 bytes), format version (4) and header length (4)."""
 
-def _header(index: ContaminationIndex, arrays: list[dict[str, Any]], checksum: str) -> bytes:
+
+def index_mac_key(key: Key) -> bytes:
+    """The 32-byte key of the index MAC: ``HMAC-SHA256(key=master, msg=MAC_KEY_INFO)``.
+
+    Domain-separated from every other use of the master key (digests, canaries, fingerprint), so that no
+    value an index or a report publishes can stand in for the MAC key.
+    """
+    return hmac.new(key.master, MAC_KEY_INFO, hashlib.sha256).digest()
+
+
+def index_mac(key: Key, content: bytes | memoryview) -> bytes:
+    """The 32-byte tag of an index file: ``HMAC-SHA256(index_mac_key(key), content)``.
+
+    Args:
+        key: The contamination key the index is built with.
+        content: Every byte of the file before the tag (preamble, header, padding, array region).
+    """
+    return hmac.new(index_mac_key(key), content, hashlib.sha256).digest()
+
+
+def _header(index: ContaminationIndex, arrays: list[dict[str, Any]], region_bytes: int) -> bytes:
     header = {
         "format": "judgekit-contamination-index",
         "format_version": FORMAT_VERSION,
         "hash_scheme": HASH_SCHEME,
+        "mac": MAC_ALGORITHM,
         "key_fingerprint": index.key_fingerprint,
         "normalisation": {"version": NORMALISATION_VERSION, "unicode_version": index.unicode_version},
         "shingle_size": index.shingle_size,
@@ -588,36 +630,57 @@ def _header(index: ContaminationIndex, arrays: list[dict[str, Any]], checksum: s
         "canaries": list(index.canaries),
         "stats": index.stats,
         "arrays": arrays,
-        "arrays_blake2b": checksum,
+        "region_bytes": region_bytes,
     }
-    return json.dumps(header, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
+    return _canonical_json(header)
 
 
-def write_index(index: ContaminationIndex, path: str | os.PathLike[str]) -> None:
-    """Write an index file (format version 1; byte-for-byte deterministic for the same index).
+def _canonical_json(value: Any) -> bytes:
+    """The header's byte form: UTF-8 JSON, keys sorted, no spaces, non-ASCII characters as they are."""
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode("utf-8")
 
-    The file is written to a temporary name and renamed, so that a reader never sees half a file.
 
-    ``path`` may be given as text or a path object.
+def write_index(index: ContaminationIndex, path: str | os.PathLike[str], key: Key) -> None:
+    """Write an index file, authenticated with the key (format version 2; byte-for-byte deterministic).
+
+    The last :data:`MAC_BYTES` bytes of the file are :func:`index_mac` over every byte before them, so
+    that a reader holding the key can tell the file is exactly what was written. The file is written to a
+    temporary name and renamed, so that a reader never sees half a file.
+
+    Args:
+        index: The index to write.
+        path: The file, as text or a path object.
+        key: The key the index was built with (it keys the MAC).
+
+    Raises:
+        JudgekitError: ``key`` is not the key the index was built with (exit code 2).
     """
+    if key.fingerprint != index.key_fingerprint:
+        raise JudgekitError(
+            f"{path}: the key (fingerprint {key.fingerprint}) is not the key this index was built with "
+            f"(fingerprint {index.key_fingerprint}); write it with the key given to build_index",
+            exit_code=2,
+        )
     path = Path(path)
     blobs = [np.ascontiguousarray(getattr(index, name), dtype=dt).tobytes() for name, dt in _ARRAYS]
-    checksum = hashlib.blake2b(b"".join(blobs), digest_size=32).hexdigest()
     # Offsets are relative to the start of the array region (which begins 8-byte aligned after the header).
     arrays: list[dict[str, Any]] = []
     pos = 0
     for (name, dt), blob in zip(_ARRAYS, blobs, strict=True):
         arrays.append({"name": name, "dtype": dt, "count": len(blob) // np.dtype(dt).itemsize, "offset": pos})
         pos += len(blob)
-    header = _header(index, arrays, checksum)
+    header = _header(index, arrays, pos)
     prefix = MAGIC + FORMAT_VERSION.to_bytes(4, "little") + len(header).to_bytes(4, "little") + header
     prefix += b"\x00" * (-len(prefix) % 8)
-    path = Path(path)
+    mac = hmac.new(index_mac_key(key), prefix, hashlib.sha256)
+    for blob in blobs:
+        mac.update(blob)
     tmp = path.with_name(path.name + ".tmp")
     with open(tmp, "wb") as f:
         f.write(prefix)
         for blob in blobs:
             f.write(blob)
+        f.write(mac.digest())
     os.replace(tmp, path)
 
 
@@ -628,59 +691,129 @@ def _bad_index(path: Path, what: str) -> JudgekitError:
     )
 
 
-def read_index(path: str | os.PathLike[str]) -> ContaminationIndex:
-    """Read and verify an index file.
+_CLAIMED_FINGERPRINT = re.compile(rb'"key_fingerprint":"([0-9a-f]{32})"')
+
+
+def _does_not_verify(path: Path, data: bytes, key: Key) -> JudgekitError:
+    """The refusal of an index whose MAC does not match, naming the fingerprint its header claims."""
+    hlen = int.from_bytes(data[12:_PREAMBLE_BYTES], "little")
+    found = _CLAIMED_FINGERPRINT.search(data, _PREAMBLE_BYTES, min(len(data), _PREAMBLE_BYTES + hlen))
+    claimed = found.group(1).decode("ascii") if found else None
+    if claimed is not None and claimed != key.fingerprint:
+        cause = (
+            f"built with another key (its unverified header names fingerprint {claimed}), or tampered with"
+        )
+    else:
+        cause = "tampered with, truncated or extended since it was written, or built with another key"
+    return JudgekitError(
+        f"{path}: the index does not verify with this key (fingerprint {key.fingerprint}): it was {cause}, "
+        "so it cannot be trusted to find leaks. Scan with the key file the index was built with, or rebuild "
+        "the index from the golden set with `judgekit contamination index`",
+        exit_code=2,
+    )
+
+
+def read_index(path: str | os.PathLike[str], key: Key) -> ContaminationIndex:
+    """Read an index file and verify it with the key before anything in it is used.
+
+    The MAC (:func:`index_mac` over every byte before the file's last :data:`MAC_BYTES` bytes) is checked
+    in constant time before the header is parsed, so an edited parameter, case id, canary or digest, a
+    truncated or extended file, and an index built with another key are all refused the same way.
 
     Args:
         path: The file, as text or a path object.
+        key: The contamination key the index was built with.
 
     Raises:
-        JudgekitError: The file is missing, not an index, from an unknown format version or hash scheme,
-            or corrupt (its checksum does not match). Exit code 2.
+        JudgekitError: The file is missing, not an index, in the unauthenticated format version 1 or an
+            unknown version, or does not verify with the key (tampered with, or another key). Exit code 2.
     """
     path = Path(path)
     try:
         data = path.read_bytes()
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read the index ({exc.strerror})", exit_code=2) from None
-    if len(data) < 16 or data[:8] != MAGIC:
+    if len(data) < _PREAMBLE_BYTES or data[:8] != MAGIC:
         raise _bad_index(path, "it does not start with the judgekit index magic bytes")
     version = int.from_bytes(data[8:12], "little")
+    if version in UNAUTHENTICATED_FORMAT_VERSIONS:
+        raise _bad_index(
+            path,
+            f"format version {version}, which is not authenticated with the key, so tampering with it "
+            f"cannot be detected; this judgekit reads only version {FORMAT_VERSION}",
+        )
     if version != FORMAT_VERSION:
         raise _bad_index(path, f"format version {version}; this judgekit reads version {FORMAT_VERSION}")
-    hlen = int.from_bytes(data[12:16], "little")
+    if len(data) < _PREAMBLE_BYTES + MAC_BYTES:
+        raise _does_not_verify(path, data, key)
+    view = memoryview(data)
+    if not hmac.compare_digest(index_mac(key, view[:-MAC_BYTES]), data[-MAC_BYTES:]):
+        raise _does_not_verify(path, data, key)
+    hlen = int.from_bytes(data[12:_PREAMBLE_BYTES], "little")
+    return _decode(path, view[_PREAMBLE_BYTES : _PREAMBLE_BYTES + hlen], view[:-MAC_BYTES], hlen)
+
+
+def _decode(path: Path, header_bytes: memoryview, content: memoryview, hlen: int) -> ContaminationIndex:
+    """Build the index from a verified file's header and content (everything before the tag).
+
+    Only files whose MAC verified reach here, so every check below guards against a writer's bug rather
+    than an attacker: the header must be canonical JSON of this version, and the arrays must tile the
+    array region exactly.
+    """
     try:
-        header = json.loads(data[16 : 16 + hlen].decode("utf-8"))
-    except (UnicodeDecodeError, ValueError):
+        header = json.loads(bytes(header_bytes).decode("utf-8"))
+    except (UnicodeDecodeError, ValueError, RecursionError):
         raise _bad_index(path, "its header is not valid JSON") from None
-    if header.get("hash_scheme") != HASH_SCHEME:
-        raise _bad_index(path, f"hash scheme {header.get('hash_scheme')!r}; this judgekit uses {HASH_SCHEME}")
-    norm = header.get("normalisation", {}).get("version")
-    if norm != NORMALISATION_VERSION:
-        raise _bad_index(path, f"normalisation version {norm}; this judgekit uses {NORMALISATION_VERSION}")
-    base = 16 + hlen + (-(16 + hlen) % 8)
-    region = data[base:]
-    if hashlib.blake2b(region, digest_size=32).hexdigest() != header.get("arrays_blake2b"):
-        raise _bad_index(path, "its checksum does not match: the file is truncated or corrupt")
-    arrays: dict[str, Any] = {}
+    if not isinstance(header, dict) or _canonical_json(header) != bytes(header_bytes):
+        raise _bad_index(path, "its header is not in canonical form")
+    base = _PREAMBLE_BYTES + hlen + (-(_PREAMBLE_BYTES + hlen) % 8)
+    region = content[base:]
     try:
-        for spec in header["arrays"]:
-            dt = np.dtype(spec["dtype"])
-            start = int(spec["offset"])
-            arr = np.frombuffer(region, dtype=dt, count=int(spec["count"]), offset=start)
-            arrays[spec["name"]] = arr.astype(dt.newbyteorder("="))
+        if header["format_version"] != FORMAT_VERSION:
+            raise _bad_index(path, f"its header names format version {header['format_version']!r}")
+        if header["hash_scheme"] != HASH_SCHEME:
+            raise _bad_index(path, f"hash scheme {header['hash_scheme']!r}; this judgekit uses {HASH_SCHEME}")
+        if header["mac"] != MAC_ALGORITHM:
+            raise _bad_index(path, f"MAC {header['mac']!r}; this judgekit uses {MAC_ALGORITHM}")
+        norm = header["normalisation"]["version"]
+        if norm != NORMALISATION_VERSION:
+            raise _bad_index(
+                path, f"normalisation version {norm}; this judgekit uses {NORMALISATION_VERSION}"
+            )
+        if int(header["region_bytes"]) != len(region) or any(content[_PREAMBLE_BYTES + hlen : base]):
+            raise _bad_index(path, "its array region does not have the length its header records")
+        arrays: dict[str, Any] = {}
+        pos = 0
+        for spec, (name, dtype) in zip(header["arrays"], _ARRAYS, strict=True):
+            if spec["name"] != name or spec["dtype"] != dtype or int(spec["offset"]) != pos:
+                raise _bad_index(path, f"its array table is not the layout of version {FORMAT_VERSION}")
+            dt = np.dtype(dtype)
+            arr = np.frombuffer(region, dtype=dt, count=int(spec["count"]), offset=pos)
+            arrays[name] = arr.astype(dt.newbyteorder("="))
+            pos += arr.nbytes
+        if pos != len(region):
+            raise _bad_index(path, "its arrays do not fill the array region")
+        case_ids = tuple(str(c) for c in header["cases"])
         texts = tuple(TextRef(case=int(c), field=str(f), n_tokens=int(k)) for c, f, k in header["texts"])
+        shingle_size = int(header["shingle_size"])
+        if not 4 <= shingle_size <= 64:
+            raise _bad_index(path, f"shingle size {shingle_size} is out of range")
+        if any(not 0 <= t.case < len(case_ids) for t in texts):
+            raise _bad_index(path, "a text refers to a case the index does not have")
+        for name in ("shingle_text", "text_text"):
+            if len(arrays[name]) and int(arrays[name].max()) >= len(texts):
+                raise _bad_index(path, f"{name} refers to a text the index does not have")
         return ContaminationIndex(
             key_fingerprint=str(header["key_fingerprint"]),
-            shingle_size=int(header["shingle_size"]),
+            shingle_size=shingle_size,
             min_text_tokens=int(header["min_text_tokens"]),
             max_cases=int(header["max_cases"]),
-            case_ids=tuple(str(c) for c in header["cases"]),
+            case_ids=case_ids,
             texts=texts,
             canaries=tuple(str(c) for c in header["canaries"]),
             unicode_version=str(header["normalisation"]["unicode_version"]),
             stats={str(k): int(v) for k, v in header["stats"].items()},
             **{name: arrays[name] for name, _ in _ARRAYS},
         )
-    except (KeyError, TypeError, ValueError) as exc:
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
         raise _bad_index(path, f"its header is incomplete: {exc}") from None

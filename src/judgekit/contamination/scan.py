@@ -11,9 +11,11 @@ a case text's tokens inside one record), in how many records, and the first loca
 row, export field). It never reports the text itself.
 
 Bad input never stops a scan: an invalid JSON line is reported and its raw text scanned anyway; bytes
-that are not UTF-8 are reported and replaced; a line longer than ``max_line_bytes`` is reported and
-skipped without being held in memory; a corrupt gzip member or a truncated zstd stream is reported and
-the rest of that file is marked unscanned. A scan with unscanned input is *incomplete*.
+that are not UTF-8 are reported and replaced; a line longer than ``max_line_bytes`` (``--max-line-mb``,
+default :data:`DEFAULT_MAX_LINE_BYTES`) is reported with its file, line and length and skipped without
+being held in memory, and its file is marked unscanned; a corrupt gzip member or a truncated zstd stream
+is reported and the rest of that file is marked unscanned. A scan with unscanned input is *incomplete*
+(exit 2 unless a leak was found): nothing is ever left out silently.
 """
 
 from __future__ import annotations
@@ -21,6 +23,7 @@ from __future__ import annotations
 import bisect
 import gzip
 import json
+import math
 import os
 import zlib
 from collections import Counter
@@ -47,6 +50,8 @@ from judgekit.errors import JudgekitError
 
 __all__ = [
     "DEFAULT_FIELDS",
+    "DEFAULT_MAX_LINE_BYTES",
+    "MIN_MAX_LINE_BYTES",
     "FieldPath",
     "Hit",
     "InputIssue",
@@ -56,9 +61,17 @@ __all__ = [
     "ScanResult",
     "TextBatch",
     "detect_format",
+    "max_line_bytes_from_mb",
     "parse_field_path",
     "scan_stream",
 ]
+
+DEFAULT_MAX_LINE_BYTES = 32 << 20
+"""Longest export line scanned by default (32 MiB, ``--max-line-mb 32``): a longer line is reported with
+its location and length, skipped, and makes the scan incomplete (exit 2)."""
+
+MIN_MAX_LINE_BYTES = 1 << 10
+"""Smallest line limit accepted (1 KiB, ``--max-line-mb 0.001``)."""
 
 DEFAULT_FIELDS: tuple[str, ...] = (
     "messages[].content",
@@ -94,7 +107,9 @@ class ScanOptions:
             one record, in (0, 1]) at or above which a text counts as leaked.
         max_locations: How many first locations to keep per leaked case and per canary.
         max_problems: How many input problems to keep per file (all are counted).
-        max_line_bytes: Longer lines are reported and skipped without being held in memory.
+        max_line_bytes: Longest line scanned, in bytes (without its line feed); a longer line is reported
+            with its line number and length, skipped without being held whole, and marks its file
+            incomplete (:data:`DEFAULT_MAX_LINE_BYTES` by default, at least :data:`MIN_MAX_LINE_BYTES`).
         batch_bytes: Text per matcher batch (JSON line bytes); the matcher's working memory grows linearly
             with it.
         read_bytes: Bytes read per block from a file.
@@ -104,17 +119,79 @@ class ScanOptions:
     threshold: float = 0.5
     max_locations: int = 5
     max_problems: int = 50
-    max_line_bytes: int = 32 << 20
+    max_line_bytes: int = DEFAULT_MAX_LINE_BYTES
     batch_bytes: int = 2 << 20
     read_bytes: int = 4 << 20
 
     def __post_init__(self) -> None:
         if not 0.0 < self.threshold <= 1.0:
             raise JudgekitError(f"--threshold {self.threshold} is out of range; give a fraction in (0, 1]")
-        if self.max_line_bytes < 1024:
-            raise JudgekitError("--max-line-mb is too small; give at least 0.001 (1 KB)")
+        if isinstance(self.max_line_bytes, bool) or not isinstance(self.max_line_bytes, int):
+            raise JudgekitError(
+                f"max_line_bytes must be a whole number of bytes, not {self.max_line_bytes!r}"
+            )
+        if self.max_line_bytes < MIN_MAX_LINE_BYTES:
+            raise JudgekitError(
+                f"--max-line-mb is too small ({self.max_line_bytes} bytes); give at least 0.001 (1 KiB, "
+                "limit MIN_MAX_LINE_BYTES)"
+            )
         for p in self.fields or ():
             parse_field_path(p)
+
+
+def max_line_bytes_from_mb(mb: float) -> int:
+    """The line limit in bytes for a ``--max-line-mb`` value in MiB.
+
+    Args:
+        mb: The limit in MiB (1 MiB = 1,048,576 bytes); fractions are allowed down to 0.001.
+
+    Returns:
+        The limit in whole bytes.
+
+    Raises:
+        JudgekitError: (exit code 2) When the value is not a finite number of at least 0.001 MiB
+            (:data:`MIN_MAX_LINE_BYTES`).
+    """
+    if not math.isfinite(mb) or mb * (1 << 20) < MIN_MAX_LINE_BYTES:
+        raise JudgekitError(
+            f"--max-line-mb {mb:g} is not a usable line limit; give a number of MiB of at least 0.001 "
+            f"(1 KiB, limit MIN_MAX_LINE_BYTES); the default is {DEFAULT_MAX_LINE_BYTES >> 20}",
+            exit_code=2,
+        )
+    return int(mb * (1 << 20))
+
+
+def _too_long_message(length: int, limit: int) -> str:
+    """What an over-long line's problem says: its length, the limit, and the option that raises it."""
+    needed = math.ceil(length / (1 << 20) * 1000) / 1000
+    return (
+        f"line is {length} bytes ({length / (1 << 20):.3f} MiB), longer than the limit of {limit} bytes "
+        f"(--max-line-mb {limit / (1 << 20):g}; default {DEFAULT_MAX_LINE_BYTES >> 20}, "
+        f"DEFAULT_MAX_LINE_BYTES); it was not scanned and the scan is incomplete: give --max-line-mb "
+        f"{needed:g} or more to scan it"
+    )
+
+
+def _long_lines(block: bytes, limit: int) -> list[tuple[int, int]]:
+    """The ``(start, end)`` byte spans of the lines of ``block`` longer than ``limit`` bytes.
+
+    A span excludes its line feed; ``end`` is the offset of the line feed, or ``len(block)`` for a last
+    line without one. Runs in time linear in ``len(block)`` with about ``2 * len(block) / limit`` steps: a
+    line is too long exactly when the ``limit + 1`` bytes from its start hold no line feed.
+    """
+    n = len(block)
+    spans: list[tuple[int, int]] = []
+    start = 0
+    while n - start > limit:
+        last = block.rfind(b"\n", start, start + limit + 1)
+        if last != -1:
+            start = last + 1
+            continue
+        end = block.find(b"\n", start + limit + 1)
+        end = n if end == -1 else end
+        spans.append((start, end))
+        start = end + 1
+    return spans
 
 
 # ---------------------------------------------------------------------------------------- matching
@@ -869,10 +946,12 @@ def iter_blocks(
     """Yield ``(first line number, block)`` pairs of complete lines from a piece reader.
 
     Pieces are gathered up to ``read_bytes`` and cut at the last line feed. A line longer than
-    ``max_line_bytes`` is reported and skipped without being held whole. With a ``budget``, only lines
-    that start before ``budget`` bytes are yielded (byte-range scanning). A decompression error is
-    reported with the last good line; the lines read before it are still yielded, and the file is marked
-    incomplete.
+    ``max_line_bytes`` is reported (``line_too_long``, with its line number and length), marks the file
+    incomplete and is left out: past the limit without a line feed it is skipped without being held
+    whole; one that fits in a gathered block is blanked there (its line number kept). With a ``budget``,
+    only lines that start before ``budget`` bytes are yielded (byte-range scanning). A decompression error
+    is reported with the last good line; the lines read before it are still yielded, and the file is
+    marked incomplete.
     """
     opts = scanner.options
     stats = scanner.stats
@@ -888,15 +967,25 @@ def iter_blocks(
     skipped = 0
     failure: str | None = None
 
-    def too_long(length: int) -> None:
-        scanner.problem(
-            "line_too_long",
-            f"line is {length} bytes, longer than the {opts.max_line_bytes}-byte limit; it was not scanned "
-            "(raise --max-line-mb to scan it)",
-            line=skip_line,
-        )
+    def too_long(length: int, line: int, *, counted: bool = False) -> None:
+        scanner.problem("line_too_long", _too_long_message(length, opts.max_line_bytes), line=line)
         stats.complete = False
-        stats.lines += 1
+        if not counted:
+            stats.lines += 1
+
+    def checked(block: bytes, first: int) -> bytes:
+        """The block with its over-long lines reported and blanked (so line numbers stay right)."""
+        spans = _long_lines(block, opts.max_line_bytes)
+        if not spans:
+            return block
+        parts: list[bytes] = []
+        prev = 0
+        for start, end in spans:
+            too_long(end - start, first + block.count(b"\n", 0, start), counted=True)
+            parts.append(block[prev:start])
+            prev = end
+        parts.append(block[prev:])
+        return b"".join(parts)
 
     while True:
         try:
@@ -907,7 +996,7 @@ def iter_blocks(
         stats.bytes_read += len(piece)
         if skipping:
             if not piece:
-                too_long(skipped)
+                too_long(skipped, skip_line)
                 skipping = False
                 break
             nl = piece.find(b"\n")
@@ -915,7 +1004,7 @@ def iter_blocks(
                 skipped += len(piece)
                 continue
             skipped += nl
-            too_long(skipped)
+            too_long(skipped, skip_line)
             pos += skipped + 1
             line_no += 1
             skipping = False
@@ -936,13 +1025,13 @@ def iter_blocks(
             cut = data.find(b"\n", max(0, budget - pos - 1)) + 1
             block = data[:cut]
             n_lines = block.count(b"\n")
-            yield line_no, block
+            yield line_no, checked(block, line_no)
             stats.lines += n_lines
             return
         if cut:
             block = data[:cut]
             n_lines = block.count(b"\n")
-            yield line_no, block
+            yield line_no, checked(block, line_no)
             line_no += n_lines
             stats.lines += n_lines
             pos += cut
@@ -951,8 +1040,11 @@ def iter_blocks(
         rest = data[cut:]
         if not piece:  # end of input (or a decompression error): the rest is the last line
             if rest and failure is None:
-                yield line_no, rest
-                stats.lines += 1
+                if len(rest) > opts.max_line_bytes:
+                    too_long(len(rest), line_no)
+                else:
+                    yield line_no, rest
+                    stats.lines += 1
             elif rest:
                 failure = f"{failure} (the incomplete line {line_no} was dropped)"
             break

@@ -221,7 +221,15 @@ class RubricGrader:
     async def _judge(
         self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
     ) -> tuple[SampledVerdict, float | None]:
-        prompt = self.renderer.render(criterion, transcript_text, case_facts)
+        from judgekit.judges.sandbox import TemplateLimitError, TemplateRenderError
+
+        try:
+            prompt = self.renderer.render(criterion, transcript_text, case_facts)
+        except (TemplateLimitError, TemplateRenderError) as exc:
+            # A limit the trial's own text reached (an agent's 8-million-character reply) is this trial's
+            # error, not the run's: the other trials and the other layers go on.
+            failed = ParsedVerdict(verdict=Verdict.ERROR, reason="prompt_render_failure", detail=exc.message)
+            return reduce_samples([failed]), None
         menu = self.rubric.verdict
         schema = verdict_json_schema(menu.options, menu.max_quotes)
 

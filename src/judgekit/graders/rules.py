@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import json
 import re
+import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -40,6 +41,7 @@ from typing import Any
 from judgekit.cases import Case
 from judgekit.expressions import (
     CALL_NAMES,
+    CEL_TIME_LIMIT_SECONDS,
     CompiledCondition,
     CompiledRule,
     CompiledRules,
@@ -72,7 +74,14 @@ def _is_number(value: Any) -> bool:
 
 
 def _evaluate(condition: CompiledCondition, context: dict[str, Any]) -> tuple[bool | None, str | None]:
-    """Evaluate to ``(truth, None)`` or ``(None, reason)`` when it cannot be evaluated."""
+    """Evaluate to ``(truth, None)`` or ``(None, reason)`` when it cannot be evaluated.
+
+    A condition whose estimated cost over ``context`` is past :data:`~judgekit.expressions.CEL_MAX_COST`
+    is not evaluated (the CEL package has no cost limit of its own): the reason names the limit.
+    """
+    too_costly = condition.cost_problem(context)
+    if too_costly is not None:
+        return None, too_costly
     try:
         value = condition.program.execute(context)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
@@ -111,6 +120,17 @@ class _CallOutcome:
     violation_count: int = 0
     errors: list[str] = field(default_factory=list)
     evaluated: int = 0
+    started: float = field(default_factory=time.monotonic)
+
+    def out_of_time(self, what: str, done: int, total: int) -> bool:
+        """Whether the rule's time for this trial is spent; if so, records why the rest is not evaluated."""
+        if time.monotonic() - self.started <= CEL_TIME_LIMIT_SECONDS:
+            return False
+        self.errors.append(
+            f"stopped after {done} of {total} {what}: evaluating the rule took more than "
+            f"{CEL_TIME_LIMIT_SECONDS:g} s (limit CEL_TIME_LIMIT_SECONDS); the rest were not evaluated"
+        )
+        return True
 
 
 def _call_contexts(
@@ -204,7 +224,9 @@ def _check_calls(
 ) -> None:
     cond = rule.when
     indices = range(len(calls)) if rule.rule.tool is None else by_tool.get(rule.rule.tool, ())
-    for i in indices:
+    for done, i in enumerate(indices):
+        if cond is not None and outcome.out_of_time("calls", done, len(indices)):
+            return
         record = calls[i]
         outcome.evaluated += 1
         if cond is None:
@@ -258,7 +280,10 @@ def _check_state(
     case: Case, rule: CompiledRule, cond: CompiledCondition, diff: StateDiff, outcome: _CallOutcome
 ) -> None:
     identity = dict(case.identity)
-    for table, key, op, row, old, changed in _state_rows(diff):
+    total = sum(len(t.added) + len(t.removed) + len(t.modified) for t in diff.tables.values())
+    for done, (table, key, op, row, old, changed) in enumerate(_state_rows(diff)):
+        if outcome.out_of_time("changed rows", done, total):
+            return
         outcome.evaluated += 1
         context = {
             "table": table,

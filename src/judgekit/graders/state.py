@@ -32,14 +32,13 @@ from __future__ import annotations
 
 import math
 import operator
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any
 
 from judgekit.cases import ExpectedState, FieldPredicate, TableChange, spelled, value_kind
 from judgekit.graders.route import max_bipartite_matching
+from judgekit.patterns import CompiledPattern, compile_pattern
 from judgekit.state import RowChange, Snapshot, StateDiff, TableDiff, canonical, diff_records, diff_states
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -88,9 +87,9 @@ def lookup_field(row: Any, path: str) -> tuple[bool, Any]:
     return True, current
 
 
-@lru_cache(maxsize=4096)
-def _regex(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern)
+def _regex(pattern: str) -> CompiledPattern:
+    """The predicate's pattern compiled for linear-time matching (cached in :mod:`judgekit.patterns`)."""
+    return compile_pattern(pattern)
 
 
 def _is_number(value: Any) -> bool:

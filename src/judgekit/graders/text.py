@@ -24,10 +24,10 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections.abc import Sequence
-from functools import lru_cache
 
 from judgekit.cases import Case, TextLiteral, TextMatch, TextPattern
 from judgekit.graders.contract import Layer, make_check
+from judgekit.patterns import CompiledPattern, compile_pattern
 from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -94,9 +94,9 @@ def normalise(text: str, *, fold_case: bool = True) -> str:
     return out.casefold() if fold_case else out
 
 
-@lru_cache(maxsize=4096)
-def _compiled(pattern: str, ignore_case: bool) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE if ignore_case else 0)
+def _compiled(pattern: str, ignore_case: bool) -> CompiledPattern:
+    """A case's text pattern compiled for linear-time matching (cached in :mod:`judgekit.patterns`)."""
+    return compile_pattern(pattern, ignore_case=ignore_case)
 
 
 def find_text(item: TextMatch, text: str) -> str | None:

@@ -398,6 +398,9 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
         temperature=judge.get("temperature"),
         samples=judge.get("samples"),
         structured_output=judge.get("structured_output"),
+        timeout=judge.get("timeout"),
+        retries=judge.get("retries"),
+        backoff=judge.get("backoff"),
         concurrency=8,
         records=Path(records) if records is not None else config.rootpath / "calibration" / "records",
     )

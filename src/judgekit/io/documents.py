@@ -4,16 +4,26 @@ A :class:`Document` holds the parsed data and can answer "on which line is ``exp
 so that validation problems can be reported as ``file:line: field: message``. Reading never raises a
 Python exception for a user's mistake: it raises :class:`~judgekit.errors.JudgekitError` naming the file
 and line (malformed syntax, bytes that are not UTF-8, duplicate keys, an oversized file).
+
+Every JSON and YAML judgekit reads from a file (case files, manifests, configurations, rubrics, label
+tables, transcript and result lines, records) is parsed here, under the limits on hostile input of
+``docs/reference/limits.md``: a size per document or line (:data:`MAX_DOCUMENT_BYTES`,
+:data:`MAX_LINE_BYTES`), a nesting depth (:data:`MAX_NESTING_DEPTH`), a number length
+(:data:`MAX_NUMBER_DIGITS`) and, for YAML, a bound on what aliases repeat (:data:`YAML_MAX_ALIAS_NODES`).
+JSON's ``NaN`` and ``Infinity`` (not JSON) and numbers too large to store are refused too. Each refusal is
+a located error that names the limit.
 """
 
 from __future__ import annotations
 
 import json
+import math
 import os
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
 
 import yaml
 
@@ -26,10 +36,20 @@ ModelT = TypeVar("ModelT", bound="BaseModel")
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "MAX_LINE_BYTES",
+    "MAX_NESTING_DEPTH",
+    "MAX_NUMBER_DIGITS",
+    "YAML_MAX_ALIAS_NODES",
     "Document",
+    "check_json_bounds",
     "decode_utf8",
     "format_loc",
+    "iter_lines",
+    "json_error_detail",
+    "line_too_long",
+    "load_json_bounded",
     "load_json_model",
+    "load_toml_bounded",
     "parse_text",
     "read_document",
     "read_documents",
@@ -38,6 +58,24 @@ __all__ = [
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 """Largest case or configuration file judgekit will parse (20 MiB)."""
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+"""Longest line of a JSONL file (transcripts, results, JSONL cases, label tables) judgekit parses (32 MiB).
+
+A longer line is reported at its line number and left out; it is never held in memory whole."""
+
+MAX_NESTING_DEPTH = 100
+"""Deepest nesting of lists and objects (mappings) in one JSON or YAML document or line (100 levels)."""
+
+MAX_NUMBER_DIGITS = 100
+"""Most digits in a row in one number of a JSON or YAML document (100): longer is not a measurement."""
+
+YAML_MAX_ALIAS_NODES = 10_000
+"""Most values YAML aliases (``*name``) and merge keys (``<<: *name``) may repeat in one document (10,000).
+
+Bounds a "billion laughs" alias bomb: the repeated values are counted as they would be expanded."""
+
+_LIMITS_DOC = "docs/reference/limits.md"
 
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -115,8 +153,9 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
     if size > max_bytes:
         raise JudgekitError(
             f"{path}: file is {size / 2**20:.1f} MiB; case and configuration files are limited to "
-            f"{max_bytes / 2**20:.0f} MiB. A file this large is probably not a case file (move fixtures "
-            "and exports out of the cases folder) or should be split."
+            f"{max_bytes / 2**20:.0f} MiB (limit MAX_DOCUMENT_BYTES, {_LIMITS_DOC}). A file this large "
+            "is probably not a case file (move fixtures and exports out of the cases folder) or should be "
+            "split."
         )
     try:
         return path.read_bytes()
@@ -156,11 +195,12 @@ def load_json_model(
     from judgekit.errors import ProblemsError
 
     try:
-        data = json.loads(text)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        line = getattr(exc, "lineno", None)
+        data = load_json_bounded(text, source=source, max_bytes=MAX_DOCUMENT_BYTES, what="the file")
+    except LocatedError as exc:
         hint = f"; {redo}" if redo else ""
-        raise ProblemsError([Problem(source, line, "", f"not a JSON {what}: {exc}{hint}")]) from None
+        raise ProblemsError(
+            [Problem(source, exc.problem.line, "", f"not a JSON {what}: {exc.problem.message}{hint}")]
+        ) from None
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -198,28 +238,96 @@ def read_input(path: str | os.PathLike[str], what: str) -> bytes:
         raise JudgekitError(f"{path}: cannot read the {what}: {exc.strerror}") from None
 
 
-def _walk_yaml(node: yaml.Node, loc: Loc, lines: dict[Loc, int], path: Path, offset: int) -> None:
-    lines[loc] = node.start_mark.line + 1 + offset
-    if isinstance(node, yaml.MappingNode):
-        seen: dict[str, int] = {}
-        for key_node, value_node in node.value:
-            key = key_node.value if isinstance(key_node, yaml.ScalarNode) else str(key_node.value)
-            key_line = key_node.start_mark.line + 1 + offset
-            if key in seen:
-                raise LocatedError(
-                    Problem(
-                        path,
-                        key_line,
-                        format_loc((*loc, key)),
-                        f"duplicate key (first at line {seen[key]}); keep one",
-                    )
+class _YamlWalk:
+    """State of one YAML node walk: field lines, and the values aliases have repeated so far."""
+
+    def __init__(self, path: Path, offset: int) -> None:
+        self.path = path
+        self.offset = offset
+        self.lines: dict[Loc, int] = {}
+        self.seen: set[int] = set()
+        self.repeated = 0
+
+    def refuse(self, node: yaml.Node, loc: Loc, message: str) -> LocatedError:
+        """The located error for ``node``: its line, its field (a deep one's first levels), ``message``."""
+        shown = loc if len(loc) <= 8 else (*loc[:8], "...")
+        return LocatedError(
+            Problem(self.path, node.start_mark.line + 1 + self.offset, format_loc(shown), message)
+        )
+
+    def walk(self, node: yaml.Node, loc: Loc, depth: int, ancestors: frozenset[int] = frozenset()) -> None:
+        """Record the lines under ``node`` and enforce the limits (depth, numbers, alias repeats)."""
+        if id(node) in ancestors:
+            raise self.refuse(
+                node, loc, "a YAML alias (*name) is used inside the value it names (recursive); write it out"
+            )
+        if id(node) in self.seen:
+            self.repeated += 1
+            if self.repeated > YAML_MAX_ALIAS_NODES:
+                raise self.refuse(
+                    node,
+                    loc,
+                    f"YAML aliases (*name) or merge keys (<<) repeat more than {YAML_MAX_ALIAS_NODES:,} "
+                    f"values (limit YAML_MAX_ALIAS_NODES, {_LIMITS_DOC}); an alias bomb? Write the "
+                    "values out, or repeat less",
                 )
-            seen[key] = key_line
-            _walk_yaml(value_node, (*loc, key), lines, path, offset)
-            lines[(*loc, key)] = key_line
-    elif isinstance(node, yaml.SequenceNode):
-        for i, item in enumerate(node.value):
-            _walk_yaml(item, (*loc, i), lines, path, offset)
+        else:
+            self.seen.add(id(node))
+        self.lines[loc] = node.start_mark.line + 1 + self.offset
+        if isinstance(node, yaml.ScalarNode):
+            self._check_scalar(node, loc)
+            return
+        if depth >= MAX_NESTING_DEPTH:
+            raise self.refuse(node, loc, _depth_message())
+        inside = ancestors | {id(node)}
+        if isinstance(node, yaml.MappingNode):
+            first: dict[str, int] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):
+                    raise self.refuse(key_node, loc, "a key is a list or mapping; write keys as plain text")
+                key = key_node.value
+                key_line = key_node.start_mark.line + 1 + self.offset
+                if key in first:
+                    raise LocatedError(
+                        Problem(
+                            self.path,
+                            key_line,
+                            format_loc((*loc, key)),
+                            f"duplicate key (first at line {first[key]}); keep one",
+                        )
+                    )
+                first[key] = key_line
+                self.walk(value_node, (*loc, key), depth + 1, inside)
+                self.lines[(*loc, key)] = key_line
+        elif isinstance(node, yaml.SequenceNode):
+            for i, item in enumerate(node.value):
+                self.walk(item, (*loc, i), depth + 1, inside)
+
+    def _check_scalar(self, node: yaml.ScalarNode, loc: Loc) -> None:
+        tag = str(node.tag)
+        value = str(node.value)
+        if tag.endswith(":timestamp"):
+            try:
+                yaml.constructor.SafeConstructor().construct_yaml_timestamp(node)
+            except (ValueError, OverflowError) as exc:
+                raise self.refuse(
+                    node, loc, f"'{value[:40]}' reads as a date or time but is not one ({exc}); quote it"
+                ) from None
+            return
+        if not tag.endswith((":int", ":float")):
+            return
+        if len(_NOT_DIGITS.sub("", value)) > MAX_NUMBER_DIGITS:  # hexadecimal, 1_000 and 1:30 forms too
+            raise self.refuse(node, loc, _digits_message())
+        if tag.endswith(":float"):
+            plain = value.replace("_", "").lower().lstrip("+-")
+            if plain in (".nan", ".inf"):
+                raise self.refuse(node, loc, _not_finite_message(value))
+            try:
+                number = float(value.replace("_", ""))
+            except ValueError:
+                return  # a sexagesimal or other YAML 1.1 form: the constructor decides
+            if not math.isfinite(number):
+                raise self.refuse(node, loc, _not_finite_message(value))
 
 
 def _parse_yaml(text: str, path: Path, offset: int = 0) -> tuple[Any, dict[Loc, int]]:
@@ -228,19 +336,372 @@ def _parse_yaml(text: str, path: Path, offset: int = 0) -> tuple[Any, dict[Loc, 
         node = loader.get_single_node()
         if node is None:
             return None, {}
-        lines: dict[Loc, int] = {}
-        _walk_yaml(node, (), lines, path, offset)
+        walk = _YamlWalk(path, offset)
+        walk.walk(node, (), 0)
         data = loader.construct_document(node)
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 + offset if mark is not None else None
         what = exc.problem or exc.context or "malformed YAML"
-        raise LocatedError(Problem(path, line, "", f"malformed YAML: {what}")) from None
+        message = _depth_message() if "maximum nesting depth" in what else f"malformed YAML: {what}"
+        raise LocatedError(Problem(path, line, "", message)) from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1 + offset
+        character = exc.character if isinstance(exc.character, int) else ord(str(exc.character)[:1] or " ")
+        raise LocatedError(
+            Problem(
+                path,
+                line,
+                "",
+                f"malformed YAML: control character 0x{character:02x} is not allowed; remove it",
+            )
+        ) from None
     except yaml.YAMLError as exc:
         raise LocatedError(Problem(path, None, "", f"malformed YAML: {exc}")) from None
+    except (RecursionError, ValueError, OverflowError) as exc:
+        # Not expected past the walk's limits; refused as input all the same, never a traceback.
+        raise LocatedError(
+            Problem(path, None, "", f"YAML judgekit cannot read ({type(exc).__name__}: {str(exc)[:200]})")
+        ) from None
     finally:
         loader.dispose()
-    return data, lines
+    return data, walk.lines
+
+
+# --------------------------------------------------------------------------- bounded JSON
+
+_STRING = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"', re.DOTALL)
+_LONG_DIGITS = re.compile(f"[0-9]{{{MAX_NUMBER_DIGITS + 1}}}")
+_NOT_DIGITS = re.compile(r"[^0-9A-Za-z]")
+_TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
+_STRING_B = re.compile(_STRING.pattern.encode(), re.DOTALL)
+_NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+# Digits become 0, and E and + become e, so that a few substring tests find every long digit run and every
+# exponent of three digits or more (``1E+400`` reads ``0eee000``); a false alarm only costs a full parse.
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789E+", b"000000000ee")
+_LONG_RUN = b"0" * (MAX_NUMBER_DIGITS + 1)
+_SIZE_LIMITS = {MAX_LINE_BYTES: "MAX_LINE_BYTES", MAX_DOCUMENT_BYTES: "MAX_DOCUMENT_BYTES"}
+
+
+def _depth_message() -> str:
+    return (
+        f"nested deeper than {MAX_NESTING_DEPTH} levels of lists and objects (limit MAX_NESTING_DEPTH, "
+        f"{_LIMITS_DOC}); flatten the data, or store the deep part as a string"
+    )
+
+
+def _digits_message() -> str:
+    return (
+        f"a number has more than {MAX_NUMBER_DIGITS} digits (limit MAX_NUMBER_DIGITS, {_LIMITS_DOC}); "
+        "write an identifier as a string (in quotes)"
+    )
+
+
+def _not_finite_message(value: str) -> str:
+    shown = value if len(value) <= 40 else value[:37] + "..."
+    return f"the number {shown} is not finite (NaN or infinite); write a finite number or null"
+
+
+def _mib(size: int) -> str:
+    return f"{size / 2**20:.1f} MiB"
+
+
+class _JsonRefusal(ValueError):
+    """A value the JSON parser's hooks refuse (a hook cannot know its line)."""
+
+
+def _refuse_constant(name: str) -> Any:
+    raise _JsonRefusal(f"{name} is not JSON; write a finite number or null")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JsonRefusal(_not_finite_message(text))
+    return value
+
+
+def _line_at(text: str, position: int, line: int) -> int:
+    return line + text.count("\n", 0, position)
+
+
+def _too_deep_at(text: str) -> int | None:
+    """The offset of the first bracket nested deeper than :data:`MAX_NESTING_DEPTH`, outside strings."""
+    depth = 0
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > MAX_NESTING_DEPTH:
+                return match.start()
+        elif token in "]}":
+            depth -= 1
+    return None
+
+
+def _limit_error(source: Path | None, line: int | None, message: str) -> LocatedError:
+    return LocatedError(Problem(source, line, "", message))
+
+
+def _check_size(size: int, source: Path | None, line: int | None, max_bytes: int, what: str) -> None:
+    if size > max_bytes:
+        name = _SIZE_LIMITS.get(max_bytes, "max_bytes")
+        raise _limit_error(
+            source,
+            line,
+            f"{what} is {_mib(size)}, over the {_mib(max_bytes)} limit ({name}, {_LIMITS_DOC}); split it, "
+            "or move what makes it this large out of it",
+        )
+
+
+def load_json_bounded(
+    text: str | bytes,
+    *,
+    source: str | os.PathLike[str] | None,
+    line: int = 1,
+    max_bytes: int = MAX_LINE_BYTES,
+    what: str = "the line",
+) -> Any:
+    """Parse one JSON document or JSONL line under the limits on hostile input, or raise a located error.
+
+    The shared JSON reader of judgekit's files. It refuses, each with a message naming the limit: more than
+    ``max_bytes`` (:data:`MAX_LINE_BYTES` or :data:`MAX_DOCUMENT_BYTES`), nesting deeper than
+    :data:`MAX_NESTING_DEPTH`, a number longer than :data:`MAX_NUMBER_DIGITS` digits, ``NaN`` and
+    ``Infinity`` (not JSON) and numbers too large to store, a key repeated in one object, bytes that are
+    not UTF-8 and malformed JSON. Its time and memory are linear in the text's length.
+
+    Args:
+        text: The JSON text (bytes are decoded as UTF-8; a leading byte-order mark is allowed).
+        source: The file it came from, for messages (``None`` when it came from no file).
+        line: The 1-based line of the text's first character in ``source``.
+        max_bytes: The size limit (:data:`MAX_LINE_BYTES` for a line, :data:`MAX_DOCUMENT_BYTES` for a
+            whole file).
+        what: What the text is, for the size message (``the line``, ``the file``).
+
+    Returns:
+        The parsed value.
+
+    Raises:
+        LocatedError: When a limit is exceeded or the text is not JSON, at ``source`` and the line.
+    """
+    path = Path(source) if source is not None else None
+    _check_size(len(text), path, line, max_bytes, what)
+    if isinstance(text, bytes):
+        raw = text
+        try:
+            text = raw.decode("utf-8-sig")
+        except UnicodeDecodeError as exc:
+            raise _limit_error(
+                path,
+                line + raw[: exc.start].count(b"\n"),
+                f"not valid UTF-8 (byte 0x{raw[exc.start]:02x} at offset {exc.start}); save the file as "
+                "UTF-8",
+            ) from None
+    long_digits = _LONG_DIGITS.search(text)
+    if long_digits is not None:
+        outside = _LONG_DIGITS.search(_STRING.sub(lambda m: "\n" * m.group().count("\n"), text))
+        if outside is not None:
+            raise _limit_error(path, line, _digits_message())
+    if text.count("[") + text.count("{") > MAX_NESTING_DEPTH:
+        deep = _too_deep_at(text)
+        if deep is not None:
+            raise _limit_error(path, _line_at(text, deep, line), _depth_message())
+    try:
+        return json.loads(
+            text,
+            object_pairs_hook=_reject_duplicates,
+            parse_constant=_refuse_constant,
+            parse_float=_finite_float,
+        )
+    except json.JSONDecodeError as exc:
+        raise _limit_error(
+            path, line + exc.lineno - 1, f"malformed JSON: {exc.msg} (column {exc.colno})"
+        ) from None
+    except _DuplicateKeyError as exc:
+        raise _limit_error(path, line, f"duplicate key '{exc.key[:80]}' in one object; keep one") from None
+    except _JsonRefusal as exc:
+        raise _limit_error(path, line, str(exc)) from None
+    except RecursionError:
+        raise _limit_error(path, line, _depth_message()) from None
+    except ValueError as exc:  # int() refusing a long number the digit check did not see
+        raise _limit_error(path, line, f"{_digits_message()} ({exc})") from None
+
+
+def _depth_of(value: Any) -> int:
+    """The nesting depth of parsed data (lists and dicts), walked without recursion."""
+    deepest = 0
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            children: Any = item.values()
+        elif isinstance(item, list):
+            children = item
+        else:
+            continue
+        deepest = max(deepest, depth + 1)
+        if deepest > MAX_NESTING_DEPTH:
+            return deepest
+        stack.extend((child, depth + 1) for child in children)
+    return deepest
+
+
+def load_toml_bounded(text: str, *, source: str | os.PathLike[str] | None) -> Any:
+    """Parse TOML (a configuration file) under the same limits as JSON and YAML.
+
+    Args:
+        text: The decoded file.
+        source: The file, for messages.
+
+    Returns:
+        The parsed table.
+
+    Raises:
+        tomllib.TOMLDecodeError: When the text is not TOML (the caller locates it).
+        LocatedError: When the file is larger than :data:`MAX_DOCUMENT_BYTES`, nests deeper than
+            :data:`MAX_NESTING_DEPTH` or holds a number longer than :data:`MAX_NUMBER_DIGITS` digits.
+    """
+    import tomllib
+
+    path = Path(source) if source is not None else None
+    _check_size(len(text), path, None, MAX_DOCUMENT_BYTES, "the file")
+    try:
+        data = tomllib.loads(text)
+    except RecursionError:
+        raise _limit_error(path, None, _depth_message()) from None
+    except tomllib.TOMLDecodeError:
+        raise
+    except ValueError:  # int() refusing a number longer than Python converts
+        raise _limit_error(path, None, _digits_message()) from None
+    if _depth_of(data) > MAX_NESTING_DEPTH:
+        raise _limit_error(path, None, _depth_message())
+    return data
+
+
+def json_error_detail(message: str) -> str:
+    """The short form of a :func:`load_json_bounded` message, for readers that say ``malformed JSON (...)``.
+
+    Args:
+        message: The located error's message.
+
+    Returns:
+        The decoder's complaint (``Expecting value``) for malformed JSON, ``not valid UTF-8`` for bytes
+        that are not UTF-8, and the whole message for a limit (it names the limit).
+    """
+    if message.startswith("malformed JSON: "):
+        return re.sub(r" \(column \d+\)$", "", message.removeprefix("malformed JSON: "))
+    if message.startswith("not valid UTF-8"):
+        return "not valid UTF-8"
+    return message
+
+
+def _shallow(raw: bytes) -> bool:
+    """Whether JSON bytes nest at most :data:`MAX_NESTING_DEPTH` deep, at C speed.
+
+    Strings are blanked, everything but brackets dropped, then innermost ``[]``/``{}`` pairs are peeled
+    off one level a pass: a balanced text of depth ``d`` is empty after ``d`` passes. ``False`` (too deep,
+    or unbalanced) sends the caller to the full parse, which names the problem.
+    """
+    brackets = _STRING_B.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    for _ in range(MAX_NESTING_DEPTH):
+        if not brackets:
+            return True
+        peeled = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        if len(peeled) == len(brackets):
+            return False
+        brackets = peeled
+    return not brackets
+
+
+def check_json_bounds(
+    raw: str | bytes,
+    *,
+    source: str | os.PathLike[str] | None,
+    line: int = 1,
+    max_bytes: int = MAX_LINE_BYTES,
+    what: str = "the line",
+) -> None:
+    """Refuse a JSONL line a fast parser (pydantic's ``model_validate_json``) should not be given.
+
+    The same limits as :func:`load_json_bounded`, checked in a few passes at C speed: the size, then,
+    only when a cheap test finds something to suspect (more brackets than the depth limit, a run of
+    digits over the number limit, ``NaN``, ``Infinity`` or a three-digit exponent), the full bounded
+    parse. Duplicate keys are not looked for (the full parse does that).
+
+    Args:
+        raw: The line (bytes, or text already decoded).
+        source: The file, for messages (``None`` for text from no file).
+        line: The line's 1-based number in ``source``.
+        max_bytes: The size limit.
+        what: What the text is, for the size message.
+
+    Raises:
+        LocatedError: When the line breaks a limit, at ``source:line``.
+    """
+    if len(raw) > max_bytes:
+        _check_size(len(raw), Path(source) if source is not None else None, line, max_bytes, what)
+    data = raw.encode("utf-8", "surrogatepass") if isinstance(raw, str) else raw
+    zeroed = data.translate(_DIGITS_TO_ZERO)  # substring tests at C speed (a regex costs 10x more)
+    suspect = (
+        _LONG_RUN in zeroed
+        or b"e000" in zeroed
+        or b"NaN" in zeroed
+        or b"Infinity" in zeroed
+        or (data.count(b"[") + data.count(b"{") > MAX_NESTING_DEPTH and not _shallow(data))
+    )
+    if suspect:
+        try:
+            load_json_bounded(raw, source=source, line=line, max_bytes=max_bytes, what=what)
+        except LocatedError as exc:
+            if not exc.problem.message.startswith(("malformed JSON", "duplicate key", "not valid UTF-8")):
+                raise
+
+
+def iter_lines(
+    handle: BinaryIO, *, max_bytes: int = MAX_LINE_BYTES
+) -> Iterator[tuple[int, bytes | None, bool]]:
+    """Yield ``(line number, bytes, ends with newline)`` for each line of a binary file, bounded in memory.
+
+    A line longer than ``max_bytes`` is read in pieces and dropped: it is yielded as ``None`` in place of
+    its bytes (report it with :func:`line_too_long`), so a multi-gigabyte line never sits in memory.
+
+    Args:
+        handle: A file opened in binary mode (it needs ``readline(limit)``).
+        max_bytes: The longest line kept (:data:`MAX_LINE_BYTES`).
+    """
+    number = 0
+    while True:
+        raw: bytes = handle.readline(max_bytes + 1)
+        if not raw:
+            return
+        number += 1
+        if len(raw) <= max_bytes or raw.endswith(b"\n"):
+            yield number, raw, raw.endswith(b"\n")
+            continue
+        piece = raw
+        while piece and not piece.endswith(b"\n"):
+            piece = handle.readline(1024 * 1024)
+        yield number, None, piece.endswith(b"\n")
+
+
+def line_too_long(
+    source: str | os.PathLike[str] | None, line: int, max_bytes: int = MAX_LINE_BYTES
+) -> Problem:
+    """The problem for a line :func:`iter_lines` dropped as longer than ``max_bytes``.
+
+    Args:
+        source: The file.
+        line: The line's 1-based number.
+        max_bytes: The limit it broke.
+    """
+    name = _SIZE_LIMITS.get(max_bytes, "max_bytes")
+    return Problem(
+        Path(source) if source is not None else None,
+        line,
+        "",
+        f"the line is longer than {_mib(max_bytes)} (limit {name}, {_LIMITS_DOC}); line left out. Split "
+        "what makes it this large out of the line",
+    )
 
 
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -266,23 +727,21 @@ def _json_lines(text: str, path: Path, offset: int) -> dict[Loc, int]:
         return {}
 
 
-def _parse_json(text: str, path: Path, offset: int = 0) -> Document:
+def _parse_json(text: str, path: Path, offset: int = 0, *, max_bytes: int = MAX_DOCUMENT_BYTES) -> Document:
+    what = "the line" if max_bytes == MAX_LINE_BYTES else "the file"
     try:
-        data = json.loads(text, object_pairs_hook=_reject_duplicates)
-    except json.JSONDecodeError as exc:
-        raise LocatedError(
-            Problem(path, exc.lineno + offset, "", f"malformed JSON: {exc.msg} (column {exc.colno})")
-        ) from None
-    except _DuplicateKeyError as exc:
-        # JSON is (nearly) YAML: the YAML walk locates the duplicate (both lines, full field path).
-        try:
-            _parse_yaml(text, path, offset)
-        except LocatedError as located:
-            if located.problem.message.startswith("duplicate key"):
-                raise LocatedError(located.problem) from None
-        except JudgekitError:
-            pass
-        raise LocatedError(Problem(path, None, exc.key, "duplicate key; keep one")) from None
+        data = load_json_bounded(text, source=path, line=1 + offset, max_bytes=max_bytes, what=what)
+    except LocatedError as exc:
+        if exc.problem.message.startswith("duplicate key"):
+            # JSON is (nearly) YAML: the YAML walk locates the duplicate (both lines, full field path).
+            try:
+                _parse_yaml(text, path, offset)
+            except LocatedError as located:
+                if located.problem.message.startswith("duplicate key"):
+                    raise LocatedError(located.problem) from None
+            except JudgekitError:
+                pass
+        raise LocatedError(exc.problem) from None
     return Document(path=path, data=data, base_line=1 + offset, lines=_LazyLines(text, path, offset))
 
 
@@ -321,13 +780,14 @@ def parse_text(text: str, path: str | os.PathLike[str]) -> Iterator[Document | P
     ``path`` may be given as text or a path object.
     """
     path = Path(path)
+    _check_size(len(text), path, None, MAX_DOCUMENT_BYTES, "the file")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
         for number, line in enumerate(text.splitlines(), start=1):
             if not line.strip():
                 continue
             try:
-                yield _parse_json(line, path, offset=number - 1)
+                yield _parse_json(line, path, offset=number - 1, max_bytes=MAX_LINE_BYTES)
             except LocatedError as exc:
                 yield exc.problem
     elif suffix == ".json":

@@ -3,13 +3,18 @@
 Every model call in judgekit goes through :class:`JudgeClient`:
 
 * ``litellm.acompletion`` is imported lazily (about 4 s), with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set
-  first so that no price map is fetched, and with litellm's own retries turned off (judgekit retries).
+  first so that no price map is fetched, and with litellm's own retries turned off (``num_retries=0`` and
+  ``max_retries=0`` on every call, so neither litellm nor the OpenAI SDK under it retries): judgekit
+  retries, and :func:`is_retryable` is the one place that decides.
 * Concurrency is bounded by an :class:`asyncio.Semaphore` (``ClientSettings.concurrency``) held only
   while a request is in flight, never while backing off.
-* Rate limits (429), server errors (5xx), connection errors and timeouts are retried with exponential
-  backoff and full jitter (a ``Retry-After`` header, when sent, is a lower bound), up to
-  ``max_retries`` times; each attempt has its own timeout. Anything else (bad request, authentication) is
-  not retried.
+* HTTP 408, 409, 429, 500, 502, 503, 504 and 529 (:data:`RETRY_STATUSES`), connection errors and
+  timeouts are retried with exponential backoff and full jitter, up to ``max_retries`` times; a
+  ``Retry-After`` header (seconds or an HTTP date; or ``retry-after-ms``), when sent, is a lower bound on
+  the wait, capped at :data:`RETRY_AFTER_MAX_S`. Every other status (400, 401, 403, 404, 422...) is not
+  retried. Each attempt has its own timeout (``ClientSettings.timeout``): a judge that does not answer
+  within it is cut off ("the judge did not answer within N s") and, like a connection error, retried;
+  so one request waits at most ``(max_retries + 1) * timeout`` plus the backoff waits.
 * A call that still fails is **not raised**: it comes back as a :class:`CallResult` with ``error`` set, so
   the grader turns it into an ``error`` verdict with the reason and the run goes on. The
   :class:`UsageSummary` counts these.
@@ -25,9 +30,12 @@ Every model call in judgekit goes through :class:`JudgeClient`:
 from __future__ import annotations
 
 import asyncio
+import datetime
+import email.utils
 import math
 import os
 import random
+import socket
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -41,17 +49,45 @@ from judgekit.judges.cache import REDACTED, CacheMode, Cassette, request_key
 from judgekit.verdict import FrozenModel
 
 __all__ = [
+    "JUDGE_BACKOFF_MAX_S",
+    "JUDGE_RETRIES_MAX",
+    "JUDGE_TIMEOUT_MAX_S",
+    "RETRY_AFTER_MAX_S",
+    "RETRY_STATUSES",
     "CallResult",
     "ClientSettings",
     "JudgeClient",
     "JudgeParams",
     "UsageSummary",
     "import_litellm",
+    "is_retryable",
+    "retry_after_seconds",
 ]
+
+JUDGE_TIMEOUT_MAX_S = 3600.0
+"""Largest ``judge.timeout`` (seconds one judge attempt may take); a larger value is refused (exit 2)."""
+
+JUDGE_RETRIES_MAX = 20
+"""Largest ``judge.retries`` (retries after a judge request's first attempt); more is refused (exit 2)."""
+
+JUDGE_BACKOFF_MAX_S = 60.0
+"""Largest ``judge.backoff`` (first backoff ceiling in seconds); a larger value is refused (exit 2)."""
 
 ERROR_PROVIDER = "provider_error"
 ERROR_BUDGET = "budget_exhausted"
 ERROR_CASSETTE_MISS = "cassette_miss"
+
+RETRY_STATUSES: frozenset[int] = frozenset({408, 409, 429, 500, 502, 503, 504, 529})
+"""HTTP statuses worth another attempt: request timeout, conflict, rate limit, server error, bad gateway,
+unavailable, gateway timeout and overloaded (529). Any other status is final."""
+
+RETRY_AFTER_MAX_S = 60.0
+"""Longest wait a ``Retry-After`` header can impose; a longer one is waited this long, then retried."""
+
+TIMEOUT_GRACE_S = 0.5
+"""Seconds past ``ClientSettings.timeout`` before judgekit itself cancels an attempt (litellm's own timeout
+normally ends it first; this bounds a server that trickles bytes). litellm's one-off setup in a process's
+first call blocks the event loop for a second or so, so that first attempt can run past a short timeout."""
 
 
 def import_litellm() -> Any:
@@ -96,8 +132,9 @@ class ClientSettings(FrozenModel):
     Attributes:
         api_base: Base URL of the provider or an OpenAI-compatible server (``http://127.0.0.1:8000/v1``).
         concurrency: Most requests in flight at once (>= 1).
-        timeout: Seconds allowed for one attempt (> 0).
-        max_retries: Retries after the first attempt on 429, 5xx, connection errors and timeouts (>= 0).
+        timeout: Seconds allowed for one attempt (> 0, at most ``JUDGE_TIMEOUT_MAX_S``).
+        max_retries: Retries after the first attempt on :data:`RETRY_STATUSES`, connection errors and
+            timeouts (0 to ``JUDGE_RETRIES_MAX``).
         backoff_base: First backoff ceiling in seconds; attempt ``k`` sleeps a uniform random time in
             ``[0, min(backoff_max, backoff_base * 2**k)]`` (full jitter).
         backoff_max: Largest backoff ceiling in seconds.
@@ -108,8 +145,8 @@ class ClientSettings(FrozenModel):
 
     api_base: str | None = None
     concurrency: int = Field(default=8, ge=1, le=1024)
-    timeout: float = Field(default=60.0, gt=0.0)
-    max_retries: int = Field(default=4, ge=0, le=20)
+    timeout: float = Field(default=60.0, gt=0.0, le=JUDGE_TIMEOUT_MAX_S, allow_inf_nan=False)
+    max_retries: int = Field(default=4, ge=0, le=JUDGE_RETRIES_MAX)
     backoff_base: float = Field(default=1.0, ge=0.0)
     backoff_max: float = Field(default=30.0, ge=0.0)
     max_cost: float | None = Field(default=None, ge=0.0)
@@ -122,7 +159,10 @@ class CallResult(FrozenModel):
 
     Attributes:
         content: The reply text, or ``None`` when the call failed.
-        finish_reason: The provider's finish reason (``stop``, ``length``...), when known.
+        finish_reason: The provider's finish reason (``stop``, ``length``, ``content_filter``...), when
+            known; ``refusal`` whenever the provider set ``message.refusal``, whatever its own finish
+            reason, so that every reader of the reply treats it as not ending normally.
+        refusal: The provider's ``message.refusal`` text (API keys masked), or ``None`` when it set none.
         prompt_tokens: Prompt tokens reported (0 when unknown or failed).
         completion_tokens: Completion tokens reported.
         cost: Cost in USD of this call (0.0 for a cassette hit); ``None`` when the model has no price.
@@ -135,6 +175,7 @@ class CallResult(FrozenModel):
 
     content: str | None = None
     finish_reason: str | None = None
+    refusal: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
@@ -191,22 +232,97 @@ def _status_of(exc: BaseException) -> int | None:
     return status if isinstance(status, int) else None
 
 
-def _retry_after(exc: BaseException) -> float | None:
-    response = getattr(exc, "response", None)
-    headers = getattr(response, "headers", None)
-    if headers is None:
-        return None
+def _transient_types(litellm: Any) -> tuple[type[BaseException], ...]:
+    """Exception types of a failure without an HTTP status that is worth another attempt."""
+    found: list[type[BaseException]] = [TimeoutError, ConnectionError]
+    for name in ("Timeout", "APIConnectionError"):
+        kind = getattr(litellm, name, None)
+        if isinstance(kind, type) and issubclass(kind, BaseException):
+            found.append(kind)
+    return tuple(found)
+
+
+def _connection_failure(exc: BaseException) -> OSError | None:
+    """The socket error behind a failure (litellm reports a refused connection as HTTP 500), if any."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    found: OSError | None = None
+    while cause is not None and id(cause) not in seen and len(seen) < 16:
+        seen.add(id(cause))
+        if isinstance(cause, ConnectionError | socket.gaierror):
+            found = cause
+        cause = cause.__cause__ or cause.__context__
+    return found
+
+
+def is_retryable(exc: BaseException, litellm: Any = None) -> bool:
+    """Whether a failed attempt is worth another: the one place in judgekit that decides.
+
+    litellm maps provider errors to its own exceptions (``RateLimitError`` 429, ``BadGatewayError`` 502,
+    a plain ``APIError`` for 409 and 529, ``Timeout`` 408 and 504, ``InternalServerError`` 500 also for a
+    refused connection), each with ``status_code``. The status decides when there is one: retried when
+    in :data:`RETRY_STATUSES`, final otherwise (400, 401, 403, 404, 422...). Without a status, timeouts and
+    connection errors are retried and anything else is not.
+
+    Args:
+        exc: What the attempt raised.
+        litellm: The litellm module, whose ``Timeout`` and ``APIConnectionError`` count as transient
+            (``None``: only the built-in ``TimeoutError`` and ``ConnectionError``).
+
+    Returns:
+        True when the request should be tried again.
+    """
+    status = _status_of(exc)
+    if status is not None:
+        return status in RETRY_STATUSES
+    return isinstance(exc, _transient_types(litellm)) or _connection_failure(exc) is not None
+
+
+def retry_after_seconds(headers: Any, *, now: float | None = None) -> float | None:
+    """The wait a reply asks for before the next attempt, from its headers.
+
+    ``retry-after-ms`` (milliseconds, sent by OpenAI and Azure) wins over ``Retry-After``, which is either
+    seconds or an HTTP date (a date in the past means no wait).
+
+    Args:
+        headers: The reply's headers (anything with a case-insensitive ``get``).
+        now: The current POSIX time, for an HTTP date (``None``: the clock).
+
+    Returns:
+        The wait in seconds (>= 0), uncapped; ``None`` when no usable header was sent (absent, malformed,
+        negative or not finite).
+    """
     try:
+        millis = headers.get("retry-after-ms")
         value = headers.get("retry-after")
     except Exception:  # a mock or odd header object: no hint
         return None
+    if millis is not None:
+        try:
+            seconds = float(str(millis).strip()) / 1000.0
+        except ValueError:
+            seconds = math.nan
+        if math.isfinite(seconds) and seconds >= 0:
+            return seconds
     if value is None:
         return None
+    text = str(value).strip()
     try:
-        seconds = float(value)
-    except (TypeError, ValueError):
-        return None
+        seconds = float(text)
+    except ValueError:
+        try:
+            when = email.utils.parsedate_to_datetime(text)
+        except (TypeError, ValueError, IndexError, OverflowError):
+            return None
+        if when.tzinfo is None:
+            when = when.replace(tzinfo=datetime.UTC)
+        seconds = max(0.0, when.timestamp() - (time.time() if now is None else now))
     return seconds if math.isfinite(seconds) and seconds >= 0 else None
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    return retry_after_seconds(headers) if headers is not None else None
 
 
 class JudgeClient:
@@ -394,6 +510,7 @@ class JudgeClient:
                 return CallResult(
                     content=hit.get("content"),
                     finish_reason=hit.get("finish_reason"),
+                    refusal=hit.get("refusal") if isinstance(hit.get("refusal"), str) else None,
                     prompt_tokens=int(hit.get("prompt_tokens") or 0),
                     completion_tokens=int(hit.get("completion_tokens") or 0),
                     cost=0.0,
@@ -425,6 +542,7 @@ class JudgeClient:
                         "prompt_tokens": result.prompt_tokens,
                         "completion_tokens": result.completion_tokens,
                         "cost": result.cost,
+                        **({"refusal": result.refusal} if result.refusal is not None else {}),
                     },
                     secrets=self._secrets(),
                 )
@@ -449,14 +567,7 @@ class JudgeClient:
         litellm = self._litellm
         if litellm is None:  # pragma: no cover - replay mode never reaches here
             raise RuntimeError("client has no litellm (replay mode)")
-        retryable = (
-            litellm.RateLimitError,
-            litellm.InternalServerError,
-            litellm.ServiceUnavailableError,
-            litellm.Timeout,
-            litellm.APIConnectionError,
-            asyncio.TimeoutError,
-        )
+        timeouts = (TimeoutError, litellm.Timeout)
         kwargs: dict[str, Any] = {k: v for k, v in request.items() if k != "sample"}
         if self.settings.api_base is not None:
             kwargs["api_base"] = self.settings.api_base
@@ -486,32 +597,41 @@ class JudgeClient:
                     if attempt:
                         self.usage.retries += 1
                     self._in_flight_calls += 1
+                    attempt_started = time.perf_counter()
                     try:
+                        # litellm's own retries off: judgekit retries, and is_retryable decides
                         response = await asyncio.wait_for(
                             litellm.acompletion(**kwargs, timeout=s.timeout, max_retries=0, num_retries=0),
-                            timeout=s.timeout + 1.0,
+                            timeout=s.timeout + TIMEOUT_GRACE_S,
                         )
                     finally:
                         self._in_flight_calls -= 1
-            except retryable as exc:
-                last_detail = _describe(exc, secrets)
+            except Exception as exc:
+                if not is_retryable(exc, litellm):
+                    self.usage.errors[ERROR_PROVIDER] += 1
+                    return CallResult(
+                        error=ERROR_PROVIDER,
+                        error_detail=f"{item}: {_describe(exc, secrets)} (not retried)",
+                        attempts=attempts,
+                        latency_s=time.perf_counter() - started,
+                    )
+                hung = isinstance(exc, timeouts) and time.perf_counter() - attempt_started >= s.timeout * 0.9
+                refused = _connection_failure(exc)
+                if hung:
+                    last_detail = f"the judge did not answer within {s.timeout:g} s"
+                elif refused is not None:
+                    last_detail = "could not connect to the judge: " + _describe(refused, secrets)
+                else:
+                    last_detail = _describe(exc, secrets)
                 if attempt == s.max_retries:
                     break
                 ceiling = min(s.backoff_max, s.backoff_base * (2**attempt))
                 delay = random.uniform(0.0, ceiling)
                 hint = _retry_after(exc)
                 if hint is not None:
-                    delay = max(delay, min(hint, s.backoff_max))
+                    delay = max(delay, min(hint, RETRY_AFTER_MAX_S))
                 await asyncio.sleep(delay)
                 continue
-            except Exception as exc:
-                self.usage.errors[ERROR_PROVIDER] += 1
-                return CallResult(
-                    error=ERROR_PROVIDER,
-                    error_detail=f"{item}: {_describe(exc, secrets)} (not retried)",
-                    attempts=attempts,
-                    latency_s=time.perf_counter() - started,
-                )
             try:
                 return self._success(response, attempts, started)
             except (AttributeError, IndexError, TypeError, ValueError) as exc:
@@ -538,6 +658,14 @@ class JudgeClient:
         if content:
             for secret in self._secrets():
                 content = content.replace(secret, REDACTED)
+        refusal = getattr(choice.message, "refusal", None)
+        if refusal is not None and not isinstance(refusal, str):
+            refusal = str(refusal)
+        if refusal is not None and not refusal.strip():
+            refusal = None  # an empty refusal field is no refusal
+        if refusal:
+            for secret in self._secrets():
+                refusal = refusal.replace(secret, REDACTED)
         usage = getattr(response, "usage", None)
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
@@ -551,7 +679,8 @@ class JudgeClient:
             self.usage.cost += cost
         return CallResult(
             content=content,
-            finish_reason=getattr(choice, "finish_reason", None),
+            finish_reason="refusal" if refusal is not None else getattr(choice, "finish_reason", None),
+            refusal=refusal,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost=cost,

@@ -34,12 +34,15 @@ import re
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from pydantic import Field, ValidationError, field_validator, model_validator
 
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.verdict import FailureCategory, FrozenModel
+
+if TYPE_CHECKING:
+    from judgekit.judges.sandbox import LimitedSandbox
 
 __all__ = [
     "TEMPLATE_VARIABLES",
@@ -217,17 +220,32 @@ class Rubric(FrozenModel):
         return Rubric.model_validate({**self.model_dump(), "criteria": [*self.criteria, *extra]})
 
 
-def _template_problems(template: str) -> list[str]:
-    """Compile a template in the sandbox and check the variables it uses; return problems (empty if fine)."""
-    from jinja2 import TemplateSyntaxError, meta
-    from jinja2.sandbox import SandboxedEnvironment
+_TRIAL_TRANSCRIPT = '{"index": 0, "role": "user", "content": "Hello"}'
+"""The transcript a template is trial-rendered with when a rubric is checked."""
 
-    env = SandboxedEnvironment()
+
+def _template_problems(template: str) -> list[str]:
+    """Compile a template in the sandbox, check its variables and trial-render it; return problems.
+
+    The trial render uses small sample data under the sandbox's limits
+    (:class:`judgekit.judges.sandbox.LimitedSandbox`), so a template that loops, multiplies or pads past a
+    limit, or fails on any transcript (a type error, an undefined attribute), is refused when the rubric
+    loads instead of when a trial is graded.
+    """
+    from jinja2 import StrictUndefined, TemplateSyntaxError, meta
+
+    from judgekit.judges.sandbox import LimitedSandbox
+
+    env = LimitedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
     try:
         ast = env.parse(template)
+        used = meta.find_undeclared_variables(ast)
     except TemplateSyntaxError as exc:
         return [f"does not compile (template line {exc.lineno}): {exc.message}"]
-    used = meta.find_undeclared_variables(ast)
+    except RecursionError:
+        return ["does not compile: it nests too deeply; simplify the template"]
+    except Exception as exc:  # the lexer and the constant folder raise plain errors on hostile literals
+        return [f"does not compile: {type(exc).__name__}: {str(exc)[:300]}"]
     out: list[str] = []
     unknown = sorted(used - TEMPLATE_VARIABLES)
     if unknown:
@@ -235,7 +253,44 @@ def _template_problems(template: str) -> list[str]:
     missing = sorted(_REQUIRED_TEMPLATE_VARIABLES - used)
     if missing:
         out.append(f"must use {missing} (the data, the criterion and the answer format)")
-    return out
+    if out:
+        return out
+    trial = _trial_render(env, template)
+    return [trial] if trial is not None else []
+
+
+def _trial_render(env: LimitedSandbox, template: str) -> str | None:
+    """Render ``template`` once with sample values; the problem found, or ``None``."""
+    from jinja2 import TemplateError
+
+    try:
+        compiled = env.compile_limited(template, "of this rubric")
+        env.render_limited(
+            compiled,
+            "of this rubric (rendered with sample data)",
+            criterion={
+                "id": "sample",
+                "text": "A sample criterion.",
+                "dimension": "general",
+                "critical": True,
+            },
+            transcript=_TRIAL_TRANSCRIPT,
+            case_facts="(no case facts)",
+            verdict_options=["pass", "fail", "insufficient_information"],
+            insufficient_guidance="Answer insufficient_information when the transcript cannot decide it.",
+            output_instructions='Reply with exactly one JSON object: {"verdict": ...}',
+            nonce="0123456789abcdef",
+            max_quotes=3,
+        )
+    except JudgekitError as exc:
+        return exc.message
+    except TemplateError as exc:
+        return f"fails when rendered with sample data: {type(exc).__name__}: {exc.message or exc}"
+    except RecursionError:
+        return "does not compile: it nests too deeply; simplify the template"
+    except Exception as exc:  # compiling folds constants, which can fail on hostile literals
+        return f"does not compile: {type(exc).__name__}: {str(exc)[:300]}"
+    return None
 
 
 def rubric_from_data(

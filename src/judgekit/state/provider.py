@@ -7,6 +7,12 @@ and caching what it loaded by path. Fixture paths in cases are relative to the g
 paths in transcripts are relative to the transcript file's folder. A state that cannot be loaded never
 raises: the provider returns the reason as text, and the grader that needed it reports ``error`` with it.
 
+Every path is confined before anything is read (:func:`judgekit.cases.confine_path`: ``..`` and symbolic
+links followed): a case's paths must lead inside the set's root or one of its allowed roots (the
+manifest's ``allowed_roots``); a transcript's state paths inside the transcript's folder, the set's root
+or an allowed root. A path leading elsewhere (``/etc/passwd``, ``../../outside``) is never opened: the
+reason says where it leads and how to allow it.
+
 This is the one place grading reads state files: graders take a provider as an argument and never open a
 file themselves.
 """
@@ -14,18 +20,57 @@ file themselves.
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from judgekit.cases import confine_path
 from judgekit.errors import JudgekitError
+from judgekit.io.documents import read_document
 from judgekit.state.snapshot import Snapshot, load_state, snapshot_from_data
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
     from judgekit.transcript import StateRef, Transcript
 
-__all__ = ["StateProvider"]
+__all__ = ["SET_MANIFEST_NAME", "StateProvider", "manifest_allowed_roots"]
+
+SET_MANIFEST_NAME = "judgekit-set.yaml"
+"""The manifest at a set's root (:data:`judgekit.caseset.MANIFEST_NAME`; the state layer cannot import the
+case-set loader, a test keeps the two equal)."""
+
+
+def manifest_allowed_roots(root: str | os.PathLike[str]) -> tuple[Path, ...]:
+    """The ``allowed_roots`` the manifest at a set's root lists, resolved against the root.
+
+    Args:
+        root: The set's root folder.
+
+    Returns:
+        The folders (absolute), or ``()`` when there is no manifest, it cannot be read, or it lists none
+        (a broken manifest allows nothing extra; loading the set reports what is wrong with it).
+    """
+    manifest = Path(root) / SET_MANIFEST_NAME
+    try:
+        if not manifest.is_file():
+            return ()
+        data = read_document(manifest).data
+    except (JudgekitError, OSError):
+        return ()
+    written = data.get("allowed_roots") if isinstance(data, dict) else None
+    if not isinstance(written, list):
+        return ()
+    out: list[Path] = []
+    for item in written:
+        if not isinstance(item, str):
+            continue
+        try:
+            folder = (Path(root) / item).resolve()
+        except (OSError, RuntimeError, ValueError):
+            continue
+        if folder != Path(folder.anchor) and folder.is_dir():
+            out.append(folder)
+    return tuple(out)
 
 
 class StateProvider:
@@ -38,6 +83,8 @@ class StateProvider:
             relative to it (absolute paths are used as they are).
         snapshots: Snapshots already in memory, by path as written or as resolved (tests, benchmarks,
             callers that loaded states themselves).
+        allowed_roots: Folders outside the root that state paths may lead into. ``None`` (the default)
+            reads them from the manifest at ``root`` (:func:`manifest_allowed_roots`).
 
     Use :meth:`for_transcripts` to grade transcripts from another folder with the same cache. Not
     thread-safe; one provider per thread.
@@ -49,11 +96,15 @@ class StateProvider:
         *,
         transcript_dir: str | os.PathLike[str] | None = None,
         snapshots: Mapping[str, Snapshot] | None = None,
+        allowed_roots: Sequence[str | os.PathLike[str]] | None = None,
     ) -> None:
         root = Path(root) if root is not None else None
         transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
         self.root = root
         self.transcript_dir = transcript_dir
+        if allowed_roots is None:
+            allowed_roots = manifest_allowed_roots(root) if root is not None else ()
+        self.allowed_roots: tuple[Path, ...] = tuple(Path(a) for a in allowed_roots)
         self._preloaded: dict[str, Snapshot] = dict(snapshots or {})
         self._cache: dict[str, Snapshot | str] = {}
         self._references: dict[str, Transcript | str] = {}
@@ -65,7 +116,7 @@ class StateProvider:
             transcript_dir: The folder of the transcripts, as text or a path object.
         """
         transcript_dir = Path(transcript_dir)
-        other = StateProvider(self.root, transcript_dir=transcript_dir)
+        other = StateProvider(self.root, transcript_dir=transcript_dir, allowed_roots=self.allowed_roots)
         other._preloaded = self._preloaded
         other._cache = self._cache
         other._references = self._references
@@ -73,20 +124,46 @@ class StateProvider:
 
     # ------------------------------------------------------------------ loading
 
+    def confine(self, written: str, base: str | os.PathLike[str] | None, what: str) -> Path | str:
+        """Where a state path leads, or why it may not be read.
+
+        Args:
+            written: The path as the case or transcript writes it (relative to ``base``, or absolute).
+            base: The folder it is relative to: the set's root for a case's paths, the transcript's
+                folder for a transcript's.
+            what: What the path is, for the reason (``the case's initial_state``).
+
+        Returns:
+            The resolved path, when it leads inside ``base``, the set's root or an allowed root; else the
+            reason it is refused (where it leads, and how to allow it).
+        """
+        base = Path(base) if base is not None else None
+        if base is None and not Path(written).is_absolute():
+            return f"{what} '{written}' is a relative path and no folder is known to resolve it against"
+        inside = base if base is not None else self.root
+        if inside is None:
+            return (
+                f"{what} '{written}' is an absolute path and no folder is known to confine it to; give the "
+                "provider the set's root or the transcripts' folder"
+            )
+        extra = [f for f in (self.root, *self.allowed_roots) if f is not None and f != inside]
+        try:
+            return confine_path(written, inside, extra)
+        except ValueError as exc:
+            return f"{what} is refused: {exc}"
+
     def load(self, written: str, base: str | os.PathLike[str] | None, what: str) -> Snapshot | str:
         """Load a state file, cached; return the snapshot or why it could not be loaded.
 
-        ``base`` may be given as text or a path object.
+        ``base`` may be given as text or a path object. The path must lead inside ``base``, the set's
+        root or an allowed root (:meth:`confine`); a path leading elsewhere is never opened.
         """
-        base = Path(base) if base is not None else None
         if written in self._preloaded:
             return self._preloaded[written]
-        path = Path(written)
-        if not path.is_absolute():
-            if base is None:
-                return f"{what} '{written}' is a relative path and no folder is known to resolve it against"
-            path = base / path
-        key = str(path.resolve())
+        path = self.confine(written, base, what)
+        if isinstance(path, str):
+            return path
+        key = str(path)
         if key in self._preloaded:
             return self._preloaded[key]
         if key not in self._cache:
@@ -151,24 +228,23 @@ class StateProvider:
             )
         return "the case expects changes, not a snapshot"
 
-    def _reference_path(self, case: Case) -> Path | None:
+    def _reference_path(self, case: Case) -> Path | str | None:
         if not case.reference_solution:
             return None
-        path = Path(case.reference_solution)
-        if not path.is_absolute() and self.root is not None:
-            path = self.root / path
-        return path
+        return self.confine(case.reference_solution, self.root, "the case's reference_solution")
 
     def _reference_provider(self, case: Case) -> StateProvider:
         path = self._reference_path(case)
-        return self.for_transcripts(path.parent) if path is not None else self
+        return self.for_transcripts(path.parent) if isinstance(path, Path) else self
 
     def reference(self, case: Case) -> Transcript | str:
         """The case's reference solution transcript, or why it cannot be read."""
         path = self._reference_path(case)
         if path is None:
             return "the case has no reference_solution"
-        key = f"{path.resolve()}#{case.id}"
+        if isinstance(path, str):
+            return path
+        key = f"{path}#{case.id}"
         if key not in self._references:
             self._references[key] = _read_reference(path, case.id)
         return self._references[key]

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import JudgekitError
-from judgekit.io.documents import decode_utf8
+from judgekit.io.documents import MAX_DOCUMENT_BYTES, decode_utf8, load_json_bounded
 from judgekit.state.canonical import canonical, canonical_hash
 
 __all__ = [
@@ -237,7 +237,6 @@ def load_state(path: str | PathLike[str]) -> Snapshot:
 
 
 def _load_json(path: Path) -> Any:
-    try:
-        return json.loads(decode_utf8(path.read_bytes(), path))
-    except json.JSONDecodeError as exc:
-        raise JudgekitError(f"{path}:{exc.lineno}: malformed JSON: {exc.msg} (column {exc.colno})") from None
+    return load_json_bounded(
+        decode_utf8(path.read_bytes(), path), source=path, max_bytes=MAX_DOCUMENT_BYTES, what="the state file"
+    )

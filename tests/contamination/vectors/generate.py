@@ -1,4 +1,4 @@
-"""Regenerate ``jk-c1.json``: the golden vectors of hash scheme jk-c1 and index format version 1.
+"""Regenerate ``jk-c1.json``: the golden vectors of hash scheme jk-c1 and index format version 2.
 
 Hashes come from the independent pure-Python reference (``tests/contamination/reference.py``); the index
 file hash comes from judgekit itself. Run it only when introducing a new scheme or format version (and
@@ -50,15 +50,16 @@ def main() -> None:
     opts = IndexOptions(shingle_size=SHINGLE_SIZE, canaries=(canary_for(key, "vectors"),))
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "vectors.jkc"
-        write_index(build_index(CASES, key, opts), path)
+        write_index(build_index(CASES, key, opts), path, key)
         data = path.read_bytes()
     out = {
         "hash_scheme": "jk-c1",
-        "format_version": 1,
+        "format_version": 2,
         "normalisation_version": 1,
         "unicode_version": unicodedata.unidata_version,
         "key": KEY.decode(),
         "key_fingerprint": k["fingerprint"],
+        "index_mac_key": reference.index_mac_key(k["master"]).hex(),  # type: ignore[arg-type]
         "canary": {"set_name": "vectors", "canary": reference.canary(k["master"], "vectors")},  # type: ignore[arg-type]
         "shingle_size": SHINGLE_SIZE,
         "texts": [reference.entries(t, KEY, SHINGLE_SIZE) for t in TEXTS],
