@@ -36,8 +36,16 @@ class Bounded:
     error_type: str = ""
 
 
+def _address_space() -> int:
+    """This process's virtual memory size in bytes (what ``RLIMIT_AS`` counts)."""
+    with open("/proc/self/statm", encoding="ascii") as statm:
+        return int(statm.read().split()[0]) * resource.getpagesize()
+
+
 def _child(conn: Any, func: Callable[..., Any], args: tuple[Any, ...], mb: int) -> None:
-    limit = mb * 1024 * 1024
+    # The bound is on what the call adds: a child forked from a test process that has already mapped
+    # gigabytes (ray, pyarrow, inspect) would otherwise start above its limit and fail every allocation.
+    limit = _address_space() + mb * 1024 * 1024
     resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
     try:
         value = func(*args)
@@ -62,7 +70,7 @@ def run_bounded(func: Callable[..., Any], *args: Any, seconds: float = 10.0, mb:
         func: A module-level function (it is called in a forked child).
         *args: Its arguments.
         seconds: Wall-clock bound; the child is killed after it.
-        mb: Address-space bound in MiB (the interpreter and judgekit's imports need about 400).
+        mb: Bound in MiB on the address space the call may add to what the forked child starts with.
 
     Returns:
         What happened.
