@@ -486,11 +486,10 @@ def check_transport(setting: Setting) -> Setting:
     else:
         good = value is not None and 0 < value <= largest  # NaN fails both comparisons
         wanted = f"a number of seconds greater than 0 and at most {largest:g} (limit {limit})"
-    if not good:
+    if not good or value is None:
         where = setting.source.removeprefix("flag ").removeprefix("env ")
         where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
         raise JudgekitError(f"{where}: must be {wanted}; got {raw!r}", exit_code=2)
-    assert value is not None  # checked by good
     return Setting(setting.name, float(value) if unit == "seconds" else int(value), setting.source)
 
 

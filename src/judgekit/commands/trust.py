@@ -328,7 +328,8 @@ def calibrate_check(
             # the code text mode exits with: its first refusal's (1 a guard refused, 2 an input error)
             raise typer.Exit(refusals[0].exit_code)
         return
-    assert summary is not None  # text mode raised at the first refusal
+    if summary is None:  # text mode raised at the first refusal, so a summary is always there
+        raise JudgekitError(f"{labels}: no provenance summary was produced", exit_code=1)
     typer.echo(f"{labels}: ok ({summary.note})")
 
 
