@@ -37,7 +37,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from judgekit import __version__  # noqa: E402
 from judgekit.reports.run_markdown import render_run_markdown  # noqa: E402
 from judgekit.reports.run_model import build_run_report  # noqa: E402
-from judgekit.results import SCHEMA_VERSION, read_results  # noqa: E402
+from judgekit.results import SCHEMA_VERSION, ResultLine, paused_gc, read_results  # noqa: E402
 
 SLICES = ("real_failures", "high_volume", "policy_edge", "must_refuse", "ambiguous", "regression")
 CATEGORIES = ("normal", "edge", "adversarial", "regression")
@@ -221,6 +221,14 @@ def main(argv: list[str] | None = None) -> None:
             if point.value is None or ref is None or abs(point.value - ref) > 1e-9:
                 raise SystemExit(f"pass^{k + 1} disagrees: judgekit {point.value} vs naive {ref}")
         t_read, _ = best_of(1, lambda: len(read_results(path).lines))
+
+        def unchecked_read() -> int:
+            # The baseline of the hostile-input checks: pydantic alone, with no size, depth, number or
+            # repeated-key check (what read_results did before issue 21).
+            with paused_gc(), path.open("rb") as handle:
+                return sum(1 for raw in handle if raw.strip() and ResultLine.model_validate_json(raw))
+
+        t_unchecked, _ = best_of(1, unchecked_read)
         t_agg, _ = best_of(args.repeats, lambda: build_run_report(results, undecided="exclude"))
         with path.open() as handle:
             rows = [json.loads(line) for line in handle]
@@ -243,6 +251,10 @@ def main(argv: list[str] | None = None) -> None:
         print(
             f"| reading + validating the file | {t_read:.2f} s ({n / t_read:,.0f} lines/s) "
             "| (json.loads only) | |"
+        )
+        print(
+            f"| reading without the hostile-input checks (pydantic only) | {t_unchecked:.2f} s "
+            f"({n / t_unchecked:,.0f} lines/s) | checks cost {t_read / t_unchecked:.2f}x | |"
         )
 
 

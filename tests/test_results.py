@@ -168,3 +168,24 @@ def test_unreadable_file_is_a_user_error(tmp_path):
 
     with pytest.raises(JudgekitError, match="cannot read results"):
         read_results(tmp_path / "absent.jsonl")
+
+
+@pytest.mark.parametrize("where", ["first_verdict", "last_verdict"])
+def test_a_repeated_key_is_refused_not_read_as_its_last_value(tmp_path, where):
+    failing = dump_result_line(_line("c1", verdict=Verdict.FAIL))
+    # A second "verdict" that pydantic (and json.loads) would read as the value: the line would pass.
+    if where == "first_verdict":
+        edited = failing.replace('"verdict":"fail"', '"verdict":"fail","verdict":"pass"', 1)
+        assert edited.count('"verdict":') == failing.count('"verdict":') + 1
+    else:
+        edited = failing[::-1].replace('"liaf":"tcidrev"', '"ssap":"tcidrev","liaf":"tcidrev"', 1)[::-1]
+    assert edited != failing
+    path = tmp_path / "r.jsonl"
+    path.write_text(dump_result_line(_line("c0")) + "\n" + edited + "\n")
+    back = read_results(path)
+    assert [line.case.id for line in back.lines] == ["c0"]
+    [problem] = back.problems
+    assert (problem.line, problem.message) == (
+        2,
+        "duplicate key 'verdict' in one object; keep one; line left out",
+    )

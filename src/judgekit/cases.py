@@ -106,6 +106,25 @@ _IGNORABLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
 """The Hangul fillers: letters (``Lo``) that Unicode lists as default-ignorable (they show as nothing)."""
 
 _REVIEW_MARKER = re.compile(r"review\s*:")
+_MARKER_WORD = re.compile(r"([^\W\d_]+)\s*:")
+_REVIEW_WORD = "review"
+
+
+def _lookalike_review_word(folded: str) -> bool:
+    """Whether folded text starts with ``review:`` spelt with letters of another script in it.
+
+    A mixed-script word (UTS #39's "mixed-script confusable"): six letters before the colon, some of them
+    ASCII, every ASCII one in its place in ``review``, the others not ASCII (``rеvіеw:`` with Cyrillic
+    ``е`` and ``і``). A word written wholly in another script is an ordinary word.
+    """
+    found = _MARKER_WORD.match(folded)
+    if found is None:
+        return False
+    word = found.group(1)
+    if len(word) != len(_REVIEW_WORD) or word.isascii():
+        return False
+    ascii_at = [(c, want) for c, want in zip(word, _REVIEW_WORD, strict=True) if c.isascii()]
+    return bool(ascii_at) and all(c == want for c, want in ascii_at)
 
 
 def review_guard_text(text: str) -> str:
@@ -134,10 +153,22 @@ def review_guard_text(text: str) -> str:
 def starts_with_review_marker(text: str | None) -> bool:
     """Whether an acceptance criterion starts with :data:`REVIEW_PREFIX`, read as :func:`review_guard_text`.
 
-    ``REVIEW:``, ``review:``, ``Review :``, ``\u200bREVIEW:`` (a zero-width space first) and the fullwidth
-    ``ＲＥＶＩＥＷ：`` all count.
+    ``REVIEW:``, ``review:``, ``Review :``, ``\u200bREVIEW:`` (a zero-width space first), the fullwidth
+    ``ＲＥＶＩＥＷ：`` and ``RЕVIЕW:`` with Cyrillic ``Е`` (letters of another script among the Latin
+    ones) all count.
+
+    Examples:
+        >>> starts_with_review_marker("\u200bReview : confirm the amount")
+        True
+        >>> starts_with_review_marker("R\u0415VI\u0415W: confirm the amount")  # Cyrillic Е twice
+        True
+        >>> starts_with_review_marker("REVIEWED: by legal")
+        False
     """
-    return bool(text) and _REVIEW_MARKER.match(review_guard_text(text or "")) is not None
+    if not text:
+        return False
+    folded = review_guard_text(text)
+    return _REVIEW_MARKER.match(folded) is not None or _lookalike_review_word(folded)
 
 
 # --------------------------------------------------------------------------- paths a case names

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
@@ -189,6 +189,28 @@ class CaseSet:
     def valid(self) -> bool:
         """True when no problem was found."""
         return not self.problems
+
+    def folder(self, name: Literal["cases_dir", "candidates_dir"]) -> Path:
+        """The manifest folder ``name`` resolved inside the set's root, for a command that writes there.
+
+        Args:
+            name: ``cases_dir`` (reviewed cases; default the root) or ``candidates_dir`` (default
+                ``candidates``).
+
+        Returns:
+            The resolved folder (it need not exist yet).
+
+        Raises:
+            JudgekitError: When the manifest's folder resolves outside the root (``..``, an absolute path
+                or a symbolic link leading out): nothing is written there.
+        """
+        default = "." if name == "cases_dir" else "candidates"
+        written = getattr(self.manifest, name) if self.manifest is not None else default
+        try:
+            return confine_path(written, self.root)
+        except ValueError as exc:
+            where = self.root / MANIFEST_NAME
+            raise JudgekitError(f"{where}: {name}: {exc}; nothing was written") from None
 
     def __len__(self) -> int:
         """The number of valid cases, candidates included."""

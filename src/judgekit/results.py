@@ -35,6 +35,7 @@ from pydantic import Field, JsonValue, ValidationError
 from judgekit import __version__
 from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.io.documents import (
+    check_duplicate_keys,
     check_json_bounds,
     iter_lines,
     json_error_detail,
@@ -325,6 +326,8 @@ def read_results(path: str | PathLike[str]) -> RunResults:
     * a malformed line; when it is the last line and has no final newline it is reported as truncated
       (an interrupted run; ``judgekit grade --resume`` drops and re-grades it);
     * a line that is valid JSON but not a valid result line;
+    * a line that breaks a limit on hostile input (size, depth, number length) or repeats a key in one
+      object (``"verdict"`` twice is ambiguous: the line is left out, not read as either value);
     * a second line for the same ``(case, trial)`` (the first is kept).
 
     Args:
@@ -353,6 +356,7 @@ def _read_results(path: Path) -> RunResults:
             # parses and validates the bytes in one step.
             check_json_bounds(raw, source=path, line=number)
             line = ResultLine.model_validate_json(raw)
+            check_duplicate_keys(raw, source=path, line=number)  # pydantic keeps a repeated key's last value
         except LocatedError as bound_exc:
             out.problems.append(Problem(path, number, "", f"{bound_exc.problem.message}; line left out"))
             continue

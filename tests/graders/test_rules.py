@@ -709,3 +709,23 @@ def test_projection_never_changes_a_result(source: str, row: dict[str, Any]) -> 
     whole = _evaluate(cond, {"row": row})
     projected = _evaluate(cond, {"row": cond.bind("row", row)})
     assert projected == whole
+
+
+@pytest.mark.parametrize(
+    "hostile",
+    [
+        pytest.param("1" * 5_000, id="number_5000_digits"),
+        pytest.param("[" * 100_000, id="nested_100000_deep"),
+        pytest.param('{"id": "RF-1", "id": "RF-2"}', id="repeated_key"),
+        pytest.param('{"id": NaN}', id="not_finite"),
+    ],
+)
+def test_a_hostile_tool_result_is_no_data_not_a_crash(hostile: str) -> None:
+    # The tool result is the agent's world's text: past the reader's limits it has no result_data (null),
+    # and the rule still checks every call (the call with a usable result is still found).
+    calls = [("issue_refund", {"amount": 1}), ("issue_refund", {"amount": 2})]
+    results = [hostile, '{"status": "refunded", "id": "RF-1"}']
+    case = make_case(tools=TOOLS, forbidden=[{"tool": "issue_refund", "when": "result_data != null"}])
+    check = check_rules(case, make_transcript(calls, results=results))[0]
+    assert check.verdict is Verdict.FAIL, check.reason
+    assert [e.call_index for e in check.evidence] == [1]

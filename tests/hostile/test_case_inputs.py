@@ -654,6 +654,17 @@ def review_texts() -> list[tuple[str, str]]:
         ("private-use character", "\ue000REVIEW: check it"),
         ("unassigned code point", "\U000e0080REVIEW: check it"),
         ("right-to-left override", "\u202eREVIEW: check it"),
+        ("Cyrillic E twice", "R\u0415VI\u0415W: check it"),
+        ("Cyrillic I and lower-case e", "rev\u0456ew: check it"),
+        ("Greek Rho, Epsilon and Iota", "\u03a1\u0395V\u0399\u0395W: check it"),
+        ("Cherokee R", "\u13a1EVIEW: check it"),
+        ("Cyrillic We", "REVIE\u051c: check it"),
+    ]
+    # Every capital letter of the Cyrillic and Greek blocks in place of the first E: a mixed-script word.
+    out += [
+        (f"{unicodedata.name(ch)} for the first E", f"R{ch}VIEW: check it")
+        for ch in map(chr, [*range(0x0391, 0x03AA), *range(0x0400, 0x0430)])
+        if unicodedata.category(ch) == "Lu"
     ]
     return out
 
@@ -664,6 +675,9 @@ NOT_REVIEW = [
     ("review later in the text", "Refunds one payment. REVIEW: none needed."),
     ("review without a colon", "Review the refund and confirm it."),
     ("preview", "PREVIEW: shows the refund before it is made."),
+    ("a word in another script", "\u041e\u0442\u0432\u0435\u0442: refunds one payment."),
+    ("an accented Latin word", "R\u00e9sum\u00e9: refunds one payment."),
+    ("reviews, seven letters", "REVIEWS: none pending, refunds one payment."),
 ]
 
 

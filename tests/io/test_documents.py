@@ -224,3 +224,42 @@ def test_files_named_as_text(tmp_path: Path) -> None:
     assert load_json_model(Point, '{"x": 4}', source=str(yaml_file), what="point").x == 4
     with pytest.raises(JudgekitError, match=r"a\.yaml"):
         load_json_model(Point, '{"x": "no"}', source=str(yaml_file), what="point")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        pytest.param("x = inf", "the number inf is not finite", id="inf"),
+        pytest.param("x = -nan", "the number -nan is not finite", id="nan"),
+        pytest.param("x = 1e400", "the number 1e400 is not finite", id="overflows_to_inf"),
+        pytest.param(
+            "x = " + "1" * 5_000 + ".5", "more than 100 digits (limit MAX_NUMBER_DIGITS", id="long_float"
+        ),
+        pytest.param("x = " + "1" * 5_000, "more than 100 digits (limit MAX_NUMBER_DIGITS", id="long_int"),
+    ],
+)
+def test_toml_refuses_numbers_that_are_not_measurements(text: str, message: str) -> None:
+    from judgekit.io.documents import load_toml_bounded
+
+    with pytest.raises(LocatedError) as caught:
+        load_toml_bounded(text, source="judgekit.toml")
+    assert str(caught.value).startswith("judgekit.toml:1: ")
+    assert message in str(caught.value)
+
+
+def test_toml_keeps_finite_floats() -> None:
+    from judgekit.io.documents import load_toml_bounded
+
+    assert load_toml_bounded("x = 1.5\ny = -2e3", source=None) == {"x": 1.5, "y": -2000.0}
+
+
+@pytest.mark.parametrize("separator", ["\u2028", "\u2029", "\x85"])
+def test_a_jsonl_line_is_not_cut_at_a_unicode_line_separator_inside_a_string(
+    tmp_path: Path, separator: str
+) -> None:
+    # JSON allows these raw inside a string (they are not control characters); str.splitlines breaks there.
+    path = write(
+        tmp_path / "cases.jsonl", f'{{"id": "GS-1", "input": "one{separator}two"}}\r\n{{"id": "GS-2"}}\n'
+    )
+    docs = list(read_documents(path))
+    assert [d.data for d in docs] == [{"id": "GS-1", "input": f"one{separator}two"}, {"id": "GS-2"}]

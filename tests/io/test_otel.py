@@ -222,7 +222,7 @@ def test_truncated_json_attribute_and_missing_content_are_reported() -> None:
     )
     [report] = result.reports
     assert report.content_truncated >= 1
-    assert any("not valid JSON" in i.detail for i in report.issues)
+    assert any("not usable JSON (malformed JSON" in i.detail for i in report.issues)
     assert any("recorded no messages" in i.detail for i in report.issues)
     assert report.content_missing >= 1
     assert supportable_layers(report)["rubric"] is not None
@@ -285,7 +285,7 @@ def test_history_divergence_is_noted() -> None:
 @pytest.mark.parametrize(
     ("doc", "message"),
     [
-        ("not json", "not JSON"),
+        ("not json", "t.json:1: malformed JSON: Expecting value"),
         ('{"spans": []}', "not an OTLP JSON export"),
         ('{"resourceSpans": []}', "holds no spans"),
     ],

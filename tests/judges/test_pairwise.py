@@ -97,7 +97,12 @@ def test_unusable_order_leaves_consistency_undefined(serve: Any) -> None:
     [
         pytest.param('{"preferred": "A"}', "A", id="plain"),
         pytest.param('```json\n{"preferred": " b "}\n```', "B", id="fenced_lowercase"),
-        pytest.param('{"preferred": "A"} no, {"preferred": "tie"}', "tie", id="last_wins"),
+        pytest.param('{"preferred": "A"} no, {"preferred": "tie"}', None, id="two_answers_conflict"),
+        pytest.param('{"preferred": "A", "preferred": "B"}', None, id="repeated_key"),
+        pytest.param('{"Preferred": "A"}', None, id="lookalike_key"),
+        pytest.param('{"preferred": "A"} {"preferred": "A"}', "A", id="identical_twice"),
+        pytest.param('I cannot compare these. {"preferred": "tie"}', None, id="refusal_phrasing"),
+        pytest.param('{"preferred": "A"} {"preferred": ', None, id="cut_off_tail"),
         pytest.param('{"preferred": "\u200bA"}', "A", id="zero_width"),
         pytest.param('{"preferred": "C"}', None, id="off_menu"),
         pytest.param('{"preferred": "A and B"}', None, id="both"),
@@ -105,7 +110,23 @@ def test_unusable_order_leaves_consistency_undefined(serve: Any) -> None:
     ],
 )
 def test_parse_preference_table(raw: str, label: str | None) -> None:
-    assert parse_preference(raw)[0] == label
+    label_found, _, problem = parse_preference(raw)
+    assert label_found == label
+    assert (problem == "") == (label is not None)
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "problem"),
+    [
+        pytest.param({"finish_reason": "content_filter"}, "content_filter", id="content_filter"),
+        pytest.param({"finish_reason": "length"}, "length", id="length"),
+        pytest.param({"refusal": "I can't help with that"}, "refused", id="message_refusal"),
+    ],
+)
+def test_parse_preference_refuses_an_abnormal_end(kwargs: dict[str, str], problem: str) -> None:
+    label, _, found = parse_preference('{"preferred": "A"}', **kwargs)
+    assert label is None
+    assert problem in found
 
 
 def test_pairwise_fingerprint_differs_from_rubric_grader(serve: Any) -> None:

@@ -49,7 +49,8 @@ from pydantic import Field
 from judgekit.errors import JudgekitError
 from judgekit.judges.parse import (
     ParsedVerdict,
-    find_json_objects,
+    find_reply_object,
+    normalise_option,
     parse_verdict,
     reduce_samples,
     verdict_json_schema,
@@ -397,18 +398,15 @@ def _pair_messages(criterion: Criterion, first: str, second: str, facts: str) ->
     )
 
 
-def _parse_pair(raw: str | None, finish_reason: str | None) -> tuple[str | None, str]:
-    if raw is None or not raw.strip():
-        return None, "empty reply"
-    if finish_reason == "length":
-        return None, "reply truncated by the token limit"
-    found = [o for o in find_json_objects(raw) if "verdict" in o]
-    if not found:
-        return None, "no JSON object with a 'verdict' key in the reply"
-    value = found[-1]["verdict"]
-    if not isinstance(value, str) or value.strip().casefold() not in _PAIR_OPTIONS:
+def _parse_pair(raw: str | None, finish_reason: str | None, refusal: str | None) -> tuple[str | None, str]:
+    """The pair verdict in a reply, under the verdict reply's rules (:func:`find_reply_object`)."""
+    obj, problem = find_reply_object(raw, "verdict", finish_reason=finish_reason, refusal=refusal)
+    if obj is None:
+        return None, problem
+    value = obj["verdict"]
+    if not isinstance(value, str) or normalise_option(value) not in _PAIR_OPTIONS:
         return None, f"verdict {value!r} is not one of {list(_PAIR_OPTIONS)}"
-    return value.strip().casefold(), ""
+    return normalise_option(value), ""
 
 
 async def _ask_pair(
@@ -428,7 +426,7 @@ async def _ask_pair(
     result = await client.complete(request, item=f"{first.case_id}/pairwise/{criterion.id}")
     if result.error is not None:
         return _Outcome(None, f"{result.error}: {result.error_detail}")
-    verdict, detail = _parse_pair(result.content, result.finish_reason)
+    verdict, detail = _parse_pair(result.content, result.finish_reason, result.refusal)
     if verdict is None:
         return _Outcome(None, f"judge_parse_failure: {detail}")
     return _Outcome(verdict)

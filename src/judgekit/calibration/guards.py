@@ -36,7 +36,13 @@ from pydantic import Field, ValidationError
 
 from judgekit.calibration.labels import LabelTable
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
-from judgekit.io.documents import check_json_bounds, json_error_detail, load_json_bounded
+from judgekit.io.documents import (
+    check_duplicate_keys,
+    check_json_bounds,
+    json_error_detail,
+    jsonl_lines,
+    load_json_bounded,
+)
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -187,7 +193,7 @@ def parse_few_shot(
     text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     out: list[tuple[int, FewShotExample]] = []
     problems: list[Problem] = []
-    for number, raw in enumerate(text.splitlines(), start=1):
+    for number, raw in enumerate(jsonl_lines(text), start=1):
         if not raw.strip():
             continue
         try:
@@ -310,12 +316,14 @@ def load_usage(records_dir: str | os.PathLike[str]) -> list[LabelUsage]:
         return []
     out: list[LabelUsage] = []
     problems: list[Problem] = []
-    for number, raw in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, raw in enumerate(jsonl_lines(path.read_text(encoding="utf-8")), start=1):
         if not raw.strip():
             continue
         try:
             check_json_bounds(raw, source=path, line=number)
-            out.append(LabelUsage.model_validate_json(raw))
+            usage = LabelUsage.model_validate_json(raw)
+            check_duplicate_keys(raw, source=path, line=number)
+            out.append(usage)
         except LocatedError as exc:
             problems.append(exc.problem)
         except ValidationError as exc:

@@ -32,7 +32,7 @@ from typing import Literal
 from pydantic import Field, model_validator
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
-from judgekit.io.documents import json_error_detail, load_json_bounded
+from judgekit.io.documents import json_error_detail, jsonl_lines, load_json_bounded
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -295,7 +295,7 @@ def _raw_rows(text: str, source: Path | None, fmt: str) -> Iterable[tuple[int, d
                 )
             yield line, dict(zip(header, row, strict=True))
         return
-    for line, raw in enumerate(text.splitlines(), start=1):
+    for line, raw in enumerate(jsonl_lines(text), start=1):
         if not raw.strip():
             continue
         try:

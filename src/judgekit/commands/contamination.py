@@ -14,6 +14,8 @@ import typer
 
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option, print_document
+from judgekit.errors import LocatedError
+from judgekit.io.documents import load_json_bounded
 
 if TYPE_CHECKING:
     from judgekit.contamination.index import Key
@@ -34,22 +36,21 @@ def _key(path: Path) -> Key:
 
 def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
     """Read ``{"id": ..., "texts": [text or {"field", "text"}, ...]}`` lines."""
-    import json
-
     from judgekit.errors import JudgekitError
 
     out: list[tuple[str, list[tuple[str, str]]]] = []
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError) as exc:
-        raise JudgekitError(f"{path}: cannot read ({exc})") from None
+        # Bytes split at newlines only: the bounded reader decodes (and checks) each line as UTF-8.
+        lines = path.read_bytes().split(b"\n")
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read ({exc.strerror})") from None
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue
         try:
-            obj = json.loads(line)
-        except ValueError as exc:
-            raise JudgekitError(f"{path}:{n}: invalid JSON ({exc}); each line is one case") from None
+            obj = load_json_bounded(line, source=path, line=n)
+        except LocatedError as exc:
+            raise JudgekitError(f"{exc.problem}; each line is one case") from None
         if (
             not isinstance(obj, dict)
             or not isinstance(obj.get("id"), str)

@@ -18,6 +18,8 @@ import typer
 
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option, print_document
+from judgekit.errors import LocatedError
+from judgekit.io.documents import load_json_bounded
 
 if TYPE_CHECKING:
     from judgekit.errors import JudgekitError
@@ -211,8 +213,8 @@ def cassette_stats(
     with path.open(encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
-                model = json.loads(line).get("request", {}).get("model")
-            except (ValueError, AttributeError):
+                model = load_json_bounded(line, source=path).get("request", {}).get("model")
+            except (LocatedError, AttributeError):
                 continue
             if isinstance(model, str):
                 models[model] = models.get(model, 0) + 1

@@ -255,9 +255,12 @@ def existing_questions(case_set: CaseSet) -> dict[str, str]:
 
 
 def candidates_dir(case_set: CaseSet) -> Path:
-    """The set's candidates folder (the manifest's ``candidates_dir``, default ``candidates``)."""
-    name = case_set.manifest.candidates_dir if case_set.manifest else "candidates"
-    return (case_set.root / name).resolve()
+    """The set's candidates folder (the manifest's ``candidates_dir``, default ``candidates``).
+
+    Raises:
+        JudgekitError: When the manifest's folder resolves outside the set's root.
+    """
+    return case_set.folder("candidates_dir")
 
 
 def _id_part(text: str) -> str:

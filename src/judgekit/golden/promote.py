@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from judgekit.cases import REVIEW_PREFIX
-from judgekit.caseset import CaseSet, LoadedCase, load_case_set
+from judgekit.caseset import LoadedCase, load_case_set
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 
 __all__ = ["Promotion", "promote_candidates"]
@@ -33,10 +33,6 @@ class Promotion:
     case_id: str
     source: Path
     destination: Path
-
-
-def _cases_dir(case_set: CaseSet) -> Path:
-    return (case_set.root / (case_set.manifest.cases_dir if case_set.manifest else ".")).resolve()
 
 
 def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> list[Promotion]:
@@ -65,7 +61,7 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
     files_per_path: dict[Path, int] = {}
     for loaded in case_set.cases:
         files_per_path[loaded.path] = files_per_path.get(loaded.path, 0) + 1
-    target_dir = _cases_dir(case_set)
+    target_dir = case_set.folder("cases_dir")
     plan: list[Promotion] = []
     for case_id in ids:
         found = by_id.get(case_id, [])

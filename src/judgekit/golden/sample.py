@@ -37,7 +37,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+from judgekit.io.documents import load_json_bounded
 from judgekit.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -563,9 +564,9 @@ def read_review_sheet(text: str, *, source: str | os.PathLike[str], rater: str |
         m = _ITEM_MARK.match(line)
         if m:
             try:
-                data = json.loads(m.group(1))
+                data = load_json_bounded(m.group(1), source=source, line=number)
                 items[str(data["item_id"])] = data
-            except (ValueError, KeyError, TypeError):
+            except (LocatedError, KeyError, TypeError):
                 problems.append(
                     Problem(source, number, "", "a damaged item marker; restore it from the original sheet")
                 )

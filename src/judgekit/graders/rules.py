@@ -31,7 +31,6 @@ passes, and says so.
 
 from __future__ import annotations
 
-import json
 import re
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -39,6 +38,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from judgekit.cases import Case
+from judgekit.errors import LocatedError
 from judgekit.expressions import (
     CALL_NAMES,
     CEL_TIME_LIMIT_SECONDS,
@@ -47,6 +47,7 @@ from judgekit.expressions import (
     CompiledRules,
     compile_case_rules,
 )
+from judgekit.io.documents import load_json_bounded
 from judgekit.state import StateDiff
 from judgekit.transcript import CallRecord, Transcript
 from judgekit.verdict import CheckResult, Evidence, Verdict
@@ -105,8 +106,8 @@ def _result_data(text: str | None) -> Any:
     if text is None:
         return None
     try:
-        return json.loads(text)
-    except (json.JSONDecodeError, RecursionError):
+        return load_json_bounded(text, source=None, what="the tool result")
+    except LocatedError:  # not JSON, or past a limit on hostile input (depth, digits, a repeated key)
         return None
 
 

@@ -35,13 +35,13 @@ way, with what to do.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, LocatedError
+from judgekit.io.documents import load_json_bounded
 from judgekit.verdict import Grade, Verdict
 
 if TYPE_CHECKING:
@@ -108,8 +108,8 @@ def _conversation(output: Any) -> Any:
         stripped = output.strip()
         if stripped[:1] in "[{":
             try:
-                return json.loads(stripped)
-            except json.JSONDecodeError:
+                return load_json_bounded(stripped, source=None, what="the output")
+            except LocatedError:
                 return output
     return output
 

@@ -39,7 +39,6 @@ figures: tau-bench counts every reward other than 1 as a failure).
 from __future__ import annotations
 
 import copy
-import json
 import os
 import re
 from collections import Counter, defaultdict
@@ -49,9 +48,10 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgekit.cases import Case, TextPattern
-from judgekit.errors import JudgekitError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.graders.contract import GraderSpec
 from judgekit.integrations.grading import LayeredGrader
+from judgekit.io.documents import load_json_bounded
 from judgekit.state import Snapshot, canonical, load_state
 from judgekit.state.provider import StateProvider
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Verdict
@@ -330,16 +330,23 @@ def _expected_key(case_id: str) -> str:
 def _read_replay(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     rows: dict[tuple[str, int], dict[str, Any]] = {}
     try:
-        lines = path.read_text(encoding="utf-8").splitlines()
+        # Bytes split at newlines only: each line is decoded (and checked as UTF-8) by the bounded reader,
+        # and a U+2028 inside a JSON string is no line break.
+        lines = path.read_bytes().split(b"\n")
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read the replay file: {exc.strerror}") from None
     for number, line in enumerate(lines, start=1):
         if not line.strip():
             continue
         try:
-            row = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise JudgekitError(f"{path}:{number}: malformed JSON ({exc.msg}); fix the replay file") from None
+            row = load_json_bounded(line, source=path, line=number)
+        except LocatedError as exc:
+            raise JudgekitError(f"{exc.problem}; fix the replay file") from None
+        if not isinstance(row, dict):
+            raise JudgekitError(
+                f"{path}:{number}: a replay line is a JSON object, not {type(row).__name__}; "
+                "fix the replay file"
+            )
         missing = [k for k in ("task_id", "trial", "final_db_diff", "expected_db_diff") if k not in row]
         if missing:
             raise JudgekitError(

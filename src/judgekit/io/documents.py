@@ -36,16 +36,19 @@ ModelT = TypeVar("ModelT", bound="BaseModel")
 
 __all__ = [
     "MAX_DOCUMENT_BYTES",
+    "MAX_IMPORT_BYTES",
     "MAX_LINE_BYTES",
     "MAX_NESTING_DEPTH",
     "MAX_NUMBER_DIGITS",
     "YAML_MAX_ALIAS_NODES",
     "Document",
+    "check_duplicate_keys",
     "check_json_bounds",
     "decode_utf8",
     "format_loc",
     "iter_lines",
     "json_error_detail",
+    "jsonl_lines",
     "line_too_long",
     "load_json_bounded",
     "load_json_model",
@@ -58,6 +61,12 @@ __all__ = [
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
 """Largest case or configuration file judgekit will parse (20 MiB)."""
+
+MAX_IMPORT_BYTES = 1024 * 1024 * 1024
+"""Largest benchmark or trace export (one JSON document: tau-bench, OTLP) that ``import`` parses (1 GiB).
+
+A full benchmark run is one JSON list and can be far larger than a case file; it is still parsed under the
+depth and number limits."""
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 """Longest line of a JSONL file (transcripts, results, JSONL cases, label tables) judgekit parses (32 MiB).
@@ -80,6 +89,20 @@ _LIMITS_DOC = "docs/reference/limits.md"
 _Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 Loc = tuple[str | int, ...]
+
+
+def jsonl_lines(text: str) -> list[str]:
+    r"""The lines of JSONL text: split at ``\n`` only, a trailing ``\r`` removed from each.
+
+    Not :meth:`str.splitlines`, which also breaks at U+2028, U+2029, U+0085 and other characters that
+    JSON allows raw inside a string (a writer with ``ensure_ascii=False`` leaves them raw): that would cut a
+    valid line in two and misnumber every line after it.
+
+    Examples:
+        >>> jsonl_lines('{"a": "one\u2028two"}\r\n{"b": 2}\n')
+        ['{"a": "one\u2028two"}', '{"b": 2}', '']
+    """
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def format_loc(loc: Loc) -> str:
@@ -407,7 +430,11 @@ def _mib(size: int) -> str:
 
 
 class _JsonRefusal(ValueError):
-    """A value the JSON parser's hooks refuse (a hook cannot know its line)."""
+    """A value the JSON parser's hooks refuse (a hook cannot know its line): ``token`` is its text."""
+
+    def __init__(self, message: str, token: str = "") -> None:
+        super().__init__(message)
+        self.token = token
 
 
 def _refuse_constant(name: str) -> Any:
@@ -419,6 +446,24 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _JsonRefusal(_not_finite_message(text))
     return value
+
+
+def _toml_float(text: str) -> float:
+    """A TOML float under the number limits: at most :data:`MAX_NUMBER_DIGITS` digits, and finite."""
+    if sum(c.isdigit() for c in text) > MAX_NUMBER_DIGITS:
+        raise _JsonRefusal(_digits_message(), text)
+    value = float(text)
+    if not math.isfinite(value):
+        raise _JsonRefusal(_not_finite_message(text).replace(" or null", ""), text)  # TOML has no null
+    return value
+
+
+def _toml_line_of(text: str, token: str) -> int | None:
+    """The line of the first value ``= token`` in TOML text (a parse hook is not told where it is)."""
+    if not token:
+        return None
+    found = re.search(rf"=[ \t]*{re.escape(token)}(?![\w.])|[\[,][ \t]*{re.escape(token)}(?![\w.])", text)
+    return text.count("\n", 0, found.start()) + 1 if found else None
 
 
 def _line_at(text: str, position: int, line: int) -> int:
@@ -559,20 +604,24 @@ def load_toml_bounded(text: str, *, source: str | os.PathLike[str] | None) -> An
     Raises:
         tomllib.TOMLDecodeError: When the text is not TOML (the caller locates it).
         LocatedError: When the file is larger than :data:`MAX_DOCUMENT_BYTES`, nests deeper than
-            :data:`MAX_NESTING_DEPTH` or holds a number longer than :data:`MAX_NUMBER_DIGITS` digits.
+            :data:`MAX_NESTING_DEPTH`, holds a number longer than :data:`MAX_NUMBER_DIGITS` digits or a
+            float that is not finite (``inf``, ``nan``, or too large, such as ``1e400``).
     """
     import tomllib
 
     path = Path(source) if source is not None else None
     _check_size(len(text), path, None, MAX_DOCUMENT_BYTES, "the file")
     try:
-        data = tomllib.loads(text)
+        data = tomllib.loads(text, parse_float=_toml_float)
     except RecursionError:
         raise _limit_error(path, None, _depth_message()) from None
     except tomllib.TOMLDecodeError:
         raise
+    except _JsonRefusal as exc:  # a float too long, infinite or NaN
+        raise _limit_error(path, _toml_line_of(text, exc.token), str(exc)) from None
     except ValueError:  # int() refusing a number longer than Python converts
-        raise _limit_error(path, None, _digits_message()) from None
+        run = _LONG_DIGITS.search(text)
+        raise _limit_error(path, _line_at(text, run.start(), 1) if run else None, _digits_message()) from None
     if _depth_of(data) > MAX_NESTING_DEPTH:
         raise _limit_error(path, None, _depth_message())
     return data
@@ -704,6 +753,49 @@ def line_too_long(
     )
 
 
+def _dict_once(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    out = dict(pairs)
+    if len(out) != len(pairs):
+        seen: set[str] = set()
+        for key, _ in pairs:
+            if key in seen:
+                raise _DuplicateKeyError(key)
+            seen.add(key)
+    return out
+
+
+def check_duplicate_keys(raw: str | bytes, *, source: str | os.PathLike[str] | None, line: int = 1) -> None:
+    """Refuse a JSON line that repeats a key in one object, which a fast parser reads as its last value.
+
+    For lines a fast parser (pydantic's ``model_validate_json``) has already accepted: a repeated key
+    (``{"verdict": "fail", "verdict": "pass"}``) is ambiguous, since readers differ on which value wins,
+    so it is refused rather than read as either. Call it after :func:`check_json_bounds` (it assumes the
+    depth and number limits hold).
+
+    Args:
+        raw: The line.
+        source: The file, for messages (``None`` for text from no file).
+        line: The line's 1-based number in ``source``.
+
+    Raises:
+        LocatedError: When an object repeats a key, at ``source:line``, naming the key.
+
+    Examples:
+        >>> check_duplicate_keys('{"verdict": "pass", "checks": [{"id": 1}]}', source=None)
+        >>> check_duplicate_keys('{"verdict": "fail", "verdict": "pass"}', source="r.jsonl", line=3)
+        Traceback (most recent call last):
+        ...
+        judgekit.errors.LocatedError: r.jsonl:3: duplicate key 'verdict' in one object; keep one
+    """
+    try:
+        json.loads(raw, object_pairs_hook=_dict_once)
+    except _DuplicateKeyError as exc:
+        path = Path(source) if source is not None else None
+        raise _limit_error(path, line, f"duplicate key '{exc.key[:80]}' in one object; keep one") from None
+    except (ValueError, RecursionError):
+        return  # not JSON the caller's parser accepted: its own error stands
+
+
 def _reject_duplicates(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     out: dict[str, Any] = {}
     for key, value in pairs:
@@ -783,7 +875,7 @@ def parse_text(text: str, path: str | os.PathLike[str]) -> Iterator[Document | P
     _check_size(len(text), path, None, MAX_DOCUMENT_BYTES, "the file")
     suffix = path.suffix.lower()
     if suffix == ".jsonl":
-        for number, line in enumerate(text.splitlines(), start=1):
+        for number, line in enumerate(jsonl_lines(text), start=1):
             if not line.strip():
                 continue
             try:

@@ -38,7 +38,8 @@ from typing import Any
 
 from pydantic import ValidationError
 
-from judgekit.errors import JudgekitError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.io.documents import MAX_IMPORT_BYTES, load_json_bounded
 from judgekit.results import CaseRef, ResultLine, make_result_line
 from judgekit.transcript import RunRecord, Transcript
 from judgekit.verdict import CheckResult, Grade, Verdict
@@ -217,6 +218,12 @@ def parse_tau_bench_episode(
 
 
 def _read_json_or_jsonl(path: Path) -> Iterator[tuple[int, Any] | Problem]:
+    """The entries of a JSON list file or of a JSONL file, each under the bounded reader's limits.
+
+    A whole JSON list is parsed once (at most :data:`~judgekit.io.documents.MAX_IMPORT_BYTES`); a limit it
+    breaks, or malformed JSON, stops the import with the file and line. A JSONL line that breaks a limit
+    or is not JSON is a problem at its line and is left out.
+    """
     try:
         data = path.read_bytes()
     except OSError as exc:
@@ -224,11 +231,9 @@ def _read_json_or_jsonl(path: Path) -> Iterator[tuple[int, Any] | Problem]:
     stripped = data.lstrip()
     if stripped.startswith(b"["):
         try:
-            items = json.loads(data)
-        except json.JSONDecodeError as exc:
-            raise JudgekitError(
-                f"{path}:{exc.lineno}: malformed JSON ({exc.msg}, column {exc.colno}); nothing imported"
-            ) from None
+            items = load_json_bounded(data, source=path, max_bytes=MAX_IMPORT_BYTES, what="the file")
+        except LocatedError as exc:
+            raise JudgekitError(f"{exc.problem}; nothing imported") from None
         if not isinstance(items, list):
             raise JudgekitError(f"{path}: expected a JSON list of entries, found {type(items).__name__}")
         yield from enumerate(items, start=1)
@@ -237,10 +242,9 @@ def _read_json_or_jsonl(path: Path) -> Iterator[tuple[int, Any] | Problem]:
         if not raw.strip():
             continue
         try:
-            yield number, json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            msg = exc.msg if isinstance(exc, json.JSONDecodeError) else "not valid UTF-8"
-            yield Problem(path, number, "", f"malformed JSON ({msg}); line skipped")
+            yield number, load_json_bounded(raw, source=path, line=number)
+        except LocatedError as exc:
+            yield Problem(path, number, "", f"{exc.problem.message}; line skipped")
 
 
 def read_tau_bench(

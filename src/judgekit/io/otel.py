@@ -56,7 +56,8 @@ from typing import Any, Final, Literal
 
 from pydantic import JsonValue
 
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+from judgekit.io.documents import MAX_IMPORT_BYTES, load_json_bounded
 from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import FrozenModel
 
@@ -446,13 +447,14 @@ def _json_attr(value: Any, span: _Span, key: str, read: _SpanRead) -> Any:
     if not isinstance(value, str):
         return value
     try:
-        return json.loads(value)
-    except json.JSONDecodeError as exc:
+        return load_json_bounded(value, source=None, what="the attribute")
+    except LocatedError as exc:
         read.notes.append(
             FidelityIssue(
                 kind="content_truncated",
-                detail=f"attribute {key} on span {span.span_id} is not valid JSON ({exc.msg} at "
-                f"character {exc.pos} of {len(value)}); it was probably cut off by an attribute length limit",
+                detail=f"attribute {key} on span {span.span_id} ({len(value)} characters) is not usable JSON "
+                f"({exc.problem.message}); a malformed value was probably cut off by an attribute length "
+                "limit",
                 span_id=span.span_id,
             )
         )
@@ -548,8 +550,8 @@ def _event_message(event: _Event, span_id: str) -> _Msg | None:
         raw = event.attributes.get("body", event.attributes.get("event.body"))
         if isinstance(raw, str):
             try:
-                body = json.loads(raw)
-            except json.JSONDecodeError:
+                body = load_json_bounded(raw, source=None, what="the event body")
+            except LocatedError:
                 body = {"content": raw}
         elif isinstance(raw, dict):
             body = raw
@@ -561,16 +563,16 @@ def _event_message(event: _Event, span_id: str) -> _Msg | None:
     message = body.get("message") if event.name == "gen_ai.choice" else body
     if isinstance(message, str):
         try:
-            message = json.loads(message)
-        except json.JSONDecodeError:
+            message = load_json_bounded(message, source=None, what="the message")
+        except LocatedError:
             message = {"content": message}
     if not isinstance(message, dict):
         message = {}
     calls_raw = message.get("tool_calls")
     if isinstance(calls_raw, str):
         try:
-            calls_raw = json.loads(calls_raw)
-        except json.JSONDecodeError:
+            calls_raw = load_json_bounded(calls_raw, source=None, what="the tool calls")
+        except LocatedError:
             calls_raw = []
     calls = []
     for c in calls_raw or []:
@@ -990,8 +992,8 @@ def _fidelity(  # noqa: PLR0917 - private helper
                 ok = True
             else:
                 try:
-                    ok = isinstance(json.loads(args), dict)
-                except json.JSONDecodeError:
+                    ok = isinstance(load_json_bounded(args, source=None, what="the arguments"), dict)
+                except LocatedError:
                     ok = False
             if not ok:
                 unparseable += 1
@@ -1083,13 +1085,10 @@ def import_otlp(
         JudgekitError: When the data is not JSON or not an OTLP export (no ``resourceSpans``).
     """
     source = Path(source) if source is not None else None
-    text = data.decode("utf-8", "replace") if isinstance(data, bytes) else data
     try:
-        doc = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise JudgekitError(
-            f"{source or '<input>'}:{exc.lineno}: not JSON ({exc.msg}); expected an OTLP JSON trace export"
-        ) from None
+        doc = load_json_bounded(data, source=source, max_bytes=MAX_IMPORT_BYTES, what="the trace export")
+    except LocatedError as exc:
+        raise JudgekitError(f"{exc.problem}; expected an OTLP JSON trace export") from None
     if not isinstance(doc, dict) or not ("resourceSpans" in doc or "resourceLogs" in doc):
         raise JudgekitError(
             f"{source or '<input>'}: not an OTLP JSON export: expected a top-level 'resourceSpans' list "

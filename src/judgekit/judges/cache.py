@@ -34,7 +34,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, LocatedError
+from judgekit.io.documents import load_json_bounded
 
 __all__ = ["CacheMode", "CachedReply", "Cassette", "request_key"]
 
@@ -163,13 +164,13 @@ class Cassette:
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
+                record = load_json_bounded(line, source=self.path)
                 if isinstance(record, dict) and "key" not in record and isinstance(record.get("meta"), dict):
                     self.meta = record["meta"]
                     continue
                 key = record["key"]
                 reply = record["reply"]
-            except (ValueError, KeyError, TypeError):
+            except (LocatedError, KeyError, TypeError):
                 self.skipped_lines += 1
                 continue
             if isinstance(key, str) and isinstance(reply, dict):
@@ -231,12 +232,12 @@ class Cassette:
             if self.path.exists():
                 for line in self.path.read_bytes().splitlines():
                     try:
-                        record = json.loads(line)
+                        record = load_json_bounded(line, source=self.path)
                         if isinstance(record, dict) and "key" not in record and "meta" in record:
                             meta_line = _canonical(record) + "\n"
                             continue
                         records[record["key"]] = _canonical(record)
-                    except (ValueError, KeyError, TypeError):
+                    except (LocatedError, KeyError, TypeError):
                         continue
             tmp = self.path.with_name(self.path.name + ".tmp")
             tmp.write_text(meta_line + "".join(records[k] + "\n" for k in sorted(records)), encoding="utf-8")

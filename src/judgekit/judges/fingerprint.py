@@ -24,7 +24,7 @@ from judgekit.verdict import FrozenModel
 
 __all__ = ["PARSER_VERSION", "Fingerprint", "judge_fingerprint"]
 
-PARSER_VERSION = "2"
+PARSER_VERSION = "3"
 """Version of the verdict parser's rules (:mod:`judgekit.judges.parse`); bump when they change."""
 
 

@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import hashlib
-import unicodedata
 from typing import TYPE_CHECKING, Any, Literal
 
 from judgekit.judges.client import JudgeClient
 from judgekit.judges.fingerprint import judge_fingerprint
-from judgekit.judges.parse import _ZERO_WIDTH, PARSE_FAILURE, find_json_objects
+from judgekit.judges.parse import PARSE_FAILURE, find_reply_object, normalise_option
 from judgekit.judges.prompt import SYSTEM_PROMPT, fence, render_case_facts, render_transcript
 from judgekit.judges.rubric import Criterion, Rubric
 from judgekit.verdict import FrozenModel
@@ -103,27 +102,39 @@ class PairwiseResult(FrozenModel):
     error: str | None = None
 
 
-def parse_preference(raw: str | None, *, finish_reason: str | None = None) -> tuple[str | None, str, str]:
-    """Parse a pairwise reply strictly.
+def parse_preference(
+    raw: str | None, *, finish_reason: str | None = None, refusal: str | None = None
+) -> tuple[str | None, str, str]:
+    """Parse a pairwise reply under the same rules as a verdict reply (:func:`find_reply_object`).
+
+    More than one ``preferred`` object (unless identical), a repeated or lookalike key, a refusal, a
+    finish reason other than ``stop``, a cut-off tail or a reply over the size limit is unusable.
+
+    Args:
+        raw: The reply's text (``None`` when the provider returned no content).
+        finish_reason: The provider's finish reason (``None``, unknown, and ``stop`` are accepted).
+        refusal: The provider's ``message.refusal`` text, when it set one.
 
     Returns:
         ``(label, rationale, problem)``: ``label`` is ``A``, ``B``, ``tie`` or ``insufficient_information``
         (``None`` with ``problem`` set when the reply is unusable).
+
+    Examples:
+        >>> parse_preference('{"preferred": "B", "rationale": "cites the policy"}')
+        ('B', 'cites the policy', '')
+        >>> parse_preference('{"preferred": "A"} {"preferred": "B"}')[2][:27]
+        'the reply holds 2 different'
     """
-    if raw is None or not raw.strip():
-        return None, "", "empty reply"
-    if finish_reason == "length":
-        return None, "", "reply truncated by the token limit (finish_reason=length)"
-    candidates = [o for o in find_json_objects(raw.translate(_ZERO_WIDTH)) if "preferred" in o]
-    if not candidates:
-        return None, "", "no JSON object with a 'preferred' key in the reply"
-    value = candidates[-1]["preferred"]
+    obj, problem = find_reply_object(raw, "preferred", finish_reason=finish_reason, refusal=refusal)
+    if obj is None:
+        return None, "", problem
+    value = obj["preferred"]
     if not isinstance(value, str):
         return None, "", f"preferred is {type(value).__name__}, not a string"
-    key = unicodedata.normalize("NFC", value).strip().casefold().replace(" ", "_").replace("-", "_")
+    key = normalise_option(value)
     if key not in _OPTIONS:
         return None, "", f"preferred {value!r} is not one of ['A', 'B', 'tie', 'insufficient_information']"
-    rationale = candidates[-1].get("rationale", "")
+    rationale = obj.get("rationale", "")
     return _OPTIONS[key], rationale if isinstance(rationale, str) else "", ""
 
 
@@ -173,7 +184,9 @@ class PairwiseJudge:
         result = await self.client.complete(request, item=item)
         if result.error is not None:
             return Preference(choice=None, reason=result.error, detail=result.error_detail)
-        label, rationale, problem = parse_preference(result.content, finish_reason=result.finish_reason)
+        label, rationale, problem = parse_preference(
+            result.content, finish_reason=result.finish_reason, refusal=result.refusal
+        )
         if label is None:
             return Preference(choice=None, reason=PARSE_FAILURE, detail=problem, raw=result.content)
         mapping: dict[str, Any] = {

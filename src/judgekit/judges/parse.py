@@ -57,6 +57,7 @@ __all__ = [
     "find_json_objects",
     "find_reply_object",
     "normalise_for_match",
+    "normalise_option",
     "parse_verdict",
     "quote_occurs",
     "reduce_samples",
@@ -87,7 +88,7 @@ reply that needs more is an error. This makes scanning linear-time whatever the 
 REFUSAL_PATTERNS: Final = (
     r"\bi(?: can ?not| can'?t| won'?t| will not| am unable to|'?m unable to| am not able to|'?m not able to)"
     r" (?:help|assist|comply|provide|do that|do this|evaluate|judge|grade|complete|fulfil+|answer|continue"
-    r"|engage|participate|support|process|review|assess|give|share|perform|rate|score)\b",
+    r"|engage|participate|support|process|review|assess|give|share|perform|rate|score|compare)\b",
     r"\bi(?: must| have to| need to| will have to| am going to have to|'?m going to have to)"
     r" (?:decline|refuse)\b",
     r"\bi (?:decline|refuse) to\b",
@@ -390,7 +391,13 @@ def quote_occurs(quote: str, haystacks: Iterable[str]) -> bool:
     return False
 
 
-def _normalise_option(value: str) -> str:
+def normalise_option(value: str) -> str:
+    """An option's comparable form: NFC, zero-width removed, case-folded, spaces and hyphens as ``_``.
+
+    Examples:
+        >>> normalise_option(" Insufficient-Information\u200b")
+        'insufficient_information'
+    """
     text = unicodedata.normalize("NFC", value).translate(_ZERO_WIDTH).strip().casefold()
     return re.sub(r"[\s-]+", "_", text)
 
@@ -568,7 +575,7 @@ def parse_verdict(
     value = obj["verdict"]
     if not isinstance(value, str):
         return _failure(f"verdict is {type(value).__name__}, not a string", raw)
-    normalised = _normalise_option(value)
+    normalised = normalise_option(value)
     if normalised not in options:
         return _failure(f"verdict {value!r} is not one of {list(options)}", raw)
     evidence = obj.get("evidence", [])
