@@ -47,13 +47,16 @@ from judgekit.verdict import FrozenModel
 
 __all__ = [
     "CASE_FILE_SUFFIXES",
+    "HOLDOUT_GRADING_KEY",
     "MANIFEST_NAME",
     "NON_CASE_DIRS",
+    "CaseSelection",
     "CaseSet",
     "LoadedCase",
     "PathArg",
     "SetManifest",
     "load_case_set",
+    "select_cases",
 ]
 
 CASE_FILE_SUFFIXES = (".yaml", ".yml", ".json", ".jsonl")
@@ -267,6 +270,78 @@ class CaseSet:
             from judgekit.errors import ProblemsError
 
             raise ProblemsError(self.problems)
+
+
+HOLDOUT_GRADING_KEY = "holdouts"
+"""Key of the result lines' ``grading`` record listing the holdout cases a run was asked to grade."""
+
+
+@dataclass(frozen=True)
+class CaseSelection:
+    """The cases a run, report, export or integration uses: holdouts only when asked for by name.
+
+    Attributes:
+        cases: The cases to use, in the order given (for a :class:`CaseSet`, its reviewed cases in file
+            order; candidates are never used).
+        named: Ids of the holdout cases asked for by name, which are in :attr:`cases` (sorted).
+        left_out: Ids of the holdout cases not asked for, which are not in :attr:`cases` (sorted).
+    """
+
+    cases: tuple[Case, ...]
+    named: tuple[str, ...] = ()
+    left_out: tuple[str, ...] = ()
+
+    @property
+    def ids(self) -> set[str]:
+        """Ids of the cases used."""
+        return {case.id for case in self.cases}
+
+
+def select_cases(
+    cases: CaseSet | Iterable[Case], holdout: str | Sequence[str] = (), *, option: str = "--holdout"
+) -> CaseSelection:
+    """Leave holdout cases out unless they are named: the one rule every path that reads cases follows.
+
+    A case whose ``split`` is ``holdout`` is reserved (tuning prompts against it would overfit it), so
+    ``judgekit grade``/``report``/``export``, the runner (:func:`judgekit.runner.plan_trials`), the pytest
+    plugin, Inspect AI, promptfoo and the demo all take their cases from here. Each exposes the names in
+    its own idiom (``--holdout ID``, ``--judgekit-holdout ID``, ``holdout=[...]``) and passes that idiom's
+    spelling as ``option`` so a wrong name is reported the way the user wrote it.
+
+    Args:
+        cases: A loaded set (its reviewed cases are used; candidates never are) or the cases themselves.
+        holdout: Ids of the holdout cases to include (one id or several; empty: none).
+        option: How the user spells the names where they are given, for the error message.
+
+    Returns:
+        The cases to use and which holdouts were named or left out.
+
+    Raises:
+        JudgekitError: (exit code 2) When a name is not a case given, or names a case that is not a holdout
+            (a routine case needs no naming); the message lists the holdout cases there are.
+    """
+    given = [c.case for c in cases.reviewed()] if isinstance(cases, CaseSet) else list(cases)
+    names = {holdout} if isinstance(holdout, str) else set(holdout)
+    holdouts = {c.id for c in given if c.split == "holdout"}
+    known = {c.id for c in given}
+    unknown = sorted(names - known)
+    routine = sorted((names & known) - holdouts)
+    problems: list[str] = []
+    if unknown:
+        problems.append(f"not cases of the set: {', '.join(unknown)}")
+    if routine:
+        problems.append(f"not holdout cases (they are graded anyway): {', '.join(routine)}")
+    if problems:
+        listed = ", ".join(sorted(holdouts)) or "none"
+        raise JudgekitError(
+            f"{option}: {'; '.join(problems)}. The set's holdout cases: {listed}", exit_code=2
+        )
+    left_out = holdouts - names
+    return CaseSelection(
+        cases=tuple(c for c in given if c.id not in left_out),
+        named=tuple(sorted(names)),
+        left_out=tuple(sorted(left_out)),
+    )
 
 
 def _find_root(paths: Sequence[Path]) -> tuple[Path, SetManifest | None, list[Problem]]:

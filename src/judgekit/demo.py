@@ -339,10 +339,10 @@ def _references(case_set: CaseSet, say: Say) -> list[str]:
     return broken
 
 
-def _load_plan(case_set: CaseSet, path: Path) -> RunPlan:
+def _load_plan(case_set: CaseSet, path: Path, *, holdout: Sequence[str] = ()) -> RunPlan:
     from judgekit.runner import plan_trials
 
-    plan = plan_trials(case_set, [path])
+    plan = plan_trials(case_set, [path], holdout=holdout)
     if plan.problems:
         listed = "\n".join(f"  {p}" for p in plan.problems[:10])
         raise JudgekitError(f"{path}: the recorded run has problems:\n{listed}")
@@ -431,7 +431,12 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
 
     grader = demo_rubric_grader(cassette, CacheMode.REPLAY)
     experts = _expert_rows(root / DEMO_LABELS)
-    sample = _pairs(_load_plan(case_set, root / CALIBRATION_SAMPLE))
+    from judgekit.golden.splits import holdout_ids
+
+    # the judge's calibration sample is not an agent run: its experts labelled every case's trials, holdouts
+    # included (as `judgekit calibrate`, which reads no case set), so the holdouts are named here
+    every = sorted(holdout_ids(case_set))
+    sample = _pairs(_load_plan(case_set, root / CALIBRATION_SAMPLE, holdout=every))
     in_sample = {(case.id, item_id(case.id, t.trial)) for case, t in sample}
     labelled = {(r.get("case_id", ""), r.get("item_id", "")) for r in experts}
     strays = sorted(labelled - in_sample)
@@ -715,7 +720,6 @@ def run_demo(
     out = Path(out)
     example = Path(example) if example is not None else None
     from judgekit.calibration.trust import TrustBook
-    from judgekit.golden.splits import holdout_ids
     from judgekit.reports.demo_index import DemoFacts
     from judgekit.resources import EXAMPLE_SET, resource_path
     from judgekit.verdict import Trust
@@ -749,9 +753,6 @@ def run_demo(
     result.calibration_items = calibrated.result.report.n_items
     plans = {Path(run).stem: _load_plan(case_set, root / run) for run in DEMO_RUNS}
     check_calibration_disjoint(calibrated.trials, {name: _pairs(plan) for name, plan in plans.items()})
-    holdouts = holdout_ids(case_set)  # left out, as `judgekit grade` does without --holdout
-    for plan in plans.values():
-        plan.trials = [t for t in plan.trials if t.case.id not in holdouts]
     graded = ", ".join(f"{name} ({len(plan.trials)} trials)" for name, plan in plans.items())
     separation = (
         f"graded: {graded}; none of their transcripts is in the calibration sample (compared by content hash)"
@@ -767,8 +768,9 @@ def run_demo(
     runs: list[DemoRunFacts] = []
     for i, (run, (name, plan)) in enumerate(zip(DEMO_RUNS, plans.items(), strict=True)):
         say(f"[{5 + i}/{steps}] grading {name} ({run}): state, rules, route, text and judge layers")
-        if holdouts:
-            say(f"      left out the trials of holdout case(s) {', '.join(sorted(holdouts))}")
+        if plan.held_out:  # plan_trials left them out, as `judgekit grade` does without --holdout
+            held = sorted({t.case.id for t in plan.held_out})
+            say(f"      left out the trials of holdout case(s) {', '.join(held)}")
         target = out / "results" / f"{name}.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
         runs.append(_grade_run(case_set, plan, name, target, cassette=cassette, book=book, say=say))

@@ -113,10 +113,16 @@ class RunPlan:
     Attributes:
         trials: Trials to grade, in input order.
         problems: Lines left out: not a transcript, a case not in the set, a repeated trial.
+        held_out: Trials of holdout cases that were not named, in input order: left out of
+            :attr:`trials` (they are not problems; a caller says they were left out).
+        holdouts: Ids of the holdout cases named for this run (their trials are in :attr:`trials`);
+            :func:`run_trials` records them in every line's ``grading["holdouts"]``.
     """
 
     trials: list[PlannedTrial] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    held_out: list[PlannedTrial] = field(default_factory=list)
+    holdouts: tuple[str, ...] = ()
 
 
 class Progress(Protocol):
@@ -205,7 +211,11 @@ def case_ref(case: Case) -> CaseRef:
 
 
 def plan_trials(
-    case_set: CaseSet, transcript_files: str | PathLike[str] | Sequence[str | PathLike[str]]
+    case_set: CaseSet,
+    transcript_files: str | PathLike[str] | Sequence[str | PathLike[str]],
+    *,
+    holdout: str | Sequence[str] = (),
+    option: str = "--holdout",
 ) -> RunPlan:
     """Read transcript files and pair each trial with its case.
 
@@ -214,24 +224,33 @@ def plan_trials(
         transcript_files: JSONL transcript files (one trial a line, see ``docs/transcripts.md``): one path
             or several, each a ``str`` or a path object, and glob patterns (``runs/*.jsonl``, ``**``
             recursive) expanded in order.
+        holdout: Ids of the holdout cases to grade too (:func:`judgekit.caseset.select_cases`); the trials
+            of every other holdout case go to :attr:`RunPlan.held_out`, not :attr:`RunPlan.trials`.
+        option: How the caller's user spells ``holdout`` (for the error message).
 
     Returns:
         The plan. Problems (each ``file:line``): a line that is not a valid transcript, a case id not in
         the set, a ``(case, trial)`` already seen (the first is kept).
 
     Raises:
-        JudgekitError: When a transcript file cannot be read, a file is missing or a pattern matches
-            nothing (exit code 2), or a line is a raw OpenAI chat or Anthropic messages conversation
-            rather than a transcript (exit code 2; the message gives the ``judgekit import`` command to
-            run). Nothing is graded or written then.
+        JudgekitError: When a ``holdout`` name is not a holdout case of the set (exit code 2), a
+            transcript file cannot be read, a file is missing or a pattern matches nothing (exit code 2),
+            or a line is a raw OpenAI chat or Anthropic messages conversation rather than a transcript
+            (exit code 2; the message gives the ``judgekit import`` command to run). Nothing is graded or
+            written then.
     """
+    from judgekit.caseset import select_cases
     from judgekit.io.paths import expand_input_paths
 
+    selection = select_cases(case_set, holdout, option=option)
     given = [transcript_files] if isinstance(transcript_files, str | PathLike) else list(transcript_files)
     files = expand_input_paths(given, what="transcript file")
-    cases = {loaded.case.id: loaded.case for loaded in case_set.reviewed()}
+    cases = {case.id: case for case in selection.cases}
+    held_out = {
+        loaded.case.id: loaded.case for loaded in case_set.reviewed() if loaded.case.id in selection.left_out
+    }
     candidates = {loaded.case.id for loaded in case_set.candidates()}
-    plan = RunPlan()
+    plan = RunPlan(holdouts=selection.named)
     seen: dict[tuple[str, int], str] = {}
     for path in files:
         try:
@@ -248,7 +267,7 @@ def plan_trials(
                 transcript = _parse_transcript(path, number, raw, plan.problems)
                 if transcript is None:
                     continue
-                case = cases.get(transcript.case_id)
+                case = cases.get(transcript.case_id) or held_out.get(transcript.case_id)
                 if case is None:
                     why = (
                         "is a candidate (unreviewed) and is not graded"
@@ -279,9 +298,10 @@ def plan_trials(
                     continue
                 seen[key] = where
                 digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()
-                plan.trials.append(
-                    PlannedTrial(case, transcript, TrialSource(file=str(path), line=number, sha256=digest))
+                planned = PlannedTrial(
+                    case, transcript, TrialSource(file=str(path), line=number, sha256=digest)
                 )
+                (plan.held_out if case.id in held_out else plan.trials).append(planned)
     return plan
 
 
@@ -529,6 +549,10 @@ async def run_trials(
     fp_data = judge_record(spec)
     grader_data = spec.record()
     grading_data = dict(grading or {})
+    if plan.holdouts:  # a run that used holdouts says so in every line (judgekit report reads it)
+        from judgekit.caseset import HOLDOUT_GRADING_KEY
+
+        grading_data.setdefault(HOLDOUT_GRADING_KEY, list(plan.holdouts))
     spent = 0.0
     untrusted_count = 0
     started = clock()

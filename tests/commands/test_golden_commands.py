@@ -98,6 +98,50 @@ def test_export_command_lists_left_out(
     assert "left out 1 case(s) with no reference answer" in out
 
 
+def test_export_refuses_owners_sharing_a_file_name_and_writes_nothing(
+    small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    case = (small_set / "cases" / "a.yaml").read_text(encoding="utf-8")
+    (small_set / "cases" / "c.yaml").write_text(
+        case.replace("GS-1", "GS-9").replace("owner: cards", "owner: Cards"), encoding="utf-8"
+    )
+    out_dir = tmp_path / "exports"
+    code, out, err = run(
+        capsys, "export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
+    )
+    assert code == 2
+    assert out == ""
+    assert (
+        err.strip()
+        .splitlines()[-1]
+        .endswith(
+            "owners 'Cards' (case GS-9) and 'cards' (case GS-1) would be exported as Cards-1.csv and "
+            "cards-1.csv, which differ only in letter case (file names keep only letters, digits, '.', '_' "
+            "and '-', and letter case does not tell files apart); give one of them a different owner in its "
+            "case files. Nothing was written"
+        )
+    )
+    assert "Traceback" not in err
+    assert not out_dir.exists()
+
+
+def test_export_removes_the_earlier_exports_files(
+    small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out_dir = tmp_path / "exports"
+    args = ["export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)]
+    assert run(capsys, *args)[0] == 0
+    case_file = small_set / "cases" / "a.yaml"
+    case_file.write_text(
+        case_file.read_text(encoding="utf-8").replace("owner: cards", "owner: payments"), encoding="utf-8"
+    )
+    code, out, _err = run(capsys, *args)
+    assert code == 0
+    assert f"wrote {out_dir}/payments-1.csv (3 rows)" in out
+    assert f"removed {out_dir}/cards-1.csv (written by the earlier export, no longer exported)" in out
+    assert sorted(p.name for p in out_dir.iterdir()) == ["judgekit-export.json", "payments-1.csv"]
+
+
 def test_export_unknown_format(small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _out, err = run(capsys, "export", str(small_set), "--format", "excel", "--out", str(tmp_path))
     assert code == 2

@@ -456,6 +456,215 @@ def read_project_toml(work: str, variant: Variant) -> str:
     return "ok"
 
 
+# The importers and the other JSON readers that now go through ``load_json_bounded``.
+
+GOOD_OPENAI_CHAT = (
+    b'{"case_id":"c1","trial":1,"model":"gpt-4o","messages":[{"role":"system","content":"You are AirDesk."},'
+    b'{"role":"user","content":"hi"},{"role":"assistant","content":"done"}],"metadata":{"x":SLOT}}'
+)
+GOOD_ANTHROPIC = (
+    b'{"case_id":"c1","trial":1,"model":"claude-sonnet-4-5",'
+    b'"system":[{"type":"text","text":"You are AirDesk."}],'
+    b'"tools":[{"name":"lookup_booking","input_schema":{"type":"object"}}],"messages":['
+    b'{"role":"user","content":"I was charged twice."},'
+    b'{"role":"assistant","content":[{"type":"tool_use","id":"toolu_1","name":"lookup_booking",'
+    b'"input":{"ref":"QX7P2L"}}]},'
+    b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"{}"}]},'
+    b'{"role":"assistant","content":[{"type":"text","text":"Refunded."}]}],"metadata":{"x":SLOT}}'
+)
+#: One tau-bench episode (the shape of ``tests/io/test_importers.py``); the slot is ``info.source``.
+GOOD_TAU_EPISODE = (
+    b'{"task_id":3,"trial":0,"reward":1.0,"info":{"task":{"user_id":"u1","instruction":"book",'
+    b'"actions":[],"outputs":["42"]},"source":SLOT},"traj":[{"role":"system","content":"# Policy"},'
+    b'{"role":"user","content":"hi"},{"role":"assistant","content":"done"}]}'
+)
+GOOD_OTLP = (
+    b'{"resourceSpans":[{"resource":{"attributes":[{"key":"service.name","value":{"stringValue":"agent"}}]},'
+    b'"scopeSpans":[{"scope":{"name":"fixture"},"spans":[{"traceId":"5cf92f3577b34da6a3ce929d0e0e4737",'
+    b'"spanId":"b100000000000001","parentSpanId":"","name":"chat example-model","kind":1,'
+    b'"startTimeUnixNano":"1767225600010000000","endTimeUnixNano":"1767225600100000000","attributes":['
+    b'{"key":"gen_ai.operation.name","value":{"stringValue":"chat"}},'
+    b'{"key":"judgekit.case_id","value":{"stringValue":"c1"}},'
+    b'{"key":"gen_ai.input.messages","value":{"stringValue":INPUT}},'
+    b'{"key":"gen_ai.output.messages","value":{"stringValue":OUTPUT}}],'
+    b'"events":[],"status":{},"x":SLOT}]}]}]}'
+)
+GOOD_OTLP_INPUT = b'[{"role": "user", "parts": [{"type": "text", "content": "hi"}]}]'
+GOOD_OTLP_OUTPUT = b'[{"role": "assistant", "parts": [{"type": "text", "content": "done"}]}]'
+
+
+def _otlp_template(input_messages: bytes = GOOD_OTLP_INPUT) -> bytes:
+    """The OTLP export with its chat span's ``gen_ai.input.messages`` attribute (a JSON string) set."""
+    return GOOD_OTLP.replace(b"INPUT", json.dumps(input_messages.decode()).encode()).replace(
+        b"OUTPUT", json.dumps(GOOD_OTLP_OUTPUT.decode()).encode()
+    )
+
+
+GOOD_REPLAY = b'{"task_id":7,"trial":0,"final_db_diff":{},"expected_db_diff":{},"x":SLOT}'
+GOOD_CASSETTE = b'{"key":"k1","reply":{"content":"pass","x":SLOT}}'
+GOOD_TEXTS = b'{"id":"c1","texts":["hello",{"field":"input","text":"world"}],"x":SLOT}'
+
+
+def _import_outcome(read: Callable[[Path], object], path: Path) -> str:
+    """What an importer made of ``path``: its problems, ``ok``, or the error that stopped it."""
+    from judgekit.errors import JudgekitError
+
+    try:
+        result = read(path)
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    problems = getattr(result, "problems", [])
+    trials = getattr(result, "trials", [])
+    if not problems and not trials:
+        return "nothing imported and no problem"
+    return "\n".join(str(p) for p in problems) or "ok"
+
+
+def read_openai_chat_file(work: str, variant: Variant) -> str:
+    """An OpenAI chat JSONL export, read by ``read_openai_chat``; the slot is a ``metadata`` value."""
+    from judgekit.io.importers import read_openai_chat
+
+    path = _write(Path(work) / "chat.jsonl", _fill(GOOD_OPENAI_CHAT, variant) + b"\n")
+    return _import_outcome(read_openai_chat, path)
+
+
+def read_anthropic_file(work: str, variant: Variant) -> str:
+    """An Anthropic messages JSONL export, read by ``read_anthropic``; the slot is a ``metadata`` value."""
+    from judgekit.io.adapters import read_anthropic
+
+    path = _write(Path(work) / "claude.jsonl", _fill(GOOD_ANTHROPIC, variant) + b"\n")
+    return _import_outcome(read_anthropic, path)
+
+
+def read_tau_bench_list(work: str, variant: Variant) -> str:
+    """A tau-bench results file (one JSON list of episodes), read by ``read_tau_bench``.
+
+    The slot is an episode's ``info.source``; a list that breaks a limit stops the import
+    (``file:line: ...; nothing imported``).
+    """
+    from judgekit.io.importers import read_tau_bench
+
+    data = (
+        b"[\n"
+        + GOOD_TAU_EPISODE.replace(b"SLOT", b'"user"')
+        + b",\n"
+        + _fill(GOOD_TAU_EPISODE.replace(b'"trial":0', b'"trial":1'), variant)
+        + b"\n]\n"
+    )
+    path = _write(Path(work) / "raw.json", data)
+    return _import_outcome(read_tau_bench, path)
+
+
+def read_tau_bench_jsonl(work: str, variant: Variant) -> str:
+    """A tau-bench results file as JSONL (one episode a line), read by ``read_tau_bench``."""
+    from judgekit.io.importers import read_tau_bench
+
+    path = _write(Path(work) / "raw.jsonl", _fill(GOOD_TAU_EPISODE, variant) + b"\n")
+    return _import_outcome(read_tau_bench, path)
+
+
+def read_otlp_export(work: str, variant: Variant) -> str:
+    """An OTLP JSON trace export, read by ``read_otlp_file``; the slot is a span's (unread) ``x`` field."""
+    from judgekit.errors import JudgekitError
+    from judgekit.io.otel import read_otlp_file
+
+    path = _write(Path(work) / "trace.json", _fill(_otlp_template(), variant))
+    try:
+        result = read_otlp_file(path)
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    if not result.transcripts:
+        return "no transcript: " + "\n".join(str(p) for p in result.problems)
+    return "\n".join(str(p) for p in result.problems) or "ok"
+
+
+def read_otlp_attribute(work: str, variant: Variant) -> str:
+    """An OTLP export whose chat span's ``gen_ai.input.messages`` (a JSON string attribute) is the variant.
+
+    The attribute's text is the variant, written as a JSON string (escaped), so the export itself is
+    valid: a limit or malformation in the attribute is a fidelity note on the transcript (``attribute ...
+    on span ... is not usable JSON (<the refusal>)``), never a crash, and the trace is still imported. The
+    outcome is every note of the report (or ``ok``); the notes name the attribute and its span, not a file
+    line (the attribute is one string of the export), hence ``UNLOCATED``.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.io.otel import read_otlp_file
+
+    raw = variant.value
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError:
+        text = raw.decode("utf-8", "surrogateescape")  # JSON-escaped as \udcxx: text, no longer bytes
+    export = _otlp_template(b"ATTRIBUTE").replace(b"SLOT", b"1")
+    path = _write(Path(work) / "trace.json", export.replace(b'"ATTRIBUTE"', json.dumps(text).encode()))
+    try:
+        result = read_otlp_file(path)
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    if len(result.transcripts) != 1 or result.problems:
+        return f"the trace was not imported: {[str(p) for p in result.problems]}"
+    notes = [issue.detail for report in result.reports for issue in report.issues]
+    usable = [n for n in notes if "is not usable JSON" in n]
+    if usable and not all("gen_ai.input.messages on span b100000000000001" in n for n in usable):
+        return f"a note does not name the attribute and its span: {usable}"
+    return "\n".join(notes) or "ok"
+
+
+def read_taubench_replay(work: str, variant: Variant) -> str:
+    """A tau-bench replay file (JSONL of database diffs), read by ``_read_replay`` (``load_run``'s)."""
+    from judgekit.errors import JudgekitError
+    from judgekit.integrations.taubench import _read_replay
+
+    path = _write(Path(work) / "replay.jsonl", _fill(GOOD_REPLAY, variant) + b"\n")
+    try:
+        rows = _read_replay(path)
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    return "ok" if ("7", 0) in rows else f"the good row was not read: {sorted(rows)}"
+
+
+CASSETTE_SKIPPED = "line skipped, counted"
+
+
+def read_cassette(work: str, variant: Variant) -> str:
+    """A judge cassette (JSONL of recorded replies), read by ``Cassette``.
+
+    A cassette skips a line it cannot use by design, silently, and counts it in ``skipped_lines`` (a torn
+    write must not stop a run); it says neither where nor why. So the outcome this reader reports is what
+    the cassette did: ``ok`` when no line was skipped and the good record was read, and
+    ``cassette.jsonl: line skipped, counted (skipped_lines == 1)`` when exactly the hostile line was
+    skipped (and, for a cut line, the good line after it still read). Anything else (two skipped lines, the
+    good record lost, a record read from a hostile line) is reported as it is and fails. ``WORDING`` maps
+    every refusal of this kind to :data:`CASSETTE_SKIPPED` and ``UNLOCATED`` lets it go without a line.
+    """
+    from judgekit.judges.cache import Cassette
+
+    path = _write(Path(work) / "cassette.jsonl", _fill(GOOD_CASSETTE, variant) + b"\n")
+    cassette = Cassette(path)
+    # The good record is read from a control line, and from a cut line's second half.
+    good_read = "k1" in cassette and (cassette.get("k1") is not None)
+    expect = EXCEPTIONS.get(("cassette", variant.name), variant.expect)
+    cut = variant.name == "line_cut_in_half"
+    if cassette.skipped_lines == 0 and good_read:
+        return "ok"
+    if cassette.skipped_lines == 1 and (good_read == cut) and expect is not None:
+        return f"{path.name}: {CASSETTE_SKIPPED} (skipped_lines == 1)"
+    return f"{path.name}: skipped_lines == {cassette.skipped_lines}, records {len(cassette)}"
+
+
+def read_contamination_texts(work: str, variant: Variant) -> str:
+    """A contamination text file (JSONL, one case's ``id`` and ``texts`` a line), read by ``_texts_jsonl``."""
+    from judgekit.commands.contamination import _texts_jsonl
+    from judgekit.errors import JudgekitError
+
+    path = _write(Path(work) / "texts.jsonl", _fill(GOOD_TEXTS, variant) + b"\n")
+    try:
+        items = _texts_jsonl(path)
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    return "ok" if items and items[-1][0] == "c1" else f"the good case was not read: {items!r}"[:400]
+
+
 def toml_variants() -> Iterator[Variant]:
     """Hostile TOML configurations (whole files)."""
     yield Variant("deep_array_100000", lambda: b"cases = " + deep_arrays(100_000) + b"\n", DEPTH, whole=True)
@@ -468,6 +677,14 @@ def toml_variants() -> Iterator[Variant]:
     yield Variant("oversized", lambda: b"# " + b"x" * (MAX_DOCUMENT_BYTES + 1) + b"\n", DOC, whole=True)
     yield Variant("not_toml", lambda: b"cases = [\n", "malformed TOML", whole=True)
     yield Variant("invalid_utf8", lambda: b"cases = '\xff'\n", UTF8, whole=True)
+    yield Variant(
+        "float_5000_digits", lambda: b"[judge]\ntimeout = " + long_number(5_000) + b".5\n", DIGITS, whole=True
+    )
+    yield Variant("float_inf", lambda: b"[judge]\ntimeout = inf\n", NOT_FINITE, whole=True)
+    yield Variant("float_minus_inf", lambda: b"[judge]\nbackoff = -inf\n", NOT_FINITE, whole=True)
+    yield Variant("float_nan", lambda: b"[judge]\ntimeout = nan\n", NOT_FINITE, whole=True)
+    yield Variant("float_1e400", lambda: b"[judge]\ntimeout = 1e400\n", NOT_FINITE, whole=True)
+    yield Variant("float_in_an_array", lambda: b"thresholds = [0.5, inf]\n", NOT_FINITE, whole=True)
     yield Variant("plain", lambda: b"concurrency = 4\n", OK, whole=True)
 
 
@@ -508,6 +725,39 @@ KINDS: list[tuple[str, Reader, Callable[[], Iterator[Variant]]]] = [
     ("state_json", read_state_json, json_value_variants),
     ("calibration_record", read_calibration_record, json_value_variants),
     ("project_toml", read_project_toml, toml_variants),
+    (
+        "openai_chat",
+        read_openai_chat_file,
+        lambda: iter([*json_value_variants(), *json_line_variants(GOOD_OPENAI_CHAT.replace(b"SLOT", b"1"))]),
+    ),
+    (
+        "anthropic",
+        read_anthropic_file,
+        lambda: iter([*json_value_variants(), *json_line_variants(GOOD_ANTHROPIC.replace(b"SLOT", b"1"))]),
+    ),
+    ("tau_bench", read_tau_bench_list, json_value_variants),
+    (
+        "tau_bench_jsonl",
+        read_tau_bench_jsonl,
+        lambda: iter([*json_value_variants(), *json_line_variants(GOOD_TAU_EPISODE.replace(b"SLOT", b"1"))]),
+    ),
+    ("otlp", read_otlp_export, json_value_variants),
+    ("otlp_attribute", read_otlp_attribute, json_value_variants),
+    (
+        "taubench_replay",
+        read_taubench_replay,
+        lambda: iter([*json_value_variants(), *json_line_variants(GOOD_REPLAY.replace(b"SLOT", b"1"))]),
+    ),
+    (
+        "cassette",
+        read_cassette,
+        lambda: iter([*json_value_variants(), *json_line_variants(GOOD_CASSETTE.replace(b"SLOT", b"1"))]),
+    ),
+    (
+        "contamination_texts",
+        read_contamination_texts,
+        lambda: iter([*json_value_variants(), *json_line_variants(GOOD_TEXTS.replace(b"SLOT", b"1"))]),
+    ),
 ]
 
 #: Variants a kind cannot see as the generator says, and the outcome it correctly gives instead.
@@ -529,15 +779,29 @@ EXCEPTIONS: dict[tuple[str, str], str | None] = {
     ("run_config", "merge_key_once"): OK,
     # A 64 MiB JSONL case file is refused whole: case files are limited to 20 MiB.
     ("case_jsonl", "line_64_mib"): DOC,
+    # An OTLP attribute is a JSON string of a UTF-8 export: bytes that are not UTF-8 cannot be in it. Its
+    # reader writes them escaped (``\udcff``), which is text: read, and noted as "not a list", no refusal.
+    ("otlp_attribute", "invalid_utf8_ff"): OK,
+    ("otlp_attribute", "invalid_utf8_overlong"): OK,
+    ("otlp_attribute", "invalid_utf8_surrogate_bytes"): OK,
+    ("otlp_attribute", "invalid_utf8_truncated"): OK,
 }
 
 #: How a kind words a malformation (its messages predate this suite and are kept).
 WORDING: dict[str, dict[str, str]] = {
     "labels": {MALFORMED_JSON: "not valid JSON", UTF8: "is not UTF-8 text"},
+    # A cassette skips an unusable line by design and counts it (see ``read_cassette``).
+    "cassette": dict.fromkeys(
+        (DEPTH, DIGITS, LINE, NOT_FINITE, NOT_JSON, DUPLICATE, UTF8, MALFORMED_JSON), CASSETTE_SKIPPED
+    ),
 }
 
 #: Refusals a kind makes for the whole file (named, without a line).
 FILE_LEVEL = {DOC, "is not UTF-8 text"}
+
+#: Kinds whose correct outcome has no file line by design: the cassette counts a line it skips and says
+#: neither where nor why; an OTLP attribute's note names the attribute and its span (see their readers).
+UNLOCATED = {"cassette", "otlp_attribute"}
 
 
 def all_cases() -> list[tuple[str, Reader, Variant]]:
@@ -563,7 +827,12 @@ def judge_outcome(kind: str, variant: Variant, work: Path, reader: Reader) -> tu
         refused = [r for r in REFUSALS if r in text]
         return not refused, text[:400]
     # A whole-file refusal (its size, TOML's limits) names the file; every other names the line too.
-    located = _LOCATED.search(text) is not None or kind == "project_toml" or expect in FILE_LEVEL
+    located = (
+        _LOCATED.search(text) is not None
+        or kind == "project_toml"
+        or expect in FILE_LEVEL
+        or kind in UNLOCATED
+    )
     return (expect in text and located and "Traceback" not in text), text[:400]
 
 

@@ -263,3 +263,24 @@ def test_a_jsonl_line_is_not_cut_at_a_unicode_line_separator_inside_a_string(
     )
     docs = list(read_documents(path))
     assert [d.data for d in docs] == [{"id": "GS-1", "input": f"one{separator}two"}, {"id": "GS-2"}]
+
+
+@pytest.mark.parametrize(
+    ("text", "line", "message"),
+    [
+        pytest.param(b"[\n1,\n" + b"7" * 101 + b"\n]", 3, "more than 100 digits", id="long_number"),
+        pytest.param(b'[\n"a",\n{"x": 1,\n"x": 2}]', 4, "duplicate key 'x'", id="repeated_key"),
+        pytest.param(b'{"s": "NaN",\n"v":\nNaN}', 3, "NaN is not JSON", id="nan_after_a_nan_string"),
+        pytest.param(b'{"s": "1e400",\n"v":\n1e400}', 3, "1e400 is not finite", id="overflow"),
+        pytest.param(b"[\n" + b"[" * 101 + b"]" * 101 + b"]", 2, "nested deeper than 100", id="depth"),
+    ],
+)
+def test_a_limit_in_a_multi_line_document_names_the_line_it_is_on(
+    text: bytes, line: int, message: str
+) -> None:
+    from judgekit.io.documents import MAX_IMPORT_BYTES, load_json_bounded
+
+    with pytest.raises(LocatedError) as caught:
+        load_json_bounded(text, source="raw.json", max_bytes=MAX_IMPORT_BYTES, what="the file")
+    assert str(caught.value).startswith(f"raw.json:{line}: ")
+    assert message in str(caught.value)

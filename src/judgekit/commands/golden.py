@@ -293,7 +293,13 @@ def export(
     format: str = typer.Option(..., "--format", help="Export format: copilot-studio."),
     out: Path = typer.Option(..., "--out", help="Folder to write the export files into."),
 ) -> None:
-    """Export reviewed cases to another tool's test-set format (holdout cases are never exported)."""
+    """Export reviewed cases to another tool's test-set format (holdout cases are never exported).
+
+    The files are written to a temporary folder, checked against the format, then moved into --out with
+    the earlier export's files that are no longer written removed (those judgekit-export.json records,
+    unchanged). Exit 0 when the export was written, 2 when it was refused (two owners sharing a file
+    name, a file it would overwrite that no manifest records, a failed write); then --out is unchanged.
+    """
     from judgekit.errors import JudgekitError
     from judgekit.golden.export import EXPORT_FORMATS, export_copilot_studio
 
@@ -306,14 +312,25 @@ def export(
         _print_problems(case_set)
         typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
         raise typer.Exit(2)  # an input error: export needs a valid set (validate is the check that says 1)
-    holdouts = [c.case.id for c in case_set.reviewed() if c.case.split == "holdout"]
-    result = export_copilot_studio((c.case for c in case_set.reviewed() if c.case.split != "holdout"), out)
+    from judgekit.caseset import select_cases
+
+    selection = select_cases(case_set)  # no holdout is ever named here: an exported case gets tuned against
+    holdouts = selection.left_out
+    result = export_copilot_studio(selection.cases, out)
     for file, rows in result.files:
         typer.echo(f"wrote {file} ({rows} rows)")
+    if not result.files:
+        typer.echo("wrote no test-set file: no case could be exported")
+    for file in result.removed:
+        typer.echo(f"removed {file} (written by the earlier export, no longer exported)")
+    for file, why in result.kept:
+        typer.echo(f"kept {file}: {why}")
     if result.multi_turn:
         typer.echo(f"left out {len(result.multi_turn)} multi-turn case(s): {', '.join(result.multi_turn)}")
     for case_id, which, length in result.too_long:
         typer.echo(f"left out {case_id} {which}: {length} characters (the limit is 1000)")
+    for case_id, which in result.blank:
+        typer.echo(f"left out {case_id} {which}: blank")
     if holdouts:  # a holdout exported to another tool would be tuned against
         typer.echo(f"left out {len(holdouts)} holdout case(s): {', '.join(holdouts)}")
     if result.no_expected:

@@ -373,13 +373,9 @@ def grade(  # noqa: PLR0917 - typer options
     transcript_files = expand_input_paths(
         [*transcripts, *(more_transcripts or [])], what="transcript file", option="--transcripts"
     )
-    plan = plan_trials(case_set, transcript_files)
-    from judgekit.golden.splits import GRADING_KEY, select_holdouts
-
-    holdouts = select_holdouts(case_set, holdout)
-    held_out = [t for t in plan.trials if t.case.id in holdouts.left_out]
+    plan = plan_trials(case_set, transcript_files, holdout=holdout)
+    held_out = plan.held_out
     if held_out:
-        plan.trials = [t for t in plan.trials if t.case.id not in holdouts.left_out]
         typer.echo(
             f"note: left out {len(held_out)} trial(s) of holdout case(s) "
             f"{', '.join(sorted({t.case.id for t in held_out}))}; name one with --holdout ID to grade it",
@@ -447,8 +443,7 @@ def grade(  # noqa: PLR0917 - typer options
     }
     if effective.project is not None:
         grading_record["project_config"] = str(effective.project.path)
-    if holdouts.named:
-        grading_record[GRADING_KEY] = list(holdouts.named)
+    # the holdouts named (plan.holdouts) are recorded in every line's grading["holdouts"] by run_trials
     if grounding is not None:
         grading_record["grounding"] = grounding
     from judgekit.provenance import collect_provenance

@@ -6,7 +6,10 @@ so holdouts are left out of routine runs and reports and used only when asked fo
 ids). When they are used, the run records it (``grading["holdouts"]`` in every result line) and the report
 says so.
 
-The functions here are pure; ``judgekit grade`` and ``judgekit report`` call them.
+Which cases are used is decided by one function, :func:`judgekit.caseset.select_cases`, that every path
+reading a case set calls (``judgekit grade``/``report``/``export``, the runner, the pytest plugin, Inspect
+AI, promptfoo and the demo); ``tests/test_holdout_paths.py`` enumerates them. The functions here are pure:
+the selection re-exported for the commands, and the report-side rule for result lines.
 """
 
 from __future__ import annotations
@@ -16,6 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
+from judgekit.caseset import HOLDOUT_GRADING_KEY, CaseSelection, select_cases
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
@@ -31,49 +35,27 @@ __all__ = [
     "split_report_lines",
 ]
 
-GRADING_KEY = "holdouts"
+GRADING_KEY = HOLDOUT_GRADING_KEY
 """Key of the result lines' ``grading`` record listing the holdout cases a run was asked to grade."""
 
 
-@dataclass(frozen=True)
-class HoldoutSelection:
-    """Which holdout cases a run or report uses.
-
-    Attributes:
-        named: Holdout case ids asked for by name (used).
-        left_out: Holdout case ids not asked for (left out).
-    """
-
-    named: tuple[str, ...] = ()
-    left_out: tuple[str, ...] = ()
+HoldoutSelection = CaseSelection
+"""Which holdout cases a run uses (the selection :func:`judgekit.caseset.select_cases` makes)."""
 
 
 def holdout_ids(case_set: CaseSet) -> set[str]:
     """Ids of the reviewed cases whose split is ``holdout``."""
-    return {c.case.id for c in case_set.reviewed() if c.case.split == "holdout"}
+    return set(select_cases(case_set).left_out)
 
 
-def select_holdouts(case_set: CaseSet, names: Sequence[str]) -> HoldoutSelection:
-    """Check the holdout names given and split the set's holdouts into used and left out.
+def select_holdouts(case_set: CaseSet, names: Sequence[str]) -> CaseSelection:
+    """The set's reviewed cases with holdouts left out unless named (:func:`judgekit.caseset.select_cases`).
 
     Raises:
         JudgekitError: When a name is not a case of the set, or names a case that is not a holdout (a
             routine case needs no naming).
     """
-    holdouts = holdout_ids(case_set)
-    known = {c.case.id for c in case_set.reviewed()}
-    unknown = sorted(n for n in set(names) if n not in known)
-    routine = sorted(n for n in set(names) if n in known and n not in holdouts)
-    problems: list[str] = []
-    if unknown:
-        problems.append(f"not cases of the set: {', '.join(unknown)}")
-    if routine:
-        problems.append(f"not holdout cases (they are graded anyway): {', '.join(routine)}")
-    if problems:
-        listed = ", ".join(sorted(holdouts)) or "none"
-        raise JudgekitError(f"--holdout: {'; '.join(problems)}. The set's holdout cases: {listed}")
-    named = tuple(sorted(set(names)))
-    return HoldoutSelection(named=named, left_out=tuple(sorted(holdouts - set(named))))
+    return select_cases(case_set, names)
 
 
 @dataclass

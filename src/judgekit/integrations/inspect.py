@@ -31,7 +31,7 @@ Needs the ``inspect`` extra: ``pip install 'judgekit-agents[inspect]'``.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -207,22 +207,24 @@ def score_from_grade(grade: Grade, *, answer: str | None = None) -> Score:
     return Score.unscored(reason=reason, answer=answer, explanation=explanation, metadata=metadata)
 
 
-def _case_map(cases: CaseSet | Mapping[str, Case] | Iterable[Case]) -> dict[str, Case]:
+def _case_map(
+    cases: CaseSet | Mapping[str, Case] | Iterable[Case], holdout: str | Sequence[str]
+) -> tuple[dict[str, Case], tuple[str, ...]]:
+    """Case id (or mapping key) to case, holdouts not named left out; and the ids left out."""
     from judgekit.cases import Case
-    from judgekit.caseset import CaseSet
+    from judgekit.caseset import CaseSet, select_cases
 
     if isinstance(cases, CaseSet):
-        return {loaded.case.id: loaded.case for loaded in cases.cases if not loaded.candidate}
-    if isinstance(cases, Mapping):
-        return dict(cases)
-    out: dict[str, Case] = {}
-    for case in cases:
+        selection = select_cases(cases, holdout, option="holdout")
+        return {case.id: case for case in selection.cases}, selection.left_out
+    given = dict(cases) if isinstance(cases, Mapping) else {getattr(c, "id", ""): c for c in cases}
+    for case in given.values():
         if not isinstance(case, Case):
             raise JudgekitError(
                 f"judgekit_scorer: cases must be judgekit Case objects, got {type(case).__name__}"
             )
-        out[case.id] = case
-    return out
+    selection = select_cases(given.values(), holdout, option="holdout")
+    return {k: c for k, c in given.items() if c.id not in selection.left_out}, selection.left_out
 
 
 def _error_score(case_id: str, trial: int, reason: str, answer: str | None) -> Score:
@@ -241,6 +243,7 @@ def judgekit_scorer(
     *,
     root: str | Path | None = None,
     transcript: Callable[[TaskState], Transcript] | None = None,
+    holdout: str | Sequence[str] = (),
 ) -> Scorer:
     """An Inspect scorer that grades each sample with judgekit.
 
@@ -253,13 +256,18 @@ def judgekit_scorer(
         root: The golden set's root, for fixture paths in cases (default: the case set's root).
         transcript: Builds the transcript from a task state, when the default
             (:func:`transcript_from_state`) does not fit the harness.
+        holdout: Ids of the holdout cases (``split: holdout``) to score too; a sample of any other
+            holdout case is unscored (``scoring_failed``, saying how to name it).
 
     Returns:
         The scorer (metrics: accuracy and its standard error over the scored samples).
+
+    Raises:
+        JudgekitError: When a ``holdout`` name is not a holdout case given.
     """
     from judgekit.caseset import CaseSet
 
-    by_id = _case_map(cases)
+    by_id, left_out = _case_map(cases, holdout)
     base = Path(root) if root is not None else (cases.root if isinstance(cases, CaseSet) else None)
     the_grader: Grader = as_grader(grader, root=base)
     build = transcript or transcript_from_state
@@ -269,6 +277,14 @@ def judgekit_scorer(
         cid = _case_id(state)
         trial = max(1, int(state.epoch))
         case = by_id.get(cid)
+        if case is None and cid in left_out:
+            return _error_score(
+                cid,
+                trial,
+                f"'{cid}' is a holdout case, kept out of routine runs; name it with "
+                f"judgekit_scorer(..., holdout=['{cid}']) to score it",
+                answer,
+            )
         if case is None:
             known = ", ".join(sorted(by_id)[:10])
             return _error_score(
@@ -292,14 +308,25 @@ def judgekit_scorer(
     return score
 
 
-def samples_from_cases(cases: CaseSet | Mapping[str, Case] | Iterable[Case]) -> list[Sample]:
+def samples_from_cases(
+    cases: CaseSet | Mapping[str, Case] | Iterable[Case], *, holdout: str | Sequence[str] = ()
+) -> list[Sample]:
     """Inspect samples for golden cases: the opening user message as input, the case id as id and metadata.
 
     Multi-turn cases give their first turn as input (later turns need a solver that plays the user).
-    Cases without anything a user says are skipped (the case contract forbids them anyway).
+    Cases without anything a user says are skipped (the case contract forbids them anyway). Holdout
+    cases (``split: holdout``) are left out unless named in ``holdout``, as ``judgekit grade`` leaves them
+    out without ``--holdout``.
+
+    Args:
+        cases: The golden cases: a loaded set (its reviewed cases), a mapping from id to case, or cases.
+        holdout: Ids of the holdout cases to make samples of too.
+
+    Raises:
+        JudgekitError: When a ``holdout`` name is not a holdout case given.
     """
     out: list[Sample] = []
-    for case in _case_map(cases).values():
+    for case in _case_map(cases, holdout)[0].values():
         opening = case.opening()
         if not opening:
             continue

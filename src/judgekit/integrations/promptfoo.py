@@ -11,7 +11,10 @@ What is graded:
   read by :func:`judgekit.io.adapters.to_transcript` and refused, with what was expected, when it is in
   neither shape. Plain text is read as the agent's reply to ``context["prompt"]``.
 * **the case**: the golden set named by ``config.cases`` (a folder or case file; relative paths resolve
-  against promptfoo's working folder) and the case ``config.case_id``, else ``vars.case_id``.
+  against promptfoo's working folder) and the case ``config.case_id``, else ``vars.case_id``. A holdout
+  case (``split: holdout``) is graded only when the assertion names it in ``config.holdout`` (an id or a
+  list of ids); otherwise the result is an ``ERROR`` saying so, as ``judgekit grade`` leaves holdouts out
+  without ``--holdout`` (:func:`judgekit.caseset.select_cases`).
 * **states**: ``final_state`` / ``initial_state`` from the conversation object, else ``vars``, else
   ``config`` (inline ``{table: {key: row}}`` data or a path).
 
@@ -95,10 +98,20 @@ def _case(context: Mapping[str, Any]) -> tuple[Case, Path]:
         raise JudgekitError(
             "no judgekit case id: set 'case_id' in the test's vars or in the assertion's config"
         )
+    from judgekit.caseset import select_cases
+
+    holdout = config.get("holdout") if isinstance(config, Mapping) else None
+    names = [str(holdout)] if isinstance(holdout, str | int) else [str(h) for h in holdout or ()]
     case_set = _load_cases(str(Path(str(cases)).resolve()))
-    for loaded in case_set.cases:
-        if loaded.case.id == str(case_id) and not loaded.candidate:
-            return loaded.case, case_set.root
+    selection = select_cases(case_set, names, option="config.holdout")
+    for case in selection.cases:
+        if case.id == str(case_id):
+            return case, case_set.root
+    if str(case_id) in selection.left_out:
+        raise JudgekitError(
+            f"case '{case_id}' is a holdout case (split: holdout), kept out of routine runs; name it in the "
+            f"assertion's config ('holdout: [{case_id}]') to grade it"
+        )
     known = ", ".join(sorted(c.case.id for c in case_set.cases if not c.candidate)[:10])
     raise JudgekitError(f"no case '{case_id}' in {cases} (known: {known}); check the test's case_id")
 

@@ -13,6 +13,9 @@ off with ``-p no:judgekit``). Importing it costs nothing: judgekit's models load
 * ``--judgekit-transcripts FILE`` (ini ``judgekit_transcripts``, several allowed) names recorded runs. A
   test that takes ``judgekit_trial`` runs once per transcript line (ids ``<case>#<trial>``); a line that
   cannot be read, or names a case the set does not have, becomes a failing test that says where and why.
+* Holdout cases (``split: holdout``) and their trials are not collected unless named with
+  ``--judgekit-holdout ID`` (repeatable; ini ``judgekit_holdout``, one id a line), as ``judgekit grade``
+  leaves them out without ``--holdout`` (:func:`judgekit.caseset.select_cases`).
 * ``--judgekit-config FILE`` (a run configuration with a ``judge`` mapping, as ``judgekit grade
   --config``), ``--judgekit-cassette FILE``, ``--judgekit-records DIR`` and ``--judgekit-untrusted
   POLICY`` add the judge layer; each has an ini key of the same name with ``_`` (``judgekit_config``...).
@@ -26,7 +29,7 @@ off with ``-p no:judgekit``). Importing it costs nothing: judgekit's models load
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -154,17 +157,24 @@ def _for_folder(grader: LayeredGrader, folder: Path) -> LayeredGrader:
     )
 
 
-def golden_cases(path: Path | str) -> list[Any]:
-    """``pytest.param(case, id=case.id)`` for every reviewed case of a golden set.
+def golden_cases(path: Path | str, *, holdout: str | Sequence[str] = ()) -> list[Any]:
+    """``pytest.param(case, id=case.id)`` for every reviewed case of a golden set, holdouts left out.
 
     For ``@pytest.mark.parametrize("case", golden_cases("golden/"))`` in projects that prefer explicit
     parametrisation to the ``judgekit_case`` argument.
 
+    Args:
+        path: The golden set (folder or case file).
+        holdout: Ids of the holdout cases to include too; every other holdout case is left out.
+
     Raises:
-        JudgekitError: When the set cannot be loaded or has problems (they are listed).
+        JudgekitError: When the set cannot be loaded or has problems (they are listed), or a ``holdout``
+            name is not a holdout case of the set.
     """
-    case_set = _load_set(Path(path))
-    return [pytest.param(loaded.case, id=loaded.case.id) for loaded in case_set.reviewed()]
+    from judgekit.caseset import select_cases
+
+    selection = select_cases(_load_set(Path(path)), holdout, option="holdout")
+    return [pytest.param(case, id=case.id) for case in selection.cases]
 
 
 # --------------------------------------------------------------------------- configuration
@@ -215,7 +225,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="POLICY",
         help="what an uncalibrated judge's verdict may do: withhold (default), count, fail_only, advisory",
     )
+    group.addoption(
+        "--judgekit-holdout",
+        action="append",
+        default=None,
+        metavar="ID",
+        help="also collect this holdout case and its trials (by id; repeatable); holdouts are left out "
+        "otherwise",
+    )
     parser.addini("judgekit_cases", "golden set for judgekit_case / judgekit_trial", default="")
+    parser.addini(
+        "judgekit_holdout", "holdout case ids to collect too (one a line)", type="linelist", default=[]
+    )
     parser.addini("judgekit_transcripts", "transcript files for judgekit_trial", type="paths", default=[])
     parser.addini("judgekit_config", "run configuration with a 'judge' mapping", default="")
     parser.addini("judgekit_cassette", "judge cassette to replay or record", default="")
@@ -247,6 +268,14 @@ def _cases_path(config: pytest.Config) -> Path | None:
     if ini:
         return (config.rootpath / ini).resolve()
     return None
+
+
+def _holdout_names(config: pytest.Config) -> tuple[list[str], str]:
+    """The holdout ids named for the session and how they were given (for an error message)."""
+    option = config.getoption("--judgekit-holdout")
+    if option:
+        return list(option), "--judgekit-holdout"
+    return [str(v) for v in config.getini("judgekit_holdout")], "judgekit_holdout (ini)"
 
 
 def _transcript_paths(config: pytest.Config) -> list[Path]:
@@ -295,8 +324,14 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         case_set = _configured_set(metafunc.config)
     except JudgekitError as exc:
         raise pytest.UsageError(f"judgekit: {exc.message}") from None
+    from judgekit.caseset import select_cases
+
+    holdout, option = _holdout_names(metafunc.config)
     if wants_case:
-        cases = [loaded.case for loaded in case_set.reviewed()]
+        try:
+            cases = list(select_cases(case_set, holdout, option=option).cases)
+        except JudgekitError as exc:
+            raise pytest.UsageError(f"judgekit: {exc.message}") from None
         metafunc.parametrize("judgekit_case", cases, ids=[c.id for c in cases])
     if wants_trial:
         files = _transcript_paths(metafunc.config)
@@ -305,16 +340,18 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
                 "judgekit: tests taking 'judgekit_trial' need transcripts: pass --judgekit-transcripts FILE "
                 "or set 'judgekit_transcripts' in the pytest ini"
             )
-        values, ids = _trials(case_set, files)
+        values, ids = _trials(case_set, files, holdout, option)
         metafunc.parametrize("judgekit_trial", values, ids=ids, indirect=True)
 
 
-def _trials(case_set: CaseSet, files: list[Path]) -> tuple[list[Trial | Problem], list[str]]:
+def _trials(
+    case_set: CaseSet, files: list[Path], holdout: Sequence[str], option: str
+) -> tuple[list[Trial | Problem], list[str]]:
     from judgekit.errors import JudgekitError
     from judgekit.runner import plan_trials
 
     try:
-        plan = plan_trials(case_set, files)
+        plan = plan_trials(case_set, files, holdout=holdout, option=option)
     except JudgekitError as exc:
         raise pytest.UsageError(f"judgekit: {exc.message}") from None
     values: list[Trial | Problem] = []

@@ -6,8 +6,10 @@ A :class:`Snapshot` maps table name to ``{row key: record}``. Every source becom
   tables, each an object of records keyed by id, or a list of records (keyed by their ``id`` field, or
   by position when they have none). A folder of ``<table>.json`` files is one state.
 * **SQLite files**: one table per SQLite table; rows keyed by the primary key (several key columns are
-  joined as a JSON list), or by ``rowid`` when the table has none.
-* **SQL dumps**: executed into an in-memory SQLite database, then read as above.
+  joined as a JSON list), or by ``rowid`` when the table has none. Views and SQLite's own tables
+  (``sqlite_sequence``, ``sqlite_stat1``, ...) are not part of the state.
+* **SQL dumps** (hand-written, ``sqlite3 DB .dump`` or ``Connection.iterdump()``): executed statement by
+  statement into an in-memory SQLite database, then read as above.
 
 Values are put in canonical form (:mod:`judgekit.state.canonical`) when the snapshot is made.
 """
@@ -15,8 +17,9 @@ Values are put in canonical form (:mod:`judgekit.state.canonical`) when the snap
 from __future__ import annotations
 
 import json
+import re
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from os import PathLike
 from pathlib import Path
@@ -114,7 +117,8 @@ def _read_connection(conn: sqlite3.Connection, source: str) -> Snapshot:
     names = [
         r[0]
         for r in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name"
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite\\_%' ESCAPE '\\' "
+            "ORDER BY name"
         )
     ]
     for name in names:
@@ -165,39 +169,132 @@ def snapshot_from_sqlite(path: str | PathLike[str]) -> Snapshot:
         conn.close()
 
 
+# The parts of SQL text that can hide a ';' (quoted strings and names, comments), and ';' itself. An
+# unterminated string or comment runs to the end of the text, as in SQLite's own tokenizer.
+_SQL_SPECIAL = re.compile(
+    r"'[^']*(?:''[^']*)*'?"  # 'text', with '' inside
+    r'|"[^"]*(?:""[^"]*)*"?'  # "name", with "" inside
+    r"|`[^`]*(?:``[^`]*)*`?"  # `name`
+    r"|\[[^\]]*\]?"  # [name]
+    r"|--[^\n]*"  # -- comment to the end of the line
+    r"|/\*.*?(?:\*/|\Z)"  # /* comment */
+    r"|;",
+    re.DOTALL,
+)
+_ROLLBACK = re.compile(r"ROLLBACK(?:\s+TRANSACTION)?\s*;", re.IGNORECASE)
+
+
+def _sql_statements(text: str, source: str) -> Iterator[tuple[int, str]]:
+    """Split SQL text into single statements, in order.
+
+    A statement ends at a ``;`` outside quotes and comments at which SQLite deems it complete, so that a
+    ``CREATE TRIGGER ... BEGIN ...; ...; END;`` is one statement and a ``;`` inside text is not an end.
+
+    Args:
+        text: The whole SQL text.
+        source: Where the text came from, for messages.
+
+    Yields:
+        ``(line, statement)``: the 1-based line the statement's first word is on, and the statement's
+        text from that word to its closing ``;``. Empty statements (a lone ``;``) are skipped.
+
+    Raises:
+        JudgekitError: When text other than comments follows the last complete statement.
+    """
+    line = 1  # the line of position `counted`
+    counted = 0
+    start = -1  # where the current statement's first word is, or -1 before it
+    position = 0  # the end of the last match
+    for match in _SQL_SPECIAL.finditer(text):
+        if start < 0:
+            gap = text[position : match.start()]
+            if gap.strip():
+                start = position + len(gap) - len(gap.lstrip())
+        position = match.end()
+        token = match.group()
+        if token.startswith(("--", "/*")):
+            continue
+        if token != ";":
+            if start < 0:
+                start = match.start()
+            continue
+        if start < 0:
+            continue  # an empty statement
+        statement = text[start:position]
+        if sqlite3.complete_statement(statement):
+            line += text.count("\n", counted, start)
+            counted = start
+            yield line, statement
+            start = -1
+    if start < 0 and text[position:].strip():
+        start = position + len(text[position:]) - len(text[position:].lstrip())
+    if start >= 0:
+        line += text.count("\n", counted, start)
+        raise JudgekitError(f"{source}:{line}: SQL statement is not terminated with ';'")
+
+
 def snapshot_from_sql(text: str, *, source: str = "inline") -> Snapshot:
     """Execute a SQL dump into an in-memory SQLite database and read it.
 
-    Statements run one at a time so that an error names the line its statement starts on.
+    Reads hand-written dumps and the dumps of ``sqlite3 DB .dump`` and Python's
+    ``sqlite3.Connection.iterdump()``: statements run one at a time, exactly as written, so the dump's
+    own ``BEGIN TRANSACTION;`` ... ``COMMIT;`` work, as do ``PRAGMA`` statements, triggers (whose
+    bodies hold ``;``), views, indexes and the ``sqlite_sequence`` rows of ``AUTOINCREMENT`` tables.
+    What is read is what :func:`snapshot_from_sqlite` reads: tables only, without views or SQLite's
+    own tables.
+
+    Args:
+        text: The SQL text.
+        source: Where it came from (a path or ``"inline"``), for messages and the snapshot's ``source``.
 
     Raises:
-        JudgekitError: When a statement fails, with its line.
+        JudgekitError: When a statement fails or is not terminated, naming the line the statement
+            starts on; or when the dump rolls its transaction back (the ``sqlite3`` CLI writes
+            ``ROLLBACK; -- due to errors`` when it could not read the database), which would leave
+            no state.
     """
-    conn = sqlite3.connect(":memory:")
+    conn = sqlite3.connect(":memory:", isolation_level=None)  # no implicit BEGIN or COMMIT
+    files: list[str] = []
+    conn.set_authorizer(_no_files(files))
     try:
-        pending: list[str] = []
-        start_line = 1
-        for number, line in enumerate(text.splitlines(keepends=True), start=1):
-            if not pending:
-                if not line.strip():
-                    continue
-                start_line = number
-            pending.append(line)
-            statement = "".join(pending)
-            if sqlite3.complete_statement(statement):
-                pending = []
-                try:
-                    conn.executescript(statement)
-                except sqlite3.Error as exc:
-                    raise JudgekitError(f"{source}:{start_line}: SQL statement failed: {exc}") from None
-        leftover = "".join(pending).strip()
-        if leftover and not all(
-            part.strip().startswith("--") for part in leftover.splitlines() if part.strip()
-        ):
-            raise JudgekitError(f"{source}:{start_line}: SQL statement is not terminated with ';'")
+        for line, statement in _sql_statements(text, source):
+            if _ROLLBACK.fullmatch(statement):
+                raise JudgekitError(
+                    f"{source}:{line}: ROLLBACK would throw away the dump's changes (the sqlite3 CLI "
+                    "writes 'ROLLBACK; -- due to errors' when it could not read the database); dump "
+                    "the database again, or end the transaction with COMMIT"
+                )
+            try:
+                conn.execute(statement).close()
+            except sqlite3.Error as exc:
+                if files:
+                    raise JudgekitError(
+                        f"{source}:{line}: the statement opens the database file {files[0]!r} (ATTACH or "
+                        "VACUUM INTO); a state dump is loaded in memory and may not read or write files: "
+                        "remove the statement"
+                    ) from None
+                raise JudgekitError(f"{source}:{line}: SQL statement failed: {exc}") from None
         return _read_connection(conn, source)
     finally:
         conn.close()
+
+
+def _no_files(denied: list[str]) -> Callable[[int, str | None, str | None, str | None, str | None], int]:
+    """A SQLite authorizer that refuses ``ATTACH`` (and ``VACUUM INTO``, authorised as one), noting the file.
+
+    A ``.sql`` state comes from a case file whoever edits the set wrote: loading it must not create, read
+    or overwrite a file on disk.
+    """
+
+    def authorize(
+        action: int, arg1: str | None, arg2: str | None, db: str | None, trigger: str | None
+    ) -> int:
+        if action == sqlite3.SQLITE_ATTACH:
+            denied.append(arg1 or "")
+            return sqlite3.SQLITE_DENY
+        return sqlite3.SQLITE_OK
+
+    return authorize
 
 
 def load_state(path: str | PathLike[str]) -> Snapshot:
