@@ -102,6 +102,12 @@ class SetManifest(FrozenModel):
         dimensions: Every quality dimension the set should test (``correct``, ``grounded``, ``useful``,
             ``action-accurate``, ``safe``...); coverage names the ones with too few cases.
         min_per_dimension: Coverage floor: fewest cases per declared dimension (>= 0).
+        min_per_slice: Coverage floor: fewest cases per slice some case names (>= 0; 0, the default,
+            is no floor).
+        min_per_category: Coverage floor: fewest cases per category (``normal``, ``edge``,
+            ``adversarial``, ``regression``; >= 0; 0, the default, is no floor).
+        min_per_severity: Coverage floor: fewest cases per severity (``critical``, ``high``, ``medium``,
+            ``low``; >= 0; 0, the default, is no floor).
         synthetic_values: Values that look like personal data but are synthetic (a fictional phone
             number outside the reserved ranges); the personal-data check does not report them.
     """
@@ -118,6 +124,9 @@ class SetManifest(FrozenModel):
     min_per_source: Integer = Field(default=5, ge=0)
     dimensions: tuple[str, ...] = ()
     min_per_dimension: Integer = Field(default=5, ge=0)
+    min_per_slice: Integer = Field(default=0, ge=0)
+    min_per_category: Integer = Field(default=0, ge=0)
+    min_per_severity: Integer = Field(default=0, ge=0)
     synthetic_values: tuple[str, ...] = ()
 
 

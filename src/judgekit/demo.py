@@ -302,7 +302,13 @@ def _coverage(case_set: CaseSet, say: Say) -> list[str]:
         min_per_source=manifest.min_per_source if manifest else 5,
     )
     say("      slices: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_slice.items())))
-    say("      cases per tool: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_tool.items())))
+    say(
+        "      cases per tool (expecting it): "
+        + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_tool.items()))
+    )
+    listed = sorted((+cov.listed_only).items())
+    if listed:
+        say("      listed only (not counted): " + ", ".join(f"{k} {v}" for k, v in listed))
     say("      cases per source: " + ", ".join(f"{k} {v}" for k, v in sorted(cov.by_source.items())))
     gaps = [f"coverage gap: {gap.describe()}" for gap in cov.gaps]
     for gap in cov.gaps:

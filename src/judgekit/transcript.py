@@ -33,6 +33,7 @@ __all__ = [
     "ToolCall",
     "Transcript",
     "iter_transcripts",
+    "read_reference",
     "read_transcripts",
 ]
 
@@ -312,7 +313,7 @@ class Transcript(FrozenModel):
         return {**value, "messages": messages}
 
 
-def iter_transcripts(path: str | PathLike[str]) -> Iterator[Transcript | Problem]:
+def iter_transcripts(path: str | PathLike[str], *, any_trial: bool = False) -> Iterator[Transcript | Problem]:
     """Stream transcripts from a JSONL file, one per non-blank line.
 
     A line that is not valid JSON or not a valid transcript is yielded as a located
@@ -321,6 +322,9 @@ def iter_transcripts(path: str | PathLike[str]) -> Iterator[Transcript | Problem
 
     Args:
         path: The JSONL file, as text or a path object.
+        any_trial: When true (a reference solution, which is no trial of a run), an integer ``trial``
+            of any value (``0`` included) is accepted and ignored: the transcript gets the default
+            trial number 1. A ``trial`` that is not an integer is still a problem.
 
     Raises:
         JudgekitError: When the file cannot be opened.
@@ -347,6 +351,8 @@ def iter_transcripts(path: str | PathLike[str]) -> Iterator[Transcript | Problem
             except LocatedError as exc:
                 yield exc.problem
                 continue
+            if any_trial and isinstance(data, dict) and type(data.get("trial")) is int:
+                data = {k: v for k, v in data.items() if k != "trial"}
             try:
                 yield Transcript.model_validate(data)
             except ValidationError as exc:
@@ -373,3 +379,35 @@ def read_transcripts(path: str | PathLike[str]) -> list[Transcript]:
     if problems:
         raise ProblemsError(problems)
     return out
+
+
+def read_reference(path: str | PathLike[str]) -> Transcript | None:
+    """Read a case's reference solution: a JSONL file holding exactly one transcript.
+
+    A reference is not a trial of a run, so its ``trial`` may be any integer or absent (see
+    ``any_trial`` of :func:`iter_transcripts`).
+
+    Args:
+        path: The reference transcript file, as text or a path object.
+
+    Returns:
+        The file's one transcript, or ``None`` when the file holds no (non-blank) line.
+
+    Raises:
+        JudgekitError: When the file cannot be opened, or holds more than one transcript line.
+        ProblemsError: When a line is malformed (every bad line is listed).
+    """
+    from judgekit.errors import ProblemsError
+
+    out: list[Transcript] = []
+    problems: list[Problem] = []
+    for item in iter_transcripts(path, any_trial=True):
+        (problems if isinstance(item, Problem) else out).append(item)  # type: ignore[arg-type]
+    if problems:
+        raise ProblemsError(problems)
+    if len(out) > 1:
+        raise JudgekitError(
+            f"{path}: a reference solution is one transcript on one line, this file holds {len(out)}; "
+            "keep only the case's reference transcript in it"
+        )
+    return out[0] if out else None

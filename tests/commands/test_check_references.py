@@ -140,6 +140,60 @@ def test_reference_for_another_case_is_broken(refund_set: Path, capsys: pytest.C
     assert "holds no transcript for case 'gs-good' (it has: gs-other)" in out
 
 
+def _set_trial(path: Path, trial: object) -> None:
+    """Rewrite the reference at ``path`` with ``trial`` (``None``: no trial field at all)."""
+    line = json.loads(path.read_text(encoding="utf-8"))
+    line.pop("trial", None)
+    if trial is not None:
+        line["trial"] = trial
+    path.write_text(json.dumps(line) + "\n", encoding="utf-8")
+
+
+@pytest.mark.parametrize("trial", [0, 1, 7, -2, None])
+def test_a_reference_takes_any_trial_number_or_none(
+    refund_set: Path, capsys: pytest.CaptureFixture[str], trial: int | None
+) -> None:
+    _set_trial(refund_set / "transcripts" / "good" / "reference.jsonl", trial)
+    code, out, err = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    assert code == 0, out + err
+    assert out.splitlines()[0].startswith("ok               gs-good")
+
+
+def test_a_reference_trial_that_is_not_a_number_is_broken(
+    refund_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = refund_set / "transcripts" / "good" / "reference.jsonl"
+    _set_trial(path, "first")
+    code, out, _ = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    assert code == 1
+    assert f"the reference solution cannot be read: {path}:1: trial: Input should be a valid integer" in out
+
+
+def test_a_reference_file_with_two_transcripts_is_broken(
+    refund_set: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = refund_set / "transcripts" / "good" / "reference.jsonl"
+    line = path.read_text(encoding="utf-8")
+    path.write_text(line + "\n" + line, encoding="utf-8")  # the blank line between them does not count
+    code, out, _ = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    assert code == 1
+    assert "BROKEN           gs-good" in out
+    assert (
+        f"reference: error (gate): the reference solution cannot be read: {path}: a reference solution is "
+        "one transcript on one line, this file holds 2; keep only the case's reference transcript in it"
+    ) in out
+
+
+def test_a_run_transcript_still_refuses_trial_zero(tmp_path: Path) -> None:
+    from judgekit.errors import ProblemsError
+    from judgekit.transcript import read_transcripts
+
+    path = tmp_path / "run.jsonl"
+    path.write_text(json.dumps({"case_id": "gs-good", "trial": 0}) + "\n", encoding="utf-8")
+    with pytest.raises(ProblemsError, match="trial: Input should be greater than or equal to 1"):
+        read_transcripts(path)
+
+
 def test_a_rule_that_does_not_compile_is_a_load_error(
     refund_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

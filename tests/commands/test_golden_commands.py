@@ -70,10 +70,14 @@ def test_validate_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str
 
 
 def test_coverage_passes_with_manifest_floors(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # GS-3 only lists InitiateTransfer; a fourth case expecting it meets the manifest's floor of 1.
+    (small_set / "cases" / "d.yaml").write_text(
+        "id: GS-4\ninput: send it\nexpected: {route: [{tool: InitiateTransfer}]}\n", encoding="utf-8"
+    )
     code, out, _err = run(capsys, "coverage", str(small_set))
     assert code == 0
-    assert "3 cases" in out
-    assert "cases per tool: FreezeCard 1, InitiateTransfer 1, LookupBalance 1" in out
+    assert "4 cases" in out
+    assert "cases per tool (expecting it): FreezeCard 1, InitiateTransfer 1, LookupBalance 1" in out
     assert out.strip().endswith("no coverage gaps")
 
 
@@ -82,7 +86,7 @@ def test_coverage_names_gaps_and_exits_1(small_set: Path, capsys: pytest.Capture
         capsys, "coverage", str(small_set), "--tools", "LookupBalance,SubmitDispute", "--min-per-tool", "1"
     )
     assert code == 1
-    assert "COVERAGE GAP tool SubmitDispute: 0 cases (floor 1)" in out
+    assert "COVERAGE GAP tool SubmitDispute: 0 cases expect it (floor 1)" in out
 
 
 def test_export_command_lists_left_out(
@@ -338,17 +342,28 @@ def test_validate_json_lists_problems_and_exits_1(tmp_path: Path, capsys: pytest
 def test_coverage_json_carries_counts_floors_and_no_gaps(
     small_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    (small_set / "cases" / "d.yaml").write_text(
+        "id: GS-4\ninput: send it\nexpected: {route: [{tool: InitiateTransfer}]}\n", encoding="utf-8"
+    )
     code, doc, err = run_json(capsys, "coverage", str(small_set))
     assert code == 0, err
     assert (doc["schema_version"], doc["kind"], doc["valid"]) == (1, "coverage", True)
-    assert doc["total"] == 3
-    assert doc["mix"]["severity"] == {"(none)": 1, "critical": 1, "low": 1}
-    assert doc["mix"]["slice"] == {"adversarial": 1, "normal": 1, "policy_edge": 1}
+    assert doc["total"] == 4
+    assert doc["mix"]["severity"] == {"(none)": 2, "critical": 1, "low": 1}
+    assert doc["mix"]["slice"] == {"(none)": 1, "adversarial": 1, "normal": 1, "policy_edge": 1}
     assert doc["tools"] == {"FreezeCard": 1, "InitiateTransfer": 1, "LookupBalance": 1}
+    assert doc["listed_only"] == {"InitiateTransfer": 1}
     assert doc["sources"] == {"Fees-2026": 2}
     assert doc["dimensions"] == {"correct": 1}
     assert doc["declared"]["tools"] == ["LookupBalance", "FreezeCard", "InitiateTransfer"]
-    assert doc["floors"] == {"tool": 1, "source": 1, "dimension": 5}
+    assert doc["floors"] == {
+        "tool": 1,
+        "source": 1,
+        "slice": 0,
+        "category": 0,
+        "severity": 0,
+        "dimension": 5,
+    }
     assert doc["gaps"] == []
     assert doc["undeclared"] == {"tools": [], "sources": [], "dimensions": []}
 
@@ -363,8 +378,22 @@ def test_coverage_json_names_gaps_and_undeclared_names(
     assert err == ""  # the undeclared tools are in the document
     assert doc["floors"]["tool"] == 2
     assert doc["gaps"] == [
-        {"what": "tool", "name": "SubmitDispute", "count": 0, "floor": 2},
-        {"what": "tool", "name": "LookupBalance", "count": 1, "floor": 2},
+        {
+            "what": "tool",
+            "name": "SubmitDispute",
+            "count": 0,
+            "floor": 2,
+            "listed_only": 0,
+            "message": "tool SubmitDispute: 0 cases expect it (floor 2)",
+        },
+        {
+            "what": "tool",
+            "name": "LookupBalance",
+            "count": 1,
+            "floor": 2,
+            "listed_only": 0,
+            "message": "tool LookupBalance: 1 case expects it (floor 2)",
+        },
     ]
     assert doc["tools"]["SubmitDispute"] == 0
     assert doc["undeclared"]["tools"] == ["FreezeCard", "InitiateTransfer"]

@@ -68,6 +68,9 @@ def test_coverage_command_uses_the_manifest_dimensions(
     assert code == 1
     assert "dimension: correct 1, safe 0" in out
     assert "COVERAGE GAP dimension safe: 0 cases (floor 1)" in out
-    write(small_set / "cases" / "d.yaml", "id: GS-9\ninput: hi\ndimensions: [safe]\n")
+    write(
+        small_set / "cases" / "d.yaml",
+        "id: GS-9\ninput: hi\ndimensions: [safe]\nexpected: {route: [{tool: InitiateTransfer}]}\n",
+    )
     assert main(["coverage", str(small_set)]) == 0
     assert "no coverage gaps" in capsys.readouterr().out

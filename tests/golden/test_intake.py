@@ -187,7 +187,9 @@ def test_personal_data_left_after_sanitising_is_refused_with_exit_1(
     # A redaction that misses a value: the rescan guard refuses (the check's "no", exit 1), writes nothing.
     import judgekit.golden.pii
 
-    monkeypatch.setattr(judgekit.golden.pii, "redact_personal_data", lambda text, allow=(): (text, []))
+    monkeypatch.setattr(
+        judgekit.golden.pii, "redact_personal_data", lambda text, allow=(), names=(): (text, [])
+    )
     path = intake_file(tmp_path, record())
     before = sorted(p.name for p in (small_set / "candidates").iterdir())
     code = main(["intake", str(path), "--set", str(small_set)])
@@ -215,3 +217,77 @@ def test_an_intake_file_named_as_text_is_read(small_set: Path, tmp_path: Path) -
     problem = parse_conversation(42, path=str(path), line=3)
     assert not isinstance(problem, tuple)
     assert problem.file == path
+
+
+def test_names_are_found_without_redact_and_replaced_everywhere_in_the_candidate(
+    small_set: Path, tmp_path: Path
+) -> None:
+    rec = record(
+        conversation=[
+            {"role": "user", "content": "Hi, I'm Hana Sato. Where is my refund?"},
+            {"role": "assistant", "content": "Sorry Hana, it went out as credit."},
+            {"role": "user", "content": "Hana here again: I wanted the card."},
+        ],
+        what_went_wrong="Gave Ms Sato travel credit.",
+    )
+    result = intake_incidents(intake_file(tmp_path, rec), load_case_set(small_set))
+    text = (small_set / "candidates" / "REG-CAND-INC-2026-1204.yaml").read_text(encoding="utf-8")
+    assert "Hana" not in text
+    assert "Sato" not in text
+    assert result.redactions["name"] == 4
+    data = yaml.safe_load(text)
+    assert data["turns"] == [
+        {"user": "Hi, I'm [NAME]. Where is my refund?"},
+        {"user": "[NAME] here again: I wanted the card."},
+    ]
+    assert data["forbidden_outcomes"] == ["Gave Ms [NAME] travel credit."]
+    assert "# The agent's last reply in the incident: Sorry [NAME], it went out as credit." in text
+
+
+def test_no_detected_item_of_any_kind_survives_intake(small_set: Path, tmp_path: Path) -> None:
+    planted = {
+        "name": "Grace Liu",
+        "address": "221B Baker Street",
+        "postcode": "NW1 6XE",
+        "dob": "12/03/1987",
+        "sort_code": "40-47-84",
+        "zip": "20500-0005",
+        "card": CARD,
+        "email": EMAIL,
+    }
+    rec = record(
+        conversation=[
+            {
+                "role": "user",
+                "content": f"My name is {planted['name']}, I live at {planted['address']}, London "
+                f"{planted['postcode']}. DOB {planted['dob']}.",
+            },
+            {"role": "assistant", "content": "Thanks Grace, which account?"},
+            {
+                "role": "user",
+                "content": f"Sort code {planted['sort_code']}, card {CARD}, mail {EMAIL}; or post it to "
+                f"my office in Washington, DC {planted['zip']}.",
+            },
+        ],
+        what_went_wrong="Refunded Grace to the wrong account.",
+    )
+    result = intake_incidents(intake_file(tmp_path, rec), load_case_set(small_set))
+    text = (small_set / "candidates" / "REG-CAND-INC-2026-1204.yaml").read_text(encoding="utf-8")
+    for value in (*planted.values(), "Grace", "Liu"):
+        assert value not in text
+    assert scan_text(text) == []
+    assert {k: result.redactions[k] for k in ("name", "address", "postcode", "dob", "sort_code")} == {
+        "name": 3,
+        "address": 1,
+        "postcode": 2,
+        "dob": 1,
+        "sort_code": 1,
+    }
+    data = yaml.safe_load(text)
+    assert data["turns"][0] == {
+        "user": "My name is [NAME], I live at [ADDRESS], London [POSTCODE]. DOB [DATE_OF_BIRTH]."
+    }
+    assert data["turns"][1] == {
+        "user": "Sort code [SORT_CODE], card [CARD], mail [EMAIL]; or post it to my office in Washington, "
+        "DC [POSTCODE]."
+    }

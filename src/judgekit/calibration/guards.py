@@ -11,7 +11,9 @@ input-error code 2:
 * **Development set reused as a test set** (:func:`check_not_selection_set`): labels that were used to
   choose between judges (or prompts, or models) select the judge that happens to fit them best; the winner's
   agreement on the same labels is optimistic. Choosing is recorded in a ledger in the calibration records
-  folder (:func:`record_selection`), and calibrating on a recorded selection set is refused.
+  folder (:func:`record_selection`), with the labels' order-free content fingerprint and their items, and
+  calibrating on a recorded selection set (in any row order or format), or on any table sharing one of
+  its items, is refused.
 * **Failure rate on the calibration set** (:func:`check_rate_population`): a failure rate estimated on the
   items used to calibrate the judge describes the hand-labelled sample, not production.
 * **Provenance** (:func:`random_sample_only`): items carry where they came from, ``random`` (a random
@@ -24,8 +26,11 @@ read and rewritten whole, atomically, like calibration records.
 
 from __future__ import annotations
 
+import bisect
 import hashlib
+import json
 import os
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
@@ -46,13 +51,18 @@ from judgekit.io.documents import (
 from judgekit.verdict import FrozenModel
 
 __all__ = [
+    "PROMPT_MIN_WORDS",
     "USAGE_FILE",
     "FewShotExample",
     "LabelUsage",
+    "PromptOverlap",
     "ProvenanceSummary",
     "check_few_shot_overlap",
     "check_not_selection_set",
+    "check_prompt_overlap",
     "check_rate_population",
+    "find_prompt_overlap",
+    "label_content_sha256",
     "load_usage",
     "parse_few_shot",
     "random_sample_only",
@@ -278,6 +288,130 @@ def check_few_shot_overlap(
         raise ProblemsError(problems, exit_code=1)  # the leakage guard refused the labels
 
 
+PROMPT_MIN_WORDS = 8
+"""Messages shorter than this many words are not looked for in a prompt (too common to identify an item)."""
+
+_WORD = re.compile(r"\w+")
+
+
+def _words(text: str) -> list[str]:
+    """The words of text after NFKC normalisation and case folding; punctuation and white space split."""
+    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+class PromptOverlap(FrozenModel):
+    """A labelled item whose text appears in the judge's prompt.
+
+    Attributes:
+        item_id: The labelled item.
+        line: The prompt line (1-based) where its first matching message starts.
+        messages: How many of the item's messages (of at least :data:`PROMPT_MIN_WORDS` words) appear.
+        compared: How many of its messages were long enough to look for.
+        excerpt: The first words of the first matching message, as normalised.
+    """
+
+    item_id: str
+    line: int
+    messages: int
+    compared: int
+    excerpt: str
+
+
+def find_prompt_overlap(
+    prompt: str, item_messages: Mapping[str, Sequence[str]], *, min_words: int = PROMPT_MIN_WORDS
+) -> list[PromptOverlap]:
+    """Find the labelled items whose message texts are pasted into a prompt, in any format.
+
+    The prompt (raw text: a template, a system prompt, few-shot examples in prose, JSON or markdown) and
+    each message are reduced to their words (NFKC, case folded; punctuation, quotes, markup and white
+    space only separate words), so a message found inside the prompt's words is a match whatever the
+    prompt's layout, role labels or quoting. Messages of fewer than ``min_words`` words are not looked for.
+
+    Args:
+        prompt: The prompt's raw text.
+        item_messages: Per labelled item id, the texts of its transcript's messages.
+        min_words: The shortest message (in words) that is looked for.
+
+    Returns:
+        One overlap per item with at least one message in the prompt, in item order.
+    """
+    words: list[str] = []
+    word_line: list[int] = []
+    for number, line in enumerate(prompt.splitlines(), start=1):
+        found = _words(line)
+        words.extend(found)
+        word_line.extend([number] * len(found))
+    starts: list[int] = []
+    offset = 1
+    for w in words:
+        starts.append(offset)
+        offset += len(w) + 1
+    haystack = " " + " ".join(words) + " "
+    out: list[PromptOverlap] = []
+    for item_id, messages in item_messages.items():
+        compared = 0
+        first: tuple[int, str] | None = None
+        hits = 0
+        for message in messages:
+            needle_words = _words(message)
+            if len(needle_words) < min_words:
+                continue
+            compared += 1
+            at = haystack.find(" " + " ".join(needle_words) + " ")
+            if at < 0:
+                continue
+            hits += 1
+            if first is None:
+                first = (word_line[bisect.bisect_left(starts, at + 1)], " ".join(needle_words[:12]))
+        if first is not None:
+            out.append(
+                PromptOverlap(
+                    item_id=item_id, line=first[0], messages=hits, compared=compared, excerpt=first[1]
+                )
+            )
+    return out
+
+
+def check_prompt_overlap(
+    prompt: str,
+    table: LabelTable,
+    item_messages: Mapping[str, Sequence[str]],
+    *,
+    source: str | os.PathLike[str] | None = None,
+) -> None:
+    """Refuse when the judge's prompt contains a labelled test item's text (see :func:`find_prompt_overlap`).
+
+    Args:
+        prompt: The prompt's raw text (any format).
+        table: The labelled test items; only their ``item_id`` values are looked for.
+        item_messages: Per item id, the texts of its transcript's messages (ids not in the table are
+            ignored).
+        source: The prompt file, for messages, as text or a path object.
+
+    Raises:
+        ProblemsError: One problem per leaked item, at the prompt line where its text starts, naming the
+            item, how many of its messages appear and their first words (the guard's refusal, exit
+            code 1).
+    """
+    source = Path(source) if source is not None else None
+    labelled = {k.item_id for k in table.items}
+    wanted = {i: m for i, m in item_messages.items() if i in labelled}
+    problems = [
+        Problem(
+            source,
+            o.line,
+            "",
+            f"the prompt contains the text of labelled item {o.item_id!r} ({o.messages} of its {o.compared} "
+            f"messages, starting {o.excerpt!r}): the judge is shown the answer to a test item. Remove the "
+            "example from the prompt (a new fingerprint) or remove the item from the labels and label a "
+            "fresh random item in its place",
+        )
+        for o in find_prompt_overlap(prompt, wanted)
+    ]
+    if problems:
+        raise ProblemsError(problems, exit_code=1)  # the leakage guard refused the labels
+
+
 # --------------------------------------------------------------------------------------------- usage ledger
 
 
@@ -285,12 +419,20 @@ class LabelUsage(FrozenModel):
     """One recorded use of a label table.
 
     Attributes:
-        label_sha256: The table's SHA-256.
+        label_sha256: The table file's SHA-256 (its bytes as read; kept for ledgers written before
+            ``content_sha256`` existed).
         label_name: The table's file name.
         purpose: ``selection``: the labels were used to choose between judges (they are a development set).
         candidates: The fingerprints (or names) compared.
         chosen: The candidate chosen, if any.
         recorded_at: When (UTC).
+        content_sha256: The order-free fingerprint of the labels (:func:`label_content_sha256`): the same
+            ratings in any row order, with any column order or file format, give the same value.
+            ``None`` on a line written before it was recorded (such a line is matched by
+            ``label_sha256`` only).
+        items: The labelled items (``item_id``, or ``item_id/criterion`` when the table has criteria),
+            sorted; a table sharing any of them is refused. Empty on a line written before it was
+            recorded.
     """
 
     label_sha256: str = Field(min_length=1)
@@ -299,6 +441,32 @@ class LabelUsage(FrozenModel):
     candidates: tuple[str, ...]
     chosen: str | None = None
     recorded_at: datetime
+    content_sha256: str | None = None
+    items: tuple[str, ...] = ()
+
+
+def label_content_sha256(table: LabelTable) -> str:
+    """Fingerprint the labels themselves, independent of row order, column order and file format.
+
+    The fingerprint is the SHA-256 of the sorted, distinct ``(item_id, criterion, rater, label)`` ratings
+    (one JSON array per line), so a shuffled copy of a table, or the same labels saved as JSON Lines
+    instead of CSV, has the same fingerprint as the original; any added, removed or changed rating
+    changes it.
+
+    Args:
+        table: The labels.
+
+    Returns:
+        64 lowercase hex digits.
+    """
+    ratings = sorted({(r.item.item_id, r.item.criterion, r.rater, r.label) for r in table.rows})
+    body = "\n".join(json.dumps(list(r), ensure_ascii=False) for r in ratings)
+    return hashlib.sha256(body.encode("utf-8")).hexdigest()
+
+
+def _item_names(table: LabelTable) -> tuple[str, ...]:
+    """The table's labelled items as ledger text (``item_id`` or ``item_id/criterion``), sorted."""
+    return tuple(sorted({str(k) for k in table.items}))
 
 
 def load_usage(records_dir: str | os.PathLike[str]) -> list[LabelUsage]:
@@ -342,10 +510,22 @@ def record_selection(
     candidates: Sequence[str],
     chosen: str | None = None,
     now: datetime | None = None,
+    table: LabelTable | None = None,
 ) -> LabelUsage:
     """Record that a label table was used to choose between judges; it is a development set from now on.
 
     ``records_dir`` may be given as text or a path object.
+
+    Args:
+        records_dir: The calibration records folder holding the ledger.
+        label_sha256: The table file's SHA-256.
+        label_name: The table's file name (for messages).
+        candidates: The judges (fingerprints or names) compared; at least two.
+        chosen: The judge chosen, if any.
+        now: The time to record (default: now, UTC).
+        table: The labels themselves. When given, their order-free fingerprint and their items are
+            recorded, so a shuffled copy, a subset or any table sharing an item is refused later; without
+            it only ``label_sha256`` is recorded and only a byte-identical file is recognised.
 
     Raises:
         JudgekitError: When fewer than two candidates are named, or the chosen one is not a candidate.
@@ -363,6 +543,8 @@ def record_selection(
         candidates=tuple(candidates),
         chosen=chosen,
         recorded_at=(now or datetime.now(UTC)).replace(microsecond=0),
+        content_sha256=label_content_sha256(table) if table is not None else None,
+        items=_item_names(table) if table is not None else (),
     )
     existing = load_usage(records_dir)
     records_dir.mkdir(parents=True, exist_ok=True)
@@ -374,21 +556,52 @@ def record_selection(
 def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> None:
     """Refuse to certify a judge on labels that were already used to choose between judges.
 
+    The rule: a table is refused when it *is* a recorded selection set (the same file bytes, or the same
+    ratings in any order, column order or format) or when *any* of its labelled items was in one (a
+    subset, a superset, a relabelled copy or a partial overlap). Agreement on an item the judge (or its
+    prompt) was chosen on is optimistic however few such items there are, so there is no tolerated share:
+    drop the shared items and label fresh ones. Ledger lines written before items were recorded are
+    matched by file hash only.
+
+    Args:
+        table: The labels offered for calibration.
+        usage: The ledger (:func:`load_usage`).
+
     Raises:
-        JudgekitError: Naming when, between which candidates, and what to collect instead (the guard's
-            refusal, exit code 1).
+        JudgekitError: Naming when, between which candidates, and what to collect instead; for an
+            overlap, how many items are shared and the first few of them (the guard's refusal, exit
+            code 1).
     """
-    for u in usage:
-        if u.label_sha256 == table.sha256:
-            name = table.source.name if table.source is not None else u.label_name
+    entries = list(usage)
+    name = table.source.name if table.source is not None else None
+    content = label_content_sha256(table)
+    for u in entries:
+        if u.label_sha256 == table.sha256 or u.content_sha256 == content:
             chosen = f", choosing {u.chosen!r}" if u.chosen else ""
             raise JudgekitError(
-                f"{name}: these labels were used on {u.recorded_at:%Y-%m-%d} to choose between "
-                f"{len(u.candidates)} judges ({', '.join(u.candidates)}){chosen}. They are now a development "
-                "set: agreement on them overstates the chosen judge. Certify it on a fresh test set of "
-                "randomly sampled items it was never chosen on (judgekit calibrate-plan says how many)",
+                f"{name or u.label_name}: these labels were used on {u.recorded_at:%Y-%m-%d} to choose "
+                f"between {len(u.candidates)} judges ({', '.join(u.candidates)}){chosen}. They are now a "
+                "development set: agreement on them overstates the chosen judge. Certify it on a fresh "
+                "test set of randomly sampled items it was never chosen on (judgekit calibrate-plan says "
+                "how many)",
                 exit_code=1,  # the development-set guard refused the labels
             )
+    mine = _item_names(table)
+    for u in entries:
+        used = set(u.items)
+        shared = [i for i in mine if i in used]
+        if not shared:
+            continue
+        chosen = f", choosing {u.chosen!r}" if u.chosen else ""
+        shown = ", ".join(shared[:5]) + (" ..." if len(shared) > 5 else "")
+        raise JudgekitError(
+            f"{name or 'the labels'}: {len(shared)} of its {len(mine)} labelled items ({shown}) were in "
+            f"{u.label_name}, used on {u.recorded_at:%Y-%m-%d} to choose between {len(u.candidates)} "
+            f"judges ({', '.join(u.candidates)}){chosen}. Agreement on items a judge was chosen on "
+            "overstates it: remove those items and label fresh randomly sampled ones in their place "
+            "(judgekit calibrate-plan says how many)",
+            exit_code=1,  # the development-set guard refused the labels
+        )
 
 
 # ------------------------------------------------------------------------------------- rate population

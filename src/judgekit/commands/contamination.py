@@ -73,14 +73,13 @@ def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
 
 def _transcript_texts(path: Path) -> list[tuple[str, str]]:
     """User and assistant message texts of a reference transcript file, with their field paths."""
-    from judgekit.transcript import read_transcripts
+    from judgekit.transcript import read_reference
 
+    reference = read_reference(path)
     out: list[tuple[str, str]] = []
-    for k, transcript in enumerate(read_transcripts(path)):
-        prefix = "reference_solution" if k == 0 else f"reference_solution.{k}"
-        for i, m in enumerate(transcript.messages):
-            if m.role in ("user", "assistant") and m.content and m.content.strip():
-                out.append((f"{prefix}.messages.{i}.content", m.content))
+    for i, m in enumerate(reference.messages if reference is not None else ()):
+        if m.role in ("user", "assistant") and m.content and m.content.strip():
+            out.append((f"reference_solution.messages.{i}.content", m.content))
     return out
 
 

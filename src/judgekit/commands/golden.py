@@ -84,9 +84,10 @@ def validate(
 ) -> None:
     """Check case files: schema, unique ids, reviewed acceptance, referenced fixtures, no personal data.
 
-    Personal data (emails, phone numbers, card, IBAN and account numbers, national ids) is refused in
-    reviewed cases and reported as a warning in candidates. Prints every problem as
-    file:line: field: message. Exit 0 when valid, 1 when not.
+    Personal data (emails, phone numbers, card, IBAN and account numbers, national ids, person names,
+    postal addresses, postcodes, dates of birth, sort codes) is refused in reviewed cases and reported
+    as a warning in candidates. Prints every problem as file:line: field: message. Exit 0 when valid, 1
+    when not.
     """
     from judgekit.golden.pii import personal_data_problems
 
@@ -139,6 +140,7 @@ _COVERAGE_FIELDS = (
     "total",
     "mix",
     "tools",
+    "listed_only",
     "sources",
     "dimensions",
     "declared",
@@ -163,7 +165,7 @@ def coverage(  # noqa: PLR0917 - typer options
         None, "--sources", help="Every knowledge source (repeat or comma-separate). Default: the manifest's."
     ),
     min_per_tool: int | None = typer.Option(
-        None, "--min-per-tool", min=0, help="Floor per tool (default 5)."
+        None, "--min-per-tool", min=0, help="Floor per tool: fewest cases that expect it (default 5)."
     ),
     min_per_source: int | None = typer.Option(
         None, "--min-per-source", min=0, help="Floor per source (default 5)."
@@ -176,9 +178,19 @@ def coverage(  # noqa: PLR0917 - typer options
     min_per_dimension: int | None = typer.Option(
         None, "--min-per-dimension", min=0, help="Floor per dimension (default 5)."
     ),
+    min_per_slice: int | None = typer.Option(
+        None, "--min-per-slice", min=0, help="Floor per slice (default 0: none)."
+    ),
+    min_per_category: int | None = typer.Option(
+        None, "--min-per-category", min=0, help="Floor per category (default 0: none)."
+    ),
+    min_per_severity: int | None = typer.Option(
+        None, "--min-per-severity", min=0, help="Floor per severity (default 0: none)."
+    ),
     output_format: str = format_option(),
 ) -> None:
-    """Show the set's mix and its cases per tool and source; exit 1 when a declared one is below the floor."""
+    """Show the set's mix and the cases expecting each tool and source; exit 1 when one is below a floor."""
+    from judgekit.caseset import SetManifest
     from judgekit.golden.coverage import compute_coverage
 
     output_format = chosen_format(output_format)
@@ -203,22 +215,29 @@ def coverage(  # noqa: PLR0917 - typer options
     tool_list = _split(tools) or list(manifest.tools if manifest else ())
     source_list = _split(sources) or list(manifest.sources if manifest else ())
     dimension_list = _split(dimensions) or list(manifest.dimensions if manifest else ())
+    flags = {
+        "tool": min_per_tool,
+        "source": min_per_source,
+        "slice": min_per_slice,
+        "category": min_per_category,
+        "severity": min_per_severity,
+        "dimension": min_per_dimension,
+    }
+    defaults = SetManifest()
     floors = {
-        "tool": min_per_tool if min_per_tool is not None else (manifest.min_per_tool if manifest else 5),
-        "source": min_per_source
-        if min_per_source is not None
-        else (manifest.min_per_source if manifest else 5),
-        "dimension": min_per_dimension
-        if min_per_dimension is not None
-        else (manifest.min_per_dimension if manifest else 5),
+        kind: flag if flag is not None else getattr(manifest or defaults, f"min_per_{kind}")
+        for kind, flag in flags.items()
     }
     cov = compute_coverage(
         (c.case for c in case_set.reviewed()),
         tools=tool_list,
         sources=source_list,
+        dimensions=dimension_list,
         min_per_tool=floors["tool"],
         min_per_source=floors["source"],
-        dimensions=dimension_list,
+        min_per_slice=floors["slice"],
+        min_per_category=floors["category"],
+        min_per_severity=floors["severity"],
         min_per_dimension=floors["dimension"],
     )
     no_tools_note = "no tool list declared (--tools or the manifest), so no tool gap can be named"
@@ -236,12 +255,20 @@ def coverage(  # noqa: PLR0917 - typer options
                     "severity": _ranked(cov.by_severity),
                 },
                 "tools": _ranked(cov.by_tool),
+                "listed_only": _ranked(+cov.listed_only),
                 "sources": _ranked(cov.by_source),
                 "dimensions": _ranked(cov.by_dimension),
                 "declared": {"tools": tool_list, "sources": source_list, "dimensions": dimension_list},
                 "floors": floors,
                 "gaps": [
-                    {"what": gap.kind, "name": gap.name, "count": gap.count, "floor": gap.floor}
+                    {
+                        "what": gap.kind,
+                        "name": gap.name,
+                        "count": gap.count,
+                        "floor": gap.floor,
+                        "listed_only": gap.listed,
+                        "message": gap.describe(),
+                    }
                     for gap in cov.gaps
                 ],
                 "undeclared": {
@@ -261,10 +288,18 @@ def coverage(  # noqa: PLR0917 - typer options
     typer.echo(_mix_line("severity", dict(cov.by_severity)))
     if cov.by_dimension:
         typer.echo(_mix_line("dimension", dict(cov.by_dimension)))
-    typer.echo(_mix_line("cases per tool", dict(cov.by_tool)))
+    typer.echo(_mix_line("cases per tool (expecting it)", dict(cov.by_tool)))
+    if +cov.listed_only:
+        typer.echo(_mix_line("listed only (not counted)", dict(+cov.listed_only)))
     typer.echo(_mix_line("cases per source", dict(cov.by_source)))
     if not tool_list:
         typer.echo(f"note: {no_tools_note}")
+    gap_tools = {gap.name for gap in cov.gaps if gap.kind == "tool"}
+    for name in cov.untested_tools():
+        if name not in gap_tools:
+            typer.echo(
+                f"warning: tool {name}: 0 cases expect it (listed in {cov.listed_only[name]})", err=True
+            )
     for name in cov.undeclared_tools:
         typer.echo(f"warning: tool '{name}' is used by cases but not in the declared tool list", err=True)
     for name in cov.undeclared_sources:
@@ -346,7 +381,14 @@ def promote(
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
     output_format: str = format_option(),
 ) -> None:
-    """Move reviewed candidates into the set; refuses an acceptance that still starts with REVIEW:."""
+    """Move reviewed candidates into the set; refuses an acceptance that still starts with REVIEW:.
+
+    Also refused: a missing or empty acceptance, a required outcome, forbidden outcome or rubric entry
+    still starting with REVIEW: (in any letter case or spacing), personal data (except the manifest's
+    synthetic_values), an id the set already has, and a destination file that exists. Every reason is
+    one file:line: field: message line, nothing is moved, and the exit code is 2. The moves are all or
+    nothing: if one fails, the files already moved are moved back.
+    """
     from judgekit.golden.promote import promote_candidates
 
     output_format = chosen_format(output_format)
@@ -378,12 +420,15 @@ def golden_diff(
 ) -> None:
     """List cases whose contract changed since REV without a version bump; exit 1 when any.
 
-    The contract is the expected outcome, the acceptance criterion and the forbidden rules.
+    The contract is the expected outcome, the acceptance criterion, the forbidden rules and the bytes of
+    the fixture files the case's initial and expected states name. Cases new to the reviewed set (promoted
+    candidates) are listed as promoted and not compared.
     """
-    from judgekit.golden.rebaseline import find_unversioned_changes
+    from judgekit.golden.rebaseline import compare_with_revision
 
     output_format = chosen_format(output_format)
-    found = find_unversioned_changes(set_path, rev)
+    comparison = compare_with_revision(set_path, rev)
+    found = comparison.unversioned
     if output_format == "json":
         print_document(
             "golden_diff",
@@ -399,11 +444,18 @@ def golden_diff(
                     }
                     for item in found
                 ],
+                "promoted": [
+                    {"id": item.case_id, "file": str(item.path), "from": item.source, "version": item.version}
+                    for item in comparison.promoted
+                ],
             },
         )
         if found:
             raise typer.Exit(1)
         return
+    for promoted in comparison.promoted:
+        where = f"a candidate at {rev}" if promoted.source == "candidate" else f"not in the set at {rev}"
+        typer.echo(f"{promoted.path}: {promoted.case_id}: promoted since {rev} ({where}); nothing to compare")
     for item in found:
         typer.echo(
             f"{item.path}: {item.case_id}: {', '.join(item.changed)} changed since {rev} but version stayed "

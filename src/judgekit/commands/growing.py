@@ -160,7 +160,9 @@ def intake(  # noqa: PLR0917 - typer options
     records: Path = typer.Argument(..., help="Incident records: a .json or .csv file.", show_default=False),
     set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
     redact: list[str] = typer.Option(
-        [], "--redact", help="A literal value to remove, such as a customer's name (repeatable)."
+        [],
+        "--redact",
+        help="A literal value to remove as well (repeatable); names the guard finds are removed anyway.",
     ),
     id_prefix: str = typer.Option("REG-CAND", "--id-prefix", help="Candidate ids start with this."),
     dry_run: bool = typer.Option(False, "--dry-run", help="Show what would be written; write nothing."),
@@ -168,8 +170,9 @@ def intake(  # noqa: PLR0917 - typer options
 ) -> None:
     """Turn incident or escalation records into sanitised regression candidates linked to their incident.
 
-    Emails, phone numbers, card, IBAN and account numbers, national ids and secrets are replaced by
-    placeholders, and so is every --redact value. A record with a missing or malformed field stops the
+    Emails, phone numbers, card, IBAN and account numbers, national ids, person names, postal
+    addresses, postcodes, dates of birth, sort codes and secrets are replaced by placeholders, and so
+    is every --redact value. A record with a missing or malformed field stops the
     intake with its file, line and field; nothing is written then.
     """
     import json

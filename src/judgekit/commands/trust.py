@@ -225,11 +225,17 @@ def _check(name: str, status: str, message: str, error: JudgekitError | None = N
     }
 
 
-@existing_inputs("labels", "few_shot", "transcripts")
-def calibrate_check(
+@existing_inputs("labels", "few_shot", "prompt", "transcripts")
+def calibrate_check(  # noqa: PLR0917 - typer options
     labels: Path = typer.Argument(..., help="The labelled test set (.csv or .jsonl).", show_default=False),
     few_shot: Path | None = typer.Option(
         None, "--few-shot", help="The judge's few-shot examples (JSONL: item_id, case_id or text)."
+    ),
+    prompt: Path | None = typer.Option(
+        None,
+        "--prompt",
+        help="The judge's prompt or template (raw text, any format): refused when it contains a labelled "
+        "item's message text (needs --transcripts).",
     ),
     transcripts: Path | None = typer.Option(
         None, "--transcripts", help="Transcripts of the labelled items (JSONL), to compare few-shot texts."
@@ -245,7 +251,9 @@ def calibrate_check(
     """Refuse labels that would inflate a judge's numbers; say what to collect instead.
 
     Checks: items carry a provenance and enough are random production samples; the judge's few-shot
-    examples are not labelled test items; the labels were not already used to choose between judges.
+    examples are not labelled test items, nor is a labelled item's message text found in its prompt
+    (--prompt, any format, compared word by word ignoring case and punctuation); the labels were not
+    already used to choose between judges.
     Exit 0 when every check passes, 1 on the first refusal, 2 when the input cannot be checked (an item
     without provenance among items with one, a malformed file); with --format json every check is run and
     reported, each with its status, and the exit code is the first refusal's.
@@ -254,6 +262,7 @@ def calibrate_check(
         ProvenanceSummary,
         check_few_shot_overlap,
         check_not_selection_set,
+        check_prompt_overlap,
         load_usage,
         parse_few_shot,
         random_sample_only,
@@ -286,8 +295,15 @@ def calibrate_check(
             raise
         refusals.append(exc)
         checks.append(_check("selection_set", "refused", exc.message, exc))
-    if few_shot is not None:
+    if prompt is not None and transcripts is None:
+        raise JudgekitError(
+            f"--prompt {prompt}: give --transcripts too (the labelled items' transcripts), so their texts "
+            "can be looked for in the prompt",
+            exit_code=2,
+        )
+    if few_shot is not None or prompt is not None:
         texts: dict[str, str] | None = None
+        messages: dict[str, list[str]] = {}
         if transcripts is not None:
             from judgekit.judges.prompt import render_transcript
             from judgekit.transcript import read_transcripts
@@ -296,23 +312,28 @@ def calibrate_check(
             for t in read_transcripts(transcripts):
                 texts[f"{t.case_id}#{t.trial}"] = render_transcript(t)
                 texts.setdefault(t.case_id, render_transcript(t))
-        examples = parse_few_shot(_read(few_shot, "few-shot file"), source=few_shot)
+                contents = [m.content for m in t.messages if m.content]
+                messages[f"{t.case_id}#{t.trial}"] = contents
+                messages.setdefault(t.case_id, contents)
+        examples = (
+            parse_few_shot(_read(few_shot, "few-shot file"), source=few_shot) if few_shot is not None else []
+        )
         try:
-            check_few_shot_overlap(examples, table, item_texts=texts, source=few_shot)
-            checks.append(
-                _check(
-                    "few_shot",
-                    "passed",
-                    f"none of the {len(examples)} few-shot example(s) is a labelled item",
-                )
-            )
+            if few_shot is not None:
+                check_few_shot_overlap(examples, table, item_texts=texts, source=few_shot)
+            if prompt is not None:
+                raw_prompt = _read(prompt, "prompt file").decode("utf-8", "replace")
+                check_prompt_overlap(raw_prompt, table, messages, source=prompt)
+            found = [f"{len(examples)} few-shot example(s)"] if few_shot is not None else []
+            found += ["the prompt"] if prompt is not None else []
+            checks.append(_check("few_shot", "passed", f"no labelled item is in {' or '.join(found)}"))
         except JudgekitError as exc:
             if not as_json:
                 raise
             refusals.append(exc)
             checks.append(_check("few_shot", "refused", exc.message, exc))
     else:
-        checks.append(_check("few_shot", "skipped", "no --few-shot file given"))
+        checks.append(_check("few_shot", "skipped", "no --few-shot or --prompt file given"))
     ok = not refusals
     if as_json:
         print_document(
@@ -358,7 +379,12 @@ def calibrate_select(
     table = _labels(labels)
     names = [c.strip() for c in candidates.split(",") if c.strip()]
     usage = record_selection(
-        records, label_sha256=table.sha256, label_name=labels.name, candidates=names, chosen=chosen
+        records,
+        label_sha256=table.sha256,
+        label_name=labels.name,
+        candidates=names,
+        chosen=chosen,
+        table=table,  # records the labels' content and items, not only the file hash
     )
     ledger = records / USAGE_FILE
     if as_json:

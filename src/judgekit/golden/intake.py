@@ -14,11 +14,14 @@ records, as JSON (an object, or a list of objects) or CSV (a header row, one rec
   ``medium`` or ``low``; ``owner``; ``tools`` and ``dimensions`` (lists, or ``;``-separated in CSV);
   ``slice`` (default ``real_failures``).
 
-Every text is **sanitised** before anything is written: personal data found by
-:mod:`judgekit.golden.pii` is replaced by placeholders (``[EMAIL]``, ``[CARD]``...), secrets by
-``[REDACTED]`` (:mod:`judgekit.secrets`), and any literal value the person running intake names (a
-customer's name) by ``[NAME]``. The result is scanned again and must be clean. Names are not detected
-automatically, which is why a person reviews every candidate before it is promoted.
+Every text is **sanitised** before anything is written: every value :mod:`judgekit.golden.pii` finds
+is replaced by its placeholder (``[EMAIL]``, ``[CARD]``, ``[NAME]``, ``[ADDRESS]``, ``[POSTCODE]``,
+``[DATE_OF_BIRTH]``, ``[SORT_CODE]``...), secrets by ``[REDACTED]`` (:mod:`judgekit.secrets`), and any
+literal value the person running intake names by ``[NAME]``. A person name found anywhere in a record
+(``I'm Hana Sato``) or named with ``--redact`` is replaced everywhere in that record's candidate, whole or
+by part (``Sorry, Hana``). The result is scanned again and must be clean. Names are found by rule
+(honorifics, self-introductions, sign-offs), so a name said bare (``my friend Marta``) is missed: a person
+reviews every candidate before it is promoted.
 
 Each record becomes one candidate case in the candidates folder: ``category: regression``, linked to its
 incident, its acceptance starting with ``REVIEW:`` (a person writes the real criterion), the failure as a
@@ -315,12 +318,24 @@ class _Sanitiser:
         self.allow = tuple(allow)
         self.redactor = Redactor.from_environ()
         self.counts: Counter[str] = Counter()
+        self.record_names: tuple[str, ...] = tuple(self.names)
+
+    def start_record(self, texts: Iterable[str]) -> None:
+        """Collect the names of one record: the ``--redact`` values and every name found in its texts.
+
+        A name found once (``I'm Hana Sato``) is then replaced wherever it appears in the record's
+        candidate, whole or by part (``Sorry, Hana``).
+        """
+        from judgekit.golden.pii import scan_text
+
+        found = [f.value for text in texts for f in scan_text(text, allow=self.allow) if f.kind == "name"]
+        self.record_names = tuple(dict.fromkeys([*self.names, *found]))
 
     def __call__(self, text: str) -> str:
         from judgekit.golden.pii import redact_personal_data, scan_text
         from judgekit.secrets import REDACTED
 
-        out, findings = redact_personal_data(text, allow=self.allow)
+        out, findings = redact_personal_data(text, allow=self.allow, names=self.record_names)
         self.counts.update(f.kind for f in findings)
         for name in self.names:
             out, n = re.subn(re.escape(name), "[NAME]", out, flags=re.IGNORECASE)
@@ -329,7 +344,7 @@ class _Sanitiser:
         if secret_free != out:
             self.counts["secret"] += secret_free.count(REDACTED) - out.count(REDACTED)
             out = secret_free
-        left = scan_text(out, allow=self.allow)
+        left = scan_text(out, allow=self.allow, names=self.record_names)
         if left:  # redaction replaced every match, so a rescan finds nothing unless redaction has a bug
             raise JudgekitError(
                 f"personal data survived sanitising ({left[0].describe()}); nothing was written",
@@ -369,6 +384,10 @@ def build_regression_candidates(
             result.skipped.append((rec.ref, linked[rec.ref]))
             continue
         f = rec.fields
+        clean.start_record(
+            [rec.ref, rec.what_went_wrong, *(t for _r, t in rec.messages)]
+            + [str(f[k]) for k in ("expected", "title", "owner") if f.get(k)]
+        )
         ref = clean(rec.ref)
         case_id = f"{id_prefix}-{_id_part(ref)}"
         target = folder / f"{case_id}.yaml"

@@ -1,4 +1,4 @@
-r"""A personal-data scanner for golden cases: emails, phone numbers, card and account numbers, national ids.
+r"""A personal-data scanner for golden cases: contact details, names, addresses, bank and national ids.
 
 Golden cases travel: into repositories, pipelines, test logs and vendors' tools. Real customer data must
 never be in them; regression cases that come from real incidents are sanitised before they are committed.
@@ -19,19 +19,45 @@ This module finds what a sanitiser must remove and what ``judgekit validate`` mu
 * national ids: **US SSN** (``123-45-6789``, outside the never-issued 000/666/9xx areas) and **UK
   National Insurance** numbers (``AB 12 34 56 C``, with HMRC's prefix rules).
 
-Names and addresses are not detected (no pattern tells a name from a word); intake lets a person list
-values to remove. Values a set declares synthetic (the manifest's ``synthetic_values``) are not reported.
-Every finding carries its location and a masked value (last four characters), never the value itself.
+* **name**: person names, two ways. Names a case gives for its own persona (an ``identity`` key such as
+  ``name``, ``full_name``, ``first_name``, ``surname``, ``passenger_name``; a name introduced in
+  ``user.persona``) are personal data wherever else they appear in the case, whole or by part. Names in
+  free text are found by rule, not by a statistical model (spaCy, Presidio and the like download language
+  models and guess): an honorific (``Mr``, ``Mrs``, ``Ms``, ``Miss``, ``Mx``, ``Dr``, ``Prof``, ``Sir``,
+  ``Dame``...) before one to three capitalised words; a self-introduction (``my name is X``, ``call me X``,
+  ``I'm X Y``, ``I am X Y``, ``this is X Y``: two words there, because ``I'm Sorry`` is not a name); a
+  ``Name:`` label; and a sign-off (``Thanks,``/``Regards,``/``Cheers,``... then a line holding only one to
+  three capitalised words). A name word is ``Capitalised`` (``O'Brien``, ``Smith-Jones``, ``McDonald``
+  allowed): CamelCase identifiers (``LookupBooking``) and snake_case tool names never are, and a list of
+  common capitalised words (``Sorry``, ``Gold``, ``Monday``...) cannot start a name;
+* **address**: a house number (``221B``, ``10``) before one to four capitalised words and a street word
+  (``Street``/``St``, ``Road``/``Rd``, ``Avenue``/``Ave``, ``Lane``/``Ln``, ``Drive``/``Dr``,
+  ``Boulevard``/``Blvd``, ``Way``, ``Court``/``Ct``, ``Place``/``Pl``, ``Close``, ``Crescent``,
+  ``Terrace``, ``Square``, ``Gardens``, ``Grove``, ``Parkway``, ``Highway``...), with an optional compass
+  suffix (``1600 Pennsylvania Avenue NW``);
+* **postcode**: UK postcodes in the six formats of the Royal Mail Postcode Address File (``A9 9AA``,
+  ``A99 9AA``, ``AA9 9AA``, ``AA99 9AA``, ``A9A 9AA``, ``AA9A 9AA``, with the letters each position
+  allows, and ``GIR 0AA``), written with their space, or without it after ``postcode``; US ZIP codes
+  (``12345``, ZIP+4 ``12345-6789``) only in an address context, because a bare five-digit number is
+  usually something else: right after a USPS state abbreviation (``DC 20500``), after ``ZIP``/``zip
+  code``/``postal code``, or later on the same line as a detected street address;
+* **dob**: a date within a few words after ``born``, ``DOB``, ``date of birth``, ``birth date`` or
+  ``birthday`` (``12/03/1987``, ``1987-03-12``, ``12 March 1987``, ``March 12th, 1987``, ``3 May``);
+* **sort_code**: UK sort codes, bare (``12-34-56``) or named (``sort code 123456``).
+
+Values a set declares synthetic (the manifest's ``synthetic_values``) are not reported. Every finding
+carries its location and a masked value (:func:`mask`: last four characters; initials only for a name;
+nothing for a date of birth), never the value itself.
 """
 
 from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from judgekit.errors import Problem
 
@@ -40,6 +66,7 @@ __all__ = [
     "PLACEHOLDERS",
     "Finding",
     "PiiKind",
+    "case_names",
     "iban_valid",
     "luhn_valid",
     "manifest_synthetic_values",
@@ -51,8 +78,21 @@ __all__ = [
     "scan_text",
 ]
 
-PiiKind = Literal["email", "phone", "card", "iban", "account", "ssn", "ni_number"]
-KINDS: tuple[PiiKind, ...] = ("email", "phone", "card", "iban", "account", "ssn", "ni_number")
+PiiKind = Literal[
+    "email",
+    "phone",
+    "card",
+    "iban",
+    "account",
+    "ssn",
+    "ni_number",
+    "name",
+    "address",
+    "postcode",
+    "dob",
+    "sort_code",
+]
+KINDS: tuple[PiiKind, ...] = get_args(PiiKind)
 
 PLACEHOLDERS: dict[str, str] = {
     "email": "[EMAIL]",
@@ -62,6 +102,11 @@ PLACEHOLDERS: dict[str, str] = {
     "account": "[ACCOUNT]",
     "ssn": "[SSN]",
     "ni_number": "[NI_NUMBER]",
+    "name": "[NAME]",
+    "address": "[ADDRESS]",
+    "postcode": "[POSTCODE]",
+    "dob": "[DATE_OF_BIRTH]",
+    "sort_code": "[SORT_CODE]",
 }
 """What :func:`redact_personal_data` puts in place of each kind of value."""
 
@@ -73,6 +118,11 @@ _DESCRIPTIONS: dict[str, str] = {
     "account": "bank account number",
     "ssn": "US social security number",
     "ni_number": "UK National Insurance number",
+    "name": "person name",
+    "address": "postal address",
+    "postcode": "postcode",
+    "dob": "date of birth",
+    "sort_code": "UK sort code",
 }
 
 
@@ -81,7 +131,8 @@ class Finding:
     """One personal-data value found in a text.
 
     Attributes:
-        kind: What it is (``email``, ``phone``, ``card``, ``iban``, ``account``, ``ssn``, ``ni_number``).
+        kind: What it is (``email``, ``phone``, ``card``, ``iban``, ``account``, ``ssn``, ``ni_number``,
+            ``name``, ``address``, ``postcode``, ``dob``, ``sort_code``).
         start: 0-based offset of the value in the text scanned.
         end: Offset just past the value.
         value: The value as written (kept in memory for redaction; never printed, see :attr:`masked`).
@@ -96,16 +147,31 @@ class Finding:
 
     @property
     def masked(self) -> str:
-        """The value with everything but its last four characters hidden."""
-        return mask(self.value)
+        """The value hidden as :func:`mask` hides one of its kind."""
+        return mask(self.value, kind=self.kind)
 
     def describe(self) -> str:
         """One readable phrase: ``card number (passes the Luhn check) ending 1111``."""
         return f"{_DESCRIPTIONS[self.kind]} {self.masked}"
 
 
-def mask(value: str) -> str:
-    """Hide all but the last four non-separator characters: ``4111 1111 1111 1111`` -> ``****1111``."""
+def mask(value: str, *, kind: str | None = None) -> str:
+    """Hide a value: all but the last four non-separator characters, ``4111 1111 1111 1111`` -> ``****1111``.
+
+    Args:
+        value: The value as written.
+        kind: Its kind, when known. A ``name`` keeps only each word's initial (``Hana Sato`` ->
+            ``H*** S***``: the last four letters of a surname would give it away); a ``dob`` shows nothing
+            (``**/**/****``: its last four characters are the year of birth); other kinds keep their last
+            four characters, and an email its first letter and domain.
+
+    Returns:
+        The masked text, which never contains ``value`` when ``value`` is longer than four characters.
+    """
+    if kind == "name":
+        return " ".join(f"{word[:1]}***" for word in value.split()) or "****"
+    if kind == "dob":
+        return re.sub(r"[A-Za-z0-9]", "*", value.strip()) or "****"
     if "@" in value:
         local, _, domain = value.strip().partition("@")
         return f"{local[:1]}***@{domain}"
@@ -193,6 +259,103 @@ _PHONE = re.compile(
     r"|\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}"  # North American
     r"|0\d{2,4}[ -]?\d{3,4}[ -]?\d{3,4}"  # UK national
     r")(?![\w-])"
+)
+
+# ---- names
+_NAME_WORD = r"(?:Mc|Mac|O'|D')?[A-Z][a-z]+(?:[-'][A-Z][a-z]+)?"
+"""One name word: capitalised, lower case after its first letter (apart from Mc/Mac/O' prefixes and a
+hyphenated or apostrophised second part), so CamelCase identifiers and tool names never match."""
+_NAME_END = r"(?![\w'-])"
+_NAME_WORDS = rf"{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{0,2}}{_NAME_END}"
+_HONORIFIC = re.compile(
+    rf"\b(?:Mr|Mrs|Ms|Miss|Mx|Dr|Prof|Sir|Dame|Lady|Lord|Rev)\.?[ \t]+(?P<name>{_NAME_WORDS})"
+)
+_INTRODUCTION = re.compile(
+    rf"(?i:\bmy[ \t]+name[ \t]+is|\bmy[ \t]+name's|\bcall[ \t]+me|\bname[ \t]*:)[ \t]*(?P<name>{_NAME_WORDS})"
+    rf"|(?i:\bI'm|\bI’m|\bI[ \t]+am|\bthis[ \t]+is)[ \t]+"
+    rf"(?P<name2>{_NAME_WORD}(?:[ \t]+{_NAME_WORD}){{1,2}}{_NAME_END})"
+)
+_SIGN_OFF = re.compile(
+    r"(?im:^[ \t]*(?:thanks|thank[ \t]+you|many[ \t]+thanks|regards|kind[ \t]+regards|best[ \t]+regards|"
+    r"best[ \t]+wishes|best|cheers|sincerely|yours[ \t]+sincerely|yours[ \t]+faithfully|yours|warmly)"
+    r"[ \t]*[,!.]?[ \t]*\r?\n)"
+    rf"[ \t]*(?:-+[ \t]*)?(?P<name>{_NAME_WORDS})[ \t]*(?=\r?$|\r?\n)",
+    re.MULTILINE,
+)
+# Capitalised words that start sentences after "I'm", "this is", "Name:"... and are not names.
+_NOT_NAMES_TEXT = """
+    a an the and or but not no yes so very really just still also only now here there this that these those
+    my your our his her their its it we you they he she i me us him them
+    sorry afraid glad happy sure fine okay ok well hi hello hey dear thanks thank please
+    calling writing trying looking flying travelling traveling going coming waiting stuck booked
+    on in at to for from with about after before by of as if when while
+    customer agent assistant user client passenger member guest caller support team booking flight
+    gold silver platinum bronze basic premium economy business first flex standard
+    monday tuesday wednesday thursday friday saturday sunday january february march april may june july
+    august september october november december today tomorrow yesterday
+"""
+_NOT_NAMES = frozenset(_NOT_NAMES_TEXT.split())
+_IDENTITY_NAME_KEY = re.compile(
+    r"^(?:(?:full|first|given|last|family|middle|maiden|legal|preferred|display|customer|passenger|"
+    r"traveller|traveler|contact|account_holder|holder|card_holder|cardholder|guest|member|caller|user)"
+    r"_?)?name$|^(?:surname|forename|forenames|given_names)$"
+)
+_NAME_PARTS_SKIP = frozenset({"mr", "mrs", "ms", "miss", "mx", "dr", "prof", "sir", "dame", "lady", "lord"})
+
+# ---- addresses and postcodes
+_STREET_SUFFIX = (
+    r"(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr|Boulevard|Blvd|Way|Court|Ct|Place|Pl|Close|"
+    r"Crescent|Cres|Terrace|Terr|Square|Sq|Gardens|Gdns|Grove|Gr|Parkway|Pkwy|Highway|Hwy|Mews|Circle|"
+    r"Cir|Parade|Embankment|Quay|Wharf|Alley|Plaza|Trail|Pike)"
+)
+_ADDRESS = re.compile(
+    r"(?<![\w/.,:-])(?:(?:Flat|Apt|Unit|Suite)\.?[ \t]+\w{1,5},?[ \t]+)?"
+    r"\d{1,5}[A-Za-z]?(?:-\d{1,5})?,?"
+    rf"[ \t]+(?:[A-Z][A-Za-z'’-]*[ \t]+){{1,4}}{_STREET_SUFFIX}\.?"
+    r"(?:[ \t]+(?:NW|NE|SW|SE|N|S|E|W)\b)?(?![\w-])"
+)
+_UK_OUTWARD = (
+    r"(?:[A-PR-UWYZ][0-9]{1,2}|[A-PR-UWYZ][A-HK-Y][0-9]{1,2}|[A-PR-UWYZ][0-9][A-HJKPSTUW]"
+    r"|[A-PR-UWYZ][A-HK-Y][0-9][ABEHMNPRVWXY])"
+)
+_UK_INWARD = r"[0-9][ABD-HJLNP-UW-Z]{2}"
+_UK_POSTCODE = re.compile(rf"(?<![A-Za-z0-9])(?:{_UK_OUTWARD} {_UK_INWARD}|GIR 0AA)(?![A-Za-z0-9])")
+_UK_POSTCODE_LABELLED = re.compile(
+    rf"(?i:\b(?:post[ \t]?code|postal[ \t]+code)\b)[ \t]*[:#]?[ \t]*"
+    rf"(?P<code>{_UK_OUTWARD}[ \t]?{_UK_INWARD})(?![A-Za-z0-9])"
+)
+_US_STATES = (
+    "AL|AK|AZ|AR|CA|CO|CT|DE|DC|FL|GA|HI|ID|IL|IN|IA|KS|KY|LA|ME|MD|MA|MI|MN|MS|MO|MT|NE|NV|NH|NJ|NM|NY|"
+    "NC|ND|OH|OK|OR|PA|RI|SC|SD|TN|TX|UT|VT|VA|WA|WV|WI|WY|PR|VI|GU|AS|MP"
+)
+_ZIP = r"\d{5}(?:-\d{4})?(?![\w-])"
+_ZIP_AFTER_STATE = re.compile(rf"(?<![A-Za-z])(?:{_US_STATES}),?[ \t]+(?P<code>(?<![\w-]){_ZIP})")
+_ZIP_LABELLED = re.compile(
+    rf"(?i:\b(?:zip(?:[ \t]*\+[ \t]*4)?(?:[ \t]+code)?|postal[ \t]+code)\b)[ \t]*[:#]?[ \t]*(?P<code>{_ZIP})"
+)
+_ZIP_BARE = re.compile(rf"(?<![\w.,-]){_ZIP}")
+_ZIP_CONTEXT_CHARS = 80
+"""How far along the line after a street address a bare ZIP code is still taken as its ZIP code."""
+
+# ---- dates of birth and sort codes
+_MONTH = (
+    r"(?:Jan(?:uary)?|Feb(?:ruary)?|Mar(?:ch)?|Apr(?:il)?|May|June?|July?|Aug(?:ust)?|Sep(?:t(?:ember)?)?"
+    r"|Oct(?:ober)?|Nov(?:ember)?|Dec(?:ember)?)\.?"
+)
+_DATE = (
+    r"(?:\d{1,2}[/.-]\d{1,2}[/.-](?:\d{4}|\d{2})"
+    r"|\d{4}[/.-]\d{1,2}[/.-]\d{1,2}"
+    rf"|\d{{1,2}}(?:st|nd|rd|th)?[ \t]+(?:of[ \t]+)?{_MONTH}(?:,?[ \t]+\d{{4}})?"
+    rf"|{_MONTH}[ \t]+\d{{1,2}}(?:st|nd|rd|th)?(?:,?[ \t]+\d{{4}})?)(?![\w/-])"
+)
+_DOB = re.compile(
+    r"(?i:\b(?:born|d\.?o\.?b\.?|date[ \t]+of[ \t]+birth|birth[ \t]?date|birthday)(?![\w]))"
+    r"[ \t]*[:#-]?[ \t]*(?i:(?:is|was|on|in|the|of|=)[ \t]+){0,3}"
+    rf"(?P<date>(?i:{_DATE}))"
+)
+_SORT_CODE = re.compile(r"(?<![\w-])\d{2}-\d{2}-\d{2}(?![\w-])")
+_SORT_CODE_LABELLED = re.compile(
+    r"(?i:\bsort[ \t]?code\b)[ \t]*(?:is[ \t]+)?[:#]?[ \t]*(?P<code>\d{2}[ -]?\d{2}[ -]?\d{2})(?![\w-])"
 )
 
 # Ranges reserved for drama and documentation (Ofcom; NANPA 555-0100..0199), as digit prefixes of the
@@ -288,24 +451,49 @@ def _overlaps(span: tuple[int, int], taken: list[tuple[int, int]]) -> bool:
     return any(span[0] < end and start < span[1] for start, end in taken)
 
 
-def scan_text(text: str, *, field: str = "", allow: Iterable[str] = ()) -> list[Finding]:
+def _known_name_patterns(names: Iterable[str]) -> list[re.Pattern[str]]:
+    """Patterns for known names: each whole name (any case, any spacing), then each of its parts."""
+    wholes: set[str] = set()
+    parts: set[str] = set()
+    for name in names:
+        words = name.split()
+        if not words:
+            continue
+        wholes.add(r"[ \t]+".join(re.escape(w) for w in words))
+        for word in words:
+            bare = word.strip(".,")
+            if len(bare) >= 2 and bare.lower() not in _NAME_PARTS_SKIP | _NOT_NAMES:
+                parts.add(re.escape(bare[:1].upper() + bare[1:]))
+    out = [re.compile(rf"(?i)(?<![\w'-]){w}(?![\w'-])") for w in sorted(wholes, key=len, reverse=True)]
+    out += [re.compile(rf"(?<![\w'-]){w}(?![\w'-])") for w in sorted(parts, key=len, reverse=True)]
+    return out
+
+
+def _plausible_name(value: str) -> bool:
+    return value.split(maxsplit=1)[0].lower() not in _NOT_NAMES
+
+
+def scan_text(
+    text: str, *, field: str = "", allow: Iterable[str] = (), names: Iterable[str] = ()
+) -> list[Finding]:
     """Find personal data in one text.
 
     Overlapping matches are resolved by specificity: emails, IBANs, labelled account numbers, SSNs and
-    NI numbers first, then card numbers (Luhn-valid only), then phone numbers, so a card number is never
-    also reported as a phone number.
+    NI numbers first, then card numbers (Luhn-valid only), dates of birth, sort codes, phone numbers,
+    street addresses, postcodes and ZIP codes, and last person names (known names, then names found by
+    rule), so a card number is never also reported as a phone number.
 
     Args:
         text: The text to scan.
         field: Dotted path of the field the text came from, copied into each finding.
         allow: Values declared synthetic; a match equal to one of them (ignoring spaces, dots, hyphens,
             brackets and case) is not reported.
+        names: Names known to be personal data (a case's own persona names, names a person lists): each
+            is reported wherever it appears, whole (any case) or by a capitalised part (``Hana``).
 
     Returns:
         The findings, sorted by position.
     """
-    if "@" not in text and len(text) - len(text.translate(_DELETE_DIGITS)) < _MIN_DIGITS:
-        return []  # fast path: no email, and too few digits for any number this scanner reports
     allowed = {_normalise_value(a) for a in allow}
     found: list[Finding] = []
     taken: list[tuple[int, int]] = []
@@ -319,11 +507,34 @@ def scan_text(text: str, *, field: str = "", allow: Iterable[str] = ()) -> list[
             return
         found.append(Finding(kind, start, end, value, field))
 
-    for m in _EMAIL.finditer(text):
-        if _reserved_email(m.group()):
-            taken.append(m.span())
-        else:
-            add("email", *m.span())
+    digit_count = len(text) - len(text.translate(_DELETE_DIGITS))
+    if "@" in text:
+        for m in _EMAIL.finditer(text):
+            if _reserved_email(m.group()):
+                taken.append(m.span())
+            else:
+                add("email", *m.span())
+    if digit_count >= _MIN_DIGITS:
+        _scan_numbers(text, add, taken)
+    if digit_count:
+        _scan_places(text, add, taken)
+    for pattern in _known_name_patterns(names):
+        for m in pattern.finditer(text):
+            add("name", *m.span())
+    for pattern, groups in (
+        (_HONORIFIC, ("name",)),
+        (_INTRODUCTION, ("name", "name2")),
+        (_SIGN_OFF, ("name",)),
+    ):
+        for m in pattern.finditer(text):
+            for group in groups:
+                if m.group(group) is not None and _plausible_name(m.group(group)):
+                    add("name", *m.span(group))
+    return sorted(found, key=lambda f: (f.start, f.end))
+
+
+def _scan_numbers(text: str, add: Callable[[PiiKind, int, int], None], taken: list[tuple[int, int]]) -> None:
+    """Numbers with at least six digits: IBAN, account, SSN, NI, card (before phone numbers)."""
     for m in _IBAN.finditer(text):
         if iban_valid(m.group()):
             add("iban", *m.span())
@@ -343,28 +554,64 @@ def scan_text(text: str, *, field: str = "", allow: Iterable[str] = ()) -> list[
             add("card", *m.span())
     for m in _ACCOUNT_LABELLED.finditer(text):
         add("account", *m.span(1))
+
+
+def _scan_places(text: str, add: Callable[[PiiKind, int, int], None], taken: list[tuple[int, int]]) -> None:
+    """Dates of birth, sort codes, phone numbers, street addresses, postcodes and ZIP codes."""
+    for m in _DOB.finditer(text):
+        add("dob", *m.span("date"))
+    for m in _SORT_CODE_LABELLED.finditer(text):
+        add("sort_code", *m.span("code"))
+    for m in _SORT_CODE.finditer(text):
+        add("sort_code", *m.span())
     for m in _PHONE.finditer(text):
         n = len(_digits(m.group()))
         if not 9 <= n <= 15:
             continue
         if _fictional_phone(m.group()):
-            taken.append(m.span())
+            taken.append(m.span())  # reserved for fiction: not reported, and not anything else either
             continue
         add("phone", *m.span())
-    return sorted(found, key=lambda f: (f.start, f.end))
+    addresses = list(_ADDRESS.finditer(text))
+    for m in addresses:
+        add("address", *m.span())
+    for m in _UK_POSTCODE_LABELLED.finditer(text):
+        add("postcode", *m.span("code"))
+    for m in _UK_POSTCODE.finditer(text):
+        add("postcode", *m.span())
+    for m in _ZIP_LABELLED.finditer(text):
+        add("postcode", *m.span("code"))
+    for m in _ZIP_AFTER_STATE.finditer(text):
+        add("postcode", *m.span("code"))
+    for a in addresses:
+        line_end = text.find("\n", a.end())
+        stop = min(a.end() + _ZIP_CONTEXT_CHARS, len(text) if line_end < 0 else line_end)
+        for m in _ZIP_BARE.finditer(text, a.end(), stop):
+            add("postcode", *m.span())
 
 
 def scan_data(
-    data: Any, *, prefix: tuple[str | int, ...] = (), allow: Iterable[str] = ()
+    data: Any,
+    *,
+    prefix: tuple[str | int, ...] = (),
+    allow: Iterable[str] = (),
+    names: Iterable[str] = (),
 ) -> Iterator[tuple[tuple[str | int, ...], Finding]]:
     """Scan every text (values and mapping keys) inside a JSON-like value.
+
+    Args:
+        data: The value (mappings, lists and texts; other scalars are skipped).
+        prefix: The location of ``data`` itself, put before every location yielded.
+        allow: Values declared synthetic (see :func:`scan_text`).
+        names: Names known to be personal data (see :func:`scan_text`).
 
     Yields:
         ``(location, finding)`` pairs; the location is the tuple path of the field the text is in.
     """
     allow_list = tuple(allow)
+    name_list = tuple(names)
     if isinstance(data, str):
-        found = scan_text(data, allow=allow_list)
+        found = scan_text(data, allow=allow_list, names=name_list)
         if found:
             name = ".".join(str(p) for p in prefix)
             for f in found:
@@ -372,21 +619,28 @@ def scan_data(
     elif isinstance(data, dict):
         for key, value in data.items():
             loc = (*prefix, str(key))
-            for f in scan_text(str(key), allow=allow_list):
+            for f in scan_text(str(key), allow=allow_list, names=name_list):
                 yield loc, replace(f, field=".".join(str(p) for p in loc))
-            yield from scan_data(value, prefix=loc, allow=allow_list)
+            yield from scan_data(value, prefix=loc, allow=allow_list, names=name_list)
     elif isinstance(data, list | tuple):
         for i, value in enumerate(data):
-            yield from scan_data(value, prefix=(*prefix, i), allow=allow_list)
+            yield from scan_data(value, prefix=(*prefix, i), allow=allow_list, names=name_list)
 
 
-def redact_personal_data(text: str, *, allow: Iterable[str] = ()) -> tuple[str, list[Finding]]:
-    """Replace every personal-data value in ``text`` with its placeholder (``[EMAIL]``, ``[CARD]``...).
+def redact_personal_data(
+    text: str, *, allow: Iterable[str] = (), names: Iterable[str] = ()
+) -> tuple[str, list[Finding]]:
+    """Replace every personal-data value in ``text`` with its placeholder (``[EMAIL]``, ``[NAME]``...).
+
+    Args:
+        text: The text to redact.
+        allow: Values declared synthetic, left in place (see :func:`scan_text`).
+        names: Names known to be personal data, replaced wherever they appear (see :func:`scan_text`).
 
     Returns:
         The redacted text and the findings replaced (positions refer to the original text).
     """
-    findings = scan_text(text, allow=allow)
+    findings = scan_text(text, allow=allow, names=names)
     out: list[str] = []
     last = 0
     for f in findings:
@@ -395,6 +649,29 @@ def redact_personal_data(text: str, *, allow: Iterable[str] = ()) -> tuple[str, 
         last = f.end
     out.append(text[last:])
     return "".join(out), findings
+
+
+def case_names(identity: Any = None, persona: str | None = None) -> tuple[str, ...]:
+    """The names a case gives for its own persona, which are personal data wherever else they appear.
+
+    Args:
+        identity: The case's ``identity`` mapping; the text values of name keys (``name``, ``full_name``,
+            ``first_name``, ``last_name``, ``surname``, ``customer_name``, ``passenger_name``...) are names.
+            Other keys (``persona: verified_customer``, ``customer_id``) are not.
+        persona: The case's ``user.persona`` text; names found in it by rule (``Mrs Hana Sato, a gold-tier
+            flyer``) are names.
+
+    Returns:
+        The names, in the order found, without repeats.
+    """
+    out: list[str] = []
+    if isinstance(identity, dict):
+        for key, value in identity.items():
+            if isinstance(value, str) and value.strip() and _IDENTITY_NAME_KEY.match(str(key).lower()):
+                out.append(value.strip())
+    if persona:
+        out.extend(f.value for f in scan_text(persona) if f.kind == "name")
+    return tuple(dict.fromkeys(out))
 
 
 def personal_data_problems(
@@ -424,7 +701,9 @@ def personal_data_problems(
             prefix = tuple(loaded.prefix)
             for part in prefix:
                 data = data[part]
-        for loc, finding in scan_data(data, prefix=prefix, allow=allow_list):
+        case = loaded.case
+        names = case_names(case.identity, case.user.persona if case.user else None)
+        for loc, finding in scan_data(data, prefix=prefix, allow=allow_list, names=names):
             line = doc.line_of(loc) if doc is not None else None
             field = ".".join(str(p) for p in loc[len(prefix) :])
             path: Path = loaded.path

@@ -2,20 +2,32 @@
 
 Generated or intake cases start in the candidates folder, where no gate reads them. A person reviews
 one, replaces the ``REVIEW:`` acceptance with the real criterion, and promotes it: the file moves into
-the set's cases folder. Promotion refuses an unreviewed acceptance, an invalid case, an id the set
-already has, and a file holding several cases.
+the set's cases folder. Promotion refuses, before anything moves:
+
+* an acceptance that is missing, empty or only whitespace (invisible characters count as nothing);
+* an acceptance, ``required_outcome``, ``forbidden_outcomes`` entry or ``response_rubric`` entry that still
+  starts with the review marker, read as :func:`~judgekit.cases.starts_with_review_marker` reads it (any
+  letter case, leading spaces, invisible or look-alike characters), and a ``required_outcome`` given but
+  blank;
+* personal data the scanner finds (values the manifest lists under ``synthetic_values`` excepted);
+* an invalid case, an id the set already has, a file holding several cases, and a destination file that
+  exists already (or that two promoted candidates would share).
+
+The moves are all or nothing: when one fails, the files already moved are moved back.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from judgekit.cases import REVIEW_PREFIX
+from judgekit.cases import REVIEW_PREFIX, review_guard_text, starts_with_review_marker
 from judgekit.caseset import LoadedCase, load_case_set
 from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.golden.pii import personal_data_problems
 
 __all__ = ["Promotion", "promote_candidates"]
 
@@ -35,25 +47,139 @@ class Promotion:
     destination: Path
 
 
+def _blank(text: str) -> bool:
+    """Whether a criterion says nothing: empty, whitespace, or only invisible characters."""
+    return not review_guard_text(text).strip()
+
+
+def _criterion_problems(loaded: LoadedCase) -> list[Problem]:
+    """Why the judged criteria of a candidate are not ready for the set (empty when they are).
+
+    Args:
+        loaded: The candidate as loaded.
+
+    Returns:
+        One problem per criterion that is missing, blank or still marked for review, located at its line.
+    """
+    case = loaded.case
+    path = loaded.path
+    problems: list[Problem] = []
+    if case.acceptance is None:
+        problems.append(
+            Problem(
+                path,
+                loaded.line,
+                "acceptance",
+                "missing: write the acceptance criterion a person and a judge can both apply, then promote",
+            )
+        )
+    elif _blank(case.acceptance):
+        problems.append(
+            Problem(
+                path,
+                loaded.line_of("acceptance"),
+                "acceptance",
+                "is empty: write the acceptance criterion a person and a judge can both apply, then promote",
+            )
+        )
+    if case.required_outcome is not None and _blank(case.required_outcome):
+        problems.append(
+            Problem(
+                path,
+                loaded.line_of("required_outcome"),
+                "required_outcome",
+                "is empty: write the outcome that counts as success, or remove the field, then promote",
+            )
+        )
+    criteria: list[tuple[str, str | None]] = [
+        ("acceptance", case.acceptance),
+        ("required_outcome", case.required_outcome),
+        *((f"forbidden_outcomes.{i}", text) for i, text in enumerate(case.forbidden_outcomes)),
+        *((f"response_rubric.{i}", text) for i, text in enumerate(case.response_rubric)),
+    ]
+    for field, text in criteria:
+        if starts_with_review_marker(text):
+            what = "the acceptance criterion" if field == "acceptance" else "the criterion"
+            problems.append(
+                Problem(
+                    path,
+                    loaded.line_of(field),
+                    field,
+                    f"still starts with '{REVIEW_PREFIX}': write or approve {what}, then promote",
+                )
+            )
+    return problems
+
+
+def _move_all(plan: Sequence[Promotion], target_dir: Path) -> None:
+    """Move every planned file, or none: on a failure the files already moved are moved back.
+
+    Args:
+        plan: The moves, in order.
+        target_dir: The folder the files move into (created when missing, removed again on a failure).
+
+    Raises:
+        JudgekitError: When a move fails (the destination appeared meanwhile, or the system refused);
+            the message says what was moved back, and names any file that could not be.
+    """
+    created = not target_dir.exists()
+    target_dir.mkdir(parents=True, exist_ok=True)
+    done: list[Promotion] = []
+    for step in plan:
+        try:
+            if step.destination.exists():  # appeared since the check: os.replace would overwrite it
+                raise FileExistsError(0, "it exists already (it appeared while promoting)")
+            os.replace(step.source, step.destination)
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            stranded: list[str] = []
+            for moved in reversed(done):
+                try:
+                    os.replace(moved.destination, moved.source)
+                except OSError as back:
+                    stranded.append(
+                        f"{moved.destination} could not be moved back to {moved.source} "
+                        f"({back.strerror or back}): move it by hand"
+                    )
+            if created and not stranded:
+                with contextlib.suppress(OSError):  # something else was written there meanwhile
+                    target_dir.rmdir()
+            if stranded:
+                outcome = "; ".join(stranded)
+            elif done:
+                outcome = f"the {len(done)} file(s) already moved were moved back; nothing was promoted"
+            else:
+                outcome = "nothing was promoted"
+            raise JudgekitError(
+                f"{step.source}: cannot move it to {step.destination}: {reason}; {outcome}"
+            ) from None
+        done.append(step)
+
+
 def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> list[Promotion]:
     """Move reviewed candidates into the set's cases folder.
 
-    Every id is checked before any file moves: either all named candidates are promoted or none is.
+    Every id is checked before any file moves, and the moves are all or nothing: either all named
+    candidates are promoted or none is (a move that fails has the ones before it moved back). An id named
+    twice is promoted once.
 
     Args:
         set_path: The golden set's root folder, as text or a path object.
         ids: Ids of the candidates to promote.
 
     Returns:
-        The promotions made.
+        The promotions made, in the order the ids were named.
 
     Raises:
-        ProblemsError: Listing every reason a named candidate cannot be promoted (nothing is moved).
+        JudgekitError: When no id is named, or a move fails (the files already moved are moved back).
+        ProblemsError: Listing every reason a named candidate cannot be promoted, each located at its
+            file, line and field where it has one (nothing is moved).
     """
     set_path = Path(set_path)
     if not ids:
         raise JudgekitError("name at least one candidate id to promote")
     case_set = load_case_set(set_path, check_files=True)
+    allow = case_set.manifest.synthetic_values if case_set.manifest else ()
     by_id: dict[str, list[LoadedCase]] = {}
     for loaded in case_set.cases:
         by_id.setdefault(loaded.case.id, []).append(loaded)
@@ -63,7 +189,8 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
         files_per_path[loaded.path] = files_per_path.get(loaded.path, 0) + 1
     target_dir = case_set.folder("cases_dir")
     plan: list[Promotion] = []
-    for case_id in ids:
+    claimed: dict[Path, str] = {}
+    for case_id in dict.fromkeys(ids):
         found = by_id.get(case_id, [])
         candidates = [c for c in found if c.candidate]
         if not candidates:
@@ -80,16 +207,9 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
                     f"the set already has a case '{case_id}'; rename the candidate",
                 )
             )
-        if loaded.case.is_unreviewed:
-            problems.append(
-                Problem(
-                    loaded.path,
-                    loaded.line_of("acceptance"),
-                    "acceptance",
-                    f"still starts with '{REVIEW_PREFIX}': write or approve the acceptance criterion, "
-                    "then promote",
-                )
-            )
+        problems.extend(_criterion_problems(loaded))
+        pii_problems, pii_warnings = personal_data_problems([loaded], allow=allow)
+        problems.extend([*pii_problems, *pii_warnings])
         if files_per_path[loaded.path] > 1:
             problems.append(
                 Problem(
@@ -106,10 +226,19 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
             problems.append(
                 Problem(loaded.path, None, "", f"{destination} already exists; rename the candidate file")
             )
+        elif destination in claimed:
+            problems.append(
+                Problem(
+                    loaded.path,
+                    None,
+                    "",
+                    f"candidate '{claimed[destination]}' would move to {destination} too; rename one of "
+                    "the candidate files",
+                )
+            )
+        claimed.setdefault(destination, case_id)
         plan.append(Promotion(case_id, loaded.path, destination))
     if problems:
         raise ProblemsError(problems)
-    target_dir.mkdir(parents=True, exist_ok=True)
-    for step in plan:
-        os.replace(step.source, step.destination)
+    _move_all(plan, target_dir)
     return plan

@@ -255,16 +255,17 @@ class StateProvider:
 
 
 def _read_reference(path: Path, case_id: str) -> Transcript | str:
-    from judgekit.transcript import read_transcripts
+    from judgekit.transcript import read_reference
 
     try:
-        transcripts = read_transcripts(path)
+        reference = read_reference(path)
     except JudgekitError as exc:
         return f"the reference solution cannot be read: {exc.message}"
-    mine = [t for t in transcripts if t.case_id == case_id]
-    if mine:
-        return mine[0]
-    if not transcripts:
+    if reference is None:
         return f"the reference solution {path} holds no transcript"
-    ids = ", ".join(sorted({t.case_id for t in transcripts}))
-    return f"the reference solution {path} holds no transcript for case '{case_id}' (it has: {ids})"
+    if reference.case_id == case_id:
+        return reference
+    return (
+        f"the reference solution {path} holds no transcript for case '{case_id}' "
+        f"(it has: {reference.case_id})"
+    )
