@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.caseset import load_case_set
+from judgekit.caseset import load_case_set, select_cases
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.golden.splits import holdout_ids, select_holdouts, split_report_lines
+from judgekit.golden.splits import holdout_ids, split_report_lines
 from judgekit.results import read_results
 
 from .conftest import write
@@ -72,13 +72,13 @@ def test_split_field_and_selection(split_set: Path) -> None:
     case_set = load_case_set(split_set)
     assert case_set.valid
     assert holdout_ids(case_set) == {"GS-H"}
-    assert select_holdouts(case_set, []).left_out == ("GS-H",)
-    chosen = select_holdouts(case_set, ["GS-H"])
+    assert select_cases(case_set, []).left_out == ("GS-H",)
+    chosen = select_cases(case_set, ["GS-H"])
     assert (chosen.named, chosen.left_out) == (("GS-H",), ())
     with pytest.raises(JudgekitError, match=r"not holdout cases \(they are graded anyway\): GS-1"):
-        select_holdouts(case_set, ["GS-1"])
+        select_cases(case_set, ["GS-1"])
     with pytest.raises(JudgekitError, match=r"not cases of the set: GS-X\. The set's holdout cases: GS-H"):
-        select_holdouts(case_set, ["GS-X"])
+        select_cases(case_set, ["GS-X"])
 
 
 def test_bad_split_value_is_located(tmp_path: Path) -> None:

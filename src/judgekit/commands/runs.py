@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.judge_options import judge_backoff_option, judge_retries_option, judge_timeout_option
 from judgekit.commands.output import chosen_format, format_option
 
 if TYPE_CHECKING:
@@ -224,24 +225,9 @@ def grade(  # noqa: PLR0917 - typer options
     ),
     judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),
     max_cost: float | None = typer.Option(None, "--max-cost", help="Judge budget in US dollars."),
-    judge_timeout: float | None = typer.Option(
-        None,
-        "--judge-timeout",
-        help="Seconds one judge attempt may take (default: 60); a judge that does not answer in time is cut "
-        "off and retried, then the criterion is an error verdict. Not part of the judge's fingerprint.",
-    ),
-    judge_retries: int | None = typer.Option(
-        None,
-        "--judge-retries",
-        help="Retries of a judge request on HTTP 408, 409, 429, 500, 502, 503, 504, 529, connection errors "
-        "and timeouts (default: 4; 0: none).",
-    ),
-    judge_backoff: float | None = typer.Option(
-        None,
-        "--judge-backoff",
-        help="First backoff ceiling in seconds, doubled on each retry, with jitter (default: 1.0); a "
-        "Retry-After header is waited at least.",
-    ),
+    judge_timeout: float | None = judge_timeout_option(),
+    judge_retries: int | None = judge_retries_option(),
+    judge_backoff: float | None = judge_backoff_option(),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Trials graded at once (default: 8)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
     config: Path | None = typer.Option(None, "--config", help="Run configuration file (YAML/JSON)."),

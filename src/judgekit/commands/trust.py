@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.judge_options import judge_backoff_option, judge_retries_option, judge_timeout_option
 from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
@@ -523,17 +524,9 @@ def probe_bias(  # noqa: PLR0917 - typer options
         help="Calibration records folder (default: the configured records, else calibration/records; a "
         "folder you name must exist).",
     ),
-    judge_timeout: float | None = typer.Option(
-        None, "--judge-timeout", help="Seconds one judge attempt may take (default: 60)."
-    ),
-    judge_retries: int | None = typer.Option(
-        None,
-        "--judge-retries",
-        help="Retries on 408/409/429/5xx/529, connection errors, timeouts (default: 4).",
-    ),
-    judge_backoff: float | None = typer.Option(
-        None, "--judge-backoff", help="First backoff ceiling in seconds, doubled per retry (default: 1.0)."
-    ),
+    judge_timeout: float | None = judge_timeout_option(),
+    judge_retries: int | None = judge_retries_option(),
+    judge_backoff: float | None = judge_backoff_option(),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write the bias report to --records."),
     out: Path | None = typer.Option(None, "--out", help="Also write the report (JSON) here."),
     fmt: str = format_option(),

@@ -9,7 +9,7 @@ says so.
 Which cases are used is decided by one function, :func:`judgekit.caseset.select_cases`, that every path
 reading a case set calls (``judgekit grade``/``report``/``export``, the runner, the pytest plugin, Inspect
 AI, promptfoo and the demo); ``tests/test_holdout_paths.py`` enumerates them. The functions here are pure:
-the selection re-exported for the commands, and the report-side rule for result lines.
+the set's holdout ids, and the report-side rule for result lines.
 """
 
 from __future__ import annotations
@@ -19,7 +19,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
-from judgekit.caseset import HOLDOUT_GRADING_KEY, CaseSelection, select_cases
+from judgekit.caseset import HOLDOUT_GRADING_KEY, select_cases
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
@@ -27,35 +27,15 @@ if TYPE_CHECKING:
     from judgekit.results import ResultLine, RunResults
 
 __all__ = [
-    "GRADING_KEY",
-    "HoldoutSelection",
     "ReportSplit",
     "holdout_ids",
-    "select_holdouts",
     "split_report_lines",
 ]
-
-GRADING_KEY = HOLDOUT_GRADING_KEY
-"""Key of the result lines' ``grading`` record listing the holdout cases a run was asked to grade."""
-
-
-HoldoutSelection = CaseSelection
-"""Which holdout cases a run uses (the selection :func:`judgekit.caseset.select_cases` makes)."""
 
 
 def holdout_ids(case_set: CaseSet) -> set[str]:
     """Ids of the reviewed cases whose split is ``holdout``."""
     return set(select_cases(case_set).left_out)
-
-
-def select_holdouts(case_set: CaseSet, names: Sequence[str]) -> CaseSelection:
-    """The set's reviewed cases with holdouts left out unless named (:func:`judgekit.caseset.select_cases`).
-
-    Raises:
-        JudgekitError: When a name is not a case of the set, or names a case that is not a holdout (a
-            routine case needs no naming).
-    """
-    return select_cases(case_set, names)
 
 
 @dataclass
@@ -78,7 +58,7 @@ class ReportSplit:
 def _line_holdouts(lines: Iterable[ResultLine]) -> set[str]:
     found: set[str] = set()
     for line in lines:
-        value = line.grading.get(GRADING_KEY)
+        value = line.grading.get(HOLDOUT_GRADING_KEY)
         if isinstance(value, list):
             found.update(str(v) for v in value)
     return found

@@ -608,12 +608,8 @@ class JudgeClient:
                         self._in_flight_calls -= 1
             except Exception as exc:
                 if not is_retryable(exc, litellm):
-                    self.usage.errors[ERROR_PROVIDER] += 1
-                    return CallResult(
-                        error=ERROR_PROVIDER,
-                        error_detail=f"{item}: {_describe(exc, secrets)} (not retried)",
-                        attempts=attempts,
-                        latency_s=time.perf_counter() - started,
+                    return self._provider_error(
+                        f"{item}: {_describe(exc, secrets)} (not retried)", attempts, started
                     )
                 hung = isinstance(exc, timeouts) and time.perf_counter() - attempt_started >= s.timeout * 0.9
                 refused = _connection_failure(exc)
@@ -635,17 +631,19 @@ class JudgeClient:
             try:
                 return self._success(response, attempts, started)
             except (AttributeError, IndexError, TypeError, ValueError) as exc:
-                self.usage.errors[ERROR_PROVIDER] += 1
-                return CallResult(
-                    error=ERROR_PROVIDER,
-                    error_detail=f"{item}: malformed completion ({type(exc).__name__}: {exc})",
-                    attempts=attempts,
-                    latency_s=time.perf_counter() - started,
+                return self._provider_error(
+                    f"{item}: malformed completion ({type(exc).__name__}: {exc})", attempts, started
                 )
+        return self._provider_error(
+            f"{item}: {last_detail} (gave up after {attempts} attempts)", attempts, started
+        )
+
+    def _provider_error(self, detail: str, attempts: int, started: float) -> CallResult:
+        """Count a provider error and say what it was (``detail``), after ``attempts`` since ``started``."""
         self.usage.errors[ERROR_PROVIDER] += 1
         return CallResult(
             error=ERROR_PROVIDER,
-            error_detail=f"{item}: {last_detail} (gave up after {attempts} attempts)",
+            error_detail=detail,
             attempts=attempts,
             latency_s=time.perf_counter() - started,
         )
