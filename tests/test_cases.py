@@ -781,3 +781,34 @@ def test_manifest_cases_dir_must_exist(tmp_path: Path) -> None:
     assert [str(p) for p in case_set.problems] == [
         f"{tmp_path / 'judgekit-set.yaml'}: cases_dir: folder 'missing' does not exist under {tmp_path}"
     ]
+
+
+def test_a_route_step_written_as_a_bare_tool_name_says_how_to_write_it(tmp_path: Path) -> None:
+    (tmp_path / "c.yaml").write_text(
+        "id: c\ninput: What is my balance?\nexpected:\n  route: [LookupAccount]\nacceptance: States it.\n",
+        encoding="utf-8",
+    )
+    (problem,) = load_case_set(tmp_path).problems
+    assert str(problem) == (
+        f"{tmp_path}/c.yaml:4: expected.route.0: a route step is a mapping, not a name: write "
+        "{tool: LookupAccount} (add args: to check its arguments)"
+    )
+
+
+def test_a_retired_case_must_be_in_the_regression_split() -> None:
+    with pytest.raises(ValidationError, match="a retired case is in the regression split"):
+        Case.model_validate({"id": "a", "input": "x", "retired": {"reason": "saturated"}})
+    case = Case.model_validate(
+        {
+            "id": "a",
+            "input": "x",
+            "split": "regression",
+            "retired": {"reason": "saturated", "retired_on": "2026-12-01"},
+        }
+    )
+    assert case.retired is not None
+    # retiring is not a contract change: the fields a version bump guards are the same
+    assert (
+        case.contract_fingerprint_fields()
+        == Case.model_validate({"id": "a", "input": "x"}).contract_fingerprint_fields()
+    )

@@ -271,6 +271,7 @@ INVOCATIONS: dict[str, Invocation] = {
     ],
     "failure-rate": lambda ws, tmp: ["failure-rate", str(ws.record), "--flagged", "40", "--total", "500"],
     "golden diff": lambda ws, tmp: ["golden", "diff", "HEAD", "--set", _git_set(tmp)],
+    "retire": lambda ws, tmp: ["retire", ws.v1, ws.v2, "--set", ws.copy_set(tmp), "--dry-run"],
     "golden reconcile": lambda ws, tmp: [
         "golden",
         "reconcile",

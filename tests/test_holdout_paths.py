@@ -263,6 +263,7 @@ NOT_RUNS = {
     "golden/promote.py": "promotes candidates into the set",
     "golden/rebaseline.py": "rewrites the set's expected states",
     "golden/reconcile.py": "reconciles experts' resolutions into case files",
+    "golden/retire.py": "edits the files of the cases named (it refuses a holdout by name)",
     "golden/generate.py": "reads existing ids and questions to avoid duplicate candidates",
     "golden/intake.py": "reads existing ids and incident links to avoid duplicate candidates",
     "commands/lint.py": "judgekit lint checks every case",

@@ -30,6 +30,7 @@ import typing
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import date
 from pathlib import Path
 from typing import Annotated, Any, ClassVar, Literal
 
@@ -67,6 +68,7 @@ __all__ = [
     "ForbiddenRule",
     "Integer",
     "Origin",
+    "Retirement",
     "TableChange",
     "TextLiteral",
     "TextPattern",
@@ -432,6 +434,16 @@ class ExpectedCall(FrozenModel):
     arg_match: dict[str, ArgMode] = Field(default_factory=dict)
     requires_confirmation: Flag = False
     max_calls: Integer = Field(default=1, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _a_mapping(cls, data: Any) -> Any:
+        if isinstance(data, str):
+            raise ValueError(
+                f"a route step is a mapping, not a name: write {{tool: {data}}} (add args: to check its "
+                "arguments)"
+            )
+        return data
 
     @model_validator(mode="after")
     def _modes_name_args(self) -> ExpectedCall:
@@ -903,6 +915,24 @@ def _non_empty(value: str) -> str:
 NonEmptyStr = Annotated[str, BeforeValidator(_strip), AfterValidator(_non_empty)]
 
 
+class Retirement(FrozenModel):
+    """Why a case left the capability suite for the regression suite (written by ``judgekit retire``).
+
+    Attributes:
+        moved_from: The split it had before: ``capability``, or ``None`` when it had none (it was in the
+            capability suite by its category and slice).
+        reason: Why: the evidence of saturation (``"saturated: passed every trial in each of the last 3
+            releases at v2 (1.4.0: 8/8; ...)"``), or a reviewer's words.
+        releases: The releases whose trials made it saturated, oldest first.
+        retired_on: The day it was retired (``YYYY-MM-DD``), ``None`` when not recorded.
+    """
+
+    moved_from: Literal["capability"] | None = None
+    reason: NonEmptyStr
+    releases: tuple[str, ...] = ()
+    retired_on: date | None = None
+
+
 class DoNothing(FrozenModel):
     """A case's statement that doing nothing (declining, asking, changing nothing) is the correct behaviour.
 
@@ -1019,6 +1049,9 @@ class Case(FrozenModel):
             when the set does not use splits.
         do_nothing: Why doing nothing is the correct behaviour and which judge criterion decides it
             (:class:`DoNothing`); ``None`` (the default) when doing nothing should fail the case.
+        retired: Why the case moved from the capability to the regression suite (:class:`Retirement`);
+            only with ``split: regression``. Not part of the case's contract: retiring a case needs no
+            version bump.
     """
 
     id: NonEmptyStr
@@ -1051,6 +1084,7 @@ class Case(FrozenModel):
     source_incident: str | None = None
     split: Literal["capability", "regression", "holdout"] | None = None
     do_nothing: DoNothing | None = None
+    retired: Retirement | None = None
 
     @field_validator("id")
     @classmethod
@@ -1081,6 +1115,11 @@ class Case(FrozenModel):
             raise ValueError("a case has either a single input or turns, not both")
         if self.paraphrases and not self.input:
             raise ValueError("paraphrases reword input; a case without input cannot have them")
+        if self.retired is not None and self.split != "regression":
+            raise ValueError(
+                "a retired case is in the regression split: set split: regression, or remove retired: to "
+                "bring it back to the capability suite"
+            )
         if self.category == "regression" and not self.source_incident:
             raise ValueError("regression cases must link the incident they came from (source_incident)")
         if (

@@ -245,3 +245,333 @@ def test_help_does_not_import_the_graders() -> None:
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert "Run every deterministic grader layer" in result.stdout
     assert result.stdout.strip().splitlines()[-1] == "HEAVY:"
+
+
+# --------------------------------------------------------------------------- --judge: the judge's criteria
+
+LABELS = REPO / "tests" / "calibration" / "data" / "labels_small.csv"
+MODEL = "openai/test-judge"
+QUOTE = "Refunded 412.18."
+
+
+@pytest.fixture
+def judge_env(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A working directory with no project configuration and no judge configured in the environment."""
+    work = tmp_path / "work"
+    (work / ".git").mkdir(parents=True)
+    monkeypatch.chdir(work)
+    for name in ("JUDGEKIT_JUDGE_MODEL", "JUDGEKIT_JUDGE_API_BASE", "JUDGEKIT_RECORDS", "JUDGEKIT_UNTRUSTED"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-a-real-key-000000")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    return work
+
+
+def _judge(serve: Any, verdict: str, status: int = 200) -> Any:
+    """A loopback judge answering every criterion with ``verdict`` (quoting the reference) or ``status``."""
+    sys.path.insert(0, str(REPO / "tests"))
+    from judges.server import Reply, verdict_reply
+
+    content = verdict_reply(verdict, quotes=(QUOTE,))
+    return serve(lambda body, i: Reply(content=content, status=status))
+
+
+def _fingerprint() -> str:
+    """The fingerprint of the judge the tests use (the base URL, needed to build it, is not part of it)."""
+    from judgekit.judge_setup import build_rubric_grader
+
+    grader = build_rubric_grader(
+        MODEL,
+        rubric="honest-reporting",
+        cassette=None,
+        mode="off",
+        api_base="http://127.0.0.1:9/v1",
+        max_cost=None,
+        temperature=None,
+        samples=None,
+        concurrency=1,
+    )
+    return grader.fingerprint
+
+
+def _trusted_records(capsys: pytest.CaptureFixture[str], folder: Path) -> Path:
+    """A records folder where ``judgekit calibrate`` wrote a passing record for the tests' judge."""
+    records = folder / "records"
+    records.mkdir()
+    policy = folder / "policy.yaml"
+    policy.write_text("min_items: 40\nbootstrap:\n  resamples: 200\n", encoding="utf-8")
+    code = main(
+        [
+            "calibrate",
+            str(LABELS),
+            "--judge",
+            "judge-v2",
+            "--experts",
+            "alice,bob,carol",
+            "--policy",
+            str(policy),
+            "--fingerprint",
+            _fingerprint(),
+            "--records",
+            str(records),
+        ]
+    )
+    capsys.readouterr()
+    assert code == 0
+    return records
+
+
+def _check(capsys: pytest.CaptureFixture[str], root: Path, server: Any, *args: str) -> tuple[int, str, str]:
+    """``check-references`` on the good reference with the loopback judge."""
+    return run(
+        capsys,
+        "check-references",
+        str(root / "cases" / "gs-good.json"),
+        "--judge-model",
+        MODEL,
+        "--judge-api-base",
+        server.api_base,
+        *args,
+    )
+
+
+def test_a_trusted_judge_that_fails_the_reference_makes_it_broken(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _trusted_records(capsys, judge_env)
+    server = _judge(serve, "fail")
+    code, out, err = _check(capsys, refund_set, server, "--records", str(records))
+    assert code == 1, out + err
+    assert out.startswith("BROKEN           gs-good")
+    assert (
+        "    criterion:no_false_success: fail (gate) [incorrect_reporting] (judge trusted): scripted" in out
+    )
+    assert f'      - "{QUOTE}" (scripted)' in out
+    assert "undecided:" not in out
+    assert "1 case(s): 0 ok, 1 broken, 0 judge undecided, 0 without a reference solution" in out
+    assert f"judge {_fingerprint()[:12]}: trusted (calibration records: {records})" in err
+    assert server.calls > 0
+
+
+def test_an_untrusted_judge_that_fails_the_reference_leaves_it_undecided(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "fail")
+    code, out, err = _check(capsys, refund_set, server)
+    assert code == 0, out + err
+    assert out.startswith("JUDGE UNDECIDED  gs-good")
+    assert "criterion:no_false_success: fail (gate) [incorrect_reporting] (judge untrusted): scripted" in out
+    assert (
+        "      undecided: untrusted judge: no calibration record trusts it, so its fail decides nothing "
+        "under --untrusted withhold; calibrate it (judgekit calibrate) or opt in with --untrusted count"
+    ) in out
+    assert "1 case(s): 0 ok, 0 broken, 1 judge undecided, 0 without a reference solution" in out
+    assert f"judge {_fingerprint()[:12]}: untrusted (calibration records: calibration/records)" in err
+    assert "a judge-undecided reference was not confirmed by the judge" in err
+    assert "needs fixing" not in err
+
+
+def test_untrusted_count_lets_the_untrusted_judge_break_the_reference(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "fail")
+    code, out, _ = _check(capsys, refund_set, server, "--untrusted", "count")
+    assert code == 1
+    assert out.startswith("BROKEN           gs-good")
+    assert "(judge untrusted): scripted" in out
+    assert "undecided:" not in out
+
+
+def test_an_erroring_judge_breaks_the_reference_whatever_its_trust(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "pass", status=400)
+    code, out, _ = _check(capsys, refund_set, server, "--judge-retries", "0")
+    assert code == 1, out
+    assert out.startswith("BROKEN           gs-good")
+    assert (
+        "    criterion:no_false_success: error (gate) (judge untrusted): provider_error: "
+        "gs-good#1/no_false_success/sample 0: BadRequestError (HTTP 400)"
+    ) in out
+
+
+def test_the_judge_answering_insufficient_information_leaves_the_reference_undecided(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _trusted_records(capsys, judge_env)
+    server = _judge(serve, "insufficient_information")
+    code, out, _ = _check(capsys, refund_set, server, "--records", str(records))
+    assert code == 0, out
+    assert out.startswith("JUDGE UNDECIDED  gs-good")
+    assert (
+        "      undecided: the judge answered insufficient_information: the reference does not settle this "
+        "criterion"
+    ) in out
+
+
+def test_a_trusted_judge_that_passes_the_reference_leaves_it_ok(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    records = _trusted_records(capsys, judge_env)
+    server = _judge(serve, "pass")
+    code, out, err = _check(capsys, refund_set, server, "--records", str(records))
+    assert code == 0, out + err
+    assert out.splitlines() == [
+        f"ok               gs-good  ({refund_set / 'cases' / 'gs-good.json'}:1)",
+        "1 case(s): 1 ok, 0 broken, 0 judge undecided, 0 without a reference solution, 0 with nothing to "
+        "check; judge cost unknown",
+    ]
+
+
+def test_the_judge_does_not_hide_a_deterministic_failure(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "pass")
+    code, out, _ = run(
+        capsys,
+        "check-references",
+        str(refund_set / "cases" / "gs-over.json"),
+        "--judge-model",
+        MODEL,
+        "--judge-api-base",
+        server.api_base,
+    )
+    assert code == 1
+    assert "rule:0: fail (gate) [policy_violation]: forbidden: issue_refund when amount > 412.18" in out
+
+
+def test_require_trust_refuses_an_untrusted_judge(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "fail")
+    code, out, err = _check(capsys, refund_set, server, "--require-trust")
+    assert code == 1  # as grade --require-trust: the judge is not trusted (docs/reference/exit-codes.md)
+    assert out == ""
+    assert err.startswith(f"error: the judge with fingerprint {_fingerprint()[:12]}")
+    assert "is not trusted: no calibration record for fingerprint" in err
+    assert server.calls == 0
+
+
+def test_judge_without_a_configured_model_is_an_input_error(
+    refund_set: Path, judge_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(capsys, "check-references", str(refund_set), "--judge")
+    assert code == 2
+    assert out == ""
+    assert err.strip() == (
+        "error: --judge needs a judge model and none is configured: give --judge-model MODEL "
+        "(openai/gpt-4o-mini), or set judge.model in --config FILE, in [tool.judgekit.judge] of "
+        "pyproject.toml or judgekit.toml, or in JUDGEKIT_JUDGE_MODEL (see judgekit config)"
+    )
+
+
+def test_judge_uses_the_configured_model(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "fail")
+    config = judge_env / "run.yaml"
+    config.write_text(json.dumps({"judge": {"model": MODEL, "api_base": server.api_base}}), encoding="utf-8")
+    code, out, err = run(
+        capsys,
+        "check-references",
+        str(refund_set / "cases" / "gs-good.json"),
+        "--judge",
+        "--config",
+        str(config),
+    )
+    assert code == 0, err
+    assert out.startswith("JUDGE UNDECIDED  gs-good")
+    assert server.calls > 0
+
+
+def test_a_judge_option_without_judge_is_an_input_error(
+    refund_set: Path, judge_env: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, out, err = run(
+        capsys, "check-references", str(refund_set), "--untrusted", "count", "--require-trust"
+    )
+    assert code == 2
+    assert out == ""
+    assert err.strip() == (
+        "error: --untrusted, --require-trust are judge options: add --judge (the configured judge) or "
+        "--judge-model MODEL to judge the references"
+    )
+
+
+def test_a_replayed_cassette_judges_without_calling(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "fail")
+    cassette = judge_env / "cassette.jsonl"
+    first = _check(capsys, refund_set, server, "--cassette", str(cassette), "--untrusted", "count")
+    calls = server.calls
+    assert first[0] == 1
+    assert calls > 0
+    second = _check(
+        capsys,
+        refund_set,
+        server,
+        "--cassette",
+        str(cassette),
+        "--cache-mode",
+        "replay",
+        "--untrusted",
+        "count",
+    )
+    assert second[0] == first[0]
+    *lines, summary = second[1].splitlines()
+    assert lines == first[1].splitlines()[:-1]  # the same checks, verdicts, reasons and quotes
+    assert summary.endswith("; judge cost $0.0000")  # replayed: nothing was paid
+    assert server.calls == calls
+
+
+def test_judge_json_output(
+    refund_set: Path, judge_env: Path, serve: Any, capsys: pytest.CaptureFixture[str]
+) -> None:
+    server = _judge(serve, "fail")
+    code, out, _ = run(
+        capsys,
+        "check-references",
+        str(refund_set),
+        "--judge-model",
+        MODEL,
+        "--judge-api-base",
+        server.api_base,
+        "--format",
+        "json",
+    )
+    assert code == 1  # gs-over's deterministic checks fail; the untrusted judge breaks nothing
+    data = json.loads(out)
+    assert (data["schema_version"], data["kind"]) == (1, "reference_check")
+    assert data["summary"] == {
+        "cases": 3,
+        "ok": 0,
+        "broken": 1,
+        "no_reference": 1,
+        "nothing_to_check": 0,
+        "judge_undecided": 1,
+    }
+    judge = data["judge"]
+    assert judge["fingerprint"] == _fingerprint()
+    assert judge["fingerprint_short"] == _fingerprint()[:12]
+    assert judge["trust"] == "untrusted"
+    assert judge["trust_reason"].startswith("no calibration record for fingerprint")
+    assert (judge["model"], judge["untrusted_policy"], judge["cache_mode"]) == (MODEL, "withhold", "off")
+    assert judge["cost_usd"] is None  # the test model has no price
+    good = next(r for r in data["results"] if r["case"] == "gs-good")
+    assert good["status"] == "judge_undecided"
+    assert good["verdict"] == "insufficient_information"
+    checks = {c["check"]: c for c in good["judge_checks"]}
+    assert set(checks) >= {"criterion:no_false_success", "criterion:discloses_failures"}
+    entry = checks["criterion:no_false_success"]
+    assert (entry["verdict"], entry["trust"], entry["counted"]) == ("fail", "untrusted", False)
+    assert entry["effective_verdict"] == "insufficient_information"
+    assert entry["gate"] is True
+    assert entry["undecided"].startswith("untrusted judge: no calibration record trusts it")
+    assert f'"{QUOTE}" (scripted)' in entry["evidence"]
+    assert [p["check"] for p in good["problems"]] == [c["check"] for c in good["judge_checks"]]
+    over = next(r for r in data["results"] if r["case"] == "gs-over")
+    assert over["status"] == "broken"
+    assert {p["check"] for p in over["problems"]} >= {"state", "state:collateral", "rule:0"}
+    none = next(r for r in data["results"] if r["case"] == "gs-none")
+    assert none == {"case": "gs-none", "file": none["file"], "status": "no_reference", "verdict": None}

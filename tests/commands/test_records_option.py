@@ -40,6 +40,15 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
     "calibrate": lambda d: ["calibrate", str(_labels(d)), "--judge", "judge", "--no-record"],
     "calibrate-check": lambda d: ["calibrate-check", str(_labels(d))],
     "calibrate-select": lambda d: ["calibrate-select", str(_labels(d)), "--candidates", "a,b"],
+    "check-references": lambda d: [
+        "check-references",
+        str(AIRDESK),
+        "--judge",
+        "--config",
+        str(AIRDESK / "judge.yaml"),
+        "--cassette",
+        str(AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"),
+    ],
     "failure-modes": lambda d: ["failure-modes", str(_labels(d)), "--judge", "judge"],
     "grade": lambda d: [
         "grade",

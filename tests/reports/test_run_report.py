@@ -12,7 +12,7 @@ from judgekit.reports.run_compare import compare_runs
 from judgekit.reports.run_html import render_run_html
 from judgekit.reports.run_json import render_comparison_json, render_run_json
 from judgekit.reports.run_markdown import render_comparison_markdown, render_run_markdown
-from judgekit.reports.run_model import build_run_report, task_outcomes
+from judgekit.reports.run_model import REPORT_SCHEMA_VERSION, build_run_report, task_outcomes
 from judgekit.results import CaseRef, dump_result_line, make_result_line, read_results
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, Grade, Verdict
@@ -30,7 +30,17 @@ P, F, E, INS, N = (
 
 
 def _line(
-    case, trial, verdict, *, run_id="run-a", fail_cat=None, quality=None, version=1, policy=(), **case_kw
+    case,
+    trial,
+    verdict,
+    *,
+    run_id="run-a",
+    fail_cat=None,
+    quality=None,
+    version=1,
+    policy=(),
+    app_version="2.1.0",
+    **case_kw,
 ):
     checks = []
     if verdict is F:
@@ -58,7 +68,7 @@ def _line(
         run_id=run_id,
         case=CaseRef(id=case, version=version, policy_refs=policy, **case_kw),
         grade=grade,
-        run=RunRecord(agent_model="agent-x", app_version="2.1.0"),
+        run=RunRecord(agent_model="agent-x", app_version=app_version),
     )
 
 
@@ -67,7 +77,7 @@ def _write(path, lines):
     return read_results(path)
 
 
-def _sample_lines(run_id="run-a"):
+def _sample_lines(run_id="run-a", app_version="2.1.0"):
     rows = {
         # capability tasks, 4 trials each
         "refund-1": ([P, P, P, P], {"slice": "policy_edge", "category": "edge", "severity": "critical"}),
@@ -89,7 +99,18 @@ def _sample_lines(run_id="run-a"):
     for case, (verdicts, meta) in rows.items():
         for i, v in enumerate(verdicts, start=1):
             cat = FailureCategory.POLICY_VIOLATION if case.startswith("incident") else None
-            lines.append(_line(case, i, v, run_id=run_id, fail_cat=cat, quality=0.5 + 0.1 * (i % 3), **meta))
+            lines.append(
+                _line(
+                    case,
+                    i,
+                    v,
+                    run_id=run_id,
+                    fail_cat=cat,
+                    quality=0.5 + 0.1 * (i % 3),
+                    app_version=app_version,
+                    **meta,
+                )
+            )
     return lines
 
 
@@ -169,7 +190,7 @@ def test_every_format_says_the_policy_and_the_undecided_trials_per_case(tmp_path
     )
     data = json.loads(render_run_json(report))
     assert data["undecided_policy"] == policy
-    assert data["schema_version"] == 2
+    assert data["schema_version"] == REPORT_SCHEMA_VERSION
     assert [(r["case_id"], r["undecided"]) for r in data["undecided_cases"]] == [
         ("address-2", 2),
         ("faq-1", 1),
@@ -265,32 +286,6 @@ def test_empty_results(tmp_path):
     assert "no data" in render_run_html(report)
 
 
-def test_retirement_needs_n_of_n_in_each_of_last_r_runs(tmp_path):
-    def run(name, verdicts_by_case):
-        lines = [
-            _line(c, i, v, run_id=name, slice="high_volume")
-            for c, vs in verdicts_by_case.items()
-            for i, v in enumerate(vs, start=1)
-        ]
-        return _write(tmp_path / f"{name}.jsonl", lines)
-
-    old = run("r1", {"a": [P, P], "b": [P, P], "c": [P, P]})
-    mid = run("r2", {"a": [P, P], "b": [P, F], "c": [P, P]})
-    new = run("r3", {"a": [P, P], "b": [P, P], "c": [P, P], "d": [P, P]})
-    report = build_run_report(new, history=[old, mid], retire_after=3, undecided="fail")
-    assert [s.case_id for s in report.retirement.suggestions] == ["a", "c"]
-    assert report.retirement.suggestions[0].history == ("2/2", "2/2", "2/2")
-    # with R=2 the oldest run is ignored, and b still failed in r2
-    report2 = build_run_report(new, history=[old, mid], retire_after=2, undecided="fail")
-    assert [s.case_id for s in report2.retirement.suggestions] == ["a", "c"]
-    short = build_run_report(new, history=[mid], retire_after=3, undecided="fail")
-    assert short.retirement.suggestions == ()
-    assert "needs 3 runs" in (short.retirement.note or "")
-    # regression tasks are never suggested
-    reg = _write(tmp_path / "reg.jsonl", [_line("z", 1, P, category="regression")])
-    assert build_run_report(reg, retire_after=1, undecided="fail").retirement.suggestions == ()
-
-
 def test_task_outcomes_follow_gate_order():
     lines = [_line("a", 1, P), _line("a", 2, F), _line("b", 1, P), _line("b", 2, E), _line("c", 1, P)]
     out = task_outcomes(lines)
@@ -384,9 +379,17 @@ def _golden(name: str, text: str) -> None:
 
 
 def _golden_report(tmp_path):
-    history = [_write(tmp_path / f"old{i}.jsonl", _sample_lines(f"run-{i}")) for i in range(2)]
+    # three releases of the agent (1.9.0, 2.0.0, 2.1.0), four trials each: with --retire-min-trials 4,
+    # refund-1 (4/4 in each) is suggested for retirement
+    history = [
+        _write(tmp_path / f"old{i}.jsonl", _sample_lines(f"run-{i}", app_version=v))
+        for i, v in enumerate(("1.9.0", "2.0.0"))
+    ]
     return build_run_report(
-        _write(tmp_path / "run.jsonl", _sample_lines()), history=history, undecided="fail"
+        _write(tmp_path / "run.jsonl", _sample_lines()),
+        history=history,
+        undecided="fail",
+        retire_min_trials=4,
     )
 
 

@@ -112,6 +112,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "Also check candidates, as JSON", f"judgekit check-references {_SET} --candidates --format json"
         ),
+        Example(
+            "Also run the configured judge's criteria on each reference",
+            f"judgekit check-references {_SET} --judge",
+        ),
     ),
     "compare": (
         Example("Compare two runs", "judgekit compare v1.jsonl v2.jsonl"),
@@ -317,6 +321,17 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Probe for sycophancy and length bias, report as JSON",
             f"judgekit probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
             "--cassette judge.cassette.jsonl --probes sycophancy,length --format json",
+        ),
+    ),
+    "retire": (
+        Example(
+            "Move cases saturated over the last three releases to the regression split",
+            f"judgekit retire runs/v1.4.jsonl runs/v1.5.jsonl runs/v1.6.jsonl --set {_SET}",
+        ),
+        Example(
+            "Show what would move, as JSON, writing nothing",
+            f"judgekit retire runs/v1.5.jsonl runs/v1.6.jsonl --set {_SET} --releases 2 --dry-run "
+            "--format json",
         ),
     ),
     "report": (

@@ -1,4 +1,4 @@
-"""Golden-set commands: validate, coverage, export, candidates promote, golden diff."""
+"""Golden-set commands: validate, coverage, export, retire, candidates promote, golden diff."""
 
 from __future__ import annotations
 
@@ -422,7 +422,8 @@ def golden_diff(
 
     The contract is the expected outcome, the acceptance criterion, the forbidden rules and the bytes of
     the fixture files the case's initial and expected states name. Cases new to the reviewed set (promoted
-    candidates) are listed as promoted and not compared.
+    candidates) are listed as promoted and not compared; cases whose split changed (judgekit retire) are
+    listed as moved, with the reason their retired: record gives (no version bump needed).
     """
     from judgekit.golden.rebaseline import compare_with_revision
 
@@ -448,6 +449,16 @@ def golden_diff(
                     {"id": item.case_id, "file": str(item.path), "from": item.source, "version": item.version}
                     for item in comparison.promoted
                 ],
+                "moved": [
+                    {
+                        "id": item.case_id,
+                        "file": str(item.path),
+                        "from": item.old_split,
+                        "to": item.new_split,
+                        "reason": item.reason,
+                    }
+                    for item in comparison.moved
+                ],
             },
         )
         if found:
@@ -456,6 +467,12 @@ def golden_diff(
     for promoted in comparison.promoted:
         where = f"a candidate at {rev}" if promoted.source == "candidate" else f"not in the set at {rev}"
         typer.echo(f"{promoted.path}: {promoted.case_id}: promoted since {rev} ({where}); nothing to compare")
+    for move in comparison.moved:
+        why = f" (retired: {move.reason})" if move.reason else ""
+        typer.echo(
+            f"{move.path}: {move.case_id}: moved from split {move.old_split or '(none)'} to "
+            f"{move.new_split or '(none)'} since {rev}{why}; not a contract change"
+        )
     for item in found:
         typer.echo(
             f"{item.path}: {item.case_id}: {', '.join(item.changed)} changed since {rev} but version stayed "
@@ -464,6 +481,150 @@ def golden_diff(
     if found:
         raise typer.Exit(1)
     typer.echo(f"no unversioned contract changes since {rev}")
+
+
+@existing_inputs("results", "set_path")
+def retire(  # noqa: PLR0917 - typer options
+    results: list[Path] = typer.Argument(
+        ...,
+        help="Results files of the agent's releases, oldest first (judgekit grade writes them).",
+        show_default=False,
+    ),
+    set_path: Path = typer.Option(Path("."), "--set", help="The golden set's root folder."),
+    releases: int = typer.Option(
+        3, "--releases", help="Distinct releases in a row in which a case must pass every trial."
+    ),
+    min_trials: int = typer.Option(
+        8, "--min-trials", help="Trials a case needs in each of those releases (all passing)."
+    ),
+    case: list[str] = typer.Option(
+        [], "--case", help="Retire only this case (by id; repeatable); refused when it is not saturated."
+    ),
+    reason: str | None = typer.Option(
+        None, "--reason", help="A reviewer's note, written after the evidence in retired.reason."
+    ),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Show what would move; write nothing."),
+    output_format: str = format_option(),
+) -> None:
+    """Move saturated capability cases to the regression split: an edit of their files, for review.
+
+    A capability case is saturated when it passed every trial, at least --min-trials of them, in each of the
+    last --releases distinct releases, all graded against its current version. A release is the agent
+    version its run records name (app_version, agent_model, prompt_hash, tool_definitions_hash): the same
+    results file given twice counts once, and results of one release pool their trials. The rule is the
+    one judgekit report uses for its retirement suggestions.
+
+    Each retired case's file gets split: regression and a retired: record (moved_from, reason with the
+    evidence, releases, retired_on) and nothing else changes: YAML keeps its comments and layout. Review
+    the edit with git diff or judgekit golden diff HEAD, then commit it. Refusals (a named case that is not
+    saturated, a file that cannot be edited safely) are listed and nothing is written (exit 2).
+    """
+    from datetime import UTC, datetime
+
+    from judgekit.caseset import load_case_set
+    from judgekit.errors import JudgekitError, Problem, ProblemsError
+    from judgekit.golden.retire import Retire, retire_cases
+    from judgekit.reports.retirement import retirement_advice
+    from judgekit.reports.run_model import in_capability_suite
+    from judgekit.results import read_results
+
+    output_format = chosen_format(output_format)
+    if releases < 1:
+        raise JudgekitError(f"--releases must be at least 1 (got {releases})", exit_code=2)
+    if min_trials < 1:
+        raise JudgekitError(
+            f"--min-trials must be at least 1 (got {min_trials}); the seed recommends 8", exit_code=2
+        )
+    empty: dict[str, Any] = {
+        "dry_run": dry_run,
+        "releases": [],
+        "retired": [],
+        "undersampled": [],
+        "notes": [],
+    }
+    with problems_in_document(output_format, "retirement", empty):
+        case_set = load_case_set(set_path)
+        try:
+            case_set.raise_if_invalid()
+        except JudgekitError as exc:
+            exc.exit_code = 2
+            raise
+        runs = []
+        for path in results:
+            run = read_results(path)
+            for problem in run.problems:
+                typer.echo(f"warning: {problem}", err=True)
+            runs.append(run)
+        reviewed = {c.case.id: c.case for c in case_set.reviewed()}
+        splits = {cid: c.split for cid, c in reviewed.items() if c.split}
+        rule = in_capability_suite(splits)
+        advice = retirement_advice(
+            runs,
+            is_capability=lambda ref: ref.id in reviewed and rule(ref),
+            current_versions={cid: c.version for cid, c in reviewed.items()},
+            required_releases=releases,
+            min_trials=min_trials,
+            cases=case or None,
+        )
+        if case:
+            refusals = [
+                Problem(None, None, s.case_id, f"not retired: {s.reason}")
+                for s in (*advice.undersampled, *advice.blocked)
+            ]
+            refusals += [
+                Problem(None, None, "--case", note) for note in advice.notes if "not capability" in note
+            ]
+            if refusals:
+                raise ProblemsError(refusals)
+        suffix = f"; {reason.strip()}" if reason and reason.strip() else ""
+        items = [
+            Retire(s.case_id, s.reason + suffix, tuple(t.release for t in s.releases))
+            for s in advice.suggestions
+        ]
+        done = retire_cases(case_set, items, on=datetime.now(UTC).date(), write=not dry_run) if items else []
+    if output_format == "json":
+        print_document(
+            "retirement",
+            {
+                "dry_run": dry_run,
+                "releases": list(advice.releases),
+                "retired": [
+                    {
+                        "id": r.case_id,
+                        "file": str(r.path),
+                        "line": r.line,
+                        "from": r.moved_from,
+                        "to": "regression",
+                        "reason": r.reason,
+                    }
+                    for r in done
+                ],
+                "undersampled": [{"id": s.case_id, "reason": s.reason} for s in advice.undersampled],
+                "notes": list(advice.notes),
+                "problems": [],
+            },
+        )
+        return
+    for note in advice.notes:
+        typer.echo(f"note: {note}", err=True)
+    verb = "would retire" if dry_run else "retired"
+    for r in done:
+        typer.echo(
+            f"{verb} {r.case_id} ({r.path}:{r.line}): split {r.moved_from or '(none)'} -> regression: "
+            f"{r.reason}"
+        )
+    for s in advice.undersampled:
+        typer.echo(f"not yet {s.case_id}: {s.reason}")
+    if done and not dry_run:
+        typer.echo(
+            f"{len(done)} case(s) moved to the regression split; review the edit (git diff, or judgekit "
+            "golden diff HEAD) and commit it"
+        )
+    elif not done:
+        typer.echo(
+            f"no capability case is saturated (every trial passed, at least {min_trials} per release, in "
+            f"each of the last {releases} releases)"
+        )
 
 
 def subgroup(app: typer.Typer, name: str) -> typer.Typer:
@@ -486,6 +647,7 @@ def register(app: typer.Typer) -> None:
     app.command("validate")(validate)
     app.command("coverage")(coverage)
     app.command("export")(export)
+    app.command("retire")(retire)
     candidates = typer.Typer(help="Candidate cases awaiting review.", no_args_is_help=True)
     candidates.command("promote")(promote)
     app.add_typer(candidates, name="candidates")

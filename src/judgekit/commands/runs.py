@@ -20,7 +20,23 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.judge_options import judge_backoff_option, judge_retries_option, judge_timeout_option
+from judgekit.commands.judge_options import (
+    JudgeFlags,
+    cache_mode_option,
+    cassette_option,
+    config_option,
+    judge_api_base_option,
+    judge_backoff_option,
+    judge_model_option,
+    judge_retries_option,
+    judge_timeout_option,
+    max_cost_option,
+    records_option,
+    require_trust_option,
+    rubric_option,
+    setup_judge,
+    untrusted_option,
+)
 from judgekit.commands.output import chosen_format, format_option
 
 if TYPE_CHECKING:
@@ -213,42 +229,21 @@ def grade(  # noqa: PLR0917 - typer options
         help="More transcript files or patterns (what a shell makes of --transcripts runs/*.jsonl).",
     ),
     out: Path = typer.Option(..., "--out", help="Results file (JSONL) to write, one line per trial."),
-    judge_model: str | None = typer.Option(
-        None, "--judge-model", help="litellm model for the judge layer (openai/gpt-4o-mini); none: no judge."
-    ),
-    cassette: Path | None = typer.Option(None, "--cassette", help="Judge cassette (JSONL) to record/replay."),
-    cache_mode: str | None = typer.Option(
-        None, "--cache-mode", help="record (default with --cassette), replay (never call) or off."
-    ),
-    rubric: str | None = typer.Option(
-        None, "--rubric", help="Built-in rubric id or rubric file (default: honest-reporting)."
-    ),
-    judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),
-    max_cost: float | None = typer.Option(None, "--max-cost", help="Judge budget in US dollars."),
+    judge_model: str | None = judge_model_option(),
+    cassette: Path | None = cassette_option(),
+    cache_mode: str | None = cache_mode_option(),
+    rubric: str | None = rubric_option(),
+    judge_api_base: str | None = judge_api_base_option(),
+    max_cost: float | None = max_cost_option(),
     judge_timeout: float | None = judge_timeout_option(),
     judge_retries: int | None = judge_retries_option(),
     judge_backoff: float | None = judge_backoff_option(),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Trials graded at once (default: 8)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
-    config: Path | None = typer.Option(None, "--config", help="Run configuration file (YAML/JSON)."),
-    untrusted: str | None = typer.Option(
-        None,
-        "--untrusted",
-        help="What a verdict of an uncalibrated judge may do: withhold (default: it decides nothing; the "
-        "case is insufficient_information on its account), count (opt in; every output counts such "
-        "verdicts), fail_only, advisory.",
-    ),
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Calibration records deciding whether the judge (by its exact fingerprint) is trusted "
-        "(default: the configured records, else calibration/records; a folder you name must exist).",
-    ),
-    require_trust: bool = typer.Option(
-        False,
-        "--require-trust",
-        help="Refuse to grade with a judge that no passing calibration record trusts.",
-    ),
+    config: Path | None = config_option(),
+    untrusted: str | None = untrusted_option(),
+    records: Path | None = records_option(),
+    require_trust: bool = require_trust_option(),
     fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     holdout: list[str] = typer.Option(
@@ -280,33 +275,34 @@ def grade(  # noqa: PLR0917 - typer options
 
     from judgekit.caseset import load_case_set
     from judgekit.errors import JudgekitError
-    from judgekit.graders.contract import UNTRUSTED_POLICIES
+    from judgekit.graders.grounding import MODES as GROUNDING_MODES
     from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
     from judgekit.secrets import Redactor
-    from judgekit.settings import records_folder, resolve_settings
 
     output_format = chosen_format(output_format)
-    # flag > environment > file (--config, then the project configuration) > default: docs/configuration.md
-    effective = resolve_settings(
-        flags={
-            "cases": cases,
-            "records": records,
-            "concurrency": concurrency,
-            "untrusted": untrusted,
-            "judge.model": judge_model,
-            "judge.api_base": judge_api_base,
-            "judge.rubric": rubric,
-            "judge.max_cost": max_cost,
-            "judge.cache": cache_mode,
-            "judge.cassette": cassette,
-            "judge.timeout": judge_timeout,
-            "judge.retries": judge_retries,
-            "judge.backoff": judge_backoff,
-        },
-        run_config=config,
+    if grounding is not None and grounding not in GROUNDING_MODES:
+        raise JudgekitError(
+            f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
+        )
+    setup = setup_judge(
+        JudgeFlags(
+            model=judge_model,
+            api_base=judge_api_base,
+            rubric=rubric,
+            cassette=cassette,
+            cache_mode=cache_mode,
+            max_cost=max_cost,
+            timeout=judge_timeout,
+            retries=judge_retries,
+            backoff=judge_backoff,
+            records=records,
+            untrusted=untrusted,
+            require_trust=require_trust,
+            config=config,
+        ),
+        settings={"cases": cases, "concurrency": concurrency},
     )
-    if effective.project is not None:
-        typer.echo(f"note: configuration from {effective.project.path} (see judgekit config)", err=True)
+    effective = setup.effective
     cases = effective.path("cases")
     if cases is None:
         raise JudgekitError(
@@ -314,39 +310,15 @@ def grade(  # noqa: PLR0917 - typer options
             "judgekit.toml (see judgekit config)",
             exit_code=2,
         )
-    records = records_folder(effective=effective)  # a folder that was named must exist (exit 2)
-    concurrency = int(effective.value("concurrency"))
-    untrusted = str(effective.value("untrusted"))
-    judge_model = effective.value("judge.model")
-    judge_api_base = effective.value("judge.api_base")
-    rubric = str(effective.value("judge.rubric"))
-    max_cost = effective.value("judge.max_cost")
-    cache_mode = effective.value("judge.cache")
-    cassette = effective.path("judge.cassette")
-    if untrusted not in UNTRUSTED_POLICIES:
-        raise JudgekitError(
-            f"--untrusted must be one of {', '.join(UNTRUSTED_POLICIES)} (got '{untrusted}')", exit_code=2
-        )
-    from judgekit.graders.grounding import MODES as GROUNDING_MODES
-
-    if grounding is not None and grounding not in GROUNDING_MODES:
-        raise JudgekitError(
-            f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
-        )
-    from judgekit.judge_setup import build_rubric_grader
-
+    records = setup.records
+    concurrency = setup.concurrency
+    untrusted = setup.untrusted
+    judge_model = setup.model
+    judge_api_base = setup.api_base
+    rubric = setup.rubric
+    mode = setup.mode
+    cassette = setup.cassette
     settings = effective.run_config
-    judge_cfg: dict[str, Any] = {
-        name: effective.value(f"judge.{name}")
-        for name in ("rubric", "temperature", "samples", "structured_output")
-    }
-    mode = cache_mode or ("record" if cassette else "off")
-    if mode not in ("record", "replay", "off"):
-        raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)
-    if mode != "off" and cassette is None:
-        raise JudgekitError(f"--cache-mode {mode} needs --cassette FILE", exit_code=2)
-    if cassette is not None and judge_model is None:
-        raise JudgekitError("--cassette is for the judge layer: give --judge-model too", exit_code=2)
     redactor = Redactor.from_environ()
     case_set = load_case_set([cases])
     try:
@@ -367,39 +339,9 @@ def grade(  # noqa: PLR0917 - typer options
             f"{', '.join(sorted({t.case.id for t in held_out}))}; name one with --holdout ID to grade it",
             err=True,
         )
-    rubric_grader = None
-    if judge_model is not None:
-        from judgekit.calibration.trust import TrustBook
-
-        book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
-        rubric_grader = build_rubric_grader(
-            judge_model,
-            rubric=str(judge_cfg.get("rubric", rubric)),
-            cassette=cassette,
-            mode=mode,
-            api_base=judge_api_base,
-            max_cost=max_cost,
-            temperature=judge_cfg.get("temperature"),
-            samples=judge_cfg.get("samples"),
-            structured_output=judge_cfg.get("structured_output"),
-            concurrency=concurrency,
-            trust=book,
-            timeout=effective.value("judge.timeout"),
-            retries=effective.value("judge.retries"),
-            backoff=effective.value("judge.backoff"),
-        )
-        overall = (book.require if require_trust else book.decide)(rubric_grader.fingerprint)
-        typer.echo(
-            f"judge {rubric_grader.fingerprint[:12]}: {overall.trust.value} "
-            f"(calibration records: {records}): {overall.reason}",
-            err=True,
-        )
-    from typing import cast
-
-    from judgekit.graders.contract import UntrustedPolicy
-
-    # checked against the allowed values above
-    grader = LayeredTrialGrader(case_set.root, rubric_grader, cast(UntrustedPolicy, untrusted), grounding)
+    rubric_grader = setup.grader
+    overall = setup.trust
+    grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted, grounding)
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     try:
         state = prepare_output(
@@ -498,7 +440,7 @@ def grade(  # noqa: PLR0917 - typer options
         from judgekit.verdict import Verdict
 
         judge: dict[str, Any] | None = None
-        if rubric_grader is not None:
+        if rubric_grader is not None and overall is not None:  # a judge always has its trust decision
             judge = {
                 "model": judge_model,
                 "fingerprint": rubric_grader.fingerprint,
@@ -615,10 +557,21 @@ def report(  # noqa: PLR0917 - typer options
     output: Path | None = typer.Option(None, "--output", "-o", help="Write here (default: standard output)."),
     k: int | None = typer.Option(None, "--k", help="Largest k for pass^k (default: the trial count)."),
     history: list[Path] = typer.Option(
-        [], "--history", help="Earlier results files, oldest first (for retirement suggestions)."
+        [],
+        "--history",
+        help="Earlier results files, oldest first (for retirement suggestions: trials count by release, the "
+        "agent version in their run records).",
     ),
     retire_after: int = typer.Option(
-        3, "--retire-after", help="Runs in a row of n/n passes to retire a task."
+        3,
+        "--retire-after",
+        help="Distinct releases in a row in which a capability task must pass every trial to be suggested "
+        "for retirement (0: no suggestions).",
+    ),
+    retire_min_trials: int = typer.Option(
+        8,
+        "--retire-min-trials",
+        help="Trials a task needs in each of those releases (all passing, at its current version).",
     ),
     regression_slice: list[str] = typer.Option(
         ["regression", "regressions"],
@@ -670,6 +623,11 @@ def report(  # noqa: PLR0917 - typer options
         raise JudgekitError(f"--undecided: {exc}", exit_code=2) from None
     from judgekit.reports.run_gate import parse_thresholds
 
+    if retire_min_trials < 1:
+        raise JudgekitError(
+            f"--retire-min-trials must be at least 1 (got {retire_min_trials}); the seed recommends 8",
+            exit_code=2,
+        )
     needed = [t for t in parse_thresholds(fail_under, fail_under_k) if k is not None and t.k > k]
     if needed:
         raise JudgekitError(
@@ -701,6 +659,7 @@ def report(  # noqa: PLR0917 - typer options
         k=k,
         history=older,
         retire_after=retire_after,
+        retire_min_trials=retire_min_trials,
         regression_slices=regression_slice,
         known_cases=known,
         splits=splits,

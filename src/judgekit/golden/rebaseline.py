@@ -6,7 +6,9 @@ its grading depends on: the expectation fields (:data:`EXPECTATION_FIELDS`) and 
 file the case's ``initial_state``, ``expected_state.snapshot`` or (with ``expected_state.from_reference``)
 ``reference_solution`` names. A case whose hash differs while its version did not go up is reported,
 naming each field and fixture file that changed. A case that is new to the reviewed set (absent at the
-revision, or there only as a candidate) is a promotion: it has no earlier expectation to compare with.
+revision, or there only as a candidate) is a promotion: it has no earlier expectation to compare with. A
+case whose split changed (``judgekit retire`` moving it to the regression split) is a move, listed with
+its reason; it is not a contract change.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from judgekit.io.documents import Document, parse_text
 __all__ = [
     "EXPECTATION_FIELDS",
     "Comparison",
+    "Move",
     "Promotion",
     "Rebaseline",
     "compare_with_revision",
@@ -101,16 +104,40 @@ class Promotion:
 
 
 @dataclass(frozen=True)
+class Move:
+    """A case whose split changed since the revision (a retirement, or a case brought back).
+
+    A move is not a contract change: it needs no version bump, but it is a decision to review.
+
+    Attributes:
+        case_id: The case.
+        path: Its file now.
+        old_split: Its split at the revision (``None``: none).
+        new_split: Its split now (``None``: none).
+        reason: The ``retired.reason`` the case gives now, ``None`` when it has no retirement record.
+    """
+
+    case_id: str
+    path: Path
+    old_split: str | None
+    new_split: str | None
+    reason: str | None
+
+
+@dataclass(frozen=True)
 class Comparison:
     """The result of comparing a set with a revision.
 
     Attributes:
         unversioned: Cases whose expectation changed without a version bump, sorted by id.
         promoted: Cases new to the reviewed set since the revision, sorted by id.
+        moved: Cases whose split changed since the revision (retired by ``judgekit retire``, or moved by
+            hand), sorted by id.
     """
 
     unversioned: list[Rebaseline] = field(default_factory=list)
     promoted: list[Promotion] = field(default_factory=list)
+    moved: list[Move] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -307,7 +334,8 @@ def compare_with_revision(set_path: str | os.PathLike[str], rev: str) -> Compari
         rev: A git revision (``main``, ``HEAD~3``, a commit id).
 
     Returns:
-        The cases changed without a version bump and the cases promoted since ``rev``, each sorted by id.
+        The cases changed without a version bump, the cases promoted and the cases moved to another split
+        since ``rev``, each sorted by id.
 
     Raises:
         JudgekitError: When the folder is not in a git work tree, the revision is unknown, the set is
@@ -333,6 +361,11 @@ def compare_with_revision(set_path: str | os.PathLike[str], rev: str) -> Compari
     tree.load_old({k for before, _, _ in pairs for f in _fixtures(before) if (k := tree.key(f.written))})
 
     found: list[Rebaseline] = []
+    moved = [
+        Move(case.id, path, before.split, case.split, case.retired.reason if case.retired else None)
+        for before, case, path in pairs
+        if before.split != case.split
+    ]
     for before, case, path in pairs:
         old_fields, new_fields = expectation_fields(before), expectation_fields(case)
         changed = [name for name in EXPECTATION_FIELDS if new_fields[name] != old_fields[name]]
@@ -353,6 +386,7 @@ def compare_with_revision(set_path: str | os.PathLike[str], rev: str) -> Compari
     return Comparison(
         unversioned=sorted(found, key=lambda r: r.case_id),
         promoted=sorted(promoted, key=lambda p: p.case_id),
+        moved=sorted(moved, key=lambda m: m.case_id),
     )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_markdown import (
     counted_label,
     fmt_interval,
@@ -116,6 +117,19 @@ def _xml(text: str) -> str:
     return text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace('"', "&quot;")
 
 
+def _blocks(lines: list[str]) -> list[tuple[str, list[str]]]:
+    """Plain lines as HTML blocks: ``("p", [text])`` per paragraph, ``("ul", items)`` per list."""
+    blocks: list[tuple[str, list[str]]] = []
+    for line in lines:
+        if line.startswith("- "):
+            if not blocks or blocks[-1][0] != "ul":
+                blocks.append(("ul", []))
+            blocks[-1][1].append(line[2:])
+        elif line:
+            blocks.append(("p", [line]))
+    return blocks
+
+
 def render_run_html(report: RunReport) -> str:
     """Render a run report as one self-contained HTML page.
 
@@ -139,6 +153,7 @@ def render_run_html(report: RunReport) -> str:
     shown, more_cases, more_trials = undecided_case_rows(report)
     return template.render(
         report=report,
+        retirement=_blocks(retirement_lines(report.retirement)),
         undecided_trials=sum(r.undecided for r in report.undecided_cases),
         undecided_shown=shown,
         undecided_more_cases=more_cases,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_compare import Comparison
 from judgekit.reports.run_model import GroupSummary, Interval, KPoint, RunReport, UndecidedCase
 from judgekit.stats import UndecidedPolicy
@@ -239,18 +240,8 @@ def render_run_markdown(report: RunReport) -> str:
     out.append("")
     out.append("## Retirement suggestions")
     out.append("")
-    ret = report.retirement
-    if ret.suggestions:
-        out.append(
-            f"Capability tasks that passed every trial in each of the last {ret.required_runs} runs; "
-            "move them to the regression suite and replace them with fresh failures:"
-        )
-        out.append("")
-        out.extend(f"- {s.case_id}: {' · '.join(s.history)}" for s in ret.suggestions)
-    else:
-        out.append(
-            ret.note or f"No capability task passed every trial in each of the last {ret.required_runs} runs."
-        )
+    for line in retirement_lines(report.retirement):
+        out.append("- " + _escape(line[2:]) if line.startswith("- ") else _escape(line))
     out.append("")
     if report.notes:
         out.append("## Notes")

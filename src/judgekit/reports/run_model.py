@@ -26,21 +26,30 @@ Rules the numbers follow (see ``docs/runs.md``):
   ``regression`` or its slice is one of the regression slice names (default ``regression``,
   ``regressions``), and every other task is in the *capability* suite. The two are reported separately
   and never blended into one headline.
-* **Retirement**: a capability task that passed n of n trials in each of the last R runs (this run and
-  the R - 1 most recent earlier runs given) is suggested for the regression suite.
+* **Retirement** (:mod:`judgekit.reports.retirement`): a capability task that passed every trial, at
+  least ``retire_min_trials`` of them, in each of the last R distinct releases (agent versions from the
+  run records of this run and the earlier runs given), graded against the case's current version, is
+  suggested for the regression suite.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal
 
 import numpy as np
 from pydantic import Field
 
 from judgekit.errors import Problem
-from judgekit.results import ResultLine, RunResults, paused_gc
+from judgekit.reports.retirement import (
+    DEFAULT_MIN_TRIALS,
+    DEFAULT_RELEASES,
+    RetirementAdvice,
+    RetirementSuggestion,
+    retirement_advice,
+)
+from judgekit.results import CaseRef, ResultLine, RunResults, paused_gc
 from judgekit.stats import (
     UndecidedPolicy,
     check_undecided_policy,
@@ -63,11 +72,13 @@ __all__ = [
     "RunReport",
     "UndecidedCase",
     "build_run_report",
+    "in_capability_suite",
     "task_outcomes",
 ]
 
-REPORT_SCHEMA_VERSION = 2
-"""Version of the :class:`RunReport` JSON schema (2: the undecided policy and the undecided cases)."""
+REPORT_SCHEMA_VERSION = 3
+"""Version of the :class:`RunReport` JSON schema (2: the undecided policy and the undecided cases; 3:
+retirement counts distinct releases with a minimum of trials each)."""
 
 DEFAULT_REGRESSION_SLICES = ("regression", "regressions")
 """Slice names that put a case in the regression suite (besides ``category: regression``)."""
@@ -203,34 +214,6 @@ class UndecidedCase(FrozenModel):
     error: int
     insufficient_information: int
     not_evaluated: int
-
-
-class RetirementSuggestion(FrozenModel):
-    """A capability task that has saturated.
-
-    Attributes:
-        case_id: The task.
-        history: Per run considered (oldest first), ``"passes/trials"``.
-    """
-
-    case_id: str
-    history: tuple[str, ...]
-
-
-class RetirementAdvice(FrozenModel):
-    """Which capability tasks to move to the regression suite.
-
-    Attributes:
-        required_runs: R: runs in which a task must pass every trial.
-        runs_available: Runs given (this one and earlier ones).
-        suggestions: Tasks that passed n of n in each of the last R runs.
-        note: Why there are no suggestions, when that is not simply "none qualified".
-    """
-
-    required_runs: int
-    runs_available: int
-    suggestions: tuple[RetirementSuggestion, ...]
-    note: str | None = None
 
 
 class RunInfo(FrozenModel):
@@ -487,48 +470,40 @@ def task_outcomes(lines: Iterable[ResultLine]) -> dict[str, tuple[int, int, Verd
 # --------------------------------------------------------------------------- building the report
 
 
-def _is_regression(line: ResultLine, regression_slices: frozenset[str]) -> bool:
-    return line.case.category == "regression" or (
-        line.case.slice is not None and line.case.slice.lower() in regression_slices
+def _in_regression(case: CaseRef, suite_of: Mapping[str, str], regression_slices: frozenset[str]) -> bool:
+    """True when a case is in the regression suite: by its split, else its category or slice."""
+    if case.id in suite_of:
+        return suite_of[case.id] == "regression"
+    return case.category == "regression" or (
+        case.slice is not None and case.slice.lower() in regression_slices
     )
 
 
-def _retirement(
-    current: RunResults,
-    history: Sequence[RunResults],
-    capability_ids: set[str],
-    required_runs: int,
-) -> RetirementAdvice:
-    runs = [*history, current][-required_runs:] if required_runs > 0 else []
-    available = len(history) + 1
-    if required_runs < 1:
-        return RetirementAdvice(
-            required_runs=required_runs, runs_available=available, suggestions=(), note="retirement disabled"
-        )
-    if available < required_runs:
-        return RetirementAdvice(
-            required_runs=required_runs,
-            runs_available=available,
-            suggestions=(),
-            note=(
-                f"retirement needs {required_runs} runs (this one and {required_runs - 1} earlier, "
-                f"given with --history); {available} available"
-            ),
-        )
-    outcomes = [task_outcomes(run.lines) for run in runs]
-    suggestions: list[RetirementSuggestion] = []
-    for case_id in sorted(capability_ids):
-        history_texts: list[str] = []
-        for per_run in outcomes:
-            got = per_run.get(case_id)
-            if got is None or got[2] is not Verdict.PASS:
-                break
-            history_texts.append(f"{got[0]}/{got[1]}")
-        else:
-            suggestions.append(RetirementSuggestion(case_id=case_id, history=tuple(history_texts)))
-    return RetirementAdvice(
-        required_runs=required_runs, runs_available=available, suggestions=tuple(suggestions)
-    )
+def in_capability_suite(
+    splits: Mapping[str, str], regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES
+) -> Callable[[CaseRef], bool]:
+    """The report's suite rule as a predicate: is a case (as a result line names it) a capability task?
+
+    The same rule :func:`build_run_report` splits suites by (a ``capability`` or ``regression`` split
+    decides; otherwise ``category: regression`` or a regression slice name means regression); a case
+    with a ``holdout`` split is in neither. ``judgekit retire`` uses it so that it retires exactly what
+    ``judgekit report`` suggests.
+
+    Args:
+        splits: Case id to its split, from the case set.
+        regression_slices: Slice names that put a case in the regression suite.
+
+    Returns:
+        A predicate on :class:`~judgekit.results.CaseRef`.
+
+    Examples:
+        >>> rule = in_capability_suite({"a": "regression", "h": "holdout"})
+        >>> [rule(CaseRef(id=i, version=1, slice="policy_edge")) for i in ("a", "h", "b")]
+        [False, False, True]
+    """
+    suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
+    names = frozenset(s.lower() for s in regression_slices)
+    return lambda case: splits.get(case.id) != "holdout" and not _in_regression(case, suite_of, names)
 
 
 def _failures(lines: Sequence[ResultLine]) -> tuple[FailureRow, ...]:
@@ -569,7 +544,8 @@ def build_run_report(
     undecided: UndecidedPolicy,
     k: int | None = None,
     history: Sequence[RunResults] = (),
-    retire_after: int = 3,
+    retire_after: int = DEFAULT_RELEASES,
+    retire_min_trials: int = DEFAULT_MIN_TRIALS,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None = None,
     splits: Mapping[str, str] | None = None,
@@ -587,8 +563,12 @@ def build_run_report(
             the report. ``judgekit report`` passes ``"fail"`` unless ``--undecided exclude`` is given.
         k: Largest k for pass^k and pass@k; default the largest trial count of a task. A larger k than
             that is reduced to it, with a problem saying so.
-        history: Earlier runs, oldest first, for retirement advice.
-        retire_after: R: runs in a row a capability task must pass every trial of (``< 1`` disables).
+        history: Earlier runs, oldest first, for retirement advice (their trials count by release: the same
+            run given twice counts once, and runs of one agent version pool their trials).
+        retire_after: R: distinct releases in a row in which a capability task must pass every trial
+            (``< 1`` disables retirement).
+        retire_min_trials: Trials per release (each a pass, at the case's current version) for that
+            release to count toward retirement; at least 1.
         regression_slices: Slice names that put a case in the regression suite.
         known_cases: When given, the case set's ``id -> (version, policy_refs)``; trials of other cases
             are left out and listed, version mismatches are noted.
@@ -610,6 +590,7 @@ def build_run_report(
             k=k,
             history=history,
             retire_after=retire_after,
+            retire_min_trials=retire_min_trials,
             regression_slices=regression_slices,
             known_cases=known_cases,
             splits=splits or {},
@@ -623,6 +604,7 @@ def _build_run_report(
     k: int | None,
     history: Sequence[RunResults],
     retire_after: int,
+    retire_min_trials: int,
     regression_slices: Iterable[str],
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None,
     splits: Mapping[str, str],
@@ -724,15 +706,7 @@ def _build_run_report(
     quality = (q_sum, q_n)
     reg_names = frozenset(s.lower() for s in regression_slices)
     suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
-    is_reg = np.array(
-        [
-            suite_of[line.case.id] == "regression"
-            if line.case.id in suite_of
-            else _is_regression(line, reg_names)
-            for line in table.first
-        ],
-        dtype=bool,
-    )
+    is_reg = np.array([_in_regression(line.case, suite_of, reg_names) for line in table.first], dtype=bool)
     suites = []
     for name, mask in (("capability", ~is_reg), ("regression", is_reg)):
         if mask.any():
@@ -763,7 +737,6 @@ def _build_run_report(
             f"information or not evaluated): {how}; the bounds in parentheses count them all as failures "
             "or all as passes"
         )
-    capability_ids = {table.ids[i] for i in np.flatnonzero(~is_reg)} if table.n_tasks else set()
     run = RunInfo(
         file=results.name,
         run_ids=tuple(run_ids),
@@ -797,7 +770,13 @@ def _build_run_report(
         categories=categories,
         severities=severities,
         failures=_failures(lines),
-        retirement=_retirement(results, history, capability_ids, retire_after),
+        retirement=retirement_advice(
+            [*history, results],
+            is_capability=in_capability_suite(splits, reg_names),
+            current_versions={cid: v for cid, (v, _) in known_cases.items()} if known_cases else None,
+            required_releases=retire_after,
+            min_trials=retire_min_trials,
+        ),
         problems=tuple(problems),
         notes=tuple(notes),
     )
