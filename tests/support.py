@@ -4,9 +4,68 @@ from __future__ import annotations
 
 import textwrap
 from pathlib import Path
+from typing import Any
 
 
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")
+    return path
+
+
+def git(cwd: Path, *args: str) -> None:
+    """Run git in ``cwd`` with a throwaway identity; raise when it fails."""
+    import subprocess
+
+    subprocess.run(
+        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
+        cwd=cwd,
+        check=True,
+        capture_output=True,
+    )
+
+
+def results_file(
+    path: Path,
+    release: str | None,
+    verdicts: dict[str, list[Any]],
+    *,
+    version: int = 1,
+    run_id: str | None = None,
+    slice: str = "policy_edge",
+    category: str | None = None,
+) -> Path:
+    """Write a results file: one line per trial of each case, its verdicts in trial order.
+
+    Args:
+        path: Where to write it.
+        release: The agent's ``app_version`` in every run record (``None``: an empty run record).
+        verdicts: Case id to its trials' verdicts (:class:`judgekit.verdict.Verdict`).
+        version: The case version every trial was graded against.
+        run_id: The run id (default ``run-<release>``).
+        slice: Every case's slice.
+        category: Every case's category.
+    """
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.transcript import RunRecord
+    from judgekit.verdict import CheckResult, Grade
+
+    lines = []
+    for case_id, vs in verdicts.items():
+        for trial, verdict in enumerate(vs, start=1):
+            grade = Grade(
+                case_id=case_id,
+                trial=trial,
+                verdict=verdict,
+                checks=(CheckResult(check_id="state", layer="state", verdict=verdict),),
+            )
+            lines.append(
+                make_result_line(
+                    run_id=run_id or f"run-{release}",
+                    case=CaseRef(id=case_id, version=version, slice=slice, category=category),
+                    grade=grade,
+                    run=RunRecord(app_version=release, agent_model="agent-x") if release else RunRecord(),
+                )
+            )
+    path.write_text("".join(dump_result_line(line) + "\n" for line in lines), encoding="utf-8")
     return path

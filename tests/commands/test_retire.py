@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from judgekit.cli import main
-from judgekit.results import CaseRef, dump_result_line, make_result_line
-from judgekit.transcript import RunRecord
-from judgekit.verdict import CheckResult, Grade, Verdict
+from judgekit.verdict import Verdict
+from support import git, results_file
 
 P, F = Verdict.PASS, Verdict.FAIL
 CASE_A = "id: a\nversion: 1\nslice: policy_edge\ninput: Cancel it\nacceptance: Cancels it.\n"
@@ -24,15 +22,6 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     return code, out, err
 
 
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
-
-
 @pytest.fixture
 def repo(tmp_path: Path) -> Path:
     root = tmp_path / "set"
@@ -40,32 +29,14 @@ def repo(tmp_path: Path) -> Path:
     (root / "judgekit-set.yaml").write_text("name: s\ncases_dir: cases\n", encoding="utf-8")
     (root / "cases" / "a.yaml").write_text(CASE_A, encoding="utf-8")
     (root / "cases" / "b.yaml").write_text(CASE_B, encoding="utf-8")
-    _git(root, "init", "-q")
-    _git(root, "add", ".")
-    _git(root, "commit", "-qm", "base")
+    git(root, "init", "-q")
+    git(root, "add", ".")
+    git(root, "commit", "-qm", "base")
     return root
 
 
 def _results(path: Path, release: str, verdicts: dict[str, list[Verdict]], version: int = 1) -> Path:
-    lines = []
-    for case_id, vs in verdicts.items():
-        for trial, verdict in enumerate(vs, start=1):
-            grade = Grade(
-                case_id=case_id,
-                trial=trial,
-                verdict=verdict,
-                checks=(CheckResult(check_id="state", layer="state", verdict=verdict),),
-            )
-            lines.append(
-                make_result_line(
-                    run_id=f"run-{release}",
-                    case=CaseRef(id=case_id, version=version, slice="policy_edge"),
-                    grade=grade,
-                    run=RunRecord(app_version=release, agent_model="agent-x"),
-                )
-            )
-    path.write_text("".join(dump_result_line(line) + "\n" for line in lines), encoding="utf-8")
-    return path
+    return results_file(path, release, verdicts, version=version)
 
 
 def _three_releases(tmp_path: Path, b_middle: list[Verdict] | None = None) -> list[str]:

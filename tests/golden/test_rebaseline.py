@@ -6,29 +6,19 @@ and compares it with ``HEAD``.
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from judgekit.cli import main
 from judgekit.golden.rebaseline import compare_with_revision, find_unversioned_changes
-from support import write
-
-
-def _git(cwd: Path, *args: str) -> None:
-    subprocess.run(
-        ["git", "-c", "user.email=t@example.com", "-c", "user.name=t", *args],
-        cwd=cwd,
-        check=True,
-        capture_output=True,
-    )
+from support import git, write
 
 
 def _commit(repo: Path) -> None:
-    _git(repo, "init", "-q")
-    _git(repo, "add", ".")
-    _git(repo, "commit", "-qm", "base")
+    git(repo, "init", "-q")
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "base")
 
 
 def _state_case(root: Path, name: str, case_id: str, version: int = 1) -> Path:
@@ -71,8 +61,8 @@ def _only_a_names_after(root: Path) -> None:
     write(root / "fixtures" / "after-b.json", '{"refunds": [{"id": "R-1", "amount": 412.18}]}\n')
     case = root / "cases" / "b.yaml"
     case.write_text(case.read_text(encoding="utf-8").replace("after.json", "after-b.json"), encoding="utf-8")
-    _git(root.parent, "add", ".")
-    _git(root.parent, "commit", "-qm", "b has its own expected state")
+    git(root.parent, "add", ".")
+    git(root.parent, "commit", "-qm", "b has its own expected state")
 
 
 def _promote(root: Path) -> Path:

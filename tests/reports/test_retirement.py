@@ -15,9 +15,9 @@ from hypothesis import strategies as st
 from judgekit.reports.retirement import retirement_advice, retirement_lines
 from judgekit.reports.run_markdown import render_run_markdown
 from judgekit.reports.run_model import build_run_report
-from judgekit.results import CaseRef, RunResults, dump_result_line, make_result_line, read_results
-from judgekit.transcript import RunRecord
-from judgekit.verdict import CheckResult, Grade, Verdict
+from judgekit.results import CaseRef, RunResults, read_results
+from judgekit.verdict import Verdict
+from support import results_file
 
 P, F, E = Verdict.PASS, Verdict.FAIL, Verdict.ERROR
 
@@ -25,30 +25,7 @@ P, F, E = Verdict.PASS, Verdict.FAIL, Verdict.ERROR
 def _run(
     path: Path, run_id: str, release: str | None, cases: dict[str, list[Verdict]], version: int = 1, **kw
 ):
-    lines = []
-    for case_id, verdicts in cases.items():
-        for trial, verdict in enumerate(verdicts, start=1):
-            grade = Grade(
-                case_id=case_id,
-                trial=trial,
-                verdict=verdict,
-                checks=(CheckResult(check_id="state", layer="state", verdict=verdict),),
-            )
-            lines.append(
-                make_result_line(
-                    run_id=run_id,
-                    case=CaseRef(
-                        id=case_id,
-                        version=version,
-                        slice=kw.get("slice", "policy_edge"),
-                        category=kw.get("category"),
-                    ),
-                    grade=grade,
-                    run=RunRecord(app_version=release, agent_model="agent-x") if release else RunRecord(),
-                )
-            )
-    path.write_text("".join(dump_result_line(line) + "\n" for line in lines))
-    return read_results(path)
+    return read_results(results_file(path, release, cases, version=version, run_id=run_id, **kw))
 
 
 def _capability(case: CaseRef) -> bool:

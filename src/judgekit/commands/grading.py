@@ -83,7 +83,7 @@ def check_references(  # noqa: PLR0917 - typer options
     require_trust: bool = require_trust_option(),
     config: Path | None = config_option(),
 ) -> None:
-    """Run every deterministic grader layer on each case's reference solution.
+    """Run every deterministic grader layer (and with --judge the judge's criteria) on each reference.
 
     A reference whose checks do not all pass (a failed gate or scored check, or a check that cannot run:
     unreadable reference, no final state, a rule that errors) is a broken task and is listed with the
@@ -92,8 +92,9 @@ def check_references(  # noqa: PLR0917 - typer options
     each reference too, as in grade: a criterion that fails or errors while its verdict counts makes the
     reference broken; one the judge cannot decide, or whose verdict is withheld because no calibration
     record trusts the judge (--untrusted withhold, the default), makes it judge_undecided, which is listed
-    and counted but does not fail. Exit code 1 when any reference is broken; 2 when the set is invalid
-    (every problem is listed) or the judge cannot be set up (--require-trust refuses it); 0 otherwise.
+    and counted but does not fail. Exit code 1 when any reference is broken or --require-trust refuses an
+    untrusted judge; 2 when the set is invalid (every problem is listed) or the judge cannot be set up; 0
+    otherwise.
     """
     import json
 
