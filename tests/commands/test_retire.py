@@ -178,3 +178,14 @@ def test_a_missing_results_file_is_named(repo, tmp_path, capsys):
     assert code == 2
     assert "nope.jsonl" in err
     assert "Traceback" not in err
+
+
+def test_the_set_decides_the_suite_not_the_results(repo, tmp_path, capsys):
+    # the results say slice policy_edge (capability); the set has since moved b to the regression slice
+    (repo / "cases" / "b.yaml").write_text(
+        CASE_B.replace("slice: policy_edge", "slice: regression"), encoding="utf-8"
+    )
+    files = _three_releases(tmp_path)
+    code, out, err = run(capsys, "retire", *files, "--set", str(repo), "--dry-run", "--format", "json")
+    assert code == 0, err
+    assert [r["id"] for r in json.loads(out)["retired"]] == ["a"]

@@ -13,8 +13,10 @@ from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
+    from judgekit.cases import Case
     from judgekit.caseset import CaseSet
     from judgekit.errors import Problem
+    from judgekit.results import CaseRef
 
 __all__ = ["register"]
 
@@ -560,7 +562,8 @@ def retire(  # noqa: PLR0917 - typer options
         rule = in_capability_suite(splits)
         advice = retirement_advice(
             runs,
-            is_capability=lambda ref: ref.id in reviewed and rule(ref),
+            # the set decides a case's suite (its split, category and slice now), not the results' copy
+            is_capability=lambda ref: ref.id in reviewed and rule(_case_ref(reviewed[ref.id])),
             current_versions={cid: c.version for cid, c in reviewed.items()},
             required_releases=releases,
             min_trials=min_trials,
@@ -625,6 +628,13 @@ def retire(  # noqa: PLR0917 - typer options
             f"no capability case is saturated (every trial passed, at least {min_trials} per release, in "
             f"each of the last {releases} releases)"
         )
+
+
+def _case_ref(case: Case) -> CaseRef:
+    """A case of the set as the reports' :class:`~judgekit.results.CaseRef` (id, version, slice, category)."""
+    from judgekit.results import CaseRef
+
+    return CaseRef(id=case.id, version=case.version, slice=case.slice, category=case.category)
 
 
 def subgroup(app: typer.Typer, name: str) -> typer.Typer:
