@@ -148,6 +148,30 @@ def ws(tmp_path_factory: pytest.TempPathFactory, writer: str) -> Workspace:
     )
 
 
+def _tau2_bench_file(tmp: Path) -> str:
+    task = {
+        "id": "0",
+        "user_scenario": {"instructions": "Ask where order #1 is."},
+        "evaluation_criteria": {
+            "actions": [{"name": "get_order", "arguments": {"order_id": "#1"}}],
+            "communicate_info": ["shipped"],
+        },
+    }
+    simulation = {
+        "task_id": "0",
+        "trial": 0,
+        "termination_reason": "user_stop",
+        "reward_info": {"reward": 1.0, "db_check": {"db_match": True, "db_reward": 1.0}},
+        "messages": [
+            {"role": "user", "content": "where is order #1?"},
+            {"role": "assistant", "content": "It has shipped."},
+        ],
+    }
+    path = tmp / "tau2.json"
+    path.write_text(json.dumps({"tasks": [task], "simulations": [simulation]}), encoding="utf-8")
+    return str(path)
+
+
 def _tau_bench_file(tmp: Path) -> str:
     episode = {
         "task_id": 0,
@@ -321,6 +345,13 @@ INVOCATIONS: dict[str, Invocation] = {
         "--out",
         str(tmp / "t.jsonl"),
     ],
+    "import tau2-bench": lambda ws, tmp: [
+        "import",
+        "tau2-bench",
+        _tau2_bench_file(tmp),
+        "--out",
+        str(tmp / "tau2"),
+    ],
     "intake": lambda ws, tmp: [
         "intake",
         str(AIRDESK / "intake" / "escalations-2026-12.csv"),
@@ -416,7 +447,7 @@ DOC = REPO / "docs" / "reference" / "json-output.md"
 
 def _documented_kinds() -> dict[str, str]:
     """The ``| `judgekit CMD` | `KIND` |`` rows of the JSON output page."""
-    row = re.compile(r"^\| `judgekit ([a-z -]+?)` \| `([a-z0-9_./-]+)` \|", re.M)
+    row = re.compile(r"^\| `judgekit ([a-z0-9 -]+?)` \| `([a-z0-9_./-]+)` \|", re.M)
     rows = row.findall(DOC.read_text(encoding="utf-8"))
     return dict(rows)
 

@@ -158,6 +158,8 @@ CALLERS: dict[str, Callable[[Trials, UndecidedPolicy], Figures]] = {
 CHECKED_ELSEWHERE = {
     "judgekit.demo": "tests/commands/test_demo.py: the demo's run pages equal `judgekit report --cases`",
     "bench.bench_report": "the benchmark checks its pass^k against a naive loop to 1e-9 before timing",
+    "judgekit.integrations.tau2bench": "tau2 rewards have no undecided state; stats.pass_hat_k with "
+    "undecided='fail', checked against tau2's own pass^1 in tests/integrations/test_tau2bench.py",
 }
 """Callers compared with another caller in their own test."""
 

@@ -92,8 +92,10 @@ CALL_NAMES: dict[str, str] = {
     "answered": "bool: whether a result message answered the call",
     "error": "bool: whether the result reports an error (text starting 'Error' or a JSON object with an "
     "'error' key)",
-    "confirmed": "bool: whether the user's latest message before the call affirms it (see "
-    "judgekit.graders.text.is_affirmation)",
+    "confirmed": "bool: whether the user confirmed this call: the latest user message affirms a proposal "
+    "naming the tool's action and its ids or amounts (see judgekit.graders.text.confirmation_before); "
+    "when that rule cannot decide, a condition whose truth depends on it makes the rule "
+    "insufficient_information",
     "total": "map: per argument name, the sum of its numeric values over this tool's calls so far, this "
     "one included (total.amount)",
     "total_before": "map: the same sums over this tool's earlier calls only (has(total_before.amount) is "

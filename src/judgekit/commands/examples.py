@@ -295,6 +295,12 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit import tau-bench results.json --out transcripts.jsonl --rewards-out rewards.jsonl",
         ),
     ),
+    "import tau2-bench": (
+        Example(
+            "Import tau2-bench simulations with the retail database; check its reward",
+            "judgekit import tau2-bench results.json --db db.json --out tau2-import",
+        ),
+    ),
     "intake": (
         Example(
             "Preview candidates from incidents, removing a name",

@@ -60,6 +60,7 @@ def register(app: typer.Typer) -> None:
     app.command("report")(report)
     app.command("compare")(compare)
     import_app.command("tau-bench")(import_tau_bench)
+    import_app.command("tau2-bench")(import_tau2_bench)
     import_app.command("openai")(import_openai)
     import_app.command("anthropic")(import_anthropic)
     app.add_typer(import_app, name="import")
@@ -888,6 +889,92 @@ def import_tau_bench(  # noqa: PLR0917 - typer options
         source_format="tau-bench",
         output=output,
     )
+
+
+@existing_inputs("source", "tasks", "db")
+def import_tau2_bench(  # noqa: PLR0917 - typer options
+    source: Path = typer.Argument(..., help="tau2-bench results file (info, tasks, simulations)."),
+    out: Path = typer.Option(..., "--out", help="Folder to write cases.jsonl and transcripts/ into."),
+    tasks: Path | None = typer.Option(
+        None, "--tasks", help="tasks.json to take the tasks from (default: the results file's own)."
+    ),
+    db: Path | None = typer.Option(
+        None, "--db", help="The domain's db.json: copied to fixtures/db.json, the cases' initial state."
+    ),
+    case_prefix: str = typer.Option("task-", "--case-prefix", help="Case id prefix (task-5, ...)."),
+    agent_model: str | None = typer.Option(
+        None, "--agent-model", help="The agent's model (default: the file's info.agent_info.llm)."
+    ),
+    rewards: Path | None = typer.Option(
+        None, "--rewards-out", help="Also write tau2's stored rewards as a results file (for report)."
+    ),
+    run_id: str | None = typer.Option(None, "--run-id", help=_RUN_ID_HELP),
+    output_format: str = format_option(),
+) -> None:
+    """Import tau2-bench simulations as cases and transcripts; reproduce its reward; list what it skips.
+
+    Exit 2 when some task or simulation could not be imported (the others are written), 1 when a stored
+    reward is not reproduced.
+    """
+    from judgekit.commands.output import print_document
+    from judgekit.integrations import tau2bench
+    from judgekit.io.atomic import write_atomic
+    from judgekit.io.importers import reward_result_lines
+    from judgekit.results import dump_result_line
+    from judgekit.runner import new_run_id
+    from judgekit.secrets import Redactor
+
+    output = chosen_format(output_format)
+    redactor = Redactor.from_environ()
+    run = tau2bench.load_run(
+        source,
+        tasks=tasks,
+        case_prefix=case_prefix,
+        initial_state=tau2bench.DB_FIXTURE if db is not None else None,
+        agent_model=agent_model,
+    )
+    written = tau2bench.write_run(run, out, db=db, redact=redactor.text)
+    rid: str | None = None
+    if rewards is not None:
+        rid = run_id or new_run_id()
+        lines = reward_result_lines(run.trials, run_id=rid)
+        write_atomic(rewards, "".join(dump_result_line(line, redactor) + "\n" for line in lines))
+    if output == "text":
+        for problem in run.problems:
+            typer.echo(f"warning: {problem}", err=True)
+        typer.echo(
+            f"imported {len(run.cases)} case(s) and {len(run.trials)} tau2-bench trial(s) -> {out}", err=True
+        )
+        for line in [*tau2bench.reward_lines(run), *tau2bench.finding_lines(run)]:
+            typer.echo(redactor.text(line))
+    else:
+        problems = [
+            {
+                "file": str(p.file) if p.file is not None else None,
+                "line": p.line,
+                "field": p.field,
+                "message": redactor.text(p.message),
+            }
+            for p in run.problems
+        ]
+        print_document(
+            "tau2_import",
+            {
+                "source": str(source),
+                "out": str(out),
+                "written": {k: str(v) for k, v in written.items()},
+                "cases": len(run.cases),
+                "transcripts_written": len(run.trials),
+                "problems": problems,
+                "rewards_file": str(rewards) if rewards is not None else None,
+                "rewards_run_id": rid,
+                **tau2bench.run_document(run),
+            },
+        )
+    if run.problems:
+        raise typer.Exit(2)
+    if not all(r.reproduced for r in run.rewards):
+        raise typer.Exit(1)
 
 
 @existing_inputs("source")

@@ -26,8 +26,9 @@ check no argument.
 
 Checks produced (all gates): ``route`` (the matching; an empty route means no tool may fire),
 ``route:max_calls`` (no tool called more often than its entries allow) and ``route:confirmation`` (a tool
-that requires confirmation was called only after the user affirmed, see
-:func:`~judgekit.graders.text.user_confirmed_before`). A case without a route gives one ``not_evaluated``
+that requires confirmation was called only after the user affirmed a proposal naming it, see
+:func:`~judgekit.graders.text.confirmation_before`; ``insufficient_information`` when the rule cannot
+decide a call and no call fails). A case without a route gives one ``not_evaluated``
 ``route`` check.
 """
 
@@ -40,7 +41,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from judgekit.cases import ExpectedCall
-from judgekit.graders.text import user_confirmed_before
+from judgekit.graders.text import confirmation_before
 from judgekit.state import canonical
 from judgekit.transcript import CallRecord, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
@@ -511,19 +512,33 @@ def _confirmation_result(
 ) -> CheckResult:
     tools = {entry.tool for entry in route if entry.requires_confirmation}
     evidence = []
+    undecided = []
     checked = 0
     for record, call in zip(records, actual, strict=True):
         if call.tool not in tools:
             continue
         checked += 1
-        if not user_confirmed_before(transcript, record.message_index):
-            evidence.append(
-                _call_evidence(
-                    record,
-                    f"call {record.index}: {_call_text(call.tool, call.arguments)} was made without the "
-                    "user affirming first",
-                )
+        found = confirmation_before(transcript, record.message_index, call.tool, call.arguments)
+        if found.status == "confirmed":
+            continue
+        text = f"call {record.index}: {_call_text(call.tool, call.arguments)}"
+        if found.status == "undecided":
+            undecided.append(
+                _call_evidence(record, f"{text}: cannot tell whether the user confirmed it ({found.reason})")
             )
+        else:
+            evidence.append(
+                _call_evidence(record, f"{text} was made without the user affirming first ({found.reason})")
+            )
+    if not evidence and undecided:
+        return CheckResult(
+            check_id="route:confirmation",
+            layer=LAYER,
+            verdict=Verdict.INSUFFICIENT_INFORMATION,
+            reason=f"{len(undecided)} of {checked} call(s) needing confirmation cannot be decided: "
+            + "; ".join(e.summary for e in undecided[:3]),
+            evidence=tuple(undecided[:20]),
+        )
     if not evidence:
         return CheckResult(
             check_id="route:confirmation",

@@ -64,6 +64,9 @@ LAYER = "rules"
 MAX_EVIDENCE = 20
 """Most offending calls, rows or messages listed as evidence for one rule (the summary gives the total)."""
 
+_UNDECIDED_CONFIRMATION = "\x00undecided confirmation"
+"""Key in a call's context holding why the confirmation rule could not decide (never a CEL name)."""
+
 _UNDEFINED = re.compile(r"Undefined variable or function: '([^']*)'")
 
 
@@ -120,6 +123,7 @@ class _CallOutcome:
     violations: list[Evidence] = field(default_factory=list)
     violation_count: int = 0
     errors: list[str] = field(default_factory=list)
+    undecided: list[str] = field(default_factory=list)
     evaluated: int = 0
     started: float = field(default_factory=time.monotonic)
 
@@ -153,7 +157,7 @@ def _call_contexts(
     seen_tools: list[str] = []
     # Sums are per tool: keep them only for the tools of the calls some condition looks at.
     sum_tools = {calls[i].call.name for i in wanted} if "total" in need or "total_before" in need else set()
-    from judgekit.graders.text import user_confirmed_before
+    from judgekit.graders.text import confirmation_before
 
     for i, record in enumerate(calls):
         name = record.call.name
@@ -184,7 +188,12 @@ def _call_contexts(
             if "error" in need:
                 ctx["error"] = record.is_error
             if "confirmed" in need:
-                ctx["confirmed"] = user_confirmed_before(transcript, record.message_index)
+                confirmation = confirmation_before(
+                    transcript, record.message_index, name, record.call.arguments
+                )
+                ctx["confirmed"] = confirmation.confirmed
+                if confirmation.status == "undecided":
+                    ctx[_UNDECIDED_CONFIRMATION] = confirmation.reason
             if "identity" in need:
                 ctx["identity"] = dict(case.identity)
             if "before" in need:
@@ -252,6 +261,14 @@ def _check_calls(
                 if name in args:
                     context[name] = args[name]
         truth, reason = _evaluate(cond, context)
+        undecided = base.get(_UNDECIDED_CONFIRMATION) if "confirmed" in cond.names else None
+        if undecided is not None and truth is not None:
+            other, _ = _evaluate(
+                cond, {**context, "confirmed": cond.bind("confirmed", not base["confirmed"])}
+            )
+            if other is not None and other != truth:
+                outcome.undecided.append(f"call {record.index} ({record.call.name}): {undecided}")
+                continue
         if truth is None:
             if reason and reason.startswith("no value for") and args is not None:
                 missing = reason.removeprefix("no value for ").strip("'")
@@ -441,6 +458,17 @@ def _rule_result(rule: CompiledRule, outcome: _CallOutcome, notes: list[str]) ->
             + "; ".join(outcome.errors[:5])
             + (f"; and {len(outcome.errors) - 5} more" if len(outcome.errors) > 5 else ""),
             evidence=tuple(Evidence(kind="note", summary=e) for e in outcome.errors[:MAX_EVIDENCE]),
+        )
+    if outcome.undecided:
+        return CheckResult(
+            check_id=rule.check_id,
+            layer=LAYER,
+            verdict=Verdict.INSUFFICIENT_INFORMATION,
+            reason=f"forbidden: {what}: cannot tell whether the user confirmed "
+            f"{len(outcome.undecided)} call(s): "
+            + "; ".join(outcome.undecided[:3])
+            + (f"; and {len(outcome.undecided) - 3} more" if len(outcome.undecided) > 3 else ""),
+            evidence=tuple(Evidence(kind="note", summary=u) for u in outcome.undecided[:MAX_EVIDENCE]),
         )
     return CheckResult(
         check_id=rule.check_id,
