@@ -948,15 +948,9 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
         for line in [*tau2bench.reward_lines(run), *tau2bench.finding_lines(run)]:
             typer.echo(redactor.text(line))
     else:
-        problems = [
-            {
-                "file": str(p.file) if p.file is not None else None,
-                "line": p.line,
-                "field": p.field,
-                "message": redactor.text(p.message),
-            }
-            for p in run.problems
-        ]
+        from judgekit.commands.golden import problem_data
+
+        problems = [{**problem_data(p), "message": redactor.text(p.message)} for p in run.problems]
         print_document(
             "tau2_import",
             {
