@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from pydantic import Field, ValidationError
 
@@ -55,6 +55,7 @@ __all__ = [
     "LoadedCase",
     "PathArg",
     "SetManifest",
+    "document_cases",
     "load_case_set",
     "select_cases",
 ]
@@ -585,14 +586,21 @@ def _resolved_folder(root: Path, written: str) -> Path | None:
     return folder if folder != Path(folder.anchor) and folder.is_dir() else None
 
 
-def _add_documents(case_set: CaseSet, doc: Document, candidate: bool) -> None:
-    entries: Iterable[tuple[tuple[str | int, ...], Any]]
+def document_cases(doc: Document) -> Iterator[tuple[tuple[str | int, ...], Case | list[Problem]]]:
+    """Each case of a parsed document, in order: its location and the case, or its located problems.
+
+    A document holds one case mapping or a list of them. This is the one way every reader of case
+    files (the loader, ``judgekit retire``, ``golden diff``) turns a document into cases.
+    """
     if isinstance(doc.data, list):
-        entries = [((i,), item) for i, item in enumerate(doc.data)]
+        for i, item in enumerate(doc.data):
+            yield (i,), parse_case(item, doc, (i,))
     else:
-        entries = [((), doc.data)]
-    for prefix, data in entries:
-        result = parse_case(data, doc, prefix)
+        yield (), parse_case(doc.data, doc, ())
+
+
+def _add_documents(case_set: CaseSet, doc: Document, candidate: bool) -> None:
+    for prefix, result in document_cases(doc):
         if isinstance(result, list):
             case_set.problems.extend(result)
         else:

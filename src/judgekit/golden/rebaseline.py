@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
-from judgekit.cases import Case, confine_path, parse_case
-from judgekit.caseset import CASE_FILE_SUFFIXES, NON_CASE_DIRS, CaseSet, load_case_set
+from judgekit.cases import Case, confine_path
+from judgekit.caseset import CASE_FILE_SUFFIXES, NON_CASE_DIRS, CaseSet, document_cases, load_case_set
 from judgekit.errors import JudgekitError
 from judgekit.io.documents import Document, parse_text
 
@@ -307,9 +307,7 @@ def _old_cases(case_set: CaseSet, top: Path, commit: str) -> tuple[dict[str, Cas
         for doc in docs:
             if not isinstance(doc, Document):
                 continue
-            items = doc.data if isinstance(doc.data, list) else [doc.data]
-            for item in items:
-                case = parse_case(item, doc)
+            for _, case in document_cases(doc):
                 if not isinstance(case, Case):
                     continue
                 if is_candidate:

@@ -23,8 +23,8 @@ from typing import Any
 
 import yaml
 
-from judgekit.cases import Case, parse_case
-from judgekit.caseset import CaseSet, LoadedCase
+from judgekit.cases import Case
+from judgekit.caseset import CaseSet, LoadedCase, document_cases
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.io.atomic import write_atomic
 from judgekit.io.documents import Document, jsonl_lines, parse_text
@@ -177,10 +177,7 @@ def _cases_in(text: str, path: Path) -> list[Case | None]:
         if not isinstance(doc, Document):
             out.append(None)
             continue
-        items = doc.data if isinstance(doc.data, list) else [doc.data]
-        for i, item in enumerate(items):
-            case = parse_case(item, doc, (i,) if isinstance(doc.data, list) else ())
-            out.append(case if isinstance(case, Case) else None)
+        out.extend(case if isinstance(case, Case) else None for _, case in document_cases(doc))
     return out
 
 

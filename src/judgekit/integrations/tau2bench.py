@@ -42,11 +42,9 @@ failed) and components in the basis whose criteria list is empty, so that they s
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import json
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -55,8 +53,10 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from pydantic import ValidationError
 
-from judgekit.cases import Case, TextPattern
+from judgekit.cases import Case
 from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.integrations.taubench import output_pattern, replay_actions
+from judgekit.integrations.taubench_reward import output_said
 from judgekit.io.documents import MAX_IMPORT_BYTES, load_json_bounded
 from judgekit.state import canonical
 
@@ -286,7 +286,7 @@ def task_case(task: Tau2Task, *, case_id: str, initial_state: str | None = None)
         case_id: The case id (``task-<id>`` by convention).
         initial_state: Path of the database before the simulation, relative to the case set, or ``None``.
     """
-    expected: dict[str, Any] = {"must_mention": [_said_pattern(c) for c in task.communicate_info]}
+    expected: dict[str, Any] = {"must_mention": [output_pattern(c) for c in task.communicate_info]}
     if task.actions:
         # One tau2 tool call satisfies every gold action it matches, so identical gold actions are one step.
         steps: list[tuple[str, Any]] = []
@@ -312,15 +312,6 @@ def task_case(task: Tau2Task, *, case_id: str, initial_state: str | None = None)
     if initial_state is not None:
         data["initial_state"] = initial_state
     return Case.model_validate(data)
-
-
-def _said_pattern(info: str) -> TextPattern:
-    """The text-layer pattern for a ``communicate_info`` string.
-
-    Case-insensitive, commas allowed between its characters: tau2 looks for the string in the message with
-    every comma removed.
-    """
-    return TextPattern(pattern=",*".join(re.escape(ch) for ch in info.lower()), ignore_case=True)
 
 
 def _compared(action: Tau2Action) -> dict[str, Json]:
@@ -431,15 +422,20 @@ def _tool_calls(messages: Sequence[Any]) -> list[tuple[str, dict[str, Json]]]:
 
 
 def _said(info: str, messages: Sequence[Any]) -> bool:
-    """tau2's communicate check: ``info.lower()`` in an assistant text lowered with commas removed."""
-    needle = info.lower()
-    for message in messages:
-        if not isinstance(message, Mapping) or message.get("role") != "assistant":
-            continue
-        content = message.get("content")
-        if isinstance(content, str) and content.strip() and needle in content.lower().replace(",", ""):
-            return True
-    return False
+    """tau2's communicate check: ``info.lower()`` in an assistant text lowered with commas removed.
+
+    The same test as tau-bench's outputs (:func:`~judgekit.integrations.taubench_reward.output_said`),
+    over the assistant messages with text.
+    """
+    texts = [
+        m["content"]
+        for m in messages
+        if isinstance(m, Mapping)
+        and m.get("role") == "assistant"
+        and isinstance(m.get("content"), str)
+        and m["content"].strip()
+    ]
+    return output_said(info, texts)
 
 
 def _all(checks: Sequence[bool]) -> float:
@@ -875,21 +871,12 @@ def _db_text(data: Any) -> str:
 def _replay(
     initial: Any, calls: Sequence[tuple[str, Mapping[str, Json]]], tools: Mapping[str, Callable[..., Any]]
 ) -> Any:
-    """Run tool calls on a copy of the database, as tau2's environment does.
+    """Run tool calls on a copy of the database, as tau2's environment does (tau-bench's replay).
 
     A call that names no known tool changes nothing; one that raises keeps what it changed before raising
     (tau2 answers both with an error message and does not roll back); the replay goes on.
     """
-    data = copy.deepcopy(initial)
-    for name, kwargs in calls:
-        tool = tools.get(name)
-        if tool is None:
-            continue
-        try:
-            tool(data, **dict(kwargs))
-        except Exception:  # a tool's own error is a simulation fact, as in tau2
-            continue
-    return data
+    return replay_actions(initial, calls, tools)[0]
 
 
 def _simulation(
