@@ -5,6 +5,8 @@ from __future__ import annotations
 from judgekit.reports.demo_index import DemoPage, render_demo_index
 from judgekit.reports.run_compare import Comparison, TaskChange
 from judgekit.reports.run_compare_html import render_comparison_html, svg_outcomes, svg_pass_rates
+from judgekit.reports.run_model import task_rate
+from judgekit.verdict import Verdict
 
 
 def _comparison(**kw) -> Comparison:
@@ -29,6 +31,8 @@ def _comparison(**kw) -> Comparison:
         "explanation": "3 fixed and 1 broken",
         "pass_rate_a": 0.4,
         "pass_rate_b": None,
+        "task_pass_a": task_rate([Verdict.PASS, Verdict.PASS, Verdict.FAIL, Verdict.FAIL, Verdict.FAIL]),
+        "task_pass_b": task_rate([Verdict.ERROR]),
         "changes": (
             TaskChange(case_id="<script>alert(1)</script>", change="fixed", a="fail (0/1)", b="pass (1/1)"),
         ),
@@ -45,6 +49,8 @@ def test_comparison_page_has_both_figures_and_escapes_text():
     assert "note &lt;i&gt;" in html
     assert "&lt;b&gt;a.jsonl" in html
     assert "no detectable change" in html
+    assert "0.400 [0.118, 0.769] (2/5)" in html
+    assert "n/a (0/0); 0.000 if the undecided one fails, 1.000 if it passes" in html
 
 
 def test_outcome_bars_are_proportional_and_undefined_rate_is_said():

@@ -6,6 +6,8 @@ import re
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from judgekit.errors import JudgekitError
 from judgekit.reports.run_compare import compare_runs
@@ -163,6 +165,61 @@ def test_report_numbers_when_undecided_trials_fail(tmp_path):
     assert (capability.trial_pass_rate.successes, capability.trial_pass_rate.n) == (13, 20)
     assert (capability.tasks_all_pass.successes, capability.tasks_all_pass.n) == (1, 5)
     assert any("undecided='fail' counts each as a trial that did not pass" in n for n in report.notes)
+
+
+@pytest.mark.parametrize("policy", ["fail", "exclude"])
+def test_every_rate_carries_its_bounds_under_the_undecided_trials(tmp_path, policy):
+    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided=policy)
+    capability, _ = report.suites
+    # 20 trials: 13 pass, 4 fail, 3 undecided (address-2: 2, faq-1: 1), whatever the policy
+    rate = capability.trial_pass_rate
+    assert (rate.undecided, rate.undecided_low, rate.undecided_high) == (3, 13 / 20, 16 / 20)
+    # tasks: refund-1 passes every trial; address-2 and faq-1 have no failure but undecided trials
+    tasks = capability.tasks_all_pass
+    assert (tasks.undecided, tasks.undecided_low, tasks.undecided_high) == (2, 1 / 5, 3 / 5)
+    assert tasks.undecided_low <= tasks.rate <= tasks.undecided_high
+    assert rate.undecided_low <= rate.rate <= rate.undecided_high
+    text = render_run_markdown(report)
+    assert "0.650 if the 3 undecided all fail, 0.800 if they all pass" in text
+    assert "0.650 if the 3 undecided all fail" in render_run_html(report)
+    data = json.loads(render_run_json(report))
+    assert data["suites"][0]["trial_pass_rate"]["undecided_high"] == 0.8
+
+
+@given(
+    st.lists(
+        st.tuples(st.integers(0, 4), st.integers(0, 4), st.integers(0, 3)).filter(lambda t: sum(t) > 0),
+        min_size=1,
+        max_size=6,
+    ),
+    st.sampled_from(["fail", "exclude"]),
+)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_a_rate_lies_within_its_undecided_bounds(tmp_path, tasks, policy):
+    lines = []
+    for t, (passes, fails, undecided) in enumerate(tasks):
+        verdicts = [P] * passes + [F] * fails + [E] * undecided
+        lines.extend(_line(f"t{t}", i + 1, v) for i, v in enumerate(verdicts))
+    report = build_run_report(_write(tmp_path / "prop.jsonl", lines), undecided=policy)
+    for group in report.suites:
+        for rate in (group.trial_pass_rate, group.tasks_all_pass):
+            assert rate.undecided_low is not None and rate.undecided_high is not None
+            assert rate.undecided_low <= rate.undecided_high
+            assert (rate.undecided == 0) == (rate.undecided_low == rate.undecided_high)
+            if rate.rate is not None:
+                assert rate.undecided_low - 1e-12 <= rate.rate <= rate.undecided_high + 1e-12
+
+
+def test_compare_pass_rates_carry_intervals_and_undecided_bounds(tmp_path):
+    a = _write(tmp_path / "a.jsonl", [_line("x", 1, F), _line("y", 1, P), _line("z", 1, INS)])
+    b = _write(tmp_path / "b.jsonl", [_line("x", 1, P), _line("y", 1, P), _line("z", 1, P)])
+    c = compare_runs(a, b)
+    assert (c.task_pass_a.successes, c.task_pass_a.n) == (1, 2)
+    assert (c.task_pass_a.undecided_low, c.task_pass_a.undecided_high) == (1 / 3, 2 / 3)
+    assert c.pass_rate_a == c.task_pass_a.rate == 0.5
+    assert (c.task_pass_b.undecided, c.task_pass_b.rate) == (0, 1.0)
+    assert "0.333 if the undecided one fails, 0.667 if it passes" in render_comparison_markdown(c)
+    assert json.loads(render_comparison_json(c))["task_pass_a"]["undecided_low"] == pytest.approx(1 / 3)
 
 
 def test_undecided_trials_are_counted_per_case(tmp_path):

@@ -32,15 +32,17 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Literal
 
 from judgekit.errors import JudgekitError
-from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, task_outcomes
+from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, Interval, task_outcomes, task_rate
 from judgekit.results import ResultLine, RunResults
 from judgekit.stats import mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = ["COMPARE_SCHEMA_VERSION", "Comparison", "TaskChange", "compare_runs"]
 
-COMPARE_SCHEMA_VERSION = 2
-"""Version of the :class:`Comparison` JSON schema (2: ``regression_lost``)."""
+COMPARE_SCHEMA_VERSION = 3
+"""Version of the :class:`Comparison` JSON schema (2: ``regression_lost``; 3: ``task_pass_a`` and
+``task_pass_b``, each run's task pass rate with its Wilson interval and its bounds under the undecided
+tasks)."""
 
 PlainVerdict = Literal["real improvement", "no detectable change", "regression"]
 
@@ -87,6 +89,10 @@ class Comparison(FrozenModel):
         explanation: One sentence saying why.
         pass_rate_a: Share of compared tasks passing in A (decided tasks only), or ``None``.
         pass_rate_b: Share of compared tasks passing in B, or ``None``.
+        task_pass_a: The same share with its Wilson interval over A's decided tasks, and its bounds over
+            every compared task with A's undecided tasks all failing (``undecided_low``) or all passing
+            (``undecided_high``).
+        task_pass_b: The same for B.
         changes: Every task whose outcome changed or is undecided, fixed first, then broken.
         notes: Caveats (different judges, different agent models).
         regression_lost: Tasks of the regression suite that passed every trial in A and do not in B
@@ -115,6 +121,8 @@ class Comparison(FrozenModel):
     explanation: str
     pass_rate_a: float | None
     pass_rate_b: float | None
+    task_pass_a: Interval
+    task_pass_b: Interval
     changes: tuple[TaskChange, ...]
     notes: tuple[str, ...] = ()
     regression_lost: tuple[TaskChange, ...] = ()
@@ -277,10 +285,10 @@ def compare_runs(
         )
     decided_tasks = len(common) - counts["undecided"]
 
-    def rate(outcomes: dict[str, tuple[int, int, Verdict]]) -> float | None:
-        ok = [outcomes[c][2] for c in common if outcomes[c][2] in decided]
-        return sum(o is Verdict.PASS for o in ok) / len(ok) if ok else None
+    def rate(outcomes: dict[str, tuple[int, int, Verdict]]) -> Interval:
+        return task_rate([outcomes[c][2] for c in common])
 
+    task_a, task_b = rate(out_a), rate(out_b)
     notes: list[str] = []
     fp_a = {str(line.judge_fingerprint) for line in a.lines}
     fp_b = {str(line.judge_fingerprint) for line in b.lines}
@@ -318,8 +326,10 @@ def compare_runs(
         alpha=alpha,
         verdict=verdict,
         explanation=explanation,
-        pass_rate_a=rate(out_a),
-        pass_rate_b=rate(out_b),
+        pass_rate_a=task_a.rate,
+        pass_rate_b=task_b.rate,
+        task_pass_a=task_a,
+        task_pass_b=task_b,
         changes=tuple(changes),
         notes=tuple(notes),
         regression_lost=lost,

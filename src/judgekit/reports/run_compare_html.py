@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from judgekit.reports.run_compare import Comparison
+from judgekit.reports.run_markdown import fmt_interval
 
 __all__ = ["render_comparison_html", "svg_outcomes", "svg_pass_rates"]
 
@@ -113,6 +114,7 @@ def render_comparison_html(comparison: Comparison, *, notes: Sequence[str] = ())
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["interval"] = fmt_interval
     template = env.get_template("run_comparison.html.j2")
     return template.render(
         cmp=comparison,

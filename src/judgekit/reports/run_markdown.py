@@ -13,6 +13,7 @@ from judgekit.verdict import Verdict
 __all__ = [
     "UNDECIDED_CASES_SHOWN",
     "counted_label",
+    "fmt_bounds",
     "fmt_interval",
     "fmt_k",
     "fmt_rate",
@@ -39,12 +40,32 @@ def fmt_rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
+def fmt_bounds(interval: Interval) -> str:
+    """``; 0.400 if the 10 undecided all fail, 0.450 if they all pass``, or ``""`` when none is undecided."""
+    if not interval.undecided or interval.undecided_low is None or interval.undecided_high is None:
+        return ""
+    low, high = f"{interval.undecided_low:.3f}", f"{interval.undecided_high:.3f}"
+    if interval.undecided == 1:
+        return f"; {low} if the undecided one fails, {high} if it passes"
+    return f"; {low} if the {interval.undecided} undecided all fail, {high} if they all pass"
+
+
 def fmt_interval(interval: Interval) -> str:
-    """``0.420 [0.354, 0.489] (84/200)``, or ``n/a (0/0)`` when undefined."""
+    """``0.420 [0.354, 0.489] (84/200)``, or ``n/a (0/0)`` when undefined, then the undecided bounds.
+
+    Examples:
+        >>> from judgekit.reports.run_model import Interval
+        >>> fmt_interval(Interval(successes=8, n=10, rate=0.8, low=0.49, high=0.943))
+        '0.800 [0.490, 0.943] (8/10)'
+        >>> fmt_interval(Interval(successes=8, n=12, rate=0.667, low=0.391, high=0.862, undecided=2,
+        ...                       undecided_low=0.667, undecided_high=0.833))
+        '0.667 [0.391, 0.862] (8/12); 0.667 if the 2 undecided all fail, 0.833 if they all pass'
+    """
     if interval.rate is None or interval.low is None or interval.high is None:
-        return f"n/a ({interval.successes}/{interval.n})"
+        return f"n/a ({interval.successes}/{interval.n}){fmt_bounds(interval)}"
     return (
         f"{interval.rate:.3f} [{interval.low:.3f}, {interval.high:.3f}] ({interval.successes}/{interval.n})"
+        f"{fmt_bounds(interval)}"
     )
 
 
@@ -304,7 +325,8 @@ def render_comparison_markdown(comparison: Comparison) -> str:
                 ["paired trials", str(c.trial_pairs)],
                 ["trials fixed / broken", f"{c.trials_fixed} / {c.trials_broken}"],
                 ["McNemar p (exact, paired trials)", f"{c.mcnemar_p:.4g}"],
-                ["task pass rate A → B", f"{fmt_rate(c.pass_rate_a)} → {fmt_rate(c.pass_rate_b)}"],
+                ["task pass rate in A [95% Wilson]", fmt_interval(c.task_pass_a)],
+                ["task pass rate in B [95% Wilson]", fmt_interval(c.task_pass_b)],
             ],
         )
     )

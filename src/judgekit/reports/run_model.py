@@ -74,11 +74,13 @@ __all__ = [
     "build_run_report",
     "in_capability_suite",
     "task_outcomes",
+    "task_rate",
 ]
 
-REPORT_SCHEMA_VERSION = 3
+REPORT_SCHEMA_VERSION = 4
 """Version of the :class:`RunReport` JSON schema (2: the undecided policy and the undecided cases; 3:
-retirement counts distinct releases with a minimum of trials each)."""
+retirement counts distinct releases with a minimum of trials each; 4: every rate carries its bounds under
+the undecided trials, ``undecided``, ``undecided_low`` and ``undecided_high``)."""
 
 DEFAULT_REGRESSION_SLICES = ("regression", "regressions")
 """Slice names that put a case in the regression suite (besides ``category: regression``)."""
@@ -98,6 +100,14 @@ class Interval(FrozenModel):
         rate: ``successes / n``, or ``None`` when ``n`` is 0.
         low: Lower bound, or ``None`` when undefined.
         high: Upper bound, or ``None`` when undefined.
+        undecided: Units (trials or tasks) whose outcome rests on an undecided trial (``>= 0``); the
+            bounds below differ from each other only when it is positive.
+        undecided_low: The rate over every unit, undecided ones included, when every undecided trial
+            counts as not passing; in [0, 1], ``None`` when there is nothing to count. It is the missing-
+            data bound, not a confidence limit: the Wilson interval is about sampling, this about the
+            verdicts nobody reached.
+        undecided_high: The same rate when every undecided trial counts as a pass (a sensitivity bound,
+            never a policy); ``undecided_low <= undecided_high``.
     """
 
     successes: int
@@ -105,13 +115,45 @@ class Interval(FrozenModel):
     rate: float | None
     low: float | None
     high: float | None
+    undecided: int = 0
+    undecided_low: float | None = None
+    undecided_high: float | None = None
 
 
-def _interval(successes: int, n: int) -> Interval:
+def _interval(successes: int, n: int, *, bounds: tuple[int, int, int] | None = None) -> Interval:
+    """A Wilson interval, with the rate's bounds under the undecided trials when ``bounds`` is given.
+
+    ``bounds`` is ``(certain, possible, total)``: the units (trials or tasks) that pass whatever the
+    undecided trials turn out to be, those that would pass if every undecided trial passed, and all the
+    units, undecided ones included.
+    """
+    low_b = high_b = None
+    undecided = 0
+    if bounds is not None and bounds[2] > 0:
+        certain, possible, total = bounds
+        low_b, high_b, undecided = certain / total, possible / total, possible - certain
     if n <= 0:
-        return Interval(successes=successes, n=n, rate=None, low=None, high=None)
+        return Interval(
+            successes=successes,
+            n=n,
+            rate=None,
+            low=None,
+            high=None,
+            undecided=undecided,
+            undecided_low=low_b,
+            undecided_high=high_b,
+        )
     low, high = wilson_interval(successes, n)
-    return Interval(successes=successes, n=n, rate=successes / n, low=low, high=high)
+    return Interval(
+        successes=successes,
+        n=n,
+        rate=successes / n,
+        low=low,
+        high=high,
+        undecided=undecided,
+        undecided_low=low_b,
+        undecided_high=high_b,
+    )
 
 
 class KPoint(FrozenModel):
@@ -392,8 +434,20 @@ def _summarise(
         trials=int(n_all.sum()),
         verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
         undecided_trials=int(undecided.sum()),
-        trial_pass_rate=_interval(int(c.sum()), int(n.sum())),
-        tasks_all_pass=_interval(all_pass, int(counted_tasks.sum())),
+        trial_pass_rate=_interval(
+            int(c.sum()),
+            int(n.sum()),
+            bounds=(int(passes.sum()), int((passes + undecided).sum()), int(n_all.sum())),
+        ),
+        tasks_all_pass=_interval(
+            all_pass,
+            int(counted_tasks.sum()),
+            bounds=(
+                int(np.sum((passes == n_all) & (n_all > 0))),
+                int(np.sum((passes + undecided == n_all) & (n_all > 0))),
+                int(np.sum(n_all > 0)),
+            ),
+        ),
         pass_hat=hats,
         pass_at=ats,
         mean_quality=q_total / q_count if q_count else None,
@@ -468,6 +522,28 @@ def task_outcomes(lines: Iterable[ResultLine]) -> dict[str, tuple[int, int, Verd
 
 
 # --------------------------------------------------------------------------- building the report
+
+
+def task_rate(outcomes: Sequence[Verdict]) -> Interval:
+    """The share of tasks passing, over the decided ones, with its bounds under the undecided ones.
+
+    Args:
+        outcomes: Each task's outcome (:func:`task_outcomes`): ``pass``, ``fail`` or an undecided state.
+
+    Returns:
+        Passing tasks over decided tasks with its Wilson interval (undefined with no decided task), and
+        ``undecided_low`` / ``undecided_high`` over every task with the undecided ones all failing / all
+        passing (undefined with no task).
+
+    Examples:
+        >>> r = task_rate([Verdict.PASS, Verdict.FAIL, Verdict.ERROR, Verdict.PASS])
+        >>> round(r.rate, 3), r.undecided, r.undecided_low, r.undecided_high
+        (0.667, 1, 0.5, 0.75)
+    """
+    passed = sum(o is Verdict.PASS for o in outcomes)
+    failed = sum(o is Verdict.FAIL for o in outcomes)
+    total = len(outcomes)
+    return _interval(passed, passed + failed, bounds=(passed, total - failed, total))
 
 
 def _in_regression(case: CaseRef, suite_of: Mapping[str, str], regression_slices: frozenset[str]) -> bool:
