@@ -207,7 +207,7 @@ UNDECIDED_TALK = [
 
 
 def test_rule_over_an_undecided_call_is_insufficient_information() -> None:
-    from tests.graders._build import make_case, make_transcript
+    from graders._build import make_case, make_transcript
 
     case = make_case(
         tools=["cancel_reservation"], forbidden=[{"tool": "cancel_reservation", "when": "!confirmed"}]

@@ -22,8 +22,8 @@ from functools import partial
 from pathlib import Path
 
 import pytest
-from tests.hostile.bounded import run_bounded
 
+from hostile.bounded import run_bounded
 from judgekit.io.documents import (
     MAX_DOCUMENT_BYTES,
     MAX_LINE_BYTES,
