@@ -195,6 +195,18 @@ def _chat_file(tmp: Path, line: dict[str, Any]) -> str:
     return str(path)
 
 
+def _cascade_labels(tmp: Path) -> str:
+    """A label table with two judges' verdicts and confidences on 40 items two experts agree on."""
+    rows = ["item_id,criterion,case_id,rater,label,confidence"]
+    for i in range(40):
+        rows += [
+            f"i{i},g,c{i},{rater},pass,{conf}"
+            for rater, conf in (("a", ""), ("b", ""), ("small", 1.0), ("large", 1.0))
+        ]
+    (tmp / "cascade-labels.csv").write_text("\n".join(rows) + "\n")
+    return str(tmp / "cascade-labels.csv")
+
+
 def _git_set(tmp: Path) -> str:
     copy = tmp / "repo"
     shutil.copytree(AIRDESK, copy / "airdesk")
@@ -293,6 +305,16 @@ INVOCATIONS: dict[str, Invocation] = {
         "--records",
         str(tmp),
     ],
+    "fit-cascade": lambda ws, tmp: [
+        "fit-cascade",
+        _cascade_labels(tmp),
+        "--stage",
+        "small=openai/small",
+        "--stage",
+        "large=openai/large",
+        "--out",
+        str(tmp / "cascade.json"),
+    ],
     "failure-rate": lambda ws, tmp: ["failure-rate", str(ws.record), "--flagged", "40", "--total", "500"],
     "golden diff": lambda ws, tmp: ["golden", "diff", "HEAD", "--set", _git_set(tmp)],
     "retire": lambda ws, tmp: ["retire", ws.v1, ws.v2, "--set", ws.copy_set(tmp), "--dry-run"],
@@ -385,6 +407,20 @@ INVOCATIONS: dict[str, Invocation] = {
 }
 
 
+MODES: dict[str, Invocation] = {
+    "probe-bias --recorded": lambda ws, tmp: [
+        "probe-bias",
+        "--recorded",
+        str(REPO / "tests" / "calibration" / "data" / "llmbar_result.json"),
+    ],
+}
+"""Options that make a command print another kind of document: each has its own row on the JSON page."""
+
+
+def test_every_mode_belongs_to_a_command_with_an_invocation() -> None:
+    assert {name.split(" --")[0] for name in MODES} <= set(INVOCATIONS)
+
+
 def test_every_command_offers_json_or_says_why_not() -> None:
     without = sorted(name for name, has_json in COMMANDS.items() if not has_json and name not in NO_JSON)
     assert not without, f"commands that print results without --format json: {without}"
@@ -457,7 +493,7 @@ def test_the_json_page_lists_every_command_and_the_kind_it_prints(
 ) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "sk-test-json-0123456789")
     printed: dict[str, str] = {}
-    for name, invocation in sorted(INVOCATIONS.items()):
+    for name, invocation in sorted({**INVOCATIONS, **MODES}.items()):
         folder = tmp_path / name.replace(" ", "-")
         folder.mkdir()
         capsys.readouterr()

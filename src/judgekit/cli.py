@@ -18,6 +18,7 @@ import typer
 
 from judgekit import __version__
 from judgekit.commands import calibrate as calibrate_commands
+from judgekit.commands import cascade as cascade_commands
 from judgekit.commands import config as config_commands
 from judgekit.commands import contamination as contamination_commands
 from judgekit.commands import demo as demo_commands
@@ -77,6 +78,7 @@ grading_commands.register(app)
 demo_commands.register(app)
 contamination_commands.register(app)
 calibrate_commands.register(app)
+cascade_commands.register(app)
 growing_commands.register(app)  # after golden: it extends the candidates and golden groups
 trust_commands.register(app)  # after runs: `otel` joins its `import` group
 judge_commands.register(app)

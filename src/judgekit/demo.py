@@ -488,6 +488,8 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
         policy=result.policy,
         label_table=result.label_table,
         selective=result.selective,
+        ceiling=result.ceiling,
+        alt_test=result.alt_test,
     )
     records = out / "calibration" / "records"
     record_file = _write(records / record_filename(record), dump_record(record))

@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
-    from judgekit.graders.rubric import RubricGrader, TrustLookup
+    from judgekit.graders.rubric import CascadeRouting, RubricGrader, TrustLookup
 
 __all__ = ["JUDGE_SETTINGS", "build_rubric_grader", "load_run_config"]
 
@@ -122,6 +122,7 @@ def build_rubric_grader(
     timeout: float | None = None,
     retries: int | None = None,
     backoff: float | None = None,
+    cascade: CascadeRouting | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -145,6 +146,7 @@ def build_rubric_grader(
         retries: Retries after a request's first attempt (``None``: the client's default, 4).
         backoff: First backoff ceiling in seconds (``None``: the client's default, 1.0). None of the
             three enters the fingerprint.
+        cascade: Route criteria through a judge cascade whose first stage is this grader (``None``: none).
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -208,4 +210,4 @@ def build_rubric_grader(
         from judgekit.calibration.trust import TrustBook
 
         trust = TrustBook(records)
-    return RubricGrader(rubric_obj, client, trust=trust)
+    return RubricGrader(rubric_obj, client, trust=trust, cascade=cascade)

@@ -1,12 +1,11 @@
-"""Beyond agreement: Rogan-Gladen, prediction-powered inference, selective judging."""
+"""Beyond agreement: Rogan-Gladen and prediction-powered inference (selective judging: test_selective.py)."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
-from scipy import stats
 
-from judgekit.calibration.beyond import prediction_powered_mean, rogan_gladen, selective_threshold
+from judgekit.calibration.beyond import prediction_powered_mean, rogan_gladen
 
 
 def test_rogan_gladen_known_value():
@@ -103,44 +102,3 @@ def test_ppi_needs_two_items_each_side():
     assert prediction_powered_mean([1.0, 0.0], [1.0], [1.0]).value is None
     with pytest.raises(ValueError, match="differ in length"):
         prediction_powered_mean([1.0, 0.0], [1.0, 0.0], [1.0])
-
-
-def test_selective_threshold_fixed_sequence_with_exact_binomial():
-    # confidence 1.0: 100 items, 98 right; 0.8: 50 more, 49 right; 0.6: 50 more, 25 right
-    conf = [1.0] * 100 + [0.8] * 50 + [0.6] * 50
-    correct = [True] * 98 + [False] * 2 + [True] * 49 + [False] * 1 + [True] * 25 + [False] * 25
-    res = selective_threshold(conf, correct, target=0.9, delta=0.05)
-    assert res.threshold == 0.8  # at 0.6 agreement is 172/200 < 0.9
-    assert [s.threshold for s in res.steps] == [1.0, 0.8, 0.6]
-    assert res.steps[1].p_value == pytest.approx(stats.binom.sf(146, 150, 0.9))
-    assert res.steps[-1].rejected is False
-    assert res.coverage.value == pytest.approx(150 / 200)
-    assert res.agreement.value == pytest.approx(147 / 150)
-    assert res.agreement.interval.low >= 0.9  # rejected H0, so the exact one-sided bound clears the target
-    assert res.agreement.interval.low == pytest.approx(stats.beta.ppf(0.05, 147, 4))
-
-
-def test_selective_threshold_stops_at_the_first_failure_even_if_later_ones_pass():
-    conf = [1.0] * 10 + [0.9] * 400
-    correct = [False] * 10 + [True] * 400
-    res = selective_threshold(conf, correct, target=0.9, delta=0.05)
-    assert res.threshold is None
-    assert len(res.steps) == 1
-    assert "strictest threshold" in (res.reason or "")
-
-
-def test_selective_coverage_counts_abstentions_in_the_population():
-    res = selective_threshold([1.0] * 60, [True] * 60, target=0.8, population=100)
-    assert res.coverage.value == pytest.approx(0.6)
-
-
-def test_selective_threshold_errors():
-    with pytest.raises(ValueError, match="differ in length"):
-        selective_threshold([1.0], [True, False])
-    with pytest.raises(ValueError, match=r"in \[0, 1\]"):
-        selective_threshold([1.5], [True])
-    with pytest.raises(ValueError, match="strictly between 0 and 1"):
-        selective_threshold([1.0], [True], target=1.0)
-    with pytest.raises(ValueError, match="smaller than"):
-        selective_threshold([1.0, 1.0], [True, True], population=1)
-    assert selective_threshold([], []).threshold is None

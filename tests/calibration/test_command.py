@@ -356,7 +356,7 @@ def test_failure_rate_command(work, capsys):
     (rec,) = records(work)
     code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
     assert code == 0
-    assert out.startswith("observed 30/100 = 0.300; corrected (Rogan-Gladen) 0.")
+    assert out.startswith("observed 30/100 = 0.300; corrected (Lee et al. adjusted Wald) 0.")
 
 
 def test_failure_rate_refuses_an_untrusted_record(work, capsys):
@@ -468,7 +468,7 @@ def test_failure_rate_as_json(work, capsys):
     code, out, err = run(capsys, *args, "--format", "json")
     assert (code, err) == (0, "")
     rate = document(out, "failure_rate")
-    assert (rate["record"], rate["fingerprint"], rate["method"]) == (str(rec), "fp-v2", "rogan_gladen")
+    assert (rate["record"], rate["fingerprint"], rate["method"]) == (str(rec), "fp-v2", "lee_adjusted_wald")
     assert (rate["flagged"], rate["total"], rate["observed"]) == (30, 100, 0.3)
     corrected = rate["corrected"]
     assert rate["reason"] is None
@@ -529,9 +529,291 @@ def test_calibrate_with_provenance_on_some_items_only_is_an_input_error(work, ca
     assert "has no provenance while other items do" in err
 
 
+def test_failure_rate_gives_the_pass_rate_and_the_judges_error_rates(work, capsys):
+    from judgekit.calibration.corrected import lee_from_record
+    from judgekit.calibration.records import load_record
+
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    lee = lee_from_record(load_record(rec.read_bytes()), flagged=30, n=100)
+    code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[1].startswith("pass rate: observed 0.700; corrected ")
+    assert lines[2] == (
+        f"judge: q0 (TPR) {lee.q0:.3f}, q1 (TNR) {lee.q1:.3f}, q0 + q1 - 1 = {lee.youden:.3f}"
+    )
+    code, out, _ = run(
+        capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
+    )
+    doc = document(out, "failure_rate")
+    assert doc["pass_rate"]["value"] == pytest.approx(1 - doc["corrected"]["value"])
+    assert doc["pass_rate"]["interval"]["low"] == pytest.approx(1 - doc["corrected"]["interval"]["high"])
+    assert (doc["q0"], doc["q1"], doc["unreliable"], doc["ppi"]) == (lee.q0, lee.q1, False, None)
+
+
+def test_failure_rate_warns_when_the_correction_is_unreliable(work, capsys):
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    data = json.loads(rec.read_text())
+    # a (hand-edited) record whose judge is close to chance: q0 = 0.55, q1 = 0.60
+    data["metrics"]["judge_vs_consensus"]["binary"].update({"tp": 55, "fn": 45, "tn": 60, "fp": 40})
+    rec.write_text(json.dumps(data))
+    code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "40", "--total", "100")
+    assert code == 0
+    assert out.splitlines()[-1] == (
+        "warning: the correction is unreliable: q0 + q1 − 1 = 0.150 is below 0.2: the judge is close to "
+        "chance, so the correction amplifies every calibration error"
+    )
+    code, out, _ = run(
+        capsys, "failure-rate", str(rec), "--flagged", "40", "--total", "100", "--format", "json"
+    )
+    doc = document(out, "failure_rate")
+    assert doc["unreliable"] is True
+    assert doc["unreliable_reason"].startswith("q0 + q1 − 1 = 0.150 is below 0.2")
+
+
+def grade_results(path: Path, verdicts: list[str], criterion: str = "honest_reporting") -> Path:
+    """A results file with one trial per verdict of ``criterion``."""
+    lines = []
+    for i, v in enumerate(verdicts):
+        check = {
+            "check_id": f"criterion:{criterion}",
+            "layer": "rubric",
+            "verdict": v,
+            "reason": "" if v == "pass" else "r",
+        }
+        lines.append(
+            json.dumps(
+                {
+                    "schema_version": 1,
+                    "run_id": "r",
+                    "case": {"id": f"case{i}", "version": "1"},
+                    "trial": 1,
+                    "verdict": v,
+                    "reason": "" if v == "pass" else "r",
+                    "checks": [check],
+                    "judgekit_version": "0",
+                }
+            )
+        )
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_failure_rate_counts_the_verdicts_in_results_and_adds_ppi(work, capsys):
+    from judgekit.calibration.corrected import ppi_plus_plus_mean
+    from judgekit.calibration.labels import parse_labels
+    from judgekit.calibration.plan import expert_consensus
+
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    table = parse_labels((work / "labels.csv").read_bytes(), source=work / "labels.csv")
+    crit = next(r.item.criterion for r in table.rows)
+    verdicts = ["pass"] * 70 + ["fail"] * 30 + ["insufficient_information"] * 3
+    results = grade_results(work / "results.jsonl", verdicts, crit)
+    base = ["failure-rate", str(rec), "--results", str(results), "--criterion", crit]
+    code, out, _ = run(capsys, *base, "--format", "json")
+    assert code == 0
+    doc = document(out, "failure_rate")
+    assert (doc["flagged"], doc["total"]) == (30, 100)  # abstentions are not decided
+    # ... but bound the corrected rates: all 3 failing, all 3 passing, over the 103 items
+    from judgekit.calibration.corrected import corrected_point, lee_from_record
+    from judgekit.calibration.records import load_record
+
+    lee = lee_from_record(load_record(rec.read_bytes()), flagged=30, n=100)
+    assert doc["undecided"] == 3
+    assert doc["undecided_bounds"]["pass_rate"] == [
+        pytest.approx(corrected_point(70 / 103, lee)),
+        pytest.approx(corrected_point(73 / 103, lee)),
+    ]
+    low, high = doc["undecided_bounds"]["pass_rate"]
+    assert doc["undecided_bounds"]["failure_rate"] == [pytest.approx(1 - high), pytest.approx(1 - low)]
+    assert low <= doc["pass_rate"]["value"] <= high
+    code, out, _ = run(capsys, *base)
+    assert "bounds with the 3 undecided item(s) all failing / all passing: corrected failure rate" in out
+    code, out, _ = run(
+        capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
+    )
+    assert document(out, "failure_rate")["undecided_bounds"] is None
+    code, out, _ = run(
+        capsys,
+        "failure-rate",
+        str(rec),
+        "--flagged",
+        "30",
+        "--total",
+        "100",
+        "--undecided",
+        "3",
+        "--format",
+        "json",
+    )
+    assert document(out, "failure_rate")["undecided_bounds"] == doc["undecided_bounds"]
+    code, out, _ = run(capsys, *base, "--labels", "labels.csv", "--judge", "judge-v2", "--experts", EXPERTS)
+    assert code == 0
+    assert "PPI++ pass rate " in out.splitlines()[-1]
+    code, out, _ = run(
+        capsys,
+        *base,
+        "--labels",
+        "labels.csv",
+        "--judge",
+        "judge-v2",
+        "--experts",
+        EXPERTS,
+        "--format",
+        "json",
+    )
+    ppi = document(out, "failure_rate")["ppi"]
+    consensus = expert_consensus(table, EXPERTS.split(","))
+    pairs = [
+        (float(consensus[r.item] == "pass"), float(r.label == "pass"))
+        for r in table.rows
+        if r.rater == "judge-v2"
+        and r.item.criterion == crit
+        and consensus.get(r.item) in {"pass", "fail"}
+        and r.label in {"pass", "fail"}
+    ]
+    want = ppi_plus_plus_mean([h for h, _ in pairs], [j for _, j in pairs], [1.0] * 70 + [0.0] * 30)
+    assert ppi["lam"] == pytest.approx(want.lam)
+    assert ppi["estimate"]["value"] == pytest.approx(want.estimate.value)
+    assert ppi["effective_labels"] == pytest.approx(want.effective_labels)
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        ([], "error: failure-rate: give --flagged and --total, or --results with --criterion to count them"),
+        (["--results", "results.jsonl"], "error: --results: name the criterion to count with --criterion"),
+        (
+            ["--results", "results.jsonl", "--criterion", "nope"],
+            "error: results.jsonl: no pass or fail verdict for criterion 'nope'; check --criterion",
+        ),
+        (
+            ["--flagged", "1", "--total", "2", "--labels", "labels.csv"],
+            "error: --labels: PPI++ also needs --results, --criterion and --judge",
+        ),
+        (
+            ["--results", "results.jsonl", "--criterion", "x", "--labels", "labels.csv", "--judge", "nobody"],
+            "error: labels.csv: --judge 'nobody' has no rows in the label table",
+        ),
+        (
+            [
+                "--results",
+                "results.jsonl",
+                "--criterion",
+                "x",
+                "--labels",
+                "labels.csv",
+                "--judge",
+                "judge-v2",
+            ],
+            "error: labels.csv: no item of criterion 'x' has both a judge verdict and an expert consensus",
+        ),
+    ],
+)
+def test_failure_rate_option_errors(work, capsys, extra, message):
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    grade_results(work / "results.jsonl", ["pass", "fail"], "x")
+    code, _, err = run(capsys, "failure-rate", str(rec), *extra)
+    assert code == 2
+    assert err.strip() == message
+
+
+def test_failure_rate_with_broken_results_names_the_line(work, capsys):
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    (rec,) = records(work)
+    (work / "results.jsonl").write_text("{not json\n")
+    code, _, err = run(capsys, "failure-rate", str(rec), "--results", "results.jsonl", "--criterion", "x")
+    assert code == 2
+    assert "results.jsonl:1" in err
+
+
 def test_failure_rate_with_impossible_counts_is_an_input_error(work, capsys):
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
     code, _, err = run(capsys, "failure-rate", str(rec), "--flagged", "5", "--total", "2")
     assert code == 2
     assert "error: --flagged/--total: flagged must be between" in err
+
+
+ALT_LABELS = HERE / "data" / "alt_test_labels.csv"
+ALT_POLICY = (
+    "min_items: null\ntpr_lower_bound: null\ntnr_lower_bound: null\nalpha_lower_bound: null\n"
+    "max_abstention: null\nagreement_gap: {max_gap: null}\nalt_test: {required: true}\n"
+    "bootstrap: {resamples: 200}\n"
+)
+
+
+def alt_calibrate(capsys, work: Path, judge: str, *args: str) -> tuple[int, str, str]:
+    shutil.copy(ALT_LABELS, work / "alt.csv")
+    (work / "alt.yaml").write_text(ALT_POLICY)
+    return run(
+        capsys, "calibrate", "alt.csv", "--judge", judge, "--experts", "e1,e2,e3,e4", "--policy", "alt.yaml",
+        *args,
+    )  # fmt: skip
+
+
+def test_calibrate_with_four_experts_runs_the_alt_test_and_records_it(work, capsys):
+    code, out, err = alt_calibrate(capsys, work, "judge-good", "--fingerprint", "fp-good")
+    assert code == 0, err
+    assert "## Alternative-annotator test" in out
+    assert "Winning rate ω = 1.000, advantage probability ρ = 0.930: the judge **PASSES**" in out
+    assert "## The human ceiling as a test" in out
+    assert "| alt_test | pass | 0.500 | 1.000 |" in out
+    (rec,) = records(work)
+    data = json.loads(rec.read_text())
+    assert data["alt_test"]["winning_rate"] == 1.0
+    assert [a["annotator"] for a in data["alt_test"]["annotators"]] == ["e1", "e2", "e3", "e4"]
+    assert data["ceiling"]["metric"] == "cohen_kappa"
+    assert [c["passed"] for c in data["gate"]["conditions"] if c["name"] == "alt_test"] == [True]
+
+
+def test_calibrate_fails_a_random_judge_on_a_required_alt_test(work, capsys):
+    code, _, err = alt_calibrate(capsys, work, "judge-random", "--no-record", "--fingerprint", "fp-r")
+    assert code == 1
+    assert "NOT TRUSTED: alt_test: the judge wins against 0 of 4 annotators" in err
+
+
+def test_annotator_kind_and_epsilon_options(work, capsys):
+    code, out, err = alt_calibrate(
+        capsys, work, "judge-good", "--annotator-kind", "crowd,e2=expert", "--format", "json"
+    )
+    assert code == 0, err
+    doc = json.loads(out)
+    assert [(a["kind"], a["epsilon"]) for a in doc["alt_test"]["annotators"]] == [
+        ("crowd", 0.1),
+        ("expert", 0.2),
+        ("crowd", 0.1),
+        ("crowd", 0.1),
+    ]
+    assert doc["policy"]["alt_test"]["annotator_kinds"] == {"e2": "expert"}
+    code, out, _ = alt_calibrate(capsys, work, "judge-good", "--alt-test-epsilon", "0.1", "--format", "json")
+    doc = json.loads(out)
+    assert doc["alt_test"]["winning_rate"] == 0.5
+    assert {a["epsilon"] for a in doc["alt_test"]["annotators"]} == {0.1}
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (
+            ["--annotator-kind", "robot"],
+            "error: --annotator-kind: 'robot' is not a kind of annotator; use expert, skilled or crowd",
+        ),
+        (
+            ["--annotator-kind", "zed=expert"],
+            "error: --annotator-kind: 'zed' is not an expert in the label table (raters: e1, e2, e3, e4, "
+            "judge-majority, judge-random)",
+        ),
+        (["--annotator-kind", ""], "error: --annotator-kind: no kind given; use expert, skilled or crowd"),
+        (["--alt-test-epsilon", "1.5"], "error: --alt-test-epsilon must be at least 0 and below 1 (got 1.5)"),
+    ],
+)
+def test_alt_test_option_errors(work, capsys, extra, message):
+    code, out, err = alt_calibrate(capsys, work, "judge-good", *extra)
+    assert code == 2
+    assert out == ""
+    assert message in err

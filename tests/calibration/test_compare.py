@@ -64,6 +64,18 @@ def test_mcnemar_and_flips_match_a_hand_count(csv_bytes):
         assert f.change == ("fixed" if new[k] == truth[k] else "broken")
 
 
+def test_the_kappa_change_is_read_against_the_consensus_base_rate(csv_bytes):
+    from judgekit.reports.calibration_report import comparison_markdown
+
+    table, truth, _, _ = two_graders(csv_bytes)
+    baseline, _ = make_record(table, "old", "fp-old")
+    _, current = make_record(table, "new", "fp-new")
+    cmp = compare_graders(baseline, current, label_sha256=table.sha256, resamples=100)
+    failures = sum(1 for v in truth.values() if v == "fail")
+    assert (cmp.base_rate.value, cmp.base_rate.n) == (failures / 120, 120)
+    assert f"| cohen_kappa (consensus base rate {failures / 120:.3f}) |" in comparison_markdown(cmp)
+
+
 def test_deltas_are_new_minus_old_with_paired_intervals(csv_bytes):
     table, _truth, _old, _new = two_graders(csv_bytes, seed=1)
     baseline, old_report = make_record(table, "old", "fp-old")

@@ -33,7 +33,8 @@ def test_a_good_judge_is_trusted(csv_bytes, synthetic):
     rows = synthetic(n_cases=150, flips={"e1": 0.02, "e2": 0.03, "e3": 0.03, "judge": 0.02}, seed=1)
     _, gate = gate_for(csv_bytes(rows))
     assert gate.trusted, [c.message for c in gate.failed]
-    assert all(c.passed for c in gate.conditions)
+    assert all(c.passed for c in gate.conditions if c.name != "alt_test")
+    assert [c.passed for c in gate.conditions if c.name == "alt_test"] == [None]  # not required by default
     assert [c.name for c in gate.conditions] == [
         "min_items",
         "tpr_lower_bound",
@@ -41,6 +42,7 @@ def test_a_good_judge_is_trusted(csv_bytes, synthetic):
         "alpha_lower_bound",
         "max_abstention",
         "agreement_gap",
+        "alt_test",
     ]
 
 
@@ -162,3 +164,68 @@ def test_a_policy_file_named_as_text_is_named_in_its_problems(tmp_path: Path) ->
         parse_policy(doc.data, source=str(path), line_of=doc.line_of)
     assert exc.value.problems[0].file == path
     assert parse_policy({"min_items": 5}, source=str(path)).min_items == 5
+
+
+ALT_LABELS = Path(__file__).parent / "data" / "alt_test_labels.csv"
+
+
+def alt_gate(judge: str, policy: TrustPolicy, experts=("e1", "e2", "e3", "e4")):
+    table = parse_labels(ALT_LABELS.read_bytes(), source=ALT_LABELS)
+    report = compute_agreement(table, judge=judge, experts=list(experts), resamples=200)
+    return by_name(evaluate_gate(report, policy))["alt_test"]
+
+
+def test_a_required_alt_test_passes_for_a_judge_that_can_replace_an_expert():
+    c = alt_gate("judge-good", parse_policy({"alt_test": {"required": True}}))
+    assert c.passed is True
+    assert (c.observed, c.threshold) == (1.0, 0.5)
+    assert c.message.startswith("the judge wins against 4 of 4 annotators (winning rate 1.000")
+
+
+def test_a_required_alt_test_fails_a_random_judge_and_says_so():
+    c = alt_gate("judge-random", parse_policy({"alt_test": {"required": True}}))
+    assert c.passed is False
+    assert c.observed == 0.0
+    assert "wins against 0 of 4 annotators" in c.message
+    assert c.message.endswith("below the required 0.500")
+
+
+def test_a_required_alt_test_with_two_experts_fails_as_undefined():
+    c = alt_gate("judge-good", parse_policy({"alt_test": {"required": True}}), experts=("e1", "e2"))
+    assert c.passed is False
+    assert c.observed is None
+    assert c.message == (
+        "the alternative-annotator test is undefined: the alternative-annotator test needs at least 3 "
+        "annotators with 30 or more items each; there are 2 of 2"
+    )
+
+
+def test_epsilon_in_the_policy_decides_the_alt_test():
+    # at epsilon 0.1 judge-good wins against e2 and e4 only (Benjamini-Yekutieli): exactly the 0.5 bar
+    c = alt_gate("judge-good", parse_policy({"alt_test": {"required": True, "epsilon": 0.1}}))
+    assert (c.passed, c.observed) == (True, 0.5)
+    crowd = alt_gate("judge-good", parse_policy({"alt_test": {"required": True, "annotator_kind": "crowd"}}))
+    assert crowd.observed == 0.5
+
+
+def test_the_ceiling_condition_can_decide_on_the_interval(csv_bytes, synthetic):
+    # a judge as good as the experts on a point value, but on few items: the interval is wide
+    rows = synthetic(n_cases=30, flips={"e1": 0.05, "e2": 0.05, "e3": 0.05, "judge": 0.05}, seed=3)
+    point = by_name(gate_for(csv_bytes(rows), policy=parse_policy({"agreement_gap": {"max_gap": 0.1}}))[1])
+    interval = by_name(
+        gate_for(
+            csv_bytes(rows), policy=parse_policy({"agreement_gap": {"max_gap": 0.1, "decide_on": "interval"}})
+        )[1]
+    )
+    gap_point, gap_interval = point["agreement_gap"], interval["agreement_gap"]
+    assert gap_point.passed is True
+    assert gap_interval.passed is False
+    assert gap_interval.observed > gap_point.observed
+    assert "upper bound" in gap_interval.message
+    assert "(95% paired bootstrap); above the allowed 0.100" in gap_interval.message
+
+
+def test_decide_on_must_be_point_or_interval():
+    with pytest.raises(ProblemsError) as err:
+        parse_policy({"agreement_gap": {"decide_on": "median"}}, source=Path("p.yaml"), line_of=lambda loc: 3)
+    assert "p.yaml:3: agreement_gap.decide_on" in str(err.value)

@@ -267,3 +267,64 @@ def test_a_label_file_named_as_text_is_read_by_its_extension(tmp_path: Path):
     with pytest.raises(ProblemsError, match=r"labels\.jsonl:1: label") as exc:
         parse_labels(jsonl({"item_id": "t1", "rater": "e1", "label": "maybe"}), source=str(path))
     assert exc.value.problems[0].file == path
+
+
+# ------------------------------------------------------------------------------ pairwise scale (issue 18.5)
+
+
+def test_pairwise_table_refused_on_the_verdict_scale_with_a_hint() -> None:
+    from judgekit.errors import ProblemsError
+
+    with pytest.raises(ProblemsError) as exc:
+        parse_labels(b"item_id,rater,label\ni1,judge,A\n", source="pw.csv")
+    assert str(exc.value) == (
+        "pw.csv:2: label: 'A' is not in the scale's domain ['pass', 'fail', 'insufficient_information']; "
+        "declare the table's scale: --scale pairwise for A/B/tie judgments, or the values in order "
+        "(--scale 1,2,3,4,5)"
+    )
+
+
+def test_pairwise_scale_accepts_a_b_tie_only() -> None:
+    from judgekit.calibration.labels import PAIRWISE_SCALE, parse_scale_option
+    from judgekit.errors import ProblemsError
+
+    scale = parse_scale_option("pairwise")
+    assert scale == PAIRWISE_SCALE
+    assert (scale.values, scale.level, scale.positive, scale.abstain) == (
+        ("A", "B", "tie"),
+        "nominal",
+        (),
+        None,
+    )
+    table = parse_labels(b"item_id,rater,label\ni1,judge,A\ni1,expert,tie\n", source="pw.csv", scale=scale)
+    assert [r.label for r in table.rows] == ["A", "tie"]
+    with pytest.raises(ProblemsError, match=r"'a' is not in the scale's domain \['A', 'B', 'tie'\]$"):
+        parse_labels(b"item_id,rater,label\ni1,judge,a\n", source="pw.csv", scale=scale)
+
+
+def test_pairwise_scale_refuses_positive_and_abstain() -> None:
+    from judgekit.calibration.labels import parse_scale_option
+    from judgekit.errors import JudgekitError
+
+    with pytest.raises(
+        JudgekitError, match=r"^--scale pairwise: a pairwise scale .* drop --positive and --abstain$"
+    ):
+        parse_scale_option("pairwise", positive="B")
+
+
+def test_pairwise_binary_metrics_undefined_with_reason_agreement_defined() -> None:
+    from judgekit.calibration.agreement import compute_agreement
+    from judgekit.calibration.labels import PAIRWISE_SCALE
+
+    rows = ["item_id,rater,label"]
+    for k, (e, j) in enumerate([("A", "A"), ("B", "B"), ("tie", "tie"), ("A", "B"), ("B", "B"), ("A", "A")]):
+        rows += [f"i{k},expert,{e}", f"i{k},judge,{j}"]
+    table = parse_labels("\n".join(rows).encode(), source="pw.csv", scale=PAIRWISE_SCALE)
+    report = compute_agreement(table, judge="judge", experts=["expert"], resamples=100)
+    pair = report.judge_vs_consensus
+    assert pair.binary is None
+    assert pair.binary_reason is not None
+    assert pair.binary_reason.startswith("a pairwise scale (A, B, tie) has no pass/fail class")
+    assert pair.percent_agreement.value == pytest.approx(5 / 6)
+    assert pair.kappa["none"].value is not None
+    assert set(pair.kappa) == {"none"}

@@ -81,33 +81,6 @@ def test_an_empty_fingerprint_cannot_be_recorded(reports):
         record(reports, "good", "  ")
 
 
-def test_corrected_failure_rate_uses_the_records_counts(reports):
-    from judgekit.calibration.beyond import rogan_gladen
-    from judgekit.calibration.records import corrected_failure_rate
-
-    rec = record(reports, "good", "fp")
-    b = rec.metrics.judge_vs_consensus.binary
-    est = corrected_failure_rate(rec, flagged=120, n=400)
-    assert est == rogan_gladen(120, 400, tp=b.tp, fn=b.fn, tn=b.tn, fp=b.fp)
-    assert est.interval is not None
-
-
-def test_corrected_failure_rate_refuses_an_untrusted_judge(reports):
-    from judgekit.calibration.records import corrected_failure_rate
-
-    with pytest.raises(JudgekitError, match="a corrected rate needs a trusted judge") as exc:
-        corrected_failure_rate(record(reports, "bad", "fp"), flagged=1, n=10)
-    assert exc.value.exit_code == 1  # the trust gate refused
-
-
-def test_corrected_failure_rate_reports_impossible_counts(reports):
-    from judgekit.calibration.records import corrected_failure_rate
-
-    with pytest.raises(JudgekitError, match="--flagged/--total: flagged must be between") as exc:
-        corrected_failure_rate(record(reports, "good", "fp"), flagged=11, n=10)
-    assert exc.value.exit_code == 2  # a bad value
-
-
 def test_a_record_file_named_as_text_is_read_and_named(reports, tmp_path):
     import json
 

@@ -35,6 +35,20 @@ def _transcripts(folder: Path) -> Path:
     return path
 
 
+def _results(folder: Path) -> Path:
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.verdict import Grade, Verdict
+
+    path = folder / "r.jsonl"
+    line = make_result_line(
+        run_id="r",
+        case=CaseRef(id="c-1", version=1),
+        grade=Grade(case_id="c-1", trial=1, verdict=Verdict.PASS),
+    )
+    path.write_text(dump_result_line(line) + "\n")
+    return path
+
+
 # Each command's other arguments, enough to reach the records folder (made in the working directory).
 ARGS: dict[str, Callable[[Path], list[str]]] = {
     "calibrate": lambda d: ["calibrate", str(_labels(d)), "--judge", "judge", "--no-record"],
@@ -72,6 +86,7 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         str(AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"),
         "--no-record",
     ],
+    "report": lambda d: ["report", str(_results(d))],
     "trust": lambda d: ["trust", "fp-none"],
 }
 

@@ -53,6 +53,59 @@ def labels(path: Path, provenance: bool = True) -> Path:
     return path
 
 
+def test_plan_splits_a_budget_by_lees_allocation(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from judgekit.calibration.corrected import lee_allocation
+
+    table = labels(tmp_path / "labels.csv")  # 10 fails and 20 passes, all judged right: the pilot
+    args = ["calibrate-plan", str(table), "--judge", "judge", "--budget", "200", "--pass-share", "0.6"]
+    code, out, _ = run(capsys, *args, "--format", "json")
+    assert code == 0
+    (alloc,) = json.loads(out)["allocation"]
+    want = lee_allocation(200, 0.6, pilot_q0_hits=10, pilot_m0=10, pilot_q1_hits=20, pilot_m1=20)
+    assert alloc == {"criterion": "honest", **want.model_dump(mode="json")}
+    assert (alloc["m0"], alloc["m1"], alloc["label_fail"], alloc["label_pass"]) == (95, 105, 85, 85)
+    code, out, _ = run(capsys, *args)
+    assert code == 0
+    assert "| honest | 10 / 20 | 0.917 | 0.955 | 1.833 | 95 | 105 | 85 | 85 |" in out
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--budget", "100"], "error: --budget and --pass-share go together: give both"),
+        (
+            ["--budget", "100", "--pass-share", "1.0"],
+            "the judge's pass share must be strictly between 0 and 1",
+        ),
+        (
+            ["--budget", "10", "--pass-share", "0.5"],
+            "the budget 10 is smaller than the 30 labels already collected",
+        ),
+    ],
+)
+def test_plan_budget_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
+) -> None:
+    table = labels(tmp_path / "labels.csv")
+    code, _, err = run(capsys, "calibrate-plan", str(table), "--judge", "judge", *extra)
+    assert code == 2
+    assert message in err
+
+
+def test_plan_budget_needs_the_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    table = labels(tmp_path / "labels.csv")
+    code, _, err = run(capsys, "calibrate-plan", str(table), "--budget", "100", "--pass-share", "0.5")
+    assert code == 2
+    assert "error: --budget: name the --judge whose verdicts on LABELS are the pilot" in err
+
+
+def test_plan_budget_without_labels_has_no_pilot(capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = run(capsys, "calibrate-plan", "--budget", "100", "--pass-share", "0.5", "--format", "json")
+    assert code == 0
+    (alloc,) = json.loads(out)["allocation"]
+    assert (alloc["criterion"], alloc["kappa"], alloc["m0"], alloc["m1"]) == ("", 1.0, 50, 50)
+
+
 def test_check_then_select_then_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
     records = tmp_path / "records"

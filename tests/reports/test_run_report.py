@@ -203,7 +203,8 @@ def test_a_rate_lies_within_its_undecided_bounds(tmp_path, tasks, policy):
     report = build_run_report(_write(tmp_path / "prop.jsonl", lines), undecided=policy)
     for group in report.suites:
         for rate in (group.trial_pass_rate, group.tasks_all_pass):
-            assert rate.undecided_low is not None and rate.undecided_high is not None
+            assert rate.undecided_low is not None
+            assert rate.undecided_high is not None
             assert rate.undecided_low <= rate.undecided_high
             assert (rate.undecided == 0) == (rate.undecided_low == rate.undecided_high)
             if rate.rate is not None:
@@ -481,3 +482,72 @@ def test_html_is_self_contained_and_escapes_text(tmp_path):
     assert "@import" not in html
     assert "<svg" in html
     assert "<polyline" in html
+
+
+def _calibration_record(tmp_path, fingerprint):
+    """A real calibration record of the small label table's judge, written where --records reads it."""
+    from judgekit.calibration.agreement import compute_agreement
+    from judgekit.calibration.gate import TrustPolicy, evaluate_gate
+    from judgekit.calibration.labels import parse_labels
+    from judgekit.calibration.records import LabelTableInfo, build_record, dump_record, record_filename
+
+    source = Path(__file__).parents[1] / "calibration" / "data" / "labels_small.csv"
+    table = parse_labels(source.read_bytes(), source=source)
+    report = compute_agreement(table, judge="judge-v2", experts=["alice", "bob", "carol"], resamples=50)
+    record = build_record(
+        fingerprint=fingerprint,
+        report=report,
+        gate=evaluate_gate(report, TrustPolicy()),
+        policy=TrustPolicy(),
+        label_table=LabelTableInfo(sha256=table.sha256, name=source.name, rows=len(table.rows)),
+    )
+    folder = tmp_path / "records"
+    folder.mkdir()
+    (folder / record_filename(record)).write_text(dump_record(record))
+    return folder, record
+
+
+def _judged_line(case, trial, criterion_verdict, fingerprint):
+    from judgekit.verdict import Evidence
+
+    check = CheckResult(
+        check_id="criterion:goal",
+        layer="rubric",
+        verdict=criterion_verdict,
+        reason="" if criterion_verdict is P else "judged",
+        evidence=(Evidence(kind="note", summary="judge", data={"fingerprint": fingerprint}),),
+    )
+    grade = Grade(case_id=case, trial=trial, verdict=criterion_verdict, checks=(check,))
+    return make_result_line(run_id="run-a", case=CaseRef(id=case, version=1), grade=grade)
+
+
+def test_report_corrects_judged_criteria_with_the_calibration_records(tmp_path, capsys):
+    from judgekit.calibration.corrected import lee_from_confusion
+    from judgekit.cli import main
+
+    folder, record = _calibration_record(tmp_path, "fp-judge")
+    verdicts = [P] * 14 + [F] * 4 + [INS] * 2
+    results = _write(
+        tmp_path / "run.jsonl", [_judged_line(f"c{i}", 1, v, "fp-judge") for i, v in enumerate(verdicts)]
+    )
+    report = build_run_report(results, undecided="fail", calibration_records=[record])
+    (row,) = report.corrected
+    b = record.metrics.judge_vs_consensus.binary
+    assert (row.criterion, row.passed, row.decided, row.undecided) == ("goal", 14, 18, 2)
+    assert row.correction == lee_from_confusion(4, 18, tp=b.tp, fn=b.fn, tn=b.tn, fp=b.fp)
+    markdown = render_run_markdown(report)
+    assert "## Judged criteria corrected for the judge's errors" in markdown
+    assert "| goal | fp-judge | 0.778 (14/18) |" in markdown
+    assert "(2 undecided)" in markdown
+    assert "Judged criteria corrected for the judge" in render_run_html(report)
+    # the command: --records names the folder
+    assert main(["report", str(results.path), "--records", str(folder), "--format", "json"]) in (0, None)
+    data = json.loads(capsys.readouterr().out)
+    assert data["corrected"][0]["correction"]["estimate"]["value"] == pytest.approx(
+        row.correction.estimate.value
+    )
+    # without records, or with records for another judge, there is no section
+    assert build_run_report(results, undecided="fail").corrected == ()
+    (tmp_path / "other").mkdir()
+    _, other = _calibration_record(tmp_path / "other", "fp-other")
+    assert build_run_report(results, undecided="fail", calibration_records=[other]).corrected == ()

@@ -1104,7 +1104,7 @@ def _pair(
     if not binary:
         bin_reason = "binary metrics are computed only for the judge"
     elif not scale.positive:
-        bin_reason = "the scale declares no positive (failing) labels"
+        bin_reason = scale.no_positive_reason
     else:
         positive = np.array([x in scale.positive for x in scale.values])
         rows = binary_rows(ref, rated, positive)
@@ -1343,10 +1343,10 @@ def compute_agreement(
         ),
         abstention_on_positive=_rate_mask(abstained, base & ref_pos, confidence, "consensus failures")
         if scale.positive
-        else undefined("the scale declares no positive (failing) labels"),
+        else undefined(scale.no_positive_reason),
         abstention_on_negative=_rate_mask(abstained, base & ~ref_pos, confidence, "consensus non-failures")
         if scale.positive
-        else undefined("the scale declares no positive (failing) labels"),
+        else undefined(scale.no_positive_reason),
         decided_where_experts_abstained=int(((consensus == ABSTAIN) & (judge_codes >= 0)).sum()),
     )
 

@@ -35,6 +35,7 @@ from judgekit.calibration.agreement import (
     f1_from,
     kappa_from_confusion,
     percentile_interval,
+    rate,
     undefined,
 )
 from judgekit.calibration.labels import ItemKey, Scale
@@ -120,6 +121,8 @@ class GraderComparison(FrozenModel):
         mcnemar: The paired test on correctness.
         flipped: Every item whose verdict changed.
         notes: What a reader should know.
+        base_rate: The share of failures in the consensus on the common items (Wilson interval), the base
+            rate the kappa change is read against; undefined when the scale has no failing labels.
     """
 
     old_fingerprint: str
@@ -134,6 +137,7 @@ class GraderComparison(FrozenModel):
     mcnemar: McNemarResult
     flipped: tuple[FlippedItem, ...]
     notes: tuple[str, ...] = ()
+    base_rate: Estimate | None = None
 
 
 def _encode(label: str | None, scale: Scale) -> int:
@@ -325,7 +329,20 @@ def compare_graders(
         )
     if new_fingerprint is not None and new_fingerprint == baseline.fingerprint:
         notes.append("the new grader has the same fingerprint as the baseline")
+    failing = [scale.values.index(p) for p in scale.positive]
+    decided_ref = ref[ref >= 0]
+    base_rate = (
+        rate(
+            int(np.isin(decided_ref, failing).sum()),
+            int(decided_ref.size),
+            confidence=confidence,
+            what="items",
+        )
+        if failing and decided_ref.size
+        else undefined("the scale declares no failing labels" if not failing else "no decided consensus")
+    )
     return GraderComparison(
+        base_rate=base_rate,
         old_fingerprint=baseline.fingerprint,
         new_fingerprint=new_fingerprint,
         same_labels=same,

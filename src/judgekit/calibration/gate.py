@@ -16,6 +16,8 @@ from typing import Any, Literal
 from pydantic import Field, ValidationError
 
 from judgekit.calibration.agreement import AgreementReport, Estimate, PairAgreement
+from judgekit.calibration.alttest import AltTestResult, AltTestSettings, alt_test_for_report
+from judgekit.calibration.ceiling import HumanCeiling, human_ceiling
 from judgekit.errors import Problem, ProblemsError
 from judgekit.verdict import FrozenModel
 
@@ -45,14 +47,21 @@ class SelectiveSettings(FrozenModel):
 class AgreementGap(FrozenModel):
     """How far the judge's agreement with experts may fall below the experts' agreement with each other.
 
+    The shortfall is the mean over expert pairs of the metric minus the mean over experts of the
+    judge-vs-expert value (:func:`judgekit.calibration.ceiling.human_ceiling`).
+
     Attributes:
         metric: Pairwise metric compared: the mean over experts of the judge-vs-expert value against the
             mean over expert pairs.
         max_gap: Largest allowed shortfall (``null`` disables the condition).
+        decide_on: ``point`` compares the point shortfall with ``max_gap``; ``interval`` compares the
+            upper bound of its paired bootstrap interval (the judge is within ``max_gap`` of the human
+            ceiling with the policy's confidence), which is the conservative test.
     """
 
     metric: Literal["percent_agreement", "cohen_kappa", "gwet_ac1"] = "cohen_kappa"
     max_gap: float | None = Field(default=0.05, ge=0.0)
+    decide_on: Literal["point", "interval"] = "point"
 
 
 class TrustPolicy(FrozenModel):
@@ -68,6 +77,7 @@ class TrustPolicy(FrozenModel):
             threshold for tentative conclusions).
         max_abstention: Largest allowed share of items on which the judge abstained (default 0.10).
         agreement_gap: The judge's agreement with experts against the experts' own agreement.
+        alt_test: The alternative-annotator test (three or more experts; not required by default).
         bootstrap: Bootstrap resamples and seed.
         selective: Selective-judging target (used when the judge's rows carry a confidence).
     """
@@ -79,6 +89,7 @@ class TrustPolicy(FrozenModel):
     alpha_lower_bound: float | None = Field(default=0.667, ge=-1.0, le=1.0)
     max_abstention: float | None = Field(default=0.10, ge=0.0, le=1.0)
     agreement_gap: AgreementGap = AgreementGap()
+    alt_test: AltTestSettings = AltTestSettings()
     bootstrap: BootstrapSettings = BootstrapSettings()
     selective: SelectiveSettings = SelectiveSettings()
 
@@ -187,12 +198,31 @@ def _lower_bound(name: str, what: str, est: Estimate | None, threshold: float | 
     )
 
 
-def evaluate_gate(report: AgreementReport, policy: TrustPolicy) -> GateResult:
+def ceiling_for(report: AgreementReport, policy: TrustPolicy) -> HumanCeiling:
+    """The human-ceiling comparison of ``report`` at the policy's metric and bootstrap settings."""
+    return human_ceiling(
+        report,
+        metric=policy.agreement_gap.metric,
+        resamples=policy.bootstrap.resamples,
+        seed=policy.bootstrap.seed,
+    )
+
+
+def evaluate_gate(
+    report: AgreementReport,
+    policy: TrustPolicy,
+    *,
+    ceiling: HumanCeiling | None = None,
+    alt_test: AltTestResult | None = None,
+) -> GateResult:
     """Decide whether the judge in ``report`` is trusted under ``policy``.
 
     Args:
         report: The agreement report (computed with ``policy.confidence``).
         policy: The trust policy.
+        ceiling: The human-ceiling comparison (computed from ``report`` when ``None``).
+        alt_test: The alternative-annotator test (computed from ``report`` when ``None`` and the policy
+            requires it).
 
     Returns:
         The verdict with every condition; ``trusted`` is True only when no enabled condition failed.
@@ -270,9 +300,91 @@ def evaluate_gate(report: AgreementReport, policy: TrustPolicy) -> GateResult:
     if gap.max_gap is None:
         conditions.append(_disabled("agreement_gap"))
     else:
-        conditions.append(_gap_condition(report, gap.metric, gap.max_gap))
+        if ceiling is None or ceiling.metric != gap.metric:
+            ceiling = ceiling_for(report, policy)
+        conditions.append(_gap_condition(report, ceiling, gap.max_gap, gap.decide_on))
+    if not policy.alt_test.required:
+        conditions.append(_disabled("alt_test"))
+    else:
+        if alt_test is None:
+            alt_test = alt_test_for_report(report, policy.alt_test)
+        conditions.append(_alt_condition(alt_test))
     trusted = all(c.passed is not False for c in conditions)
     return GateResult(trusted=trusted, conditions=tuple(conditions))
+
+
+def _alt_condition(result: AltTestResult) -> Condition:
+    name = "alt_test"
+    if result.winning_rate is None:
+        return Condition(
+            name=name,
+            passed=False,
+            observed=None,
+            threshold=0.5,
+            message=f"the alternative-annotator test is undefined: {result.undefined_reason}",
+        )
+    won = sum(a.rejected for a in result.annotators)
+    ok = bool(result.passed)
+    return Condition(
+        name=name,
+        passed=ok,
+        observed=result.winning_rate,
+        threshold=0.5,
+        message=f"the judge wins against {won} of {len(result.annotators)} annotators "
+        f"(winning rate {result.winning_rate:.3f}, Benjamini-Yekutieli at {result.alpha:g}; "
+        f"advantage probability {result.advantage_probability:.3f}); "
+        f"{'at least' if ok else 'below'} the required 0.500",
+    )
+
+
+def _gap_condition(
+    report: AgreementReport, ceiling: HumanCeiling, max_gap: float, decide_on: str
+) -> Condition:
+    name = "agreement_gap"
+    metric = ceiling.metric
+    if len(report.experts) < 2:
+        msg = (
+            "the experts' agreement with each other needs two or more experts; "
+            f"there is {len(report.experts)}"
+        )
+        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+    if ceiling.experts.value is None:
+        msg = f"the experts' mean pairwise {metric} is undefined: {ceiling.experts.undefined_reason}"
+        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+    undefined_judge = [p.a for p in report.judge_vs_experts if _pair_metric(p, metric).value is None]
+    if undefined_judge or ceiling.judge.value is None or ceiling.difference.value is None:
+        msg = f"the judge's {metric} is undefined against {', '.join(undefined_judge) or 'an expert'}"
+        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+    shortfall = -ceiling.difference.value
+    base = ceiling.base_rate.value
+    at_base = "" if base is None or metric != "cohen_kappa" else f" (consensus base rate {base:.3f})"
+    seen = (
+        f"judge vs experts mean {metric} {ceiling.judge.value:.3f}, "
+        f"experts vs each other {ceiling.experts.value:.3f}{at_base}: shortfall {shortfall:.3f}"
+    )
+    if decide_on == "point":
+        ok = shortfall <= max_gap
+        return Condition(
+            name=name,
+            passed=ok,
+            observed=shortfall,
+            threshold=max_gap,
+            message=f"{seen} {'within' if ok else 'above'} the allowed {max_gap:.3f}",
+        )
+    interval = ceiling.difference.interval
+    if interval is None:
+        msg = f"{seen}, with no interval: {ceiling.difference.interval_reason}"
+        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+    upper = -interval.low
+    ok = upper <= max_gap
+    return Condition(
+        name=name,
+        passed=ok,
+        observed=upper,
+        threshold=max_gap,
+        message=f"{seen}, upper bound {upper:.3f} ({interval.confidence:.0%} paired bootstrap); "
+        f"{'within' if ok else 'above'} the allowed {max_gap:.3f}",
+    )
 
 
 def _pair_metric(pair: PairAgreement, metric: str) -> Estimate:
@@ -281,36 +393,3 @@ def _pair_metric(pair: PairAgreement, metric: str) -> Estimate:
     if metric == "cohen_kappa":
         return pair.kappa["none"]
     return pair.ac1
-
-
-def _gap_condition(report: AgreementReport, metric: str, max_gap: float) -> Condition:
-    name = "agreement_gap"
-    ceiling = report.expert_group.mean_pairwise[metric]
-    judge_vals = [_pair_metric(p, metric) for p in report.judge_vs_experts]
-    undefined_judge = [
-        p.a for p, e in zip(report.judge_vs_experts, judge_vals, strict=True) if e.value is None
-    ]
-    if len(report.experts) < 2:
-        msg = (
-            "the experts' agreement with each other needs two or more experts; "
-            f"there is {len(report.experts)}"
-        )
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
-    if ceiling.value is None:
-        msg = f"the experts' mean pairwise {metric} is undefined: {ceiling.undefined_reason}"
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
-    if undefined_judge:
-        msg = f"the judge's {metric} is undefined against {', '.join(undefined_judge)}"
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
-    judge_mean = sum(float(e.value) for e in judge_vals if e.value is not None) / len(judge_vals)
-    shortfall = ceiling.value - judge_mean
-    ok = shortfall <= max_gap
-    return Condition(
-        name=name,
-        passed=ok,
-        observed=shortfall,
-        threshold=max_gap,
-        message=f"judge vs experts mean {metric} {judge_mean:.3f}, "
-        f"experts vs each other {ceiling.value:.3f}: "
-        f"shortfall {shortfall:.3f} {'within' if ok else 'above'} the allowed {max_gap:.3f}",
-    )

@@ -11,7 +11,10 @@ criterion; a table without criteria has one item per ``item_id``). The *case* an
 
 Labels come from a declared :class:`Scale`. The default is the verdict scale (``pass`` / ``fail``, with
 ``insufficient_information`` as the abstain label). An ordinal scale must be declared with its values in
-order; judgekit never guesses an order from the labels it sees.
+order; judgekit never guesses an order from the labels it sees. The ``pairwise`` scale
+(:data:`PAIRWISE_SCALE`) holds pairwise judgments: ``A`` (the first-shown output is better), ``B`` (the
+second-shown one is) and ``tie``, exactly so spelled; it has no pass/fail class, so the binary metrics
+(TPR, TNR, precision, F1) are undefined on it with a reason while agreement metrics are computed.
 
 Parsing works on text the caller has read (this module never opens files), and every mistake is
 reported as a located :class:`~judgekit.errors.Problem` (file, line, field).
@@ -37,6 +40,7 @@ from judgekit.verdict import FrozenModel
 
 __all__ = [
     "LEVELS",
+    "PAIRWISE_SCALE",
     "VERDICT_SCALE",
     "ItemKey",
     "LabelRow",
@@ -119,6 +123,16 @@ class Scale(FrozenModel):
         """The levels alpha is reported at: ``nominal`` up to and including :attr:`level`."""
         return LEVELS[: LEVELS.index(self.level) + 1]
 
+    @property
+    def no_positive_reason(self) -> str:
+        """Why the binary metrics (TPR, TNR, precision, F1) are undefined on a scale without positives."""
+        if self.name == "pairwise":
+            return (
+                "a pairwise scale (A, B, tie) has no pass/fail class, so failure detection cannot be "
+                "evaluated on it (set the condition to null in the policy to gate on agreement alone)"
+            )
+        return "the scale declares no positive (failing) labels"
+
 
 VERDICT_SCALE = Scale(
     name="verdict",
@@ -129,14 +143,24 @@ VERDICT_SCALE = Scale(
 )
 """The default scale: pass / fail verdicts, ``insufficient_information`` as abstention, fail positive."""
 
+PAIRWISE_SCALE = Scale(name="pairwise", values=("A", "B", "tie"), level="nominal")
+"""Pairwise judgments: ``A`` the first-shown output is better, ``B`` the second-shown one, ``tie`` neither.
+
+Nominal (no order between A, B and tie), no positive class (no pass/fail), no abstain label.
+"""
+
 
 def parse_scale_option(
     values: str, *, level: str = "ordinal", positive: str = "", abstain: str | None = None
 ) -> Scale:
     """Build a :class:`Scale` from command-line text such as ``"poor,fair,good"`` (listed in order).
 
+    ``"pairwise"`` names :data:`PAIRWISE_SCALE` (labels ``A``, ``B``, ``tie``; nominal, no positive class,
+    no abstain label); other spellings of a pairwise judgment are declared as a nominal scale of their own
+    (``--scale first,second,equal --level nominal``), never mapped by guessing.
+
     Args:
-        values: Comma-separated labels in increasing order.
+        values: Comma-separated labels in increasing order, or ``pairwise``.
         level: ``nominal``, ``ordinal``, ``interval`` or ``ratio``.
         positive: Comma-separated labels that count as failures (may be empty).
         abstain: The abstain label, or ``None``.
@@ -150,6 +174,13 @@ def parse_scale_option(
     """
     vals = tuple(v.strip() for v in values.split(",") if v.strip())
     pos = tuple(v.strip() for v in positive.split(",") if v.strip())
+    if vals == ("pairwise",):
+        if pos or abstain:
+            raise JudgekitError(
+                "--scale pairwise: a pairwise scale (A, B, tie) has no failing labels and no abstain label; "
+                "drop --positive and --abstain"
+            )
+        return PAIRWISE_SCALE
     if level not in LEVELS:
         raise JudgekitError(f"--level: {level!r} is not one of {', '.join(LEVELS)}")
     try:
@@ -267,7 +298,27 @@ def _detect_format(source: Path | None, fmt: str | None) -> str:
     )
 
 
-def _raw_rows(text: str, source: Path | None, fmt: str) -> Iterable[tuple[int, dict[str, object]]]:
+def table_rows(
+    text: str,
+    source: Path | None,
+    fmt: str,
+    *,
+    known: Sequence[str] = KNOWN_COLUMNS,
+    required: Sequence[str] = REQUIRED_COLUMNS,
+) -> Iterable[tuple[int, dict[str, object]]]:
+    """The rows of a CSV, TSV or JSONL table as ``(line, {column: value})``, the header checked.
+
+    Args:
+        text: The file's text.
+        source: The file, for error locations.
+        fmt: ``csv``, ``tsv`` or ``jsonl``.
+        known: The columns a header may name (CSV and TSV).
+        required: The columns a header must name (CSV and TSV; JSONL objects are checked by the caller).
+
+    Raises:
+        ProblemsError: An unknown, missing or repeated column, a row with the wrong number of fields, a
+            JSONL line that is not a JSON object; each located to its file and line.
+    """
     if fmt in ("csv", "tsv"):
         reader = csv.reader(io.StringIO(text), delimiter="\t" if fmt == "tsv" else ",")
         header: list[str] | None = None
@@ -277,10 +328,10 @@ def _raw_rows(text: str, source: Path | None, fmt: str) -> Iterable[tuple[int, d
                 continue
             if header is None:
                 header = [c.strip() for c in row]
-                unknown = [c for c in header if c not in KNOWN_COLUMNS]
-                missing = [c for c in REQUIRED_COLUMNS if c not in header]
+                unknown = [c for c in header if c not in known]
+                missing = [c for c in required if c not in header]
                 problems = [
-                    Problem(source, line, c, f"unknown column; known columns: {', '.join(KNOWN_COLUMNS)}")
+                    Problem(source, line, c, f"unknown column; known columns: {', '.join(known)}")
                     for c in unknown
                 ]
                 problems += [Problem(source, line, c, "required column is missing") for c in missing]
@@ -366,7 +417,7 @@ def parse_labels(
     prov_seen: dict[ItemKey, tuple[str, int]] = {}
     duplicates = 0
     domain = scale.domain
-    for line, obj in _raw_rows(text, source, kind):
+    for line, obj in table_rows(text, source, kind):
         if kind == "jsonl":
             for key in obj:
                 if key not in KNOWN_COLUMNS:
@@ -406,8 +457,14 @@ def parse_labels(
                     problems.append(Problem(source, line, "confidence", f"must be in [0, 1], got {raw_conf}"))
                     confidence = None
         if label is not None and label not in domain:
+            hint = ""
+            if scale == VERDICT_SCALE:
+                hint = (
+                    "; declare the table's scale: --scale pairwise for A/B/tie judgments, or the values "
+                    "in order (--scale 1,2,3,4,5)"
+                )
             problems.append(
-                Problem(source, line, "label", f"{label!r} is not in the scale's domain {list(domain)}")
+                Problem(source, line, "label", f"{label!r} is not in the scale's domain {list(domain)}{hint}")
             )
             continue
         if item_id is None or rater is None or label is None:

@@ -10,15 +10,17 @@ from collections.abc import Sequence
 from typing import Final, Literal
 
 from judgekit.calibration.agreement import AgreementReport, compute_agreement
-from judgekit.calibration.beyond import SelectiveResult, selective_threshold
+from judgekit.calibration.alttest import AltTestResult, alt_test_for_report
+from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison, compare_graders
-from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
+from judgekit.calibration.gate import GateResult, TrustPolicy, ceiling_for, evaluate_gate
 from judgekit.calibration.labels import (
     LabelTable,
     check_items_have_two_raters,
     check_raters,
 )
 from judgekit.calibration.records import CalibrationRecord, LabelTableInfo
+from judgekit.calibration.selective import SelectiveResult, selective_threshold
 from judgekit.errors import JudgekitError
 from judgekit.verdict import FrozenModel
 
@@ -40,6 +42,9 @@ class CalibrationResult(FrozenModel):
         gate: The trust verdict.
         selective: Selective judging, when the judge's rows carry a confidence.
         comparison: The comparison with ``--baseline``, when given.
+        ceiling: The judge's agreement with the experts against theirs with each other (the human
+            ceiling), with a paired bootstrap interval on the difference, and the consensus base rate.
+        alt_test: The alternative-annotator test (undefined, with the reason, below three experts).
     """
 
     schema_version: Literal["judgekit.calibration-report/1"] = REPORT_SCHEMA
@@ -50,6 +55,8 @@ class CalibrationResult(FrozenModel):
     gate: GateResult
     selective: SelectiveResult | None = None
     comparison: GraderComparison | None = None
+    ceiling: HumanCeiling | None = None
+    alt_test: AltTestResult | None = None
 
 
 def resolve_fingerprint(table: LabelTable, judge: str, option: str | None) -> str | None:
@@ -126,7 +133,9 @@ def run_calibration(
         resamples=policy.bootstrap.resamples,
         seed=policy.bootstrap.seed,
     )
-    gate = evaluate_gate(report, policy)
+    ceiling = ceiling_for(report, policy)
+    alt = alt_test_for_report(report, policy.alt_test)
+    gate = evaluate_gate(report, policy, ceiling=ceiling, alt_test=alt)
     comparison = None
     if baseline is not None:
         comparison = compare_graders(
@@ -146,4 +155,6 @@ def run_calibration(
         gate=gate,
         selective=selective_for(report, policy),
         comparison=comparison,
+        ceiling=ceiling,
+        alt_test=alt,
     )

@@ -21,8 +21,10 @@ from pathlib import Path
 from typing import Final, Literal
 
 from judgekit import __version__
-from judgekit.calibration.agreement import AgreementReport, Estimate
-from judgekit.calibration.beyond import SelectiveResult, rogan_gladen
+from judgekit.calibration.agreement import AgreementReport
+from judgekit.calibration.alttest import AltTestResult
+from judgekit.calibration.beyond import SelectiveResult
+from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.gate import GateResult, TrustPolicy
 from judgekit.errors import JudgekitError
 from judgekit.verdict import FrozenModel
@@ -32,7 +34,6 @@ __all__ = [
     "CalibrationRecord",
     "LabelTableInfo",
     "build_record",
-    "corrected_failure_rate",
     "dump_record",
     "load_record",
     "load_records",
@@ -70,6 +71,8 @@ class CalibrationRecord(FrozenModel):
         gate: Every condition and whether it passed.
         metrics: Every agreement metric and every item's labels.
         selective: Selective-judging result, when the judge's rows carried a confidence.
+        ceiling: The human-ceiling comparison (judge vs experts against experts vs each other).
+        alt_test: The alternative-annotator test, per annotator and overall.
         judgekit_version: judgekit's version that wrote the record.
         created_at: When the record was made (UTC, ISO 8601).
     """
@@ -84,6 +87,8 @@ class CalibrationRecord(FrozenModel):
     gate: GateResult
     metrics: AgreementReport
     selective: SelectiveResult | None = None
+    ceiling: HumanCeiling | None = None
+    alt_test: AltTestResult | None = None
     judgekit_version: str
     created_at: datetime
 
@@ -96,6 +101,8 @@ def build_record(
     policy: TrustPolicy,
     label_table: LabelTableInfo,
     selective: SelectiveResult | None = None,
+    ceiling: HumanCeiling | None = None,
+    alt_test: AltTestResult | None = None,
     now: datetime | None = None,
 ) -> CalibrationRecord:
     """Assemble a calibration record.
@@ -107,6 +114,8 @@ def build_record(
         policy: The policy the gate applied.
         label_table: The labels' hash, name and size.
         selective: The selective-judging result, if computed.
+        ceiling: The human-ceiling comparison, if computed.
+        alt_test: The alternative-annotator test, if computed.
         now: The record's time (UTC now when ``None``).
 
     Raises:
@@ -124,6 +133,8 @@ def build_record(
         gate=gate,
         metrics=report,
         selective=selective,
+        ceiling=ceiling,
+        alt_test=alt_test,
         judgekit_version=__version__,
         created_at=(now or datetime.now(UTC)).replace(microsecond=0),
     )
@@ -169,45 +180,3 @@ def load_records(records_dir: str | PathLike[str]) -> list[CalibrationRecord]:
     if not records_dir.is_dir():
         return []
     return [load_record(p.read_bytes(), source=p) for p in sorted(records_dir.glob("*.json"))]
-
-
-def corrected_failure_rate(record: CalibrationRecord, *, flagged: int, n: int) -> Estimate:
-    """Rogan–Gladen corrected failure rate on new data, using a *trusted* record's TPR and TNR.
-
-    Args:
-        record: The judge's calibration record; it must have passed its policy.
-        flagged: Items the judge flagged as failures on the new data.
-        n: Items the judge decided on the new data.
-
-    Returns:
-        The corrected rate with its interval (see :func:`judgekit.calibration.beyond.rogan_gladen`), at the
-        record's confidence level; undefined with the reason when the correction is.
-
-    Raises:
-        JudgekitError: When the record did not pass (an untrusted judge's error rates do not license a
-            correction; the trust gate's refusal, exit code 1), or it has no failure-detection counts or the
-            counts are impossible (input errors, exit code 2).
-    """
-    if not record.trusted:
-        raise JudgekitError(
-            f"the record for {record.fingerprint!r} did not pass its policy; "
-            "a corrected rate needs a trusted judge",
-            exit_code=1,  # the trust gate refused: an untrusted judge's error rates cannot correct a rate
-        )
-    binary = record.metrics.judge_vs_consensus.binary
-    if binary is None:
-        raise JudgekitError(
-            f"the record has no failure-detection counts: {record.metrics.judge_vs_consensus.binary_reason}"
-        )
-    try:
-        return rogan_gladen(
-            flagged,
-            n,
-            tp=binary.tp,
-            fn=binary.fn,
-            tn=binary.tn,
-            fp=binary.fp,
-            confidence=record.policy.confidence,
-        )
-    except ValueError as exc:
-        raise JudgekitError(f"--flagged/--total: {exc}") from None

@@ -41,6 +41,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Name the experts and report the change from the old grader",
             "judgekit calibrate labels.csv --judge judge --experts alice,bob --baseline old-record.json",
         ),
+        Example(
+            "Could the judge replace one of three annotators? (alternative-annotator test, crowd epsilon)",
+            "judgekit calibrate labels.csv --judge judge --experts alice,bob,carol --annotator-kind crowd",
+        ),
     ),
     "calibrate-check": (
         Example("Check a labelled test set before calibrating", "judgekit calibrate-check labels.csv"),
@@ -58,6 +62,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "Plan from the labels collected so far, as JSON",
             "judgekit calibrate-plan labels.csv --judge judge --format json",
+        ),
+        Example(
+            "Split a budget of 300 labels between known-pass and known-fail items",
+            "judgekit calibrate-plan labels.csv --judge judge --budget 300 --pass-share 0.8",
         ),
     ),
     "calibrate-select": (
@@ -210,6 +218,18 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     "failure-modes": (
         Example("Calibrate each criterion on its own", "judgekit failure-modes labels.csv --judge judge"),
     ),
+    "fit-cascade": (
+        Example(
+            "Fit a two-judge cascade on labels with confidences",
+            "judgekit fit-cascade labels.csv --stage small=openai/gpt-4o-mini --stage large=openai/gpt-4o "
+            "--out cascade.json",
+        ),
+        Example(
+            "The same, promising 95% agreement and printing the thresholds as JSON",
+            "judgekit fit-cascade labels.csv --stage small=openai/gpt-4o-mini --stage large=openai/gpt-4o "
+            "--out cascade.json --target 0.95 --format json",
+        ),
+    ),
     "failure-rate": (
         Example(
             "Correct 40 flagged failures out of 500 decided items",
@@ -218,6 +238,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "The same, with the interval as JSON",
             "judgekit failure-rate calibration/records/judge.json --flagged 40 --total 500 --format json",
+        ),
+        Example(
+            "Count one criterion's verdicts in a run and add the PPI++ pass rate from expert labels",
+            "judgekit failure-rate calibration/records/judge.json --results results.jsonl --criterion "
+            "honest_reporting --labels labels.csv --judge judge",
         ),
     ),
     "golden": (
@@ -248,6 +273,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Give up on a hanging judge after 20 s per attempt and 2 retries",
             f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl "
             "--judge-model openai/gpt-4o-mini --judge-timeout 20 --judge-retries 2 --judge-backoff 0.5",
+        ),
+        Example(
+            "Escalate unsure verdicts from a cheap judge to a strong one, then to a human",
+            f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl "
+            "--judge-model openai/gpt-4o-mini --cascade cascade.json",
         ),
         Example(
             "Continue an interrupted run",
@@ -327,6 +357,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Probe for sycophancy and length bias, report as JSON",
             f"judgekit probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
             "--cassette judge.cassette.jsonl --probes sycophancy,length --format json",
+        ),
+        Example(
+            "Position consistency from judgments already given in both orders (LLMBar result.json)",
+            "judgekit probe-bias --recorded result.json --fingerprint 3f9c2a --format json",
         ),
     ),
     "retire": (

@@ -18,14 +18,14 @@ functions so that ``judgekit --help`` stays fast.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from judgekit.graders.contract import UntrustedPolicy
-    from judgekit.graders.rubric import RubricGrader
+    from judgekit.graders.rubric import CascadeRouting, RubricGrader
     from judgekit.settings import EffectiveSettings
     from judgekit.verdict import TrustDecision
 
@@ -194,6 +194,7 @@ class JudgeFlags:
         untrusted: ``--untrusted``.
         require_trust: ``--require-trust`` (refuse an untrusted judge).
         config: ``--config``, the run configuration file.
+        cascade: ``--cascade``, a judge cascade file (``judgekit fit-cascade``) to route criteria through.
     """
 
     model: str | None = None
@@ -209,6 +210,7 @@ class JudgeFlags:
     untrusted: str | None = None
     require_trust: bool = False
     config: Path | None = None
+    cascade: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -244,6 +246,35 @@ class JudgeSetup:
     concurrency: int
     grader: RubricGrader | None
     trust: TrustDecision | None
+
+
+def _cascade_routing(path: Path, model: str, build: Callable[[str], RubricGrader]) -> CascadeRouting:
+    """The cascade in ``path`` with a grader for each stage after the first (built by ``build``).
+
+    Raises:
+        JudgekitError: When the file is unusable, a stage has no model, or the first stage's model is not
+            the judge model in force (exit code 2).
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.graders.rubric import CascadeRouting
+    from judgekit.judges.cascade import load_cascade
+
+    cascade = load_cascade(path)
+    missing = [s.name for s in cascade.stages if s.model is None]
+    if missing:
+        raise JudgekitError(
+            f"{path}: stage(s) {', '.join(missing)} name no model; fit the cascade again with "
+            "judgekit fit-cascade --stage RATER=MODEL",
+            exit_code=2,
+        )
+    first = cascade.stages[0]
+    if first.model != model:
+        raise JudgekitError(
+            f"{path}: the cascade's first stage {first.name} judges with {first.model}, but the judge "
+            f"model is {model}; give --judge-model {first.model}",
+            exit_code=2,
+        )
+    return CascadeRouting(cascade=cascade, escalate_to=tuple(build(str(s.model)) for s in cascade.stages[1:]))
 
 
 def setup_judge(
@@ -328,6 +359,10 @@ def setup_judge(
         raise JudgekitError(need_model, exit_code=2)
     if cassette is not None and model is None:
         raise JudgekitError("--cassette is for the judge layer: give --judge-model too", exit_code=2)
+    if flags.cascade is not None and model is None:
+        raise JudgekitError(
+            "--cascade routes the judge layer's criteria: give --judge-model too", exit_code=2
+        )
     grader: RubricGrader | None = None
     overall: TrustDecision | None = None
     if model is not None:
@@ -335,22 +370,27 @@ def setup_judge(
         from judgekit.judge_setup import build_rubric_grader
 
         book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
-        grader = build_rubric_grader(
-            model,
-            rubric=rubric,
-            cassette=cassette,
-            mode=mode,
-            api_base=api_base,
-            max_cost=max_cost,
-            temperature=effective.value("judge.temperature"),
-            samples=effective.value("judge.samples"),
-            structured_output=effective.value("judge.structured_output"),
-            concurrency=concurrency,
-            trust=book,
-            timeout=effective.value("judge.timeout"),
-            retries=effective.value("judge.retries"),
-            backoff=effective.value("judge.backoff"),
-        )
+
+        def build(stage_model: str, routing: CascadeRouting | None = None) -> RubricGrader:
+            return build_rubric_grader(
+                stage_model,
+                rubric=rubric,
+                cassette=cassette,
+                mode=mode,
+                api_base=api_base,
+                max_cost=max_cost,
+                temperature=effective.value("judge.temperature"),
+                samples=effective.value("judge.samples"),
+                structured_output=effective.value("judge.structured_output"),
+                concurrency=concurrency,
+                trust=book,
+                timeout=effective.value("judge.timeout"),
+                retries=effective.value("judge.retries"),
+                backoff=effective.value("judge.backoff"),
+                cascade=routing,
+            )
+
+        grader = build(model, _cascade_routing(flags.cascade, model, build) if flags.cascade else None)
         try:
             overall = (book.require if flags.require_trust else book.decide)(grader.fingerprint)
         except JudgekitError as exc:  # --require-trust refused the judge

@@ -213,7 +213,7 @@ _MAX_ERRORS_OPTION: Any = typer.Option(
 """The threshold options, shared by ``grade`` and ``report``."""
 
 
-@existing_inputs("cases", "config")
+@existing_inputs("cases", "config", "cascade")
 def grade(  # noqa: PLR0917 - typer options
     cases: Path | None = typer.Option(
         None, "--cases", help="Golden-set folder (default: cases of the project configuration)."
@@ -245,6 +245,13 @@ def grade(  # noqa: PLR0917 - typer options
     untrusted: str | None = untrusted_option(),
     records: Path | None = records_option(),
     require_trust: bool = require_trust_option(),
+    cascade: Path | None = typer.Option(
+        None,
+        "--cascade",
+        help="Judge cascade file (judgekit fit-cascade): a criterion whose judge confidence is below a "
+        "stage's threshold goes to the next stage, below the last to a human (insufficient_information); "
+        "the route is in the check's evidence.",
+    ),
     fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     holdout: list[str] = typer.Option(
@@ -300,6 +307,7 @@ def grade(  # noqa: PLR0917 - typer options
             untrusted=untrusted,
             require_trust=require_trust,
             config=config,
+            cascade=cascade,
         ),
         settings={"cases": cases, "concurrency": concurrency},
     )
@@ -596,6 +604,13 @@ def report(  # noqa: PLR0917 - typer options
     fail_under: list[str] = _FAIL_UNDER_OPTION,
     fail_under_k: list[str] = _FAIL_UNDER_K_OPTION,
     max_errors: list[str] = _MAX_ERRORS_OPTION,
+    records: Path | None = typer.Option(
+        None,
+        "--records",
+        help="Calibration records: each judged criterion whose judge fingerprint has one gets its pass rate "
+        "corrected for the judge's misses and false alarms (Lee et al.), with interval and bounds "
+        "(default: the configured records, else calibration/records; a folder you name must exist).",
+    ),
 ) -> None:
     """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
 
@@ -653,6 +668,11 @@ def report(  # noqa: PLR0917 - typer options
         split = split_report_lines(
             run, holdout, set_holdouts=holdout_ids(case_set) if cases is not None else None
         )
+        from judgekit.calibration.records import load_records
+        from judgekit.settings import records_folder
+
+        # flag > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
+        calibration_records = tuple(load_records(records_folder(records)))
     run = split.results
     model = build_run_report(
         run,
@@ -664,6 +684,7 @@ def report(  # noqa: PLR0917 - typer options
         regression_slices=regression_slice,
         known_cases=known,
         splits=splits,
+        calibration_records=calibration_records,
     )
     if split.notes:  # the report says when a holdout was used, or left out
         model = model.model_copy(update={"notes": (*model.notes, *split.notes)})

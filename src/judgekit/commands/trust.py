@@ -35,7 +35,9 @@ from judgekit.commands.judge_options import judge_backoff_option, judge_retries_
 from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
+    from judgekit.calibration.agreement import Estimate
     from judgekit.calibration.bias import BiasReport
+    from judgekit.calibration.corrected import LeeAllocation
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
     from judgekit.calibration.plan import LabelPlan
@@ -151,11 +153,24 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
     assurance: float | None = typer.Option(
         None, "--assurance", help="Plan so the judge clears the bound with this probability (e.g. 0.8)."
     ),
+    budget: int | None = typer.Option(
+        None,
+        "--budget",
+        min=1,
+        help="Total calibration labels (those in LABELS included): split them between known-pass and "
+        "known-fail items by Lee et al.'s allocation (needs --pass-share).",
+    ),
+    pass_share: float | None = typer.Option(
+        None, "--pass-share", help="The judge's pass share on the data to correct, in (0, 1), for --budget."
+    ),
     fmt: str = format_option(default="md", choices=MD_OR_JSON),
 ) -> None:
     """How many expert labels per class are still needed to certify a judge, and what to label next.
 
-    Exit 0 when the policy can be met at the expected accuracy, 1 when it can never be met.
+    With --budget and --pass-share, also how to split a label budget between known-pass and known-fail
+    items so the corrected pass rate's interval is narrowest (Lee et al., Algorithm 1; the labels in
+    LABELS are the pilot). Exit 0 when the policy can be met at the expected accuracy, 1 when it can
+    never be met.
     """
     from pydantic import ValidationError
 
@@ -193,14 +208,107 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
         table=table,
         experts=chosen,
     )
+    allocation = _allocations(budget, pass_share, table, judge, chosen)
     if fmt == "json":
         from judgekit.commands.output import versioned
 
-        typer.echo(json.dumps(versioned("label_plan", plan.model_dump(mode="json")), indent=2))
+        doc = plan.model_dump(mode="json")
+        if allocation is not None:
+            doc["allocation"] = [{"criterion": c, **a.model_dump(mode="json")} for c, a in allocation]
+        typer.echo(json.dumps(versioned("label_plan", doc), indent=2))
     else:
         typer.echo(_plan_markdown(plan), nl=False)
+        if allocation is not None:
+            typer.echo(_allocation_markdown(allocation), nl=False)
     if not plan.achievable:
         raise typer.Exit(1)
+
+
+def _allocations(
+    budget: int | None,
+    pass_share: float | None,
+    table: LabelTable | None,
+    judge: str | None,
+    experts: list[str] | None,
+) -> list[tuple[str, LeeAllocation]] | None:
+    """Lee et al.'s allocation of ``--budget`` per criterion, the table's judged items as the pilot.
+
+    Args:
+        budget: ``--budget`` (``None``: no allocation).
+        pass_share: ``--pass-share``, the judge's pass share p̂ on the data to correct.
+        table: The labels so far (random-sample items), or ``None`` to plan without a pilot.
+        judge: The judge rater, whose verdicts on the pilot give q̃0 and q̃1.
+        experts: The expert raters whose consensus is the reference label.
+
+    Returns:
+        ``(criterion, allocation)`` per criterion of the table (``""`` without criteria), or ``None``.
+
+    Raises:
+        JudgekitError: When only one of ``--budget`` and ``--pass-share`` is given, the table is given
+            without ``--judge``, or the allocation's inputs are out of range.
+    """
+    from judgekit.calibration.corrected import lee_allocation
+    from judgekit.calibration.plan import expert_consensus
+    from judgekit.errors import JudgekitError
+
+    if budget is None and pass_share is None:
+        return None
+    if budget is None or pass_share is None:
+        raise JudgekitError("--budget and --pass-share go together: give both", exit_code=2)
+    pilots: dict[str, list[int]] = {}
+    if table is not None:
+        if judge is None:
+            raise JudgekitError(
+                "--budget: name the --judge whose verdicts on LABELS are the pilot", exit_code=2
+            )
+        consensus = expert_consensus(table, experts or [r for r in table.raters if r != judge])
+        for crit in dict.fromkeys(row.item.criterion for row in table.rows):
+            pilots[crit] = [0, 0, 0, 0]
+        for row in table.rows:
+            truth = consensus.get(row.item)
+            if row.rater != judge or truth not in {"pass", "fail"} or row.label not in {"pass", "fail"}:
+                continue
+            tally = pilots[row.item.criterion]
+            k = 0 if truth == "fail" else 2
+            tally[k] += row.label == truth
+            tally[k + 1] += 1
+    out: list[tuple[str, LeeAllocation]] = []
+    for crit, (h0, m0, h1, m1) in (pilots or {"": [0, 0, 0, 0]}).items():
+        try:
+            alloc = lee_allocation(
+                budget, pass_share, pilot_q0_hits=h0, pilot_m0=m0, pilot_q1_hits=h1, pilot_m1=m1
+            )
+        except ValueError as exc:
+            where = f" (criterion {crit})" if crit else ""
+            raise JudgekitError(f"--budget/--pass-share{where}: {exc}", exit_code=2) from None
+        out.append((crit, alloc))
+    return out
+
+
+def _allocation_markdown(allocation: list[tuple[str, LeeAllocation]]) -> str:
+    """The allocation section of ``calibrate-plan``'s Markdown report."""
+    first = allocation[0][1]
+    lines = [
+        "",
+        f"## Label budget split (Lee et al., Algorithm 1): {first.budget} labels, judge pass share "
+        f"{first.pass_share:.3f}",
+        "",
+        "| criterion | pilot fail / pass | q̃0 | q̃1 | κ̂ | known-fail m0 | known-pass m1 | label fail "
+        "| label pass |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for crit, a in allocation:
+        lines.append(
+            f"| {crit or '(all)'} | {a.pilot_m0} / {a.pilot_m1} | {a.q0_pilot:.3f} | {a.q1_pilot:.3f} | "
+            f"{a.kappa:.3f} | {a.m0} | {a.m1} | {a.label_fail} | {a.label_pass} |"
+        )
+    lines += [
+        "",
+        "Label *label fail* more items whose reference verdict is fail and *label pass* more whose reference "
+        "verdict is pass (sample each class at random), so the corrected pass rate's interval is narrowest.",
+        "",
+    ]
+    return "\n".join(lines)
 
 
 # ------------------------------------------------------------------------------------------- guards
@@ -500,10 +608,26 @@ def _write_record(path: Path, text: str, what: str) -> None:
 # ------------------------------------------------------------------------------------------- bias
 
 
-@existing_inputs("transcripts")
+@existing_inputs("transcripts", "recorded", "swapped")
 def probe_bias(  # noqa: PLR0917 - typer options
-    transcripts: Path = typer.Option(..., "--transcripts", help="Transcripts (JSONL) to probe."),
-    judge_model: str = typer.Option(..., "--judge-model", help="litellm model of the judge."),
+    transcripts: Path | None = typer.Option(
+        None, "--transcripts", help="Transcripts (JSONL) to probe (live probes; not with --recorded)."
+    ),
+    judge_model: str | None = typer.Option(
+        None, "--judge-model", help="litellm model of the judge (live probes; with --recorded, its label)."
+    ),
+    recorded: Path | None = typer.Option(
+        None,
+        "--recorded",
+        help="Recorded pairwise judgments in both orders: LLMBar result.json, or .csv/.jsonl with item_id, "
+        "order, winner (A/B/tie as shown); no judge is called.",
+    ),
+    swapped: Path | None = typer.Option(
+        None, "--swapped", help="With --recorded: the swapped-order judgments (--recorded is the original)."
+    ),
+    fingerprint: str | None = typer.Option(
+        None, "--fingerprint", help="With --recorded: the judge's grader fingerprint the bias report is for."
+    ),
     rubric: str = typer.Option("honest-reporting", "--rubric", help="Built-in rubric id or rubric file."),
     judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),
     cassette: Path | None = typer.Option(None, "--cassette", help="Cassette (JSONL) to record or replay."),
@@ -555,6 +679,26 @@ def probe_bias(  # noqa: PLR0917 - typer options
     from judgekit.transcript import read_transcripts
 
     as_json = chosen_format(fmt) == "json"
+    if recorded is not None or swapped is not None or fingerprint is not None:
+        _probe_recorded(
+            recorded,
+            swapped,
+            transcripts=transcripts,
+            fingerprint=fingerprint,
+            judge=judge_model,
+            tolerance=tolerance,
+            records=records,
+            no_record=no_record,
+            out=out,
+            as_json=as_json,
+        )
+        return
+    if transcripts is None or judge_model is None:
+        raise JudgekitError(
+            "probe-bias needs --transcripts and --judge-model (live probes), or --recorded FILE "
+            "(judgments already given in both orders)",
+            exit_code=2,
+        )
     transport = resolve_settings(  # flag > JUDGEKIT_JUDGE_* > project configuration; checked (exit 2)
         flags={"judge.timeout": judge_timeout, "judge.retries": judge_retries, "judge.backoff": judge_backoff}
     )
@@ -631,6 +775,102 @@ def probe_bias(  # noqa: PLR0917 - typer options
         typer.echo(f"judge {report.judge}: NOT TRUSTED: must-pass probe(s) not clear: {names}", err=True)
         raise typer.Exit(1)
     typer.echo(f"judge {report.judge}: bias probes clear", err=True)
+
+
+def _probe_recorded(
+    recorded: Path | None,
+    swapped: Path | None,
+    *,
+    transcripts: Path | None,
+    fingerprint: str | None,
+    judge: str | None,
+    tolerance: float,
+    records: Path | None,
+    no_record: bool,
+    out: Path | None,
+    as_json: bool,
+) -> None:
+    """``probe-bias --recorded``: position consistency from judgments given in both orders, no judge call.
+
+    Prints the report (text, or the ``position_probe`` JSON document), writes it to ``out``, and files a
+    bias report under ``records/bias/`` when ``fingerprint`` is given (so the trust book withdraws trust on
+    a ``biased`` or ``error`` verdict). Exit 1 when the verdict is not ``clear``.
+    """
+    from judgekit.calibration.bias import BIAS_DIR, bias_report_filename, dump_bias_report
+    from judgekit.calibration.position import position_bias_report, position_consistency, read_recorded
+    from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import write_atomic
+    from judgekit.settings import records_folder
+
+    if recorded is None:
+        raise JudgekitError("--swapped and --fingerprint apply to --recorded FILE", exit_code=2)
+    if transcripts is not None:
+        raise JudgekitError(
+            "--recorded reads judgments already made; drop --transcripts (it is for live probes)", exit_code=2
+        )
+    if not 0.0 <= tolerance < 1.0:
+        raise JudgekitError(f"--tolerance must be in [0, 1), got {tolerance}", exit_code=2)
+    report = position_consistency(read_recorded(recorded, swapped), tolerance=tolerance)
+    written: list[tuple[Path, str]] = []
+    text = report.model_dump_json(indent=2) + "\n"
+    if out is not None:
+        write_atomic(out, text)
+        written.append((out, "position_report"))
+    warnings: list[str] = []
+    if report.only_one_order:
+        warnings.append(
+            f"{len(report.only_one_order)} item(s) judged in one order only, not paired: "
+            + ", ".join(f"{i} ({o})" for i, o in report.only_one_order)
+        )
+    if report.no_winner:
+        warnings.append(
+            f"{len(report.no_winner)} judgment(s) without a winner, their items not paired: "
+            + ", ".join(f"{i} ({o})" for i, o in report.no_winner)
+        )
+    if fingerprint is not None and not no_record:
+        bias = position_bias_report(report, fingerprint=fingerprint, judge=judge or "recorded judgments")
+        path = records_folder(records) / BIAS_DIR / bias_report_filename(bias)
+        _write_record(path, dump_bias_report(bias), "bias report")
+        written.append((path, "bias_record"))
+    elif fingerprint is None and not no_record:
+        warnings.append(
+            "no --fingerprint: no bias report written, so the trust book does not see this result"
+        )
+    if as_json:
+        doc = {"report": report.model_dump(mode="json"), "warnings": warnings, "written": _written(*written)}
+        print_document("position_probe", doc)
+    else:
+        lines = [
+            report.message,
+            f"items: {report.items}; paired: {report.paired}",
+            f"position consistency: {_est(report.consistency)}",
+            f"flip rate: {_est(report.flip_rate)}",
+            f"flips toward the first-shown position: {_est(report.first_position_share)} "
+            f"(sign test p = {report.sign_test_p:.3g})",
+            f"position effect (first - second): {_est(report.position_effect, signed=True)}",
+        ]
+        for line in lines:
+            typer.echo(line)
+        for warning in warnings:
+            typer.echo(f"warning: {warning}", err=True)
+        for path, what in written:
+            typer.echo(f"{what.replace('_', ' ')}: {path}", err=True)
+    if report.verdict != "clear":
+        if not as_json:
+            typer.echo(f"position (recorded): NOT CLEAR: {report.verdict}", err=True)
+        raise typer.Exit(1)
+    if not as_json:
+        typer.echo("position (recorded): clear", err=True)
+
+
+def _est(est: Estimate, *, signed: bool = False) -> str:
+    """``0.750 [0.468, 0.911] (n=12)`` for a defined estimate, ``undefined: why`` otherwise."""
+    if est.value is None:
+        return f"undefined: {est.undefined_reason}"
+    f = "+.3f" if signed else ".3f"
+    iv = est.interval
+    bounds = f" [{iv.low:{f}}, {iv.high:{f}}]" if iv is not None else ""
+    return f"{est.value:{f}}{bounds} (n={est.n})"
 
 
 def _bias_document(report: BiasReport, warnings: list[str], written: list[dict[str, str]]) -> dict[str, Any]:

@@ -28,9 +28,11 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from judgekit.graders.contract import GraderSpec, Layer, make_check
+from judgekit.judges.cascade import HUMAN, Cascade, Route, RouteStep
 from judgekit.judges.client import JudgeClient
 from judgekit.judges.fingerprint import Fingerprint, judge_fingerprint
 from judgekit.judges.parse import (
@@ -49,7 +51,7 @@ if TYPE_CHECKING:
     from judgekit.cases import Case
     from judgekit.transcript import Transcript
 
-__all__ = ["CASE_CRITERIA_VERSION", "LAYER", "RubricGrader", "TrustLookup", "case_criteria"]
+__all__ = ["CASE_CRITERIA_VERSION", "LAYER", "CascadeRouting", "RubricGrader", "TrustLookup", "case_criteria"]
 
 LAYER = Layer.RUBRIC.value
 
@@ -66,6 +68,20 @@ _NO_LOOKUP = TrustDecision(
     trust=Trust.UNTRUSTED,
     reason="no calibration records were consulted (the grader was given no trust lookup)",
 )
+
+
+@dataclass(frozen=True)
+class CascadeRouting:
+    """A judge cascade at grade time: the fitted thresholds and the graders of the later stages.
+
+    Attributes:
+        cascade: The fitted cascade (:func:`judgekit.judges.cascade.load_cascade`); its first stage is the
+            grader that holds this routing.
+        escalate_to: The graders of stages 2 to k, in the cascade's order.
+    """
+
+    cascade: Cascade
+    escalate_to: tuple[RubricGrader, ...]
 
 
 def case_criteria(case: Case) -> tuple[list[Criterion], list[CheckResult]]:
@@ -151,6 +167,11 @@ class RubricGrader:
         trust: ``(fingerprint, criterion id) -> TrustDecision`` for this grader's verdicts (use
             :meth:`judgekit.calibration.trust.TrustBook.decide`); ``None`` means every verdict is
             :attr:`Trust.UNTRUSTED` (no calibration record was consulted).
+        cascade: Route each criterion through a judge cascade (this grader is stage 1): a verdict whose
+            confidence (the share of samples giving the majority verdict) is below the stage's threshold
+            goes to the next stage, and below the last to a human (verdict ``insufficient_information``).
+            Not part of the fingerprint: each stage's verdicts keep their own judge's fingerprint and
+            trust. ``None``: no cascade.
 
     Attributes:
         fingerprint: SHA-256 hex string identifying this grader (model, parameters, rubric id, version and
@@ -165,7 +186,11 @@ class RubricGrader:
         *,
         include_case_criteria: bool = True,
         trust: TrustLookup | None = None,
+        cascade: CascadeRouting | None = None,
     ) -> None:
+        if cascade is not None and len(cascade.escalate_to) != len(cascade.cascade.stages) - 1:
+            raise ValueError("a cascade needs one grader for each stage after the first")
+        self.cascade = cascade
         self.rubric = rubric
         self.client = client
         self.include_case_criteria = include_case_criteria
@@ -275,13 +300,66 @@ class RubricGrader:
         facts = render_case_facts(case)
         item_base = f"{transcript.case_id}#{transcript.trial}"
         judged = await asyncio.gather(
-            *(self._judge(c, transcript_text, facts, item=f"{item_base}/{c.id}") for c in criteria)
+            *(
+                self._decide(c, transcript_text, facts, transcript, item=f"{item_base}/{c.id}")
+                for c in criteria
+            )
         )
-        checks = [
-            self._check(c, s, transcript, self.trust_status(c.id))
-            for c, (s, _) in zip(criteria, judged, strict=True)
-        ]
+        checks = [check for check, _ in judged]
         return checks + skipped, _total_cost([cost for _, cost in judged])
+
+    async def _decide(
+        self,
+        criterion: Criterion,
+        transcript_text: str,
+        case_facts: str,
+        transcript: Transcript,
+        *,
+        item: str,
+    ) -> tuple[CheckResult, float | None]:
+        """One criterion's check: judged by this grader, or routed through the cascade when there is one."""
+        sampled, cost = await self._judge(criterion, transcript_text, case_facts, item=item)
+        if self.cascade is None:
+            return self._check(criterion, sampled, transcript, self.trust_status(criterion.id)), cost
+        costs = [cost]
+        graders = (self, *self.cascade.escalate_to)
+        tried: list[RouteStep] = []
+        check = self._check(criterion, sampled, transcript, self.trust_status(criterion.id))
+        for i, (stage, grader) in enumerate(zip(self.cascade.cascade.stages, graders, strict=True)):
+            if i:
+                sampled, cost = await grader._judge(criterion, transcript_text, case_facts, item=item)
+                costs.append(cost)
+            decided = sampled.verdict in (Verdict.PASS, Verdict.FAIL)
+            conf = sampled.agreement if decided else None
+            kept = stage.keeps(conf)
+            tried.append(RouteStep(stage=stage.name, confidence=conf, threshold=stage.threshold, kept=kept))
+            if i:
+                check = grader._check(criterion, sampled, transcript, grader.trust_status(criterion.id))
+            if kept:
+                return _with_route(check, Route(tried=tuple(tried), decided_by=stage.name)), _total_cost(
+                    costs
+                )
+        last = tried[-1]
+        if last.confidence is None:
+            why = f"stage {last.stage} gave no pass or fail verdict"
+        elif last.threshold is None:
+            why = (
+                f"stage {last.stage} has no threshold: calibration showed no confidence it can be trusted at"
+            )
+        else:
+            why = f"confidence {last.confidence:g} below threshold {last.threshold:g} of stage {last.stage}"
+        human = make_check(
+            check.check_id,
+            Layer.RUBRIC,
+            Verdict.INSUFFICIENT_INFORMATION,
+            gate=criterion.critical,
+            reason=f"escalated to a human reviewer ({why})",
+            evidence=check.evidence,
+            trust=check.trust,
+            trust_reason=check.trust_reason,
+            weight=criterion.weight,
+        )
+        return _with_route(human, Route(tried=tuple(tried), decided_by=HUMAN)), _total_cost(costs)
 
     def _check(
         self, criterion: Criterion, sampled: SampledVerdict, transcript: Transcript, trust: TrustDecision
@@ -331,6 +409,17 @@ class RubricGrader:
             trust_reason=trust.reason,
             weight=criterion.weight,
         )
+
+
+def _with_route(check: CheckResult, route: Route) -> CheckResult:
+    """The check with its cascade route as one more evidence item (kind ``note``, data ``cascade``)."""
+    decided = "a human reviewer" if route.decided_by == HUMAN else f"stage {route.decided_by}"
+    note = Evidence(
+        kind="note",
+        summary=f"cascade: decided by {decided} after {len(route.tried)} stage(s)",
+        data={"cascade": route.model_dump(mode="json")},
+    )
+    return check.model_copy(update={"evidence": (*check.evidence, note)})
 
 
 def _total_cost(costs: Sequence[float | None]) -> float | None:

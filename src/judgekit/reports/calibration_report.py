@@ -14,11 +14,15 @@ from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoes
 from markupsafe import Markup
 
 from judgekit.calibration.agreement import Estimate, PairAgreement
+from judgekit.calibration.alttest import AltTestResult
+from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
 
 __all__ = [
+    "base_rate_text",
+    "comparison_base_rate",
     "comparison_json",
     "comparison_markdown",
     "fmt_estimate",
@@ -44,6 +48,7 @@ def _env() -> Environment:
     env.filters["est"] = fmt_estimate
     env.filters["num"] = _num
     env.globals["cond_num"] = _cond_num
+    env.globals["comparison_base_rate"] = comparison_base_rate
     return env
 
 
@@ -74,10 +79,32 @@ def _md_cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _metric_rows(pair: PairAgreement) -> list[tuple[str, Estimate]]:
+def comparison_base_rate(cmp: GraderComparison) -> str:
+    """``consensus base rate 0.375`` on the compared items, or why it is undefined."""
+    b = cmp.base_rate
+    if b is None:
+        return "consensus base rate not computed"
+    if b.value is None:
+        return f"consensus base rate undefined: {b.undefined_reason}"
+    return f"consensus base rate {b.value:.3f}"
+
+
+def base_rate_text(result: CalibrationResult) -> str:
+    """``consensus base rate 0.375`` (the share of failures kappa is printed with), or why it is undefined."""
+    ceiling = result.ceiling
+    if ceiling is None:
+        return "consensus base rate not computed"
+    b = ceiling.base_rate
+    if b.value is None:
+        return f"consensus base rate undefined: {b.undefined_reason}"
+    return f"consensus base rate {b.value:.3f}"
+
+
+def _metric_rows(pair: PairAgreement, base: str | None = None) -> list[tuple[str, Estimate]]:
     rows: list[tuple[str, Estimate]] = [("percent agreement", pair.percent_agreement)]
     for w, e in pair.kappa.items():
-        rows.append((f"Cohen's kappa ({'unweighted' if w == 'none' else w})", e))
+        note = f"; {base}" if base else ""
+        rows.append((f"Cohen's kappa ({'unweighted' if w == 'none' else w}{note})", e))
     for level, e in pair.alpha.items():
         rows.append((f"Krippendorff's alpha ({level})", e))
     rows.append(("Gwet's AC1", pair.ac1))
@@ -158,7 +185,8 @@ def result_markdown(result: CalibrationResult) -> str:
     lines.append("")
     lines.append("| metric | value [interval] | n |")
     lines.append("|---|---|---:|")
-    for name, e in _metric_rows(jc):
+    base = base_rate_text(result)
+    for name, e in _metric_rows(jc, base):
         lines.append(f"| {name} | {_md_cell(fmt_estimate(e))} | {e.n} |")
     if jc.binary_reason:
         lines.append(f"\nBinary metrics: {jc.binary_reason}.")
@@ -188,7 +216,7 @@ def result_markdown(result: CalibrationResult) -> str:
     lines.append("")
     lines.append("## Judge vs each expert")
     lines.append("")
-    lines.append("| expert | n | agreement | kappa | alpha | AC1 | TPR | TNR |")
+    lines.append(f"| expert | n | agreement | kappa ({base}) | alpha | AC1 | TPR | TNR |")
     lines.append("|---|---:|---|---|---|---|---|---|")
     level = r.scale.level
     for p in r.judge_vs_experts:
@@ -207,13 +235,14 @@ def result_markdown(result: CalibrationResult) -> str:
     lines.append("|---|---|")
     for lv, e in g.alpha.items():
         lines.append(f"| Krippendorff's alpha ({lv}), all experts | {_md_cell(fmt_estimate(e))} |")
-    lines.append(f"| Fleiss' kappa | {_md_cell(fmt_estimate(g.fleiss_kappa))} |")
+    lines.append(f"| Fleiss' kappa ({base}) | {_md_cell(fmt_estimate(g.fleiss_kappa))} |")
     lines.append(f"| Gwet's AC1 (multi-rater) | {_md_cell(fmt_estimate(g.ac1))} |")
     for k, e in g.mean_pairwise.items():
-        lines.append(f"| mean pairwise {k} | {_md_cell(fmt_estimate(e))} |")
+        note = f" ({base})" if k == "cohen_kappa" else ""
+        lines.append(f"| mean pairwise {k}{note} | {_md_cell(fmt_estimate(e))} |")
     lines.append("")
     if r.expert_pairs:
-        lines.append("| pair | n | agreement | kappa | alpha | AC1 |")
+        lines.append(f"| pair | n | agreement | kappa ({base}) | alpha | AC1 |")
         lines.append("|---|---:|---|---|---|---|")
         for p in r.expert_pairs:
             lines.append(
@@ -223,6 +252,10 @@ def result_markdown(result: CalibrationResult) -> str:
                 f"{_md_cell(fmt_estimate(p.ac1))} |"
             )
         lines.append("")
+    if result.ceiling is not None:
+        lines += _ceiling_md(result.ceiling, base)
+    if result.alt_test is not None:
+        lines += _alt_md(result.alt_test)
     lines.append(f"## Where the experts split ({len(r.splits)} items)")
     lines.append("")
     if r.splits:
@@ -264,6 +297,54 @@ def result_markdown(result: CalibrationResult) -> str:
     return "\n".join(lines).rstrip("\n") + "\n"
 
 
+def _ceiling_md(c: HumanCeiling, base: str) -> list[str]:
+    lines = ["## The human ceiling as a test", ""]
+    lines.append(
+        f"The judge's mean {c.metric} with each expert against the experts' mean {c.metric} with each "
+        f"other; the difference has a paired case-bootstrap interval ({base})."
+    )
+    lines.append("")
+    lines.append("| measure | value [interval] |")
+    lines.append("|---|---|")
+    lines.append(f"| judge vs experts, mean {c.metric} | {_md_cell(fmt_estimate(c.judge))} |")
+    lines.append(f"| experts vs each other, mean {c.metric} | {_md_cell(fmt_estimate(c.experts))} |")
+    lines.append(f"| difference (judge − experts) | {_md_cell(fmt_estimate(c.difference))} |")
+    lines.append(f"| consensus base rate (failures) | {_md_cell(fmt_estimate(c.base_rate))} |")
+    lines.append("")
+    return lines
+
+
+def _alt_md(a: AltTestResult) -> list[str]:
+    lines = ["## Alternative-annotator test", ""]
+    lines.append(
+        "Could the judge replace one of the experts? Each expert is left out in turn; the judge wins when "
+        "it represents the others at least as well as the left-out expert, up to epsilon "
+        f"(one-sided t-test, Benjamini–Yekutieli at {a.alpha:g}; scoring: {a.scoring})."
+    )
+    lines.append("")
+    if a.annotators:
+        lines.append("| expert | kind | ε | n | ρ judge | ρ expert | p | BY-adjusted p | judge wins |")
+        lines.append("|---|---|---:|---:|---:|---:|---:|---:|---|")
+        for c in a.annotators:
+            lines.append(
+                f"| {_md_cell(c.annotator)} | {c.kind} | {c.epsilon:g} | {c.n} | {_num(c.judge_advantage)} | "
+                f"{_num(c.annotator_advantage)} | {c.p_value:.4g} | {c.p_adjusted:.4g} | "
+                f"{'yes' if c.rejected else 'no'} |"
+            )
+        lines.append("")
+    if a.winning_rate is None:
+        lines.append(f"Undefined: {a.undefined_reason}.")
+    else:
+        verdict = "PASSES" if a.passed else "FAILS"
+        lines.append(
+            f"Winning rate ω = {a.winning_rate:.3f}, advantage probability ρ = "
+            f"{_num(a.advantage_probability)}: the judge **{verdict}** (passes when ω ≥ 0.5)."
+        )
+    lines += [f"- skipped {_md_cell(s)}" for s in a.skipped]
+    lines.append("")
+    return lines
+
+
 def comparison_markdown(cmp: GraderComparison, *, heading: str = "#") -> str:
     """A grader comparison as Markdown, fit for a pull-request comment."""
     lines = [
@@ -280,7 +361,8 @@ def comparison_markdown(cmp: GraderComparison, *, heading: str = "#") -> str:
     lines.append("| metric | old | new | change [interval] |")
     lines.append("|---|---:|---:|---|")
     for d in cmp.deltas:
-        lines.append(f"| {d.metric} | {_num(d.old)} | {_num(d.new)} | {_md_cell(fmt_estimate(d.delta))} |")
+        metric = f"{d.metric} ({comparison_base_rate(cmp)})" if d.metric == "cohen_kappa" else d.metric
+        lines.append(f"| {metric} | {_num(d.old)} | {_num(d.new)} | {_md_cell(fmt_estimate(d.delta))} |")
     lines.append("")
     lines.append(f"{heading}# Flipped items ({len(cmp.flipped)})")
     lines.append("")
@@ -347,6 +429,7 @@ def result_html(result: CalibrationResult) -> str:
         r=result.report,
         figures=_figures(result),
         metric_rows=_metric_rows,
+        base=base_rate_text(result),
         css=_css(),
     )
 

@@ -12,6 +12,8 @@ from pathlib import Path
 
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_markdown import (
+    CORRECTED_HEADER,
+    corrected_rows,
     counted_label,
     fmt_interval,
     fmt_k,
@@ -153,6 +155,8 @@ def render_run_html(report: RunReport) -> str:
     shown, more_cases, more_trials = undecided_case_rows(report)
     return template.render(
         report=report,
+        corrected_header=CORRECTED_HEADER,
+        corrected_rows=corrected_rows(report),
         retirement=_blocks(retirement_lines(report.retirement)),
         undecided_trials=sum(r.undecided for r in report.undecided_cases),
         undecided_shown=shown,

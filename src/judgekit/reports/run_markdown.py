@@ -11,9 +11,12 @@ from judgekit.stats import UndecidedPolicy
 from judgekit.verdict import Verdict
 
 __all__ = [
+    "CORRECTED_HEADER",
     "UNDECIDED_CASES_SHOWN",
+    "corrected_rows",
     "counted_label",
     "fmt_bounds",
+    "fmt_estimate",
     "fmt_interval",
     "fmt_k",
     "fmt_rate",
@@ -259,6 +262,7 @@ def render_run_markdown(report: RunReport) -> str:
     else:
         out.append("No failed checks.")
     out.append("")
+    out.extend(_corrected_section(report))
     out.append("## Retirement suggestions")
     out.append("")
     for line in retirement_lines(report.retirement):
@@ -270,6 +274,80 @@ def render_run_markdown(report: RunReport) -> str:
         out.extend(f"- {_escape(n)}" for n in report.notes)
         out.append("")
     return "\n".join(out)
+
+
+def corrected_rows(report: RunReport) -> list[list[str]]:
+    """The corrected-pass-rate table's rows (criterion, judge, observed, corrected, bounds, q0/q1, note)."""
+    rows = []
+    for c in report.corrected:
+        est = c.correction.estimate
+        corrected = fmt_estimate(
+            est.value,
+            est.interval.low if est.interval else None,
+            est.interval.high if est.interval else None,
+            est.undefined_reason,
+        )
+        bounds = (
+            f"{fmt_rate(c.undecided_low)}–{fmt_rate(c.undecided_high)} ({c.undecided} undecided)"
+            if c.undecided
+            else "none undecided"
+        )
+        q = c.correction
+        errors = (
+            f"q0 {fmt_rate(q.q0)} (of {q.m0}), q1 {fmt_rate(q.q1)} (of {q.m1})"
+            if q.q0 is not None and q.q1 is not None
+            else f"q0 {fmt_rate(q.q0)}, q1 {fmt_rate(q.q1)}"
+        )
+        note = f"unreliable: {q.unreliable_reason}" if q.unreliable else ""
+        rows.append(
+            [
+                c.criterion,
+                c.fingerprint[:12],
+                f"{c.observed:.3f} ({c.passed}/{c.decided})",
+                corrected,
+                bounds,
+                errors,
+                note,
+            ]
+        )
+    return rows
+
+
+CORRECTED_HEADER = (
+    "criterion",
+    "judge",
+    "judge's pass share",
+    "corrected pass rate [interval]",
+    "bounds under undecided",
+    "judge's error rates",
+    "note",
+)
+"""The corrected-pass-rate table's columns, the same in Markdown and HTML."""
+
+
+def fmt_estimate(value: float | None, low: float | None, high: float | None, reason: str | None) -> str:
+    """``0.738 [0.614, 0.866]``, ``0.738`` without an interval, or ``undefined: REASON``."""
+    if value is None:
+        return f"undefined: {reason}" if reason else "undefined"
+    if low is None or high is None:
+        return f"{value:.3f}"
+    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
+
+
+def _corrected_section(report: RunReport) -> list[str]:
+    if not report.corrected:
+        return []
+    out = ["## Judged criteria corrected for the judge's errors", ""]
+    out.append(
+        "Each judged criterion whose judge fingerprint has a calibration record: the judge's pass share, "
+        "and the pass rate corrected for its misses and false alarms (Lee et al., adjusted Wald interval "
+        "carrying both the test and the calibration uncertainty); the bounds put every undecided check "
+        "at fail, then at pass."
+    )
+    out.append("")
+    out.extend(_table(CORRECTED_HEADER, corrected_rows(report)))
+    out.append("")
+    return out
 
 
 def _undecided_section(report: RunReport) -> list[str]:

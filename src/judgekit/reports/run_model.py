@@ -41,6 +41,8 @@ from typing import Literal
 import numpy as np
 from pydantic import Field
 
+from judgekit.calibration.corrected import CriterionCorrection, corrected_criterion_rates
+from judgekit.calibration.records import CalibrationRecord
 from judgekit.errors import Problem
 from judgekit.reports.retirement import (
     DEFAULT_MIN_TRIALS,
@@ -313,6 +315,9 @@ class RunReport(FrozenModel):
         severities: Per severity.
         failures: Failure categories, most frequent first.
         retirement: Retirement advice.
+        corrected: Per judged criterion whose judge has a calibration record (when records were given):
+            the judge's observed pass share and the pass rate corrected for its misses and false alarms
+            (Lee et al.), with its interval and its bounds under the undecided checks; empty otherwise.
         problems: Problems found in the input, as ``file:line: message`` texts (the rest is still
             reported).
         notes: Things the reader should know about the numbers (mixed graders, excluded tasks).
@@ -332,6 +337,7 @@ class RunReport(FrozenModel):
     severities: tuple[GroupSummary, ...]
     failures: tuple[FailureRow, ...]
     retirement: RetirementAdvice
+    corrected: tuple[CriterionCorrection, ...] = ()
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = Field(default_factory=tuple)
 
@@ -625,6 +631,7 @@ def build_run_report(
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None = None,
     splits: Mapping[str, str] | None = None,
+    calibration_records: Sequence[CalibrationRecord] = (),
 ) -> RunReport:
     """Compute the report of one run.
 
@@ -650,6 +657,9 @@ def build_run_report(
             are left out and listed, version mismatches are noted.
         splits: Case id to its split (``capability``, ``regression``, ``holdout``) from the case set; a case
             with a ``capability`` or ``regression`` split goes to that suite whatever its slice.
+        calibration_records: Calibration records (:func:`judgekit.calibration.records.load_records`); each
+            judged criterion whose judge fingerprint has one gets a corrected pass rate in ``corrected``
+            (:func:`judgekit.calibration.corrected.corrected_criterion_rates`).
 
     Returns:
         The report.
@@ -670,6 +680,7 @@ def build_run_report(
             regression_slices=regression_slices,
             known_cases=known_cases,
             splits=splits or {},
+            calibration_records=calibration_records,
         )
 
 
@@ -684,6 +695,7 @@ def _build_run_report(
     regression_slices: Iterable[str],
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None,
     splits: Mapping[str, str],
+    calibration_records: Sequence[CalibrationRecord] = (),
 ) -> RunReport:
     problems: list[str] = [str(p) for p in results.problems]
     notes: list[str] = []
@@ -853,6 +865,7 @@ def _build_run_report(
             required_releases=retire_after,
             min_trials=retire_min_trials,
         ),
+        corrected=tuple(corrected_criterion_rates(lines, calibration_records)) if calibration_records else (),
         problems=tuple(problems),
         notes=tuple(notes),
     )
