@@ -105,3 +105,27 @@ def test_base_rate_without_failing_labels_is_undefined():
     b = consensus_base_rate(rep)
     assert b.value is None
     assert b.undefined_reason == "the scale declares no failing labels"
+
+
+def test_without_failing_labels_kappa_is_read_against_the_consensus_shares(csv_bytes):
+    from judgekit.calibration.gate import TrustPolicy
+    from judgekit.calibration.labels import parse_scale_option
+    from judgekit.calibration.pipeline import run_calibration
+    from judgekit.reports.calibration_report import base_rate_text
+
+    labels = ["A"] * 6 + ["B"] * 3 + ["tie"] * 3
+    rows = [(f"p{k}", "", r, labels[k]) for k in range(12) for r in ("e1", "e2", "e3", "judge")]
+    scale = parse_scale_option("pairwise")
+    table = parse_labels(csv_bytes(rows), source=Path("pw.csv"), scale=scale)
+    rep = compute_agreement(table, judge="judge", experts=["e1", "e2", "e3"], resamples=50)
+    ceiling = human_ceiling(rep, resamples=50, seed=0)
+    assert ceiling.consensus_shares == {"A": 0.5, "B": 0.25, "tie": 0.25}
+    result = run_calibration(
+        table,
+        judge="judge",
+        experts=["e1", "e2", "e3"],
+        policy=TrustPolicy(),
+        fingerprint=None,
+        label_name="pw.csv",
+    )
+    assert base_rate_text(result) == "consensus shares A 0.500, B 0.250, tie 0.250"

@@ -25,6 +25,7 @@ from collections.abc import Callable, Sequence
 from typing import Literal
 
 import numpy as np
+from pydantic import Field
 
 from judgekit.calibration.agreement import (
     ABSTAIN,
@@ -41,7 +42,7 @@ from judgekit.calibration.agreement import (
 )
 from judgekit.verdict import FrozenModel
 
-__all__ = ["CeilingMetric", "HumanCeiling", "consensus_base_rate", "human_ceiling"]
+__all__ = ["CeilingMetric", "HumanCeiling", "consensus_base_rate", "consensus_shares", "human_ceiling"]
 
 CeilingMetric = Literal["percent_agreement", "cohen_kappa", "gwet_ac1"]
 _Formula = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
@@ -58,6 +59,10 @@ class HumanCeiling(FrozenModel):
             is a paired case bootstrap (the same resamples for both means).
         base_rate: Share of failing labels in the experts' consensus (Wilson interval); undefined when
             the scale declares no failing label.
+        consensus_shares: Each scale value's share of the items with a substantive expert consensus, in
+            scale order (sums to 1; empty when no item has one). Kappa's chance term comes from these, so
+            on a scale without failing labels (pairwise A/B/tie, ordinal ratings) they are what kappa is
+            read against.
     """
 
     metric: CeilingMetric
@@ -65,6 +70,16 @@ class HumanCeiling(FrozenModel):
     experts: Estimate
     difference: Estimate
     base_rate: Estimate
+    consensus_shares: dict[str, float] = Field(default_factory=dict)
+
+
+def consensus_shares(report: AgreementReport) -> dict[str, float]:
+    """Each scale value's share of the items whose expert consensus is substantive (scale order)."""
+    scale = report.scale
+    decided = [r.consensus for r in report.items if r.consensus is not None and r.consensus != scale.abstain]
+    if not decided:
+        return {}
+    return {v: sum(1 for c in decided if c == v) / len(decided) for v in scale.values}
 
 
 def consensus_base_rate(report: AgreementReport) -> Estimate:
@@ -182,6 +197,7 @@ def human_ceiling(
             experts=undefined(reason),
             difference=undefined(reason),
             base_rate=base_rate,
+            consensus_shares=consensus_shares(report),
         )
 
     def code(label: str | None) -> int:
@@ -235,4 +251,5 @@ def human_ceiling(
         experts=out["experts"],
         difference=out["difference"],
         base_rate=base_rate,
+        consensus_shares=consensus_shares(report),
     )

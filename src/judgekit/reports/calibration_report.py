@@ -95,6 +95,9 @@ def base_rate_text(result: CalibrationResult) -> str:
     if ceiling is None:
         return "consensus base rate not computed"
     b = ceiling.base_rate
+    if b.value is None and ceiling.consensus_shares:  # no failing labels: the class shares kappa reads
+        shares = ", ".join(f"{v} {share:.3f}" for v, share in ceiling.consensus_shares.items())
+        return f"consensus shares {shares}"
     if b.value is None:
         return f"consensus base rate undefined: {b.undefined_reason}"
     return f"consensus base rate {b.value:.3f}"
