@@ -88,11 +88,39 @@ def test_every_setting_reaches_the_judge() -> None:
         "samples",
         "structured_output",
         "max_cost",
+        "input_cost_per_token",
+        "output_cost_per_token",
         "cache",
         "timeout",
         "retries",
         "backoff",
     }
+
+
+def test_a_price_prices_the_judge_without_changing_its_fingerprint(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-price-0123456789")
+    common = {
+        "rubric": "honest-reporting",
+        "cassette": None,
+        "mode": "off",
+        "api_base": "http://127.0.0.1:9/v1",  # a self-hosted judge litellm has no price for (never called)
+        "max_cost": None,
+        "temperature": None,
+        "samples": None,
+        "concurrency": 1,
+        "records": tmp_path,
+    }
+    plain = build_rubric_grader("openai/custom-judge", **common)
+    priced = build_rubric_grader(
+        "openai/custom-judge", **common, input_cost_per_token=3e-6, output_cost_per_token=2e-5
+    )
+    assert priced.fingerprint == plain.fingerprint
+    assert (priced.client.settings.input_cost_per_token, priced.client.settings.output_cost_per_token) == (
+        3e-6,
+        2e-5,
+    )
 
 
 def test_the_example_judge_file_is_the_judge_the_demo_calibrates(tmp_path: Path) -> None:

@@ -53,6 +53,9 @@ def test_url_keeps_its_harmless_parts():
         ("monkey", False),
         ("tokenizer", False),
         ("temperature", False),
+        ("judge.input_cost_per_token", False),  # a price, shown by judgekit config
+        ("output_cost_per_token", False),
+        ("refresh_token", True),
     ],
 )
 def test_secret_names(name, secret):

@@ -13,6 +13,8 @@ pytest plugin)::
       samples: 1
       structured_output: "off"       # auto, json_schema or off
       max_cost: 5.0                  # US dollars
+      input_cost_per_token: 0.0000005   # US dollars per prompt token, for a model litellm cannot price
+      output_cost_per_token: 0.0000015  # per completion token (give both or neither)
       cache: replay                  # record, replay or off (with a cassette)
       timeout: 60                    # seconds one judge attempt may take
       retries: 4                     # retries on 408, 409, 429, 5xx, 529, connection errors, timeouts
@@ -20,11 +22,11 @@ pytest plugin)::
     record:                          # free-form values recorded with the run
       ticket: EVAL-123
 
-Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost``, ``cache`` and the
-transport settings ``timeout``, ``retries`` and ``backoff``): change one and the judge is uncalibrated
-again. Transport settings never change a verdict, so changing a timeout never costs the judge its trust.
-The judge's trust comes from calibration records through :class:`~judgekit.calibration.trust.TrustBook`,
-the one trust function.
+Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost``, the prices, ``cache``
+and the transport settings ``timeout``, ``retries`` and ``backoff``): change one and the judge is
+uncalibrated again. Transport settings never change a verdict, so changing a timeout never costs the
+judge its trust. The judge's trust comes from calibration records through
+:class:`~judgekit.calibration.trust.TrustBook`, the one trust function.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "samples",
     "structured_output",
     "max_cost",
+    "input_cost_per_token",
+    "output_cost_per_token",
     "cache",
     "timeout",
     "retries",
@@ -123,6 +127,8 @@ def build_rubric_grader(
     retries: int | None = None,
     backoff: float | None = None,
     cascade: CascadeRouting | None = None,
+    input_cost_per_token: float | None = None,
+    output_cost_per_token: float | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -147,6 +153,9 @@ def build_rubric_grader(
         backoff: First backoff ceiling in seconds (``None``: the client's default, 1.0). None of the
             three enters the fingerprint.
         cascade: Route criteria through a judge cascade whose first stage is this grader (``None``: none).
+        input_cost_per_token: Price in US dollars per prompt token, replacing litellm's (``None``: litellm's
+            price, or unknown for a model it does not price). Give both prices or neither.
+        output_cost_per_token: Price per completion token.
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -182,6 +191,17 @@ def build_rubric_grader(
             "fix the configuration or the option",
             exit_code=2,
         ) from None
+    if (input_cost_per_token is None) != (output_cost_per_token is None):
+        given, missing = (
+            ("input_cost_per_token", "output_cost_per_token")
+            if output_cost_per_token is None
+            else ("output_cost_per_token", "input_cost_per_token")
+        )
+        raise JudgekitError(
+            f"judge setting {given} is set but {missing} is not: give both prices (US dollars per token) "
+            "or neither",
+            exit_code=2,
+        )
     transport: dict[str, Any] = {
         name: value
         for name, value in (("timeout", timeout), ("max_retries", retries), ("backoff_base", backoff))
@@ -189,7 +209,12 @@ def build_rubric_grader(
     }
     try:
         client_settings = ClientSettings(
-            api_base=api_base, concurrency=max(1, concurrency), max_cost=max_cost, **transport
+            api_base=api_base,
+            concurrency=max(1, concurrency),
+            max_cost=max_cost,
+            input_cost_per_token=input_cost_per_token,
+            output_cost_per_token=output_cost_per_token,
+            **transport,
         )
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]

@@ -132,7 +132,12 @@ class ResultLine(FrozenModel):
             contents), secrets removed.
         judgekit_version: The judgekit version that graded the trial.
         source: Where the transcript came from, when it came from a file.
-        cost_usd: Judge cost of grading this trial in US dollars (0 when no judge ran; ``None`` unknown).
+        cost_usd: Judge cost of grading this trial in US dollars: the sum over its judgments (0 when no
+            judge ran or every reply was replayed from the cassette); ``None`` when any judgment's price
+            is unknown (never a partial sum), with ``cost_unknown_reason`` saying why.
+        cost_unknown_reason: Why ``cost_usd`` is ``None`` (``litellm has no price for model ...; set
+            input_cost_per_token and output_cost_per_token``); ``None`` when the cost is known or was not
+            recorded (lines written before judgekit recorded it).
         duration_s: Wall time of grading this trial in seconds.
         provenance: How the result was produced (method, seed, versions, case-set revision, thresholds),
             when the grader recorded it.
@@ -156,6 +161,7 @@ class ResultLine(FrozenModel):
     judgekit_version: str
     source: TrialSource | None = None
     cost_usd: float | None = None
+    cost_unknown_reason: str | None = None
     duration_s: float | None = None
     provenance: Provenance | None = None
 
@@ -190,6 +196,7 @@ def make_result_line(
     grading: Mapping[str, JsonValue] | None = None,
     source: TrialSource | None = None,
     cost_usd: float | None = None,
+    cost_unknown_reason: str | None = None,
     duration_s: float | None = None,
     provenance: Provenance | None = None,
 ) -> ResultLine:
@@ -205,6 +212,8 @@ def make_result_line(
         grading: judgekit's configuration for the run.
         source: Where the transcript came from.
         cost_usd: Judge cost of this trial; when omitted, the grade's own ``metadata["cost_usd"]``.
+        cost_unknown_reason: Why the cost is unknown; when omitted, the grade's own
+            ``metadata["cost_unknown_reason"]`` (only when ``cost_usd`` is unknown too).
         duration_s: Grading wall time of this trial.
         provenance: The run's provenance (see :func:`judgekit.provenance.collect_provenance`).
 
@@ -216,6 +225,8 @@ def make_result_line(
     counted = meta.get("untrusted_verdicts", ())
     if cost_usd is None and isinstance(meta.get("cost_usd"), int | float):
         cost_usd = float(meta["cost_usd"])
+    if cost_usd is None and cost_unknown_reason is None and isinstance(meta.get("cost_unknown_reason"), str):
+        cost_unknown_reason = meta["cost_unknown_reason"]
     policy = meta.get("untrusted_policy")
     return ResultLine(
         schema_version=SCHEMA_VERSION,
@@ -236,6 +247,7 @@ def make_result_line(
         judgekit_version=__version__,
         source=source,
         cost_usd=cost_usd,
+        cost_unknown_reason=cost_unknown_reason if cost_usd is None else None,
         duration_s=duration_s,
         provenance=provenance,
     )

@@ -171,7 +171,10 @@ class RunSummary:
         grader_errors: Trials whose grader raised (counted in ``verdicts[error]`` too).
         untrusted_verdicts: Checks of this invocation's trials whose verdict counted although their judge
             is untrusted (only under ``--untrusted count`` or ``fail_only``).
-        cost_usd: Judge cost of this invocation.
+        cost_usd: Judge cost of this invocation's trials whose cost is known, in US dollars (a partial
+            total when ``unpriced_trials`` > 0: say so, never show it alone).
+        unpriced_trials: Trials of this invocation whose judge cost is unknown (an unpriced model).
+        cost_unknown_reason: Why, from the first such trial; ``None`` when every cost is known.
         seconds: Wall time of the grading phase.
         problems: Input problems from planning.
         dropped_line: A truncated last line cut off before resuming.
@@ -188,6 +191,8 @@ class RunSummary:
     seconds: float
     problems: list[Problem]
     dropped_line: int | None = None
+    unpriced_trials: int = 0
+    cost_unknown_reason: str | None = None
 
 
 # --------------------------------------------------------------------------- planning
@@ -554,6 +559,8 @@ async def run_trials(
 
         grading_data.setdefault(HOLDOUT_GRADING_KEY, list(plan.holdouts))
     spent = 0.0
+    unpriced = 0
+    unknown_reason: str | None = None
     untrusted_count = 0
     started = clock()
     if progress is not None:
@@ -566,7 +573,7 @@ async def run_trials(
         with LineAppender(out, fsync=fsync) as appender:
 
             async def worker() -> None:
-                nonlocal errors, spent, untrusted_count
+                nonlocal errors, spent, untrusted_count, unpriced, unknown_reason
                 while True:
                     try:
                         trial = queue.get_nowait()
@@ -595,6 +602,9 @@ async def run_trials(
                     appender.write_line(dump_result_line(line, redactor))
                     verdicts[line.verdict] += 1
                     spent += line.cost_usd or 0.0
+                    if line.cost_usd is None and line.cost_unknown_reason is not None:
+                        unpriced += 1
+                        unknown_reason = unknown_reason or line.cost_unknown_reason
                     untrusted_count += line.untrusted_verdicts
                     if progress is not None:
                         progress.advance(line, spent)
@@ -622,6 +632,8 @@ async def run_trials(
         seconds=clock() - started,
         problems=plan.problems,
         dropped_line=state.dropped_line,
+        unpriced_trials=unpriced,
+        cost_unknown_reason=unknown_reason,
     )
 
 

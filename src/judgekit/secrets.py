@@ -117,10 +117,10 @@ def is_secret_name(name: str) -> bool:
     """True when a field or environment variable name says its value is a credential.
 
     ``OPENAI_API_KEY``, ``api_key``, ``Authorization``, ``GITHUB_TOKEN``, ``db_password`` are; ``max_tokens``,
-    ``prompt_tokens`` and ``keyboard`` are not.
+    ``prompt_tokens``, prices such as ``input_cost_per_token`` and ``keyboard`` are not.
     """
     lowered = name.lower()
-    if lowered in _NOT_SECRET_NAMES or lowered.endswith("_tokens"):
+    if lowered in _NOT_SECRET_NAMES or lowered.endswith(("_tokens", "cost_per_token")):
         return False
     return bool(_SECRET_NAME.search(lowered))
 

@@ -84,6 +84,10 @@ class JudgeSettings(BaseModel):
         retries: Retries after a judge request's first attempt (0 to :data:`JUDGE_RETRIES_MAX`).
         backoff: First backoff ceiling in seconds (> 0, at most :data:`JUDGE_BACKOFF_MAX_S`), doubled
             on each retry.
+        input_cost_per_token: The judge's price in US dollars per prompt token (>= 0), for a model litellm
+            has no price for (a self-hosted or custom name); with ``output_cost_per_token`` it replaces
+            litellm's price. Not part of the judge's fingerprint: a price never changes a verdict.
+        output_cost_per_token: The price per completion token (>= 0); give both or neither.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -95,6 +99,8 @@ class JudgeSettings(BaseModel):
     samples: int | None = Field(default=None, ge=1, le=99)
     structured_output: Literal["auto", "json_schema", "off"] | None = None
     max_cost: float | None = Field(default=None, ge=0.0)
+    input_cost_per_token: float | None = Field(default=None, ge=0.0)
+    output_cost_per_token: float | None = Field(default=None, ge=0.0)
     cache: Literal["record", "replay", "off"] | None = None
     cassette: Path | None = None
     timeout: float | None = Field(None, gt=0, le=JUDGE_TIMEOUT_MAX_S, strict=True, allow_inf_nan=False)
@@ -140,6 +146,8 @@ DEFAULTS: dict[str, Any] = {
     "judge.samples": None,
     "judge.structured_output": None,
     "judge.max_cost": None,
+    "judge.input_cost_per_token": None,
+    "judge.output_cost_per_token": None,
     "judge.cache": None,
     "judge.cassette": None,
     "judge.timeout": None,

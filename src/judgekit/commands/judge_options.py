@@ -388,6 +388,8 @@ def setup_judge(
                 retries=effective.value("judge.retries"),
                 backoff=effective.value("judge.backoff"),
                 cascade=routing,
+                input_cost_per_token=effective.value("judge.input_cost_per_token"),
+                output_cost_per_token=effective.value("judge.output_cost_per_token"),
             )
 
         grader = build(model, _cascade_routing(flags.cascade, model, build) if flags.cascade else None)

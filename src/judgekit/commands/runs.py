@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from judgekit.reports.run_gate import Threshold
     from judgekit.reports.run_model import RunReport
     from judgekit.results import ResultLine
+    from judgekit.runner import RunSummary
 
 __all__ = ["register"]
 
@@ -422,7 +423,7 @@ def grade(  # noqa: PLR0917 - typer options
             f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
             + (f" ({counts})" if counts else "")
             + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
-            + (f"; judge cost ${summary.cost_usd:.4f}" if rubric_grader is not None else "")
+            + (f"; {_cost_text(summary)}" if rubric_grader is not None else "")
             + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
             + f" -> {out}"
         )
@@ -481,7 +482,10 @@ def grade(  # noqa: PLR0917 - typer options
                 "verdicts": {v.value: summary.verdicts.get(v, 0) for v in Verdict},
                 "errors": summary.verdicts.get(Verdict.ERROR, 0),
                 "grader_errors": summary.grader_errors,
-                "cost_usd": summary.cost_usd,
+                "cost_usd": summary.cost_usd if not summary.unpriced_trials else None,
+                "cost_known_usd": summary.cost_usd,
+                "unpriced_trials": summary.unpriced_trials,
+                "cost_unknown_reason": summary.cost_unknown_reason,
                 "judge": judge,
                 "trials_in_results": run_report.run.trials,
                 "undecided_policy": run_report.undecided_policy,
@@ -1051,4 +1055,14 @@ def import_anthropic(  # noqa: PLR0917 - typer options
         kind="Anthropic messages",
         source_format="anthropic-messages",
         output=output,
+    )
+
+
+def _cost_text(summary: RunSummary) -> str:
+    """The judge cost of a run for people: dollars, or unknown with why (never a fake $0.0000)."""
+    if not summary.unpriced_trials:
+        return f"judge cost ${summary.cost_usd:.4f}"
+    known = summary.graded - summary.unpriced_trials
+    return f"judge cost unknown for {summary.unpriced_trials} trial(s) ({summary.cost_unknown_reason})" + (
+        f", ${summary.cost_usd:.4f} for the other {known}" if known else ""
     )

@@ -396,9 +396,10 @@ class LayeredGrader:
         """Grade one trial on every enabled layer, settled by the grading contract."""
         import asyncio
 
+        from judgekit.graders.rubric import JudgmentCost
         from judgekit.io.otel import lost_by
 
-        cost: float | None = 0.0
+        cost = JudgmentCost()
         if self.rubric is None:
             checks = self.checks(case, transcript)
         elif self.executor is not None:
@@ -415,7 +416,9 @@ class LayeredGrader:
         result = combine(
             case, transcript.trial, checks, untrusted=self.untrusted, grounding=self.grounding is not None
         )
-        metadata = {**result.metadata, "cost_usd": cost}
+        metadata = {**result.metadata, "cost_usd": cost.usd}
+        if cost.unknown_reason is not None:
+            metadata["cost_unknown_reason"] = cost.unknown_reason
         if self.rubric is not None:
             metadata["judge"] = {"fingerprint": self.rubric.fingerprint, "label": self.rubric.label}
         return result.model_copy(update={"metadata": metadata})

@@ -31,9 +31,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from pydantic import JsonValue
+
 from judgekit.graders.contract import GraderSpec, Layer, make_check
 from judgekit.judges.cascade import HUMAN, Cascade, Route, RouteStep
-from judgekit.judges.client import JudgeClient
+from judgekit.judges.client import CallResult, JudgeClient
 from judgekit.judges.fingerprint import Fingerprint, judge_fingerprint
 from judgekit.judges.parse import (
     ParsedVerdict,
@@ -51,7 +53,15 @@ if TYPE_CHECKING:
     from judgekit.cases import Case
     from judgekit.transcript import Transcript
 
-__all__ = ["CASE_CRITERIA_VERSION", "LAYER", "CascadeRouting", "RubricGrader", "TrustLookup", "case_criteria"]
+__all__ = [
+    "CASE_CRITERIA_VERSION",
+    "LAYER",
+    "CascadeRouting",
+    "JudgmentCost",
+    "RubricGrader",
+    "TrustLookup",
+    "case_criteria",
+]
 
 LAYER = Layer.RUBRIC.value
 
@@ -245,7 +255,7 @@ class RubricGrader:
 
     async def _judge(
         self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
-    ) -> tuple[SampledVerdict, float | None]:
+    ) -> tuple[SampledVerdict, JudgmentCost]:
         from judgekit.judges.sandbox import TemplateLimitError, TemplateRenderError
 
         try:
@@ -254,16 +264,16 @@ class RubricGrader:
             # A limit the trial's own text reached (an agent's 8-million-character reply) is this trial's
             # error, not the run's: the other trials and the other layers go on.
             failed = ParsedVerdict(verdict=Verdict.ERROR, reason="prompt_render_failure", detail=exc.message)
-            return reduce_samples([failed]), None
+            return reduce_samples([failed]), JudgmentCost()
         menu = self.rubric.verdict
         schema = verdict_json_schema(menu.options, menu.max_quotes)
 
-        costs: list[float | None] = []
+        costs: list[JudgmentCost] = []
 
         async def one(sample: int) -> ParsedVerdict:
             request = self.client.build_request(prompt.messages, schema=schema, sample=sample)
             result = await self.client.complete(request, item=f"{item}/sample {sample}")
-            costs.append(result.cost)
+            costs.append(JudgmentCost.of_call(result))
             if result.error is not None:
                 return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)
             return parse_verdict(
@@ -288,12 +298,13 @@ class RubricGrader:
 
     async def assess(
         self, case: Case | None, transcript: Transcript
-    ) -> tuple[list[CheckResult], float | None]:
-        """:meth:`grade`, and what the judge calls of this trial cost in US dollars.
+    ) -> tuple[list[CheckResult], JudgmentCost]:
+        """:meth:`grade`, and what the judge calls of this trial cost.
 
         Returns:
-            ``(checks, cost)``; the cost is 0.0 when every reply came from the cassette and ``None`` when a
-            call's price is unknown (the model is not in litellm's price map and no override was given).
+            ``(checks, cost)``; the cost's ``usd`` is 0.0 when every reply came from the cassette and
+            ``None`` when a call's price is unknown (the model is not in litellm's price map and no
+            override was given), with ``unknown_reason`` saying so.
         """
         criteria, skipped = self.criteria_for(case)
         transcript_text = render_transcript(transcript)
@@ -316,11 +327,16 @@ class RubricGrader:
         transcript: Transcript,
         *,
         item: str,
-    ) -> tuple[CheckResult, float | None]:
-        """One criterion's check: judged by this grader, or routed through the cascade when there is one."""
+    ) -> tuple[CheckResult, JudgmentCost]:
+        """One criterion's check: judged by this grader, or routed through the cascade when there is one.
+
+        The check's judge note (the ``note`` evidence with ``fingerprint``) carries ``data.cost``: what
+        every call made for this criterion cost, over samples and cascade stages.
+        """
         sampled, cost = await self._judge(criterion, transcript_text, case_facts, item=item)
         if self.cascade is None:
-            return self._check(criterion, sampled, transcript, self.trust_status(criterion.id)), cost
+            check = self._check(criterion, sampled, transcript, self.trust_status(criterion.id))
+            return _with_cost(check, cost), cost
         costs = [cost]
         graders = (self, *self.cascade.escalate_to)
         tried: list[RouteStep] = []
@@ -336,9 +352,9 @@ class RubricGrader:
             if i:
                 check = grader._check(criterion, sampled, transcript, grader.trust_status(criterion.id))
             if kept:
-                return _with_route(check, Route(tried=tuple(tried), decided_by=stage.name)), _total_cost(
-                    costs
-                )
+                total = _total_cost(costs)
+                routed = _with_route(check, Route(tried=tuple(tried), decided_by=stage.name))
+                return _with_cost(routed, total), total
         last = tried[-1]
         if last.confidence is None:
             why = f"stage {last.stage} gave no pass or fail verdict"
@@ -359,7 +375,8 @@ class RubricGrader:
             trust_reason=check.trust_reason,
             weight=criterion.weight,
         )
-        return _with_route(human, Route(tried=tuple(tried), decided_by=HUMAN)), _total_cost(costs)
+        total = _total_cost(costs)
+        return _with_cost(_with_route(human, Route(tried=tuple(tried), decided_by=HUMAN)), total), total
 
     def _check(
         self, criterion: Criterion, sampled: SampledVerdict, transcript: Transcript, trust: TrustDecision
@@ -422,10 +439,72 @@ def _with_route(check: CheckResult, route: Route) -> CheckResult:
     return check.model_copy(update={"evidence": (*check.evidence, note)})
 
 
-def _total_cost(costs: Sequence[float | None]) -> float | None:
-    """The sum of known costs in US dollars, or ``None`` when any one is unknown (never a partial sum)."""
-    known = [c for c in costs if c is not None]
-    return sum(known) if len(known) == len(costs) else None
+@dataclass(frozen=True)
+class JudgmentCost:
+    """What judge calls cost: tokens, US dollars, and why the dollars are unknown when they are.
+
+    Attributes:
+        calls: Judge replies counted (provider replies and replayed ones; failed calls are not counted:
+            they report no usage).
+        prompt_tokens: Prompt tokens of those replies (a replayed reply's as recorded in the cassette).
+        completion_tokens: Completion tokens of those replies.
+        usd: Cost in US dollars of those replies; 0.0 for replies replayed from the cassette (they cost
+            nothing now) and when no call was made; ``None`` when any reply's price is unknown (never a
+            partial sum).
+        unknown_reason: Why ``usd`` is ``None`` (``litellm has no price for model ...``); else ``None``.
+        replayed: How many of ``calls`` came from the cassette.
+    """
+
+    calls: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usd: float | None = 0.0
+    unknown_reason: str | None = None
+    replayed: int = 0
+
+    @classmethod
+    def of_call(cls, result: CallResult) -> JudgmentCost:
+        """The cost of one call's result (a failed call counts nothing: no reply, no usage)."""
+        if result.error is not None:
+            return cls()
+        if result.cost is None:
+            reason = result.cost_unknown_reason or "the judge reply has no cost"
+            return cls(1, result.prompt_tokens, result.completion_tokens, None, reason, int(result.cached))
+        return cls(1, result.prompt_tokens, result.completion_tokens, result.cost, None, int(result.cached))
+
+    def as_data(self) -> dict[str, JsonValue]:
+        """A JSON-ready copy (the ``cost`` of a judge note's data)."""
+        return {
+            "calls": self.calls,
+            "prompt_tokens": self.prompt_tokens,
+            "completion_tokens": self.completion_tokens,
+            "usd": self.usd,
+            "unknown_reason": self.unknown_reason,
+            "replayed": self.replayed,
+        }
+
+
+def _total_cost(costs: Sequence[JudgmentCost]) -> JudgmentCost:
+    """The sum of ``costs``: tokens and calls add; the dollars are unknown when any one is (never partial)."""
+    unknown = next((c.unknown_reason or "unknown cost" for c in costs if c.usd is None), None)
+    return JudgmentCost(
+        calls=sum(c.calls for c in costs),
+        prompt_tokens=sum(c.prompt_tokens for c in costs),
+        completion_tokens=sum(c.completion_tokens for c in costs),
+        usd=None if unknown is not None else sum(c.usd or 0.0 for c in costs),
+        unknown_reason=unknown,
+        replayed=sum(c.replayed for c in costs),
+    )
+
+
+def _with_cost(check: CheckResult, cost: JudgmentCost) -> CheckResult:
+    """The check with ``cost`` in the data of its judge note (the ``note`` evidence with ``fingerprint``)."""
+    evidence = list(check.evidence)
+    for i, item in enumerate(evidence):
+        if item.kind == "note" and isinstance(item.data, dict) and "fingerprint" in item.data:
+            evidence[i] = item.model_copy(update={"data": {**item.data, "cost": cost.as_data()}})
+            break
+    return check.model_copy(update={"evidence": tuple(evidence)})
 
 
 def _reason(verdict: Verdict, sampled: SampledVerdict, chosen: ParsedVerdict | None) -> str:

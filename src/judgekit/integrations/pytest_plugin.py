@@ -438,6 +438,8 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
         timeout=judge.get("timeout"),
         retries=judge.get("retries"),
         backoff=judge.get("backoff"),
+        input_cost_per_token=judge.get("input_cost_per_token"),
+        output_cost_per_token=judge.get("output_cost_per_token"),
         concurrency=8,
         records=Path(records) if records is not None else config.rootpath / "calibration" / "records",
     )

@@ -165,7 +165,10 @@ class CallResult(FrozenModel):
         refusal: The provider's ``message.refusal`` text (API keys masked), or ``None`` when it set none.
         prompt_tokens: Prompt tokens reported (0 when unknown or failed).
         completion_tokens: Completion tokens reported.
-        cost: Cost in USD of this call (0.0 for a cassette hit); ``None`` when the model has no price.
+        cost: Cost in USD of this call (0.0 for a cassette hit: a replayed reply costs nothing now);
+            ``None`` when the model has no price.
+        cost_unknown_reason: Why ``cost`` is ``None`` for a reply the provider sent (litellm has no price
+            for the model); ``None`` when the cost is known or no reply came.
         cached: True when the reply came from the cassette.
         attempts: HTTP attempts made (0 for a cassette hit or a call that never started).
         error: ``None`` on success; else ``provider_error``, ``budget_exhausted`` or ``cassette_miss``.
@@ -179,6 +182,7 @@ class CallResult(FrozenModel):
     prompt_tokens: int = 0
     completion_tokens: int = 0
     cost: float | None = None
+    cost_unknown_reason: str | None = None
     cached: bool = False
     attempts: int = 0
     error: str | None = None
@@ -668,6 +672,7 @@ class JudgeClient:
         prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
         completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
         cost = self._cost(response, prompt_tokens, completion_tokens)
+        unknown_reason = None if cost is not None else self.unpriced_reason()
         self.usage.completed += 1
         self.usage.prompt_tokens += prompt_tokens
         self.usage.completion_tokens += completion_tokens
@@ -682,8 +687,16 @@ class JudgeClient:
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
             cost=cost,
+            cost_unknown_reason=unknown_reason,
             attempts=attempts,
             latency_s=time.perf_counter() - started,
+        )
+
+    def unpriced_reason(self) -> str:
+        """Why a reply of this client's model has no cost: what the user sees and what to do."""
+        return (
+            f"litellm has no price for model {self.params.model}; set judge.input_cost_per_token and "
+            "judge.output_cost_per_token (US dollars per token) in the run or project configuration"
         )
 
     def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float | None:

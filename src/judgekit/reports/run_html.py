@@ -13,12 +13,15 @@ from pathlib import Path
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_markdown import (
     CORRECTED_HEADER,
+    COST_HEADER,
     corrected_rows,
+    cost_rows,
     counted_label,
     fmt_interval,
     fmt_k,
     fmt_rate,
     policy_text,
+    run_cost_text,
     undecided_case_rows,
 )
 from judgekit.reports.run_model import GroupSummary, RunReport
@@ -157,6 +160,10 @@ def render_run_html(report: RunReport) -> str:
         report=report,
         corrected_header=CORRECTED_HEADER,
         corrected_rows=corrected_rows(report),
+        cost_header=COST_HEADER,
+        cost_by_case=cost_rows(report, "case"),
+        cost_by_criterion=cost_rows(report, "criterion"),
+        run_cost=run_cost_text(report) if report.run.cost_usd is not None else None,
         retirement=_blocks(retirement_lines(report.retirement)),
         undecided_trials=sum(r.undecided for r in report.undecided_cases),
         undecided_shown=shown,

@@ -12,8 +12,10 @@ from judgekit.verdict import Verdict
 
 __all__ = [
     "CORRECTED_HEADER",
+    "COST_HEADER",
     "UNDECIDED_CASES_SHOWN",
     "corrected_rows",
+    "cost_rows",
     "counted_label",
     "fmt_bounds",
     "fmt_estimate",
@@ -23,6 +25,7 @@ __all__ = [
     "policy_text",
     "render_comparison_markdown",
     "render_run_markdown",
+    "run_cost_text",
     "undecided_case_rows",
 ]
 
@@ -194,7 +197,7 @@ def render_run_markdown(report: RunReport) -> str:
         f"- Judge fingerprints: {len(run.judge_fingerprints) or 'none (no judge layer)'}",
     ]
     if run.cost_usd is not None:
-        meta.append(f"- Judge cost: ${run.cost_usd:.4f}")
+        meta.append(f"- Judge cost: {run_cost_text(report)}")
     meta.append(
         f"- Verdicts resting on untrusted judges: {run.untrusted_verdicts} in {run.trials_with_untrusted} "
         f"trial(s) (untrusted policy: {', '.join(run.untrusted_policies) or 'n/a'})"
@@ -262,6 +265,7 @@ def render_run_markdown(report: RunReport) -> str:
     else:
         out.append("No failed checks.")
     out.append("")
+    out.extend(_cost_section(report))
     out.extend(_corrected_section(report))
     out.append("## Retirement suggestions")
     out.append("")
@@ -274,6 +278,59 @@ def render_run_markdown(report: RunReport) -> str:
         out.extend(f"- {_escape(n)}" for n in report.notes)
         out.append("")
     return "\n".join(out)
+
+
+def fmt_usd(usd: float | None, unpriced: int) -> str:
+    """A cost for people: ``$0.001260``, or ``unknown (N unpriced)`` (never a fake $0)."""
+    return f"unknown ({unpriced} unpriced)" if usd is None or unpriced else f"${usd:.6f}"
+
+
+def run_cost_text(report: RunReport) -> str:
+    """The run's judge cost line: dollars, or unknown with how many trials and why."""
+    run = report.run
+    total = report.cost.run if report.cost is not None else None
+    if not run.cost_unpriced_trials and (total is None or not total.unpriced):
+        return f"${run.cost_usd or 0.0:.6f}" + (
+            f" ({total.judgments} judgments, {total.replayed} replies replayed)"
+            if total is not None and total.replayed
+            else ""
+        )
+    unpriced = total.unpriced if total is not None else 0
+    reason = (report.cost.unknown_reason if report.cost is not None else None) or run.cost_unknown_reason
+    judgments = total.judgments if total is not None else 0
+    priced = f"; ${run.cost_usd or 0.0:.6f} for the priced ones" if unpriced < judgments else ""
+    return (
+        f"unknown ({unpriced} of {judgments} judgments unpriced, in "
+        f"{run.cost_unpriced_trials} of {run.trials} trials: {reason}){priced}"
+    )
+
+
+COST_HEADER = ("case / criterion", "judgments", "tokens in", "tokens out", "cost")
+"""The judge-cost tables' columns, the same in Markdown and HTML."""
+
+
+def cost_rows(report: RunReport, by: str) -> list[list[str]]:
+    """The judge-cost table's rows, ``by`` ``"case"`` or ``"criterion"``, then the run total."""
+    if report.cost is None:
+        return []
+    rows = report.cost.cases if by == "case" else report.cost.criteria
+    return [
+        [r.key, str(r.judgments), str(r.prompt_tokens), str(r.completion_tokens), fmt_usd(r.usd, r.unpriced)]
+        for r in (*rows, report.cost.run.model_copy(update={"key": "total"}))
+    ]
+
+
+def _cost_section(report: RunReport) -> list[str]:
+    if report.cost is None:
+        return []
+    out = ["## Judge cost", ""]
+    if report.cost.unknown_reason is not None:
+        out += [f"Unpriced judgments: {_escape(report.cost.unknown_reason)}.", ""]
+    for by, title in (("case", "Per case"), ("criterion", "Per criterion")):
+        out += [f"### {title}", ""]
+        out.extend(_table(COST_HEADER, cost_rows(report, by)))
+        out.append("")
+    return out
 
 
 def corrected_rows(report: RunReport) -> list[list[str]]:

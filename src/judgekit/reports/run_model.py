@@ -59,11 +59,13 @@ from judgekit.stats import (
     pass_k_curve,
     wilson_interval,
 )
-from judgekit.verdict import FrozenModel, Verdict
+from judgekit.verdict import CheckResult, FrozenModel, Verdict
 
 __all__ = [
     "DEFAULT_REGRESSION_SLICES",
     "REPORT_SCHEMA_VERSION",
+    "CostRow",
+    "CostSummary",
     "FailureRow",
     "GroupSummary",
     "Interval",
@@ -74,6 +76,7 @@ __all__ = [
     "RunReport",
     "UndecidedCase",
     "build_run_report",
+    "cost_summary",
     "in_capability_suite",
     "task_outcomes",
     "task_rate",
@@ -273,7 +276,10 @@ class RunInfo(FrozenModel):
         tasks: Distinct tasks.
         trials: Trials reported.
         trials_per_task: Smallest and largest number of trials of a task.
-        cost_usd: Total judge cost recorded, or ``None`` when no line recorded one.
+        cost_usd: Total judge cost in US dollars of the trials whose cost is known, or ``None`` when no
+            line recorded one; a partial total when ``cost_unpriced_trials`` > 0 (never shown alone then).
+        cost_unpriced_trials: Trials whose judge cost is unknown (an unpriced judge model); >= 0.
+        cost_unknown_reason: Why, from the first such trial; ``None`` when every recorded cost is known.
         untrusted_verdicts: Checks, over every trial, whose verdict counted although their judge is
             untrusted (only under an opt-in ``--untrusted count`` or ``fail_only``); >= 0.
         trials_with_untrusted: Trials with at least one such check.
@@ -291,9 +297,119 @@ class RunInfo(FrozenModel):
     trials: int
     trials_per_task: tuple[int, int]
     cost_usd: float | None
+    cost_unpriced_trials: int = 0
+    cost_unknown_reason: str | None = None
     untrusted_verdicts: int = 0
     trials_with_untrusted: int = 0
     untrusted_policies: tuple[str, ...] = ()
+
+
+class CostRow(FrozenModel):
+    """What the judgments of one group (the run, a case, a criterion) cost.
+
+    Attributes:
+        key: The case id or check id (``criterion:...``); ``run`` for the whole run.
+        judgments: Judged criterion checks (each over all its samples and cascade stages); >= 0.
+        prompt_tokens: Prompt tokens of their judge replies (replayed ones as recorded).
+        completion_tokens: Completion tokens of their judge replies.
+        usd: Their cost in US dollars; ``None`` when any one is unpriced (never a partial sum).
+        known_usd: The cost of the priced judgments only (equal to ``usd`` when none is unpriced).
+        unpriced: Judgments whose cost is unknown.
+        replayed: Judge replies replayed from the cassette (they cost nothing now).
+    """
+
+    key: str
+    judgments: int = 0
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    usd: float | None = 0.0
+    known_usd: float = 0.0
+    unpriced: int = 0
+    replayed: int = 0
+
+
+class CostSummary(FrozenModel):
+    """Judge tokens and cost per run, per case and per criterion, from the checks' judge notes.
+
+    Attributes:
+        run: The whole run.
+        cases: Per case id, in id order.
+        criteria: Per criterion check id, in id order.
+        unknown_reason: Why a judgment's cost is unknown (the first one's reason); ``None`` when all are
+            priced.
+    """
+
+    run: CostRow
+    cases: tuple[CostRow, ...] = ()
+    criteria: tuple[CostRow, ...] = ()
+    unknown_reason: str | None = None
+
+
+def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:
+    """Sum the ``cost`` of every check's judge note; ``None`` when no check recorded one.
+
+    A judge note is a check's ``note`` evidence whose data has ``fingerprint``; its ``cost`` holds
+    ``prompt_tokens``, ``completion_tokens``, ``usd`` (``None``: unpriced), ``unknown_reason`` and
+    ``replayed``.
+    """
+    acc: dict[tuple[str, str], list[float]] = {}
+    reason: str | None = None
+    for line in lines:
+        for check in line.checks:
+            cost = _note_cost(check)
+            if cost is None:
+                continue
+            usd = cost.get("usd")
+            priced = isinstance(usd, int | float) and not isinstance(usd, bool)
+            if not priced and reason is None and isinstance(cost.get("unknown_reason"), str):
+                reason = str(cost["unknown_reason"])
+            row = [
+                1.0,
+                float(_int(cost.get("prompt_tokens"))),
+                float(_int(cost.get("completion_tokens"))),
+                float(usd) if priced else 0.0,  # type: ignore[arg-type]
+                0.0 if priced else 1.0,
+                float(_int(cost.get("replayed"))),
+            ]
+            for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
+                total = acc.setdefault(key, [0.0] * 6)
+                for i, value in enumerate(row):
+                    total[i] += value
+    if not acc:
+        return None
+
+    def make(key: str, t: list[float]) -> CostRow:
+        unpriced = int(t[4])
+        return CostRow(
+            key=key,
+            judgments=int(t[0]),
+            prompt_tokens=int(t[1]),
+            completion_tokens=int(t[2]),
+            usd=None if unpriced else t[3],
+            known_usd=t[3],
+            unpriced=unpriced,
+            replayed=int(t[5]),
+        )
+
+    return CostSummary(
+        run=make("run", acc[("run", "run")]),
+        cases=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "case"),
+        criteria=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "criterion"),
+        unknown_reason=reason,
+    )
+
+
+def _note_cost(check: CheckResult) -> Mapping[str, object] | None:
+    for item in check.evidence:
+        data = item.data
+        if item.kind == "note" and isinstance(data, dict) and "fingerprint" in data:
+            cost = data.get("cost")
+            return cost if isinstance(cost, dict) else None
+    return None
+
+
+def _int(value: object) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
 
 
 class RunReport(FrozenModel):
@@ -315,6 +431,8 @@ class RunReport(FrozenModel):
         severities: Per severity.
         failures: Failure categories, most frequent first.
         retirement: Retirement advice.
+        cost: Judge tokens and cost per run, case and criterion (:func:`cost_summary`); ``None`` when no
+            check recorded a cost (no judge layer, or lines written before judgekit recorded it).
         corrected: Per judged criterion whose judge has a calibration record (when records were given):
             the judge's observed pass share and the pass rate corrected for its misses and false alarms
             (Lee et al.), with its interval and its bounds under the undecided checks; empty otherwise.
@@ -338,6 +456,7 @@ class RunReport(FrozenModel):
     failures: tuple[FailureRow, ...]
     retirement: RetirementAdvice
     corrected: tuple[CriterionCorrection, ...] = ()
+    cost: CostSummary | None = None
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = Field(default_factory=tuple)
 
@@ -762,6 +881,8 @@ def _build_run_report(
     app_versions: set[str] = set()
     cost_total = 0.0
     cost_seen = False
+    cost_unpriced = 0
+    cost_reason: str | None = None
     untrusted_total = 0
     untrusted_trials = 0
     policies: set[str] = set()
@@ -787,6 +908,10 @@ def _build_run_report(
                 app_versions.add(line.run.app_version)
         if line.cost_usd is not None:
             cost_total += line.cost_usd
+            cost_seen = True
+        elif line.cost_unknown_reason is not None:
+            cost_unpriced += 1
+            cost_reason = cost_reason or line.cost_unknown_reason
             cost_seen = True
         untrusted_total += line.untrusted_verdicts
         untrusted_trials += line.untrusted_verdicts > 0
@@ -836,6 +961,8 @@ def _build_run_report(
         trials=len(lines),
         trials_per_task=(min_trials, max_trials),
         cost_usd=cost_total if cost_seen else None,
+        cost_unpriced_trials=cost_unpriced,
+        cost_unknown_reason=cost_reason,
         untrusted_verdicts=untrusted_total,
         trials_with_untrusted=untrusted_trials,
         untrusted_policies=tuple(sorted(policies)),
@@ -866,6 +993,7 @@ def _build_run_report(
             min_trials=retire_min_trials,
         ),
         corrected=tuple(corrected_criterion_rates(lines, calibration_records)) if calibration_records else (),
+        cost=cost_summary(lines),
         problems=tuple(problems),
         notes=tuple(notes),
     )
