@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from judgekit.calibration.corrected import LeeCorrection, PPIResult
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.results import ResultLine
+    from judgekit.verdict import Verdict
 
 __all__ = ["register"]
 
@@ -456,6 +457,12 @@ def _result_lines(path: Path) -> list[ResultLine]:
     return run.lines
 
 
+def _criterion_verdicts(lines: list[ResultLine], criterion: str | None) -> list[Verdict]:
+    """Every verdict of ``--criterion``'s checks in the results, in file order."""
+    wanted = f"criterion:{criterion}"
+    return [c.verdict for line in lines for c in line.checks if c.check_id == wanted]
+
+
 def _verdicts(lines: list[ResultLine], criterion: str | None, path: Path | None) -> list[bool]:
     """``--criterion``'s decided verdicts in the results (True = pass), in file order."""
     from judgekit.errors import JudgekitError
@@ -463,12 +470,8 @@ def _verdicts(lines: list[ResultLine], criterion: str | None, path: Path | None)
 
     if criterion is None:
         raise JudgekitError("--results: name the criterion to count with --criterion", exit_code=2)
-    wanted = f"criterion:{criterion}"
     out = [
-        c.verdict is Verdict.PASS
-        for line in lines
-        for c in line.checks
-        if c.check_id == wanted and c.verdict in {Verdict.PASS, Verdict.FAIL}
+        v is Verdict.PASS for v in _criterion_verdicts(lines, criterion) if v in {Verdict.PASS, Verdict.FAIL}
     ]
     if not out:
         raise JudgekitError(
@@ -481,13 +484,7 @@ def _count_undecided(lines: list[ResultLine], criterion: str | None) -> int:
     """``--criterion``'s checks without a pass or fail verdict (insufficient information, error, ...)."""
     from judgekit.verdict import Verdict
 
-    wanted = f"criterion:{criterion}"
-    return sum(
-        1
-        for line in lines
-        for c in line.checks
-        if c.check_id == wanted and c.verdict not in {Verdict.PASS, Verdict.FAIL}
-    )
+    return sum(1 for v in _criterion_verdicts(lines, criterion) if v not in {Verdict.PASS, Verdict.FAIL})
 
 
 def _undecided_bounds(

@@ -79,9 +79,8 @@ def _md_cell(text: object) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def comparison_base_rate(cmp: GraderComparison) -> str:
-    """``consensus base rate 0.375`` on the compared items, or why it is undefined."""
-    b = cmp.base_rate
+def _base_rate_phrase(b: Estimate | None) -> str:
+    """``consensus base rate 0.375``, ``... undefined: REASON`` or ``... not computed`` (``None``)."""
     if b is None:
         return "consensus base rate not computed"
     if b.value is None:
@@ -89,18 +88,19 @@ def comparison_base_rate(cmp: GraderComparison) -> str:
     return f"consensus base rate {b.value:.3f}"
 
 
+def comparison_base_rate(cmp: GraderComparison) -> str:
+    """``consensus base rate 0.375`` on the compared items, or why it is undefined."""
+    return _base_rate_phrase(cmp.base_rate)
+
+
 def base_rate_text(result: CalibrationResult) -> str:
     """``consensus base rate 0.375`` (the share of failures kappa is printed with), or why it is undefined."""
     ceiling = result.ceiling
-    if ceiling is None:
-        return "consensus base rate not computed"
-    b = ceiling.base_rate
-    if b.value is None and ceiling.consensus_shares:  # no failing labels: the class shares kappa reads
+    if ceiling is not None and ceiling.base_rate.value is None and ceiling.consensus_shares:
+        # no failing labels: the class shares are what kappa's chance term reads
         shares = ", ".join(f"{v} {share:.3f}" for v, share in ceiling.consensus_shares.items())
         return f"consensus shares {shares}"
-    if b.value is None:
-        return f"consensus base rate undefined: {b.undefined_reason}"
-    return f"consensus base rate {b.value:.3f}"
+    return _base_rate_phrase(ceiling.base_rate if ceiling is not None else None)
 
 
 def _metric_rows(pair: PairAgreement, base: str | None = None) -> list[tuple[str, Estimate]]:

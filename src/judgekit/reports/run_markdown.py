@@ -18,7 +18,6 @@ __all__ = [
     "cost_rows",
     "counted_label",
     "fmt_bounds",
-    "fmt_estimate",
     "fmt_interval",
     "fmt_k",
     "fmt_rate",
@@ -335,15 +334,11 @@ def _cost_section(report: RunReport) -> list[str]:
 
 def corrected_rows(report: RunReport) -> list[list[str]]:
     """The corrected-pass-rate table's rows (criterion, judge, observed, corrected, bounds, q0/q1, note)."""
+    from judgekit.reports.calibration_report import fmt_estimate
+
     rows = []
     for c in report.corrected:
-        est = c.correction.estimate
-        corrected = fmt_estimate(
-            est.value,
-            est.interval.low if est.interval else None,
-            est.interval.high if est.interval else None,
-            est.undefined_reason,
-        )
+        corrected = fmt_estimate(c.correction.estimate)
         bounds = (
             f"{fmt_rate(c.undecided_low)}–{fmt_rate(c.undecided_high)} ({c.undecided} undecided)"
             if c.undecided
@@ -380,15 +375,6 @@ CORRECTED_HEADER = (
     "note",
 )
 """The corrected-pass-rate table's columns, the same in Markdown and HTML."""
-
-
-def fmt_estimate(value: float | None, low: float | None, high: float | None, reason: str | None) -> str:
-    """``0.738 [0.614, 0.866]``, ``0.738`` without an interval, or ``undefined: REASON``."""
-    if value is None:
-        return f"undefined: {reason}" if reason else "undefined"
-    if low is None or high is None:
-        return f"{value:.3f}"
-    return f"{value:.3f} [{low:.3f}, {high:.3f}]"
 
 
 def _corrected_section(report: RunReport) -> list[str]:
