@@ -616,13 +616,10 @@ def _short(text: str, limit: int = _REASON_WIDTH) -> str:
 
 
 def _why(line: ResultLine) -> str:
-    """The contract's reason for a trial that is neither pass nor fail (else its first such check's)."""
-    if line.reason:
-        return line.reason
-    for check in line.checks:
-        if check.verdict is line.verdict and check.reason:
-            return f"{check.check_id}: {check.reason}"
-    return "no reason recorded"
+    """The one-line reason of a trial that is neither pass nor fail (``verdict.verdict_reason``)."""
+    from judgekit.verdict import verdict_reason
+
+    return verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded"
 
 
 def _run_facts(name: str, lines: Sequence[ResultLine], verdicts: str) -> DemoRunFacts:
@@ -675,7 +672,8 @@ def _trust_line(label: str, decision: TrustDecision, records: Path) -> str:
     )
 
 
-def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> str:
+def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[str, str]:
+    """The run's HTML report, as ``judgekit report --cases`` renders it, and its headline line."""
     from judgekit.golden.splits import holdout_ids, split_report_lines
     from judgekit.reports.run_html import render_run_html
     from judgekit.reports.run_model import build_run_report
@@ -688,7 +686,7 @@ def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> str:
     # as `judgekit report --cases` does, with its default undecided policy
     model = build_run_report(split.results, undecided="fail", known_cases=known, splits=splits)
     model = model.model_copy(update={"notes": (*notes, *model.notes, *split.notes)})
-    return render_run_html(model)
+    return render_run_html(model), model.headline.text if model.headline is not None else ""
 
 
 def _compare(baseline: Path, candidate: Path) -> Comparison:
@@ -843,13 +841,14 @@ def _write_pages(
     pages: list[DemoPage] = []
     for path in results:
         name = path.stem
-        page = _write(reports / f"{name}.html", _run_page(path, case_set, (synthetic, judge_note)))
+        text, headline = _run_page(path, case_set, (synthetic, judge_note))
+        page = _write(reports / f"{name}.html", text)
         pages.append(
             DemoPage(
                 title=f"Run report: {name}",
                 href=f"reports/{page.name}",
-                summary="verdicts per state, pass^k and pass@k curves, suites, slices and the failure-"
-                "category table",
+                summary=f"{headline} The page: why each trial did not pass, pass^k and pass@k curves, "
+                "suites, slices and the failure-category table.",
             )
         )
     cmp_page = _write(reports / "comparison.html", render_comparison_html(comparison, notes=(synthetic,)))

@@ -26,6 +26,7 @@ __all__ = [
     "mcnemar_exact",
     "sign_test",
     "wilson_interval",
+    "wilson_mean_interval",
 ]
 
 
@@ -58,15 +59,53 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
             The rate is undefined for ``n == 0``; callers report that as undefined.
     """
     _check_counts(successes, n)
+    return _wilson(successes / n, n, confidence)
+
+
+def _wilson(p: float, n: int, confidence: float) -> tuple[float, float]:
+    """The Wilson score interval at proportion ``p`` over ``n`` units (exact 0 and 1 at the ends)."""
     _check_confidence(confidence)
     z = float(_st.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
-    p = successes / n
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2.0 * n)) / denom
     half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
-    low = 0.0 if successes == 0 else max(0.0, centre - half)
-    high = 1.0 if successes == n else min(1.0, centre + half)
-    return (low, high)
+    low = 0.0 if p <= 0.0 else max(0.0, centre - half)
+    high = 1.0 if p >= 1.0 else min(1.0, centre + half)
+    return (min(low, p), max(high, p))
+
+
+def wilson_mean_interval(mean: float, n: int, *, confidence: float = 0.95) -> tuple[float, float]:
+    """A conservative Wilson interval for the mean of ``n`` independent values in [0, 1].
+
+    pass^k and pass@k are means over tasks of a per-task estimate in [0, 1] (tasks are the independent
+    units; a task's trials are not). A value in [0, 1] with mean ``p`` has variance at most ``p (1 - p)``,
+    the variance of a 0/1 value, so the Wilson score interval at ``p`` over ``n`` tasks is at least as wide
+    as the normal interval of the mean, and it stays defined (not the zero-width interval of a sample
+    standard deviation of 0) when every task passed.
+
+    Args:
+        mean: The mean, in [0, 1].
+        n: How many values (tasks) it is the mean of, ``n >= 1``.
+        confidence: Two-sided confidence level in (0, 1).
+
+    Returns:
+        ``(low, high)`` with ``0 <= low <= mean <= high <= 1``; for a mean of 0/1 values it is
+        :func:`wilson_interval`.
+
+    Raises:
+        ValueError: When ``n < 1`` or ``mean`` is outside [0, 1].
+
+    Examples:
+        >>> wilson_mean_interval(0.8, 50) == wilson_interval(40, 50)
+        True
+        >>> [round(x, 3) for x in wilson_mean_interval(1.0, 12)]
+        [0.758, 1.0]
+    """
+    if n < 1:
+        raise ValueError(f"n must be a positive number of values, got {n}")
+    if not 0.0 <= mean <= 1.0:
+        raise ValueError(f"mean must be in [0, 1], got {mean}")
+    return _wilson(mean, n, confidence)
 
 
 def clopper_pearson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tuple[float, float]:

@@ -11,6 +11,7 @@ The semantics here hold everywhere in judgekit:
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
 
@@ -27,6 +28,9 @@ __all__ = [
     "Verdict",
     "combine_gate_verdicts",
     "count_verdicts",
+    "deciding_check",
+    "evidence_line",
+    "verdict_reason",
 ]
 
 
@@ -225,3 +229,108 @@ def combine_gate_verdicts(verdicts: list[Verdict]) -> Verdict:
         if state in present:
             return state
     return Verdict.NOT_EVALUATED
+
+
+def evidence_line(evidence: Evidence) -> str:
+    """One piece of evidence as one line: the offending call, the first diff row, or the quote.
+
+    Args:
+        evidence: The evidence.
+
+    Returns:
+        A single line (whitespace collapsed); ``""`` when the evidence carries nothing to show.
+
+    Examples:
+        >>> evidence_line(Evidence(kind="diff", summary="collateral changes", data={"lines": ["a/1: added"]}))
+        'a/1: added'
+        >>> evidence_line(Evidence(kind="judge", summary="claims a refund", quote="I did", message_index=8))
+        'claims a refund; quote (message 8): "I did"'
+    """
+    return "; ".join(_evidence_parts(evidence))
+
+
+def _evidence_parts(evidence: Evidence) -> list[str]:
+    """The parts of :func:`evidence_line`, each one line: what it shows, then its quote."""
+    parts: list[str] = []
+    data = evidence.data
+    rows = data.get("lines") if isinstance(data, dict) else None
+    if evidence.kind == "diff" and isinstance(rows, list) and rows:
+        more = f" (+{len(rows) - 1} more)" if len(rows) > 1 else ""
+        parts.append(f"{rows[0]}{more}")
+    elif evidence.summary:
+        parts.append(evidence.summary)
+    if evidence.quote and evidence.quote not in evidence.summary:
+        where = f" (message {evidence.message_index})" if evidence.message_index is not None else ""
+        parts.append(f'quote{where}: "{evidence.quote}"')
+    return [" ".join(p.split()) for p in parts if p.strip()]
+
+
+def verdict_reason(verdict: Verdict, reason: str, checks: Sequence[CheckResult]) -> str:
+    """Why a trial has its verdict, in one line: the one rule every report, viewer and integration uses.
+
+    A failed trial is explained by its first failed gate (its id, its reason and its first evidence
+    that says something), else by its first failed check. A trial the grading contract kept from
+    passing (an expectation nobody decided, an untrusted judge) is explained by the contract's reason.
+    Otherwise the first gate, then the first check, with the trial's verdict explains it.
+
+    Args:
+        verdict: The trial's verdict.
+        reason: The grading contract's reason (``Grade.reason`` / ``ResultLine.reason``), may be empty.
+        checks: The trial's checks, in grading order.
+
+    Returns:
+        One line (whitespace collapsed, never a newline); ``""`` for a pass or when nothing says why.
+
+    Examples:
+        >>> rule = CheckResult(check_id="rule:1", layer="rules", verdict=Verdict.FAIL,
+        ...     reason="refunded twice",
+        ...     evidence=(Evidence(kind="call", summary="call 2: issue_refund(calls=2)", call_index=2),))
+        >>> verdict_reason(Verdict.FAIL, "", [rule])
+        'rule:1: refunded twice — call 2: issue_refund(calls=2)'
+        >>> verdict_reason(Verdict.PASS, "", [])
+        ''
+    """
+    if verdict is Verdict.PASS:
+        return ""
+    check = deciding_check(verdict, reason, checks)
+    if check is not None:
+        return _check_line(check)
+    return " ".join(reason.split())
+
+
+def deciding_check(verdict: Verdict, reason: str, checks: Sequence[CheckResult]) -> CheckResult | None:
+    """The check :func:`verdict_reason` explains a trial by, or ``None`` when the contract's reason does.
+
+    Args:
+        verdict: The trial's verdict.
+        reason: The grading contract's reason, may be empty.
+        checks: The trial's checks, in grading order.
+
+    Returns:
+        For a failed trial its first failed gate (else its first failed check); for another verdict
+        ``None`` when ``reason`` is given, else the first gate (then check) with that verdict; ``None``
+        for a pass and when no check matches.
+    """
+    if verdict is Verdict.PASS:
+        return None
+    if verdict is not Verdict.FAIL and reason.strip():
+        return None
+    same = [c for c in checks if c.verdict is verdict]
+    return next((c for c in same if c.gate), same[0] if same else None)
+
+
+def _check_line(check: CheckResult) -> str:
+    """``check_id: reason — evidence`` for one check.
+
+    The evidence part is what its first evidence that is not a note adds to the reason (nothing when the
+    reason already says it).
+    """
+    reason = " ".join(check.reason.split())
+    head = f"{check.check_id}: {reason}" if reason else check.check_id
+    for evidence in check.evidence:
+        if evidence.kind == "note":
+            continue
+        new = [p for p in _evidence_parts(evidence) if p.split(" (+")[0] not in reason]
+        if new:
+            return f"{head} — {'; '.join(new)}"
+    return head

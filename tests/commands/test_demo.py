@@ -479,7 +479,10 @@ def test_demo_pass_k_equals_judgekit_report_with_its_default_policy(demo_run, tm
 
     out, code, text = demo_run
     assert code == 0, text
-    row = re.compile(r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)</td></tr>")
+    # k, pass^k, its interval, pass@k, tasks used, tasks with too few trials
+    row = re.compile(
+        r"<tr><td>(\d+)</td><td>([^<]*)</td><td>([^<]*)</td><td>([^<]*)</td><td>(\d+)</td><td>([^<]*)</td></tr>"
+    )
     for name in ("agent-v1", "agent-v2"):
         demo_page = (out / "reports" / f"{name}.html").read_text(encoding="utf-8")
         cli_page = tmp_path / f"{name}.html"

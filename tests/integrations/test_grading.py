@@ -100,7 +100,8 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
     text = explain(grade, max_lines=5)
     lines = text.splitlines()
     assert lines[0] == "case c1 trial 3: FAIL (quality 0.50)"
-    assert lines[1] == "  FAIL state [gate, invalid_arguments]: wrong row changed"
+    assert lines[1] == "  why: state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
+    assert lines[2] == "  FAIL state [gate, invalid_arguments]: wrong row changed"
     assert "        users/u0: email: 'a' -> 'b'" in lines
     assert "        ... 25 more line(s)" in lines
     assert "users/u5" not in text
@@ -114,7 +115,8 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
     assert "UNDECIDED criterion:tone [gate, untrusted]: judge unsure" in text
     assert 'quote (message 4): "thanks!"' in text
     assert lines[-2:] == ["  passed: route", "  not evaluated: text"]
-    assert first_reason(grade) == "state: wrong row changed"
+    # the one-line reason: the first failed gate with the first diff row it found, the rest counted
+    assert first_reason(grade) == "state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
 
 
 def test_the_default_grader_is_every_deterministic_layer() -> None:

@@ -381,6 +381,10 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Report with a regression suite, as JSON",
             "judgekit report v2.jsonl --regression-slice regression --format json",
         ),
+        Example(
+            "A pull-request comment: the verdict line, the suites and the top 10 reasons",
+            "judgekit report v2.jsonl --short --fail-under 0.8 --link https://ci.example/42/report.html",
+        ),
     ),
     "rubrics": (Example("List the built-in rubrics", "judgekit rubrics list"),),
     "rubrics check": (

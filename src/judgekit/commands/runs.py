@@ -115,16 +115,6 @@ def _input_errors() -> Iterator[None]:
         raise
 
 
-def _gate(model: Any, fail_under: list[str], fail_under_k: list[str], max_errors: list[str]) -> bool:
-    """Check a run report against the thresholds: one stderr line per miss; whether any was missed."""
-    from judgekit.reports.run_gate import check_thresholds, parse_thresholds
-
-    thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
-    if not thresholds:
-        return False
-    return _say_gate(thresholds, check_thresholds(model, thresholds))
-
-
 def _say_gate(thresholds: Sequence[Threshold], misses: Sequence[str]) -> bool:
     """One stderr line per missed threshold (or one saying all were met); whether any was missed."""
     for miss in misses:
@@ -615,8 +605,32 @@ def report(  # noqa: PLR0917 - typer options
         "corrected for the judge's misses and false alarms (Lee et al.), with interval and bounds "
         "(default: the configured records, else calibration/records; a folder you name must exist).",
     ),
+    short: bool = typer.Option(
+        False,
+        "--short",
+        help="With --format md: a pull-request comment (the headline, the suites, the top reasons and "
+        "--link), bounded in size whatever the run's size.",
+    ),
+    top: int = typer.Option(
+        10,
+        "--top",
+        metavar="N",
+        help="With --short: rows of reasons shown (a case's trials failing the same way share a row), "
+        "failed trials first; 0 to 100.",
+    ),
+    link: str | None = typer.Option(
+        None,
+        "--link",
+        metavar="URL",
+        help="With --short: where the full report is (a URL or path), linked at the end.",
+    ),
 ) -> None:
-    """Report a run: pass^1..pass^k side by side, pass@k, Wilson intervals, suites, slices, failures.
+    """Report a run: a verdict line, why each trial did not pass, pass^1..pass^k, suites, failures.
+
+    The report opens with its headline: whether the thresholds were met (or that none was given), each
+    suite's pass^1 and pass^k with 95% intervals over tasks, and the failed and undecided trials. Every
+    trial that did not pass gets a one-line reason (its first failed gate and what the evidence shows);
+    --short makes the Markdown a pull-request comment.
 
     The report states the undecided policy in force (--undecided, default fail) and lists every case with
     undecided trials. Problems in the input (lines from another schema version, a truncated last line,
@@ -635,6 +649,22 @@ def report(  # noqa: PLR0917 - typer options
     from judgekit.secrets import Redactor
 
     output_format = chosen_format(output_format, _REPORT_FORMATS)
+    if short and output_format != "md":
+        raise JudgekitError(
+            f"--short makes a Markdown pull-request comment, not {output_format}: use --format md --short, "
+            "or leave --short out",
+            exit_code=2,
+        )
+    if (link is not None or top != 10) and not short:
+        raise JudgekitError(
+            f"{'--link' if link is not None else '--top'} applies to the short report: add --short "
+            "(with --format md)",
+            exit_code=2,
+        )
+    if not 0 <= top <= 100:
+        raise JudgekitError(
+            f"--top must be between 0 and 100 (got {top}): it counts rows of reasons", exit_code=2
+        )
     from judgekit.stats import check_undecided_policy
 
     try:
@@ -692,6 +722,10 @@ def report(  # noqa: PLR0917 - typer options
     )
     if split.notes:  # the report says when a holdout was used, or left out
         model = model.model_copy(update={"notes": (*model.notes, *split.notes)})
+    from judgekit.reports.run_gate import with_thresholds
+
+    thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
+    model = with_thresholds(model, thresholds)  # the headline and the exit code: one check
     if output_format == "html":
         from judgekit.reports.run_html import render_run_html
 
@@ -700,6 +734,10 @@ def report(  # noqa: PLR0917 - typer options
         from judgekit.reports.run_json import render_run_json
 
         text = render_run_json(model)
+    elif short:
+        from judgekit.reports.run_markdown import render_short_markdown
+
+        text = render_short_markdown(model, top=top, link=link)
     else:
         from judgekit.reports.run_markdown import render_run_markdown
 
@@ -715,7 +753,7 @@ def report(  # noqa: PLR0917 - typer options
     for older_run in older:
         for p in older_run.problems:
             typer.echo(f"warning: {p}", err=True)
-    missed = _gate(model, fail_under, fail_under_k, max_errors)
+    missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
     if model.problems:
         raise typer.Exit(2)
     if missed:

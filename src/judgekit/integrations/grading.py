@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from judgekit.errors import JudgekitError
 from judgekit.graders.contract import CONTRACT_VERSION, Grader, GraderSpec
 from judgekit.graders.layered import LayeredGrader
-from judgekit.verdict import CheckResult, Evidence, Grade, Verdict
+from judgekit.verdict import CheckResult, Evidence, Grade, Verdict, verdict_reason
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -252,12 +252,14 @@ def explain(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> s
         show_passed: List the ids of passed and skipped checks at the end.
 
     Returns:
-        Several lines of text, starting ``case <id> trial <n>: <VERDICT>``.
+        Several lines of text, starting ``case <id> trial <n>: <VERDICT>``, then (unless it passed)
+        ``  why: <reason>`` with :func:`first_reason`'s one line.
     """
     quality = "" if grade.quality is None else f" (quality {grade.quality:.2f})"
     lines = [f"case {grade.case_id} trial {grade.trial}: {grade.verdict.value.upper()}{quality}"]
-    if grade.reason:
-        lines.append(f"  why: {grade.reason}")
+    why = first_reason(grade)  # the one-line reason every report, viewer and integration shows
+    if why:
+        lines.append(f"  why: {why}")
     counted = grade.metadata.get("untrusted_verdicts")
     if counted:
         lines.append(
@@ -281,17 +283,10 @@ def explain(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> s
 
 
 def first_reason(grade: Grade) -> str:
-    """Why the case has its verdict, in one line, or ``""``.
+    """Why the case has its verdict, in one line, or ``""`` (:func:`judgekit.verdict.verdict_reason`).
 
-    The grading contract's reason when it withheld a pass (an expectation nobody decided, an untrusted
-    judge); else the reason of the check that decided the verdict (first gate with the case's verdict).
+    A failed case: its first failed gate with the evidence; a case the grading contract kept from passing
+    (an expectation nobody decided, an untrusted judge): the contract's reason; else the check that
+    decided the verdict.
     """
-    if grade.reason:
-        return grade.reason
-    for check in grade.checks:
-        if check.gate and check.verdict is grade.verdict and check.reason:
-            return f"{check.check_id}: {check.reason}"
-    for check in grade.checks:
-        if check.verdict is grade.verdict and check.reason:
-            return f"{check.check_id}: {check.reason}"
-    return ""
+    return verdict_reason(grade.verdict, grade.reason, grade.checks)

@@ -199,10 +199,11 @@ def score_from_grade(grade: Grade, *, answer: str | None = None) -> Score:
     explanation = explain(grade)
     if grade.verdict is Verdict.PASS:
         return Score(value=CORRECT, answer=answer, explanation=explanation, metadata=metadata)
+    why = first_reason(grade)
+    metadata["judgekit_reason"] = why  # the one line every judgekit report gives this trial
     if grade.verdict is Verdict.FAIL:
         return Score(value=INCORRECT, answer=answer, explanation=explanation, metadata=metadata)
     reason = _unscored_reason(grade)
-    why = first_reason(grade)
     metadata["unscored_detail"] = why
     return Score.unscored(reason=reason, answer=answer, explanation=explanation, metadata=metadata)
 

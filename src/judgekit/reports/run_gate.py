@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from typing import Literal
 
-from judgekit.reports.run_model import GroupSummary, RunReport
+from judgekit.reports.run_model import GroupSummary, RunReport, build_headline
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = [
@@ -29,6 +29,7 @@ __all__ = [
     "parse_fail_under_k",
     "parse_max_errors",
     "parse_thresholds",
+    "with_thresholds",
 ]
 
 Suite = Literal["capability", "regression"]
@@ -273,3 +274,21 @@ def check_thresholds(report: RunReport, thresholds: Iterable[Threshold]) -> tupl
         else:
             misses.extend(_error_misses(threshold, report))
     return tuple(misses)
+
+
+def with_thresholds(report: RunReport, thresholds: Sequence[Threshold]) -> RunReport:
+    """The report with its headline checked against the thresholds (the misses of :func:`check_thresholds`).
+
+    The headline and the exit code of ``judgekit report`` come from this one check, so the verdict line a
+    reader sees can never disagree with the gate.
+
+    Args:
+        report: The run's report.
+        thresholds: The parsed thresholds; none leaves the headline ``unchecked``.
+
+    Returns:
+        A copy of the report whose ``headline`` names the thresholds and their misses.
+    """
+    misses = check_thresholds(report, thresholds)
+    headline = build_headline(report, tuple(t.option for t in thresholds), misses)
+    return report.model_copy(update={"headline": headline})

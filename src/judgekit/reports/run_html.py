@@ -14,17 +14,25 @@ from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_markdown import (
     CORRECTED_HEADER,
     COST_HEADER,
+    K_HEADER,
+    REASON_HEADER,
+    REASONS_SHOWN_HTML,
     corrected_rows,
     cost_rows,
     counted_label,
+    fmt_ci,
     fmt_interval,
     fmt_k,
     fmt_rate,
+    headline_parts,
     policy_text,
+    reason_rows,
+    reasons_more_text,
     run_cost_text,
+    too_few_text,
     undecided_case_rows,
 )
-from judgekit.reports.run_model import GroupSummary, RunReport
+from judgekit.reports.run_model import GroupSummary, KPoint, RunReport
 from judgekit.verdict import Verdict
 
 __all__ = ["render_run_html", "svg_pass_k_curve"]
@@ -38,27 +46,39 @@ class _Series:
     label: str
     colour: str
     dashed: bool
-    points: tuple[tuple[int, float], ...]
+    points: tuple[KPoint, ...]
 
 
 def _series(suites: tuple[GroupSummary, ...]) -> list[_Series]:
     out: list[_Series] = []
     for i, suite in enumerate(suites):
         colour = _COLOURS[i % len(_COLOURS)]
-        hat = tuple((p.k, p.value) for p in suite.pass_hat if p.value is not None)
-        at = tuple((p.k, p.value) for p in suite.pass_at if p.value is not None)
+        hat = tuple(p for p in suite.pass_hat if p.value is not None)
+        at = tuple(p for p in suite.pass_at if p.value is not None)
         out.append(_Series(f"{suite.name} pass^k", colour, False, hat))
         out.append(_Series(f"{suite.name} pass@k", colour, True, at))
     return out
 
 
-def svg_pass_k_curve(report: RunReport, *, width: int = 560, height: int = 300) -> str:
-    """An inline SVG chart of pass^k (solid) and pass@k (dashed) against k, one colour per suite.
+def _point_title(series: _Series, p: KPoint) -> str:
+    ci = f" [{p.ci_low:.3f}, {p.ci_high:.3f}]" if p.ci_low is not None and p.ci_high is not None else ""
+    left_out = (
+        f"; {p.tasks_excluded} task(s) with fewer than {p.k} trials left out" if p.tasks_excluded else ""
+    )
+    return f"{series.label} at k={p.k}: {p.value:.3f}{ci} over {p.tasks_used} task(s){left_out}"
+
+
+def svg_pass_k_curve(report: RunReport, *, width: int = 760, height: int = 380) -> str:
+    """An inline SVG chart of pass^k (solid, with 95 % interval bars) and pass@k (dashed) against k.
+
+    One colour per suite. Each pass^k series ends with its value written beside the last point; under the
+    k axis each suite's row gives the tasks counted at that k (fewer where tasks had too few trials).
 
     Returns:
         The ``<svg>`` element as text (empty chart with a message when there is nothing to draw).
     """
-    left, right, top, bottom = 48, 150, 16, 36
+    rows = max(len(report.suites), 1)
+    left, right, top, bottom = 56, 190, 16, 44 + 14 * rows
     plot_w, plot_h = width - left - right, height - top - bottom
     k_max = max(report.k_max, 1)
 
@@ -81,10 +101,22 @@ def svg_pass_k_curve(report: RunReport, *, width: int = 560, height: int = 300) 
         )
         parts.append(f'<text x="{left - 6}" y="{ty + 4:.1f}" text-anchor="end">{tick:.2f}</text>')
     for k in range(1, k_max + 1):
-        parts.append(f'<text x="{x(k):.1f}" y="{top + plot_h + 16}" text-anchor="middle">{k}</text>')
+        parts.append(
+            f'<text x="{x(k):.1f}" y="{top + plot_h + 16}" text-anchor="middle" font-weight="bold">{k}</text>'
+        )
+    for row, suite in enumerate(report.suites):
+        ry = top + plot_h + 30 + 14 * row
+        parts.append(
+            f'<text x="{left - 6}" y="{ry}" text-anchor="end" fill="#555">{_xml(suite.name)} n</text>'
+        )
+        for p in suite.pass_hat:
+            fill = "#b3261e" if p.tasks_excluded else "#555"
+            parts.append(
+                f'<text x="{x(p.k):.1f}" y="{ry}" text-anchor="middle" fill="{fill}">{p.tasks_used}</text>'
+            )
     parts.append(
         f'<text x="{left + plot_w / 2:.1f}" y="{height - 4}" text-anchor="middle">'
-        "k (trials that must all pass)</text>"
+        "k (trials that must all pass); n: tasks counted at k (red: some had too few trials)</text>"
     )
     series = _series(report.suites)
     drawn = 0
@@ -92,14 +124,28 @@ def svg_pass_k_curve(report: RunReport, *, width: int = 560, height: int = 300) 
         if not s.points:
             continue
         drawn += 1
-        coords = " ".join(f"{x(k):.1f},{y(v):.1f}" for k, v in s.points)
+        coords = " ".join(f"{x(p.k):.1f},{y(p.value or 0.0):.1f}" for p in s.points)
         dash = ' stroke-dasharray="5 4"' if s.dashed else ""
-        parts.append(f'<polyline fill="none" stroke="{s.colour}" stroke-width="2"{dash} points="{coords}"/>')
-        for k, v in s.points:
-            label = _xml(f"{s.label} at k={k}: {v:.3f}")
+        width_px = 1.5 if s.dashed else 2.5
+        parts.append(
+            f'<polyline fill="none" stroke="{s.colour}" stroke-width="{width_px}"{dash} points="{coords}"/>'
+        )
+        for p in s.points:
+            v = p.value or 0.0
+            if not s.dashed and p.ci_low is not None and p.ci_high is not None:
+                parts.append(
+                    f'<line x1="{x(p.k):.1f}" y1="{y(p.ci_low):.1f}" x2="{x(p.k):.1f}" '
+                    f'y2="{y(p.ci_high):.1f}" stroke="{s.colour}" stroke-width="1" opacity="0.6"/>'
+                )
             parts.append(
-                f'<circle cx="{x(k):.1f}" cy="{y(v):.1f}" r="3" fill="{s.colour}">'
-                f"<title>{label}</title></circle>"
+                f'<circle cx="{x(p.k):.1f}" cy="{y(v):.1f}" r="{2.5 if s.dashed else 3.5}" fill="{s.colour}">'
+                f"<title>{_xml(_point_title(s, p))}</title></circle>"
+            )
+        if not s.dashed:
+            last = s.points[-1]
+            parts.append(
+                f'<text x="{x(last.k) + 8:.1f}" y="{y(last.value or 0.0) + 4:.1f}" fill="{s.colour}" '
+                f'font-weight="bold">{last.value or 0.0:.2f}</text>'
             )
     for i, s in enumerate(series):
         ly = top + 14 + i * 16
@@ -154,10 +200,19 @@ def render_run_html(report: RunReport) -> str:
     env.filters["rate"] = fmt_rate
     env.filters["interval"] = fmt_interval
     env.filters["kpoint"] = fmt_k
+    env.filters["ci"] = fmt_ci
     template = env.get_template("run_report.html.j2")
     shown, more_cases, more_trials = undecided_case_rows(report)
+    reasons, covered = reason_rows(report, REASONS_SHOWN_HTML)
+    parts = headline_parts(report)
     return template.render(
         report=report,
+        headline_rest=parts[1] if parts is not None else "",
+        reason_header=REASON_HEADER,
+        reason_rows=reasons,
+        reasons_more=reasons_more_text(report, covered, "the JSON report (--format json) lists every one"),
+        k_header=K_HEADER,
+        too_few=too_few_text,
         corrected_header=CORRECTED_HEADER,
         corrected_rows=corrected_rows(report),
         cost_header=COST_HEADER,

@@ -13,18 +13,32 @@ from judgekit.verdict import Verdict
 __all__ = [
     "CORRECTED_HEADER",
     "COST_HEADER",
+    "K_HEADER",
+    "REASONS_SHOWN",
+    "REASONS_SHOWN_HTML",
+    "REASON_HEADER",
+    "SHORT_TOP",
     "UNDECIDED_CASES_SHOWN",
     "corrected_rows",
     "cost_rows",
     "counted_label",
     "fmt_bounds",
+    "fmt_ci",
     "fmt_interval",
     "fmt_k",
+    "fmt_k_ci",
     "fmt_rate",
+    "headline_markdown",
+    "headline_parts",
     "policy_text",
+    "reason_groups",
+    "reason_rows",
+    "reasons_more_text",
     "render_comparison_markdown",
     "render_run_markdown",
+    "render_short_markdown",
     "run_cost_text",
+    "too_few_text",
     "undecided_case_rows",
 ]
 
@@ -84,6 +98,33 @@ def fmt_k(point: KPoint) -> str:
     if point.tasks_excluded:
         text += f" [{point.tasks_excluded} excl.]"
     return text
+
+
+def fmt_ci(point: KPoint) -> str:
+    """A pass^k point's 95 % interval over its tasks, ``[0.170, 0.497]``, or ``n/a`` when undefined."""
+    if point.ci_low is None or point.ci_high is None:
+        return "n/a"
+    return f"[{point.ci_low:.3f}, {point.ci_high:.3f}]"
+
+
+def fmt_k_ci(point: KPoint) -> str:
+    """``0.594 [0.398, 0.764]``: a pass^k point with its 95 % interval, or ``n/a`` when undefined."""
+    if point.value is None:
+        return "n/a"
+    return f"{point.value:.3f} {fmt_ci(point)}"
+
+
+def too_few_text(point: KPoint) -> str:
+    """The tasks left out at a k for too few trials: ``none``, or ``2: a, b`` (``, ...`` past the names)."""
+    if not point.tasks_excluded:
+        return "none"
+    names = ", ".join(point.too_few_trials)
+    more = ", ..." if point.tasks_excluded > len(point.too_few_trials) else ""
+    return f"{point.tasks_excluded}: {names}{more}" if names else str(point.tasks_excluded)
+
+
+K_HEADER = ("k", "pass^k", "pass^k 95% interval", "pass@k", "tasks used", "too few trials (left out)")
+"""The per-k table's columns, the same in Markdown and HTML."""
 
 
 def policy_text(policy: UndecidedPolicy) -> str:
@@ -170,22 +211,195 @@ def _suite_section(suite: GroupSummary, policy: UndecidedPolicy) -> list[str]:
         [
             str(h.k),
             fmt_k(h),
+            fmt_ci(h),
             fmt_k(a),
             str(h.tasks_used),
+            too_few_text(h),
         ]
         for h, a in zip(suite.pass_hat, suite.pass_at, strict=True)
     ]
-    out.extend(_table(["k", "pass^k", "pass@k", "tasks used"], rows))
+    out.extend(_table(K_HEADER, rows))
     out.append("")
     out.extend(_table([_STATE_LABELS[s] for s in Verdict], [_verdict_cells(suite.verdicts)]))
     out.append("")
     return out
 
 
+REASONS_SHOWN = 50
+"""Trials with their one-line reason listed in the full Markdown report (the HTML lists
+:data:`REASONS_SHOWN_HTML`, the JSON every one)."""
+
+REASONS_SHOWN_HTML = 5000
+"""Trials with their one-line reason listed in the HTML report (the JSON lists every one)."""
+
+SHORT_TOP = 10
+"""Trials with their reason in the short Markdown (``--short``, a pull-request comment) by default."""
+
+SHORT_REASON_WIDTH = 240
+"""Longest reason, in characters, in the short Markdown (longer ones end with ``...``)."""
+
+
+def headline_parts(report: RunReport) -> tuple[str, str] | None:
+    """The headline as ``(verdict, figures)``: its first sentence and the rest; ``None`` without one."""
+    h = report.headline
+    if h is None:
+        return None
+    return h.verdict, h.text[len(h.verdict) :].lstrip(". ")
+
+
+def headline_markdown(report: RunReport) -> list[str]:
+    """The headline as a Markdown paragraph: the verdict in bold, then the figures."""
+    parts = headline_parts(report)
+    if parts is None:
+        return []
+    return [f"**{_escape(parts[0])}.** {_escape(parts[1])}", ""]
+
+
+def _clip(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 3] + "..."
+
+
+def reason_groups(report: RunReport) -> list[tuple[str, Verdict, str, tuple[int, ...]]]:
+    """The trials that did not pass, grouped by case, verdict and reason: ``(case, verdict, reason, trials)``.
+
+    In the report's order (failed first, then by case and first trial); the trials of one case with the
+    same reason are one group, so a case failing eight trials the same way takes one row.
+    """
+    groups: dict[tuple[str, Verdict, str], list[int]] = {}
+    for r in report.trial_reasons:
+        groups.setdefault((r.case_id, r.verdict, r.reason), []).append(r.trial)
+    return [(case, verdict, reason, tuple(trials)) for (case, verdict, reason), trials in groups.items()]
+
+
+def _trial_list(trials: Sequence[int]) -> str:
+    return ", ".join(str(t) for t in trials[:8]) + (f", ... ({len(trials)})" if len(trials) > 8 else "")
+
+
+def reason_rows(report: RunReport, limit: int, *, width: int | None = None) -> tuple[list[list[str]], int]:
+    """The first ``limit`` reason groups as rows (case, trials, verdict, reason clipped to ``width``).
+
+    Returns:
+        ``(rows, trials_shown)``: the rows, and how many trials they cover.
+    """
+    groups = reason_groups(report)[:limit]
+    rows = [
+        [
+            _clip(case, 80),
+            _trial_list(trials),
+            _STATE_LABELS[verdict],
+            _clip(reason, width) if width else reason,
+        ]
+        for case, verdict, reason, trials in groups
+    ]
+    return rows, sum(len(g[3]) for g in groups)
+
+
+REASON_HEADER = ("case", "trials", "verdict", "why (first failed gate and its evidence)")
+"""The trial-reasons table's columns, the same in Markdown and HTML."""
+
+
+def reasons_more_text(report: RunReport, shown: int, where: str) -> str:
+    """``And 27 more trial(s) that did not pass: <where>.``, or ``""`` when every trial is shown.
+
+    Args:
+        report: The report.
+        shown: How many trials (not rows) the listing covered.
+        where: Where the rest is.
+    """
+    rest = len(report.trial_reasons) - shown
+    return f"And {rest} more trial(s) that did not pass: {where}." if rest > 0 else ""
+
+
+def _reasons_section(report: RunReport) -> list[str]:
+    out = ["## Why trials did not pass", ""]
+    if not report.trial_reasons:
+        return [*out, "Every trial passed.", ""]
+    out.append(
+        "Each trial that did not pass, with its first failed gate and what its evidence shows (or the "
+        "grading contract's reason for an undecided trial); failed trials first."
+    )
+    out.append("")
+    rows, covered = reason_rows(report, REASONS_SHOWN)
+    out.extend(_table(REASON_HEADER, rows))
+    more = reasons_more_text(report, covered, "the HTML report and `--format json` list every one")
+    if more:
+        out += ["", more]
+    out.append("")
+    return out
+
+
+SHORT_SUITE_HEADER = ("suite", "tasks", "trials", "failed", "undecided", "pass^1 [95%]")
+"""The short Markdown's suite columns (then pass^k at the report's largest k)."""
+
+
+def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str | None = None) -> str:
+    """The run report as a pull-request comment: the headline, the suites, the top reasons and a link.
+
+    Its size is bounded whatever the run's size (``top`` reasons of at most :data:`SHORT_REASON_WIDTH`
+    characters, case ids of at most 80), far below a code host's comment limit (GitHub's is 65,536
+    characters) for ``top`` up to 100.
+
+    Args:
+        report: The run report.
+        top: How many rows of reasons (a case's trials failing the same way share a row), ``>= 0``;
+            failed trials first.
+        link: Where the full report is (a URL or path), linked at the end; ``None`` for no link.
+
+    Returns:
+        Markdown text.
+    """
+    run = report.run
+    out = [f"### judgekit: {_escape(run.file)}", ""]
+    out.extend(headline_markdown(report))
+    if report.suites:
+        out.extend(
+            _table(
+                [
+                    "suite",
+                    "tasks",
+                    "trials",
+                    "failed",
+                    "undecided",
+                    "pass^1 [95%]",
+                    f"pass^{report.k_max} [95%]",
+                ],
+                (
+                    [
+                        g.name,
+                        str(g.tasks),
+                        str(g.trials),
+                        str(g.verdicts.get(Verdict.FAIL, 0)),
+                        str(g.undecided_trials),
+                        fmt_k_ci(g.pass_hat[0]) if g.pass_hat else "n/a",
+                        fmt_k_ci(g.pass_hat[-1]) if g.pass_hat else "n/a",
+                    ]
+                    for g in report.suites
+                ),
+            )
+        )
+        out.append("")
+    covered = 0
+    if report.trial_reasons and top > 0:
+        rows, covered = reason_rows(report, top, width=SHORT_REASON_WIDTH)
+        out.append(f"**Why trials did not pass** ({covered} of {len(report.trial_reasons)}, failed first):")
+        out.append("")
+        out.extend(_table(REASON_HEADER, rows))
+        out.append("")
+    more = reasons_more_text(report, covered, "see the full report")
+    if more:
+        out += [more, ""]
+    if report.problems:
+        out += [f"{len(report.problems)} input problem(s): see the full report.", ""]
+    if link:
+        out += [f"Full report: {link}", ""]
+    return "\n".join(out)
+
+
 def render_run_markdown(report: RunReport) -> str:
     """Render a run report as Markdown."""
     run = report.run
     out = [f"# Run report: {run.file}", ""]
+    out.extend(headline_markdown(report))
     meta = [
         f"- Run: {', '.join(run.run_ids) or 'n/a'}",
         f"- Tasks: {run.tasks}; trials: {run.trials} "
@@ -225,6 +439,7 @@ def render_run_markdown(report: RunReport) -> str:
         )
     )
     out.append("")
+    out.extend(_reasons_section(report))
     out.append("## Suites (reported separately, never blended)")
     out.append("")
     if not report.suites:

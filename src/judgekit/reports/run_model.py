@@ -58,34 +58,45 @@ from judgekit.stats import (
     counted_trials,
     pass_k_curve,
     wilson_interval,
+    wilson_mean_interval,
 )
-from judgekit.verdict import CheckResult, FrozenModel, Verdict
+from judgekit.verdict import CheckResult, FrozenModel, Verdict, deciding_check, verdict_reason
 
 __all__ = [
     "DEFAULT_REGRESSION_SLICES",
     "REPORT_SCHEMA_VERSION",
+    "TOO_FEW_SHOWN",
     "CostRow",
     "CostSummary",
     "FailureRow",
     "GroupSummary",
+    "Headline",
     "Interval",
     "KPoint",
     "RetirementAdvice",
     "RetirementSuggestion",
     "RunInfo",
     "RunReport",
+    "TrialReason",
     "UndecidedCase",
+    "build_headline",
     "build_run_report",
     "cost_summary",
     "in_capability_suite",
     "task_outcomes",
     "task_rate",
+    "trial_reasons",
 ]
 
-REPORT_SCHEMA_VERSION = 4
+REPORT_SCHEMA_VERSION = 5
 """Version of the :class:`RunReport` JSON schema (2: the undecided policy and the undecided cases; 3:
 retirement counts distinct releases with a minimum of trials each; 4: every rate carries its bounds under
-the undecided trials, ``undecided``, ``undecided_low`` and ``undecided_high``)."""
+the undecided trials, ``undecided``, ``undecided_low`` and ``undecided_high``; 5: the ``headline``, each
+trial's one-line reason in ``trial_reasons``, and each pass^k / pass@k point's interval, ``ci_low`` and
+``ci_high``, and the tasks with too few trials, ``too_few_trials``)."""
+
+TOO_FEW_SHOWN = 10
+"""Task ids a pass^k point names among the tasks left out for too few trials (all are counted)."""
 
 DEFAULT_REGRESSION_SLICES = ("regression", "regressions")
 """Slice names that put a case in the regression suite (besides ``category: regression``)."""
@@ -177,6 +188,12 @@ class KPoint(FrozenModel):
         tasks_excluded: Tasks left out at this k because they have fewer than k counted trials (undefined
             there, never counted as 0 or 1).
         reason: Why ``value`` is ``None``, when it is.
+        ci_low: Lower limit of the 95 % interval of ``value`` over the ``tasks_used`` tasks (the Wilson
+            interval at ``value``, conservative for a mean of per-task values in [0, 1]:
+            :func:`judgekit.stats.wilson_mean_interval`); ``None`` when ``value`` is.
+        ci_high: Its upper limit; ``None`` when ``value`` is.
+        too_few_trials: Up to :data:`TOO_FEW_SHOWN` ids of the tasks left out at this k because they have
+            fewer than k counted trials (fewest first, then by id); ``tasks_excluded`` counts them all.
     """
 
     k: int
@@ -186,6 +203,9 @@ class KPoint(FrozenModel):
     tasks_used: int
     tasks_excluded: int
     reason: str | None = None
+    ci_low: float | None = None
+    ci_high: float | None = None
+    too_few_trials: tuple[str, ...] = ()
 
 
 class GroupSummary(FrozenModel):
@@ -237,6 +257,53 @@ class FailureRow(FrozenModel):
     trials: int
     tasks: int
     example_tasks: tuple[str, ...]
+
+
+class TrialReason(FrozenModel):
+    """Why one trial did not pass, in one line (:func:`judgekit.verdict.verdict_reason`).
+
+    Attributes:
+        case_id: The case.
+        trial: The trial number (1-based).
+        verdict: The trial's verdict (``fail`` or an undecided state; never ``pass``).
+        check_id: The check that explains it (the first failed gate of a failed trial), or ``None`` when
+            the grading contract's own reason does (an expectation nobody decided, an untrusted judge).
+        layer: That check's layer, or ``None`` with ``check_id``.
+        category: That check's failure category, or ``None``.
+        reason: The line: the check's id and reason, then what its evidence adds (the call, the first diff
+            row, the quote); never a newline. ``no reason recorded`` when nothing says why.
+    """
+
+    case_id: str
+    trial: int
+    verdict: Verdict
+    check_id: str | None
+    layer: str | None
+    category: str | None
+    reason: str
+
+
+class Headline(FrozenModel):
+    """The report's first line: the verdict a reader takes away, and the figures behind it.
+
+    Attributes:
+        status: ``met`` (every threshold given was met), ``missed`` (at least one was not), ``unchecked``
+            (no threshold given), or ``no_trials``.
+        verdict: The status in words (``Misses 1 of 2 threshold checks: ...``), the line's first sentence.
+        text: The line itself, the same in every format: the verdict, each suite's pass^1 and pass^k
+            (k = the report's largest) with their 95 % intervals and task counts, and how many trials were
+            errors or otherwise undecided and how they were counted.
+        thresholds: The thresholds checked, as the options were written (empty for ``unchecked``).
+        misses: One line per missed threshold and suite (:func:`judgekit.reports.run_gate.check_thresholds`).
+        input_problems: How many problems the input had (the rest is still reported; exit code 2).
+    """
+
+    status: Literal["met", "missed", "unchecked", "no_trials"]
+    verdict: str
+    text: str
+    thresholds: tuple[str, ...] = ()
+    misses: tuple[str, ...] = ()
+    input_problems: int = 0
 
 
 class UndecidedCase(FrozenModel):
@@ -439,6 +506,10 @@ class RunReport(FrozenModel):
         problems: Problems found in the input, as ``file:line: message`` texts (the rest is still
             reported).
         notes: Things the reader should know about the numbers (mixed graders, excluded tasks).
+        headline: The plain verdict line (:class:`Headline`); its thresholds are filled in by
+            :func:`judgekit.reports.run_gate.with_thresholds`.
+        trial_reasons: Every trial that did not pass with its one-line reason: failed trials first, then
+            the undecided ones, each by case id and trial.
     """
 
     schema_version: int = REPORT_SCHEMA_VERSION
@@ -459,6 +530,8 @@ class RunReport(FrozenModel):
     cost: CostSummary | None = None
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = Field(default_factory=tuple)
+    headline: Headline | None = None
+    trial_reasons: tuple[TrialReason, ...] = ()
 
 
 # --------------------------------------------------------------------------- columnar core
@@ -499,18 +572,37 @@ def _trial_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarra
     return n_all, passes, n_all - passes - counts[:, _FAIL]
 
 
+def _ci(value: float | None, tasks: int) -> dict[str, float | None]:
+    """The 95 % interval of a pass^k / pass@k value over its tasks (``None`` limits when undefined)."""
+    if value is None or tasks < 1:
+        return {"ci_low": None, "ci_high": None}
+    low, high = wilson_mean_interval(min(1.0, max(0.0, value)), tasks)
+    return {"ci_low": low, "ci_high": high}
+
+
+def _too_few(counted: np.ndarray, ids: Sequence[str], k: int) -> tuple[str, ...]:
+    """Ids of up to :data:`TOO_FEW_SHOWN` tasks with fewer than k counted trials, fewest first."""
+    short = np.flatnonzero(counted < k)
+    if not short.size:
+        return ()
+    ranked = sorted(short.tolist(), key=lambda t: (int(counted[t]), ids[t]))
+    return tuple(ids[t] for t in ranked[:TOO_FEW_SHOWN])
+
+
 def _k_points(
-    counts: np.ndarray, k_max: int, policy: UndecidedPolicy
+    counts: np.ndarray, k_max: int, policy: UndecidedPolicy, ids: Sequence[str] = ()
 ) -> tuple[tuple[KPoint, ...], tuple[KPoint, ...]]:
-    """pass^k and pass@k for k = 1..k_max under the policy, with their undecided bounds.
+    """pass^k and pass@k for k = 1..k_max under the policy, with their undecided bounds and intervals.
 
     Every figure comes from :func:`judgekit.stats.pass_k_curve` (running products, O(k_max) vector steps
     per curve): the value under the policy, the low bound with every undecided trial a failure, the high
-    bound with every undecided trial a pass.
+    bound with every undecided trial a pass. ``ids`` (the tasks' ids, in the rows' order) names the tasks
+    with too few trials at each k; without it none is named (they are still counted).
     """
     if k_max < 1:
         return (), ()
     n_all, passes, undecided = _trial_counts(counts)
+    counted, _ = counted_trials(n_all, passes, undecided_counts=undecided, undecided=policy)
     value = pass_k_curve(n_all, passes, k_max, undecided_counts=undecided, undecided=policy)
     low = (
         value
@@ -528,9 +620,16 @@ def _k_points(
             "tasks_used": v.tasks_used,
             "tasks_excluded": v.tasks_left_out,
             "reason": v.reason,
+            "too_few_trials": _too_few(counted, ids, v.k) if len(ids) and v.tasks_left_out else (),
         }
-        hats.append(KPoint(value=v.pass_hat, low=lo.pass_hat, high=hi.pass_hat, **common))
-        ats.append(KPoint(value=v.pass_at, low=lo.pass_at, high=hi.pass_at, **common))
+        hats.append(
+            KPoint(
+                value=v.pass_hat, low=lo.pass_hat, high=hi.pass_hat, **_ci(v.pass_hat, v.tasks_used), **common
+            )
+        )
+        ats.append(
+            KPoint(value=v.pass_at, low=lo.pass_at, high=hi.pass_at, **_ci(v.pass_at, v.tasks_used), **common)
+        )
     return tuple(hats), tuple(ats)
 
 
@@ -549,7 +648,8 @@ def _summarise(
     n, c = counted_trials(n_all, passes, undecided_counts=undecided, undecided=policy)
     counted_tasks = n > 0
     all_pass = int(np.sum((c == n) & counted_tasks))
-    hats, ats = _k_points(counts, k_max, policy)
+    ids = [table.ids[t] for t in np.flatnonzero(task_mask)]
+    hats, ats = _k_points(counts, k_max, policy, ids)
     q_sum, q_n = quality
     q_total = float(q_sum[task_mask].sum())
     q_count = int(q_n[task_mask].sum())
@@ -973,7 +1073,7 @@ def _build_run_report(
             f"calibration record trusts (graded with --untrusted {', '.join(sorted(policies))}): those "
             "trials' verdicts are not calibrated evidence"
         )
-    return RunReport(
+    report = RunReport(
         run=run,
         k_max=k_max,
         undecided_policy=policy,
@@ -996,6 +1096,118 @@ def _build_run_report(
         cost=cost_summary(lines),
         problems=tuple(problems),
         notes=tuple(notes),
+        trial_reasons=trial_reasons(lines),
+    )
+    return report.model_copy(update={"headline": build_headline(report)})
+
+
+def trial_reasons(lines: Iterable[ResultLine]) -> tuple[TrialReason, ...]:
+    """Every trial that did not pass, with its one-line reason: failed first, then undecided, by case, trial.
+
+    The reason is :func:`judgekit.verdict.verdict_reason`'s, the one the viewer, the demo and the
+    integrations show.
+    """
+    rows: list[TrialReason] = []
+    for line in lines:
+        if line.verdict is Verdict.PASS:
+            continue
+        check = deciding_check(line.verdict, line.reason, line.checks)
+        rows.append(
+            TrialReason(
+                case_id=line.case.id,
+                trial=line.trial,
+                verdict=line.verdict,
+                check_id=check.check_id if check is not None else None,
+                layer=check.layer if check is not None else None,
+                category=check.category.value if check is not None and check.category is not None else None,
+                reason=verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded",
+            )
+        )
+    rows.sort(key=lambda r: (r.verdict is not Verdict.FAIL, r.case_id, r.trial))
+    return tuple(rows)
+
+
+_UNDECIDED_WORDS = {
+    Verdict.ERROR: "error",
+    Verdict.INSUFFICIENT_INFORMATION: "insufficient information",
+    Verdict.NOT_EVALUATED: "not evaluated",
+}
+
+
+def _fmt_point(name: str, point: KPoint) -> str:
+    """``pass^4 0.310 [0.170, 0.497]``, or ``pass^4 undefined (reason)``."""
+    if point.value is None or point.ci_low is None or point.ci_high is None:
+        return f"{name} undefined ({point.reason or 'no task has enough trials'})"
+    return f"{name} {point.value:.3f} [{point.ci_low:.3f}, {point.ci_high:.3f}]"
+
+
+def _suite_phrase(suite: GroupSummary) -> str:
+    parts = [_fmt_point("pass^1", suite.pass_hat[0])] if suite.pass_hat else ["pass^1 undefined (no trial)"]
+    if len(suite.pass_hat) > 1:
+        last = suite.pass_hat[-1]
+        parts.append(_fmt_point(f"pass^{last.k}", last))
+        if last.tasks_excluded:
+            parts[-1] += f" ({last.tasks_excluded} task(s) with fewer than {last.k} trials left out)"
+    return f"{suite.name} suite: {', '.join(parts)} over {suite.tasks} task(s)"
+
+
+def build_headline(report: RunReport, thresholds: Sequence[str] = (), misses: Sequence[str] = ()) -> Headline:
+    """The report's plain verdict line, from its own figures (and the thresholds, when checked).
+
+    Args:
+        report: The report (its suites, verdict counts, undecided policy and problems).
+        thresholds: The thresholds checked, as written (``--fail-under 0.9``); empty when none was given.
+        misses: The missed ones, one line per threshold and suite (empty when every one was met).
+
+    Returns:
+        The :class:`Headline`. Its text says the status, then each suite's pass^1 and pass^k (k the
+        report's largest) with 95 % intervals over tasks, then the failed trials and the undecided ones by
+        state with how the policy counted them, e.g. ``Misses 1 threshold check(s): ... . capability suite:
+        pass^1 0.620 [0.482, 0.741], pass^3 0.410 [0.280, 0.553] over 16 task(s). 29 of 104 trials
+        failed; 11 undecided (1 error, 10 insufficient information), counted as trials that did not
+        pass.``
+    """
+    trials = report.run.trials
+    if not trials:
+        status: Literal["met", "missed", "unchecked", "no_trials"] = "no_trials"
+        verdict = "No trials to report"
+    elif misses:
+        status = "missed"
+        verdict = f"Misses {len(misses)} threshold check(s): {misses[0]}"
+        if len(misses) > 1:
+            verdict += f"; and {len(misses) - 1} more"
+    elif thresholds:
+        status = "met"
+        verdict = f"Meets every threshold ({', '.join(thresholds)})"
+    else:
+        status = "unchecked"
+        verdict = "Not gated: no threshold given"
+    if report.problems:
+        verdict = f"{verdict}; {len(report.problems)} input problem(s), listed in the report"
+    sentences = [verdict]
+    if report.suites:
+        sentences.append("; ".join(_suite_phrase(s) for s in report.suites))
+    undecided = {v: report.verdicts.get(v, 0) for v in _UNDECIDED_WORDS}
+    total = sum(undecided.values())
+    if trials:
+        failed = f"{report.verdicts.get(Verdict.FAIL, 0)} of {trials} trials failed"
+        if total:
+            states = ", ".join(f"{n} {_UNDECIDED_WORDS[v]}" for v, n in undecided.items() if n)
+            how = (
+                "counted as trials that did not pass"
+                if report.undecided_policy == "fail"
+                else "left out of their tasks' trials"
+            )
+            sentences.append(f"{failed}; {total} undecided ({states}), {how}")
+        else:
+            sentences.append(f"{failed}; none undecided")
+    return Headline(
+        status=status,
+        verdict=verdict,
+        text=". ".join(sentences) + ".",
+        thresholds=tuple(thresholds),
+        misses=tuple(misses),
+        input_problems=len(report.problems),
     )
 
 

@@ -1,0 +1,224 @@
+"""Every path that explains a trial gives the same one-line reason: ``judgekit.verdict.verdict_reason``.
+
+The paths (the registry below) are the run report's JSON, Markdown, short Markdown and HTML, the demo's
+run summary, ``explain()`` (which the pytest plugin and promptfoo print) and Inspect's score. Each is run
+on the demo's graded agent-v1 trials (every layer, the replayed judge) and must carry, for each trial that
+did not pass, exactly the reason ``verdict_reason`` gives. A meta-test parses the sources and fails when a
+module produces a trial's reason without being in the registry, so a new path cannot drift unnoticed.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import pytest
+
+from judgekit.results import ResultLine, read_results
+from judgekit.verdict import Grade, Verdict, verdict_reason
+
+REPO = Path(__file__).resolve().parents[1]
+
+Lines = Sequence[ResultLine]
+
+
+@pytest.fixture(scope="module")
+def demo_lines(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[ResultLine]]:
+    out = tmp_path_factory.mktemp("reasons") / "demo"
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    done = subprocess.run(
+        [sys.executable, "-m", "judgekit.cli", "demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    path = out / "results" / "agent-v1.jsonl"
+    return path, list(read_results(path).lines)
+
+
+def _expected(lines: Lines) -> dict[tuple[str, int], str]:
+    return {
+        (line.case.id, line.trial): verdict_reason(line.verdict, line.reason, line.checks)
+        for line in lines
+        if line.verdict is not Verdict.PASS
+    }
+
+
+def _grade(line: ResultLine) -> Grade:
+    return Grade(
+        case_id=line.case.id, trial=line.trial, verdict=line.verdict, reason=line.reason, checks=line.checks
+    )
+
+
+def _report(path: Path):
+    from judgekit.reports.run_model import build_run_report
+
+    return build_run_report(read_results(path), undecided="fail")
+
+
+def _report_json(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.reports.run_json import render_run_json
+
+    document = json.loads(render_run_json(_report(path)))
+    return {(r["case_id"], r["trial"]): r["reason"] for r in document["trial_reasons"]}
+
+
+def _in_text(text: str, lines: Lines, escape: Callable[[str], str]) -> dict[tuple[str, int], str]:
+    # a rendering lists each reason once per group of trials: found in the text means carried
+    return {key: reason for key, reason in _expected(lines).items() if escape(reason) in text}
+
+
+def _report_markdown(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.reports.run_markdown import render_run_markdown
+
+    return _in_text(render_run_markdown(_report(path)), lines, lambda s: s.replace("|", "\\|"))
+
+
+def _report_short(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.reports.run_markdown import render_short_markdown
+
+    # the short form clips reasons at 240 characters: compare what it shows
+    text = render_short_markdown(_report(path), top=100)
+    return {
+        key: reason
+        for key, reason in _expected(lines).items()
+        if (reason if len(reason) <= 240 else reason[:237] + "...").replace("|", "\\|") in text
+    }
+
+
+def _report_html(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from markupsafe import escape
+
+    from judgekit.reports.run_html import render_run_html
+
+    return _in_text(render_run_html(_report(path)), lines, lambda s: str(escape(s)))
+
+
+def _demo(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.demo import _why
+
+    return {(line.case.id, line.trial): _why(line) for line in lines if line.verdict is not Verdict.PASS}
+
+
+def _explain(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.integrations.grading import explain
+
+    out = {}
+    for line in lines:
+        if line.verdict is not Verdict.PASS:
+            why = explain(_grade(line)).splitlines()[1]
+            assert why.startswith("  why: ")
+            out[(line.case.id, line.trial)] = why.removeprefix("  why: ")
+    return out
+
+
+def _promptfoo(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.integrations.promptfoo import grading_result
+
+    out = {}
+    for line in lines:
+        if line.verdict is not Verdict.PASS:
+            reason = grading_result(_grade(line))["reason"]
+            out[(line.case.id, line.trial)] = reason.split("  why: ", 1)[1].split("\n", 1)[0]
+    return out
+
+
+def _inspect(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    pytest.importorskip("inspect_ai")
+    from judgekit.integrations.inspect import score_from_grade
+
+    return {
+        (line.case.id, line.trial): score_from_grade(_grade(line)).metadata["judgekit_reason"]
+        for line in lines
+        if line.verdict is not Verdict.PASS
+    }
+
+
+PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]] = {
+    "report json": ("judgekit.reports.run_model", _report_json),
+    "report markdown": ("judgekit.reports.run_markdown", _report_markdown),
+    "report short markdown": ("judgekit.reports.run_markdown", _report_short),
+    "report html": ("judgekit.reports.run_html", _report_html),
+    "demo summary": ("judgekit.demo", _demo),
+    "explain (pytest plugin)": ("judgekit.integrations.grading", _explain),
+    "promptfoo": ("judgekit.integrations.promptfoo", _promptfoo),
+    "inspect": ("judgekit.integrations.inspect", _inspect),
+}
+"""Path name -> (the module that produces the reason, what it gives each trial that did not pass)."""
+
+_REASON_NAMES = {
+    "verdict_reason",
+    "deciding_check",
+    "first_reason",
+    "explain",
+    "trial_reasons",
+    "reason_rows",
+}
+"""Functions that produce (or render) a trial's one-line reason: a module calling one is a path."""
+
+PRODUCERS = {"judgekit.verdict"}
+"""Modules that define the rule rather than carry it."""
+
+
+@pytest.mark.parametrize("name", sorted(PATHS))
+def test_every_path_gives_each_trial_the_same_reason(name: str, demo_lines) -> None:
+    path, lines = demo_lines
+    expected = _expected(lines)
+    assert len(expected) >= 30  # failed and undecided trials of every layer
+    got = PATHS[name][1](path, lines)
+    if name == "report short markdown":  # the first 100 rows only, by design
+        assert got, "the short report shows no reason"
+        expected = {k: v for k, v in expected.items() if k in got}
+    assert got == expected
+
+
+def test_the_demo_trials_exercise_every_kind_of_reason(demo_lines) -> None:
+    _, lines = demo_lines
+    reasons = set(_expected(lines).values())
+    assert any(" — call " in r for r in reasons)  # a rule with its offending call
+    assert any(r.startswith("state") for r in reasons)  # a state diff row
+    assert any("quote (message " in r for r in reasons)  # a judge's quote
+    assert any(" not decided (" in r for r in reasons)  # the grading contract's reason
+    assert all("\n" not in r and r for r in reasons)
+
+
+def _callers() -> set[str]:
+    out: set[str] = set()
+    for path in (REPO / "src").rglob("*.py"):
+        module = ".".join(path.relative_to(REPO / "src").with_suffix("").parts)
+        if module in PRODUCERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = (
+                    func.id
+                    if isinstance(func, ast.Name)
+                    else func.attr
+                    if isinstance(func, ast.Attribute)
+                    else None
+                )
+                if name in _REASON_NAMES:
+                    out.add(module)
+    return out
+
+
+CARRIED_BY = {
+    "judgekit.integrations.pytest_plugin": "prints explain(), checked as 'explain (pytest plugin)'",
+}
+"""Modules that only pass on another path's reason, and the path that checks it."""
+
+
+def test_every_module_producing_a_reason_is_in_the_registry() -> None:
+    modules = _callers()
+    registered = {module for module, _ in PATHS.values()}
+    unregistered = modules - registered - set(CARRIED_BY)
+    assert not unregistered, f"add these reason paths to PATHS in {__file__}: {sorted(unregistered)}"
+    assert registered <= modules, "a registered path no longer produces a reason: update the registry"
