@@ -404,6 +404,7 @@ INVOCATIONS: dict[str, Invocation] = {
     "scan-pii": lambda ws, tmp: ["scan-pii", str(AIRDESK)],
     "trust": lambda ws, tmp: ["trust", ws.fingerprint, "--records", ws.records],
     "validate": lambda ws, tmp: ["validate", str(AIRDESK)],
+    "view": lambda ws, tmp: ["view", ws.v1, ws.v2, "--out", str(tmp / "viewer")],
 }
 
 

@@ -270,6 +270,7 @@ NOT_RUNS = {
     "commands/grading.py": "judgekit check-references checks every case's reference solution",
     "commands/growing.py": "set maintenance (candidates, intake, reconcile, sample): needs every case",
     "commands/contamination.py": "the contamination index must cover holdouts most of all",
+    "reports/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
 }
 """Module that reads a case set but runs nothing against it -> why it sees every case."""
 

@@ -1,10 +1,11 @@
 """Every path that explains a trial gives the same one-line reason: ``judgekit.verdict.verdict_reason``.
 
 The paths (the registry below) are the run report's JSON, Markdown, short Markdown and HTML, the demo's
-run summary, ``explain()`` (which the pytest plugin and promptfoo print) and Inspect's score. Each is run
-on the demo's graded agent-v1 trials (every layer, the replayed judge) and must carry, for each trial that
-did not pass, exactly the reason ``verdict_reason`` gives. A meta-test parses the sources and fails when a
-module produces a trial's reason without being in the registry, so a new path cannot drift unnoticed.
+run summary, ``explain()`` (which the pytest plugin and promptfoo print), Inspect's score and the viewer's
+run data. Each is run on the demo's graded agent-v1 trials (every layer, the replayed judge) and must
+carry, for each trial that did not pass, exactly the reason ``verdict_reason`` gives. A meta-test parses
+the sources and fails when a module produces a trial's reason without being in the registry, so a new path
+cannot drift unnoticed.
 """
 
 from __future__ import annotations
@@ -141,6 +142,18 @@ def _inspect(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     }
 
 
+def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.reports.viewer import build_viewer
+
+    out = path.parent / "viewer-for-reasons"
+    build_viewer([read_results(path)], out)
+    text = (out / "data" / "index.js").read_text(encoding="utf-8")
+    data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    ids = [case["id"] for case in data["cases"]]
+    rows = data["runs"][0]["rows"]  # [case index, trial, verdict, ..., reason]
+    return {(ids[r[0]], r[1]): r[-1] for r in rows if r[2] != "pass"}
+
+
 PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]] = {
     "report json": ("judgekit.reports.run_model", _report_json),
     "report markdown": ("judgekit.reports.run_markdown", _report_markdown),
@@ -150,6 +163,7 @@ PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]
     "explain (pytest plugin)": ("judgekit.integrations.grading", _explain),
     "promptfoo": ("judgekit.integrations.promptfoo", _promptfoo),
     "inspect": ("judgekit.integrations.inspect", _inspect),
+    "viewer": ("judgekit.reports.viewer", _viewer),
 }
 """Path name -> (the module that produces the reason, what it gives each trial that did not pass)."""
 

@@ -29,6 +29,7 @@ from judgekit.commands import judge as judge_commands
 from judgekit.commands import lint as lint_commands
 from judgekit.commands import runs as runs_commands
 from judgekit.commands import trust as trust_commands
+from judgekit.commands import view as view_commands
 from judgekit.commands.helptext import PolishedGroup
 from judgekit.errors import JudgekitError
 
@@ -84,6 +85,7 @@ trust_commands.register(app)  # after runs: `otel` joins its `import` group
 judge_commands.register(app)
 lint_commands.register(app)
 config_commands.register(app)
+view_commands.register(app)
 
 
 def _usage_line(exc: Exception) -> str:

@@ -51,6 +51,7 @@ if TYPE_CHECKING:
     from judgekit.judges.cache import CacheMode
     from judgekit.reports.demo_index import DemoFacts, DemoRunFacts
     from judgekit.reports.run_compare import Comparison
+    from judgekit.reports.viewer import ViewerBuild
     from judgekit.results import ResultLine
     from judgekit.runner import RunPlan
     from judgekit.transcript import Transcript
@@ -672,6 +673,14 @@ def _trust_line(label: str, decision: TrustDecision, records: Path) -> str:
     )
 
 
+def _write_viewer(folder: Path, cases_dir: Path, results: Sequence[Path]) -> ViewerBuild:
+    """``judgekit view RUN_A RUN_B --cases SET --out folder``: the trial viewer of the demo's two runs."""
+    from judgekit.reports.viewer import build_viewer, case_infos
+    from judgekit.results import read_results
+
+    return build_viewer([read_results(p) for p in results], folder, cases=case_infos(cases_dir))
+
+
 def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[str, str]:
     """The run's HTML report, as ``judgekit report --cases`` renders it, and its headline line."""
     from judgekit.golden.splits import holdout_ids, split_report_lines
@@ -797,6 +806,7 @@ def run_demo(
         results,
         calibrated,
         comparison,
+        cases_dir=root,
         facts=facts,
         trusted=result.trusted,
         problems=result.problems,
@@ -813,6 +823,7 @@ def _write_pages(
     calibrated: _Calibrated,
     comparison: Comparison,
     *,
+    cases_dir: Path,
     facts: DemoFacts,
     trusted: bool,
     problems: Sequence[str],
@@ -857,6 +868,17 @@ def _write_pages(
             title=f"Comparison: {comparison.a} → {comparison.b}",
             href=f"reports/{cmp_page.name}",
             summary=f"{comparison.verdict}: {comparison.explanation}",
+        )
+    )
+    viewer = _write_viewer(out / "viewer", cases_dir, results)
+    pages.append(
+        DemoPage(
+            title=f"Trial viewer: {' and '.join(p.stem for p in results)}",
+            href="viewer/index.html",
+            summary=f"every trial of the {len(results)} runs ({sum(r['trials'] for r in viewer.runs)}), "
+            "filterable and searchable; "
+            "each with its transcript, the offending call highlighted, every check with its evidence, "
+            "and both runs side by side per case (judgekit view)",
         )
     )
     cal_page = _write(reports / "calibration.html", render_calibration(calibration, "html"))

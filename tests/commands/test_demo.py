@@ -527,13 +527,14 @@ def test_demo_json_names_every_file_and_the_headline_figures(tmp_path, capsys):
         "comparison.html",
         "calibration.html",
     ]
+    assert files["viewer"] == str(out.resolve() / "viewer" / "index.html")
     assert [Path(p).name for p in files["results"]] == ["agent-v1.jsonl", "agent-v2.jsonl"]
     assert len(files["calibration_records"]) == 1
     written = {str(p) for p in out.resolve().rglob("*") if p.is_file()}
     assert set(files["all"]) == written
     for group in ("reports", "results", "calibration_records"):
         assert set(files[group]) <= written
-    assert {files["index"], files["calibration_labels"]} <= written
+    assert {files["index"], files["calibration_labels"], files["viewer"]} <= written
     runs = {run["name"]: run for run in document["runs"]}
     assert runs["agent-v1"]["trials"] == runs["agent-v2"]["trials"] == 104
     v1, v2 = runs["agent-v1"]["verdicts"], runs["agent-v2"]["verdicts"]

@@ -191,6 +191,7 @@ def test_index_links_every_report(browser, demo_pages, artifacts):
                 "reports/agent-v1.html",
                 "reports/agent-v2.html",
                 "reports/comparison.html",
+                "viewer/index.html",
                 "reports/calibration.html",
             ]
         )

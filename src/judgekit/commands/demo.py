@@ -112,7 +112,8 @@ def _document(result: DemoResult) -> dict[str, Any]:
         "index": str(result.index),
         "files": {
             "index": str(result.index),
-            "reports": [str(p) for p in result.pages[1:]],
+            "reports": [str(p) for p in result.pages[1:] if p.parent.name == "reports"],
+            "viewer": str(out / "viewer" / "index.html"),
             "results": [str(p) for p in results],
             "calibration_labels": str(out / "calibration" / "labels.csv"),
             "calibration_records": sorted(str(p) for p in records_dir.glob("*.json")),

@@ -433,6 +433,19 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit trust 3f2a9c1e --criterion honest_reporting --format json",
         ),
     ),
+    "view": (
+        Example(
+            "Browse a run's trials in a browser (open viewer/index.html)",
+            "judgekit view v1.jsonl --out viewer",
+        ),
+        Example(
+            "Two runs side by side, with each case's expectations",
+            f"judgekit view v1.jsonl v2.jsonl --cases {_SET} --out viewer",
+        ),
+        Example(
+            "Serve it on 127.0.0.1 instead of opening the file", "judgekit view v1.jsonl --serve --port 8765"
+        ),
+    ),
     "validate": (
         Example("Check a golden set", f"judgekit validate {_SET}"),
         Example("Check two case files", "judgekit validate cases/refund-01.yaml cases/refund-02.yaml"),

@@ -1,0 +1,151 @@
+"""``judgekit view RESULTS... [--cases DIR] [--out DIR | --serve]``: the static trial viewer.
+
+Writes one folder (:mod:`judgekit.reports.viewer`) that opens from ``file://`` with no network: the run
+page, each trial's page and, with two results files, the comparison page. ``--serve`` also serves the
+folder on ``127.0.0.1`` (never another interface) until Ctrl-C.
+
+Only typer is imported at module level. Exit codes: 0 the viewer was written; 2 a usage or input error (a
+missing or unreadable results file, more than two, an ``--out`` folder that is not a viewer, runs that
+cannot be compared) or located problems in a results file (the viewer is still written, the problems are
+listed on it and on standard error).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import typer
+
+from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.output import chosen_format, format_option
+
+__all__ = ["register"]
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``judgekit view`` to the ``judgekit`` application."""
+    app.command("view")(view)
+
+
+@existing_inputs("results", "cases")
+def view(  # noqa: PLR0917 - typer options
+    results: list[Path] = typer.Argument(
+        ..., help="Results file(s) written by judgekit grade: one run, or two (baseline first) side by side."
+    ),
+    cases: Path | None = typer.Option(
+        None, "--cases", help="Golden set: trial pages also show each case's input, expectations and split."
+    ),
+    out: Path | None = typer.Option(
+        None, "--out", help="Folder to write the viewer into (new, empty, or an earlier viewer)."
+    ),
+    serve: bool = typer.Option(
+        False,
+        "--serve",
+        help="Also serve the folder on 127.0.0.1 until Ctrl-C (without --out: a temporary folder).",
+    ),
+    port: int = typer.Option(0, "--port", help="Port for --serve (0: a free one, printed)."),
+    regression_slice: list[str] = typer.Option(
+        ["regression", "regressions"],
+        "--regression-slice",
+        help="Slice names that form the regression suite (as in judgekit report).",
+    ),
+    output_format: str = format_option(),
+) -> None:
+    """Write a self-contained trial viewer: a run page, a page per trial, and the comparison of two runs.
+
+    The folder opens from file:// (index.html) and makes no network request. The run page lists every
+    trial (case, trial, verdict, failure category, failing layer, trust, cost, reason), filterable,
+    sortable and searchable; a trial page shows the transcript with the offending call highlighted beside
+    every check and its evidence. With --format json the paths written and the counts are one document
+    (kind viewer) on standard output.
+    """
+    from judgekit.commands.output import print_document
+    from judgekit.errors import JudgekitError
+    from judgekit.reports.viewer import build_viewer, case_infos, check_out_folder
+    from judgekit.results import read_results
+
+    output_format = chosen_format(output_format)
+    if len(results) > 2:
+        raise JudgekitError(
+            f"judgekit view takes one results file, or two to compare side by side (got {len(results)}): "
+            "view the others in a second folder",
+            exit_code=2,
+        )
+    if out is None and not serve:
+        raise JudgekitError("give --out FOLDER to write the viewer, or --serve to serve it", exit_code=2)
+    if port < 0 or port > 65535:
+        raise JudgekitError(f"--port must be between 0 and 65535 (got {port})", exit_code=2)
+    if out is not None:
+        check_out_folder(out)  # refuse before reading anything
+    runs = [read_results(path) for path in results]
+    infos = case_infos(cases) if cases is not None else None
+    if out is None:
+        import tempfile
+
+        out = Path(tempfile.mkdtemp(prefix="judgekit-view-"))
+    built = build_viewer(runs, out, cases=infos, regression_slices=regression_slice)
+    problems = [p for run in built.runs for p in run["problems"]]
+    for problem in problems:
+        typer.echo(f"warning: {problem}", err=True)
+    for reason, count in built.unavailable_reasons:
+        typer.echo(f"warning: {count} trial(s) without a transcript: {reason}", err=True)
+    if output_format == "json":
+        document: dict[str, Any] = {
+            "out": str(built.out),
+            "index": str(built.index),
+            "url": built.index.resolve().as_uri(),
+            "files": len(built.files),
+            "bytes": built.bytes,
+            "runs": list(built.runs),
+            "cases": built.cases,
+            "comparison": built.compared,
+            "transcripts_unavailable": [{"reason": r, "trials": n} for r, n in built.unavailable_reasons],
+            "served": None,
+        }
+        if not serve:
+            print_document("viewer", document)
+    else:
+        trials = sum(run["trials"] for run in built.runs)
+        typer.echo(
+            f"wrote a viewer of {trials} trial(s) in {len(built.runs)} run(s)"
+            + (" with their comparison" if built.compared else "")
+            + f" -> {built.index}"
+        )
+    if serve:
+        _serve(built.out, port, document if output_format == "json" else None)
+    if problems:
+        raise typer.Exit(2)
+
+
+def _serve(folder: Path, port: int, document: dict[str, Any] | None) -> None:
+    """Serve ``folder`` on 127.0.0.1 until Ctrl-C; print the address (in the JSON document when given)."""
+    import functools
+    import http.server
+
+    from judgekit.commands.output import print_document
+    from judgekit.errors import JudgekitError
+
+    class Quiet(http.server.SimpleHTTPRequestHandler):
+        def log_message(self, format: str, *args: Any) -> None:
+            """Keep request lines off the terminal."""
+
+    handler = functools.partial(Quiet, directory=str(folder))
+    try:
+        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+    except OSError as exc:
+        raise JudgekitError(
+            f"--port {port}: cannot listen on 127.0.0.1:{port}: {exc.strerror}; pick another port or 0",
+            exit_code=2,
+        ) from None
+    url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
+    if document is not None:
+        print_document("viewer", {**document, "served": url})
+    else:
+        typer.echo(f"serving {folder} at {url} (Ctrl-C stops)")
+    try:
+        server.serve_forever()
+    except KeyboardInterrupt:
+        typer.echo("stopped", err=True)
+    finally:
+        server.server_close()

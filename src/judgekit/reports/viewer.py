@@ -1,0 +1,945 @@
+"""The static trial viewer (``judgekit view``): one folder that opens from ``file://``, no network.
+
+The folder holds ``index.html`` (the run page, the trial page and, given two runs, the comparison page,
+chosen by the URL's hash: ``#run/0``, ``#trial/0/17``, ``#compare``), ``viewer.js`` and ``viewer.css``
+(copied from this package), and the data as JavaScript files, because Chromium forbids ``fetch`` from
+``file://``:
+
+* ``data/index.js`` assigns ``window.JK_DATA``: every run's trials as compact rows (case, trial, verdict,
+  failure categories, failing layers, trust, cost, one-line reason), the cases (suite, slice, severity, and
+  what ``--cases`` says about them) and the comparison of two runs;
+* ``data/run<R>/chunk-<K>.js`` calls ``window.JK_CHUNK(R, K, [...])`` with the full detail of trials
+  ``K * chunk_size`` to ``(K + 1) * chunk_size - 1`` of run ``R``: checks, evidence prepared for display,
+  and the transcript (or why it is unavailable). A trial page loads only its chunk, so a run of 50,000
+  trials does not load every transcript up front.
+
+Everything read from a results or transcript file is untrusted: it is written as JSON data (``<``, U+2028
+and U+2029 escaped, see :func:`js_assign`) and the page script only ever sets it as text. The page's
+Content-Security-Policy allows scripts and styles from the folder only and nothing else (no network).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from collections import defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from importlib import resources
+from os import PathLike
+from pathlib import Path
+from typing import Any
+
+from judgekit.errors import JudgekitError
+from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite, task_outcomes
+from judgekit.results import ResultLine, RunResults
+from judgekit.verdict import CheckResult, Evidence, Trust, Verdict, evidence_line, verdict_reason
+
+__all__ = [
+    "CHUNK_SIZE",
+    "MARKER",
+    "CaseInfo",
+    "TranscriptLookup",
+    "ViewerBuild",
+    "build_viewer",
+    "case_infos",
+    "check_out_folder",
+    "diff_rows",
+    "js_assign",
+    "locate_quote",
+    "read_transcripts_for",
+    "trial_detail",
+    "trial_row",
+    "trial_trust",
+]
+
+CHUNK_SIZE = 500
+"""Trials per detail chunk file: a trial page loads one chunk (its trials' checks and transcripts)."""
+
+MARKER = ".judgekit-viewer"
+"""The file that marks a folder as a viewer ``judgekit view`` wrote (and may therefore rewrite)."""
+
+ASSETS = ("viewer.js", "viewer.css")
+"""The static files copied from ``judgekit/reports/viewer_assets`` into the folder."""
+
+CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+    "base-uri 'none'; form-action 'none'"
+)
+"""The page's Content-Security-Policy: scripts and styles from the folder, no request anywhere else."""
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+def js_assign(target: str, data: Any) -> str:
+    r"""A JavaScript statement handing ``data`` to the page, safe whatever text the data holds.
+
+    The data is JSON with every ``<`` written ``\\u003c`` (so no ``</script>`` or ``<!--`` can appear
+    whatever a transcript says) and U+2028 / U+2029 escaped (line terminators in JavaScript before ES2019).
+
+    Args:
+        target: What receives the data: ``window.JK_DATA = `` (an assignment) or ``window.JK_CHUNK(0, 3, ``
+            (a call; the statement then ends with ``);``).
+        data: What to hand over: JSON-ready values (text, numbers, lists, mappings).
+
+    Returns:
+        The statement, one line ending with a newline.
+
+    Examples:
+        >>> js_assign("window.X = ", {"t": "</script><b>"})
+        'window.X = {"t":"\\u003c/script>\\u003cb>"};\n'
+    """
+    text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    text = text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    close = ");" if target.rstrip().endswith(("(", ",")) else ";"
+    return f"{target}{text}{close}\n"
+
+
+# --------------------------------------------------------------------------- one trial
+
+
+def trial_trust(line: ResultLine) -> str:
+    """The trust status of a trial: ``untrusted`` when any judged check is, else ``trusted`` when any is.
+
+    Args:
+        line: The trial's result line.
+
+    Returns:
+        ``untrusted``, ``trusted`` or ``not_required`` (no check rests on a judge).
+    """
+    statuses = {c.trust for c in line.checks}
+    if Trust.UNTRUSTED in statuses:
+        return Trust.UNTRUSTED.value
+    if Trust.TRUSTED in statuses:
+        return Trust.TRUSTED.value
+    return Trust.NOT_REQUIRED.value
+
+
+def _failing_layers(line: ResultLine) -> list[str]:
+    """The layers whose checks gave the trial its verdict: failed checks, or checks of its undecided state."""
+    if line.verdict is Verdict.PASS:
+        return []
+    wanted = Verdict.FAIL if line.verdict is Verdict.FAIL else line.verdict
+    return list(dict.fromkeys(c.layer for c in line.checks if c.verdict is wanted))
+
+
+def _cost(line: ResultLine) -> tuple[float | None, str | None]:
+    """The trial's judge cost in dollars, or ``None`` with why it is unknown (never 0 for an unpriced one)."""
+    if line.cost_unknown_reason:
+        return None, line.cost_unknown_reason
+    if line.cost_usd is None:
+        return None, "no cost recorded in the result line"
+    return line.cost_usd, None
+
+
+def trial_row(line: ResultLine, case_index: int) -> list[Any]:
+    """A trial as one row of the run page's table.
+
+    Args:
+        line: The trial's result line.
+        case_index: The position of its case in the viewer's case table.
+
+    Returns:
+        ``[case index, trial, verdict, failure categories (comma-separated), failing layers
+        (comma-separated), trust, cost in dollars or None, why the cost is unknown or None, one-line
+        reason]``; the reason is :func:`~judgekit.verdict.verdict_reason`.
+    """
+    cost, unknown = _cost(line)
+    return [
+        case_index,
+        line.trial,
+        line.verdict.value,
+        ",".join(c.value for c in line.failure_categories),
+        ",".join(_failing_layers(line)),
+        trial_trust(line),
+        cost,
+        unknown,
+        verdict_reason(line.verdict, line.reason, line.checks),
+    ]
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+
+
+def _cell(value: Any) -> str:
+    """A value in a diff table: text as written, anything else as compact JSON."""
+    if isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+def diff_rows(evidence: Evidence, check_id: str = "") -> list[dict[str, str]]:
+    """A state diff as table rows: table, key, field, expected, found, and what the row is.
+
+    Args:
+        evidence: A ``diff`` evidence of the state layer.
+        check_id: The check it belongs to; rows of ``state:collateral`` are changes nothing expected.
+
+    Returns:
+        One row per difference, each ``{"table", "key", "field", "expected", "found", "kind"}``; ``kind``
+        is ``collateral`` (changed though no expectation covers it), ``missing`` (an expected change not
+        made) or ``wrong`` (made, but not as expected). Empty for evidence carrying no diff data.
+    """
+    data = evidence.data if isinstance(evidence.data, dict) else {}
+    rows: list[dict[str, str]] = []
+    collateral = check_id.endswith("collateral")
+    diff = data.get("diff")
+    if isinstance(diff, dict):
+        for table, entry in diff.items():
+            if not isinstance(entry, dict):
+                continue
+            kind = "collateral" if collateral else "wrong"
+            if entry.get("table_added"):
+                rows.append(_row(table, "", "", "", "table added", kind=kind))
+            if entry.get("table_removed"):
+                rows.append(_row(table, "", "", "", "table removed", kind=kind))
+            for key, row in _items(entry.get("added")):
+                rows.append(_row(table, key, "", "(no row)", f"row added: {_cell(row)}", kind=kind))
+            for key, row in _items(entry.get("removed")):
+                rows.append(_row(table, key, "", _cell(row), "(row removed)", kind=kind))
+            for key, changes in _items(entry.get("modified")):
+                for change in changes if isinstance(changes, list) else []:
+                    if isinstance(change, dict):
+                        rows.append(
+                            _row(
+                                table,
+                                key,
+                                str(change.get("path", "")),
+                                _cell(change["old"]) if "old" in change else "(absent)",
+                                _cell(change["new"]) if "new" in change else "(absent)",
+                                kind=kind,
+                            )
+                        )
+        return rows
+    table = str(data.get("table", ""))
+    key = str(data.get("key", ""))
+    if not table:
+        return rows
+    kind = (
+        "missing"
+        if "no row was added" in evidence.summary or "still present" in evidence.summary
+        else "wrong"
+    )
+    if data.get("expected") == "removed":
+        rows.append(_row(table, key, "", "row removed", "row still present", kind="missing"))
+    expected_row = data.get("expected_row")
+    if isinstance(expected_row, dict):
+        closest = data.get("closest")
+        if isinstance(closest, dict) and closest:
+            for near_key, near in closest.items():
+                for failure in _list(near.get("failures")) if isinstance(near, dict) else []:
+                    rows.append(_failure_row(table, str(near_key), failure, kind="wrong"))
+        else:
+            for name, predicate in expected_row.items():
+                rows.append(
+                    _row(table, "(new row)", str(name), _cell(predicate), "(no row added)", kind=kind)
+                )
+    for failure in _list(data.get("failures")):
+        rows.append(_failure_row(table, key, failure, kind=kind))
+    if "before" in data and not data.get("failures"):
+        rows.append(_row(table, key, "", "row modified", "(row removed)", kind="wrong"))
+    return rows
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _items(value: Any) -> Iterable[tuple[str, Any]]:
+    return ((str(k), v) for k, v in value.items()) if isinstance(value, dict) else ()
+
+
+def _row(table: str, key: str, name: str, expected: str, found: str, *, kind: str) -> dict[str, str]:
+    return {"table": table, "key": key, "field": name, "expected": expected, "found": found, "kind": kind}
+
+
+def _failure_row(table: str, key: str, failure: Any, kind: str) -> dict[str, str]:
+    if not isinstance(failure, dict):
+        return _row(table, key, "", "", _cell(failure), kind=kind)
+    predicate = str(failure.get("predicate", ""))
+    expected = _cell(failure.get("expected"))
+    found = _cell(failure.get("found")) if failure.get("present", True) else "(absent)"
+    return _row(
+        table, key, str(failure.get("field", "")), f"{predicate} {expected}".strip(), found, kind=kind
+    )
+
+
+def locate_quote(texts: Sequence[str | None], quote: str, message_index: int | None) -> dict[str, int] | None:
+    """Where a judge's (or a text check's) quote is in the transcript.
+
+    The message the evidence names is searched first, then every message in order. Leading and trailing
+    ``...`` (an excerpt's ellipses) are ignored.
+
+    Args:
+        texts: Each message's text, in transcript order (``None`` for a message without text).
+        quote: The quoted text.
+        message_index: The message the evidence names, or ``None``.
+
+    Returns:
+        ``{"message_index", "start", "end"}`` (character offsets in that message's text), or ``None`` when
+        the quote is in no message.
+
+    Examples:
+        >>> locate_quote(["hi", "I refunded 412.18 twice"], "refunded 412.18", 1)
+        {'message_index': 1, 'start': 2, 'end': 17}
+        >>> locate_quote(["hi"], "refunded", None) is None
+        True
+    """
+    needle = quote.strip().removeprefix("...").removesuffix("...").strip()
+    if not needle:
+        return None
+    order = list(range(len(texts)))
+    if message_index is not None and 0 <= message_index < len(texts):
+        order.remove(message_index)
+        order.insert(0, message_index)
+    for index in order:
+        text = texts[index]
+        if text:
+            start = text.find(needle)
+            if start >= 0:
+                return {"message_index": index, "start": start, "end": start + len(needle)}
+    return None
+
+
+@dataclass(frozen=True)
+class TranscriptLookup:
+    """A trial's transcript as the viewer shows it, or why it cannot.
+
+    Attributes:
+        messages: The messages prepared for display (role, text, tool calls with pretty arguments, tool
+            results), or ``None`` when the transcript is unavailable.
+        calls: For each tool call in transcript order (its ``call_index``), the message holding it.
+        unavailable: Why there is no transcript (file missing, line changed or unreadable), or ``None``.
+        warning: A caveat on a transcript that is shown (its line changed since grading), or ``None``.
+    """
+
+    messages: list[dict[str, Any]] | None
+    calls: list[int] = field(default_factory=list)
+    unavailable: str | None = None
+    warning: str | None = None
+
+
+def _check_detail(check: CheckResult, lookup: TranscriptLookup, judge_model: str | None) -> dict[str, Any]:
+    texts = [m.get("content") for m in lookup.messages] if lookup.messages is not None else []
+    evidence: list[dict[str, Any]] = []
+    judge: dict[str, Any] | None = None
+    for e in check.evidence:
+        item: dict[str, Any] = {
+            "kind": e.kind,
+            "line": evidence_line(e),
+            "summary": e.summary,
+            "call_index": e.call_index,
+            "tool": e.tool,
+            "arguments": _pretty(e.arguments) if e.arguments is not None else None,
+            "message_index": _message_of(e, lookup),
+            "quote": e.quote,
+        }
+        if e.quote:
+            item["quote_location"] = (
+                locate_quote(texts, e.quote, e.message_index) if lookup.messages else None
+            )
+        if e.kind == "diff":
+            item["diff_rows"] = diff_rows(e, check.check_id)
+        data = e.data if isinstance(e.data, dict) else None
+        if data is not None and "fingerprint" in data and "criterion" in data:
+            cost = data.get("cost") if isinstance(data.get("cost"), dict) else {}
+            unknown = cost.get("unknown_reason") if isinstance(cost, dict) else None
+            usd = cost.get("usd") if isinstance(cost, dict) else None
+            judge = {
+                "criterion": data.get("criterion"),
+                "fingerprint": data.get("fingerprint"),
+                "model": judge_model,
+                "samples": data.get("samples"),
+                "agreement": data.get("agreement"),
+                "unverified_quotes": data.get("unverified_quotes"),
+                "errors": data.get("errors"),
+                "cost_usd": None if unknown or not isinstance(usd, (int, float)) else usd,
+                "cost_unknown_reason": unknown
+                if unknown
+                else (None if isinstance(usd, (int, float)) else "no cost recorded for this judgment"),
+                "calls": cost.get("calls") if isinstance(cost, dict) else None,
+                "prompt_tokens": cost.get("prompt_tokens") if isinstance(cost, dict) else None,
+                "completion_tokens": cost.get("completion_tokens") if isinstance(cost, dict) else None,
+                "replayed": cost.get("replayed") if isinstance(cost, dict) else None,
+            }
+        elif data is not None and isinstance(data.get("cascade"), dict):
+            item["route"] = _pretty(data["cascade"])  # the judge cascade's route: stages tried, who decided
+        elif data is not None and e.kind != "diff":
+            item["data"] = _pretty(data)
+        evidence.append(item)
+    return {
+        "id": check.check_id,
+        "layer": check.layer,
+        "verdict": check.verdict.value,
+        "gate": check.gate,
+        "score": check.score,
+        "weight": check.weight,
+        "reason": check.reason,
+        "category": check.category.value if check.category is not None else None,
+        "trust": check.trust.value,
+        "trust_reason": check.trust_reason,
+        "evidence": evidence,
+        "judge": judge,
+    }
+
+
+def _message_of(evidence: Evidence, lookup: TranscriptLookup) -> int | None:
+    """The message an evidence points at: its own ``message_index``, else the message of its call."""
+    if evidence.message_index is not None:
+        return evidence.message_index
+    if evidence.call_index is not None and 0 <= evidence.call_index < len(lookup.calls):
+        return lookup.calls[evidence.call_index]
+    return None
+
+
+def trial_detail(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any]:
+    """Everything the trial page shows about one trial.
+
+    Args:
+        line: The trial's result line.
+        lookup: Its transcript, or why it is unavailable (:func:`read_transcripts_for`).
+
+    Returns:
+        ``case``, ``trial``, ``verdict``, ``reason`` (the one-line reason), ``contract_reason``, ``quality``,
+        ``cost_usd`` / ``cost_unknown_reason``, ``failure_categories``, ``trust``, ``run`` (the run record),
+        ``judge`` (model, label, fingerprint), ``source``, ``messages`` (``None`` when unavailable),
+        ``transcript_unavailable``, ``transcript_warning``, ``highlight`` (message and call indices the
+        evidence points at) and ``checks`` (each with its evidence prepared: diff rows, located quotes,
+        judge criterion, fingerprint, samples and cost).
+    """
+    spec = line.judge_fingerprint.get("spec") if line.judge_fingerprint else None
+    model = spec.get("model") if isinstance(spec, dict) else None
+    judge_model = model if isinstance(model, str) else None
+    checks = [_check_detail(c, lookup, judge_model) for c in line.checks]
+    messages: set[int] = set()
+    calls: set[int] = set()
+    for check in checks:
+        if check["verdict"] == Verdict.PASS.value:
+            continue
+        for e in check["evidence"]:
+            if e["call_index"] is not None:
+                calls.add(e["call_index"])
+            if e["message_index"] is not None:
+                messages.add(e["message_index"])
+    cost, unknown = _cost(line)
+    fingerprint = line.judge_fingerprint or {}
+    return {
+        "case": line.case.id,
+        "case_version": line.case.version,
+        "trial": line.trial,
+        "run_id": line.run_id,
+        "verdict": line.verdict.value,
+        "reason": verdict_reason(line.verdict, line.reason, line.checks),
+        "contract_reason": line.reason,
+        "quality": line.quality,
+        "cost_usd": cost,
+        "cost_unknown_reason": unknown,
+        "failure_categories": [c.value for c in line.failure_categories],
+        "trust": trial_trust(line),
+        "run": line.run.model_dump(mode="json", exclude_none=True) if line.run is not None else None,
+        "judge": {
+            "model": judge_model,
+            "label": fingerprint.get("label"),
+            "fingerprint": fingerprint.get("hex"),
+        }
+        if line.judge_fingerprint
+        else None,
+        "source": line.source.model_dump(mode="json") if line.source is not None else None,
+        "messages": lookup.messages,
+        "transcript_unavailable": lookup.unavailable,
+        "transcript_warning": lookup.warning,
+        "highlight": {"messages": sorted(messages), "calls": sorted(calls)},
+        "checks": checks,
+    }
+
+
+# --------------------------------------------------------------------------- transcripts
+
+
+def _display_messages(transcript: Any) -> tuple[list[dict[str, Any]], list[int]]:
+    """A :class:`~judgekit.transcript.Transcript`'s messages for display, and each call's message index."""
+    calls_at: list[int] = []
+    names: dict[str, tuple[int, str]] = {}
+    out: list[dict[str, Any]] = []
+    for m_index, message in enumerate(transcript.messages):
+        calls = []
+        for call in message.tool_calls:
+            names[call.id] = (len(calls_at), call.name)
+            calls.append(
+                {
+                    "index": len(calls_at),
+                    "id": call.id,
+                    "name": call.name,
+                    "arguments": _pretty(call.arguments) if call.arguments is not None else None,
+                    "arguments_error": call.arguments_error,
+                    "raw_arguments": call.raw_arguments,
+                }
+            )
+            calls_at.append(m_index)
+        item: dict[str, Any] = {"role": message.role, "content": message.content, "calls": calls}
+        if message.role == "tool":
+            answered = names.get(message.tool_call_id or "")
+            item["result_of"] = (
+                {"index": answered[0], "name": answered[1]}
+                if answered is not None
+                else {"index": None, "name": message.name or message.tool_call_id}
+            )
+        out.append(item)
+    return out, calls_at
+
+
+def _resolve_source(file: str, results_folder: Path) -> Path | None:
+    path = Path(file)
+    if path.is_absolute():
+        return path if path.is_file() else None
+    for candidate in (Path.cwd() / path, results_folder / path):
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def read_transcripts_for(
+    lines: Sequence[ResultLine], results_folder: str | PathLike[str]
+) -> dict[int, TranscriptLookup]:
+    """Read the transcript of every trial from the file and line its result line names.
+
+    Each transcript file is read once, front to back; only the lines the results name are parsed. A
+    relative source path is looked up from the working folder, then from the results file's folder.
+
+    Args:
+        lines: The result lines, in results order.
+        results_folder: The folder of the results file.
+
+    Returns:
+        Position of each trial in ``lines`` -> its transcript, or why it is unavailable (no source in
+        the result line, the file missing or unreadable, the line gone or not a transcript); a line
+        whose sha256 differs from the one graded is shown with a warning.
+    """
+    from judgekit.io.documents import iter_lines, load_json_bounded
+
+    folder = Path(results_folder)
+    out: dict[int, TranscriptLookup] = {}
+    wanted: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+    for position, line in enumerate(lines):
+        if line.source is None:
+            out[position] = TranscriptLookup(None, unavailable="the result line names no transcript source")
+        else:
+            wanted[line.source.file][line.source.line].append(position)
+    for file, by_line in wanted.items():
+        path = _resolve_source(file, folder)
+        if path is None:
+            why = f"transcript file {file} not found (moved or deleted since grading)"
+            for positions in by_line.values():
+                for position in positions:
+                    out[position] = TranscriptLookup(None, unavailable=why)
+            continue
+        try:
+            handle = path.open("rb")
+        except OSError as exc:
+            why = f"transcript file {path} cannot be read: {exc.strerror}"
+            for positions in by_line.values():
+                for position in positions:
+                    out[position] = TranscriptLookup(None, unavailable=why)
+            continue
+        with handle:
+            for number, raw, _ in iter_lines(handle):
+                graded = by_line.get(number)
+                if not graded:
+                    continue
+                lookup = _transcript_at(path, number, raw, lines[graded[0]], load_json_bounded)
+                for position in graded:
+                    out[position] = lookup
+        for number, positions in by_line.items():
+            for position in positions:
+                out.setdefault(
+                    position,
+                    TranscriptLookup(
+                        None, unavailable=f"{path} has no line {number} (the file was shortened)"
+                    ),
+                )
+    return out
+
+
+def _transcript_at(
+    path: Path, number: int, raw: bytes | None, first: ResultLine, load: Any
+) -> TranscriptLookup:
+    """The transcript on one line of a transcript file, or why it cannot be shown."""
+    from pydantic import ValidationError
+
+    from judgekit.errors import LocatedError
+    from judgekit.transcript import Transcript
+
+    where = f"{path}:{number}"
+    if raw is None:
+        return TranscriptLookup(None, unavailable=f"{where}: the line is too long to read")
+    digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()
+    warning = None
+    if first.source is not None and first.source.sha256 and first.source.sha256 != digest:
+        warning = (
+            f"{where} changed since it was graded (sha256 differs): the transcript shown may not be the "
+            "one graded"
+        )
+    try:
+        data = load(raw.decode("utf-8-sig"), source=path, line=number)
+        transcript = Transcript.model_validate(data)
+    except UnicodeDecodeError as exc:
+        return TranscriptLookup(None, unavailable=f"{where}: not valid UTF-8 (byte offset {exc.start})")
+    except LocatedError as exc:
+        return TranscriptLookup(None, unavailable=f"{where}: {exc.problem.message}")
+    except ValidationError as exc:
+        err = exc.errors(include_url=False)[0]
+        return TranscriptLookup(None, unavailable=f"{where}: not a transcript: {err['msg']}")
+    messages, calls = _display_messages(transcript)
+    return TranscriptLookup(messages, calls, warning=warning)
+
+
+# --------------------------------------------------------------------------- cases
+
+
+@dataclass(frozen=True)
+class CaseInfo:
+    """What ``--cases`` tells the viewer about one case.
+
+    Attributes:
+        split: The case's split (``capability``, ``regression``, ``holdout``) or ``None``.
+        text: Labelled texts to show on the trial page (``input``, ``required outcome``, ``expected``).
+    """
+
+    split: str | None
+    text: tuple[tuple[str, str], ...] = ()
+
+
+def case_infos(cases: str | PathLike[str]) -> dict[str, CaseInfo]:
+    """Read a case set for the viewer: each reviewed case's split and what it expects.
+
+    Args:
+        cases: The golden set's folder.
+
+    Returns:
+        Case id -> its :class:`CaseInfo`.
+
+    Raises:
+        JudgekitError: (exit code 2) When the set is not valid (every problem listed).
+    """
+    from judgekit.caseset import load_case_set
+
+    case_set = load_case_set([Path(cases)])
+    try:
+        case_set.raise_if_invalid()
+    except JudgekitError as exc:
+        exc.exit_code = 2
+        raise
+    out: dict[str, CaseInfo] = {}
+    for loaded in case_set.reviewed():
+        case = loaded.case
+        text: list[tuple[str, str]] = []
+        if case.input:
+            text.append(("input", case.input))
+        if case.turns:
+            text.append(
+                ("turns", _pretty([t.model_dump(mode="json", exclude_defaults=True) for t in case.turns]))
+            )
+        if case.user is not None:
+            text.append(
+                ("user simulation", _pretty(case.user.model_dump(mode="json", exclude_defaults=True)))
+            )
+        for label, value in (("user goal", case.user_goal), ("required outcome", case.required_outcome)):
+            if value:
+                text.append((label, value))
+        if case.expected is not None:
+            text.append(("expected", _pretty(case.expected.model_dump(mode="json", exclude_defaults=True))))
+        if case.expected_state is not None:
+            state = case.expected_state.model_dump(mode="json", exclude_defaults=True)
+            text.append(("expected state", _pretty(state)))
+        if case.forbidden:
+            text.append(
+                ("forbidden", _pretty([r.model_dump(mode="json", exclude_none=True) for r in case.forbidden]))
+            )
+        text.append(("case file", f"{loaded.path}:{loaded.line}"))
+        out[case.id] = CaseInfo(split=case.split, text=tuple(text))
+    return out
+
+
+# --------------------------------------------------------------------------- the folder
+
+
+@dataclass(frozen=True)
+class ViewerBuild:
+    """What :func:`build_viewer` wrote.
+
+    Attributes:
+        out: The viewer folder.
+        index: Its ``index.html``.
+        files: Every file written, relative to ``out``.
+        runs: Per run: ``name``, ``file``, ``trials``, ``chunks``, ``transcripts_unavailable`` (trials whose
+            transcript could not be read) and ``problems`` (located problems of the results file).
+        cases: Distinct cases across the runs.
+        compared: Whether a comparison page was built (two runs).
+        bytes: Total size of the files written.
+        unavailable_reasons: Distinct reasons transcripts were unavailable, each with its trial count.
+    """
+
+    out: Path
+    index: Path
+    files: tuple[str, ...]
+    runs: tuple[dict[str, Any], ...]
+    cases: int
+    compared: bool
+    bytes: int
+    unavailable_reasons: tuple[tuple[str, int], ...] = ()
+
+
+def check_out_folder(out: str | PathLike[str]) -> Path:
+    """Refuse an output folder that holds anything but an earlier viewer.
+
+    Args:
+        out: The folder to write.
+
+    Returns:
+        The folder as a path (it may not exist yet).
+
+    Raises:
+        JudgekitError: (exit code 2) When it is a file, or a non-empty folder without the viewer marker.
+    """
+    path = Path(out)
+    if path.exists() and not path.is_dir():
+        raise JudgekitError(f"--out {path}: is a file, not a folder; name a new folder for the viewer")
+    if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
+        raise JudgekitError(
+            f"--out {path}: the folder is not empty and is not a viewer judgekit view wrote; nothing was "
+            "written, so nothing already there is lost: name a new or empty folder"
+        )
+    return path
+
+
+def _suite(case: Any, splits: Mapping[str, str], capability: Any) -> str:
+    if splits.get(case.id) == "holdout":
+        return "holdout"
+    return "capability" if capability(case) else "regression"
+
+
+def _comparison(
+    runs: Sequence[RunResults],
+    positions: Sequence[dict[str, list[int]]],
+    regression: Sequence[str],
+    splits: Mapping[str, str],
+) -> dict[str, Any]:
+    """The comparison page's data: compare_runs' verdict, and every case's change with both runs' trials."""
+    from judgekit.reports.run_compare import compare_runs
+
+    a, b = runs
+    result = compare_runs(a, b, regression_slices=regression, splits=splits)
+    changed = {c.case_id: c.change for c in result.changes}
+    out_a, out_b = task_outcomes(a.lines), task_outcomes(b.lines)
+    rows = []
+    for case_id in sorted(out_a.keys() | out_b.keys()):
+        change: str
+        if case_id in changed:
+            change = changed[case_id]
+        elif case_id not in out_b:
+            change = "only_in_a"
+        elif case_id not in out_a:
+            change = "only_in_b"
+        else:
+            change = "still_pass" if out_a[case_id][2] is Verdict.PASS else "still_fail"
+        rows.append(
+            {
+                "case": case_id,
+                "change": change,
+                "a": _outcome(out_a.get(case_id)),
+                "b": _outcome(out_b.get(case_id)),
+                "trials_a": positions[0].get(case_id, []),
+                "trials_b": positions[1].get(case_id, []),
+                "regression_lost": any(c.case_id == case_id for c in result.regression_lost),
+            }
+        )
+    return {
+        "a": result.a,
+        "b": result.b,
+        "verdict": result.verdict,
+        "explanation": result.explanation,
+        "counts": {
+            "fixed": result.fixed,
+            "broken": result.broken,
+            "still_pass": result.unchanged_pass,
+            "still_fail": result.unchanged_fail,
+            "undecided": result.undecided,
+        },
+        "notes": list(result.notes),
+        "rows": rows,
+    }
+
+
+def _outcome(entry: tuple[int, int, Verdict] | None) -> dict[str, Any] | None:
+    if entry is None:
+        return None
+    return {"passes": entry[0], "trials": entry[1], "outcome": entry[2].value}
+
+
+_INDEX_HTML = """<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{csp}">
+<meta name="referrer" content="no-referrer">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>judgekit viewer</title>
+<link rel="stylesheet" href="viewer.css">
+<script src="data/index.js"></script>
+</head>
+<body>
+<header id="top"><h1 id="title">judgekit viewer</h1><nav id="nav"></nav></header>
+<main id="app"><noscript>The viewer needs JavaScript (it runs locally; nothing is fetched from the
+network).</noscript></main>
+<script src="viewer.js"></script>
+</body>
+</html>
+"""
+
+
+def build_viewer(
+    results: Sequence[RunResults],
+    out: str | PathLike[str],
+    *,
+    cases: Mapping[str, CaseInfo] | None = None,
+    chunk_size: int = CHUNK_SIZE,
+    regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
+) -> ViewerBuild:
+    """Write the viewer folder for one run, or two runs side by side.
+
+    Args:
+        results: One or two runs read with :func:`~judgekit.results.read_results` (the first is the
+            baseline when there are two).
+        out: The folder to write (see :func:`check_out_folder`); an earlier viewer there is replaced.
+        cases: What the case set says about each case (:func:`case_infos`), or ``None`` for the results alone.
+        chunk_size: Trials per detail chunk file.
+        regression_slices: Slice names that form the regression suite (as in ``judgekit report``).
+
+    Returns:
+        What was written.
+
+    Raises:
+        JudgekitError: (exit code 2) For more than two runs, a run without a trial, an output folder that
+            is not a viewer, or two runs ``judgekit compare`` refuses to compare.
+    """
+    if not 1 <= len(results) <= 2:
+        raise JudgekitError(
+            f"judgekit view shows one run, or two side by side; got {len(results)} results files"
+        )
+    if chunk_size < 1:
+        raise JudgekitError(f"chunk size must be at least 1 (got {chunk_size})")
+    for run in results:
+        if not run.lines:
+            raise JudgekitError(
+                f"{run.path}: no trial to show (no valid result line); give a results file judgekit grade "
+                "wrote"
+            )
+    folder = check_out_folder(out)
+    regression = tuple(regression_slices)
+    infos = dict(cases or {})
+    splits = {cid: info.split for cid, info in infos.items() if info.split}
+    capability = in_capability_suite(splits, regression)
+    case_index: dict[str, int] = {}
+    case_rows: list[dict[str, Any]] = []
+    for run in results:
+        for line in run.lines:
+            if line.case.id not in case_index:
+                case_index[line.case.id] = len(case_rows)
+                info = infos.get(line.case.id)
+                case_rows.append(
+                    {
+                        "id": line.case.id,
+                        "version": line.case.version,
+                        "slice": line.case.slice,
+                        "category": line.case.category,
+                        "severity": line.case.severity,
+                        "suite": _suite(line.case, splits, capability),
+                        "split": info.split if info is not None else None,
+                        "info": [list(t) for t in info.text] if info is not None else None,
+                    }
+                )
+    if folder.is_dir() and (folder / MARKER).is_file():
+        shutil.rmtree(folder / "data", ignore_errors=True)
+    (folder / "data").mkdir(parents=True, exist_ok=True)
+    written: list[str] = []
+    total = 0
+
+    def write(relative: str, text: str) -> None:
+        nonlocal total
+        target = folder / relative
+        target.parent.mkdir(parents=True, exist_ok=True)
+        encoded = text.encode("utf-8")
+        target.write_bytes(encoded)
+        written.append(relative)
+        total += len(encoded)
+
+    run_docs: list[dict[str, Any]] = []
+    summaries: list[dict[str, Any]] = []
+    positions: list[dict[str, list[int]]] = []
+    reasons: dict[str, int] = defaultdict(int)
+    for r, run in enumerate(results):
+        lookups = read_transcripts_for(run.lines, run.path.parent)
+        by_case: dict[str, list[int]] = defaultdict(list)
+        for n, line in enumerate(run.lines):
+            by_case[line.case.id].append(n)
+        positions.append(dict(by_case))
+        chunks = (len(run.lines) + chunk_size - 1) // chunk_size
+        unavailable = 0
+        for k in range(chunks):
+            details = []
+            for n in range(k * chunk_size, min((k + 1) * chunk_size, len(run.lines))):
+                lookup = lookups[n]
+                if lookup.unavailable is not None:
+                    unavailable += 1
+                    reasons[lookup.unavailable] += 1
+                details.append(trial_detail(run.lines[n], lookup))
+            write(f"data/run{r}/chunk-{k}.js", js_assign(f"window.JK_CHUNK({r}, {k}, ", details))
+        problems = [str(p) for p in run.problems]
+        run_docs.append(
+            {
+                "name": run.name,
+                "file": str(run.path),
+                "run_ids": run.run_ids,
+                "chunks": chunks,
+                "problems": problems,
+                "rows": [trial_row(line, case_index[line.case.id]) for line in run.lines],
+            }
+        )
+        summaries.append(
+            {
+                "name": run.name,
+                "file": str(run.path),
+                "trials": len(run.lines),
+                "chunks": chunks,
+                "transcripts_unavailable": unavailable,
+                "problems": problems,
+            }
+        )
+    comparison = _comparison(results, positions, regression, splits) if len(results) == 2 else None
+    document = {
+        "schema_version": 1,
+        "chunk_size": chunk_size,
+        "runs": run_docs,
+        "cases": case_rows,
+        "compare": comparison,
+        "with_cases": cases is not None,
+    }
+    write("data/index.js", js_assign("window.JK_DATA = ", document))
+    assets = resources.files("judgekit.reports").joinpath("viewer_assets")
+    for name in ASSETS:
+        write(name, assets.joinpath(name).read_text(encoding="utf-8"))
+    write("index.html", _INDEX_HTML.format(csp=CSP))
+    write(MARKER, "This folder was written by judgekit view; judgekit view may replace it.\n")
+    return ViewerBuild(
+        out=folder,
+        index=folder / "index.html",
+        files=tuple(written),
+        runs=tuple(summaries),
+        cases=len(case_rows),
+        compared=comparison is not None,
+        bytes=total,
+        unavailable_reasons=tuple(sorted(reasons.items(), key=lambda kv: -kv[1])),
+    )
