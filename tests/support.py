@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -69,3 +70,14 @@ def results_file(
             )
     path.write_text("".join(dump_result_line(line) + "\n" for line in lines), encoding="utf-8")
     return path
+
+
+def called_name(node: ast.AST) -> str | None:
+    """The name a call calls (``f`` for ``f(x)`` and ``obj.f(x)``), or ``None`` for anything else.
+
+    The source-scanning registry tests (pass^k callers, holdout paths, reason paths) find their callers by it.
+    """
+    if not isinstance(node, ast.Call):
+        return None
+    func = node.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None

@@ -29,6 +29,7 @@ import pytest
 
 from judgekit.caseset import load_case_set, select_cases
 from judgekit.errors import JudgekitError
+from support import called_name
 
 SRC = Path(__file__).resolve().parents[1] / "src" / "judgekit"
 
@@ -313,17 +314,9 @@ def _reads_cases(tree: ast.AST) -> set[str]:
     """The case-set entry points a module's code calls or reads."""
     found: set[str] = set()
     for node in ast.walk(tree):
-        if isinstance(node, ast.Call):
-            func = node.func
-            name = (
-                func.id
-                if isinstance(func, ast.Name)
-                else func.attr
-                if isinstance(func, ast.Attribute)
-                else ""
-            )
-            if name in {"load_case_set", "reviewed", "plan_trials", "select_cases"}:
-                found.add(name)
+        name = called_name(node)
+        if name in {"load_case_set", "reviewed", "plan_trials", "select_cases"}:
+            found.add(name)
         if (
             isinstance(node, ast.Attribute)
             and node.attr == "cases"

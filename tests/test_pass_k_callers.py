@@ -25,6 +25,7 @@ from judgekit.reports.run_model import build_run_report
 from judgekit.results import CaseRef, dump_result_line, make_result_line, read_results
 from judgekit.stats import UNDECIDED_POLICIES, UndecidedPolicy, pass_k_curve
 from judgekit.verdict import Grade, Verdict
+from support import called_name
 
 REPO = Path(__file__).resolve().parents[1]
 P, F, E, INS, N = (
@@ -267,17 +268,8 @@ def _calls() -> dict[str, list[ast.Call]]:
         if module == "judgekit.stats":
             continue  # the definitions
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = (
-                    func.id
-                    if isinstance(func, ast.Name)
-                    else func.attr
-                    if isinstance(func, ast.Attribute)
-                    else None
-                )
-                if name in _PASS_K_NAMES:
-                    out.setdefault(module, []).append(node)
+            if called_name(node) in _PASS_K_NAMES:
+                out.setdefault(module, []).append(node)
     return out
 
 

@@ -22,6 +22,7 @@ import pytest
 
 from judgekit.results import ResultLine, read_results
 from judgekit.verdict import Grade, Verdict, verdict_reason
+from support import called_name
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -210,17 +211,8 @@ def _callers() -> set[str]:
         if module in PRODUCERS:
             continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = (
-                    func.id
-                    if isinstance(func, ast.Name)
-                    else func.attr
-                    if isinstance(func, ast.Attribute)
-                    else None
-                )
-                if name in _REASON_NAMES:
-                    out.add(module)
+            if called_name(node) in _REASON_NAMES:
+                out.add(module)
     return out
 
 

@@ -13,7 +13,6 @@ is a failure: CI installs it (``.ci/run``).
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -21,45 +20,12 @@ from pathlib import Path
 
 import pytest
 
-CHROMIUM = os.environ.get("JUDGEKIT_CHROMIUM", "/usr/bin/chromium")
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--no-first-run",
-]
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
-def _browser_available() -> str | None:
-    """Why the browser cannot be used, or ``None`` when it can."""
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)) and shutil.which(CHROMIUM) is None:
-        return f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (dev dependency group)"
-    return None
+from reports.chromium import artifacts_folder, chromium
 
 
 @pytest.fixture(scope="module")
 def browser(demo_pages):  # the demo runs first: playwright's sync API keeps an event loop running
-    missing = _browser_available()
-    if missing is not None:
-        if IN_CI:
-            pytest.fail(f"CI=true but {missing}: .ci/run installs Chromium before the tests")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+    yield from chromium()
 
 
 @dataclass
@@ -88,10 +54,7 @@ def demo_pages(tmp_path_factory):
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory) -> Path:
-    folder = os.environ.get("JUDGEKIT_ARTIFACTS")
-    path = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return artifacts_folder(tmp_path_factory, "screenshots")
 
 
 def _open(browser, page_path: Path, artifacts: Path, name: str):

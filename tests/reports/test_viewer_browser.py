@@ -14,8 +14,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,21 +22,9 @@ from typing import Any
 import pytest
 
 from judgekit.cli import main
+from reports.chromium import artifacts_folder, chromium
 
-CHROMIUM = os.environ.get("JUDGEKIT_CHROMIUM", "/usr/bin/chromium")
-ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--no-first-run"]
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 HOSTILE = '</script><script>window.PWNED=1</script><img src=x onerror="window.PWNED=2"> \u2028 done'
-
-
-def _missing() -> str | None:
-    if not (Path(CHROMIUM).is_file() and os.access(CHROMIUM, os.X_OK)) and shutil.which(CHROMIUM) is None:
-        return f"headless Chromium not found at {CHROMIUM} (apt-get install chromium)"
-    try:
-        import playwright.sync_api  # noqa: F401
-    except ImportError:
-        return "the playwright package is not installed (dev dependency group)"
-    return None
 
 
 @dataclass
@@ -98,28 +84,13 @@ def viewers(tmp_path_factory: pytest.TempPathFactory) -> Viewers:
 
 
 @pytest.fixture(scope="module")
-def browser(viewers: Viewers) -> Iterator[Any]:
-    missing = _missing()
-    if missing is not None:
-        if IN_CI:
-            pytest.fail(f"CI=true but {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=ARGS, headless=True)
-        try:
-            yield chromium
-        finally:
-            chromium.close()
+def browser(viewers: Viewers) -> Iterator[Any]:  # the viewers are built first (the demo runs an event loop)
+    yield from chromium()
 
 
 @pytest.fixture(scope="module")
 def artifacts(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    folder = os.environ.get("JUDGEKIT_ARTIFACTS")
-    path = Path(folder) if folder else tmp_path_factory.mktemp("viewer-screenshots")
-    path.mkdir(parents=True, exist_ok=True)
-    return path
+    return artifacts_folder(tmp_path_factory, "viewer-screenshots")
 
 
 @dataclass

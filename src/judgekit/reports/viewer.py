@@ -531,18 +531,12 @@ def read_transcripts_for(
     for file, by_line in wanted.items():
         path = _resolve_source(file, folder)
         if path is None:
-            why = f"transcript file {file} not found (moved or deleted since grading)"
-            for positions in by_line.values():
-                for position in positions:
-                    out[position] = TranscriptLookup(None, unavailable=why)
+            _unavailable(out, by_line, f"transcript file {file} not found (moved or deleted since grading)")
             continue
         try:
             handle = path.open("rb")
         except OSError as exc:
-            why = f"transcript file {path} cannot be read: {exc.strerror}"
-            for positions in by_line.values():
-                for position in positions:
-                    out[position] = TranscriptLookup(None, unavailable=why)
+            _unavailable(out, by_line, f"transcript file {path} cannot be read: {exc.strerror}")
             continue
         with handle:
             for number, raw, _ in iter_lines(handle):
@@ -561,6 +555,13 @@ def read_transcripts_for(
                     ),
                 )
     return out
+
+
+def _unavailable(out: dict[int, TranscriptLookup], by_line: Mapping[int, list[int]], why: str) -> None:
+    """Every trial graded from this file's lines has no transcript to show, for the same reason."""
+    for positions in by_line.values():
+        for position in positions:
+            out[position] = TranscriptLookup(None, unavailable=why)
 
 
 def _transcript_at(
