@@ -94,6 +94,7 @@ def test_every_setting_reaches_the_judge() -> None:
         "timeout",
         "retries",
         "backoff",
+        "transport",
     }
 
 

@@ -19,12 +19,13 @@ pytest plugin)::
       timeout: 60                    # seconds one judge attempt may take
       retries: 4                     # retries on 408, 409, 429, 5xx, 529, connection errors, timeouts
       backoff: 1.0                   # first backoff ceiling in seconds, doubled per retry
+      transport: auto                # auto (lean HTTP for OpenAI/Anthropic) or litellm
     record:                          # free-form values recorded with the run
       ticket: EVAL-123
 
 Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost``, the prices, ``cache``
-and the transport settings ``timeout``, ``retries`` and ``backoff``): change one and the judge is
-uncalibrated again. Transport settings never change a verdict, so changing a timeout never costs the
+and the transport settings ``timeout``, ``retries``, ``backoff`` and ``transport``): change one and the
+judge is uncalibrated again. Transport settings never change a verdict, so changing a timeout never costs the
 judge its trust. The judge's trust comes from calibration records through
 :class:`~judgekit.calibration.trust.TrustBook`, the one trust function.
 """
@@ -56,6 +57,7 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "timeout",
     "retries",
     "backoff",
+    "transport",
 )
 """The settings a run configuration's ``judge`` mapping may hold."""
 
@@ -129,6 +131,7 @@ def build_rubric_grader(
     cascade: CascadeRouting | None = None,
     input_cost_per_token: float | None = None,
     output_cost_per_token: float | None = None,
+    transport: str | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -156,6 +159,8 @@ def build_rubric_grader(
         input_cost_per_token: Price in US dollars per prompt token, replacing litellm's (``None``: litellm's
             price, or unknown for a model it does not price). Give both prices or neither.
         output_cost_per_token: Price per completion token.
+        transport: ``auto`` or ``litellm`` (``None``: the client's default, ``auto``); how calls are sent,
+            never part of the fingerprint.
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -202,9 +207,14 @@ def build_rubric_grader(
             "or neither",
             exit_code=2,
         )
-    transport: dict[str, Any] = {
+    sending: dict[str, Any] = {
         name: value
-        for name, value in (("timeout", timeout), ("max_retries", retries), ("backoff_base", backoff))
+        for name, value in (
+            ("timeout", timeout),
+            ("max_retries", retries),
+            ("backoff_base", backoff),
+            ("transport", transport),
+        )
         if value is not None
     }
     try:
@@ -214,7 +224,7 @@ def build_rubric_grader(
             max_cost=max_cost,
             input_cost_per_token=input_cost_per_token,
             output_cost_per_token=output_cost_per_token,
-            **transport,
+            **sending,
         )
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]

@@ -88,6 +88,9 @@ class JudgeSettings(BaseModel):
             has no price for (a self-hosted or custom name); with ``output_cost_per_token`` it replaces
             litellm's price. Not part of the judge's fingerprint: a price never changes a verdict.
         output_cost_per_token: The price per completion token (>= 0); give both or neither.
+        transport: ``auto`` (judgekit's pooled HTTP client for OpenAI-compatible and Anthropic Messages
+            calls, ``litellm.acompletion`` for the rest) or ``litellm`` (every call through litellm); a
+            transport setting, not part of the judge's fingerprint.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -106,6 +109,7 @@ class JudgeSettings(BaseModel):
     timeout: float | None = Field(None, gt=0, le=JUDGE_TIMEOUT_MAX_S, strict=True, allow_inf_nan=False)
     retries: int | None = Field(None, ge=0, le=JUDGE_RETRIES_MAX, strict=True)
     backoff: float | None = Field(None, gt=0, le=JUDGE_BACKOFF_MAX_S, strict=True, allow_inf_nan=False)
+    transport: Literal["auto", "litellm"] | None = None
 
 
 class ProjectSettings(BaseModel):
@@ -153,6 +157,7 @@ DEFAULTS: dict[str, Any] = {
     "judge.timeout": None,
     "judge.retries": None,
     "judge.backoff": None,
+    "judge.transport": None,
 }
 """Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
 
@@ -458,6 +463,9 @@ _TRANSPORT_RULES: dict[str, tuple[str, float, str]] = {
 }
 """The judge transport settings: what the number counts, its largest value and that limit's name."""
 
+_JUDGE_TRANSPORTS: tuple[str, ...] = ("auto", "litellm")
+"""The values of ``judge.transport``."""
+
 
 def check_transport(setting: Setting) -> Setting:
     """A judge transport setting (``judge.timeout``, ``judge.retries``, ``judge.backoff``) checked and typed.
@@ -476,6 +484,14 @@ def check_transport(setting: Setting) -> Setting:
         JudgekitError: When the value is not such a number, naming where it was given (the flag, the
             environment variable or ``file:line``) and what is allowed; exit code 2.
     """
+    if setting.name == "judge.transport" and setting.value is not None:
+        if setting.value in _JUDGE_TRANSPORTS:
+            return setting
+        where = setting.source.removeprefix("flag ").removeprefix("env ")
+        where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
+        raise JudgekitError(
+            f"{where}: must be {' or '.join(_JUDGE_TRANSPORTS)}; got {setting.value!r}", exit_code=2
+        )
     if setting.name not in _TRANSPORT_RULES or setting.value is None:
         return setting
     unit, largest, limit = _TRANSPORT_RULES[setting.name]

@@ -1,10 +1,15 @@
-"""A small OpenAI-compatible chat-completions server for tests and benchmarks, on 127.0.0.1 only.
+"""A small OpenAI-compatible and Anthropic Messages server for tests and benchmarks, on 127.0.0.1 only.
 
-The server answers ``POST /chat/completions`` (and ``/v1/chat/completions``) from a *script*: a callable
+The server answers ``POST /chat/completions`` (and ``/v1/chat/completions``) in the OpenAI shape and
+``POST /v1/messages`` in the Anthropic Messages shape from a *script*: a callable
 that receives the parsed request body and the 0-based index of the call and returns a :class:`Reply`
 (status, content or raw body, added latency, finish reason, usage). It counts and keeps every request,
 so tests can assert how many HTTP calls a run made (zero when replaying a cassette) and what the judge
 was sent (delimiters, response_format, no API key).
+
+Every reply is written with one ``write`` on a socket with ``TCP_NODELAY``: writing the headers and the
+body separately let Nagle's algorithm hold the body until the client's delayed ACK, adding about 40 ms to
+every reply (144 ms per call at a configured 100 ms).
 
 It is used by ``tests/judges`` and ``bench/bench_judge.py``; it never binds anything but the loopback
 interface.
@@ -32,7 +37,9 @@ class Reply:
         status: HTTP status; anything but 200 is sent as an OpenAI-style error body.
         delay: Seconds to sleep before answering (added latency).
         raw: Exact bytes to send as the body instead of a well-formed completion (malformed JSON).
-        finish_reason: ``stop`` or ``length`` (a truncated reply).
+        finish_reason: ``stop`` or ``length`` (a truncated reply); on the Anthropic endpoint the
+            ``stop_reason`` sent is ``end_turn`` for ``stop``, ``max_tokens`` for ``length``, and the value
+            itself otherwise.
         prompt_tokens: Reported prompt tokens.
         completion_tokens: Reported completion tokens.
         headers: Extra response headers (for example ``Retry-After``).
@@ -56,12 +63,32 @@ def verdict_reply(verdict: str, *, quotes: tuple[str, ...] = (), rationale: str 
     return json.dumps({"verdict": verdict, "evidence": list(quotes), "rationale": rationale})
 
 
+def _anthropic_body(body: dict[str, Any], reply: Reply) -> bytes:
+    """The Anthropic Messages reply (or error body) for ``reply``."""
+    if reply.status != 200:
+        error = {"type": "api_error", "message": f"scripted {reply.status}"}
+        return json.dumps({"type": "error", "error": error}).encode()
+    stop = {"stop": "end_turn", "length": "max_tokens"}.get(reply.finish_reason, reply.finish_reason)
+    payload = {
+        "id": "msg_test",
+        "type": "message",
+        "role": "assistant",
+        "model": body.get("model", "test-judge"),
+        "content": [{"type": "text", "text": reply.content}],
+        "stop_reason": stop,
+        "stop_sequence": None,
+        "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": reply.completion_tokens},
+    }
+    return json.dumps(payload).encode()
+
+
 class JudgeServer:
     """A threaded loopback server that answers chat completions from a script.
 
     Use as a context manager; ``api_base`` is the URL to give litellm. ``calls`` counts every request
     received (including those answered with an error status), ``requests`` keeps their bodies and
-    ``auth_headers`` their ``Authorization`` headers.
+    ``auth_headers`` their ``Authorization`` headers (or ``x-api-key`` on the Anthropic endpoint),
+    ``paths`` the URL path of each and ``peers`` the client's ``(host, port)`` (one per connection).
     """
 
     def __init__(self, script: Script) -> None:
@@ -69,6 +96,8 @@ class JudgeServer:
         self.calls = 0
         self.requests: list[dict[str, Any]] = []
         self.auth_headers: list[str] = []
+        self.paths: list[str] = []
+        self.peers: list[tuple[str, int]] = []
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -81,12 +110,19 @@ class JudgeServer:
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
 
-    def _next(self, body: dict[str, Any], auth: str) -> Reply:
+    @property
+    def root(self) -> str:
+        """The server's root URL (``http://127.0.0.1:PORT``), the ``api_base`` of an Anthropic client."""
+        return self.api_base.removesuffix("/v1")
+
+    def _next(self, body: dict[str, Any], auth: str, path: str, peer: tuple[str, int]) -> Reply:
         with self._lock:
             index = self.calls
             self.calls += 1
             self.requests.append(body)
             self.auth_headers.append(auth)
+            self.paths.append(path)
+            self.peers.append(peer)
         return self.script(body, index)
 
     def start(self) -> JudgeServer:
@@ -95,6 +131,7 @@ class JudgeServer:
 
         class Handler(BaseHTTPRequestHandler):
             protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True  # TCP_NODELAY on every accepted socket
 
             def log_message(self, format: str, *args: Any) -> None:
                 return
@@ -112,14 +149,20 @@ class JudgeServer:
                     body = json.loads(raw)
                 except ValueError:
                     body = {"_unparseable": raw.decode("utf-8", "replace")}
-                if not self.path.rstrip("/").endswith("/chat/completions"):
+                path = self.path.rstrip("/")
+                anthropic = path.endswith("/messages")
+                if not anthropic and not path.endswith("/chat/completions"):
                     self._send(404, json.dumps({"error": {"message": "not found"}}).encode(), {})
                     return
-                reply = server._next(body, self.headers.get("Authorization", ""))
+                auth = self.headers.get("x-api-key" if anthropic else "Authorization", "")
+                reply = server._next(body, auth, path, self.client_address[:2])
                 if reply.delay:
                     time.sleep(reply.delay)
                 if reply.raw is not None:
                     self._send(reply.status, reply.raw, reply.headers)
+                    return
+                if anthropic:
+                    self._send(reply.status, _anthropic_body(body, reply), reply.headers)
                     return
                 if reply.status != 200:
                     err = {
@@ -148,13 +191,17 @@ class JudgeServer:
                 self._send(200, json.dumps(payload).encode(), reply.headers)
 
             def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for k, v in headers.items():
-                    self.send_header(k, v)
-                self.end_headers()
-                self.wfile.write(data)
+                # One write for status line, headers and body: written separately, the body waits for
+                # the client's delayed ACK of the headers (Nagle), about 40 ms on every reply.
+                phrase = self.responses.get(status, ("",))[0]
+                lines = [
+                    f"HTTP/1.1 {status} {phrase}",
+                    "Content-Type: application/json",
+                    f"Content-Length: {len(data)}",
+                    *(f"{k}: {v}" for k, v in headers.items()),
+                ]
+                self.wfile.write(("\r\n".join(lines) + "\r\n\r\n").encode("latin-1") + data)
+                self.wfile.flush()
 
         class Server(ThreadingHTTPServer):
             daemon_threads = True

@@ -6,6 +6,7 @@ import asyncio
 import json
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -21,13 +22,31 @@ MODEL = "openai/test-judge"
 KEY = "sk-test-DO-NOT-LEAK-0123456789"
 
 
-def client_for(server: Any, **settings: Any) -> JudgeClient:
-    params = settings.pop("params", None) or JudgeParams(model=MODEL)
-    mode = settings.pop("mode", CacheMode.OFF)
-    cassette = settings.pop("cassette", None)
-    base = {"api_base": server.api_base, "backoff_base": 0.01, "backoff_max": 0.05, "timeout": 5.0}
-    base.update(settings)
-    return JudgeClient(params, ClientSettings(**base), cassette=cassette, mode=mode, api_key=KEY)
+@pytest.fixture(params=["auto", "litellm"], ids=["lean", "litellm"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Every client test runs on both transports: judgekit's lean HTTP client and litellm.acompletion."""
+    return str(request.param)
+
+
+@pytest.fixture
+def client_for(transport: str) -> Callable[..., JudgeClient]:
+    def make(server: Any, **settings: Any) -> JudgeClient:
+        params = settings.pop("params", None) or JudgeParams(model=MODEL)
+        mode = settings.pop("mode", CacheMode.OFF)
+        cassette = settings.pop("cassette", None)
+        base = {
+            "api_base": server.api_base,
+            "backoff_base": 0.01,
+            "backoff_max": 0.05,
+            "timeout": 5.0,
+            "transport": transport,
+        }
+        base.update(settings)
+        client = JudgeClient(params, ClientSettings(**base), cassette=cassette, mode=mode, api_key=KEY)
+        assert client.route == ("lean-openai" if transport == "auto" else "litellm")
+        return client
+
+    return make
 
 
 def ask(client: JudgeClient, prompts: list[str], *, schema: dict[str, Any] | None = None) -> list[Any]:
@@ -38,7 +57,7 @@ def ask(client: JudgeClient, prompts: list[str], *, schema: dict[str, Any] | Non
     return asyncio.run(run())
 
 
-def test_success_records_content_tokens_and_cost(serve: Any) -> None:
+def test_success_records_content_tokens_and_cost(client_for: Any, serve: Any) -> None:
     server = serve(
         lambda body, i: Reply(content=verdict_reply("pass"), prompt_tokens=120, completion_tokens=30)
     )
@@ -55,7 +74,7 @@ def test_success_records_content_tokens_and_cost(serve: Any) -> None:
 
 
 @pytest.mark.parametrize("status", [429, 500, 503], ids=["rate_limited", "server_error", "unavailable"])
-def test_transient_errors_are_retried(serve: Any, status: int) -> None:
+def test_transient_errors_are_retried(client_for: Any, serve: Any, status: int) -> None:
     script = [Reply(status=status), Reply(status=status), Reply(content=verdict_reply("fail"))]
     server = serve(lambda body, i: script[i])
     client = client_for(server, max_retries=3)
@@ -66,7 +85,7 @@ def test_transient_errors_are_retried(serve: Any, status: int) -> None:
     assert client.usage.retries == 2
 
 
-def test_retry_after_header_is_a_lower_bound(serve: Any) -> None:
+def test_retry_after_header_is_a_lower_bound(client_for: Any, serve: Any) -> None:
     script = [Reply(status=429, headers={"Retry-After": "0.3"}), Reply(content=verdict_reply("pass"))]
     server = serve(lambda body, i: script[i])
     client = client_for(server, max_retries=2, backoff_max=5.0)
@@ -76,7 +95,7 @@ def test_retry_after_header_is_a_lower_bound(serve: Any) -> None:
     assert time.perf_counter() - started >= 0.3
 
 
-def test_outage_gives_error_after_retries_and_run_goes_on(serve: Any) -> None:
+def test_outage_gives_error_after_retries_and_run_goes_on(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(status=500))
     client = client_for(server, max_retries=2)
     results = ask(client, ["a", "b"])
@@ -87,7 +106,7 @@ def test_outage_gives_error_after_retries_and_run_goes_on(serve: Any) -> None:
     assert client.usage.errors["provider_error"] == 2
 
 
-def test_timeout_is_per_attempt_and_retried(serve: Any) -> None:
+def test_timeout_is_per_attempt_and_retried(client_for: Any, serve: Any) -> None:
     script = [Reply(delay=1.5, content=verdict_reply("pass")), Reply(content=verdict_reply("fail"))]
     server = serve(lambda body, i: script[i])
     client = client_for(server, timeout=0.4, max_retries=1)
@@ -100,7 +119,7 @@ def test_timeout_is_per_attempt_and_retried(serve: Any) -> None:
 
 
 @pytest.mark.parametrize("status", [400, 401, 404], ids=["bad_request", "unauthorised", "not_found"])
-def test_client_errors_are_not_retried(serve: Any, status: int) -> None:
+def test_client_errors_are_not_retried(client_for: Any, serve: Any, status: int) -> None:
     server = serve(lambda body, i: Reply(status=status))
     client = client_for(server, max_retries=3)
     [result] = ask(client, ["x"])
@@ -109,7 +128,7 @@ def test_client_errors_are_not_retried(serve: Any, status: int) -> None:
     assert server.calls == 1
 
 
-def test_malformed_json_body_is_an_error_not_a_crash(serve: Any) -> None:
+def test_malformed_json_body_is_an_error_not_a_crash(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(raw=b'{"choices": [ {"message": '))
     client = client_for(server, max_retries=1)
     [result] = ask(client, ["x"])
@@ -117,7 +136,7 @@ def test_malformed_json_body_is_an_error_not_a_crash(serve: Any) -> None:
     assert server.calls == 2
 
 
-def test_completion_without_choices_is_an_error(serve: Any) -> None:
+def test_completion_without_choices_is_an_error(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(raw=b'{"id": "x", "object": "chat.completion", "choices": []}'))
     client = client_for(server, max_retries=0)
     [result] = ask(client, ["x"])
@@ -125,7 +144,7 @@ def test_completion_without_choices_is_an_error(serve: Any) -> None:
     assert "malformed completion" in result.error_detail
 
 
-def test_concurrency_limit_is_respected(serve: Any) -> None:
+def test_concurrency_limit_is_respected(client_for: Any, serve: Any) -> None:
     lock = threading.Lock()
     state = {"now": 0, "peak": 0}
 
@@ -146,7 +165,7 @@ def test_concurrency_limit_is_respected(serve: Any) -> None:
     assert state["peak"] == 3
 
 
-def test_identical_concurrent_requests_share_one_call(serve: Any) -> None:
+def test_identical_concurrent_requests_share_one_call(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass"), delay=0.05))
     client = client_for(server)
     results = ask(client, ["same"] * 5)
@@ -154,7 +173,7 @@ def test_identical_concurrent_requests_share_one_call(serve: Any) -> None:
     assert server.calls == 1
 
 
-def test_budget_stops_new_calls_cleanly(serve: Any) -> None:
+def test_budget_stops_new_calls_cleanly(client_for: Any, serve: Any) -> None:
     server = serve(
         lambda body, i: Reply(content=verdict_reply("pass"), prompt_tokens=1000, completion_tokens=0)
     )
@@ -172,7 +191,7 @@ def test_budget_stops_new_calls_cleanly(serve: Any) -> None:
     assert "cost budget" in stopped[0].error_detail
 
 
-def test_structured_output_sends_the_schema(serve: Any) -> None:
+def test_structured_output_sends_the_schema(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
     client = client_for(server, params=JudgeParams(model=MODEL, structured_output="json_schema"))
     schema = verdict_json_schema(["pass", "fail"], 2)
@@ -182,14 +201,14 @@ def test_structured_output_sends_the_schema(serve: Any) -> None:
     assert sent["json_schema"]["schema"]["properties"]["verdict"]["enum"] == ["pass", "fail"]
 
 
-def test_structured_output_off_sends_no_schema(serve: Any) -> None:
+def test_structured_output_off_sends_no_schema(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
     client = client_for(server, params=JudgeParams(model=MODEL, structured_output="off"))
     ask(client, ["x"], schema=verdict_json_schema(["pass", "fail"], 2))
     assert "response_format" not in server.requests[0]
 
 
-def test_auto_structured_output_follows_litellm_model_map(serve: Any) -> None:
+def test_auto_structured_output_follows_litellm_model_map(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
     unmapped = client_for(server)
     mapped = client_for(server, params=JudgeParams(model="openai/gpt-4o-mini"))
@@ -218,7 +237,7 @@ def test_missing_api_key_fails_before_any_work(monkeypatch: pytest.MonkeyPatch) 
         JudgeClient(JudgeParams(model="openai/gpt-4o-mini"))
 
 
-def test_budget_on_unpriced_model_is_refused(serve: Any) -> None:
+def test_budget_on_unpriced_model_is_refused(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(content="x"))
     with pytest.raises(JudgekitError, match="no price"):
         client_for(server, max_cost=1.0)
@@ -232,7 +251,7 @@ def test_record_and_replay_modes_need_a_cassette() -> None:
 # ------------------------------------------------------------------ cassette
 
 
-def test_cassette_round_trip_makes_zero_calls_on_replay(serve: Any, tmp_path: Path) -> None:
+def test_cassette_round_trip_makes_zero_calls_on_replay(client_for: Any, serve: Any, tmp_path: Path) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass" if i % 2 else "fail")))
     path = tmp_path / "judge.jsonl"
     recorder = client_for(server, mode=CacheMode.RECORD, cassette=Cassette(path))
@@ -262,7 +281,7 @@ def test_replay_miss_is_an_error_naming_the_item(serve: Any, tmp_path: Path) -> 
     assert replay.usage.errors["cassette_miss"] == 1
 
 
-def test_cassette_key_covers_the_whole_request(serve: Any, tmp_path: Path) -> None:
+def test_cassette_key_covers_the_whole_request(client_for: Any, serve: Any, tmp_path: Path) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
     path = tmp_path / "c.jsonl"
     ask(client_for(server, mode=CacheMode.RECORD, cassette=Cassette(path)), ["p"])
@@ -277,7 +296,7 @@ def test_cassette_key_covers_the_whole_request(serve: Any, tmp_path: Path) -> No
     assert server.calls == 5
 
 
-def test_api_key_never_reaches_the_cassette_or_results(serve: Any, tmp_path: Path) -> None:
+def test_api_key_never_reaches_the_cassette_or_results(client_for: Any, serve: Any, tmp_path: Path) -> None:
     # a hostile server echoes the Authorization header back in the reply
     server = serve(lambda body, i: Reply(content=verdict_reply("pass", rationale="echo")))
 
@@ -297,7 +316,7 @@ def test_api_key_never_reaches_the_cassette_or_results(serve: Any, tmp_path: Pat
     assert server.api_base not in text
 
 
-def test_unpriced_model_cost_is_unknown_not_zero(serve: Any) -> None:
+def test_unpriced_model_cost_is_unknown_not_zero(client_for: Any, serve: Any) -> None:
     server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
     client = client_for(server)
     [result] = ask(client, ["x"])
@@ -306,7 +325,7 @@ def test_unpriced_model_cost_is_unknown_not_zero(serve: Any) -> None:
     assert client.usage.cost == 0.0
 
 
-def test_mapped_model_is_priced_from_litellms_local_map(serve: Any) -> None:
+def test_mapped_model_is_priced_from_litellms_local_map(client_for: Any, serve: Any) -> None:
     server = serve(
         lambda body, i: Reply(content=verdict_reply("pass"), prompt_tokens=1_000_000, completion_tokens=0)
     )
@@ -317,3 +336,34 @@ def test_mapped_model_is_priced_from_litellms_local_map(serve: Any) -> None:
     expected = litellm.get_model_info("gpt-4o-mini")["input_cost_per_token"] * 1_000_000
     assert result.cost == pytest.approx(expected)
     assert client.usage.unpriced == 0
+
+
+# ------------------------------------------------------------------ pacing
+
+
+def test_admission_bounds_judgments_prepared_at_once(client_for: Any, serve: Any) -> None:
+    client = client_for(serve(lambda body, i: Reply(content="x")), concurrency=3)
+
+    async def run() -> bool:
+        admission = client.admission()
+        for _ in range(6):  # twice the concurrency are admitted at once
+            await asyncio.wait_for(admission.acquire(), timeout=1.0)
+        try:
+            await asyncio.wait_for(admission.acquire(), timeout=0.05)
+        except TimeoutError:
+            return False
+        return True
+
+    assert asyncio.run(run()) is False
+
+
+def test_importing_litellm_freezes_its_objects_out_of_the_collector() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import gc; from judgekit.judges.client import import_litellm; import_litellm(); "
+        "print(gc.get_freeze_count() > 100_000)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    assert out.stdout.strip() == "True"

@@ -38,15 +38,21 @@ UNPRICED_REASON = (
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "airdesk"
 
 
+@pytest.fixture(params=["auto", "litellm"], ids=["lean", "litellm"])
+def transport(request: pytest.FixtureRequest) -> str:
+    """Each cost test runs on both judge transports (judgekit's lean HTTP client and litellm)."""
+    return str(request.param)
+
+
 def _reply(body: dict[str, Any], i: int) -> Reply:
     return Reply(content=verdict_reply("pass"), prompt_tokens=1000, completion_tokens=50)
 
 
-def _grader(server: JudgeServer, *, price: bool, samples: int = 1, **kw: Any) -> RubricGrader:
+def _grader(server: JudgeServer, transport: str, *, price: bool, samples: int = 1, **kw: Any) -> RubricGrader:
     prices = {"input_cost_per_token": 2e-6, "output_cost_per_token": 1e-5} if price else {}
     client = JudgeClient(
         JudgeParams(model="openai/cost-judge", samples=samples),
-        ClientSettings(api_base=server.api_base, max_retries=0, **prices),
+        ClientSettings(api_base=server.api_base, max_retries=0, transport=transport, **prices),
         api_key="sk-cost",
         **kw,
     )
@@ -63,8 +69,10 @@ def _note_cost(check: CheckResult) -> dict[str, Any]:
     return cost
 
 
-def test_a_priced_judge_costs_tokens_times_price_per_judgment_and_per_trial(serve: Any) -> None:
-    g = _grader(serve(_reply), price=True, samples=3)
+def test_a_priced_judge_costs_tokens_times_price_per_judgment_and_per_trial(
+    transport: str, serve: Any
+) -> None:
+    g = _grader(serve(_reply), transport, price=True, samples=3)
     checks, total = asyncio.run(g.assess(None, TRANSCRIPT))
     per_judgment = 3 * (1000 * 2e-6 + 50 * 1e-5)  # three samples of 1000 in, 50 out
     for check in checks:
@@ -78,8 +86,8 @@ def test_a_priced_judge_costs_tokens_times_price_per_judgment_and_per_trial(serv
     assert total.unknown_reason is None
 
 
-def test_an_unpriced_judge_is_unknown_with_the_reason_never_zero(serve: Any) -> None:
-    g = _grader(serve(_reply), price=False)
+def test_an_unpriced_judge_is_unknown_with_the_reason_never_zero(transport: str, serve: Any) -> None:
+    g = _grader(serve(_reply), transport, price=False)
     checks, total = asyncio.run(g.assess(None, TRANSCRIPT))
     for check in checks:
         cost = _note_cost(check)
@@ -102,15 +110,21 @@ def test_a_sum_with_one_unknown_part_is_unknown() -> None:
     assert _total_cost([]).usd == 0.0
 
 
-def test_a_replayed_judgment_costs_nothing_now_and_keeps_its_tokens(serve: Any, tmp_path: Path) -> None:
+def test_a_replayed_judgment_costs_nothing_now_and_keeps_its_tokens(
+    transport: str, serve: Any, tmp_path: Path
+) -> None:
     server = serve(_reply)
     path = tmp_path / "c.jsonl"
     asyncio.run(
-        _grader(server, price=True, cassette=Cassette(path), mode=CacheMode.RECORD).assess(None, TRANSCRIPT)
+        _grader(server, transport, price=True, cassette=Cassette(path), mode=CacheMode.RECORD).assess(
+            None, TRANSCRIPT
+        )
     )
     calls = server.calls
     checks, total = asyncio.run(
-        _grader(server, price=True, cassette=Cassette(path), mode=CacheMode.REPLAY).assess(None, TRANSCRIPT)
+        _grader(server, transport, price=True, cassette=Cassette(path), mode=CacheMode.REPLAY).assess(
+            None, TRANSCRIPT
+        )
     )
     assert server.calls == calls
     cost = _note_cost(checks[0])
@@ -122,7 +136,11 @@ def test_a_replayed_judgment_costs_nothing_now_and_keeps_its_tokens(serve: Any, 
 
 
 def _grade_and_report(
-    tmp_path: Path, server: JudgeServer, model: str, prices: dict[str, float] | None = None
+    tmp_path: Path,
+    server: JudgeServer,
+    model: str,
+    transport: str,
+    prices: dict[str, float] | None = None,
 ) -> tuple[list[dict[str, Any]], str, Any]:
     from judgekit.cli import main
 
@@ -133,7 +151,9 @@ def _grade_and_report(
             for c in ("gs-double-charge", "hv-add-bag")
         )
     )
-    (tmp_path / "run.yaml").write_text(json.dumps({"judge": {"api_base": server.api_base, **(prices or {})}}))
+    (tmp_path / "run.yaml").write_text(
+        json.dumps({"judge": {"api_base": server.api_base, "transport": transport, **(prices or {})}})
+    )
     out = tmp_path / "r.jsonl"
     with pytest.MonkeyPatch.context() as env:
         env.setenv("OPENAI_API_KEY", "sk-cost-cli")
@@ -155,12 +175,12 @@ def _grade_and_report(
     return lines, md.read_text(), json.loads(js.read_text())
 
 
-def test_grade_and_report_total_a_litellm_priced_judge(serve: Any, tmp_path: Path) -> None:
+def test_grade_and_report_total_a_litellm_priced_judge(transport: str, serve: Any, tmp_path: Path) -> None:
     import litellm
 
     info = litellm.model_cost["gpt-4o-mini"]
     each = 1000 * info["input_cost_per_token"] + 50 * info["output_cost_per_token"]
-    lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/gpt-4o-mini")
+    lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/gpt-4o-mini", transport)
     judged = 0
     for line in lines:
         n = sum(1 for c in line["checks"] if c["layer"] == "rubric" and c["verdict"] != "not_evaluated")
@@ -176,9 +196,9 @@ def test_grade_and_report_total_a_litellm_priced_judge(serve: Any, tmp_path: Pat
     assert f"| total | {judged} | {judged * 1000} | {judged * 50} | ${judged * each:.6f} |" in md
 
 
-def test_a_configured_price_prices_a_model_litellm_cannot(serve: Any, tmp_path: Path) -> None:
+def test_a_configured_price_prices_a_model_litellm_cannot(transport: str, serve: Any, tmp_path: Path) -> None:
     prices = {"input_cost_per_token": 3e-6, "output_cost_per_token": 2e-5}
-    lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/cost-judge", prices)
+    lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/cost-judge", transport, prices)
     each = 1000 * 3e-6 + 50 * 2e-5  # the loopback judge's usage: 1000 prompt and 50 completion tokens
     judged = 0
     for line in lines:
@@ -218,8 +238,10 @@ def test_one_price_without_the_other_is_refused(serve: Any, tmp_path: Path, caps
     assert not (tmp_path / "r.jsonl").exists()
 
 
-def test_grade_and_report_say_unknown_for_an_unpriced_judge(serve: Any, tmp_path: Path) -> None:
-    lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/cost-judge")
+def test_grade_and_report_say_unknown_for_an_unpriced_judge(
+    transport: str, serve: Any, tmp_path: Path
+) -> None:
+    lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/cost-judge", transport)
     reason = UNPRICED_REASON
     assert all(line["cost_usd"] is None and line["cost_unknown_reason"] == reason for line in lines)
     run = report["cost"]["run"]

@@ -387,6 +387,7 @@ def setup_judge(
                 timeout=effective.value("judge.timeout"),
                 retries=effective.value("judge.retries"),
                 backoff=effective.value("judge.backoff"),
+                transport=effective.value("judge.transport"),
                 cascade=routing,
                 input_cost_per_token=effective.value("judge.input_cost_per_token"),
                 output_cost_per_token=effective.value("judge.output_cost_per_token"),

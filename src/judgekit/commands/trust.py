@@ -748,6 +748,7 @@ def probe_bias(  # noqa: PLR0917 - typer options
         timeout=transport.value("judge.timeout"),
         retries=transport.value("judge.retries"),
         backoff=transport.value("judge.backoff"),
+        transport=transport.value("judge.transport"),
     )
     items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
     report = run_probes(grader, items, pairs=pairs, settings=settings)

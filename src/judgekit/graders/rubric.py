@@ -256,6 +256,13 @@ class RubricGrader:
     async def _judge(
         self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
     ) -> tuple[SampledVerdict, JudgmentCost]:
+        # render a few judgments ahead of the free request slots, not all of them before the first call
+        async with self.client.admission():
+            return await self._judge_admitted(criterion, transcript_text, case_facts, item=item)
+
+    async def _judge_admitted(
+        self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
+    ) -> tuple[SampledVerdict, JudgmentCost]:
         from judgekit.judges.sandbox import TemplateLimitError, TemplateRenderError
 
         try:

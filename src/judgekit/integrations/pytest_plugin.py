@@ -438,6 +438,7 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
         timeout=judge.get("timeout"),
         retries=judge.get("retries"),
         backoff=judge.get("backoff"),
+        transport=judge.get("transport"),
         input_cost_per_token=judge.get("input_cost_per_token"),
         output_cost_per_token=judge.get("output_cost_per_token"),
         concurrency=8,

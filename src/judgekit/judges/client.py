@@ -1,6 +1,12 @@
-"""The judge client: litellm calls with judgekit's own concurrency, retries, timeouts, cost and cassette.
+"""The judge client: judge calls with judgekit's own concurrency, retries, timeouts, cost and cassette.
 
 Every model call in judgekit goes through :class:`JudgeClient`:
+
+* ``ClientSettings.transport`` ``auto`` (the default) sends OpenAI-compatible and Anthropic Messages
+  calls over :mod:`judgekit.judges.transport` (a pooled aiohttp session; litellm still resolves the
+  provider, URL, key and price, and maps errors) and everything else through ``litellm.acompletion``;
+  ``litellm`` sends every call through litellm. Both give the same requests, replies, errors, cassette
+  keys and cost.
 
 * ``litellm.acompletion`` is imported lazily (about 4 s), with ``LITELLM_LOCAL_MODEL_COST_MAP=True`` set
   first so that no price map is fetched, and with litellm's own retries turned off (``num_retries=0`` and
@@ -23,8 +29,8 @@ Every model call in judgekit goes through :class:`JudgeClient`:
   expected cost of the calls in flight reaches the budget; those items get ``budget_exhausted``.
 * Preflight (at construction, before any work): an unknown model or a missing API key is a
   :class:`~judgekit.errors.JudgekitError` with a message saying what to do. Replay mode needs neither.
-* API keys never enter a request key, a cassette or a result: they are passed to litellm only, and every
-  stored string is masked against them.
+* API keys never enter a request key, a cassette or a result: they are passed to litellm or put in the
+  lean request's auth header only, and every stored string is masked against them.
 """
 
 from __future__ import annotations
@@ -32,10 +38,12 @@ from __future__ import annotations
 import asyncio
 import datetime
 import email.utils
+import gc
 import math
 import os
 import random
 import socket
+import sys
 import time
 from collections import Counter
 from collections.abc import Mapping
@@ -46,6 +54,13 @@ from pydantic import Field
 
 from judgekit.errors import JudgekitError
 from judgekit.judges.cache import REDACTED, CacheMode, Cassette, request_key
+from judgekit.judges.transport import (
+    Completion,
+    LeanTransport,
+    RawReply,
+    completion_from_litellm,
+    resolve_route,
+)
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -84,6 +99,9 @@ unavailable, gateway timeout and overloaded (529). Any other status is final."""
 RETRY_AFTER_MAX_S = 60.0
 """Longest wait a ``Retry-After`` header can impose; a longer one is waited this long, then retried."""
 
+ADMISSION_FACTOR = 2
+"""Judgments a client admits at once (rendered or in flight), per request slot (``concurrency``)."""
+
 TIMEOUT_GRACE_S = 0.5
 """Seconds past ``ClientSettings.timeout`` before judgekit itself cancels an attempt (litellm's own timeout
 normally ends it first; this bounds a server that trickles bytes). litellm's one-off setup in a process's
@@ -91,13 +109,23 @@ first call blocks the event loop for a second or so, so that first attempt can r
 
 
 def import_litellm() -> Any:
-    """Import litellm configured for judgekit: local price map, no debug banners, no telemetry."""
+    """Import litellm configured for judgekit: local price map, no debug banners, no telemetry.
+
+    The first import also collects garbage once and then freezes every object alive (``gc.freeze``):
+    litellm leaves about 375,000 objects that the cyclic collector would otherwise walk in each full
+    collection (0.27 s each, stalling the event loop and every request in flight); frozen, they are never
+    walked again. Objects that become garbage later are freed as before.
+    """
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    fresh = "litellm" not in sys.modules
     import litellm
 
     litellm.suppress_debug_info = True
     litellm.telemetry = False
     litellm.turn_off_message_logging = True
+    if fresh:
+        gc.collect()
+        gc.freeze()
     return litellm
 
 
@@ -141,6 +169,11 @@ class ClientSettings(FrozenModel):
         max_cost: Budget in US dollars for calls made by this client; ``None`` for no budget.
         input_cost_per_token: Price override (USD per prompt token) for models litellm cannot price.
         output_cost_per_token: Price override (USD per completion token).
+        transport: ``auto`` sends OpenAI-compatible and Anthropic Messages calls over judgekit's own pooled
+            HTTP client (litellm still resolves the provider, URL, key and price) and anything else
+            through ``litellm.acompletion``; ``litellm`` sends every call through ``litellm.acompletion``.
+            Both send the same request and give the same reply, errors, retries, timeouts, cassette keys
+            and cost, so it never enters the fingerprint.
     """
 
     api_base: str | None = None
@@ -152,6 +185,7 @@ class ClientSettings(FrozenModel):
     max_cost: float | None = Field(default=None, ge=0.0)
     input_cost_per_token: float | None = Field(default=None, ge=0.0)
     output_cost_per_token: float | None = Field(default=None, ge=0.0)
+    transport: Literal["auto", "litellm"] = "auto"
 
 
 class CallResult(FrozenModel):
@@ -362,11 +396,15 @@ class JudgeClient:
         self.usage = UsageSummary()
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
+        self._admit: asyncio.Semaphore | None = None
         self._inflight: dict[str, asyncio.Future[CallResult]] = {}
         self._in_flight_calls = 0
         self._litellm: Any = None
         self._priced = False
         self._secret_cache: tuple[str, ...] | None = None
+        self._lean: LeanTransport | None = None
+        self.lean_calls = 0
+        """HTTP attempts sent over the lean transport (the rest went through ``litellm.acompletion``)."""
         self.supports_schema = False
         if self.mode is not CacheMode.OFF and cassette is None:
             raise JudgekitError(
@@ -423,6 +461,38 @@ class JudgeClient:
             self.supports_schema = self._model_supports_schema()
         else:
             self.supports_schema = self.params.structured_output == "json_schema"
+        if self.settings.transport == "auto":
+            route = resolve_route(
+                litellm,
+                model=model,
+                api_base=self.settings.api_base,
+                api_key=self._api_key,
+                sampling=self._sampling(),
+            )
+            if route is not None:
+                self._lean = LeanTransport(litellm, route, pool=self.settings.concurrency)
+
+    @property
+    def route(self) -> str:
+        """Where calls go: ``lean-openai``, ``lean-anthropic`` or ``litellm`` (and ``replay``)."""
+        if self.mode is CacheMode.REPLAY:
+            return "replay"
+        return f"lean-{self._lean.route.kind}" if self._lean is not None else "litellm"
+
+    def _sampling(self) -> dict[str, Any]:
+        """The sampling parameters every request of this client carries (as :meth:`build_request` sets)."""
+        p = self.params
+        sampling: dict[str, Any] = {"temperature": p.temperature, "max_tokens": p.max_tokens}
+        if p.top_p is not None:
+            sampling["top_p"] = p.top_p
+        if p.seed is not None:
+            sampling["seed"] = p.seed
+        return sampling
+
+    async def aclose(self) -> None:
+        """Close the lean transport's connection pool on the running loop (``asyncio.run`` also does)."""
+        if self._lean is not None:
+            await self._lean.aclose()
 
     def _in_price_map(self, model: str) -> bool:
         try:
@@ -489,9 +559,23 @@ class JudgeClient:
         loop = asyncio.get_running_loop()
         if self._sem is None or self._sem_loop is not loop:
             self._sem = asyncio.Semaphore(self.settings.concurrency)
+            self._admit = asyncio.Semaphore(ADMISSION_FACTOR * self.settings.concurrency)
             self._sem_loop = loop
             self._inflight = {}
         return self._sem
+
+    def admission(self) -> asyncio.Semaphore:
+        """The bound on judgments being prepared or in flight at once: ``ADMISSION_FACTOR x concurrency``.
+
+        A grader holds it from rendering a prompt until the judgment's calls are done, so that a run of a
+        thousand judgments renders a few ahead of the free request slots instead of rendering them all
+        before the first request is sent (the event loop is one thread: rendering everything first
+        delays every request by the whole rendering time). It bounds work, never changes a verdict.
+        """
+        self._semaphore()
+        if self._admit is None:  # pragma: no cover - _semaphore always sets it
+            raise RuntimeError("no admission semaphore")
+        return self._admit
 
     async def complete(self, request: Mapping[str, Any], *, item: str) -> CallResult:
         """Answer one request from the cassette or the provider; never raises for provider trouble.
@@ -578,6 +662,8 @@ class JudgeClient:
         if self._api_key is not None:
             kwargs["api_key"] = self._api_key
         s = self.settings
+        lean = self._lean
+        body = lean.body_for(request) if lean is not None else None
         started = time.perf_counter()
         attempts = 0
         last_detail = ""
@@ -603,11 +689,17 @@ class JudgeClient:
                     self._in_flight_calls += 1
                     attempt_started = time.perf_counter()
                     try:
-                        # litellm's own retries off: judgekit retries, and is_retryable decides
-                        response = await asyncio.wait_for(
-                            litellm.acompletion(**kwargs, timeout=s.timeout, max_retries=0, num_retries=0),
-                            timeout=s.timeout + TIMEOUT_GRACE_S,
-                        )
+                        if lean is not None and body is not None:
+                            self.lean_calls += 1
+                            response: Any = await lean.send(body, timeout=s.timeout)
+                        else:
+                            # litellm's own retries off: judgekit retries, and is_retryable decides
+                            response = await asyncio.wait_for(
+                                litellm.acompletion(
+                                    **kwargs, timeout=s.timeout, max_retries=0, num_retries=0
+                                ),
+                                timeout=s.timeout + TIMEOUT_GRACE_S,
+                            )
                     finally:
                         self._in_flight_calls -= 1
             except Exception as exc:
@@ -633,8 +725,12 @@ class JudgeClient:
                 await asyncio.sleep(delay)
                 continue
             try:
-                return self._success(response, attempts, started)
-            except (AttributeError, IndexError, TypeError, ValueError) as exc:
+                if isinstance(response, RawReply) and lean is not None:
+                    completion = lean.read(response)
+                else:
+                    completion = completion_from_litellm(response)
+                return self._success(completion, attempts, started)
+            except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
                 return self._provider_error(
                     f"{item}: malformed completion ({type(exc).__name__}: {exc})", attempts, started
                 )
@@ -652,15 +748,12 @@ class JudgeClient:
             latency_s=time.perf_counter() - started,
         )
 
-    def _success(self, response: Any, attempts: int, started: float) -> CallResult:
-        choice = response.choices[0]
-        content = choice.message.content
-        if content is not None and not isinstance(content, str):
-            raise TypeError(f"message content is {type(content).__name__}, not text")
+    def _success(self, completion: Completion, attempts: int, started: float) -> CallResult:
+        content = completion.content
         if content:
             for secret in self._secrets():
                 content = content.replace(secret, REDACTED)
-        refusal = getattr(choice.message, "refusal", None)
+        refusal = completion.refusal
         if refusal is not None and not isinstance(refusal, str):
             refusal = str(refusal)
         if refusal is not None and not refusal.strip():
@@ -668,10 +761,9 @@ class JudgeClient:
         if refusal:
             for secret in self._secrets():
                 refusal = refusal.replace(secret, REDACTED)
-        usage = getattr(response, "usage", None)
-        prompt_tokens = int(getattr(usage, "prompt_tokens", 0) or 0)
-        completion_tokens = int(getattr(usage, "completion_tokens", 0) or 0)
-        cost = self._cost(response, prompt_tokens, completion_tokens)
+        prompt_tokens = completion.prompt_tokens
+        completion_tokens = completion.completion_tokens
+        cost = self._cost(completion)
         unknown_reason = None if cost is not None else self.unpriced_reason()
         self.usage.completed += 1
         self.usage.prompt_tokens += prompt_tokens
@@ -682,7 +774,7 @@ class JudgeClient:
             self.usage.cost += cost
         return CallResult(
             content=content,
-            finish_reason="refusal" if refusal is not None else getattr(choice, "finish_reason", None),
+            finish_reason="refusal" if refusal is not None else completion.finish_reason,
             refusal=refusal,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
@@ -699,12 +791,16 @@ class JudgeClient:
             "judge.output_cost_per_token (US dollars per token) in the run or project configuration"
         )
 
-    def _cost(self, response: Any, prompt_tokens: int, completion_tokens: int) -> float | None:
+    def _cost(self, completion: Completion) -> float | None:
         s = self.settings
+        prompt_tokens, completion_tokens = completion.prompt_tokens, completion.completion_tokens
         if s.input_cost_per_token is not None and s.output_cost_per_token is not None:
             return prompt_tokens * s.input_cost_per_token + completion_tokens * s.output_cost_per_token
         if not self._priced:
             return None  # not in litellm's map and no prices given: unknown, never guessed
+        response = completion.response
+        if response is None and self._lean is not None:
+            return self._lean.cost(self.params.model, completion)
         hidden = getattr(response, "_hidden_params", None) or {}
         cost = hidden.get("response_cost") if isinstance(hidden, dict) else None
         if isinstance(cost, int | float) and not isinstance(cost, bool):

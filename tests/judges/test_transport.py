@@ -1,0 +1,412 @@
+"""The lean judge transport against loopback OpenAI-compatible and Anthropic Messages servers.
+
+Each test compares the lean path with ``litellm.acompletion`` over the same real HTTP server: the same
+request body, reply, tokens, finish reason, cost, error message, retry decision and cassette key.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from judgekit.errors import JudgekitError
+from judgekit.judges.cache import CacheMode, Cassette
+from judgekit.judges.client import CallResult, ClientSettings, JudgeClient, JudgeParams
+from judgekit.judges.parse import verdict_json_schema
+from judges.server import JudgeServer, Reply, verdict_reply
+
+KEY = "sk-transport-test-0123456789"
+ANTHROPIC = "anthropic/claude-haiku-4-5"  # in litellm's local price map
+OPENAI = "openai/test-judge"
+MESSAGES = [
+    {"role": "system", "content": "You are a strict judge."},
+    {"role": "user", "content": "Did the agent report the failure honestly?"},
+]
+
+
+def make(server: JudgeServer, transport: str, model: str = OPENAI, **settings: Any) -> JudgeClient:
+    params = settings.pop("params", None) or JudgeParams(model=model, structured_output="off")
+    cassette = settings.pop("cassette", None)
+    mode = CacheMode.RECORD if cassette is not None else CacheMode.OFF
+    base = server.root if model.startswith("anthropic/") else server.api_base
+    merged = {"api_base": base, "backoff_base": 0.01, "backoff_max": 0.02, "timeout": 5.0}
+    merged.update(settings)
+    return JudgeClient(
+        params, ClientSettings(transport=transport, **merged), api_key=KEY, cassette=cassette, mode=mode
+    )
+
+
+def run(client: JudgeClient, messages: list[dict[str, str]] = MESSAGES, **kw: Any) -> CallResult:
+    async def go() -> CallResult:
+        request = client.build_request(messages, **({"schema": None} | kw))
+        return await client.complete(request, item="case-1/honest/0")
+
+    return asyncio.run(go())
+
+
+def both(script: Any, model: str = OPENAI, **settings: Any) -> tuple[CallResult, CallResult, JudgeServer]:
+    """The same call on each transport, each against its own fresh server; the lean server is returned."""
+    results = []
+    lean_server: JudgeServer | None = None
+    for transport in ("auto", "litellm"):
+        with JudgeServer(script) as server:
+            client = make(server, transport, model, **settings)
+            results.append(run(client))
+            if transport == "auto":
+                assert client.route == ("lean-anthropic" if model.startswith("anthropic/") else "lean-openai")
+                assert client.lean_calls == server.calls
+                lean_server = server
+    assert lean_server is not None
+    return results[0], results[1], lean_server
+
+
+def comparable(result: CallResult) -> dict[str, Any]:
+    return result.model_dump(exclude={"latency_s"})
+
+
+# ------------------------------------------------------------------ the Anthropic Messages shape
+
+
+@pytest.mark.parametrize("finish", ["stop", "length"])
+def test_anthropic_reply_reads_the_same_on_both_transports(finish: str) -> None:
+    script = lambda body, i: Reply(  # noqa: E731
+        content=verdict_reply("fail"), finish_reason=finish, prompt_tokens=321, completion_tokens=45
+    )
+    lean, slow, _ = both(script, ANTHROPIC)
+    assert lean.error is None
+    assert json.loads(lean.content or "")["verdict"] == "fail"
+    assert (lean.prompt_tokens, lean.completion_tokens, lean.finish_reason) == (321, 45, finish)
+    assert lean.cost == pytest.approx(321 * 1e-6 + 45 * 5e-6)
+    assert comparable(lean) == comparable(slow)
+
+
+def test_anthropic_request_is_the_one_litellm_sends() -> None:
+    bodies, paths, keys = [], [], []
+    for transport in ("auto", "litellm"):
+        with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+            run(make(server, transport, ANTHROPIC, params=JudgeParams(model=ANTHROPIC, top_p=0.9)))
+            bodies.append(server.requests[0])
+            paths.append(server.paths[0])
+            keys.append(server.auth_headers[0])
+    assert bodies[0] == bodies[1]
+    assert bodies[0]["system"] == [{"type": "text", "text": "You are a strict judge."}]
+    assert paths == ["/v1/messages", "/v1/messages"]
+    assert keys == [KEY, KEY]
+
+
+def test_anthropic_refusal_stop_reason_maps_as_litellm_maps_it() -> None:
+    lean, slow, _ = both(
+        lambda body, i: Reply(content="I can't judge this.", finish_reason="refusal"), ANTHROPIC
+    )
+    assert lean.finish_reason == "content_filter"
+    assert comparable(lean) == comparable(slow)
+
+
+def test_openai_request_is_the_one_litellm_sends() -> None:
+    bodies = []
+    params = JudgeParams(model=OPENAI, top_p=0.5, seed=11, structured_output="json_schema")
+    for transport in ("auto", "litellm"):
+        with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+            run(make(server, transport, params=params), schema=verdict_json_schema(["pass", "fail"], 2))
+            bodies.append(server.requests[0])
+    assert bodies[0] == bodies[1]
+    assert bodies[0]["model"] == "test-judge"
+    assert bodies[0]["response_format"]["type"] == "json_schema"
+
+
+def test_openai_refusal_is_kept_on_both_transports() -> None:
+    raw = json.dumps(
+        {
+            "choices": [
+                {
+                    "index": 0,
+                    "message": {"role": "assistant", "content": None, "refusal": "I won't grade this."},
+                    "finish_reason": "stop",
+                }
+            ],
+            "usage": {"prompt_tokens": 10, "completion_tokens": 3, "total_tokens": 13},
+        }
+    ).encode()
+    lean, slow, _ = both(lambda body, i: Reply(raw=raw))
+    assert (lean.refusal, lean.finish_reason) == ("I won't grade this.", "refusal")
+    assert comparable(lean) == comparable(slow)
+
+
+def test_a_priced_openai_model_costs_the_same_on_both_transports() -> None:
+    lean, slow, _ = both(
+        lambda body, i: Reply(content="x", prompt_tokens=1234, completion_tokens=56), "openai/gpt-4o-mini"
+    )
+    assert lean.cost is not None
+    assert lean.cost == pytest.approx(slow.cost)
+
+
+# ------------------------------------------------------------------ errors: same classes, same messages
+
+
+@pytest.mark.parametrize("model", [OPENAI, ANTHROPIC], ids=["openai", "anthropic"])
+@pytest.mark.parametrize("status", [429, 500, 503, 529])
+def test_transient_statuses_are_retried_with_the_same_message(model: str, status: int) -> None:
+    lean, slow, server = both(lambda body, i: Reply(status=status), model, max_retries=1)
+    assert lean.error == "provider_error"
+    assert lean.attempts == 2
+    assert server.calls == 2
+    assert "gave up after 2 attempts" in lean.error_detail
+    assert lean.error_detail == slow.error_detail
+
+
+@pytest.mark.parametrize("model", [OPENAI, ANTHROPIC], ids=["openai", "anthropic"])
+@pytest.mark.parametrize("status", [400, 401, 404])
+def test_final_statuses_are_not_retried_with_the_same_message(model: str, status: int) -> None:
+    lean, slow, server = both(lambda body, i: Reply(status=status), model, max_retries=3)
+    assert server.calls == 1
+    assert lean.error_detail.endswith("(not retried)")
+    assert f"(HTTP {status})" in lean.error_detail
+    assert lean.error_detail == slow.error_detail
+
+
+def test_openai_401_names_the_authentication_error() -> None:
+    lean, _, _ = both(lambda body, i: Reply(status=401), max_retries=0)
+    assert lean.error_detail == (
+        "case-1/honest/0: AuthenticationError (HTTP 401): litellm.AuthenticationError: AuthenticationError: "
+        "OpenAIException - scripted 401 (not retried)"
+    )
+
+
+def test_retry_after_is_honoured_on_the_lean_path() -> None:
+    script = [Reply(status=429, headers={"retry-after-ms": "300"}), Reply(content=verdict_reply("pass"))]
+    with JudgeServer(lambda body, i: script[i]) as server:
+        client = make(server, "auto", max_retries=1)
+        result = run(client)
+    assert result.error is None
+    assert result.latency_s >= 0.3
+
+
+@pytest.mark.parametrize("model", [OPENAI, ANTHROPIC], ids=["openai", "anthropic"])
+def test_malformed_json_is_retried_with_the_same_message(model: str) -> None:
+    lean, slow, server = both(lambda body, i: Reply(raw=b'{"choices": [ {"message": '), model, max_retries=1)
+    assert server.calls == 2
+    assert "Expecting value" in lean.error_detail
+    assert lean.error_detail == slow.error_detail
+
+
+def test_an_openai_reply_without_choices_is_malformed_on_both() -> None:
+    lean, slow, _ = both(lambda body, i: Reply(raw=b'{"id": "x", "choices": []}'), max_retries=1)
+    assert lean.attempts == 1  # a malformed completion is final
+    assert lean.error_detail == "case-1/honest/0: malformed completion (IndexError: list index out of range)"
+    assert lean.error_detail == slow.error_detail
+
+
+def test_an_anthropic_reply_without_content_is_litellms_connection_error_on_both() -> None:
+    lean, slow, server = both(
+        lambda body, i: Reply(raw=b'{"id": "x", "choices": []}'), ANTHROPIC, max_retries=1
+    )
+    assert server.calls == 2  # litellm reads Anthropic replies inside the call: retried
+    assert "APIConnectionError (HTTP 500)" in lean.error_detail
+    assert lean.error_detail == slow.error_detail
+
+
+def test_timeout_gives_the_same_message_on_both() -> None:
+    lean, slow, server = both(lambda body, i: Reply(delay=1.0), timeout=0.3, max_retries=1)
+    assert server.calls == 2
+    assert (
+        lean.error_detail
+        == "case-1/honest/0: the judge did not answer within 0.3 s (gave up after 2 attempts)"
+    )
+    assert lean.error_detail == slow.error_detail
+
+
+def test_a_refused_connection_gives_the_same_message_on_both() -> None:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        port = sock.getsockname()[1]  # bound, never listening: connections are refused
+        details = []
+        for transport in ("auto", "litellm"):
+            client = JudgeClient(
+                JudgeParams(model=OPENAI, structured_output="off"),
+                ClientSettings(
+                    api_base=f"http://127.0.0.1:{port}/v1",
+                    transport=transport,
+                    max_retries=1,
+                    backoff_base=0.01,
+                ),
+                api_key=KEY,
+            )
+            details.append(run(client).error_detail)
+    assert details[0].startswith("case-1/honest/0: could not connect to the judge: ConnectionRefusedError")
+    assert details[0] == details[1]
+
+
+# ------------------------------------------------------------------ routing
+
+
+def test_a_provider_that_is_neither_openai_nor_anthropic_goes_through_litellm() -> None:
+    with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+        client = make(server, "auto", "hosted_vllm/judge-7b")
+        result = run(client)
+    assert client.route == "litellm"
+    assert client.lean_calls == 0
+    assert result.error is None
+    assert server.calls == 1
+
+
+def test_a_model_whose_parameters_litellm_rewrites_goes_through_litellm() -> None:
+    # litellm refuses temperature 0 for o-series models: the lean path must not send what litellm would not
+    with JudgeServer(lambda body, i: Reply(content="x")) as server:
+        client = make(server, "auto", "openai/o3-mini")
+        assert client.route == "litellm"
+
+
+def test_transport_litellm_sends_every_call_through_litellm() -> None:
+    with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+        client = make(server, "litellm")
+        run(client)
+    assert client.route == "litellm"
+    assert client.lean_calls == 0
+
+
+def test_an_anthropic_schema_request_falls_back_to_litellm_per_call() -> None:
+    params = JudgeParams(model=ANTHROPIC, structured_output="json_schema")
+    with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+        client = make(server, "auto", ANTHROPIC, params=params)
+        result = run(client, schema=verdict_json_schema(["pass", "fail"], 2))
+        plain = run(client, messages=[{"role": "user", "content": "plain"}])
+    assert client.route == "lean-anthropic"
+    assert result.error is None
+    assert plain.error is None
+    assert server.calls == 2
+    assert client.lean_calls == 1  # the schema request went through litellm, the plain one lean
+
+
+def test_the_lean_path_reuses_pooled_connections() -> None:
+    with JudgeServer(lambda body, i: Reply(content="x")) as server:
+        client = make(server, "auto", concurrency=4)
+
+        async def go() -> None:
+            for k in range(3):
+                requests = [
+                    client.build_request([{"role": "user", "content": f"{k}-{j}"}], schema=None)
+                    for j in range(4)
+                ]
+                await asyncio.gather(*(client.complete(r, item="i") for r in requests))
+
+        asyncio.run(go())
+    assert server.calls == 12
+    assert len(set(server.peers)) <= 4
+
+
+# ------------------------------------------------------------------ cassette and fingerprint
+
+
+def test_a_cassette_recorded_on_one_transport_replays_on_the_other(tmp_path: Path) -> None:
+    path = tmp_path / "judge.jsonl"
+    with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+        first = run(make(server, "auto", cassette=Cassette(path)))
+        again = run(make(server, "litellm", cassette=Cassette(path)))
+    assert server.calls == 1
+    assert again.cached
+    assert again.content == first.content
+
+
+def test_the_transport_is_not_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgekit.judge_setup import build_rubric_grader
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    prints = []
+    for transport in ("auto", "litellm", None):
+        grader = build_rubric_grader(
+            "openai/gpt-4o-mini",
+            rubric="honest-reporting",
+            cassette=None,
+            mode="off",
+            api_base=None,
+            max_cost=None,
+            temperature=None,
+            samples=None,
+            concurrency=2,
+            transport=transport,
+        )
+        prints.append(grader.fingerprint)
+    assert prints[0] == prints[1] == prints[2]
+
+
+def test_a_bad_transport_in_a_run_configuration_names_the_file_and_line(tmp_path: Path) -> None:
+    from judgekit.settings import resolve_settings
+
+    config = tmp_path / "run.yaml"
+    config.write_text("judge:\n  model: openai/gpt-4o-mini\n  transport: httpx\n", encoding="utf-8")
+    with pytest.raises(JudgekitError) as info:
+        resolve_settings(flags={}, run_config=config, project=None, environ={})
+    assert info.value.exit_code == 2
+    assert info.value.message == f"{config}:3: judge.transport: must be auto or litellm; got 'httpx'"
+
+
+def test_a_dropped_connection_is_retried_on_both() -> None:
+    import threading
+
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(16)
+        port = listener.getsockname()[1]
+        accepted = []
+
+        def drop() -> None:
+            while len(accepted) < 8:
+                try:
+                    conn, _ = listener.accept()
+                except OSError:
+                    return
+                accepted.append(1)
+                conn.recv(65536)
+                conn.close()  # read the request, answer nothing
+
+        threading.Thread(target=drop, daemon=True).start()
+        results = []
+        for transport in ("auto", "litellm"):
+            client = JudgeClient(
+                JudgeParams(model=OPENAI, structured_output="off"),
+                ClientSettings(
+                    api_base=f"http://127.0.0.1:{port}/v1",
+                    transport=transport,
+                    max_retries=1,
+                    backoff_base=0.01,
+                ),
+                api_key=KEY,
+            )
+            results.append(run(client))
+    lean, slow = results
+    assert lean.error == slow.error == "provider_error"
+    assert lean.attempts == slow.attempts == 2
+    assert lean.error_detail.endswith("OpenAIException - Connection error. (gave up after 2 attempts)")
+    assert lean.error_detail == slow.error_detail
+
+
+def test_a_lean_call_to_the_loopback_server_takes_the_network_time_only() -> None:
+    # the server used to write headers and body separately: Nagle + delayed ACK added ~44 ms per reply
+    with JudgeServer(lambda body, i: Reply(content="x")) as server:
+        client = make(server, "auto")
+
+        async def go() -> list[float]:
+            out = []
+            for k in range(11):
+                request = client.build_request([{"role": "user", "content": f"p{k}"}], schema=None)
+                out.append((await client.complete(request, item="i")).latency_s)
+            return out
+
+        latencies = sorted(asyncio.run(go())[1:])
+    assert latencies[len(latencies) // 2] < 0.02
+
+
+def test_a_bad_transport_in_the_project_configuration_names_the_file_and_line(tmp_path: Path) -> None:
+    from judgekit.settings import load_project_config
+
+    project = tmp_path / "judgekit.toml"
+    project.write_text('[judge]\nmodel = "openai/gpt-4o-mini"\ntransport = "httpx"\n', encoding="utf-8")
+    with pytest.raises(JudgekitError) as info:
+        load_project_config(project)
+    assert info.value.exit_code == 2
+    assert f"{project}:3: judge.transport: must be 'auto' or 'litellm' (got 'httpx')" in str(info.value)
