@@ -1,24 +1,33 @@
-"""Benchmark the contamination scanner on a generated chat export with planted leaks.
+"""Benchmark the contamination scanner on two generated export shapes with planted leaks.
 
-What one run measures (each against its baseline, on the same file):
+Shapes (each generated at two sizes, with the same 2,000 cases and one index):
 
-1. **Recall per planted kind** - leaks planted at known lines: ``exact`` (a message is a case text),
-   ``normalised`` (case, punctuation and spacing changed), ``embedded`` (a case text inside a longer
-   message) and ``edited`` (a long case text with a few words replaced). Targets: 100% for exact,
-   normalised and embedded.
-2. **False alarms** - findings at lines where nothing was planted, or naming the wrong case. The clean
-   records are built to be hard: every system prompt carries the template text all cases share (which
-   the frequency guard must drop), and many messages quote 8 to 11 consecutive tokens of a case text
-   (below the 13-token shingle). Target: none.
-3. **Throughput** - MB/s of judgekit with 1 process (per core) and with 2 processes, against the practical
-   ceiling (reading the file and ``json.loads`` of every line, nothing else) and a naive pure-Python
-   baseline (per line: ``json.loads``, lower-case, regex tokenise, every 13-gram looked up in a Python
-   set of case 13-grams, whole messages in a set of case texts). Targets: >= 60 MB/s per core and >= 3x
-   the naive baseline.
-4. **Peak memory** - maximum resident set of the scanning process and of its largest worker (each scan
-   runs in a fresh subprocess). Target: < 1 GB whatever the file size.
+* ``project`` - the project's chat export: system, user and assistant messages, ~2.1 KB a record.
+  Planted kinds: ``exact`` (a message is a case text), ``normalised`` (case, punctuation and spacing
+  changed), ``embedded`` (a whole case text between two unrelated sentences) and ``edited`` (three words
+  of a 60-100-token reference answer replaced).
+* ``long`` - the shape of issue 17 item 5: long multi-turn chats (7-17 messages, ~13 KB a record).
+  Planted kinds: ``span`` (13 to 40 consecutive tokens of a case's reference answer inside a longer
+  message) and ``neardup`` (40 consecutive words of a reference answer with 3 of them replaced, inside a
+  message).
 
-Run: ``.venv/bin/python bench/bench_contamination.py`` (1 GB; ``--size-mb 200`` for a quick run).
+What one run measures, per shape, on the same file:
+
+1. **Recall per planted kind** and **false alarms** (findings at clean lines, or naming the wrong case).
+   The clean records are hard: every system prompt is the template text all cases share (the frequency
+   guard must drop it), some messages quote the template, and 5% of user messages quote 8 to 11
+   consecutive tokens of a case text (under a 13-token shingle).
+2. **Throughput** in MB per CPU-second (MB/s per core) of judgekit (1 process, and 2 processes on the
+   ``project`` shape), next to the ceilings measured in the same run: reading the file alone, reading +
+   ``json.loads`` of every line, + ``orjson.loads``, + ``jiter``, + msgspec decoding only the scanned
+   fields (what the scanner uses), + ``pyarrow.json`` when pyarrow is installed; and the hashing stage
+   alone, numpy reference against the compiled kernels (:mod:`judgekit.contamination.kernels`).
+3. **Peak memory** - the peak resident set (``VmHWM``) of a fresh scanning process, for both file sizes
+   (flat in the file size: the file is streamed).
+
+The machine may be shared: the load average (``os.getloadavg()``) is printed when each scan starts, and
+throughput is CPU time, not wall clock. Run: ``.venv/bin/python bench/bench_contamination.py``
+(``--size-mb 200``; the second size is a quarter of it).
 """
 
 from __future__ import annotations
@@ -34,6 +43,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -45,6 +55,7 @@ TEMPLATE = (
     "policies exactly, never promise what the policy does not allow, and hand over to a person when asked."
 )
 KINDS = ("exact", "normalised", "embedded", "edited")
+LONG_KINDS = ("span", "neardup")
 
 
 # ------------------------------------------------------------------------------------------ generation
@@ -140,17 +151,44 @@ def plant(kind: str, case: dict[str, Any], words: Words, rng: random.Random) -> 
     }
 
 
+_WORD = re.compile(r"[a-z0-9]+")
+Quote = tuple[list[str], int, int]
+
+
+def _near_misses(cases: list[dict[str, Any]], rng: random.Random) -> list[Quote]:
+    """Near misses that must not be flagged: 8 to 11 consecutive tokens of case texts (tokens, start, k)."""
+    near = []
+    for case in cases[:500]:
+        toks = _WORD.findall(case["texts"][4]["text"].lower())
+        k = rng.randint(8, 11)
+        near.append((toks, rng.randint(0, len(toks) - k), k))
+    return near
+
+
+def _quote(before: str, near: list[Quote], pool: list[str], rng: random.Random) -> str:
+    """``before``, a near-miss quote and a sentence, with fewer than 13 case tokens in a row.
+
+    The ground truth must be right: a quote of 11 tokens followed by a sentence whose first two words
+    happen to continue the case text is 13 consecutive tokens of the case, a real overlap. So the words
+    on either side of the quote are chosen not to continue it.
+    """
+    prev = _WORD.findall(before.lower())[-1:]
+    while True:
+        toks, s, k = rng.choice(near)
+        if s > 0 and prev == [toks[s - 1]]:
+            continue
+        after = rng.choice(pool)
+        if s + k < len(toks) and _WORD.findall(after.lower())[:1] == [toks[s + k]]:
+            continue
+        return f"{before} {' '.join(toks[s : s + k])} {after}"
+
+
 def generate(path: Path, size_mb: float, n_cases: int, per_kind: int, seed: int) -> dict[str, Any]:
     rng = random.Random(seed)
     words = Words(rng)
     cases = make_cases(words, n_cases)
     pool = [words.sentence(6, 22) for _ in range(40_000)]
-    near = []  # 8 to 11 consecutive tokens of case texts: near misses that must not be flagged
-    for case in cases[:500]:
-        toks = case["texts"][4]["text"].split()
-        k = rng.randint(8, 11)
-        s = rng.randint(0, len(toks) - k)
-        near.append(" ".join(toks[s : s + k]))
+    near = _near_misses(cases, rng)
     target = int(size_mb * 1e6)
     est_records = max(50, target // 1900)
     planted_at = sorted(rng.sample(range(10, est_records), per_kind * len(KINDS)))
@@ -173,7 +211,7 @@ def generate(path: Path, size_mb: float, n_cases: int, per_kind: int, seed: int)
             else:
                 user = " ".join(rng.choices(pool, k=rng.randint(3, 12)))
                 if rng.random() < 0.05:
-                    user = f"{user} {rng.choice(near)} {rng.choice(pool)}"
+                    user = _quote(user, near, pool, rng)
                 rec = {
                     "messages": [
                         {"role": "system", "content": TEMPLATE},
@@ -187,13 +225,62 @@ def generate(path: Path, size_mb: float, n_cases: int, per_kind: int, seed: int)
     return {"cases": cases, "planted": planted, "lines": line, "bytes": path.stat().st_size}
 
 
+def generate_long(  # noqa: PLR0917 - the same parameters as generate()
+    path: Path, size_mb: float, cases: list[dict[str, Any]], words: Words, per_kind: int, seed: int
+) -> dict[str, Any]:
+    """The long-chat shape: 7-17 messages a record, leaks planted as spans and near-duplicates."""
+    rng = random.Random(seed)
+    pool = [words.sentence(6, 22) for _ in range(40_000)]
+    near = _near_misses(cases, rng)
+    target = int(size_mb * 1e6)
+    est_records = max(50, target // 13_000)
+    planted_at = sorted(rng.sample(range(10, est_records), per_kind * len(LONG_KINDS)))
+    kinds = [LONG_KINDS[i % len(LONG_KINDS)] for i in range(len(planted_at))]
+    rng.shuffle(kinds)
+    plan = dict(zip(planted_at, kinds, strict=True))
+    planted: list[dict[str, Any]] = []
+    written = 0
+    line = 0
+    with open(path, "w", encoding="utf-8", buffering=1 << 22) as f:
+        while written < target or len(planted) < len(plan):
+            line += 1
+            messages = [{"role": "system", "content": TEMPLATE}]
+            for t in range(rng.randint(6, 16)):
+                content = " ".join(rng.choices(pool, k=rng.randint(3, 25)))
+                if rng.random() < 0.05:
+                    content = _quote(content, near, pool, rng)
+                elif rng.random() < 0.02:
+                    content = f"{rng.choice(pool)} {TEMPLATE} {content}"
+                messages.append({"role": "user" if t % 2 == 0 else "assistant", "content": content})
+            kind = plan.get(line - 1)
+            if kind is None and line - 1 > planted_at[-1] and len(planted) < len(plan):
+                kind = LONG_KINDS[len(planted) % len(LONG_KINDS)]
+            if kind is not None:
+                case = rng.choice(cases)
+                toks = case["texts"][4]["text"].split()  # the 60-100-token reference answer
+                if kind == "span":
+                    k = rng.randint(13, 40)
+                    s = rng.randint(0, len(toks) - k)
+                    piece = toks[s : s + k]
+                else:
+                    s = rng.randint(0, len(toks) - 40)
+                    piece = toks[s : s + 40]
+                    for q in rng.sample(range(40), 3):
+                        piece[q] = rng.choice(words.words[:2000])
+                m = messages[rng.randrange(1, len(messages))]
+                m["content"] = f"{m['content']} {' '.join(piece)} {rng.choice(pool)}"
+                planted.append({"line": line, "kind": kind, "case_id": case["id"]})
+            text = json.dumps({"messages": messages}) + "\n"
+            f.write(text)
+            written += len(text)
+    return {"planted": planted, "lines": line, "bytes": path.stat().st_size}
+
+
 # ------------------------------------------------------------------------------------------- baselines
 
 
-def ceiling(path: Path) -> float:
-    """CPU seconds to read the file in 4 MB blocks and json.loads every line (nothing else)."""
-    t0 = time.process_time()
-    loads = json.loads
+def _blocks(path: Path) -> Iterator[bytes]:
+    """The file in 4 MB blocks of whole lines (the scanner's reading pattern)."""
     carry = b""
     with open(path, "rb") as f:
         while True:
@@ -203,10 +290,142 @@ def ceiling(path: Path) -> float:
             data = carry + chunk
             cut = data.rfind(b"\n") + 1
             carry = data[cut:]
-            for line in data[:cut].decode("utf-8").split("\n"):
-                if line:
-                    loads(line)
-    return time.process_time() - t0
+            yield data[:cut]
+    if carry:
+        yield carry
+
+
+def _ceiling_read(path: Path) -> None:
+    for _ in _blocks(path):
+        pass
+
+
+def _ceiling_json(path: Path) -> None:
+    loads = json.loads
+    for block in _blocks(path):
+        for line in block.decode("utf-8").split("\n"):
+            if line:
+                loads(line)
+
+
+def _ceiling_orjson(path: Path) -> None:
+    import orjson
+
+    loads = orjson.loads
+    for block in _blocks(path):
+        for line in block.split(b"\n"):
+            if line:
+                loads(line)
+
+
+def _ceiling_jiter(path: Path) -> None:
+    import jiter
+
+    loads = jiter.from_json
+    for block in _blocks(path):
+        for line in block.split(b"\n"):
+            if line:
+                loads(line)
+
+
+def _ceiling_msgspec(path: Path) -> None:
+    from judgekit.contamination.scan import _DECODE_DEFAULT  # the scanner's decoder of its default fields
+
+    for block in _blocks(path):
+        for line in block.decode("utf-8").split("\n"):
+            if line:
+                _DECODE_DEFAULT(line)
+
+
+def _ceiling_arrow(path: Path) -> None:
+    import pyarrow.json as pj
+
+    with pj.open_json(path, read_options=pj.ReadOptions(block_size=4 << 20)) as reader:
+        for _ in reader:
+            pass
+
+
+CEILINGS: dict[str, Callable[[Path], None]] = {
+    "read only (4 MB blocks)": _ceiling_read,
+    "read + json.loads": _ceiling_json,
+    "read + orjson.loads": _ceiling_orjson,
+    "read + jiter.from_json": _ceiling_jiter,
+    "read + msgspec, scanned fields only": _ceiling_msgspec,
+    "pyarrow.json streaming reader": _ceiling_arrow,
+}
+
+
+def ceilings(path: Path) -> dict[str, float | str]:
+    """MB per CPU-second of each ceiling on the file (or why it could not run)."""
+    import judgekit.contamination.scan  # noqa: F401 - imported outside the timing (msgspec's decoder)
+
+    out: dict[str, float | str] = {}
+    mb = path.stat().st_size / 1e6
+    for name, fn in CEILINGS.items():
+        t0 = time.process_time()
+        try:
+            fn(path)
+        except ImportError as exc:
+            out[name] = f"not installed ({exc.name})"
+            continue
+        except Exception as exc:
+            out[name] = f"failed: {type(exc).__name__}: {str(exc)[:80]}"
+            continue
+        out[name] = mb / (time.process_time() - t0)
+    return out
+
+
+def hashing_stage(path: Path, index: Any, key: Any) -> dict[str, float]:
+    """MB of folded text per CPU-second of the hashing stage alone: numpy reference against the kernels.
+
+    Both compute the same candidate windows (token spans, token values, prefix sums, window prefilters,
+    bitmap probe) over the folded texts of the file's first 40 MB.
+    """
+    import numpy as np
+
+    from judgekit.contamination import index as jki
+    from judgekit.contamination.kernels import Workspace, spans_and_values, window_candidates
+    from judgekit.contamination.normalise import fold_many
+    from judgekit.contamination.scan import Matcher
+
+    matcher = Matcher(index, key)
+    bitmap, shift, n = matcher._bitmap, matcher._shift, index.shingle_size
+    buffers = []
+    texts: list[str] = []
+    size = 0
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            texts.extend(m["content"] for m in json.loads(line)["messages"])
+            size += len(line)
+            if sum(len(t) for t in texts) > 2 << 20:
+                buffers.append(np.frombuffer(fold_many(texts), dtype=np.uint8))
+                texts = []
+            if size > 40e6:
+                break
+    mb = sum(len(b) for b in buffers) / 1e6
+
+    def numpy_reference() -> None:
+        for buf in buffers:
+            sp = jki.token_spans(buf)
+            prefix = jki.token_prefix(jki.token_values(buf, sp, key))
+            pf = jki.prefilter(jki.sliding_window_values(prefix, n), key.win)
+            top = pf >> shift
+            np.flatnonzero((bitmap[top >> np.uint32(3)] >> (top & np.uint32(7)).astype(np.uint8)) & 1)
+
+    work = Workspace()
+
+    def kernels() -> None:
+        for buf in buffers:
+            _, values, _ = spans_and_values(buf, key, work)
+            window_candidates(values, n, key, bitmap, int(shift), work=work)
+
+    kernels()  # compile or load the cached kernels outside the timing
+    out = {}
+    for name, fn in (("numpy reference", numpy_reference), ("compiled kernels", kernels)):
+        t0 = time.process_time()
+        fn()
+        out[name] = mb / (time.process_time() - t0)
+    return out
 
 
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -246,12 +465,13 @@ def naive(path: Path, cases: list[dict[str, Any]], limit_bytes: int, n: int = 13
 # ------------------------------------------------------------------------------------------- judgekit
 
 _RUNNER = r"""
-import json, resource, sys, time
+import json, os, resource, sys, time
 from pathlib import Path
 from judgekit.contamination.index import key_from_bytes, read_index
 from judgekit.contamination.parallel import scan_files
 from judgekit.contamination.scan import ScanOptions
 export, index_path, key, processes, split = sys.argv[1:6]
+load = os.getloadavg()[0]
 idx = read_index(Path(index_path), key_from_bytes(key.encode()))
 def cpu(who):
     r = resource.getrusage(who)
@@ -261,17 +481,20 @@ t0 = time.perf_counter()
 res = scan_files([Path(export)], idx, key_from_bytes(key.encode()), ScanOptions(max_locations=10**6),
                  processes=int(processes), split_bytes=int(split))
 dt = time.perf_counter() - t0
+# VmHWM is this process's own peak (ru_maxrss also counts the benchmark's memory at the fork).
+hwm = [int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmHWM:")]
 found = [{"line": loc.line, "case_id": cid, "kind": loc.kind}
          for cid, cl in res.leaks.items() for loc in cl.locations]
-json.dump({"seconds": dt, "found": found,
+json.dump({"seconds": dt, "found": found, "load": load,
            "cpu_seconds": cpu(resource.RUSAGE_SELF) - c0 + cpu(resource.RUSAGE_CHILDREN),
-           "self_maxrss_kb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
+           "self_maxrss_kb": hwm[0] if hwm else resource.getrusage(resource.RUSAGE_SELF).ru_maxrss,
            "children_maxrss_kb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss,
            "problems": len(res.problems)}, sys.stdout)
 """
 
 
 def run_judgekit(export: Path, index_path: Path, processes: int, split_bytes: int) -> dict[str, Any]:
+    """Scan in a fresh process; its CPU time includes loading the index and the compiled kernels."""
     out = subprocess.run(
         [
             sys.executable,
@@ -292,32 +515,33 @@ def run_judgekit(export: Path, index_path: Path, processes: int, split_bytes: in
 
 
 def score(
-    planted: list[dict[str, Any]], found: list[dict[str, Any]]
+    planted: list[dict[str, Any]], found: list[dict[str, Any]], kinds: tuple[str, ...]
 ) -> tuple[dict[str, tuple[int, int]], int]:
+    """Found/planted per kind, and false alarms (findings at a clean line or naming another case)."""
     expected = {(p["line"], p["case_id"]) for p in planted}
     got = {(f["line"], f["case_id"]) for f in found}
     per_kind: dict[str, tuple[int, int]] = {}
-    for kind in KINDS:
+    for kind in kinds:
         mine = [(p["line"], p["case_id"]) for p in planted if p["kind"] == kind]
         per_kind[kind] = (sum(1 for m in mine if m in got), len(mine))
     return per_kind, len(got - expected)
 
 
+def _fmt(v: float | str) -> str:
+    return f"{v:7.1f}" if isinstance(v, float) else v
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--size-mb", type=float, default=1024, help="export size in MB (default 1024)")
+    ap.add_argument("--size-mb", type=float, default=200, help="export size in MB per shape (default 200)")
     ap.add_argument("--cases", type=int, default=2000)
-    ap.add_argument("--leaks-per-kind", type=int, default=100)
+    ap.add_argument("--leaks-per-kind", type=int, default=50)
     ap.add_argument(
-        "--baseline-mb", type=float, default=200, help="bytes the naive baseline scans (it is slow)"
+        "--baseline-mb", type=float, default=50, help="bytes the naive baseline scans (it is slow)"
     )
     ap.add_argument("--split-mb", type=float, default=64, help="byte-range size for the 2-process run")
-    ap.add_argument(
-        "--repeats",
-        type=int,
-        default=1,
-        help="alternate the 1- and 2-process scans this many times (wall-clock medians)",
-    )
+    ap.add_argument("--repeats", type=int, default=3, help="1-process scans of the large file per shape")
+    ap.add_argument("--shapes", default="project,long", help="comma-separated: project, long")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=None, help="working directory (default: a temporary one)")
     args = ap.parse_args()
@@ -326,99 +550,125 @@ def main() -> None:
 
     tmp = Path(args.dir or tempfile.mkdtemp(prefix="jk-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
-    export = tmp / "export.jsonl"
-    meta = tmp / "meta.json"
-    params = [args.size_mb, args.cases, args.leaks_per_kind, args.seed]
+    shapes = [x.strip() for x in args.shapes.split(",") if x.strip()]
+    sizes = (args.size_mb, args.size_mb / 4)
     t0 = time.perf_counter()
-    if (
-        args.dir is not None
-        and export.exists()
-        and meta.exists()
-        and json.loads(meta.read_text())["params"] == params
-    ):
-        gen = json.loads(meta.read_text())["gen"]
-        print("reusing the export in", tmp)
-    else:
-        gen = generate(export, args.size_mb, args.cases, args.leaks_per_kind, args.seed)
-        if args.dir is not None:
-            meta.write_text(json.dumps({"params": params, "gen": gen}))
-    size = gen["bytes"]
-    mb = size / 1e6
+    files: dict[tuple[str, float], tuple[Path, dict[str, Any]]] = {}
+    cases: list[dict[str, Any]] = []
+    for size in sizes:
+        path = tmp / f"project-{size:g}.jsonl"
+        gen = generate(path, size, args.cases, args.leaks_per_kind, args.seed)
+        cases = gen["cases"]
+        if "project" in shapes:
+            files["project", size] = (path, gen)
+        else:
+            path.unlink()
+    for size in sizes if "long" in shapes else ():
+        path = tmp / f"long-{size:g}.jsonl"
+        rng_words = Words(random.Random(args.seed + 1))
+        files["long", size] = (
+            path,
+            generate_long(path, size, cases, rng_words, args.leaks_per_kind, args.seed),
+        )
     print(
-        f"generated {mb:.0f} MB, {gen['lines']} records, {len(gen['planted'])} planted leaks in "
-        f"{time.perf_counter() - t0:.0f} s"
+        f"generated {len(files)} exports in {time.perf_counter() - t0:.0f} s; CPUs: {os.cpu_count()}; "
+        f"load average at start: {LOAD0:.1f}"
     )
 
     key = key_from_bytes(KEY)
-    t0 = time.perf_counter()
-    items = [(c["id"], [(t["field"], t["text"]) for t in c["texts"]]) for c in gen["cases"]]
+    items = [(c["id"], [(t["field"], t["text"]) for t in c["texts"]]) for c in cases]
     index = build_index(items, key, IndexOptions())
     index_path = tmp / "golden.jkc"
     write_index(index, index_path, key)
     st = index.stats
     print(
         f"index: {st['cases']} cases, {st['shingle_entries']} shingle entries "
-        f"({st['shingle_entries_dropped_shared']} dropped as shared), {st['text_entries']} whole texts, "
-        f"{index_path.stat().st_size / 1e6:.1f} MB, built in {time.perf_counter() - t0:.1f} s"
+        f"({st['shingle_entries_dropped_shared']} dropped as shared: the template), "
+        f"{st['text_entries']} whole "
+        f"texts, {index_path.stat().st_size / 1e6:.1f} MB"
     )
-
-    t_ceiling = ceiling(export)
-    t_naive, naive_bytes, _ = naive(export, gen["cases"], int(args.baseline_mb * 1e6))
-    ones, twos = [], []
-    for _ in range(max(1, args.repeats)):
-        ones.append(run_judgekit(export, index_path, 1, 1 << 62))
-        twos.append(run_judgekit(export, index_path, 2, int(args.split_mb * (1 << 20))))
-    one, two = ones[0], twos[0]
-
-    per_kind, false_alarms = score(gen["planted"], one["found"])
-    per_kind2, false_alarms2 = score(gen["planted"], two["found"])
-    core_one = mb / one["cpu_seconds"]
-    core_two = mb / two["cpu_seconds"]
-    core_naive = naive_bytes / 1e6 / t_naive
-    core_ceiling = mb / t_ceiling
-    worst_rss = max(one["self_maxrss_kb"], two["self_maxrss_kb"], two["children_maxrss_kb"]) / 1024
-    g = {
-        k: "met" if ok else "MISSED"
-        for k, ok in {
-            "core": core_one >= 60,
-            "naive": core_one >= 3 * core_naive,
-            "recall": all(per_kind[k][0] == per_kind[k][1] for k in KINDS[:3]),
-            "alarms": false_alarms == false_alarms2 == 0,
-            "memory": worst_rss < 1024,
-        }.items()
-    }
-    rss1, rss2, rssw = (
-        x / 1024 for x in (one["self_maxrss_kb"], two["self_maxrss_kb"], two["children_maxrss_kb"])
-    )
-    wall1 = statistics.median(r["seconds"] for r in ones)
-    wall2 = statistics.median(r["seconds"] for r in twos)
-    pairs = ", ".join(f"{a['seconds']:.1f}/{b['seconds']:.1f}" for a, b in zip(ones, twos, strict=True))
-    lines = [
-        f"export: {mb:.0f} MB, {gen['lines']} records, {len(gen['planted'])} planted leaks; "
-        f"cases: {args.cases}; CPUs: {os.cpu_count()}; load average at start: {LOAD0:.1f}",
-        "recall, 1 process: " + ", ".join(f"{k} {f}/{n} ({f / n:.0%})" for k, (f, n) in per_kind.items()),
-        "recall, 2 processes: " + ", ".join(f"{k} {f}/{n}" for k, (f, n) in per_kind2.items()),
-        f"false alarms: {false_alarms} (1 process), {false_alarms2} (2 processes); "
-        f"input problems: {one['problems']}",
-        "MB per CPU-second (= MB/s per core; wall clock is shared with other work on this machine):",
-        f"  ceiling, read + json.loads:        {core_ceiling:7.1f}",
-        f"  naive 13-gram set ({naive_bytes / 1e6:.0f} MB):       {core_naive:7.1f}",
-        f"  judgekit, 1 process:               {core_one:7.1f}  ({core_one / core_naive:.1f}x naive, "
-        f"{core_one / core_ceiling:.0%} of the ceiling)",
-        f"  judgekit, 2 processes:             {core_two:7.1f}  (CPU efficiency of splitting: "
-        f"{one['cpu_seconds'] / two['cpu_seconds']:.0%})",
-        f"wall clock: 1 process {wall1:.1f} s ({mb / wall1:.1f} MB/s), 2 processes {wall2:.1f} s "
-        f"({mb / wall2:.1f} MB/s), speed-up {wall1 / wall2:.2f}x (medians of {len(ones)}; "
-        f"1/2-process pairs in s: {pairs})",
-        f"peak RSS: 1 process {rss1:.0f} MB; 2 processes {rss2:.0f} MB parent + {rssw:.0f} MB largest worker",
-        f"targets: >= 60 MB/s per core [{g['core']}], >= 3x naive [{g['naive']}], "
-        "100% exact/normalised/embedded "
-        f"[{g['recall']}], no false alarms [{g['alarms']}], peak memory < 1 GB [{g['memory']}]",
-    ]
-    print()
-    print("\n".join(lines))
+    for shape in shapes:
+        kinds = KINDS if shape == "project" else LONG_KINDS
+        big, gen = files[shape, sizes[0]]
+        small, gen_small = files[shape, sizes[1]]
+        mb, mb_small = gen["bytes"] / 1e6, gen_small["bytes"] / 1e6
+        print(
+            f"\n=== shape {shape}: {mb:.0f} MB ({gen['lines']} records) and {mb_small:.0f} MB "
+            f"({gen_small['lines']} records), {args.leaks_per_kind} leaks per kind in each ==="
+        )
+        ceil = ceilings(big)
+        hashing = hashing_stage(big, index, key)
+        ones = [run_judgekit(big, index_path, 1, 1 << 62) for _ in range(max(1, args.repeats))]
+        small_run = run_judgekit(small, index_path, 1, 1 << 62)
+        two = run_judgekit(big, index_path, 2, int(args.split_mb * (1 << 20)))
+        speeds = sorted(mb / r["cpu_seconds"] for r in ones)
+        cpu_big = statistics.median(r["cpu_seconds"] for r in ones)
+        marginal = (mb - mb_small) / max(1e-9, cpu_big - small_run["cpu_seconds"])
+        loads = ", ".join(f"{r['load']:.1f}" for r in ones)
+        core = statistics.median(speeds)
+        per_kind, alarms = score(gen["planted"], ones[0]["found"], kinds)
+        per_kind_s, alarms_s = score(gen_small["planted"], small_run["found"], kinds)
+        per_kind_2, alarms_2 = score(gen["planted"], two["found"], kinds)
+        j = ceil["read + json.loads"]
+        o = ceil["read + orjson.loads"]
+        lines = [
+            f"recall, {mb:.0f} MB, 1 process: "
+            + ", ".join(f"{k} {f}/{n} ({f / n:.0%})" for k, (f, n) in per_kind.items()),
+            f"recall, {mb_small:.0f} MB, 1 process: "
+            + ", ".join(f"{k} {f}/{n}" for k, (f, n) in per_kind_s.items()),
+            f"recall, {mb:.0f} MB, 2 processes: "
+            + ", ".join(f"{k} {f}/{n}" for k, (f, n) in per_kind_2.items()),
+            f"false alarms: {alarms} ({mb:.0f} MB), {alarms_s} ({mb_small:.0f} MB), "
+            f"{alarms_2} (2 processes); "
+            f"input problems: {ones[0]['problems']}",
+            "MB per CPU-second (= MB/s per core), same file, same run:",
+            *(f"  {name + ':':40s}{_fmt(v)}" for name, v in ceil.items()),
+            f"  {'judgekit scan, 1 process:':40s}{core:7.1f}  (median of {len(speeds)}: "
+            + ", ".join(f"{x:.1f}" for x in speeds)
+            + f"; load average at their starts: {loads})",
+        ]
+        if isinstance(j, float):
+            lines.append(f"  {'':40s}         {core / j:.2f}x read + json.loads")
+        if isinstance(o, float):
+            lines.append(f"  {'':40s}         {core / o:.2f}x read + orjson.loads")
+        lines += [
+            f"  {'judgekit scan, 2 processes:':40s}{mb / two['cpu_seconds']:7.1f}  "
+            "(CPU efficiency of splitting "
+            f"{statistics.median(r['cpu_seconds'] for r in ones) / two['cpu_seconds']:.0%})",
+            f"  {f'judgekit scan, {mb_small:.0f} MB file:':40s}{mb_small / small_run['cpu_seconds']:7.1f}",
+            f"  {'judgekit, marginal (both sizes):':40s}{marginal:7.1f}  (start-up, fixed: "
+            f"{small_run['cpu_seconds'] - mb_small / marginal:.2f} CPU-s: imports, index, compiled kernels)",
+            "hashing stage alone (MB of folded text per CPU-second):",
+            *(f"  {name + ':':40s}{v:7.1f}" for name, v in hashing.items()),
+        ]
+        if shape == "project":
+            t_naive, naive_bytes, _ = naive(big, cases, int(args.baseline_mb * 1e6))
+            lines.append(
+                f"  {f'naive 13-gram set ({naive_bytes / 1e6:.0f} MB):':40s}"
+                f"{naive_bytes / 1e6 / t_naive:7.1f}"
+            )
+        rss = max(r["self_maxrss_kb"] for r in ones) / 1024
+        lines += [
+            f"peak RSS, 1 process: {rss:.0f} MB ({mb:.0f} MB file), "
+            f"{small_run['self_maxrss_kb'] / 1024:.0f} MB "
+            f"({mb_small:.0f} MB file); 2 processes: {two['self_maxrss_kb'] / 1024:.0f} MB parent + "
+            f"{two['children_maxrss_kb'] / 1024:.0f} MB largest worker (ru_maxrss: an upper bound, it "
+            "counts the parent's memory at the fork)",
+            f"wall clock, 1 process: {statistics.median(r['seconds'] for r in ones):.1f} s; 2 processes: "
+            f"{two['seconds']:.1f} s",
+        ]
+        ok = {
+            ">= 100 MB/CPU-s": core >= 100,
+            "recall 100% on every kind": all(f == n for f, n in per_kind.values()),
+            "no false alarms": alarms == alarms_s == alarms_2 == 0,
+            "memory flat (within 10%)": rss <= 1.1 * small_run["self_maxrss_kb"] / 1024,
+        }
+        lines.append("targets: " + ", ".join(f"{k} [{'met' if v else 'MISSED'}]" for k, v in ok.items()))
+        print("\n".join(lines))
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
     if args.dir is None:
-        export.unlink()
+        for path, _ in files.values():
+            path.unlink()
 
 
 if __name__ == "__main__":

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from contamination.conftest import (
@@ -84,18 +85,16 @@ def test_clean_export_is_clean(index: ContaminationIndex, key: Key, write_jsonl:
     assert report.exit_code == 0
 
 
-def test_coverage_below_threshold_is_not_a_leak(
+def test_coverage_is_capped_at_two_shingles_so_a_span_of_a_long_text_counts(
     index: ContaminationIndex, key: Key, write_jsonl: Writer
 ) -> None:
-    # The first 14 tokens of a 33-token text: about 42% coverage.
+    # The first 14 tokens of a 33-token text: 14/33 = 42% of the text, but 14/26 = 54% of two shingles.
     fragment = " ".join(ACCEPTANCE.split()[:14])
     path = write_jsonl([chat(f"prefix words here {fragment} and then something else entirely")])
-    assert _scan(path, index, key, threshold=0.5).leaks == {}
-    found = _scan(path, index, key, threshold=0.3).leaks
+    found = _scan(path, index, key, threshold=0.5).leaks
     assert list(found) == ["gs-031"]
-    cov = found["gs-031"].locations[0].coverage
-    assert cov is not None
-    assert 0.3 <= cov < 0.5
+    assert found["gs-031"].locations[0].coverage == round(14 / 26, 4)
+    assert _scan(path, index, key, threshold=0.6).leaks == {}
 
 
 def test_counts_records_and_keeps_first_locations(
@@ -237,6 +236,80 @@ def test_fast_extractor_agrees_with_labelled_extraction(record: object) -> None:
     assert fast == [t for _, t in extract_texts(record, paths, fallback=False)]
 
 
+_record = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5),
+    lambda children: (
+        st.lists(children, max_size=3)
+        | st.dictionaries(
+            st.sampled_from(
+                [
+                    "messages",
+                    "content",
+                    "tool_calls",
+                    "function",
+                    "arguments",
+                    "prompt",
+                    "text",
+                    "type",
+                    "conversations",
+                    "value",
+                    "input",
+                    "response",
+                    "x",
+                ]
+            ),
+            children,
+            max_size=5,
+        )
+    ),
+    max_leaves=16,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(record=_record)
+def test_msgspec_default_fields_give_the_texts_of_the_general_path(record: object) -> None:
+    # The scanner decodes lines with msgspec into the default fields; whatever it accepts must yield the
+    # texts (and their order) of json.loads and the compiled field paths, the labels' reference.
+    from judgekit.contamination.scan import _DECODE_DEFAULT, _DECODE_FAILURES, DEFAULT_FIELDS, _default_texts
+
+    line = json.dumps(record)
+    paths = [parse_field_path(p) for p in DEFAULT_FIELDS]
+    expected = [t for _, t in extract_texts(json.loads(line), paths, fallback=False)]
+    try:
+        typed = _DECODE_DEFAULT(line)
+    except _DECODE_FAILURES:
+        return  # the scanner takes the general path for this line
+    got: list[str] = []
+    _default_texts(typed, got)
+    assert got == expected
+
+
+def test_lines_msgspec_refuses_are_scanned_by_the_general_path(
+    index: ContaminationIndex, key: Key, write_jsonl: Writer, tmp_path: Path
+) -> None:
+    # NaN is JSON only to json.loads; messages as a dict is not the typed shape; a record with no
+    # default field has every string scanned.
+    path = tmp_path / "odd.jsonl"
+    path.write_text(
+        "\n".join(
+            [
+                '{"score": NaN, "messages": [{"role": "user", "content": "OPENING"}]}',
+                '{"messages": {"content": "x"}, "prompt": "OPENING"}',
+                '{"meta": {"note": "OPENING"}}',
+            ]
+        ).replace("OPENING", OPENING)
+        + "\n",
+        encoding="utf-8",
+    )
+    leak = _scan(path, index, key).leaks["gs-031"]
+    assert [(loc.line, loc.field) for loc in leak.locations] == [
+        (1, "messages[0].content"),
+        (2, "prompt"),
+        (3, "meta.note"),
+    ]
+
+
 def test_exact_wins_over_shingle_within_a_record(
     index: ContaminationIndex, key: Key, write_jsonl: Writer
 ) -> None:
@@ -305,3 +378,111 @@ def test_detect_format_takes_a_file_named_as_text(tmp_path: Path) -> None:
     plain.write_text("{}\n")
     assert detect_format(str(gz)) == "gz"
     assert detect_format(str(plain)) == "jsonl"
+
+
+# ------------------------------------------------------------------ sensitivity: spans and near-duplicates
+
+_VOCAB = [f"w{i:04d}" for i in range(5000)]
+
+
+def _words(seed: int, n: int) -> list[str]:
+    import random
+
+    rng = random.Random(seed)
+    return [rng.choice(_VOCAB) for _ in range(n)]
+
+
+LONG_TEXT = " ".join(_words(1, 300))
+"""A 300-token case text (a long reference answer): a 13-token span of it is 4% of its tokens."""
+FORTY = " ".join(_words(2, 40))
+TEMPLATE_TEXT = " ".join(_words(3, 30))
+"""Text every case shares (a system prompt template): the frequency guard must drop its shingles."""
+
+
+@pytest.fixture
+def long_index(key: Key) -> ContaminationIndex:
+    from judgekit.contamination.index import build_index
+
+    cases: list[tuple[str, list[tuple[str, str]]]] = [
+        ("long", [("reference_answer", LONG_TEXT), ("system", TEMPLATE_TEXT)]),
+        ("forty", [("acceptance", FORTY), ("system", TEMPLATE_TEXT)]),
+    ]
+    cases += [
+        (f"other-{i}", [("input", " ".join(_words(100 + i, 40))), ("system", TEMPLATE_TEXT)])
+        for i in range(8)
+    ]
+    return build_index(cases, key)
+
+
+def _long_chat(seed: int, inner: str = "") -> dict[str, object]:
+    """A 12-turn chat of unrelated text, with ``inner`` embedded in the middle of turn 7."""
+    turns = [" ".join(_words(10_000 + seed * 100 + t, 120)) for t in range(12)]
+    if inner:
+        half = turns[7].split()
+        turns[7] = " ".join([*half[:60], inner, *half[60:]])
+    return chat(TEMPLATE_TEXT, *turns)
+
+
+@pytest.mark.parametrize("length", [13, 20, 40])
+def test_embedded_span_of_a_long_case_text_is_a_leak(
+    length: int, long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    # Before coverage was capped, a 13-token span of a 300-token text scored 13/300 and was missed.
+    toks = LONG_TEXT.split()
+    span = " ".join(toks[150 : 150 + length])
+    path = write_jsonl([_long_chat(1), _long_chat(2, span), _long_chat(3)])
+    found = _scan(path, long_index, key).leaks
+    assert list(found) == ["long"]
+    assert [loc.line for loc in found["long"].locations] == [2]
+    assert found["long"].locations[0].coverage == round(min(1.0, length / 26), 4)
+
+
+def test_span_of_twelve_tokens_is_not_a_leak(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    span = " ".join(LONG_TEXT.split()[40:52])
+    path = write_jsonl([_long_chat(2, span)])
+    assert _scan(path, long_index, key).leaks == {}
+
+
+def test_threshold_one_asks_for_two_shingles_of_covered_tokens(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    toks = LONG_TEXT.split()
+    path = write_jsonl([_long_chat(2, " ".join(toks[10:35])), _long_chat(3, " ".join(toks[100:126]))])
+    found = _scan(path, long_index, key, threshold=1.0).leaks
+    assert [loc.line for loc in found["long"].locations] == [2]
+
+
+def test_shared_template_and_unrelated_long_chats_raise_no_alarm(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    assert long_index.stats["shingle_entries_dropped_shared"] > 0
+    records = [_long_chat(s) for s in range(10, 40)]
+    records.append(_long_chat(41, TEMPLATE_TEXT))  # the template inside a message, too
+    assert _scan(write_jsonl(records), long_index, key).leaks == {}
+
+
+@settings(max_examples=60, deadline=None)
+@example(positions={9, 19, 29})  # no run of 13: the limit of 13-token shingles
+@example(positions={0, 1, 39})
+@given(positions=st.sets(st.integers(min_value=0, max_value=39), min_size=3, max_size=3))
+def test_near_duplicate_with_three_of_forty_words_replaced(
+    positions: set[int], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    # Found exactly when the edits leave a run of 13 untouched tokens (a shingle): that holds for 96% of
+    # the ways to choose 3 positions of 40, and for every choice in texts of 60 tokens or more.
+    from judgekit.contamination.index import build_index
+
+    key = key_from_bytes(b"0123456789abcdef0123456789abcdef-test-key")
+    idx = build_index([("forty", [("acceptance", FORTY)]), ("other", [("input", LONG_TEXT)])], key)
+    toks = FORTY.split()
+    for p in positions:
+        toks[p] = "replaced"
+    cuts = [-1, *sorted(positions), 40]
+    longest_run = max(b - a - 1 for a, b in itertools.pairwise(cuts))
+    path = tmp_path_factory.mktemp("neardup") / "export.jsonl"
+    path.write_text(json.dumps(_long_chat(5, " ".join(toks))) + "\n", encoding="utf-8")
+    found = _scan(path, idx, key).leaks
+    assert (list(found) == ["forty"]) == (longest_run >= 13)
+    assert set(found) <= {"forty"}

@@ -71,6 +71,7 @@ __all__ = [
     "shingle_digest",
     "sliding_window_values",
     "text_digest",
+    "token_prefix",
     "token_spans",
     "token_values",
     "window_values",
@@ -321,7 +322,8 @@ def token_values(buf: npt.NDArray[np.uint8], spans: TokenSpans, key: Key) -> U64
     return fmix64(acc)
 
 
-def _token_prefix(values: U64Array) -> U64Array:
+def token_prefix(values: U64Array) -> U64Array:
+    """Prefix sums of ``value[i] * TOKEN_MULTIPLIER**i`` (``len(values) + 1`` entries, the first 0)."""
     m = len(values)
     _TOKEN_POWERS.ensure(m + 1)
     prefix = np.empty(m + 1, dtype=U64)
@@ -377,7 +379,7 @@ def fast_hashes(buf: npt.NDArray[np.uint8], key: Key) -> FastHashes:
     """Tokenise a folded buffer and compute its token prefix sums."""
     spans = token_spans(buf)
     values = token_values(buf, spans, key)
-    return FastHashes(spans=spans, prefix=_token_prefix(values))
+    return FastHashes(spans=spans, prefix=token_prefix(values))
 
 
 # ------------------------------------------------------------------------------------------- index

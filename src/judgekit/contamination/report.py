@@ -44,8 +44,10 @@ class FoundAt(FrozenModel):
             several fields, the first.
         case_field: The case's field whose text matched (``user.opening``).
         kind: ``exact``, ``shingle`` or ``canary``.
-        coverage: Fraction of the case text's tokens covered by matched shingles in this record (1.0 for
-            exact matches), or ``None`` for canaries.
+        coverage: The case text's shingle coverage in this record, the value compared with the
+            threshold: tokens covered by matched shingles divided by the text's token count capped at
+            ``COVERAGE_SPAN_SHINGLES`` shingles (26 tokens by default); 1.0 for exact matches, ``None``
+            for canaries.
     """
 
     file: str

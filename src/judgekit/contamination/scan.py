@@ -32,23 +32,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+import msgspec
 import numpy as np
 
 from judgekit.contamination.index import (
     ContaminationIndex,
     Key,
     TokenSpans,
-    fast_hashes,
     prefilter,
     shingle_digest,
-    sliding_window_values,
     text_digest,
     window_values,
 )
+from judgekit.contamination.kernels import Workspace, spans_and_values, window_candidates
 from judgekit.contamination.normalise import fold_many
 from judgekit.errors import JudgekitError
 
 __all__ = [
+    "COVERAGE_SPAN_SHINGLES",
     "DEFAULT_FIELDS",
     "DEFAULT_MAX_LINE_BYTES",
     "MIN_MAX_LINE_BYTES",
@@ -89,6 +90,13 @@ DEFAULT_FIELDS: tuple[str, ...] = (
 )
 """Field paths scanned by default. A record with none of them has every string value scanned instead."""
 
+COVERAGE_SPAN_SHINGLES = 2
+"""A case text longer than this many shingles counts as this long in the coverage of a leak.
+
+Coverage is ``covered tokens / min(text tokens, COVERAGE_SPAN_SHINGLES * shingle size)``: at the default
+threshold of 0.5, one matched shingle (13 consecutive tokens, after the frequency guard) of a text is a
+leak however long the text, and ``--threshold 1`` asks for 26 covered tokens."""
+
 RAW_LINE_FIELD = "<raw line>"
 ALL_STRINGS_FIELD = "<all strings>"
 
@@ -103,8 +111,11 @@ class ScanOptions:
     Attributes:
         fields: Field paths to scan (``messages[].content``, ``prompt``, ``meta.source``). ``None``
             scans :data:`DEFAULT_FIELDS` and falls back to every string of a record that has none of them.
-        threshold: Shingle coverage (fraction of a case text's tokens covered by matched shingles within
-            one record, in (0, 1]) at or above which a text counts as leaked.
+        threshold: Shingle coverage, in (0, 1], at or above which a case text counts as leaked: the
+            tokens of the text covered by its shingles found in one record, divided by the text's token
+            count capped at :data:`COVERAGE_SPAN_SHINGLES` shingles (26 tokens for 13-token shingles).
+            The default 0.5 makes one matched shingle a leak; 1.0 asks for 26 covered tokens (or the
+            whole of a shorter text).
         max_locations: How many first locations to keep per leaked case and per canary.
         max_problems: How many input problems to keep per file (all are counted).
         max_line_bytes: Longest line scanned, in bytes (without its line feed); a longer line is reported
@@ -245,6 +256,7 @@ class Matcher:
         self._sh_pref = _sorted_unique(index.shingle_prefilter)
         self._tx_pref = _sorted_unique(index.text_prefilter)
         self._min_text = max(1, index.min_text_tokens)
+        self._work = Workspace()
 
     def match(self, texts: Sequence[str]) -> list[Hit]:
         """Fold ``texts`` and return every index entry they contain."""
@@ -259,21 +271,15 @@ class Matcher:
         if not folded:
             return []
         buf = np.frombuffer(folded, dtype=np.uint8)
-        fh = fast_hashes(buf, self.key)
-        sp = fh.spans
+        sp, values, prefix = spans_and_values(buf, self.key, self._work)
         n_tok = len(sp.starts)
         hits: list[Hit] = []
         n = self.n
         idx = self.index
         if n_tok >= n and len(self._sh_pref):
-            w = sliding_window_values(fh.prefix, n)
-            pf = prefilter(w, self.key.win)
-            top = pf >> self._shift
-            cand = np.flatnonzero(
-                (self._bitmap[top >> np.uint32(3)] >> (top & np.uint32(7)).astype(np.uint8)) & 1
-            )
+            cand, pf = window_candidates(values, n, self.key, self._bitmap, int(self._shift), work=self._work)
             if cand.size:
-                cand = cand[_member(pf[cand], self._sh_pref)]
+                cand = cand[_member(pf, self._sh_pref)]
                 cand_text = sp.text_of(cand)
                 keep = cand_text == sp.text_of(cand + n - 1)
                 cand, cand_text = cand[keep], cand_text[keep]
@@ -284,7 +290,7 @@ class Matcher:
                         hits.append(Hit(t, int(idx.shingle_text[lo]), int(idx.shingle_offset[lo])))
                         lo += 1
         if n_tok and len(self._tx_pref):
-            hits.extend(self._exact(folded, fh.prefix, sp))
+            hits.extend(self._exact(folded, prefix, sp))
         return hits
 
     def _exact(self, folded: bytes, pref: Any, sp: TokenSpans) -> Iterator[Hit]:
@@ -715,11 +721,16 @@ def record_findings(
     """Turn a batch's hits into per-record findings ``(record, case_id, location)``.
 
     A case text counts as leaked in a record when one of the record's fields or lines is the text
-    (``exact``), or when the record's matched shingles cover at least ``threshold`` of its tokens
-    (``shingle``). Findings are ordered by record, exact matches first, then by case text; the first
-    finding of a (record, case) pair decides the kind that record is counted under.
+    (``exact``), or when its *coverage* in the record reaches ``threshold`` (``shingle``). The coverage is
+    the number of the text's tokens covered by its shingles found in the record, divided by the text's
+    token count capped at :data:`COVERAGE_SPAN_SHINGLES` shingles (26 tokens for 13-token shingles), and
+    at most 1: a verbatim run of 13 tokens of a 300-token text counts as much as one of a 26-token text,
+    instead of being diluted by the length of the case text. Findings are ordered by record, exact
+    matches first, then by case text; the first finding of a (record, case) pair decides the kind that
+    record is counted under.
     """
     n = index.shingle_size
+    cap = COVERAGE_SPAN_SHINGLES * n
     per: dict[tuple[int, int], tuple[bool, set[int], int]] = {}
     for h in hits:
         rec = batch.record_of(h.text)
@@ -738,7 +749,8 @@ def record_findings(
         for o in sorted(offsets):
             covered += max(0, o + n - max(o, end))
             end = max(end, o + n)
-        coverage = min(1.0, covered / tref.n_tokens) if tref.n_tokens else 0.0
+        span = min(tref.n_tokens, cap)
+        coverage = min(1.0, covered / span) if span else 0.0
         if exact:
             kind = "exact"
             coverage = 1.0
@@ -1106,10 +1118,88 @@ def _invalid_json(scanner: BatchScanner, number: int, line: str) -> None:
     )
 
 
+class _Function(msgspec.Struct):
+    arguments: Any = None
+
+
+class _ToolCall(msgspec.Struct):
+    function: _Function | None = None
+
+
+class _Message(msgspec.Struct):
+    content: Any = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Turn(msgspec.Struct):
+    value: Any = None
+
+
+class _Record(msgspec.Struct):
+    """The :data:`DEFAULT_FIELDS` of a record; msgspec skips every other key without building it."""
+
+    messages: list[_Message] | None = None
+    prompt: Any = None
+    completion: Any = None
+    chosen: Any = None
+    rejected: Any = None
+    text: Any = None
+    input: Any = None
+    output: Any = None
+    instruction: Any = None
+    response: Any = None
+    conversations: list[_Turn] | None = None
+
+
+_DECODE_DEFAULT: Callable[[str], _Record] = msgspec.json.Decoder(_Record).decode
+_DECODE_FAILURES = (msgspec.MsgspecError, UnicodeError, ValueError, RecursionError)
+
+
+def _default_texts(rec: _Record, out: list[str]) -> None:
+    """Append the texts of a record at :data:`DEFAULT_FIELDS`, in that order (as :func:`compile_paths`)."""
+    messages = rec.messages
+    if messages is not None:
+        for m in messages:
+            c = m.content
+            if type(c) is str:
+                out.append(c)
+            elif c is not None:
+                _strings_of(c, out)
+        for m in messages:
+            if m.tool_calls is not None:
+                for call in m.tool_calls:
+                    if call.function is not None:
+                        _strings_of(call.function.arguments, out)
+    for v in (
+        rec.prompt,
+        rec.completion,
+        rec.chosen,
+        rec.rejected,
+        rec.text,
+        rec.input,
+        rec.output,
+        rec.instruction,
+        rec.response,
+    ):
+        if v is not None:
+            _strings_of(v, out)
+    if rec.conversations is not None:
+        for turn in rec.conversations:
+            _strings_of(turn.value, out)
+
+
 def scan_lines(block: bytes, first_line: int, scanner: BatchScanner, extract: Extractor) -> None:
-    """Parse one block of JSONL lines and feed their texts to the scanner (the per-line hot loop)."""
+    """Parse one block of JSONL lines and feed their texts to the scanner (the per-line hot loop).
+
+    With the default fields, a line is decoded by msgspec into the default fields only (unknown keys are
+    validated and skipped without building Python objects); a line msgspec refuses, or whose fields do
+    not have the expected shapes (``messages`` that is not a list of objects), a record without any
+    default field, and every line under ``--field`` paths take the general path: ``json.loads`` and the
+    compiled field paths. Both give the same texts in the same order.
+    """
     scanner.canaries_in(block, first_line)
     fallback = scanner.options.fields is None
+    decode_default = _DECODE_DEFAULT if fallback else None
     limit = scanner.options.batch_bytes
     stats = scanner.stats
     scan_once = _SCAN_ONCE
@@ -1122,6 +1212,30 @@ def scan_lines(block: bytes, first_line: int, scanner: BatchScanner, extract: Ex
         if not line or line.isspace():
             continue
         number = first_line + k
+        if decode_default is not None:
+            try:
+                typed = decode_default(line)
+            except _DECODE_FAILURES:
+                pass
+            else:
+                before = len(texts)
+                _default_texts(typed, texts)
+                if len(texts) > before:
+                    records.append(number)
+                    firsts.append(before)
+                    labels.append(line)
+                    n_records += 1
+                    batch.size += len(line)
+                    if batch.size >= limit:
+                        stats.records += n_records
+                        stats.texts += len(texts) - before_all
+                        scanner.flush()
+                        batch = scanner.batch
+                        texts, records, firsts = batch.texts, batch.records, batch.record_first
+                        labels = batch.labels
+                        n_records = 0
+                        before_all = 0
+                    continue
         valid = True
         try:
             record, end = scan_once(line, 0)

@@ -1,0 +1,143 @@
+"""The compiled kernels agree with the numpy reference of hash scheme jk-c1, value for value."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from contamination.conftest import ACCEPTANCE, KEY_BYTES, OPENING
+from judgekit.contamination.index import (
+    key_from_bytes,
+    prefilter,
+    sliding_window_values,
+    token_prefix,
+    token_spans,
+    token_values,
+)
+from judgekit.contamination.kernels import Workspace, spans_and_values, window_candidates
+from judgekit.contamination.normalise import fold_many
+
+KEY = key_from_bytes(KEY_BYTES)
+
+_text = st.lists(
+    st.one_of(
+        st.sampled_from(
+            ["charged", "twice", "Straße", "ＦＵＬＬ", "東京都", "a" * 9, "b" * 17, "c" * 25, "42"]
+        ),
+        st.text(min_size=0, max_size=12),
+        st.sampled_from([" ", "\n", "\r\n", "\u2028", " -- ", "\t"]),
+    ),
+    max_size=40,
+).map("".join)
+
+
+def _reference(buf: np.ndarray) -> tuple[object, np.ndarray, np.ndarray]:
+    sp = token_spans(buf)
+    values = token_values(buf, sp, KEY)
+    return sp, values, token_prefix(values)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(_text, max_size=8))
+def test_spans_values_and_prefix_equal_the_reference(texts: list[str]) -> None:
+    buf = np.frombuffer(fold_many(texts), dtype=np.uint8)
+    ref_spans, ref_values, ref_prefix = _reference(buf)
+    work = Workspace()
+    for _ in range(2):  # a reused workspace gives the same result
+        spans, values, prefix = spans_and_values(buf, KEY, work)
+        for name in ("starts", "ends", "text_first", "line_first"):
+            assert np.array_equal(getattr(spans, name), getattr(ref_spans, name)), name
+        assert np.array_equal(values, ref_values)
+        assert np.array_equal(prefix, ref_prefix)
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    texts=st.lists(_text, min_size=1, max_size=6),
+    n=st.integers(min_value=4, max_value=16),
+    seed=st.integers(0, 9),
+)
+def test_window_candidates_equal_the_reference_bitmap_probe(texts: list[str], n: int, seed: int) -> None:
+    buf = np.frombuffer(fold_many([*texts, OPENING, ACCEPTANCE]), dtype=np.uint8)
+    _, values, prefix = spans_and_values(buf, KEY)
+    bits = 16
+    shift = 32 - bits
+    rng = np.random.default_rng(seed)
+    bitmap = rng.integers(0, 256, size=1 << (bits - 3), dtype=np.uint8) & rng.integers(
+        0, 256, size=1 << (bits - 3), dtype=np.uint8
+    )
+    first, pf = window_candidates(values, n, KEY, bitmap, shift)
+    if len(values) < n:
+        assert len(first) == 0
+        return
+    ref_pf = prefilter(sliding_window_values(prefix, n), KEY.win)
+    top = ref_pf >> np.uint32(shift)
+    hit = (bitmap[top >> np.uint32(3)] >> (top & np.uint32(7)).astype(np.uint8)) & 1
+    expected = np.flatnonzero(hit)
+    assert np.array_equal(first, expected)
+    assert np.array_equal(pf, ref_pf[expected])
+
+
+@pytest.mark.parametrize("texts", [[], [""], ["", ""], ["!!! ---"], ["\n\n"]])
+def test_buffers_without_tokens(texts: list[str]) -> None:
+    buf = np.frombuffer(fold_many(texts), dtype=np.uint8)
+    spans, values, prefix = spans_and_values(buf, KEY)
+    ref_spans, _, _ = _reference(buf)
+    assert len(values) == 0
+    assert list(prefix) == [0]
+    assert np.array_equal(spans.text_first, ref_spans.text_first)
+    assert np.array_equal(spans.line_first, ref_spans.line_first)
+    assert len(window_candidates(values, 13, KEY, np.full(1 << 13, 255, dtype=np.uint8), 16)[0]) == 0
+
+
+def test_a_pickled_workspace_is_empty_and_usable() -> None:
+    import pickle
+
+    buf = np.frombuffer(fold_many([OPENING * 50]), dtype=np.uint8)
+    work = Workspace()
+    spans_and_values(buf, KEY, work)
+    assert work.edges.nbytes > len(buf)
+    copy = pickle.loads(pickle.dumps(work))
+    assert copy.edges.nbytes == 0
+    assert np.array_equal(spans_and_values(buf, KEY, copy)[1], spans_and_values(buf, KEY, work)[1])
+
+
+def test_without_numba_the_scan_finds_the_same_leaks(tmp_path) -> None:
+    """numba is the optional ``fast`` extra: without it the numpy reference gives the same findings."""
+    import json
+    import subprocess
+    import sys
+
+    from judgekit.contamination import kernels
+
+    assert kernels.COMPILED, "the dev group installs numba, so the compiled kernels are the ones tested here"
+    script = f"""
+import sys, json
+if sys.argv[1] == "blocked":
+    sys.modules["numba"] = None  # `import numba` now raises ImportError
+import numpy as np
+from judgekit.contamination import kernels
+from judgekit.contamination.index import key_from_bytes
+from judgekit.contamination.normalise import fold_many
+key = key_from_bytes({KEY_BYTES!r})
+buf = np.frombuffer(fold_many([{OPENING!r} * 3, "unrelated words here", {ACCEPTANCE!r}]), dtype=np.uint8)
+spans, values, prefix = kernels.spans_and_values(buf, key)
+bitmap = np.full(1 << 13, 0x5A, dtype=np.uint8)
+first, pf = kernels.window_candidates(values, 13, key, bitmap, 16)
+print(json.dumps([kernels.COMPILED, spans.starts.tolist(), values.tolist(), prefix.tolist(),
+                  first.tolist(), pf.tolist()]))
+"""
+    runs = {
+        mode: json.loads(
+            subprocess.run(
+                [sys.executable, "-c", script, mode], capture_output=True, text=True, check=True
+            ).stdout
+        )
+        for mode in ("blocked", "compiled")
+    }
+    assert runs["blocked"][0] is False
+    assert runs["compiled"][0] is True
+    assert runs["blocked"][1:] == runs["compiled"][1:]
+    assert runs["blocked"][4], "some windows are candidates"
