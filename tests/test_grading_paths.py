@@ -487,7 +487,20 @@ def test_no_module_decides_a_verdict_outside_the_contract() -> None:
 
 
 def test_every_grading_path_grades_through_the_layered_grader() -> None:
-    """The integrations, the runner and the demo build their graders from LayeredGrader."""
-    for module in ("runner.py", "demo.py", "integrations/grading.py", "integrations/taubench.py"):
+    """The integrations, the runner, the demo and Ray grading build their graders from LayeredGrader.
+
+    Ray grading (``integrations/ray_grading.py``) runs the runner's ``run_trials`` with its
+    ``LayeredTrialGrader`` on the workers; ``tests/integrations/test_ray_grading.py`` checks that its lines
+    equal what ``judgekit grade`` writes for the same trials (the scenarios here would each start a Ray
+    cluster, so they are not repeated on it).
+    """
+    modules = (
+        "runner.py",
+        "demo.py",
+        "integrations/grading.py",
+        "integrations/taubench.py",
+        "integrations/ray_grading.py",
+    )
+    for module in modules:
         text = (SRC / module).read_text(encoding="utf-8")
         assert "LayeredGrader" in text or "LayeredTrialGrader" in text, module

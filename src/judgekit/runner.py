@@ -77,6 +77,7 @@ __all__ = [
     "case_ref",
     "judge_record",
     "new_run_id",
+    "parse_transcript_line",
     "plan_trials",
     "prepare_output",
     "run_trials",
@@ -348,6 +349,28 @@ def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError |
         f"{field_hint}, then grade --transcripts {out}",
         exit_code=2,
     )
+
+
+def parse_transcript_line(
+    path: str | os.PathLike[str], number: int, raw: bytes, problems: list[Problem]
+) -> Transcript | None:
+    """Parse one transcript line exactly as :func:`plan_trials` does, for graders that read lines elsewhere.
+
+    Args:
+        path: The file the line came from (named in problems), as text or a path object.
+        number: The line's 1-based number in that file.
+        raw: The line's bytes.
+        problems: Receives the located problem when the line is not a transcript.
+
+    Returns:
+        The transcript, or ``None`` when the line is malformed JSON or not a valid transcript (the
+        problem, with the same message ``plan_trials`` gives, was appended to ``problems``).
+
+    Raises:
+        JudgekitError: When the line is a raw OpenAI chat or Anthropic conversation (exit code 2; the
+            message gives the ``judgekit import`` command to run).
+    """
+    return _parse_transcript(Path(path), number, raw, problems)
 
 
 def _parse_transcript(path: Path, number: int, raw: bytes, problems: list[Problem]) -> Transcript | None:

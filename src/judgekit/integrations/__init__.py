@@ -11,7 +11,9 @@ imports this package.
   parametrised tests), registered through the ``pytest11`` entry point;
 * :mod:`judgekit.integrations.promptfoo`: a promptfoo Python assertion (``get_assert``);
 * :mod:`judgekit.integrations.taubench`: tau-bench tasks and trajectories as judgekit cases and
-  transcripts, graded on judgekit's layers.
+  transcripts, graded on judgekit's layers;
+* :mod:`judgekit.integrations.ray_grading`: the deterministic layers of many trials graded on a Ray
+  cluster (Ray Data), line for line what ``judgekit grade`` writes (extra ``judgekit-agents[ray]``).
 """
 
 from __future__ import annotations
