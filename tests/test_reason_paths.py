@@ -1,11 +1,11 @@
 """Every path that explains a trial gives the same one-line reason: ``judgekit.verdict.verdict_reason``.
 
-The paths (the registry below) are the run report's JSON, Markdown, short Markdown and HTML, the demo's
-run summary, ``explain()`` (which the pytest plugin and promptfoo print), Inspect's score and the viewer's
-run data. Each is run on the demo's graded agent-v1 trials (every layer, the replayed judge) and must
-carry, for each trial that did not pass, exactly the reason ``verdict_reason`` gives. A meta-test parses
-the sources and fails when a module produces a trial's reason without being in the registry, so a new path
-cannot drift unnoticed.
+The paths (the registry below) are the run report's JSON (in memory, and streamed as ``judgekit report``
+reads a file), Markdown, short Markdown and HTML, the demo's run summary, ``explain()`` (which the pytest
+plugin and promptfoo print), Inspect's score and the viewer's run data. Each is run on the demo's graded
+agent-v1 trials (every layer, the replayed judge) and must carry, for each trial that did not pass,
+exactly the reason ``verdict_reason`` gives. A meta-test parses the sources and fails when a module
+produces a trial's reason without being in the registry, so a new path cannot drift unnoticed.
 """
 
 from __future__ import annotations
@@ -75,6 +75,13 @@ def _report_json(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 def _in_text(text: str, lines: Lines, escape: Callable[[str], str]) -> dict[tuple[str, int], str]:
     # a rendering lists each reason once per group of trials: found in the text means carried
     return {key: reason for key, reason in _expected(lines).items() if escape(reason) in text}
+
+
+def _report_streamed(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.reports.run_stream import stream_run_report
+
+    report, _ = stream_run_report(path, undecided="fail")  # what `judgekit report` runs
+    return {(r.case_id, r.trial): r.reason for r in report.trial_reasons}
 
 
 def _report_markdown(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
@@ -157,6 +164,7 @@ def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]] = {
     "report json": ("judgekit.reports.run_model", _report_json),
+    "report streamed (judgekit report)": ("judgekit.reports.run_stream", _report_streamed),
     "report markdown": ("judgekit.reports.run_markdown", _report_markdown),
     "report short markdown": ("judgekit.reports.run_markdown", _report_short),
     "report html": ("judgekit.reports.run_html", _report_html),

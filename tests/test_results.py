@@ -8,6 +8,7 @@ from judgekit import __version__
 from judgekit.results import (
     SCHEMA_VERSION,
     CaseRef,
+    ResultStream,
     TrialSource,
     dump_result_line,
     failure_categories,
@@ -189,3 +190,22 @@ def test_a_repeated_key_is_refused_not_read_as_its_last_value(tmp_path, where):
         2,
         "duplicate key 'verdict' in one object; keep one; line left out",
     )
+
+
+def test_a_result_stream_yields_the_lines_read_results_keeps_and_the_same_problems(tmp_path):
+    path = tmp_path / "r.jsonl"
+    good = [dump_result_line(_line("c1", t)) for t in (1, 2)]
+    text = "\n".join(
+        [good[0], good[0], "{not json", good[1].replace('"schema_version":1', '"schema_version":9')]
+    )
+    path.write_text(text + "\n" + good[1][:30])  # a duplicate, a malformed line, another version, cut off
+    stream = ResultStream(path)
+    lines = list(stream)
+    expected = read_results(path)
+    assert lines == expected.lines
+    assert [line.key for line in lines] == [("c1", 1)]
+    assert stream.problems == expected.problems
+    assert len(stream.problems) == 4
+    assert stream.truncated is expected.truncated is True
+    assert list(stream) == lines  # iterating again reads the file again, with fresh problems
+    assert stream.problems == expected.problems

@@ -51,6 +51,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CaseRef",
     "ResultLine",
+    "ResultStream",
     "RunResults",
     "TrialSource",
     "dump_result_line",
@@ -356,13 +357,86 @@ def read_results(path: str | PathLike[str]) -> RunResults:
 
 
 def _read_results(path: Path) -> RunResults:
-    out = RunResults(path=path)
-    seen: dict[tuple[str, int], int] = {}
-    other_versions: dict[Any, list[int]] = {}
-    for number, raw, complete in iter_result_lines(path):
-        if raw is None:
-            out.problems.append(line_too_long(path, number))
-            continue
+    stream = ResultStream(path)
+    out = RunResults(path=path, lines=list(stream))
+    out.problems = stream.problems
+    out.truncated = stream.truncated
+    return out
+
+
+class ResultStream:
+    """The valid lines of a results file, one at a time, and afterwards every problem found.
+
+    Iterating reads the file once, yielding each valid :class:`ResultLine` in file order and never keeping
+    it; what it keeps grows with the file only by one ``(case id, trial) -> line`` entry per trial (to find
+    duplicates). The problems are exactly those :func:`read_results` reports (it is built on this): they
+    are complete once the iteration has ended.
+
+    Attributes:
+        path: The results file.
+        problems: Located problems found so far (complete after the iteration).
+        truncated: True when the last line was cut off mid-line (an interrupted run).
+    """
+
+    def __init__(self, path: str | PathLike[str]) -> None:
+        """Prepare to read ``path`` (it is opened when the iteration starts)."""
+        self.path = Path(path)
+        self.problems: list[Problem] = []
+        self.truncated = False
+
+    def __iter__(self) -> Iterator[ResultLine]:
+        """Yield the valid lines; see :func:`read_results` for the problems reported instead of a line.
+
+        Raises:
+            JudgekitError: When the file cannot be opened.
+        """
+        path = self.path
+        self.problems = []
+        self.truncated = False
+        seen: dict[tuple[str, int], int] = {}
+        other_versions: dict[Any, list[int]] = {}
+        for number, raw, complete in iter_result_lines(path):
+            if raw is None:
+                self.problems.append(line_too_long(path, number))
+                continue
+            line = self._validated(path, number, raw, complete, other_versions)
+            if line is None:
+                continue
+            if line.schema_version != SCHEMA_VERSION:
+                other_versions.setdefault(line.schema_version, []).append(number)
+                continue
+            key = line.key
+            if key in seen:
+                self.problems.append(
+                    Problem(
+                        path,
+                        number,
+                        "",
+                        f"duplicate result for case '{line.case.id}' trial {line.trial} (first at line "
+                        f"{seen[key]}); the first is kept",
+                    )
+                )
+                continue
+            seen[key] = number
+            yield line
+        for version, numbers in other_versions.items():
+            shown = ", ".join(str(n) for n in numbers[:5]) + (" ..." if len(numbers) > 5 else "")
+            what = f"schema version {version!r}" if version is not None else "no schema_version"
+            self.problems.append(
+                Problem(
+                    path,
+                    numbers[0],
+                    "schema_version",
+                    f"{len(numbers)} line(s) have {what} (lines {shown}); this judgekit "
+                    f"{__version__} reads schema version {SCHEMA_VERSION}: they are left out. Re-grade them "
+                    "with this judgekit, or report them with the judgekit that wrote them",
+                )
+            )
+
+    def _validated(
+        self, path: Path, number: int, raw: bytes, complete: bool, other_versions: dict[Any, list[int]]
+    ) -> ResultLine | None:
+        """The line validated, or ``None`` with its problem recorded (or its other schema version)."""
         try:
             # The limits on hostile input first (size, depth, numbers); then the fast path: pydantic
             # parses and validates the bytes in one step.
@@ -370,46 +444,17 @@ def _read_results(path: Path) -> RunResults:
             line = ResultLine.model_validate_json(raw)
             check_duplicate_keys(raw, source=path, line=number)  # pydantic keeps a repeated key's last value
         except LocatedError as bound_exc:
-            out.problems.append(Problem(path, number, "", f"{bound_exc.problem.message}; line left out"))
-            continue
+            self.problems.append(Problem(path, number, "", f"{bound_exc.problem.message}; line left out"))
+            return None
         except ValidationError as fast_exc:
             problem = _diagnose(
                 path, number, raw, complete=complete, exc=fast_exc, other_versions=other_versions
             )
             if problem is not None:
-                out.truncated = out.truncated or problem.message.startswith("last line is truncated")
-                out.problems.append(problem)
-            continue
-        if line.schema_version != SCHEMA_VERSION:
-            other_versions.setdefault(line.schema_version, []).append(number)
-            continue
-        if line.key in seen:
-            out.problems.append(
-                Problem(
-                    path,
-                    number,
-                    "",
-                    f"duplicate result for case '{line.case.id}' trial {line.trial} (first at line "
-                    f"{seen[line.key]}); the first is kept",
-                )
-            )
-            continue
-        seen[line.key] = number
-        out.lines.append(line)
-    for version, numbers in other_versions.items():
-        shown = ", ".join(str(n) for n in numbers[:5]) + (" ..." if len(numbers) > 5 else "")
-        what = f"schema version {version!r}" if version is not None else "no schema_version"
-        out.problems.append(
-            Problem(
-                path,
-                numbers[0],
-                "schema_version",
-                f"{len(numbers)} line(s) have {what} (lines {shown}); this judgekit "
-                f"{__version__} reads schema version {SCHEMA_VERSION}: they are left out. Re-grade them "
-                "with this judgekit, or report them with the judgekit that wrote them",
-            )
-        )
-    return out
+                self.truncated = self.truncated or problem.message.startswith("last line is truncated")
+                self.problems.append(problem)
+            return None
+        return line
 
 
 def _diagnose(

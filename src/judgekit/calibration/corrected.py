@@ -36,7 +36,7 @@ All functions are pure; undefined values are ``None`` with a reason, never NaN.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
 import numpy as np
@@ -58,6 +58,9 @@ __all__ = [
     "PPIResult",
     "corrected_criterion_rates",
     "corrected_point",
+    "corrections_from_counts",
+    "count_judged_criteria",
+    "latest_records",
     "lee_allocation",
     "lee_corrected_rate",
     "lee_from_confusion",
@@ -604,6 +607,17 @@ def corrected_criterion_rates(
         One entry per (criterion, fingerprint) with at least one decided trial, sorted by criterion and
         fingerprint.
     """
+    latest = latest_records(records)
+    counts: dict[tuple[str, str], list[int]] = {}
+    for line in lines:
+        count_judged_criteria(counts, line, latest)
+    return corrections_from_counts(counts, records)
+
+
+def latest_records(
+    records: Sequence[CalibrationRecord],
+) -> dict[str, tuple[CalibrationRecord, BinaryMetrics]]:
+    """Per fingerprint, the latest record (by ``created_at``) with failure-detection counts."""
     latest: dict[str, tuple[CalibrationRecord, BinaryMetrics]] = {}
     for rec in records:
         binary = rec.metrics.judge_vs_consensus.binary
@@ -612,20 +626,39 @@ def corrected_criterion_rates(
         old = latest.get(rec.fingerprint)
         if old is None or rec.created_at > old[0].created_at:
             latest[rec.fingerprint] = (rec, binary)
-    counts: dict[tuple[str, str], list[int]] = {}
-    for line in lines:
-        for check in line.checks:
-            if check.layer != "rubric" or not check.check_id.startswith("criterion:"):
-                continue
-            fp = _check_fingerprint(line, check)
-            if fp is None or fp not in latest:
-                continue
-            tally = counts.setdefault((check.check_id.removeprefix("criterion:"), fp), [0, 0, 0])
-            if check.verdict in {Verdict.PASS, Verdict.FAIL}:
-                tally[0] += check.verdict is Verdict.PASS
-                tally[1] += 1
-            else:
-                tally[2] += 1
+    return latest
+
+
+def count_judged_criteria(
+    counts: dict[tuple[str, str], list[int]], line: ResultLine, fingerprints: Mapping[str, object]
+) -> None:
+    """Add one result line's judged criterion checks to ``counts``.
+
+    Args:
+        counts: ``(criterion id, fingerprint) -> [passed, decided, undecided]``, updated in place.
+        line: The line.
+        fingerprints: The fingerprints that have a record (:func:`latest_records`); checks of others are
+            not counted.
+    """
+    for check in line.checks:
+        if check.layer != "rubric" or not check.check_id.startswith("criterion:"):
+            continue
+        fp = _check_fingerprint(line, check)
+        if fp is None or fp not in fingerprints:
+            continue
+        tally = counts.setdefault((check.check_id.removeprefix("criterion:"), fp), [0, 0, 0])
+        if check.verdict in {Verdict.PASS, Verdict.FAIL}:
+            tally[0] += check.verdict is Verdict.PASS
+            tally[1] += 1
+        else:
+            tally[2] += 1
+
+
+def corrections_from_counts(
+    counts: Mapping[tuple[str, str], Sequence[int]], records: Sequence[CalibrationRecord]
+) -> list[CriterionCorrection]:
+    """:func:`corrected_criterion_rates` from counts made by :func:`count_judged_criteria`."""
+    latest = latest_records(records)
     out: list[CriterionCorrection] = []
     for (criterion, fp), (passed, decided, undecided) in sorted(counts.items()):
         if decided == 0:

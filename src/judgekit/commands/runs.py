@@ -40,6 +40,7 @@ from judgekit.commands.judge_options import (
 from judgekit.commands.output import chosen_format, format_option
 
 if TYPE_CHECKING:
+    from judgekit.errors import Problem
     from judgekit.io.importers import ImportResult
     from judgekit.reports.run_gate import Threshold
     from judgekit.reports.run_model import RunReport
@@ -644,8 +645,6 @@ def report(  # noqa: PLR0917 - typer options
     """
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
-    from judgekit.reports.run_model import build_run_report
-    from judgekit.results import read_results
     from judgekit.secrets import Redactor
 
     output_format = chosen_format(output_format, _REPORT_FORMATS)
@@ -686,42 +685,39 @@ def report(  # noqa: PLR0917 - typer options
             exit_code=2,
         )
     with _input_errors():
-        run = read_results(results)
-        older = [read_results(p) for p in history]
         known = None
         splits: dict[str, str] = {}
+        set_holdouts: set[str] = set()
         if cases is not None:
             from judgekit.caseset import load_case_set
+            from judgekit.golden.splits import holdout_ids
 
             case_set = load_case_set([cases])
             case_set.raise_if_invalid()
             known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
             splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        from judgekit.golden.splits import holdout_ids, split_report_lines
-
-        split = split_report_lines(
-            run, holdout, set_holdouts=holdout_ids(case_set) if cases is not None else None
-        )
+            set_holdouts = holdout_ids(case_set)
         from judgekit.calibration.records import load_records
         from judgekit.settings import records_folder
 
         # flag > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
         calibration_records = tuple(load_records(records_folder(records)))
-    run = split.results
-    model = build_run_report(
-        run,
-        undecided=policy,
-        k=k,
-        history=older,
-        retire_after=retire_after,
-        retire_min_trials=retire_min_trials,
-        regression_slices=regression_slice,
-        known_cases=known,
-        splits=splits,
-        calibration_records=calibration_records,
-    )
-    if split.notes:  # the report says when a holdout was used, or left out
-        model = model.model_copy(update={"notes": (*model.notes, *split.notes)})
+        model, older_problems, holdout_notes = _streamed_report(
+            results,
+            history,
+            holdout=set(holdout),
+            set_holdouts=set_holdouts,
+            undecided=policy,
+            k=k,
+            retire_after=retire_after,
+            retire_min_trials=retire_min_trials,
+            regression_slices=regression_slice,
+            known_cases=known,
+            splits=splits,
+            calibration_records=calibration_records,
+        )
+    if holdout_notes:  # the report says when a holdout was used, or left out
+        model = model.model_copy(update={"notes": (*model.notes, *holdout_notes)})
     from judgekit.reports.run_gate import with_thresholds
 
     thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
@@ -750,14 +746,53 @@ def report(  # noqa: PLR0917 - typer options
         typer.echo(f"wrote {output}", err=True)
     for problem in model.problems:
         typer.echo(f"warning: {problem}", err=True)
-    for older_run in older:
-        for p in older_run.problems:
+    for problems in older_problems:
+        for p in problems:
             typer.echo(f"warning: {p}", err=True)
     missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
     if model.problems:
         raise typer.Exit(2)
     if missed:
         raise typer.Exit(1)
+
+
+def _streamed_report(
+    results: Path,
+    history: Sequence[Path],
+    *,
+    holdout: set[str],
+    set_holdouts: set[str],
+    **options: Any,
+) -> tuple[RunReport, list[list[Problem]], list[str]]:
+    """The run report of a results file read line by line (memory flat in trials), holdouts handled.
+
+    The same report as reading every line and leaving the holdout trials out first
+    (:func:`judgekit.golden.splits.split_report_lines`): the holdouts the lines record are only known
+    once the file is read, so when one of them turns out to have trials in the report, the file is read
+    again with it left out.
+
+    Returns:
+        The report, each history file's problems, and the report's holdout notes.
+
+    Raises:
+        JudgekitError: When a file cannot be read, or a --holdout name is not a holdout case.
+    """
+    from judgekit.golden.splits import check_holdout_names, holdout_notes
+    from judgekit.reports.run_stream import stream_history, stream_run_report
+
+    drop = frozenset(set_holdouts - holdout)
+    while True:
+        tallies, older_problems = stream_history(history)
+        model, seen = stream_run_report(results, retirement=tallies, drop=drop, **options)
+        holdouts = seen.line_holdouts | set_holdouts
+        check_holdout_names(holdout, holdouts)
+        needed = frozenset(holdouts - holdout)
+        if not (needed - drop) & seen.cases.keys():
+            break
+        drop = needed  # a holdout recorded by the lines had trials in the report: read again without them
+    kept = [cid for cid in seen.cases if cid not in seen.dropped]
+    used = sorted(cid for cid in kept if cid in holdouts)
+    return model, older_problems, holdout_notes(used, dict(sorted(seen.dropped.items())))
 
 
 # --------------------------------------------------------------------------- compare
@@ -790,14 +825,10 @@ def compare(  # noqa: PLR0917 - typer options
     policy revisions, each case named; no task in common) or a results file has problems.
     """
     from judgekit.io.atomic import write_atomic
-    from judgekit.reports.run_compare import compare_runs
-    from judgekit.results import read_results
+    from judgekit.reports.run_compare import compare_digests, stream_compare
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
     with _input_errors():
-        a, b = read_results(baseline), read_results(candidate)
-        for p in [*a.problems, *b.problems]:
-            typer.echo(f"warning: {p}", err=True)
         splits: dict[str, str] = {}
         if cases is not None:
             from judgekit.caseset import load_case_set
@@ -805,7 +836,13 @@ def compare(  # noqa: PLR0917 - typer options
             case_set = load_case_set([cases])
             case_set.raise_if_invalid()
             splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        result = compare_runs(a, b, alpha=alpha, regression_slices=regression_slice, splits=splits)
+        # each file read once, line by line: memory flat in trials (one verdict per baseline trial kept)
+        a, b, problems_a, problems_b = stream_compare(
+            baseline, candidate, regression_slices=regression_slice, splits=splits
+        )
+        for p in [*problems_a, *problems_b]:
+            typer.echo(f"warning: {p}", err=True)
+        result = compare_digests(a, b, alpha=alpha)
     if output_format == "json":
         from judgekit.reports.run_json import render_comparison_json
 
@@ -834,7 +871,7 @@ def compare(  # noqa: PLR0917 - typer options
         typer.echo(
             f"regression: the sign test shows a significant regression: {result.explanation}", err=True
         )
-    if a.problems or b.problems:
+    if problems_a or problems_b:
         raise typer.Exit(2)
     if result.regression_lost or result.verdict == "regression":
         raise typer.Exit(1)

@@ -28,7 +28,9 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ReportSplit",
+    "check_holdout_names",
     "holdout_ids",
+    "holdout_notes",
     "split_report_lines",
 ]
 
@@ -85,13 +87,7 @@ def split_report_lines(
     """
     holdouts = _line_holdouts(results.lines) | (set_holdouts or set())
     wanted = set(names)
-    unknown = sorted(wanted - holdouts)
-    if unknown:
-        listed = ", ".join(sorted(holdouts)) or "none"
-        raise JudgekitError(
-            f"--holdout: {', '.join(unknown)}: not holdout cases of this run or set "
-            f"(holdouts known: {listed})"
-        )
+    check_holdout_names(wanted, holdouts)
     dropped: Counter[str] = Counter()
     kept: list[ResultLine] = []
     for line in results.lines:
@@ -103,14 +99,40 @@ def split_report_lines(
     out = ReportSplit(results=results if not dropped else replace(results, lines=kept))
     out.left_out = dict(sorted(dropped.items()))
     out.used = used
+    out.notes.extend(holdout_notes(used, out.left_out))
+    return out
+
+
+def check_holdout_names(wanted: set[str], holdouts: set[str]) -> None:
+    """Refuse ``--holdout`` names that are not holdout cases of the run or the set.
+
+    Args:
+        wanted: The names given.
+        holdouts: The holdout case ids known (the lines' record and the case set's).
+
+    Raises:
+        JudgekitError: Naming the unknown names and the holdouts known.
+    """
+    unknown = sorted(wanted - holdouts)
+    if unknown:
+        listed = ", ".join(sorted(holdouts)) or "none"
+        raise JudgekitError(
+            f"--holdout: {', '.join(unknown)}: not holdout cases of this run or set "
+            f"(holdouts known: {listed})"
+        )
+
+
+def holdout_notes(used: Sequence[str], left_out: dict[str, int]) -> list[str]:
+    """What a report says about holdouts: those used by name, and the trials left out (case id -> count)."""
+    notes: list[str] = []
     if used:
-        out.notes.append(
+        notes.append(
             f"holdout case(s) used: {', '.join(used)}. Holdouts are kept out of routine runs and reports; "
             "these numbers include them because they were asked for by name"
         )
-    if dropped:
-        shown = ", ".join(f"{cid} ({n} trial{'s' if n != 1 else ''})" for cid, n in out.left_out.items())
-        out.notes.append(
+    if left_out:
+        shown = ", ".join(f"{cid} ({n} trial{'s' if n != 1 else ''})" for cid, n in left_out.items())
+        notes.append(
             f"holdout trials left out of this report: {shown}; name them with --holdout to include them"
         )
-    return out
+    return notes

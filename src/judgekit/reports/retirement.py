@@ -40,6 +40,7 @@ __all__ = [
     "ReleaseTally",
     "RetirementAdvice",
     "RetirementSuggestion",
+    "RetirementTallies",
     "release_key",
     "retirement_advice",
     "retirement_lines",
@@ -210,28 +211,90 @@ def retirement_advice(
     """
     if min_trials < 1:
         raise ValueError(f"min_trials must be at least 1 (got {min_trials})")
-    seen: set[tuple[str, str, int]] = set()
-    repeated = 0
-    run_ids: dict[str, None] = {}
-    order: dict[ReleaseKey, None] = {}
-    tallies: dict[tuple[str, ReleaseKey], _Tally] = defaultdict(_Tally)
-    newest: dict[str, CaseRef] = {}
-    no_release: dict[str, int] = defaultdict(int)
+    tallies = RetirementTallies()
     for results in runs:
         for line in results.lines:
-            ident = (line.run_id, line.case.id, line.trial)
-            if ident in seen:
-                repeated += 1
-                continue
-            seen.add(ident)
-            run_ids[line.run_id] = None
-            newest[line.case.id] = line.case
-            key = release_key(line.run)
-            if key is None:
-                no_release[line.run_id] += 1
-                continue
-            order.setdefault(key, None)
-            _count(tallies[(line.case.id, key)], line)
+            tallies.add(line)
+    return tallies.advice(
+        is_capability=is_capability,
+        current_versions=current_versions,
+        required_releases=required_releases,
+        min_trials=min_trials,
+        cases=cases,
+    )
+
+
+class RetirementTallies:
+    """What retirement advice needs from result lines, fed one line at a time (oldest run first).
+
+    Keeps, per case and release, the trials and passes by case version, and one ``(run id, case id,
+    trial)`` entry per trial (a trial given twice counts once): :func:`retirement_advice` is this fed
+    every line of its runs, then :meth:`advice`.
+    """
+
+    def __init__(self) -> None:
+        """Start with no trials."""
+        self.seen: set[tuple[str, str, int]] = set()
+        self.repeated = 0
+        self.run_ids: dict[str, None] = {}
+        self.order: dict[ReleaseKey, None] = {}
+        self.tallies: dict[tuple[str, ReleaseKey], _Tally] = defaultdict(_Tally)
+        self.newest: dict[str, CaseRef] = {}
+        self.no_release: dict[str, int] = defaultdict(int)
+
+    def add(self, line: ResultLine) -> None:
+        """Count one trial (a repeat of a trial already counted only raises the repeat count)."""
+        ident = (line.run_id, line.case.id, line.trial)
+        if ident in self.seen:
+            self.repeated += 1
+            return
+        self.seen.add(ident)
+        self.run_ids[line.run_id] = None
+        self.newest[line.case.id] = line.case
+        key = release_key(line.run)
+        if key is None:
+            self.no_release[line.run_id] += 1
+            return
+        self.order.setdefault(key, None)
+        _count(self.tallies[(line.case.id, key)], line)
+
+    def advice(
+        self,
+        *,
+        is_capability: Callable[[CaseRef], bool],
+        current_versions: Mapping[str, int] | None = None,
+        required_releases: int = DEFAULT_RELEASES,
+        min_trials: int = DEFAULT_MIN_TRIALS,
+        cases: Iterable[str] | None = None,
+    ) -> RetirementAdvice:
+        """The advice from the trials counted (the arguments are :func:`retirement_advice`'s).
+
+        Raises:
+            ValueError: When ``min_trials`` is below 1 (a programming error; the CLI checks its option).
+        """
+        if min_trials < 1:
+            raise ValueError(f"min_trials must be at least 1 (got {min_trials})")
+        return _advice(
+            self,
+            is_capability=is_capability,
+            current_versions=current_versions,
+            required_releases=required_releases,
+            min_trials=min_trials,
+            cases=cases,
+        )
+
+
+def _advice(
+    counted: RetirementTallies,
+    *,
+    is_capability: Callable[[CaseRef], bool],
+    current_versions: Mapping[str, int] | None,
+    required_releases: int,
+    min_trials: int,
+    cases: Iterable[str] | None,
+) -> RetirementAdvice:
+    repeated, run_ids, order = counted.repeated, counted.run_ids, counted.order
+    tallies, newest, no_release = counted.tallies, counted.newest, counted.no_release
     releases = list(order)
     labels = _labels(releases)
     notes: list[str] = []

@@ -28,16 +28,26 @@ refuses them and names every case that differs.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping
+from os import PathLike
 from typing import Literal
 
-from judgekit.errors import JudgekitError
-from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, Interval, task_outcomes, task_rate
-from judgekit.results import ResultLine, RunResults
+from judgekit.errors import JudgekitError, Problem
+from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, Interval, outcomes_from_counts, task_rate
+from judgekit.results import ResultLine, ResultStream, RunResults, paused_gc
 from judgekit.stats import mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
-__all__ = ["COMPARE_SCHEMA_VERSION", "Comparison", "TaskChange", "compare_runs"]
+__all__ = [
+    "COMPARE_SCHEMA_VERSION",
+    "Comparison",
+    "RunDigest",
+    "TaskChange",
+    "compare_digests",
+    "compare_runs",
+    "stream_compare",
+]
 
 COMPARE_SCHEMA_VERSION = 3
 """Version of the :class:`Comparison` JSON schema (2: ``regression_lost``; 3: ``task_pass_a`` and
@@ -128,15 +138,8 @@ class Comparison(FrozenModel):
     regression_lost: tuple[TaskChange, ...] = ()
 
 
-def _case_info(lines: Sequence[ResultLine]) -> dict[str, tuple[int, tuple[str, ...]]]:
-    out: dict[str, tuple[int, tuple[str, ...]]] = {}
-    for line in lines:
-        out.setdefault(line.case.id, (line.case.version, tuple(sorted(line.case.policy_refs))))
-    return out
-
-
-def _check_comparable(a: RunResults, b: RunResults) -> None:
-    info_a, info_b = _case_info(a.lines), _case_info(b.lines)
+def _check_comparable(a: RunDigest, b: RunDigest) -> None:
+    info_a, info_b = a.info, b.info
     differences: list[str] = []
     for case_id in sorted(info_a.keys() & info_b.keys()):
         (va, pa), (vb, pb) = info_a[case_id], info_b[case_id]
@@ -166,25 +169,6 @@ def _label(entry: tuple[int, int, Verdict] | None) -> str:
     return f"{outcome.value} ({passes}/{total})"
 
 
-def _regression_ids(
-    lines: Iterable[ResultLine], regression_slices: Iterable[str], splits: Mapping[str, str]
-) -> set[str]:
-    """Tasks in the regression suite, by the run report's rule (:mod:`judgekit.reports.run_model`)."""
-    names = frozenset(s.lower() for s in regression_slices)
-    out: set[str] = set()
-    for line in lines:
-        split = splits.get(line.case.id)
-        if split in ("capability", "regression"):
-            member = split == "regression"
-        else:
-            member = line.case.category == "regression" or (
-                line.case.slice is not None and line.case.slice.lower() in names
-            )
-        if member:
-            out.add(line.case.id)
-    return out
-
-
 def compare_runs(
     a: RunResults,
     b: RunResults,
@@ -212,8 +196,96 @@ def compare_runs(
     """
     if not 0.0 < alpha < 1.0:
         raise JudgekitError(f"--alpha must be strictly between 0 and 1, got {alpha}")
+    names = tuple(regression_slices)
+    da = RunDigest(a.name, regression_slices=names, splits=splits or {}, keep_trials=True)
+    for line in a.lines:
+        da.add(line)
+    db = RunDigest(b.name, regression_slices=names, splits=splits or {}, baseline=da)
+    for line in b.lines:
+        db.add(line)
+    return compare_digests(da, db, alpha=alpha)
+
+
+class RunDigest:
+    """What a comparison needs from one run, fed one result line at a time (the lines are not kept).
+
+    Per task: its first case version and policy revisions, its verdict counts, whether it is in the
+    regression suite; the run's judge fingerprints and agent models. The baseline (``keep_trials``) also
+    keeps each trial's verdict, one entry per trial; the new run, given the baseline, counts the paired
+    trials as it goes (so the baseline must be fed first).
+    """
+
+    def __init__(
+        self,
+        name: str,
+        *,
+        regression_slices: Iterable[str],
+        splits: Mapping[str, str],
+        keep_trials: bool = False,
+        baseline: RunDigest | None = None,
+    ) -> None:
+        """Start an empty digest of the run called ``name`` (its file's name)."""
+        self.name = name
+        self.splits = splits
+        self.names = frozenset(s.lower() for s in regression_slices)
+        self.keep_trials = keep_trials
+        self.baseline = baseline
+        self.info: dict[str, tuple[int, tuple[str, ...]]] = {}
+        self.counts: dict[str, Counter[Verdict]] = defaultdict(Counter)
+        self.regression: set[str] = set()
+        self.fingerprints: set[str] = set()
+        self.models: set[str] = set()
+        self.trials: dict[tuple[str, int], Verdict] = {}
+        self.pairs = self.trials_fixed = self.trials_broken = 0
+
+    def add(self, line: ResultLine) -> None:
+        """Count one result line."""
+        case = line.case
+        if case.id not in self.info:
+            self.info[case.id] = (case.version, tuple(sorted(case.policy_refs)))
+        self.counts[case.id][line.verdict] += 1
+        split = self.splits.get(case.id)
+        if split in ("capability", "regression"):
+            member = split == "regression"
+        else:
+            member = case.category == "regression" or (
+                case.slice is not None and case.slice.lower() in self.names
+            )
+        if member:
+            self.regression.add(case.id)
+        self.fingerprints.add(str(line.judge_fingerprint))
+        if line.run and line.run.agent_model:
+            self.models.add(line.run.agent_model)
+        if self.keep_trials:
+            self.trials[line.key] = line.verdict
+        if self.baseline is not None:
+            va = self.baseline.trials.get(line.key)
+            if va is None or va not in _DECIDED or line.verdict not in _DECIDED:
+                return
+            self.pairs += 1
+            if va is Verdict.FAIL and line.verdict is Verdict.PASS:
+                self.trials_fixed += 1
+            elif va is Verdict.PASS and line.verdict is Verdict.FAIL:
+                self.trials_broken += 1
+
+    def outcomes(self) -> dict[str, tuple[int, int, Verdict]]:
+        """Per task ``(passes, trials, outcome)``, as :func:`~judgekit.reports.run_model.task_outcomes`."""
+        return outcomes_from_counts(self.counts)
+
+
+_DECIDED = frozenset({Verdict.PASS, Verdict.FAIL})
+
+
+def compare_digests(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparison:
+    """:func:`compare_runs` from two runs' digests (``b`` fed after ``a``, with ``a`` as its baseline).
+
+    Raises:
+        JudgekitError: As :func:`compare_runs`.
+    """
+    if not 0.0 < alpha < 1.0:
+        raise JudgekitError(f"--alpha must be strictly between 0 and 1, got {alpha}")
     _check_comparable(a, b)
-    out_a, out_b = task_outcomes(a.lines), task_outcomes(b.lines)
+    out_a, out_b = a.outcomes(), b.outcomes()
     common = sorted(out_a.keys() & out_b.keys())
     if not common:
         raise JudgekitError(
@@ -222,7 +294,7 @@ def compare_runs(
         )
     changes: list[TaskChange] = []
     counts = {"fixed": 0, "broken": 0, "still_pass": 0, "still_fail": 0, "undecided": 0}
-    decided = {Verdict.PASS, Verdict.FAIL}
+    decided = _DECIDED
     for case_id in common:
         oa, ob = out_a[case_id][2], out_b[case_id][2]
         if oa not in decided or ob not in decided:
@@ -247,7 +319,7 @@ def compare_runs(
             )
     order = {"fixed": 0, "broken": 1, "undecided": 2}
     changes.sort(key=lambda c: (order[c.change], c.case_id))
-    regression = _regression_ids([*a.lines, *b.lines], regression_slices, splits or {})
+    regression = a.regression | b.regression
     lost = tuple(
         c
         for c in changes
@@ -257,18 +329,7 @@ def compare_runs(
     )
     fixed, broken = counts["fixed"], counts["broken"]
     p_sign = sign_test(fixed, broken)
-    # paired trials
-    trials_a = {line.key: line.verdict for line in a.lines}
-    pairs = trials_fixed = trials_broken = 0
-    for line in b.lines:
-        va = trials_a.get(line.key)
-        if va is None or va not in decided or line.verdict not in decided:
-            continue
-        pairs += 1
-        if va is Verdict.FAIL and line.verdict is Verdict.PASS:
-            trials_fixed += 1
-        elif va is Verdict.PASS and line.verdict is Verdict.FAIL:
-            trials_broken += 1
+    pairs, trials_fixed, trials_broken = b.pairs, b.trials_fixed, b.trials_broken
     p_mcnemar = mcnemar_exact(trials_broken, trials_fixed)
     verdict: PlainVerdict
     if p_sign < alpha and fixed > broken:
@@ -290,15 +351,12 @@ def compare_runs(
 
     task_a, task_b = rate(out_a), rate(out_b)
     notes: list[str] = []
-    fp_a = {str(line.judge_fingerprint) for line in a.lines}
-    fp_b = {str(line.judge_fingerprint) for line in b.lines}
-    if fp_a != fp_b:
+    if a.fingerprints != b.fingerprints:
         notes.append(
             "the runs were graded by different judge fingerprints: "
             "part of any change may come from the grader"
         )
-    models_a = {line.run.agent_model for line in a.lines if line.run and line.run.agent_model}
-    models_b = {line.run.agent_model for line in b.lines if line.run and line.run.agent_model}
+    models_a, models_b = a.models, b.models
     if models_a != models_b and models_a and models_b:
         notes.append(f"agent models: {', '.join(sorted(models_a))} in A; {', '.join(sorted(models_b))} in B")
     if counts["undecided"]:
@@ -334,3 +392,30 @@ def compare_runs(
         notes=tuple(notes),
         regression_lost=lost,
     )
+
+
+def stream_compare(
+    baseline: str | PathLike[str],
+    candidate: str | PathLike[str],
+    *,
+    regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
+    splits: Mapping[str, str] | None = None,
+) -> tuple[RunDigest, RunDigest, list[Problem], list[Problem]]:
+    """Read two results files once each, line by line, into the digests :func:`compare_digests` compares.
+
+    ``compare_digests(*stream_compare(a, b)[:2])`` equals ``compare_runs(read_results(a),
+    read_results(b))``; the problems are each file's, as :func:`~judgekit.results.read_results` reports.
+
+    Raises:
+        JudgekitError: When a file cannot be read at all.
+    """
+    names = tuple(regression_slices)
+    stream_a, stream_b = ResultStream(baseline), ResultStream(candidate)
+    with paused_gc():
+        da = RunDigest(stream_a.path.name, regression_slices=names, splits=splits or {}, keep_trials=True)
+        for line in stream_a:
+            da.add(line)
+        db = RunDigest(stream_b.path.name, regression_slices=names, splits=splits or {}, baseline=da)
+        for line in stream_b:
+            db.add(line)
+    return da, db, stream_a.problems, stream_b.problems

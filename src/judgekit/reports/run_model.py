@@ -83,6 +83,7 @@ __all__ = [
     "build_run_report",
     "cost_summary",
     "in_capability_suite",
+    "outcomes_from_counts",
     "task_outcomes",
     "task_rate",
     "trial_reasons",
@@ -560,9 +561,18 @@ class _Table:
         self.task_of = task_of
         self.code = code
 
+    @classmethod
+    def from_counts(cls, ids: list[str], counts: np.ndarray) -> _Table:
+        """A table of per-task verdict counts already made (rows in ``ids`` order; no lines kept)."""
+        table = cls([])
+        table.ids = ids
+        table.index = {cid: t for t, cid in enumerate(ids)}
+        table.counts = counts
+        return table
+
     @property
     def n_tasks(self) -> int:
-        return len(self.first)
+        return len(self.ids)
 
 
 def _trial_counts(counts: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -729,6 +739,11 @@ def task_outcomes(lines: Iterable[ResultLine]) -> dict[str, tuple[int, int, Verd
     counts: dict[str, Counter[Verdict]] = defaultdict(Counter)
     for line in lines:
         counts[line.case.id][line.verdict] += 1
+    return outcomes_from_counts(counts)
+
+
+def outcomes_from_counts(counts: Mapping[str, Counter[Verdict]]) -> dict[str, tuple[int, int, Verdict]]:
+    """:func:`task_outcomes` from each task's verdict counts (in the tasks' order)."""
     out: dict[str, tuple[int, int, Verdict]] = {}
     for case_id, c in counts.items():
         total = sum(c.values())
