@@ -240,7 +240,9 @@ def _header_edits() -> Iterator[tuple[str, HeaderEdit, bool]]:
     yield "case ids swapped", lambda h: h["cases"].reverse(), True
     yield "case id list truncated", lambda h: h["cases"].pop(), False
     yield "text field path renamed", lambda h: h["texts"][0].__setitem__(1, "nothing"), False
-    yield "text token count edited", lambda h: h["texts"][denver_text(h)].__setitem__(2, 10**6), True
+    # refused like every edit, but no longer an attack: coverage is capped at two shingles, so inflating a
+    # text's recorded token count cannot dilute a match below the threshold any more
+    yield "text token count edited", lambda h: h["texts"][denver_text(h)].__setitem__(2, 10**6), False
     yield "text re-pointed to another case", lambda h: [t.__setitem__(0, 0) for t in h["texts"]], True
     yield "array count edited", lambda h: h["arrays"][0].__setitem__("count", 1), False
     yield "array offset edited", lambda h: h["arrays"][1].__setitem__("offset", 0), False

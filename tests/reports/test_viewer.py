@@ -525,8 +525,11 @@ def test_serve_listens_on_loopback_only(demo: Path, tmp_path: Path) -> None:
     process = subprocess.Popen(
         [
             sys.executable,
-            "-m",
-            "judgekit.cli",
+            "-c",
+            # a job started in the background (a CI runner's `cmd &`) inherits SIGINT ignored, and Python
+            # then never raises KeyboardInterrupt: give the command Ctrl-C as a user's terminal does
+            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
             "view",
             str(demo / "agent-v1.jsonl"),
             "--serve",
