@@ -68,7 +68,9 @@ __all__ = [
     "TOO_FEW_SHOWN",
     "CostRow",
     "CostSummary",
+    "CostTally",
     "FailureRow",
+    "FailureTally",
     "GroupSummary",
     "Headline",
     "Interval",
@@ -413,24 +415,27 @@ class CostSummary(FrozenModel):
     unknown_reason: str | None = None
 
 
-def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:
-    """Sum the ``cost`` of every check's judge note; ``None`` when no check recorded one.
+class CostTally:
+    """Judge tokens and cost per run, case and criterion, added one result line at a time.
 
-    A judge note is a check's ``note`` evidence whose data has ``fingerprint``; its ``cost`` holds
-    ``prompt_tokens``, ``completion_tokens``, ``usd`` (``None``: unpriced), ``unknown_reason`` and
-    ``replayed``.
+    The one accumulation behind :func:`cost_summary` and the streamed report; it keeps a row of sums per
+    run, case and criterion, never the lines.
     """
-    acc: dict[tuple[str, str], list[float]] = {}
-    reason: str | None = None
-    for line in lines:
+
+    def __init__(self) -> None:
+        self.acc: dict[tuple[str, str], list[float]] = {}
+        self.reason: str | None = None
+
+    def add(self, line: ResultLine) -> None:
+        """Add the ``cost`` of every check's judge note of one line."""
         for check in line.checks:
             cost = _note_cost(check)
             if cost is None:
                 continue
             usd = cost.get("usd")
             priced = isinstance(usd, int | float) and not isinstance(usd, bool)
-            if not priced and reason is None and isinstance(cost.get("unknown_reason"), str):
-                reason = str(cost["unknown_reason"])
+            if not priced and self.reason is None and isinstance(cost.get("unknown_reason"), str):
+                self.reason = str(cost["unknown_reason"])
             row = [
                 1.0,
                 float(_int(cost.get("prompt_tokens"))),
@@ -440,31 +445,48 @@ def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:
                 float(_int(cost.get("replayed"))),
             ]
             for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
-                total = acc.setdefault(key, [0.0] * 6)
+                total = self.acc.setdefault(key, [0.0] * 6)
                 for i, value in enumerate(row):
                     total[i] += value
-    if not acc:
-        return None
 
-    def make(key: str, t: list[float]) -> CostRow:
-        unpriced = int(t[4])
-        return CostRow(
-            key=key,
-            judgments=int(t[0]),
-            prompt_tokens=int(t[1]),
-            completion_tokens=int(t[2]),
-            usd=None if unpriced else t[3],
-            known_usd=t[3],
-            unpriced=unpriced,
-            replayed=int(t[5]),
+    def summary(self) -> CostSummary | None:
+        """The totals; ``None`` when no check recorded a cost."""
+        acc = self.acc
+        if not acc:
+            return None
+
+        def make(key: str, t: list[float]) -> CostRow:
+            unpriced = int(t[4])
+            return CostRow(
+                key=key,
+                judgments=int(t[0]),
+                prompt_tokens=int(t[1]),
+                completion_tokens=int(t[2]),
+                usd=None if unpriced else t[3],
+                known_usd=t[3],
+                unpriced=unpriced,
+                replayed=int(t[5]),
+            )
+
+        return CostSummary(
+            run=make("run", acc[("run", "run")]),
+            cases=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "case"),
+            criteria=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "criterion"),
+            unknown_reason=self.reason,
         )
 
-    return CostSummary(
-        run=make("run", acc[("run", "run")]),
-        cases=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "case"),
-        criteria=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "criterion"),
-        unknown_reason=reason,
-    )
+
+def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:
+    """Sum the ``cost`` of every check's judge note; ``None`` when no check recorded one.
+
+    A judge note is a check's ``note`` evidence whose data has ``fingerprint``; its ``cost`` holds
+    ``prompt_tokens``, ``completion_tokens``, ``usd`` (``None``: unpriced), ``unknown_reason`` and
+    ``replayed``.
+    """
+    tally = CostTally()
+    for line in lines:
+        tally.add(line)
+    return tally.summary()
 
 
 def _note_cost(check: CheckResult) -> Mapping[str, object] | None:
@@ -822,36 +844,51 @@ def in_capability_suite(
     return lambda case: splits.get(case.id) != "holdout" and not _in_regression(case, suite_of, names)
 
 
-def _failures(lines: Sequence[ResultLine]) -> tuple[FailureRow, ...]:
-    checks: Counter[str] = Counter()
-    trials: Counter[str] = Counter()
-    tasks: dict[str, Counter[str]] = defaultdict(Counter)
-    for line in lines:
+class FailureTally:
+    """The failure-category table, added one result line at a time (the report's and the stream's)."""
+
+    def __init__(self) -> None:
+        self.checks: Counter[str] = Counter()
+        self.trials: Counter[str] = Counter()
+        self.tasks: dict[str, Counter[str]] = defaultdict(Counter)
+
+    def add(self, line: ResultLine) -> None:
+        """Count the failed checks of one trial that did not pass (a passing trial counts nothing)."""
         if line.verdict is Verdict.PASS:
-            continue
+            return
         seen: set[str] = set()
         for check in line.checks:
             if check.verdict is Verdict.FAIL:
                 name = check.category.value if check.category is not None else "uncategorised"
-                checks[name] += 1
+                self.checks[name] += 1
                 if name not in seen:
                     seen.add(name)
-                    trials[name] += 1
-                    tasks[name][line.case.id] += 1
-    rows = [
-        FailureRow(
-            category=name,
-            failed_checks=checks[name],
-            trials=trials[name],
-            tasks=len(tasks[name]),
-            example_tasks=tuple(
-                cid for cid, _ in sorted(tasks[name].items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-            ),
-        )
-        for name in checks
-    ]
-    rows.sort(key=lambda r: (-r.trials, -r.failed_checks, r.category))
-    return tuple(rows)
+                    self.trials[name] += 1
+                    self.tasks[name][line.case.id] += 1
+
+    def rows(self) -> tuple[FailureRow, ...]:
+        """The categories, most trials first (then most failed checks, then by name)."""
+        rows = [
+            FailureRow(
+                category=name,
+                failed_checks=self.checks[name],
+                trials=self.trials[name],
+                tasks=len(self.tasks[name]),
+                example_tasks=tuple(
+                    cid for cid, _ in sorted(self.tasks[name].items(), key=lambda kv: (-kv[1], kv[0]))[:5]
+                ),
+            )
+            for name in self.checks
+        ]
+        rows.sort(key=lambda r: (-r.trials, -r.failed_checks, r.category))
+        return tuple(rows)
+
+
+def _failures(lines: Sequence[ResultLine]) -> tuple[FailureRow, ...]:
+    tally = FailureTally()
+    for line in lines:
+        tally.add(line)
+    return tally.rows()
 
 
 def build_run_report(

@@ -19,7 +19,7 @@ What it keeps, and how it grows:
 
 from __future__ import annotations
 
-from collections import Counter, defaultdict
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
@@ -36,17 +36,14 @@ from judgekit.reports.run_model import (
     _CODE,
     _STATES,
     DEFAULT_REGRESSION_SLICES,
-    CostRow,
-    CostSummary,
-    FailureRow,
+    CostTally,
+    FailureTally,
     RunInfo,
     RunReport,
     TrialReason,
     _fingerprint_text,
     _groups,
     _in_regression,
-    _int,
-    _note_cost,
     _summarise,
     _Table,
     _undecided_cases,
@@ -131,11 +128,8 @@ class RunAccumulator:
         self.untrusted_total = 0
         self.untrusted_trials = 0
         self.policies: set[str] = set()
-        self.fail_checks: Counter[str] = Counter()
-        self.fail_trials: Counter[str] = Counter()
-        self.fail_tasks: dict[str, Counter[str]] = defaultdict(Counter)
-        self.cost_acc: dict[tuple[str, str], list[float]] = {}
-        self.cost_note_reason: str | None = None
+        self.failures = FailureTally()
+        self.costs = CostTally()
         self.criteria: dict[tuple[str, str], list[int]] = {}
         self.reasons: list[tuple[str, int, Verdict, str | None, str | None, str | None, str]] = []
 
@@ -200,11 +194,11 @@ class RunAccumulator:
         self.untrusted_total += line.untrusted_verdicts
         self.untrusted_trials += line.untrusted_verdicts > 0
         self.policies.add(line.untrusted_policy or "unknown")
-        self._add_costs(line)
+        self.costs.add(line)
         if self.fingerprints:
             count_judged_criteria(self.criteria, line, self.fingerprints)
         if line.verdict is not Verdict.PASS:
-            self._add_failures(line)
+            self.failures.add(line)
             decider = deciding_check(line.verdict, line.reason, line.checks)
             # a plain tuple per trial that did not pass (the TrialReason models are built at the end)
             self.reasons.append(
@@ -218,81 +212,6 @@ class RunAccumulator:
                     verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded",
                 )
             )
-
-    def _add_failures(self, line: ResultLine) -> None:
-        named: set[str] = set()
-        for check in line.checks:
-            if check.verdict is Verdict.FAIL:
-                name = check.category.value if check.category is not None else "uncategorised"
-                self.fail_checks[name] += 1
-                if name not in named:
-                    named.add(name)
-                    self.fail_trials[name] += 1
-                    self.fail_tasks[name][line.case.id] += 1
-
-    def _add_costs(self, line: ResultLine) -> None:
-        for check in line.checks:
-            cost = _note_cost(check)
-            if cost is None:
-                continue
-            usd = cost.get("usd")
-            priced = isinstance(usd, int | float) and not isinstance(usd, bool)
-            if not priced and self.cost_note_reason is None and isinstance(cost.get("unknown_reason"), str):
-                self.cost_note_reason = str(cost["unknown_reason"])
-            row = [
-                1.0,
-                float(_int(cost.get("prompt_tokens"))),
-                float(_int(cost.get("completion_tokens"))),
-                float(usd) if priced else 0.0,  # type: ignore[arg-type]
-                0.0 if priced else 1.0,
-                float(_int(cost.get("replayed"))),
-            ]
-            for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
-                total = self.cost_acc.setdefault(key, [0.0] * 6)
-                for i, value in enumerate(row):
-                    total[i] += value
-
-    def _cost_summary(self) -> CostSummary | None:
-        acc = self.cost_acc
-        if not acc:
-            return None
-
-        def make(key: str, t: list[float]) -> CostRow:
-            unpriced = int(t[4])
-            return CostRow(
-                key=key,
-                judgments=int(t[0]),
-                prompt_tokens=int(t[1]),
-                completion_tokens=int(t[2]),
-                usd=None if unpriced else t[3],
-                known_usd=t[3],
-                unpriced=unpriced,
-                replayed=int(t[5]),
-            )
-
-        return CostSummary(
-            run=make("run", acc[("run", "run")]),
-            cases=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "case"),
-            criteria=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "criterion"),
-            unknown_reason=self.cost_note_reason,
-        )
-
-    def _failures(self) -> tuple[FailureRow, ...]:
-        rows = [
-            FailureRow(
-                category=name,
-                failed_checks=self.fail_checks[name],
-                trials=self.fail_trials[name],
-                tasks=len(self.fail_tasks[name]),
-                example_tasks=tuple(
-                    cid
-                    for cid, _ in sorted(self.fail_tasks[name].items(), key=lambda kv: (-kv[1], kv[0]))[:5]
-                ),
-            )
-            for name in self.fail_checks
-        ]
-        rows.sort(key=lambda r: (-r.trials, -r.failed_checks, r.category))
-        return tuple(rows)
 
     def report(
         self,
@@ -454,7 +373,7 @@ class RunAccumulator:
             slices=slices,
             categories=categories,
             severities=severities,
-            failures=self._failures(),
+            failures=self.failures.rows(),
             retirement=self.retirement.advice(
                 is_capability=in_capability_suite(splits, reg_names),
                 current_versions={cid: v for cid, (v, _) in known.items()} if known else None,
@@ -462,7 +381,7 @@ class RunAccumulator:
                 min_trials=retire_min_trials,
             ),
             corrected=tuple(corrections_from_counts(self.criteria, self.records)) if self.records else (),
-            cost=self._cost_summary(),
+            cost=self.costs.summary(),
             problems=tuple(problems),
             notes=tuple(notes),
             trial_reasons=tuple(reasons),
