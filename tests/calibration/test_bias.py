@@ -87,7 +87,7 @@ def fair_verdict(text: str) -> str:
 
 
 def fair_pair(text: str) -> str:
-    first = text.split("The FIRST conversation:")[1].split("The SECOND conversation:", maxsplit=1)[0]
+    first = text.split("The FIRST conversation")[1].split("The SECOND conversation", maxsplit=1)[0]
     return "second" if "MARKER-FAIL" in first else "first"
 
 

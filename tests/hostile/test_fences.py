@@ -201,7 +201,9 @@ def neutralised(text: str) -> list[str]:
         problems.append("the transcript block keeps a bracket run")
     prompt = PromptRenderer(RUBRIC).render(CRITERION, block, f"case id: c {text}")
     expected = [
-        (kind, name, prompt.nonce) for name in ("CASE_FACTS", "TRANSCRIPT") for kind in ("BEGIN", "END")
+        (kind, name, tag)
+        for name, tag in (("CASE_FACTS", prompt.facts_nonce), ("TRANSCRIPT", prompt.nonce))
+        for kind in ("BEGIN", "END")
     ]
     if markers_seen(prompt.messages[1]["content"]) != expected:
         problems.append("the rendered prompt shows a marker that is not a real one")

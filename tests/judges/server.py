@@ -11,6 +11,14 @@ Every reply is written with one ``write`` on a socket with ``TCP_NODELAY``: writ
 body separately let Nagle's algorithm hold the body until the client's delayed ACK, adding about 40 ms to
 every reply (144 ms per call at a configured 100 ms).
 
+It also implements the OpenAI files and batches API that ``judgekit grade --batch`` uses: ``POST
+/v1/files`` (a multipart upload), ``GET /v1/files/{id}/content``, ``POST /v1/batches`` and ``GET
+/v1/batches/{id}``. A batch answers each input line from the same script (a 200 reply goes to the output
+file, any other status to the error file) and moves through ``validating``, ``in_progress``,
+``finalizing`` and ``completed`` one step per look, or ends as :attr:`JudgeServer.batch_outcome` says
+(``failed``, ``expired``, ``cancelled``); :attr:`JudgeServer.batch_hold` keeps it ``in_progress``. Counters
+(``uploads``, ``batches_created``, ``batch_polls``) let tests prove nothing was submitted twice.
+
 It is used by ``tests/judges`` and ``bench/bench_judge.py``; it never binds anything but the loopback
 interface.
 """
@@ -42,6 +50,9 @@ class Reply:
             itself otherwise.
         prompt_tokens: Reported prompt tokens.
         completion_tokens: Reported completion tokens.
+        cached_tokens: Prompt tokens reported as read from the provider's prompt cache (OpenAI
+            ``usage.prompt_tokens_details.cached_tokens``, Anthropic ``cache_read_input_tokens``, which
+            the Anthropic endpoint then leaves out of ``input_tokens`` as Anthropic does); 0: not reported.
         headers: Extra response headers (for example ``Retry-After``).
     """
 
@@ -52,6 +63,7 @@ class Reply:
     finish_reason: str = "stop"
     prompt_tokens: int = 100
     completion_tokens: int = 20
+    cached_tokens: int = 0
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -77,9 +89,41 @@ def _anthropic_body(body: dict[str, Any], reply: Reply) -> bytes:
         "content": [{"type": "text", "text": reply.content}],
         "stop_reason": stop,
         "stop_sequence": None,
-        "usage": {"input_tokens": reply.prompt_tokens, "output_tokens": reply.completion_tokens},
+        "usage": {
+            "input_tokens": reply.prompt_tokens - reply.cached_tokens,
+            "output_tokens": reply.completion_tokens,
+            **({"cache_read_input_tokens": reply.cached_tokens} if reply.cached_tokens else {}),
+        },
     }
     return json.dumps(payload).encode()
+
+
+def _cache_details(reply: Reply) -> dict[str, Any]:
+    """OpenAI's report of prompt tokens read from its cache (nothing when ``reply`` reports none)."""
+    return {"prompt_tokens_details": {"cached_tokens": reply.cached_tokens}} if reply.cached_tokens else {}
+
+
+def _completion(body: dict[str, Any], reply: Reply) -> dict[str, Any]:
+    """The OpenAI chat completion for ``reply`` (a direct call's body, and a batch output line's)."""
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 1700000000,
+        "model": body.get("model", "test-judge"),
+        "choices": [
+            {
+                "index": 0,
+                "message": {"role": "assistant", "content": reply.content},
+                "finish_reason": reply.finish_reason,
+            }
+        ],
+        "usage": {
+            "prompt_tokens": reply.prompt_tokens,
+            "completion_tokens": reply.completion_tokens,
+            "total_tokens": reply.prompt_tokens + reply.completion_tokens,
+            **_cache_details(reply),
+        },
+    }
 
 
 class JudgeServer:
@@ -98,6 +142,17 @@ class JudgeServer:
         self.auth_headers: list[str] = []
         self.paths: list[str] = []
         self.peers: list[tuple[str, int]] = []
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.uploads = 0
+        self.batches_created = 0
+        self.batch_polls = 0
+        self.batch_hold = False
+        """While True, every batch stays ``in_progress`` (a test kills the client meanwhile)."""
+        self.batch_outcome = "completed"
+        """How every batch ends: ``completed``, ``failed``, ``expired`` or ``cancelled``."""
+        self.batch_drop: set[int] = set()
+        """0-based input lines a completed batch leaves out of both its output and its error file."""
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -125,6 +180,135 @@ class JudgeServer:
             self.peers.append(peer)
         return self.script(body, index)
 
+    def _upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
+        """Store the file part of a multipart upload; its file object."""
+        boundary = content_type.split("boundary=", 1)[1].strip().strip('"').encode()
+        data = b""
+        name = "upload.jsonl"
+        for part in raw.split(b"--" + boundary):
+            head, _, body = part.partition(b"\r\n\r\n")
+            if b'name="file"' in head:
+                data = body.removesuffix(b"\r\n")
+                if b'filename="' in head:
+                    name = head.split(b'filename="', 1)[1].split(b'"', 1)[0].decode()
+        with self._lock:
+            self.uploads += 1
+            file_id = f"file-{self.uploads}"
+            self.files[file_id] = data
+        return {
+            "id": file_id,
+            "object": "file",
+            "bytes": len(data),
+            "created_at": 1700000000,
+            "filename": name,
+            "purpose": "batch",
+            "status": "processed",
+        }
+
+    def _create_batch(self, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
+        input_id = str(body.get("input_file_id"))
+        if input_id not in self.files:
+            return 404, {"error": {"message": f"no file {input_id}", "type": "invalid_request_error"}}
+        lines = [json.loads(line) for line in self.files[input_id].splitlines() if line.strip()]
+        with self._lock:
+            self.batches_created += 1
+            batch_id = f"batch_{self.batches_created}"
+            self.batches[batch_id] = {
+                "id": batch_id,
+                "object": "batch",
+                "endpoint": body.get("endpoint"),
+                "errors": None,
+                "input_file_id": input_id,
+                "completion_window": body.get("completion_window", "24h"),
+                "status": "validating",
+                "output_file_id": None,
+                "error_file_id": None,
+                "created_at": 1700000000,
+                "metadata": body.get("metadata"),
+                "request_counts": {"total": len(lines), "completed": 0, "failed": 0},
+                "_lines": lines,
+            }
+        return 200, self._public(self.batches[batch_id])
+
+    @staticmethod
+    def _public(batch: dict[str, Any]) -> dict[str, Any]:
+        return {k: v for k, v in batch.items() if not k.startswith("_")}
+
+    def _advance(self, batch_id: str) -> tuple[int, dict[str, Any]]:
+        """One look at a batch: it moves one status on (answering its lines when it completes)."""
+        with self._lock:
+            self.batch_polls += 1
+            batch = self.batches.get(batch_id)
+        if batch is None:
+            return 404, {"error": {"message": f"no batch {batch_id}", "type": "invalid_request_error"}}
+        status = batch["status"]
+        if status in ("completed", "failed", "expired", "cancelled"):
+            return 200, self._public(batch)
+        if self.batch_hold or status == "validating":
+            batch["status"] = "in_progress"
+        elif status == "in_progress":
+            batch["status"] = "finalizing" if self.batch_outcome == "completed" else self.batch_outcome
+            if batch["status"] == "failed":
+                batch["errors"] = {
+                    "object": "list",
+                    "data": [{"code": "invalid_request", "message": "scripted batch failure", "line": 1}],
+                }
+        else:
+            self._complete(batch)
+        return 200, self._public(batch)
+
+    def _complete(self, batch: dict[str, Any]) -> None:
+        output: list[str] = []
+        errors: list[str] = []
+        for index, line in enumerate(batch["_lines"]):
+            if index in self.batch_drop:
+                continue
+            reply = self.script(line["body"], index)
+            entry: dict[str, Any] = {
+                "id": f"batch_req_{index}",
+                "custom_id": line["custom_id"],
+                "error": None,
+            }
+            if reply.status == 200:
+                entry["response"] = {
+                    "status_code": 200,
+                    "request_id": f"req_{index}",
+                    "body": _completion(line["body"], reply),
+                }
+                output.append(json.dumps(entry))
+            else:
+                error = {"message": f"scripted {reply.status}", "type": "invalid_request_error"}
+                entry["response"] = {
+                    "status_code": reply.status,
+                    "request_id": f"req_{index}",
+                    "body": {"error": error},
+                }
+                errors.append(json.dumps(entry))
+        with self._lock:
+            for kind, rows in (("output_file_id", output), ("error_file_id", errors)):
+                if rows:
+                    file_id = f"file-{kind.split('_')[0]}-{batch['id']}"
+                    self.files[file_id] = ("\n".join(rows) + "\n").encode()
+                    batch[kind] = file_id
+            batch["request_counts"] = {
+                "total": len(batch["_lines"]),
+                "completed": len(output),
+                "failed": len(errors),
+            }
+            batch["status"] = "completed"
+
+    def _batch_get(self, path: str) -> tuple[int, Any]:
+        """``GET`` on the files and batches API: ``(status, body)``; bytes for a file's content."""
+        parts = path.strip("/").split("/")
+        if len(parts) >= 4 and parts[-3] == "files" and parts[-1] == "content":
+            data = self.files.get(parts[-2])
+            if data is None:
+                return 404, {"error": {"message": f"no file {parts[-2]}", "type": "invalid_request_error"}}
+            return 200, data
+        if len(parts) >= 3 and parts[-2] == "batches":
+            return self._advance(parts[-1])
+        return 404, {}
+
     def start(self) -> JudgeServer:
         """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
         server = self
@@ -139,12 +323,22 @@ class JudgeServer:
             def do_GET(self) -> None:
                 if self.path.rstrip("/").endswith("/stats"):
                     self._send(200, json.dumps({"calls": server.calls}).encode(), {})
-                else:
-                    self._send(404, b"{}", {})
+                    return
+                status, body = server._batch_get(self.path.rstrip("/"))
+                self._send(status, body if isinstance(body, bytes) else json.dumps(body).encode(), {})
 
             def do_POST(self) -> None:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
+                route = self.path.rstrip("/")
+                if route.endswith("/files"):
+                    made = server._upload(self.headers.get("Content-Type", ""), raw)
+                    self._send(200, json.dumps(made).encode(), {})
+                    return
+                if route.endswith("/batches"):
+                    status, created = server._create_batch(json.loads(raw))
+                    self._send(status, json.dumps(created).encode(), {})
+                    return
                 try:
                     body = json.loads(raw)
                 except ValueError:
@@ -170,25 +364,7 @@ class JudgeServer:
                     }
                     self._send(reply.status, json.dumps(err).encode(), reply.headers)
                     return
-                payload = {
-                    "id": "chatcmpl-test",
-                    "object": "chat.completion",
-                    "created": 1700000000,
-                    "model": body.get("model", "test-judge"),
-                    "choices": [
-                        {
-                            "index": 0,
-                            "message": {"role": "assistant", "content": reply.content},
-                            "finish_reason": reply.finish_reason,
-                        }
-                    ],
-                    "usage": {
-                        "prompt_tokens": reply.prompt_tokens,
-                        "completion_tokens": reply.completion_tokens,
-                        "total_tokens": reply.prompt_tokens + reply.completion_tokens,
-                    },
-                }
-                self._send(200, json.dumps(payload).encode(), reply.headers)
+                self._send(200, json.dumps(_completion(body, reply)).encode(), reply.headers)
 
             def _send(self, status: int, data: bytes, headers: dict[str, str]) -> None:
                 # One write for status line, headers and body: written separately, the body waits for

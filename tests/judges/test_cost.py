@@ -196,6 +196,57 @@ def test_grade_and_report_total_a_litellm_priced_judge(transport: str, serve: An
     assert f"| total | {judged} | {judged * 1000} | {judged * 50} | ${judged * each:.6f} |" in md
 
 
+def test_prompt_cache_reads_reach_the_line_the_cassette_and_the_report(
+    transport: str, serve: Any, tmp_path: Path
+) -> None:
+    """Tokens a provider read from its prompt cache: in each judgment's cost, priced at the cached rate,
+    summed per trial, run, case and criterion, shown by the report, and kept by a cassette replay."""
+    import litellm
+
+    info = litellm.model_cost["gpt-4o-mini"]
+    each = 232 * info["input_cost_per_token"] + 768 * info["cache_read_input_token_cost"]
+    each += 50 * info["output_cost_per_token"]
+
+    def cached(body: dict[str, Any], i: int) -> Reply:
+        return Reply(
+            content=verdict_reply("pass"), prompt_tokens=1000, completion_tokens=50, cached_tokens=768
+        )
+
+    lines, md, report = _grade_and_report(tmp_path, serve(cached), "openai/gpt-4o-mini", transport)
+    judged = 0
+    for line in lines:
+        rubric = [c for c in line["checks"] if c["layer"] == "rubric" and c["verdict"] != "not_evaluated"]
+        judged += len(rubric)
+        for check in rubric:
+            cost = _note_cost(CheckResult.model_validate(check))
+            assert (cost["prompt_tokens"], cost["cached_tokens"]) == (1000, 768)
+        assert line["cost_usd"] == pytest.approx(len(rubric) * each)
+    assert judged > 0
+    run = report["cost"]["run"]
+    assert (run["prompt_tokens"], run["cached_tokens"]) == (judged * 1000, judged * 768)
+    assert all(row["cached_tokens"] == row["judgments"] * 768 for row in report["cost"]["criteria"])
+    assert (
+        f"- Judge cost: ${judged * each:.6f}; {judged * 768} of {judged * 1000} prompt tokens (77%) read "
+        "from the provider's prompt cache" in md
+    )
+    assert f"| total | {judged} | {judged * 1000} ({judged * 768} cached) | {judged * 50} |" in md
+
+    path = tmp_path / "c.jsonl"
+    server = serve(cached)
+    asyncio.run(
+        _grader(server, transport, price=True, cassette=Cassette(path), mode=CacheMode.RECORD).assess(
+            None, TRANSCRIPT
+        )
+    )
+    checks, total = asyncio.run(
+        _grader(server, transport, price=True, cassette=Cassette(path), mode=CacheMode.REPLAY).assess(
+            None, TRANSCRIPT
+        )
+    )
+    assert (total.replayed, total.cached_tokens, total.usd) == (2, 2 * 768, 0.0)
+    assert _note_cost(checks[0])["cached_tokens"] == 768
+
+
 def test_a_configured_price_prices_a_model_litellm_cannot(transport: str, serve: Any, tmp_path: Path) -> None:
     prices = {"input_cost_per_token": 3e-6, "output_cost_per_token": 2e-5}
     lines, md, report = _grade_and_report(tmp_path, serve(_reply), "openai/cost-judge", transport, prices)

@@ -65,7 +65,7 @@ def test_consistent_preference_is_the_winner(serve: Any) -> None:
     assert (result.shown_first.choice, result.shown_second.choice) == ("second", "second")
     assert server.calls == 2
     first_shown = [r["messages"][1]["content"] for r in server.requests]
-    assert sum("Order 7 is cancelled!" in m.split("Conversation B:")[0] for m in first_shown) == 1
+    assert sum("Order 7 is cancelled!" in m.split("Conversation B (block tag")[0] for m in first_shown) == 1
 
 
 def test_position_bias_is_inconsistent_and_has_no_winner(serve: Any) -> None:

@@ -410,3 +410,34 @@ def test_a_bad_transport_in_the_project_configuration_names_the_file_and_line(tm
         load_project_config(project)
     assert info.value.exit_code == 2
     assert f"{project}:3: judge.transport: must be 'auto' or 'litellm' (got 'httpx')" in str(info.value)
+
+
+# ------------------------------------------------------------------ provider prompt-cache reads
+
+
+@pytest.mark.parametrize(
+    ("model", "input_price", "cached_price"),
+    [("openai/gpt-4o-mini", 1.5e-7, 7.5e-8), (ANTHROPIC, 1e-6, 1e-7)],
+    ids=["openai", "anthropic"],
+)
+def test_cached_prompt_tokens_are_recorded_and_priced_at_the_cached_rate(
+    model: str, input_price: float, cached_price: float
+) -> None:
+    """OpenAI's ``prompt_tokens_details.cached_tokens`` and Anthropic's ``cache_read_input_tokens`` are
+    read into ``cached_tokens`` on both transports, and the cost bills those tokens at the cached rate."""
+    script = lambda body, i: Reply(  # noqa: E731
+        content=verdict_reply("pass"), prompt_tokens=2000, completion_tokens=10, cached_tokens=1536
+    )
+    lean, slow, _ = both(script, model)
+    assert lean.error is None
+    assert (lean.prompt_tokens, lean.cached_tokens) == (2000, 1536)
+    output_price = {"openai/gpt-4o-mini": 6e-7, ANTHROPIC: 5e-6}[model]
+    expected = (2000 - 1536) * input_price + 1536 * cached_price + 10 * output_price
+    assert lean.cost == pytest.approx(expected)
+    assert comparable(lean) == comparable(slow)
+
+
+def test_no_cache_report_means_zero_cached_tokens() -> None:
+    lean, slow, _ = both(lambda body, i: Reply(content=verdict_reply("pass")), "openai/gpt-4o-mini")
+    assert lean.cached_tokens == slow.cached_tokens == 0
+    assert lean.cost == pytest.approx(100 * 1.5e-7 + 20 * 6e-7)

@@ -175,9 +175,10 @@ def test_a_judge_quote_is_located_in_the_message_it_quotes(demo: Path) -> None:
     judge = judged["judge"]
     assert judge["criterion"] == "case.response_rubric.0"
     assert judge["model"] == "openai/airdesk-synthetic-judge"
-    assert judge["fingerprint"].startswith("7c2c90acc422")
+    assert judge["fingerprint"].startswith("39b3e198f6d5")
     assert judge["samples"] == ["fail"]
     assert (judge["cost_usd"], judge["cost_unknown_reason"]) == (0.0, None)
+    assert (judge["replayed"], judge["cached_tokens"]) == (1, 0)  # replayed; no prompt-cache read recorded
     assert judged["trust"] == "trusted"
     assert judged["trust_reason"].startswith("calibration record")
 

@@ -364,17 +364,17 @@ Compare two conversations on one criterion and say which satisfies it better.
 Criterion {criterion_id}:
 {criterion_text}
 
-Facts about the task, from its case file:
+Reply with exactly one JSON object and nothing else:
+{{"verdict": <"first", "second" or "tie">, "rationale": <one or two sentences>}}
+
+Facts about the task, from its case file (block tag {nonce}):
 {facts}
 
-The FIRST conversation:
+The FIRST conversation (block tag {nonce}):
 {first}
 
-The SECOND conversation:
-{second}
-
-Reply with exactly one JSON object and nothing else:
-{{"verdict": <"first", "second" or "tie">, "rationale": <one or two sentences>}}"""
+The SECOND conversation (block tag {nonce}):
+{second}"""
 
 _PAIR_OPTIONS: Final = ("first", "second", "tie")
 
@@ -391,9 +391,10 @@ def _pair_messages(criterion: Criterion, first: str, second: str, facts: str) ->
         facts=fence("case_facts", facts, nonce),
         first=fence("first", first, nonce),
         second=fence("second", second, nonce),
+        nonce=nonce,
     )
     return (
-        {"role": "system", "content": SYSTEM_PROMPT.replace("{nonce}", nonce)},
+        {"role": "system", "content": SYSTEM_PROMPT},
         {"role": "user", "content": user},
     )
 

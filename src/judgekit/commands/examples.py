@@ -280,6 +280,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "--judge-model openai/gpt-4o-mini --cascade cascade.json",
         ),
         Example(
+            "Send the judge requests as one provider batch (about half the price), looking every 60 s",
+            f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl "
+            "--judge-model openai/gpt-4o-mini --batch --batch-poll 60",
+        ),
+        Example(
             "Continue an interrupted run",
             f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl --resume",
         ),

@@ -245,6 +245,19 @@ def grade(  # noqa: PLR0917 - typer options
         "the route is in the check's evidence.",
     ),
     fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
+    batch: bool = typer.Option(
+        False,
+        "--batch",
+        help="Send the judge requests as one provider batch (OpenAI-compatible files and batches API; "
+        "about half the price, answered within a day), wait for it, then write the results; the batch is "
+        "recorded in OUT.batch.json, and --resume continues it without submitting again.",
+    ),
+    batch_poll: float | None = typer.Option(
+        None,
+        "--batch-poll",
+        metavar="SECONDS",
+        help="With --batch: seconds between two looks at the batch's status (default: 30).",
+    ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
     holdout: list[str] = typer.Option(
         [],
@@ -280,6 +293,8 @@ def grade(  # noqa: PLR0917 - typer options
     from judgekit.secrets import Redactor
 
     output_format = chosen_format(output_format)
+    if batch_poll is not None and not batch:
+        raise JudgekitError("--batch-poll is the polling interval of --batch: give --batch too", exit_code=2)
     if grounding is not None and grounding not in GROUNDING_MODES:
         raise JudgekitError(
             f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
@@ -391,21 +406,46 @@ def grade(  # noqa: PLR0917 - typer options
         },
     )
     bar = _RichProgress(progress)
+    batch_record: dict[str, Any] | None = None
     try:
-        summary = asyncio.run(
-            run_trials(
-                plan,
-                grader,
-                out=out,
-                state=state,
-                concurrency=concurrency,
-                grading=redactor.data(grading_record),
-                redactor=redactor,
-                progress=bar,
-                fsync=fsync,
-                provenance=provenance,
+        if batch:
+            from judgekit.batch_grading import POLL_DEFAULT_S, grade_in_batch
+
+            batch_run = asyncio.run(
+                grade_in_batch(
+                    plan,
+                    grader,
+                    out=out,
+                    state=state,
+                    resume=resume,
+                    concurrency=concurrency,
+                    grading=redactor.data(grading_record),
+                    redactor=redactor,
+                    progress=bar,
+                    fsync=fsync,
+                    provenance=provenance,
+                    poll_s=batch_poll if batch_poll is not None else POLL_DEFAULT_S,
+                    echo=lambda text: typer.echo(text, err=True),
+                )
             )
-        )
+            summary = batch_run.summary
+            if batch_run.state is not None:
+                batch_record = {**batch_run.state.record(), "state_file": str(batch_run.state_file)}
+        else:
+            summary = asyncio.run(
+                run_trials(
+                    plan,
+                    grader,
+                    out=out,
+                    state=state,
+                    concurrency=concurrency,
+                    grading=redactor.data(grading_record),
+                    redactor=redactor,
+                    progress=bar,
+                    fsync=fsync,
+                    provenance=provenance,
+                )
+            )
     finally:
         grader.close()
     counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
@@ -478,6 +518,7 @@ def grade(  # noqa: PLR0917 - typer options
                 "unpriced_trials": summary.unpriced_trials,
                 "cost_unknown_reason": summary.cost_unknown_reason,
                 "judge": judge,
+                "batch": batch_record,
                 "trials_in_results": run_report.run.trials,
                 "undecided_policy": run_report.undecided_policy,
                 # pass^1 per suite, the figure --fail-under checks (None when undefined)

@@ -460,6 +460,11 @@ class JudgmentCost:
             partial sum).
         unknown_reason: Why ``usd`` is ``None`` (``litellm has no price for model ...``); else ``None``.
         replayed: How many of ``calls`` came from the cassette.
+        cached_tokens: How many of ``prompt_tokens`` the provider read from its prompt cache (billed at
+            its cached rate, which ``usd`` already reflects when litellm prices the model); 0 when the
+            provider reported none (a replayed reply's as recorded).
+        batched: How many of ``calls`` a provider batch answered (``judgekit grade --batch``); their
+            ``usd`` is the batch price. In :meth:`as_data` only when not 0.
     """
 
     calls: int = 0
@@ -468,16 +473,27 @@ class JudgmentCost:
     usd: float | None = 0.0
     unknown_reason: str | None = None
     replayed: int = 0
+    cached_tokens: int = 0
+    batched: int = 0
 
     @classmethod
     def of_call(cls, result: CallResult) -> JudgmentCost:
         """The cost of one call's result (a failed call counts nothing: no reply, no usage)."""
         if result.error is not None:
             return cls()
-        if result.cost is None:
-            reason = result.cost_unknown_reason or "the judge reply has no cost"
-            return cls(1, result.prompt_tokens, result.completion_tokens, None, reason, int(result.cached))
-        return cls(1, result.prompt_tokens, result.completion_tokens, result.cost, None, int(result.cached))
+        reason = (
+            None if result.cost is not None else result.cost_unknown_reason or "the judge reply has no cost"
+        )
+        return cls(
+            1,
+            result.prompt_tokens,
+            result.completion_tokens,
+            result.cost,
+            reason,
+            int(result.cached),
+            result.cached_tokens,
+            int(result.batch_id is not None),
+        )
 
     def as_data(self) -> dict[str, JsonValue]:
         """A JSON-ready copy (the ``cost`` of a judge note's data)."""
@@ -488,6 +504,8 @@ class JudgmentCost:
             "usd": self.usd,
             "unknown_reason": self.unknown_reason,
             "replayed": self.replayed,
+            "cached_tokens": self.cached_tokens,
+            **({"batched": self.batched} if self.batched else {}),
         }
 
 
@@ -501,6 +519,8 @@ def _total_cost(costs: Sequence[JudgmentCost]) -> JudgmentCost:
         usd=None if unknown is not None else sum(c.usd or 0.0 for c in costs),
         unknown_reason=unknown,
         replayed=sum(c.replayed for c in costs),
+        cached_tokens=sum(c.cached_tokens for c in costs),
+        batched=sum(c.batched for c in costs),
     )
 
 

@@ -46,9 +46,9 @@ import socket
 import sys
 import time
 from collections import Counter
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pydantic import Field
 
@@ -69,6 +69,7 @@ __all__ = [
     "JUDGE_TIMEOUT_MAX_S",
     "RETRY_AFTER_MAX_S",
     "RETRY_STATUSES",
+    "BatchAnswers",
     "CallResult",
     "ClientSettings",
     "JudgeClient",
@@ -199,6 +200,9 @@ class CallResult(FrozenModel):
         refusal: The provider's ``message.refusal`` text (API keys masked), or ``None`` when it set none.
         prompt_tokens: Prompt tokens reported (0 when unknown or failed).
         completion_tokens: Completion tokens reported.
+        cached_tokens: How many of ``prompt_tokens`` the provider read from its prompt cache (OpenAI's
+            ``prompt_tokens_details.cached_tokens``, Anthropic's ``cache_read_input_tokens``); 0 when it
+            reported none. A replayed reply's as recorded.
         cost: Cost in USD of this call (0.0 for a cassette hit: a replayed reply costs nothing now);
             ``None`` when the model has no price.
         cost_unknown_reason: Why ``cost`` is ``None`` for a reply the provider sent (litellm has no price
@@ -208,6 +212,8 @@ class CallResult(FrozenModel):
         error: ``None`` on success; else ``provider_error``, ``budget_exhausted`` or ``cassette_miss``.
         error_detail: What went wrong, for people (never contains an API key).
         latency_s: Wall seconds spent on the call, including retries and backoff.
+        batch_id: The provider batch that answered this request (``judgekit grade --batch``): ``cost`` is
+            then its batch price; ``None`` for a direct call or a cassette hit.
     """
 
     content: str | None = None
@@ -215,6 +221,7 @@ class CallResult(FrozenModel):
     refusal: str | None = None
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     cost: float | None = None
     cost_unknown_reason: str | None = None
     cached: bool = False
@@ -222,6 +229,20 @@ class CallResult(FrozenModel):
     error: str | None = None
     error_detail: str = ""
     latency_s: float = 0.0
+    batch_id: str | None = None
+
+
+class BatchAnswers(Protocol):
+    """Answers a client's requests from a provider batch instead of calling the provider.
+
+    Set on :attr:`JudgeClient.batch` by :mod:`judgekit.judges.batch`: while collecting, it keeps each
+    request and answers none; once the batch is done, it gives each request the batch's answer (through
+    :meth:`JudgeClient.batch_reply`) or the batch's failure (:meth:`JudgeClient.batch_failure`).
+    """
+
+    def answer(self, client: JudgeClient, key: str, request: Mapping[str, Any], *, item: str) -> CallResult:
+        """The result for one request (``key`` is its :func:`~judgekit.judges.cache.request_key`)."""
+        ...
 
 
 @dataclass
@@ -236,6 +257,7 @@ class UsageSummary:
         errors: Failed requests by reason.
         prompt_tokens: Total prompt tokens of provider replies.
         completion_tokens: Total completion tokens of provider replies.
+        cached_tokens: How many of ``prompt_tokens`` the provider read from its prompt cache.
         cost: Total cost in USD of priced provider replies.
         unpriced: Provider replies whose cost is unknown (not counted in ``cost``).
     """
@@ -247,6 +269,7 @@ class UsageSummary:
     errors: Counter[str] = field(default_factory=Counter)
     prompt_tokens: int = 0
     completion_tokens: int = 0
+    cached_tokens: int = 0
     cost: float = 0.0
     unpriced: int = 0
 
@@ -260,6 +283,7 @@ class UsageSummary:
             "errors": dict(self.errors),
             "prompt_tokens": self.prompt_tokens,
             "completion_tokens": self.completion_tokens,
+            "cached_tokens": self.cached_tokens,
             "cost": self.cost,
             "unpriced": self.unpriced,
         }
@@ -406,6 +430,8 @@ class JudgeClient:
         self.lean_calls = 0
         """HTTP attempts sent over the lean transport (the rest went through ``litellm.acompletion``)."""
         self.supports_schema = False
+        self.batch: BatchAnswers | None = None
+        """Where requests are answered instead of the provider (``judgekit grade --batch``), or ``None``."""
         if self.mode is not CacheMode.OFF and cassette is None:
             raise JudgekitError(
                 f"cache mode {self.mode.value!r} needs a cassette file; pass one or use mode 'off'"
@@ -601,6 +627,7 @@ class JudgeClient:
                     refusal=hit.get("refusal") if isinstance(hit.get("refusal"), str) else None,
                     prompt_tokens=int(hit.get("prompt_tokens") or 0),
                     completion_tokens=int(hit.get("completion_tokens") or 0),
+                    cached_tokens=int(hit.get("cached_tokens") or 0),
                     cost=0.0,
                     cached=True,
                 )
@@ -619,7 +646,10 @@ class JudgeClient:
         future: asyncio.Future[CallResult] = asyncio.get_running_loop().create_future()
         self._inflight[key] = future
         try:
-            result = await self._call(request, item=item)
+            if self.batch is not None:
+                result = self.batch.answer(self, key, request, item=item)
+            else:
+                result = await self._call(request, item=item)
             if result.error is None and self.mode is CacheMode.RECORD and self.cassette is not None:
                 self.cassette.put(
                     key,
@@ -631,6 +661,7 @@ class JudgeClient:
                         "completion_tokens": result.completion_tokens,
                         "cost": result.cost,
                         **({"refusal": result.refusal} if result.refusal is not None else {}),
+                        **({"cached_tokens": result.cached_tokens} if result.cached_tokens else {}),
                     },
                     secrets=self._secrets(),
                 )
@@ -748,7 +779,31 @@ class JudgeClient:
             latency_s=time.perf_counter() - started,
         )
 
-    def _success(self, completion: Completion, attempts: int, started: float) -> CallResult:
+    def batch_reply(
+        self, completion: Completion, *, batch_id: str, price: Callable[[Completion], float | None]
+    ) -> CallResult:
+        """A request's answer from a provider batch, read exactly as a direct reply is.
+
+        Args:
+            completion: The reply the batch gave (its output file's response body).
+            batch_id: The batch's id, recorded in the result.
+            price: The batch price of a reply in US dollars, or ``None`` when it is unknown.
+        """
+        return self._success(completion, 0, time.perf_counter(), price=price, batch_id=batch_id)
+
+    def batch_failure(self, detail: str) -> CallResult:
+        """A request the provider batch did not answer: a ``provider_error`` saying why (``detail``)."""
+        return self._provider_error(detail, 0, time.perf_counter())
+
+    def _success(
+        self,
+        completion: Completion,
+        attempts: int,
+        started: float,
+        *,
+        price: Callable[[Completion], float | None] | None = None,
+        batch_id: str | None = None,
+    ) -> CallResult:
         content = completion.content
         if content:
             for secret in self._secrets():
@@ -763,11 +818,12 @@ class JudgeClient:
                 refusal = refusal.replace(secret, REDACTED)
         prompt_tokens = completion.prompt_tokens
         completion_tokens = completion.completion_tokens
-        cost = self._cost(completion)
+        cost = self._cost(completion) if price is None else price(completion)
         unknown_reason = None if cost is not None else self.unpriced_reason()
         self.usage.completed += 1
         self.usage.prompt_tokens += prompt_tokens
         self.usage.completion_tokens += completion_tokens
+        self.usage.cached_tokens += completion.cache_read_tokens
         if cost is None:
             self.usage.unpriced += 1
         else:
@@ -778,10 +834,12 @@ class JudgeClient:
             refusal=refusal,
             prompt_tokens=prompt_tokens,
             completion_tokens=completion_tokens,
+            cached_tokens=completion.cache_read_tokens,
             cost=cost,
             cost_unknown_reason=unknown_reason,
             attempts=attempts,
             latency_s=time.perf_counter() - started,
+            batch_id=batch_id,
         )
 
     def unpriced_reason(self) -> str:

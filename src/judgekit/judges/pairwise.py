@@ -42,22 +42,22 @@ Compare two conversations, A and B, on one criterion and say which satisfies it 
 Criterion {criterion_id} (dimension: {dimension}):
 {criterion_text}
 
-Facts about the task, from its case file:
-{case_facts}
-
-Conversation A:
-{first}
-
-Conversation B:
-{second}
-
 Answer "A" or "B" for the conversation that satisfies the criterion better, "tie" when they satisfy it \
 equally well (or equally badly), or "insufficient_information" when the data blocks lack what the \
 criterion needs. The order in which the conversations are shown says nothing about their quality.
 
 Reply with exactly one JSON object and nothing else:
 {{"preferred": <one of "A", "B", "tie", "insufficient_information">, "evidence": [<up to 3 short quotes \
-copied exactly from the data blocks>], "rationale": <one or two sentences>}}"""
+copied exactly from the data blocks>], "rationale": <one or two sentences>}}
+
+Facts about the task, from its case file (block tag {nonce}):
+{case_facts}
+
+Conversation A (block tag {nonce}):
+{first}
+
+Conversation B (block tag {nonce}):
+{second}"""
 
 _OPTIONS = {"a": "A", "b": "B", "tie": "tie", "insufficient_information": "insufficient_information"}
 
@@ -173,9 +173,10 @@ class PairwiseJudge:
             case_facts=fence("case_facts", facts, nonce),
             first=fence("conversation_a", a, nonce),
             second=fence("conversation_b", b, nonce),
+            nonce=nonce,
         )
         return (
-            {"role": "system", "content": SYSTEM_PROMPT.replace("{nonce}", nonce)},
+            {"role": "system", "content": SYSTEM_PROMPT},
             {"role": "user", "content": user},
         )
 

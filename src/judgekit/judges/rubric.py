@@ -67,6 +67,7 @@ TEMPLATE_VARIABLES = frozenset(
         "insufficient_guidance",
         "output_instructions",
         "nonce",
+        "case_facts_nonce",
         "max_quotes",
     }
 )
@@ -280,6 +281,7 @@ def _trial_render(env: LimitedSandbox, template: str) -> str | None:
             insufficient_guidance="Answer insufficient_information when the transcript cannot decide it.",
             output_instructions='Reply with exactly one JSON object: {"verdict": ...}',
             nonce="0123456789abcdef",
+            case_facts_nonce="fedcba9876543210",
             max_quotes=3,
         )
     except JudgekitError as exc:

@@ -73,7 +73,10 @@ class Completion:
             counts them).
         completion_tokens: Completion tokens reported.
         cache_creation_tokens: Anthropic prompt-cache write tokens (0 elsewhere), priced separately.
-        cache_read_tokens: Anthropic prompt-cache read tokens (0 elsewhere).
+        cache_read_tokens: Prompt tokens the provider read from its prompt cache, included in
+            ``prompt_tokens`` and priced at the provider's cached rate: OpenAI's
+            ``usage.prompt_tokens_details.cached_tokens``, Anthropic's ``cache_read_input_tokens``; 0 when
+            the provider reported none.
         response: The litellm ``ModelResponse`` when litellm answered (its cost is read from it);
             ``None`` on the lean path.
     """
@@ -112,14 +115,22 @@ def completion_from_litellm(response: Any) -> Completion:
     if content is not None and not isinstance(content, str):
         raise TypeError(f"message content is {type(content).__name__}, not text")
     usage = getattr(response, "usage", None)
+    details = getattr(usage, "prompt_tokens_details", None)
+    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None)
     return Completion(
         content=content,
         refusal=getattr(choice.message, "refusal", None),
         finish_reason=getattr(choice, "finish_reason", None),
         prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
         completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
+        cache_read_tokens=_count(cached),
         response=response,
     )
+
+
+def _count(value: Any) -> int:
+    """A token count a provider reported: a non-negative integer, else 0 (absent, null or malformed)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 @dataclass(frozen=True)
@@ -489,12 +500,14 @@ class LeanTransport:
         if content is not None and not isinstance(content, str):
             raise TypeError(f"message content is {type(content).__name__}, not text")
         usage = payload.get("usage") or {}
+        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
         return Completion(
             content=content,
             refusal=message.get("refusal"),
             finish_reason=self._finish(choice.get("finish_reason")),
             prompt_tokens=int(usage.get("prompt_tokens") or 0),
             completion_tokens=int(usage.get("completion_tokens") or 0),
+            cache_read_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
         )
 
     def _read_anthropic(self, payload: Any) -> Completion:

@@ -6,7 +6,7 @@ from collections.abc import Iterable, Sequence
 
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_compare import Comparison
-from judgekit.reports.run_model import GroupSummary, Interval, KPoint, RunReport, UndecidedCase
+from judgekit.reports.run_model import CostRow, GroupSummary, Interval, KPoint, RunReport, UndecidedCase
 from judgekit.stats import UndecidedPolicy
 from judgekit.verdict import Verdict
 
@@ -499,23 +499,50 @@ def fmt_usd(usd: float | None, unpriced: int) -> str:
     return f"unknown ({unpriced} unpriced)" if usd is None or unpriced else f"${usd:.6f}"
 
 
+def tokens_in(row: CostRow) -> str:
+    """A cost row's prompt tokens, with how many the provider read from its prompt cache when it said.
+
+    Examples:
+        >>> tokens_in(CostRow(key="run", prompt_tokens=1200))
+        '1200'
+        >>> tokens_in(CostRow(key="run", prompt_tokens=1200, cached_tokens=1024))
+        '1200 (1024 cached)'
+    """
+    return (
+        f"{row.prompt_tokens} ({row.cached_tokens} cached)" if row.cached_tokens else str(row.prompt_tokens)
+    )
+
+
+def _cache_text(total: CostRow | None) -> str:
+    """``; 1024 of 1200 prompt tokens (85%) read from the provider's prompt cache``, or ``""``."""
+    if total is None or not total.cached_tokens or not total.prompt_tokens:
+        return ""
+    share = 100 * total.cached_tokens / total.prompt_tokens
+    return (
+        f"; {total.cached_tokens} of {total.prompt_tokens} prompt tokens ({share:.0f}%) read from the "
+        "provider's prompt cache"
+    )
+
+
 def run_cost_text(report: RunReport) -> str:
     """The run's judge cost line: dollars, or unknown with how many trials and why."""
     run = report.run
     total = report.cost.run if report.cost is not None else None
     if not run.cost_unpriced_trials and (total is None or not total.unpriced):
-        return f"${run.cost_usd or 0.0:.6f}" + (
-            f" ({total.judgments} judgments, {total.replayed} replies replayed)"
-            if total is not None and total.replayed
-            else ""
+        detail = (
+            [f"{total.judgments} judgments, {total.replayed} replies replayed"]
+            if total and total.replayed
+            else []
         )
+        cache = _cache_text(total)
+        return f"${run.cost_usd or 0.0:.6f}" + (f" ({'; '.join(detail)})" if detail else "") + cache
     unpriced = total.unpriced if total is not None else 0
     reason = (report.cost.unknown_reason if report.cost is not None else None) or run.cost_unknown_reason
     judgments = total.judgments if total is not None else 0
     priced = f"; ${run.cost_usd or 0.0:.6f} for the priced ones" if unpriced < judgments else ""
     return (
         f"unknown ({unpriced} of {judgments} judgments unpriced, in "
-        f"{run.cost_unpriced_trials} of {run.trials} trials: {reason}){priced}"
+        f"{run.cost_unpriced_trials} of {run.trials} trials: {reason}){priced}{_cache_text(total)}"
     )
 
 
@@ -529,7 +556,7 @@ def cost_rows(report: RunReport, by: str) -> list[list[str]]:
         return []
     rows = report.cost.cases if by == "case" else report.cost.criteria
     return [
-        [r.key, str(r.judgments), str(r.prompt_tokens), str(r.completion_tokens), fmt_usd(r.usd, r.unpriced)]
+        [r.key, str(r.judgments), tokens_in(r), str(r.completion_tokens), fmt_usd(r.usd, r.unpriced)]
         for r in (*rows, report.cost.run.model_copy(update={"key": "total"}))
     ]
 

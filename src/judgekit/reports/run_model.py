@@ -386,6 +386,8 @@ class CostRow(FrozenModel):
         known_usd: The cost of the priced judgments only (equal to ``usd`` when none is unpriced).
         unpriced: Judgments whose cost is unknown.
         replayed: Judge replies replayed from the cassette (they cost nothing now).
+        cached_tokens: How many of ``prompt_tokens`` the provider read from its prompt cache (0 when it
+            reported none, and for lines written before judgekit recorded them).
     """
 
     key: str
@@ -396,6 +398,7 @@ class CostRow(FrozenModel):
     known_usd: float = 0.0
     unpriced: int = 0
     replayed: int = 0
+    cached_tokens: int = 0
 
 
 class CostSummary(FrozenModel):
@@ -443,9 +446,10 @@ class CostTally:
                 float(usd) if priced else 0.0,  # type: ignore[arg-type]
                 0.0 if priced else 1.0,
                 float(_int(cost.get("replayed"))),
+                float(_int(cost.get("cached_tokens"))),
             ]
             for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
-                total = self.acc.setdefault(key, [0.0] * 6)
+                total = self.acc.setdefault(key, [0.0] * 7)
                 for i, value in enumerate(row):
                     total[i] += value
 
@@ -466,6 +470,7 @@ class CostTally:
                 known_usd=t[3],
                 unpriced=unpriced,
                 replayed=int(t[5]),
+                cached_tokens=int(t[6]),
             )
 
         return CostSummary(

@@ -364,6 +364,7 @@ def _check_detail(check: CheckResult, lookup: TranscriptLookup, judge_model: str
                 "prompt_tokens": cost.get("prompt_tokens") if isinstance(cost, dict) else None,
                 "completion_tokens": cost.get("completion_tokens") if isinstance(cost, dict) else None,
                 "replayed": cost.get("replayed") if isinstance(cost, dict) else None,
+                "cached_tokens": cost.get("cached_tokens") if isinstance(cost, dict) else None,
             }
         elif data is not None and isinstance(data.get("cascade"), dict):
             item["route"] = _pretty(data["cascade"])  # the judge cascade's route: stages tried, who decided

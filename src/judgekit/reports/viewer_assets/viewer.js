@@ -55,7 +55,10 @@
   function judgmentCost(j) {
     var text = costText(j.cost_usd, j.cost_unknown_reason);
     var parts = [];
-    if (typeof j.prompt_tokens === "number") parts.push(j.prompt_tokens + " tokens in, " + (j.completion_tokens || 0) + " out");
+    if (typeof j.prompt_tokens === "number") {
+      var cached = j.cached_tokens ? " (" + j.cached_tokens + " read from the provider's prompt cache)" : "";
+      parts.push(j.prompt_tokens + " tokens in" + cached + ", " + (j.completion_tokens || 0) + " out");
+    }
     if (j.replayed) parts.push(j.replayed + " of " + (j.calls || j.replayed) + " replies replayed from the cassette");
     return parts.length ? text + " (" + parts.join("; ") + ")" : text;
   }

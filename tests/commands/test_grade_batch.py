@@ -1,0 +1,314 @@
+"""``judgekit grade --batch`` end to end against the loopback files and batches server (real HTTP).
+
+Real files on disk throughout.
+
+The happy path gives a live run's verdicts; kill -9 while polling and ``--resume`` upload and submit once;
+a failed batch and a partly failed one; the batch id in every line; one test per refusal.
+"""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from judgekit.cli import main
+from judgekit.results import read_results
+
+REPO = Path(__file__).resolve().parents[2]
+AIRDESK = REPO / "examples" / "airdesk"
+RUNS = AIRDESK / "runs"
+sys.path.insert(0, str(REPO / "tests"))
+
+from judges.server import JudgeServer, Reply, verdict_reply  # noqa: E402
+
+pytestmark = pytest.mark.skipif(not (RUNS / "agent-v1.jsonl").is_file(), reason="airdesk example not present")
+
+MODEL = "openai/gpt-4o-mini"
+"""A model litellm prices for batches: input 7.5e-08, output 3e-07 USD per token."""
+
+BATCH_COST_PER_CALL = 100 * 7.5e-08 + 20 * 3e-07
+"""The batch price of one scripted reply (100 prompt tokens, 20 completion tokens)."""
+
+TRIALS = 3
+
+
+def _verdict(body: dict, index: int) -> Reply:
+    """The same answer for the same request, live or batched: pass or fail by the prompt's length."""
+    text = json.dumps(body.get("messages"), sort_keys=True)
+    return Reply(content=verdict_reply("pass" if len(text) % 2 else "fail"))
+
+
+@pytest.fixture
+def server() -> Iterator[JudgeServer]:
+    judge = JudgeServer(_verdict).start()
+    yield judge
+    judge.stop()
+
+
+@pytest.fixture
+def run(tmp_path: Path, server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
+    """A few airdesk trials (state paths absolute), a run configuration naming the server, a key."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-batch-test-0123456789abcdef")
+    monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
+    rows = [json.loads(line) for line in (RUNS / "agent-v1.jsonl").read_text().splitlines() if line.strip()]
+    for row in rows:
+        for key in ("initial_state", "final_state"):
+            value = row.get(key)
+            if isinstance(value, str):
+                row[key] = str((RUNS / value).resolve())
+            elif isinstance(value, dict) and isinstance(value.get("path"), str):
+                row[key] = {**value, "path": str((RUNS / value["path"]).resolve())}
+    transcripts = tmp_path / "t.jsonl"
+    transcripts.write_text("".join(json.dumps(r) + "\n" for r in rows[:TRIALS]))
+    config = tmp_path / "run.yaml"
+    config.write_text(json.dumps({"judge": {"api_base": server.api_base, "rubric": "honest-reporting"}}))
+    return {"transcripts": transcripts, "config": config, "dir": tmp_path}
+
+
+def _grade(run: dict[str, Path], out: Path, *extra: object, model: str = MODEL) -> list[str]:
+    return [
+        "grade",
+        "--cases",
+        str(AIRDESK),
+        "--transcripts",
+        str(run["transcripts"]),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--judge-model",
+        model,
+        "--config",
+        str(run["config"]),
+        *(str(e) for e in extra),
+    ]
+
+
+def _verdicts(path: Path) -> dict:
+    return {
+        line.key: (line.verdict, [(c.check_id, c.verdict) for c in line.checks])
+        for line in read_results(path).lines
+    }
+
+
+def _judge_costs(path: Path) -> list[dict]:
+    return [
+        e.data["cost"]
+        for line in read_results(path).lines
+        for c in line.checks
+        for e in c.evidence
+        if e.kind == "note" and isinstance(e.data, dict) and "cost" in e.data
+    ]
+
+
+def test_a_batch_gives_the_verdicts_of_a_live_run_at_the_batch_price(run, server, capsys):
+    live = run["dir"] / "live.jsonl"
+    assert main(_grade(run, live)) == 0, capsys.readouterr().err
+    direct_calls = server.calls
+    assert direct_calls > 0
+    batched = run["dir"] / "batched.jsonl"
+    assert main(_grade(run, batched, "--batch", "--batch-poll", "0.05")) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "batch batch_1: submitted" in err
+    assert server.calls == direct_calls  # no direct judge call in batch mode
+    assert (server.uploads, server.batches_created) == (1, 1)
+    assert _verdicts(batched) == _verdicts(live)
+    lines = read_results(batched).lines
+    assert len(lines) == TRIALS
+    assert all(line.grading["batch"]["batch_id"] == "batch_1" for line in lines)
+    assert all(line.grading["batch"]["input_file_id"] == "file-1" for line in lines)
+    costs = _judge_costs(batched)
+    assert costs
+    assert all(c["batched"] == c["calls"] == 1 for c in costs)
+    assert all(c["usd"] == pytest.approx(BATCH_COST_PER_CALL) for c in costs)
+    assert "input_cost_per_token_batches" in lines[0].grading["batch"]["price"]
+    state = json.loads((run["dir"] / "batched.jsonl.batch.json").read_text())
+    assert state["status"] == "merged"
+    assert state["batch_id"] == "batch_1"
+    assert "sk-batch-test" not in (run["dir"] / "batched.jsonl.batch.json").read_text()
+    assert state["requests"] == len((run["dir"] / "batched.jsonl.batch-input.jsonl").read_text().splitlines())
+
+
+def test_the_json_summary_names_the_batch(run, server, capsys):
+    out = run["dir"] / "r.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05", "--format", "json")) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["batch"]["batch_id"] == "batch_1"
+    assert doc["batch"]["state_file"] == str(out) + ".batch.json"
+
+
+def test_kill_9_while_polling_then_resume_uploads_and_submits_once(run, server, capsys):
+    server.batch_hold = True
+    out = run["dir"] / "killed.jsonl"
+    state = Path(str(out) + ".batch.json")
+    cmd = [sys.executable, "-m", "judgekit.cli", *_grade(run, out, "--batch", "--batch-poll", "0.05")]
+    proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=os.environ.copy())
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        if server.batch_polls >= 3 and state.exists() and json.loads(state.read_text()).get("batch_id"):
+            break
+        if proc.poll() is not None:
+            pytest.fail(f"grading ended before it could be killed: {proc.communicate()}")
+        time.sleep(0.02)
+    else:
+        proc.kill()
+        pytest.fail("the batch was never polled")
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL
+    assert json.loads(state.read_text())["status"] == "in_progress"
+    assert not out.exists() or out.read_text() == ""
+    server.batch_hold = False
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05", "--resume")) == 0, capsys.readouterr().err
+    assert (server.uploads, server.batches_created) == (1, 1)
+    assert server.calls == 0
+    assert len(read_results(out).lines) == TRIALS
+    # once merged, --resume again reads the same batch and grades nothing twice
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05", "--resume")) == 0
+    assert (server.uploads, server.batches_created) == (1, 1)
+    assert len(read_results(out).lines) == TRIALS
+
+
+def test_a_failed_batch_is_an_error_and_resume_says_what_to_do(run, server, capsys):
+    server.batch_outcome = "failed"
+    out = run["dir"] / "failed.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05")) == 1
+    err = capsys.readouterr().err
+    assert "error: batch batch_1 failed (scripted batch failure (input line 1))" in err
+    assert "Nothing was merged: remove" in err
+    assert json.loads(Path(str(out) + ".batch.json").read_text())["status"] == "failed"
+    assert not out.exists() or out.read_text() == ""
+    assert main(_grade(run, out, "--batch", "--resume")) == 1
+    err = capsys.readouterr().err
+    assert "error: batch batch_1 failed" in err
+    assert "to submit a new batch (it is billed again)" in err
+    assert server.batches_created == 1
+
+
+def test_an_expired_batch_is_an_error(run, server, capsys):
+    server.batch_outcome = "expired"
+    out = run["dir"] / "expired.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05")) == 1
+    assert "error: batch batch_1 expired (the provider gave no reason)" in capsys.readouterr().err
+
+
+def test_requests_a_batch_failed_are_judge_errors_never_passes(run, server, capsys):
+    def script(body: dict, index: int) -> Reply:
+        return Reply(status=400) if index % 2 == 0 else _verdict(body, index)
+
+    server.script = script
+    server.batch_drop = {1}
+    out = run["dir"] / "partly.jsonl"
+    # the judge's verdicts counted, so that a failed request passing silently would show
+    args = _grade(run, out, "--batch", "--batch-poll", "0.05", "--untrusted", "count")
+    assert main(args) == 0, capsys.readouterr().err
+    assert "completed (6/14 done, 7 failed)" in capsys.readouterr().err
+    lines = read_results(out).lines
+    checks = [c for line in lines for c in line.checks if c.layer == "rubric"]
+    failed = [c for c in checks if "failed this request: HTTP 400: scripted 400 (error file" in c.reason]
+    missing = [c for c in checks if "returned no answer for this request" in c.reason]
+    assert failed
+    assert missing
+    for check in failed + missing:
+        assert check.verdict.value == "error"
+        assert check.reason.startswith("provider_error: ")
+        assert "batch batch_1" in check.reason
+    # a gate the batch failed never lets its trial pass (error, or fail when another gate failed); a
+    # scored criterion is left unscored, as after a live provider error
+    hit = [line for line in lines if any(c.gate and c in line.checks for c in failed + missing)]
+    assert hit
+    assert all(line.verdict.value != "pass" for line in hit)
+    assert any(line.verdict.value == "error" for line in hit)
+    assert all(c.score is None for c in failed + missing)
+
+
+# --------------------------------------------------------------------------- refusals (exit 2)
+
+
+def _refused(args: list[str], capsys: pytest.CaptureFixture[str]) -> str:
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    return err
+
+
+def test_batch_refuses_replay_mode(run, server, capsys):
+    cassette = run["dir"] / "cassette.jsonl"
+    cassette.write_text("")
+    args = _grade(run, run["dir"] / "o.jsonl", "--batch", "--cassette", cassette, "--cache-mode", "replay")
+    assert (
+        "error: --batch sends the judge requests to the provider and --cache-mode replay never calls it"
+        in (_refused(args, capsys))
+    )
+
+
+def test_batch_refuses_a_cost_budget(run, server, capsys):
+    args = _grade(run, run["dir"] / "o.jsonl", "--batch", "--max-cost", "1")
+    assert "cannot stop it half way: drop the budget, or grade without --batch" in _refused(args, capsys)
+
+
+def test_batch_refuses_a_provider_litellm_does_not_batch(run, server, capsys, monkeypatch):
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-batch-test-0123456789")
+    args = _grade(run, run["dir"] / "o.jsonl", "--batch", model="anthropic/claude-3-5-haiku-latest")
+    err = _refused(args, capsys)
+    assert (
+        "(provider anthropic) cannot be batched: judgekit batches through litellm's OpenAI-compatible" in err
+    )
+
+
+def test_batch_refuses_a_model_whose_parameters_litellm_rewrites(run, server, capsys):
+    args = _grade(run, run["dir"] / "o.jsonl", "--batch", model="openai/o3-mini")
+    assert "litellm rewrites its parameters for the provider" in _refused(args, capsys)
+
+
+def test_batch_refuses_a_run_without_a_judge(run, server, capsys):
+    args = ["grade", "--cases", AIRDESK, "--transcripts", run["transcripts"], "--out", run["dir"] / "o.jsonl"]
+    err = _refused([str(a) for a in [*args, "--batch", "--no-progress"]], capsys)
+    assert "and this run has no judge: give --judge-model too" in err
+
+
+def test_batch_poll_needs_batch(run, server, capsys):
+    args = _grade(run, run["dir"] / "o.jsonl", "--batch-poll", "5")
+    assert "error: --batch-poll is the polling interval of --batch: give --batch too" in _refused(
+        args, capsys
+    )
+
+
+def test_batch_poll_must_be_positive(run, server, capsys):
+    args = _grade(run, run["dir"] / "o.jsonl", "--batch", "--batch-poll", "0")
+    assert "error: --batch-poll must be more than 0 seconds (got 0)" in _refused(args, capsys)
+    assert server.uploads == 0
+
+
+def test_a_batch_state_is_not_overwritten_without_resume(run, server, capsys):
+    out = run["dir"] / "o.jsonl"
+    server.batch_hold = True
+    Path(str(out) + ".batch.json").write_text(
+        json.dumps({"model": MODEL, "provider": "openai", "api_base": server.api_base, "batch_id": "batch_9"})
+    )
+    err = _refused(_grade(run, out, "--batch"), capsys)
+    assert "this --out already has a batch (batch_9, collected); pass --resume to continue it" in err
+
+
+def test_a_batch_state_of_another_judge_is_refused(run, server, capsys):
+    out = run["dir"] / "o.jsonl"
+    Path(str(out) + ".batch.json").write_text(
+        json.dumps(
+            {"model": "openai/gpt-4o", "provider": "openai", "api_base": server.api_base, "batch_id": "b"}
+        )
+    )
+    err = _refused(_grade(run, out, "--batch", "--resume"), capsys)
+    assert "batch b was made for judge openai/gpt-4o at" in err
+    assert "grade with the same judge" in err
+
+
+def test_a_batch_state_file_that_is_not_one_is_refused(run, server, capsys):
+    out = run["dir"] / "o.jsonl"
+    Path(str(out) + ".batch.json").write_text(json.dumps({"provider": "openai"}))
+    err = _refused(_grade(run, out, "--batch", "--resume"), capsys)
+    assert ".batch.json: field model: Field required; restore the file or remove it" in err
