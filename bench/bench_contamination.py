@@ -16,7 +16,7 @@ What one run measures, per shape, on the same file:
 1. **Recall per planted kind** and **false alarms** (findings at clean lines, or naming the wrong case).
    The clean records are hard: every system prompt is the template text all cases share (the frequency
    guard must drop it), some messages quote the template, and 5% of user messages quote 8 to 11
-   consecutive tokens of a case text (under a 13-token shingle).
+   consecutive tokens of a case text (fewer than the 13 in a row that make the least evidence of a leak).
 2. **Throughput** in MB per CPU-second (MB/s per core) of judgekit (1 process, and 2 processes on the
    ``project`` shape), next to the ceilings measured in the same run: reading the file alone, reading +
    ``json.loads`` of every line, + ``orjson.loads``, + ``jiter``, + msgspec decoding only the scanned
@@ -581,8 +581,12 @@ def main() -> None:
     index_path = tmp / "golden.jkc"
     write_index(index, index_path, key)
     st = index.stats
+    from judgekit.contamination.scan import HIT_WINDOW_TOKENS, min_shingle_hits
+
     print(
-        f"index: {st['cases']} cases, {st['shingle_entries']} shingle entries "
+        f"index: {index.shingle_size}-token shingles (a leak needs {min_shingle_hits(index.shingle_size)} "
+        f"distinct ones of a case text within {HIT_WINDOW_TOKENS} tokens of a record), "
+        f"{st['cases']} cases, {st['shingle_entries']} shingle entries "
         f"({st['shingle_entries_dropped_shared']} dropped as shared: the template), "
         f"{st['text_entries']} whole "
         f"texts, {index_path.stat().st_size / 1e6:.1f} MB"

@@ -10,6 +10,7 @@ import pytest
 
 from contamination.conftest import CLEAN_TEXTS, DENVER, KEY_BYTES, OPENING, OTHER_KEY_BYTES, chat
 from judgekit.cli import main
+from judgekit.contamination.index import DEFAULT_SHINGLE_SIZE
 
 CASE_A = f"""id: gs-031
 input: "{OPENING}"
@@ -340,7 +341,7 @@ def test_index_and_canary_of_the_bundled_set_as_json(
     assert isinstance(stats, dict)
     assert stats["cases"] == len(load_case_set([AIRDESK]).cases)
     assert stats["shingle_entries"] > 0
-    assert doc["shingle_size"] == 13
+    assert doc["shingle_size"] == DEFAULT_SHINGLE_SIZE == 7
     assert doc["problems"] == []
     assert doc["written"] == [{"path": str(out), "what": "contamination_index"}]
     canary_argv = ["contamination", "canary", "--key-file", str(key), "--set-name", "airdesk"]

@@ -226,10 +226,26 @@ def test_future_format_version_is_refused(tmp_path: Path) -> None:
     path = tmp_path / "i.jkc"
     write_index(build_index(CASES, key), path, key)
     data = bytearray(path.read_bytes())
-    data[8:12] = (3).to_bytes(4, "little")
+    data[8:12] = (4).to_bytes(4, "little")
     path.write_bytes(bytes(data))
-    with pytest.raises(JudgekitError, match="format version 3; this judgekit reads version 2"):
+    with pytest.raises(JudgekitError, match="format version 4; this judgekit reads version 3"):
         read_index(path, key)
+
+
+def test_version_2_index_is_refused_with_a_request_to_rebuild(tmp_path: Path) -> None:
+    # A genuine version 2 file: the same layout, the version in the preamble and the header, and a MAC
+    # that verifies with the key. It is refused before use, not scanned with 13-token shingles.
+    key = key_from_bytes(KEY_BYTES)
+    path = tmp_path / "i.jkc"
+    write_index(build_index(CASES, key, IndexOptions(shingle_size=13)), path, key)
+    data = bytearray(path.read_bytes()[: -ix.MAC_BYTES])
+    data[8:12] = (2).to_bytes(4, "little")
+    data = bytearray(bytes(data).replace(b'"format_version":3', b'"format_version":2', 1))
+    path.write_bytes(bytes(data) + ix.index_mac(key, bytes(data)))
+    with pytest.raises(JudgekitError, match="format version 2, written by an earlier judgekit") as err:
+        read_index(path, key)
+    assert err.value.message.endswith("rebuild it with `judgekit contamination index`")
+    assert err.value.exit_code == 2
 
 
 def test_short_key_is_refused(tmp_path: Path) -> None:

@@ -16,8 +16,14 @@ from judgekit.contamination.index import (
     token_spans,
     token_values,
 )
-from judgekit.contamination.kernels import Workspace, spans_and_values, window_candidates
-from judgekit.contamination.normalise import fold_many
+from judgekit.contamination.kernels import (
+    Workspace,
+    fold_spans_and_values,
+    scan_buffer,
+    spans_and_values,
+    window_candidates,
+)
+from judgekit.contamination.normalise import ASCII_FOLD_TABLE, fold_many
 
 KEY = key_from_bytes(KEY_BYTES)
 
@@ -141,3 +147,55 @@ print(json.dumps([kernels.COMPILED, spans.starts.tolist(), values.tolist(), pref
     assert runs["compiled"][0] is True
     assert runs["blocked"][1:] == runs["compiled"][1:]
     assert runs["blocked"][4], "some windows are candidates"
+
+
+_ascii_text = st.lists(
+    st.one_of(
+        st.text(alphabet=st.characters(min_codepoint=2, max_codepoint=127), max_size=12),
+        st.sampled_from(["Charged TWICE", "a" * 9, "b" * 17, "\r\n", "\x0b", "\x1c", " -- ", "_x_"]),
+    ),
+    max_size=30,
+).map("".join)
+
+
+@settings(max_examples=150, deadline=None)
+@given(texts=st.lists(_ascii_text, min_size=1, max_size=8))
+def test_kernel_folds_ascii_texts_as_fold_many_does(texts: list[str]) -> None:
+    raw = np.frombuffer("\x01".join(texts).encode("ascii"), dtype=np.uint8)
+    table = np.frombuffer(ASCII_FOLD_TABLE, dtype=np.uint8)
+    expected = np.frombuffer(fold_many(texts), dtype=np.uint8)
+    folded, spans, values, prefix = fold_spans_and_values(raw, table, KEY, Workspace())
+    assert folded.tobytes() == expected.tobytes()
+    ref_spans, ref_values, ref_prefix = _reference(expected)
+    for name in ("starts", "ends", "text_first", "line_first"):
+        assert np.array_equal(getattr(spans, name), getattr(ref_spans, name)), name
+    assert np.array_equal(values, ref_values)
+    assert np.array_equal(prefix, ref_prefix)
+
+
+@settings(max_examples=60, deadline=None)
+@given(texts=st.lists(_text, min_size=1, max_size=6), n=st.integers(min_value=4, max_value=16))
+def test_scan_buffer_gives_the_windows_of_window_candidates(texts: list[str], n: int) -> None:
+    buf = np.frombuffer(fold_many([*texts, OPENING, ACCEPTANCE]), dtype=np.uint8)
+    bitmap = np.random.default_rng(n).integers(0, 256, size=1 << 13, dtype=np.uint8)
+    _, _, values, _, first, pf = scan_buffer(buf, np.arange(256, dtype=np.uint8), KEY, (n, bitmap, 16))
+    ref_first, ref_pf = window_candidates(values.copy(), n, KEY, bitmap, 16)
+    assert np.array_equal(first, ref_first)
+    assert np.array_equal(pf, ref_pf)
+
+
+def test_loading_the_kernels_leaves_scipy_linear_algebra_unimported() -> None:
+    """numba's first load imports SciPy's linear algebra only to probe for BLAS; judgekit skips that."""
+    import subprocess
+    import sys
+
+    script = """
+import sys, numpy as np
+from judgekit.contamination import kernels
+from judgekit.contamination.index import key_from_bytes
+kernels.scan_buffer(np.frombuffer(b"a b c d", dtype=np.uint8), kernels.IDENTITY, key_from_bytes(b"k" * 16))
+assert "scipy.linalg.cython_blas" not in sys.modules, "the hiding entry must be removed again"
+print("scipy.linalg" in sys.modules)
+"""
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import example, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from contamination.conftest import (
@@ -20,10 +20,19 @@ from contamination.conftest import (
     OTHER_KEY_BYTES,
     chat,
 )
-from judgekit.contamination.index import ContaminationIndex, Key, key_from_bytes
+from judgekit.contamination.index import DEFAULT_SHINGLE_SIZE, ContaminationIndex, Key, key_from_bytes
 from judgekit.contamination.parallel import scan_files
 from judgekit.contamination.report import build_report, render_json, render_markdown
-from judgekit.contamination.scan import Matcher, ScanOptions, ScanResult, extract_texts, parse_field_path
+from judgekit.contamination.scan import (
+    HIT_WINDOW_TOKENS,
+    Matcher,
+    ScanOptions,
+    ScanResult,
+    best_stretch,
+    extract_texts,
+    min_shingle_hits,
+    parse_field_path,
+)
 from judgekit.errors import JudgekitError
 
 Writer = Callable[..., Path]
@@ -463,26 +472,101 @@ def test_shared_template_and_unrelated_long_chats_raise_no_alarm(
     assert _scan(write_jsonl(records), long_index, key).leaks == {}
 
 
-@settings(max_examples=60, deadline=None)
-@example(positions={9, 19, 29})  # no run of 13: the limit of 13-token shingles
-@example(positions={0, 1, 39})
-@given(positions=st.sets(st.integers(min_value=0, max_value=39), min_size=3, max_size=3))
-def test_near_duplicate_with_three_of_forty_words_replaced(
-    positions: set[int], tmp_path_factory: pytest.TempPathFactory
-) -> None:
-    # Found exactly when the edits leave a run of 13 untouched tokens (a shingle): that holds for 96% of
-    # the ways to choose 3 positions of 40, and for every choice in texts of 60 tokens or more.
-    from judgekit.contamination.index import build_index
+def _surviving_shingles(edits: tuple[int, ...], words: int = 40, size: int = DEFAULT_SHINGLE_SIZE) -> int:
+    """Shingles of a ``words``-token text that contain none of the edited positions."""
+    return sum(1 for j in range(words - size + 1) if not any(j <= e < j + size for e in edits))
 
-    key = key_from_bytes(b"0123456789abcdef0123456789abcdef-test-key")
-    idx = build_index([("forty", [("acceptance", FORTY)]), ("other", [("input", LONG_TEXT)])], key)
-    toks = FORTY.split()
-    for p in positions:
-        toks[p] = "replaced"
-    cuts = [-1, *sorted(positions), 40]
-    longest_run = max(b - a - 1 for a, b in itertools.pairwise(cuts))
-    path = tmp_path_factory.mktemp("neardup") / "export.jsonl"
-    path.write_text(json.dumps(_long_chat(5, " ".join(toks))) + "\n", encoding="utf-8")
-    found = _scan(path, idx, key).leaks
-    assert (list(found) == ["forty"]) == (longest_run >= 13)
-    assert set(found) <= {"forty"}
+
+def test_three_edits_in_forty_words_always_leave_the_shingles_a_leak_needs() -> None:
+    # The arithmetic, over all C(40, 3) = 9880 placements: 34 seven-token shingles, an edit breaks at
+    # most 7 of them, so at least 34 - 21 = 13 survive, against the 7 a 13-token run holds.
+    placements = list(itertools.combinations(range(40), 3))
+    counts = [_surviving_shingles(p) for p in placements]
+    assert len(placements) == 9880
+    assert min(counts) == 13
+    assert min_shingle_hits(DEFAULT_SHINGLE_SIZE) == 7
+    # With 13-token shingles the same edits left no shingle at all in 3.7% of the placements.
+    no_run = sum(1 for p in placements if _surviving_shingles(p, size=13) == 0)
+    assert no_run == 364
+    # A quotation of 12 tokens or fewer holds 6 shingles or fewer: under the 7 needed.
+    assert _surviving_shingles((), words=12) == 6
+    assert _surviving_shingles((), words=13) == 7
+
+
+def test_near_duplicate_with_three_of_forty_words_replaced_is_found_wherever_the_edits_are(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    # Every placement of 3 edits in the 40-word case text, one record each, inside unrelated text.
+    records = []
+    for n, edits in enumerate(itertools.combinations(range(40), 3)):
+        toks = FORTY.split()
+        for e in edits:
+            toks[e] = "replaced"
+        around = _words(50_000 + n, 40)
+        records.append(chat(" ".join([*around[:20], *toks, *around[20:]])))
+    found = _scan(write_jsonl(records), long_index, key, max_locations=10**5).leaks
+    assert list(found) == ["forty"]
+    assert found["forty"].records == 9880
+    assert [loc.line for loc in found["forty"].locations] == list(range(1, 9881))
+    assert min(loc.coverage or 0 for loc in found["forty"].locations) >= 19 / 26
+
+
+def test_two_eleven_token_quotes_far_apart_in_one_record_are_not_a_leak(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    toks = LONG_TEXT.split()
+    far = " ".join([*toks[10:21], *_words(7, HIT_WINDOW_TOKENS), *toks[200:211]])
+    assert _scan(write_jsonl([_long_chat(2, far)]), long_index, key).leaks == {}
+
+
+def test_two_eleven_token_quotes_close_together_are_a_leak(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    # 22 tokens of one case text within a few tokens of each other: 10 distinct shingles in one stretch.
+    toks = LONG_TEXT.split()
+    near = " ".join([*toks[10:21], *_words(7, 5), *toks[200:211]])
+    found = _scan(write_jsonl([_long_chat(2, near)]), long_index, key).leaks
+    assert list(found) == ["long"]
+    assert found["long"].locations[0].coverage == round(22 / 26, 4)
+
+
+def test_a_phrase_repeated_in_a_record_counts_as_one_shingle(
+    long_index: ContaminationIndex, key: Key, write_jsonl: Writer
+) -> None:
+    phrase = " ".join(LONG_TEXT.split()[20:27])
+    path = write_jsonl([_long_chat(2, " ".join([phrase] * 10))])
+    assert _scan(path, long_index, key).leaks == {}
+
+
+def _stretch_brute_force(hits: list[tuple[int, int]], size: int, window: int) -> tuple[int, int]:
+    best = (0, 0)
+    for p0, _ in hits:
+        inside = {(p, o) for p, o in hits if p0 <= p < p0 + window}
+        covered = set().union(*(range(o, o + size) for _, o in inside))
+        best = max(best, (min(len({p for p, _ in inside}), len({o for _, o in inside})), len(covered)))
+    return best
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    hits=st.lists(st.tuples(st.integers(0, 200), st.integers(0, 60)), max_size=30),
+    size=st.integers(4, 13),
+    window=st.integers(1, 80),
+)
+def test_best_stretch_is_the_best_of_every_window(
+    hits: list[tuple[int, int]], size: int, window: int
+) -> None:
+    assert best_stretch(hits, size, window) == _stretch_brute_force(hits, size, window)
+
+
+def test_texts_holding_the_separator_byte_match_as_fold_many_folds_them(
+    long_index: ContaminationIndex, key: Key
+) -> None:
+    # The in-kernel ASCII fold keeps byte 1 as the text separator; a text that holds it takes fold_many.
+    from judgekit.contamination.normalise import fold_many
+
+    m = Matcher(long_index, key)
+    span = " ".join(LONG_TEXT.split()[40:60])
+    texts = ["a\x01b", f"x {span}\x01y", FORTY]
+    assert m.match(texts) == m.match_folded(fold_many(texts))
+    assert {h.ref for h in m.match(texts)} == {0, 2}

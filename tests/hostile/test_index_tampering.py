@@ -53,7 +53,7 @@ CANARY = "JUDGEKIT-CANARY-TESTSET"
 VERIFY = "does not verify with this key"
 MAGIC = "magic bytes"
 OLD = "format version 1, which is not authenticated"
-UNKNOWN = "this judgekit reads version 2"
+UNKNOWN = "this judgekit reads version 3"
 REBUILD = "judgekit contamination index"
 
 Outcome = tuple[tuple[str, ...], tuple[str, ...]]
@@ -385,7 +385,7 @@ def layout_tamperings() -> Iterator[Tampering]:
     yield Tampering("layout: magic changed", patched(0, b"JKCONTAN"), MAGIC)
     yield Tampering("layout: empty file", b"", MAGIC)
     yield Tampering("layout: only the magic", ix.MAGIC, MAGIC)
-    for v in (0, 3, 2**32 - 1):
+    for v in (0, 4, 2**32 - 1):
         yield Tampering(f"layout: format version {v}", patched(8, v.to_bytes(4, "little")), UNKNOWN)
     for label, new_len in (("+1", hlen + 1), ("-1", hlen - 1), ("0", 0), ("2**32-1", 2**32 - 1)):
         yield Tampering(f"layout: header length {label}", patched(12, new_len.to_bytes(4, "little")))
@@ -421,15 +421,15 @@ def layout_tamperings() -> Iterator[Tampering]:
     a, b = split(GOOD), split(GOOD_B)
     yield Tampering(
         "splice: header of one index, arrays of another, first tag",
-        content(Parts(2, a.header, b"", b.region, b"")) + a.tag,
+        content(Parts(a.version, a.header, b"", b.region, b"")) + a.tag,
     )
     yield Tampering(
         "splice: header of one index, arrays of another, second tag",
-        content(Parts(2, a.header, b"", b.region, b"")) + b.tag,
+        content(Parts(a.version, a.header, b"", b.region, b"")) + b.tag,
     )
     yield Tampering(
         "splice: arrays of one index, header of another",
-        content(Parts(2, b.header, b"", a.region, b"")) + b.tag,
+        content(Parts(a.version, b.header, b"", a.region, b"")) + b.tag,
     )
 
 

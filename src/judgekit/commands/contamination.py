@@ -138,7 +138,7 @@ def index(  # noqa: PLR0917 - typer options
         help='Index a JSONL of {"id", "texts": [...]} instead of case files.',
         show_default=False,
     ),
-    shingle_size: int = typer.Option(13, "--shingle-size", min=4, max=64, help="Tokens per shingle."),
+    shingle_size: int = typer.Option(7, "--shingle-size", min=4, max=64, help="Tokens per shingle."),
     min_text_tokens: int = typer.Option(
         4,
         "--min-text-tokens",

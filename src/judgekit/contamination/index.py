@@ -1,4 +1,4 @@
-"""Keyed hashing of golden-set texts and the contamination index file (format version 2).
+"""Keyed hashing of golden-set texts and the contamination index file (format version 3).
 
 An index lets a training team check an export for golden-set text without being able to read the cases:
 it holds keyed digests, never text. The key stays with whoever runs the scan; the index records only a
@@ -11,9 +11,10 @@ format specification and the golden test vectors live in ``tests/contamination/v
 
 * *whole-text* entries: the keyed digest of the text's canonical form (catches short texts, and a field
   or a line of an export that is exactly a case text after normalisation);
-* *shingle* entries: the keyed digest of every run of ``shingle_size`` consecutive tokens (13 by
-  default), with the run's offset inside its text (catches texts embedded in longer documents, or
-  lightly edited).
+* *shingle* entries: the keyed digest of every run of ``shingle_size`` consecutive tokens (7 by
+  default, :data:`DEFAULT_SHINGLE_SIZE`), with the run's offset inside its text (catches texts embedded
+  in longer documents, or lightly edited: the scanner counts how many distinct shingles of one case text
+  a stretch of a record holds, see :mod:`judgekit.contamination.scan`).
 
 Each entry has two hashes. The *digest* is keyed BLAKE2b over the canonical bytes (the authoritative
 match). The *prefilter* is a 32-bit keyed hash built from per-token values with 64-bit integer
@@ -48,12 +49,14 @@ from judgekit.contamination.normalise import (
 from judgekit.errors import JudgekitError
 
 __all__ = [
+    "DEFAULT_SHINGLE_SIZE",
     "FORMAT_VERSION",
     "HASH_SCHEME",
     "MAC_ALGORITHM",
     "MAC_BYTES",
     "MAC_KEY_INFO",
     "MAGIC",
+    "OUTDATED_FORMAT_VERSIONS",
     "UNAUTHENTICATED_FORMAT_VERSIONS",
     "ContaminationIndex",
     "IndexOptions",
@@ -69,8 +72,10 @@ __all__ = [
     "load_key",
     "read_index",
     "shingle_digest",
+    "shingle_hasher",
     "sliding_window_values",
     "text_digest",
+    "text_hasher",
     "token_prefix",
     "token_spans",
     "token_values",
@@ -79,10 +84,17 @@ __all__ = [
 ]
 
 MAGIC = b"JKCONTAM"
-FORMAT_VERSION = 2
-"""The index file layout this judgekit writes and reads (2: authenticated with a keyed MAC)."""
+FORMAT_VERSION = 3
+"""The index file layout this judgekit writes and reads (2: authenticated with a keyed MAC; 3: the same
+layout, written for the hit-count matching of issue 17, 7-token shingles by default)."""
 UNAUTHENTICATED_FORMAT_VERSIONS = (1,)
 """Earlier layouts without a MAC: refused with a request to rebuild, since tampering with them is unseen."""
+OUTDATED_FORMAT_VERSIONS = (2,)
+"""Earlier authenticated layouts: refused with a request to rebuild. A version 2 index was built for one
+13-token shingle per leak (13-token shingles by default), which misses near-duplicates whose edits leave
+no 13 untouched tokens in a row; scanning with it would silently keep that blind spot."""
+DEFAULT_SHINGLE_SIZE = 7
+"""Tokens per shingle of a new index (``--shingle-size``)."""
 MAC_ALGORITHM = "hmac-sha256"
 """The MAC of an index file, recorded in its header."""
 MAC_KEY_INFO = b"judgekit index mac v1"
@@ -199,6 +211,20 @@ def text_digest(key: Key, canonical_bytes: bytes) -> int:
     """Keyed BLAKE2b-64 of a whole text's canonical bytes, as an integer."""
     d = hashlib.blake2b(canonical_bytes, key=key.master, digest_size=8, person=b"jk-c1-text")
     return int.from_bytes(d.digest(), "little")
+
+
+def shingle_hasher(key: Key) -> Any:
+    """The keyed BLAKE2b state of :func:`shingle_digest` before any data.
+
+    ``copy()`` it, ``update`` the copy with the canonical bytes and read its digest: the same value as
+    :func:`shingle_digest`, without hashing the key block again for every shingle.
+    """
+    return hashlib.blake2b(key=key.master, digest_size=8, person=b"jk-c1-shingle")
+
+
+def text_hasher(key: Key) -> Any:
+    """The keyed BLAKE2b state of :func:`text_digest` before any data (see :func:`shingle_hasher`)."""
+    return hashlib.blake2b(key=key.master, digest_size=8, person=b"jk-c1-text")
 
 
 # --------------------------------------------------------------------------- vectorised fast hashing
@@ -405,7 +431,9 @@ class IndexOptions:
     """How an index is built.
 
     Attributes:
-        shingle_size: Tokens per shingle (>= 4).
+        shingle_size: Tokens per shingle, 4 to 64 (:data:`DEFAULT_SHINGLE_SIZE`, 7). The scanner asks for
+            as many distinct shingles of a case text as a run of 13 tokens holds (``14 - shingle_size``)
+            inside a stretch of a record, so smaller shingles find edited text that larger ones miss.
         min_text_tokens: Whole texts with fewer tokens get no whole-text entry (they would match
             everyday phrases such as "thank you").
         max_cases: A shingle or whole text found in more than this many distinct cases is dropped as
@@ -415,7 +443,7 @@ class IndexOptions:
         canaries: Canary strings to report verbatim wherever they appear.
     """
 
-    shingle_size: int = 13
+    shingle_size: int = DEFAULT_SHINGLE_SIZE
     min_text_tokens: int = 4
     max_cases: int | None = None
     boilerplate: tuple[str, ...] = ()
@@ -502,7 +530,9 @@ def build_index(
     opts = options or IndexOptions()
     n = opts.shingle_size
     if n < 4 or n > 64:
-        raise JudgekitError(f"shingle size {n} is out of range; use 4 to 64 tokens (13 is the default)")
+        raise JudgekitError(
+            f"shingle size {n} is out of range; use 4 to 64 tokens ({DEFAULT_SHINGLE_SIZE} is the default)"
+        )
     case_ids: list[str] = []
     refs: list[TextRef] = []
     shingle_rows: list[tuple[int, int, int, int]] = []  # digest, prefilter, text, offset
@@ -643,7 +673,7 @@ def _canonical_json(value: Any) -> bytes:
 
 
 def write_index(index: ContaminationIndex, path: str | os.PathLike[str], key: Key) -> None:
-    """Write an index file, authenticated with the key (format version 2; byte-for-byte deterministic).
+    """Write an index file, authenticated with the key (format version 3; byte-for-byte deterministic).
 
     The last :data:`MAC_BYTES` bytes of the file are :func:`index_mac` over every byte before them, so
     that a reader holding the key can tell the file is exactly what was written. The file is written to a
@@ -727,7 +757,8 @@ def read_index(path: str | os.PathLike[str], key: Key) -> ContaminationIndex:
         key: The contamination key the index was built with.
 
     Raises:
-        JudgekitError: The file is missing, not an index, in the unauthenticated format version 1 or an
+        JudgekitError: The file is missing, not an index, in the unauthenticated format version 1, the
+            outdated version 2 (13-token shingles; rebuild it) or an
             unknown version, or does not verify with the key (tampered with, or another key). Exit code 2.
     """
     path = Path(path)
@@ -743,6 +774,13 @@ def read_index(path: str | os.PathLike[str], key: Key) -> ContaminationIndex:
             path,
             f"format version {version}, which is not authenticated with the key, so tampering with it "
             f"cannot be detected; this judgekit reads only version {FORMAT_VERSION}",
+        )
+    if version in OUTDATED_FORMAT_VERSIONS:
+        raise _bad_index(
+            path,
+            f"format version {version}, written by an earlier judgekit for one 13-token shingle per leak, "
+            "which misses near-duplicates with a few words replaced; this judgekit reads only version "
+            f"{FORMAT_VERSION}",
         )
     if version != FORMAT_VERSION:
         raise _bad_index(path, f"format version {version}; this judgekit reads version {FORMAT_VERSION}")

@@ -5,11 +5,13 @@ The kernels compute exactly the values of the numpy reference in :mod:`judgekit.
 :func:`~judgekit.contamination.index.token_prefix`,
 :func:`~judgekit.contamination.index.sliding_window_values` and
 :func:`~judgekit.contamination.index.prefilter`, hash scheme ``jk-c1``), without the dozen temporary
-arrays numpy needs per step: :func:`spans_and_values` finds the token boundaries in one branch-free pass
-over the bytes and hashes the tokens in a second pass over them, and :func:`window_candidates` rolls the
-polynomial window value along the tokens and probes the prefilter bitmap, returning only the windows
-whose bit is set (1 to 2 in 100 of a clean export's). The index builder keeps the numpy reference;
-``tests/contamination/test_kernels.py`` checks that both agree value for value on generated buffers.
+arrays numpy needs per step: :func:`fold_spans_and_values` folds the bytes through a byte table (ASCII
+text is folded here rather than by :func:`~judgekit.contamination.normalise.fold_many`), finds the token,
+line and text boundaries in one pass over the bytes and hashes the tokens in a second pass over them,
+and :func:`window_candidates` rolls the polynomial window value along the tokens and probes the
+prefilter bitmap, returning only the windows whose bit is set (1 to 2 in 100 of a clean export's). The
+index builder keeps the numpy reference; ``tests/contamination/test_kernels.py`` checks that both agree
+value for value on generated buffers.
 
 The input is a folded buffer (:func:`~judgekit.contamination.normalise.fold_many`): its only bytes below
 33 are the space (32), the line feed (10) and the text separator (1), so "a byte above 32" is "a token
@@ -22,6 +24,7 @@ judgekit version and later processes load them.
 from __future__ import annotations
 
 import importlib
+import sys
 from collections.abc import Callable
 from typing import Any, cast
 
@@ -51,7 +54,15 @@ try:
 except ImportError:  # the `fast` extra is not installed: the numpy reference gives the same values
     numba = None
 
-__all__ = ["COMPILED", "Workspace", "spans_and_values", "window_candidates"]
+__all__ = [
+    "COMPILED",
+    "IDENTITY",
+    "Workspace",
+    "fold_spans_and_values",
+    "scan_buffer",
+    "spans_and_values",
+    "window_candidates",
+]
 
 _C1 = np.uint64(0xFF51AFD7ED558CCD)
 _C2 = np.uint64(0xC4CEB9FE1A85EC53)
@@ -76,23 +87,43 @@ def _fmix64(x: Any) -> Any:
 
 
 def _spans_and_values(  # noqa: PLR0917 - a numba kernel takes its arrays positionally
-    buf: Any, words: Any, masks: Any, tok: Any, edges: Any, values: Any, prefix: Any
+    buf: Any,
+    table: Any,
+    folded: Any,
+    words: Any,
+    masks: Any,
+    tok: Any,
+    edges: Any,
+    values: Any,
+    prefix: Any,
+    breaks: Any,
+    break_tokens: Any,
 ) -> Any:
-    # Pass 1, branch-free: every position is written to ``edges`` and the count advances only where a
-    # token starts or ends, so ``edges`` alternates token starts and token ends.
+    # Pass 1: each byte is folded through ``table`` into ``folded`` (whose 64-bit view is ``words``);
+    # every position is written to ``edges`` and the count advances only where a token starts or ends,
+    # so ``edges`` alternates token starts and token ends. A byte below 32 (line feed, text separator) is
+    # a boundary: its position goes to ``breaks`` and the number of tokens before it to ``break_tokens``.
     k: Any = 0
     prev: Any = 0
+    n_breaks = 0
     for i in range(len(buf)):
-        w = np.int64(buf[i] > 32)
+        c = table[buf[i]]
+        folded[i] = c
+        w = np.int64(c > 32)
         edges[k] = i
         k += w ^ prev
         prev = w
+        if c < 32:
+            breaks[n_breaks] = i
+            break_tokens[n_breaks] = k >> 1
+            n_breaks += 1
     edges[k] = len(buf)
     k += prev
     n_tok = k // 2
     # Pass 2: the value of each token from its 8-byte chunks, read as little-endian words assembled from
     # two aligned words of the zero-padded buffer (``words``), masked to the bytes of the token; and the
-    # prefix sums of ``value[t] * TOKEN_MULTIPLIER**t``.
+    # prefix sums of ``value[t] * TOKEN_MULTIPLIER**t``. (Rolling the windows in this loop as well, instead
+    # of in ``_window_candidates`` over the finished values, measured 1.8 times slower: more live values.)
     acc_prefix = np.uint64(0)
     power = np.uint64(1)
     prefix[0] = acc_prefix
@@ -119,7 +150,7 @@ def _spans_and_values(  # noqa: PLR0917 - a numba kernel takes its arrays positi
         acc_prefix += v * power
         power *= _M
         prefix[t + 1] = acc_prefix
-    return n_tok
+    return n_tok, n_breaks
 
 
 def _window_candidates(  # noqa: PLR0917 - a numba kernel takes its arrays positionally
@@ -165,9 +196,56 @@ COMPILED = numba is not None
 :func:`spans_and_values` and :func:`window_candidates` compute the same values with the numpy reference,
 about a third slower on a whole scan."""
 
+_loaded = False
+
+
+def _load() -> None:
+    """Load (or compile) both kernels once per process, without numba importing SciPy.
+
+    On its first compilation or cache load in a process, numba imports ``numba.np.arraymath``, which
+    imports ``scipy.linalg`` (when SciPy is installed) only to learn whether ``np.correlate`` may use BLAS:
+    about 0.44 CPU-s of the 0.55 s a scanning process spent loading the cached kernels. When SciPy's
+    linear algebra is not imported yet, this hides ``scipy.linalg.cython_blas`` for that one import
+    (numba then gives ``np.correlate`` and ``np.convolve`` in compiled code its own loop instead of
+    BLAS; ``np.dot`` and ``np.linalg`` still import SciPy when compiled, as before). Nothing else changes.
+    """
+    global _loaded  # noqa: PLW0603 - a once-per-process flag
+    if _loaded:
+        return
+    _loaded = True
+    hide = "scipy.linalg.cython_blas" not in sys.modules and "numba.np.arraymath" not in sys.modules
+    if hide:
+        sys.modules["scipy.linalg.cython_blas"] = None  # type: ignore[assignment]
+    try:
+        key = np.uint64(0)
+        raw = np.frombuffer(b"a b", dtype=np.uint8)
+        work = Workspace()
+        work.fit(len(raw))
+        padded = work.padded
+        _spans_kernel(
+            raw,
+            IDENTITY,
+            padded,
+            padded.view(np.uint64),
+            _MASKS,
+            key,
+            work.edges,
+            work.values,
+            work.prefix,
+            work.breaks,
+            work.break_tokens,
+        )
+        _window_kernel(
+            work.values[:2], 1, key, np.zeros(1, dtype=np.uint8), np.uint64(40), work.first, work.pf
+        )
+    finally:
+        if hide:
+            del sys.modules["scipy.linalg.cython_blas"]
+
+
 if COMPILED:
     _fmix64 = _jit(_fmix64)
-    _spans_kernel = cast(Callable[..., int], _jit(_spans_and_values))
+    _spans_kernel = cast(Callable[..., tuple[int, int]], _jit(_spans_and_values))
     _window_kernel = cast(Callable[..., int], _jit(_window_candidates))
 
 
@@ -183,6 +261,8 @@ class Workspace:
         self.size = -1
         self.padded: npt.NDArray[np.uint8] = np.zeros(0, dtype=np.uint8)
         self.edges: I64Array = np.zeros(0, dtype=np.int64)
+        self.breaks: I64Array = np.zeros(0, dtype=np.int64)
+        self.break_tokens: I64Array = np.zeros(0, dtype=np.int64)
         self.values: U64Array = np.zeros(0, dtype=np.uint64)
         self.prefix: U64Array = np.zeros(0, dtype=np.uint64)
         self.first: I64Array = np.zeros(0, dtype=np.int64)
@@ -204,11 +284,17 @@ class Workspace:
         cap = size // 2 + 1
         self.padded = np.zeros(size + 24 - size % 8, dtype=np.uint8)
         self.edges = np.empty(size + 2, dtype=np.int64)
+        self.breaks = np.empty(size + 1, dtype=np.int64)
+        self.break_tokens = np.empty(size + 1, dtype=np.int64)
         self.values = np.empty(cap, dtype=np.uint64)
         self.prefix = np.empty(cap + 1, dtype=np.uint64)
         self.first = np.empty(cap, dtype=np.int64)
         self.pf = np.empty(cap, dtype=np.uint64)
         self.size = size
+
+
+IDENTITY = np.arange(256, dtype=np.uint8)
+"""The byte table of a buffer that is folded already (:func:`spans_and_values`)."""
 
 
 def spans_and_values(
@@ -227,30 +313,106 @@ def spans_and_values(
         :func:`~judgekit.contamination.index.token_values`, and their prefix sums as
         :func:`~judgekit.contamination.index.token_prefix` (one more entry than tokens).
     """
+    _, spans, values, prefix = fold_spans_and_values(buf, IDENTITY, key, work)
+    return spans, values, prefix
+
+
+def fold_spans_and_values(
+    raw: npt.NDArray[np.uint8], table: npt.NDArray[np.uint8], key: Key, work: Workspace | None = None
+) -> tuple[npt.NDArray[np.uint8], TokenSpans, U64Array, U64Array]:
+    r"""Fold a buffer through a byte table, then its token spans and keyed token values, in one pass.
+
+    Args:
+        raw: The bytes to fold (``"\x01".join(texts)`` encoded, when every text is ASCII).
+        table: 256 bytes: what each byte folds to (:data:`judgekit.contamination.normalise.ASCII_FOLD_TABLE`
+            for ASCII text, :data:`IDENTITY` for a buffer folded already). The folded buffer must have
+            the properties of :func:`~judgekit.contamination.normalise.fold_many` output.
+        key: The contamination key (its ``tok`` sub-key keys the token values).
+        work: Arrays to write into (the results are then views into it); ``None`` for fresh arrays.
+
+    Returns:
+        The folded buffer (``table[raw]``), and its spans, token values and prefix sums as
+        :func:`spans_and_values` gives them.
+    """
+    folded, spans, values, prefix, _, _ = scan_buffer(raw, table, key, work=work)
+    return folded, spans, values, prefix
+
+
+def scan_buffer(
+    raw: npt.NDArray[np.uint8],
+    table: npt.NDArray[np.uint8],
+    key: Key,
+    probe: tuple[int, npt.NDArray[np.uint8], int] | None = None,
+    *,
+    work: Workspace | None = None,
+) -> tuple[npt.NDArray[np.uint8], TokenSpans, U64Array, U64Array, I64Array, U32Array]:
+    """:func:`fold_spans_and_values`, then :func:`window_candidates` over the token values (one call).
+
+    Args:
+        raw: The bytes to fold.
+        table: What each byte folds to (see :func:`fold_spans_and_values`).
+        key: The contamination key.
+        probe: ``(n, bitmap, shift)`` as :func:`window_candidates` takes them; ``None`` for no windows.
+        work: Arrays to write into (the results are then views into it); ``None`` for fresh arrays.
+
+    Returns:
+        The folded buffer, its spans, token values and prefix sums (as :func:`fold_spans_and_values`),
+        and the windows whose bit is set with their prefilters (as :func:`window_candidates`; empty
+        without ``probe``).
+    """
     if not COMPILED:
+        buf = table[raw]
         spans = token_spans(buf)
         values = token_values(buf, spans, key)
-        return spans, values, token_prefix(values)
-    size = len(buf)
+        if probe is None:
+            cand, pf = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.uint32)
+        else:
+            cand, pf = window_candidates(values, probe[0], key, probe[1], probe[2])
+        return buf, spans, values, token_prefix(values), cand, pf
+    _load()
+    size = len(raw)
     work = work or Workspace()
     work.fit(size)
     padded = work.padded
-    padded[:size] = buf
     padded[size : size + 16] = 0
-    n_tok = _spans_kernel(
-        buf, padded.view(np.uint64), _MASKS, np.uint64(key.tok), work.edges, work.values, work.prefix
+    n_tok, n_breaks = _spans_kernel(
+        raw,
+        table,
+        padded,
+        padded.view(np.uint64),
+        _MASKS,
+        np.uint64(key.tok),
+        work.edges,
+        work.values,
+        work.prefix,
+        work.breaks,
+        work.break_tokens,
     )
     _TOKEN_POWERS.ensure(n_tok + 1)  # for window values over the prefix sums
     edges = work.edges
-    starts = edges[0 : 2 * n_tok : 2]
-    breaks = np.flatnonzero(buf < 32)
+    folded = padded[:size]
+    breaks = work.breaks[:n_breaks]
+    line_first = work.break_tokens[:n_breaks]
     spans = TokenSpans(
-        starts=starts,
+        starts=edges[0 : 2 * n_tok : 2],
         ends=edges[1 : 2 * n_tok : 2],
-        text_first=np.concatenate(([0], np.searchsorted(starts, breaks[buf[breaks] == 1]))),
-        line_first=np.searchsorted(starts, breaks),
+        text_first=np.concatenate(([0], line_first[folded[breaks] == 1])),
+        line_first=line_first,
     )
-    return spans, work.values[:n_tok], work.prefix[: n_tok + 1]
+    values = work.values[:n_tok]
+    found = 0
+    if probe is not None:
+        found = _window_kernel(
+            values, probe[0], np.uint64(key.win), probe[1], np.uint64(probe[2]), work.first, work.pf
+        )
+    return (
+        folded,
+        spans,
+        values,
+        work.prefix[: n_tok + 1],
+        work.first[:found],
+        work.pf[:found].astype(np.uint32),
+    )
 
 
 def window_candidates(
@@ -283,6 +445,7 @@ def window_candidates(
         top = pf >> np.uint32(shift)
         cand = np.flatnonzero((bitmap[top >> np.uint32(3)] >> (top & np.uint32(7)).astype(np.uint8)) & 1)
         return cand.astype(np.int64), pf[cand]
+    _load()
     if work is None:
         work = Workspace()
         work.fit(2 * len(values))

@@ -24,6 +24,7 @@ import unicodedata
 from collections.abc import Sequence
 
 __all__ = [
+    "ASCII_FOLD_TABLE",
     "FIELD_SEPARATOR",
     "NORMALISATION_VERSION",
     "UNICODE_VERSION",
@@ -69,6 +70,10 @@ def _ascii_table(*, keep_separator: bool) -> bytes:
 
 _ASCII_TABLE = _ascii_table(keep_separator=False)
 _ASCII_TABLE_SEP = _ascii_table(keep_separator=True)
+ASCII_FOLD_TABLE: bytes = _ASCII_TABLE_SEP
+"""What each byte of ASCII text folds to, the separator (:data:`FIELD_SEPARATOR`) kept: ``fold_many`` of
+ASCII texts is ``FIELD_SEPARATOR.join(texts)`` translated by this table (when no text holds the
+separator)."""
 
 
 def _fold_unicode(text: str) -> str:

@@ -45,8 +45,8 @@ class FoundAt(FrozenModel):
         case_field: The case's field whose text matched (``user.opening``).
         kind: ``exact``, ``shingle`` or ``canary``.
         coverage: The case text's shingle coverage in this record, the value compared with the
-            threshold: tokens covered by matched shingles divided by the text's token count capped at
-            ``COVERAGE_SPAN_SHINGLES`` shingles (26 tokens by default); 1.0 for exact matches, ``None``
+            threshold: tokens covered by the shingles matched in one stretch of the record divided by the
+            text's token count capped at ``COVERAGE_SPAN_TOKENS`` (26); 1.0 for exact matches, ``None``
             for canaries.
     """
 

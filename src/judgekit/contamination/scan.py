@@ -34,24 +34,27 @@ from typing import Any, BinaryIO
 
 import msgspec
 import numpy as np
+import numpy.typing as npt
 
 from judgekit.contamination.index import (
     ContaminationIndex,
     Key,
     TokenSpans,
     prefilter,
-    shingle_digest,
-    text_digest,
+    shingle_hasher,
+    text_hasher,
     window_values,
 )
-from judgekit.contamination.kernels import Workspace, spans_and_values, window_candidates
-from judgekit.contamination.normalise import fold_many
+from judgekit.contamination.kernels import IDENTITY, Workspace, scan_buffer
+from judgekit.contamination.normalise import ASCII_FOLD_TABLE, fold_many
 from judgekit.errors import JudgekitError
 
 __all__ = [
-    "COVERAGE_SPAN_SHINGLES",
+    "COVERAGE_SPAN_TOKENS",
     "DEFAULT_FIELDS",
     "DEFAULT_MAX_LINE_BYTES",
+    "HIT_WINDOW_TOKENS",
+    "LEAK_RUN_TOKENS",
     "MIN_MAX_LINE_BYTES",
     "FieldPath",
     "Hit",
@@ -63,6 +66,7 @@ __all__ = [
     "TextBatch",
     "detect_format",
     "max_line_bytes_from_mb",
+    "min_shingle_hits",
     "parse_field_path",
     "scan_stream",
 ]
@@ -90,12 +94,26 @@ DEFAULT_FIELDS: tuple[str, ...] = (
 )
 """Field paths scanned by default. A record with none of them has every string value scanned instead."""
 
-COVERAGE_SPAN_SHINGLES = 2
-"""A case text longer than this many shingles counts as this long in the coverage of a leak.
+LEAK_RUN_TOKENS = 13
+"""The least evidence of a leak: as many distinct shingles of one case text as a run of this many
+consecutive tokens of it holds (``LEAK_RUN_TOKENS - shingle_size + 1``: 7 for the default 7-token
+shingles, 1 for 13-token ones), inside one stretch of :data:`HIT_WINDOW_TOKENS` tokens of a record. A
+quotation of 12 consecutive tokens or fewer never reaches it; 40 words of a case text with any 3 of them
+replaced always do (at least 13 of their 34 seven-token shingles survive)."""
 
-Coverage is ``covered tokens / min(text tokens, COVERAGE_SPAN_SHINGLES * shingle size)``: at the default
-threshold of 0.5, one matched shingle (13 consecutive tokens, after the frequency guard) of a text is a
-leak however long the text, and ``--threshold 1`` asks for 26 covered tokens."""
+HIT_WINDOW_TOKENS = 64
+"""Length, in tokens of the scanned record, of the stretch in which the shingle hits of one case text
+are counted: hits must start within this many consecutive tokens (of the record's scanned fields, in
+order). Scattered short quotations of one case text far apart in a long chat do not add up to a leak."""
+
+COVERAGE_SPAN_TOKENS = 2 * LEAK_RUN_TOKENS
+"""A case text longer than this many tokens counts as this long in the coverage of a leak.
+
+Coverage is ``covered tokens / min(text tokens, COVERAGE_SPAN_TOKENS)``: at the default threshold of 0.5,
+13 covered tokens of a text (one run of 13, or an edited passage with enough surviving shingles) are a
+leak however long the text, and ``--threshold 1`` asks for 26 covered tokens in one stretch."""
+
+_ASCII_FOLD = np.frombuffer(ASCII_FOLD_TABLE, dtype=np.uint8)
 
 RAW_LINE_FIELD = "<raw line>"
 ALL_STRINGS_FIELD = "<all strings>"
@@ -112,10 +130,11 @@ class ScanOptions:
         fields: Field paths to scan (``messages[].content``, ``prompt``, ``meta.source``). ``None``
             scans :data:`DEFAULT_FIELDS` and falls back to every string of a record that has none of them.
         threshold: Shingle coverage, in (0, 1], at or above which a case text counts as leaked: the
-            tokens of the text covered by its shingles found in one record, divided by the text's token
-            count capped at :data:`COVERAGE_SPAN_SHINGLES` shingles (26 tokens for 13-token shingles).
-            The default 0.5 makes one matched shingle a leak; 1.0 asks for 26 covered tokens (or the
-            whole of a shorter text).
+            tokens of the text covered by its shingles found in one stretch of
+            :data:`HIT_WINDOW_TOKENS` tokens of a record, divided by the text's token count capped at
+            :data:`COVERAGE_SPAN_TOKENS` (26). The stretch must also hold at least
+            :func:`min_shingle_hits` distinct shingles of the text (7 for 7-token shingles). The default
+            0.5 asks for 13 covered tokens; 1.0 asks for 26 (or the whole of a shorter text).
         max_locations: How many first locations to keep per leaked case and per canary.
         max_problems: How many input problems to keep per file (all are counted).
         max_line_bytes: Longest line scanned, in bytes (without its line feed); a longer line is reported
@@ -216,11 +235,27 @@ class Hit:
         text: Index of the export text (inside the batch) that matched.
         ref: Index of the case text (:attr:`ContaminationIndex.texts`).
         offset: Token offset of the matched shingle inside the case text, or -1 for a whole-text match.
+        position: Token position of the matched shingle's first token in the batch (tokens of all the
+            batch's texts counted in order), or -1 for a whole-text match.
     """
 
     text: int
     ref: int
     offset: int
+    position: int = -1
+
+
+def min_shingle_hits(shingle_size: int) -> int:
+    """Distinct shingles of one case text that make the least evidence of a leak.
+
+    Args:
+        shingle_size: Tokens per shingle of the index.
+
+    Returns:
+        How many shingles a run of :data:`LEAK_RUN_TOKENS` (13) consecutive tokens holds:
+        ``13 - shingle_size + 1`` (7 for 7-token shingles), and at least 1.
+    """
+    return max(1, LEAK_RUN_TOKENS - shingle_size + 1)
 
 
 class Matcher:
@@ -257,10 +292,26 @@ class Matcher:
         self._tx_pref = _sorted_unique(index.text_prefilter)
         self._min_text = max(1, index.min_text_tokens)
         self._work = Workspace()
+        # Keyed BLAKE2b states after the key block: copying one and hashing the shingle gives the digest of
+        # shingle_digest / text_digest without processing the key again for every candidate.
+        self._shingle_hasher = shingle_hasher(key)
+        self._text_hasher = text_hasher(key)
 
     def match(self, texts: Sequence[str]) -> list[Hit]:
-        """Fold ``texts`` and return every index entry they contain."""
-        return self.match_folded(fold_many(texts))
+        """Fold ``texts`` and return every index entry they contain.
+
+        When every text is ASCII, the texts are joined and folded inside the compiled kernel (one byte
+        table, :data:`~judgekit.contamination.normalise.ASCII_FOLD_TABLE`) instead of by
+        :func:`~judgekit.contamination.normalise.fold_many`; the folded bytes are the same.
+        """
+        joined = "\x01".join(texts)
+        if not joined.isascii():
+            return self.match_folded(fold_many(texts))
+        raw = np.frombuffer(joined.encode("ascii"), dtype=np.uint8)
+        hits = self._match(raw, _ASCII_FOLD, None, texts=len(texts))
+        if hits is None:  # a text holds the separator byte itself: fold_many turns it into a space
+            return self.match_folded(fold_many(texts))
+        return hits
 
     def match_folded(self, folded: bytes) -> list[Hit]:
         """Return every index entry found in a folded buffer (:func:`~.normalise.fold_many` output).
@@ -268,27 +319,51 @@ class Matcher:
         Shingle hits are windows of ``shingle_size`` tokens inside one text whose keyed digest is in the
         index; whole-text hits are texts, or lines inside texts, whose canonical form's digest is.
         """
-        if not folded:
+        hits = self._match(np.frombuffer(folded, dtype=np.uint8), IDENTITY, folded, texts=None)
+        return hits or []
+
+    def _match(
+        self,
+        raw: npt.NDArray[np.uint8],
+        table: npt.NDArray[np.uint8],
+        folded: bytes | None,
+        *,
+        texts: int | None,
+    ) -> list[Hit] | None:
+        """The hits of ``raw`` folded through ``table``; ``None`` when it does not hold ``texts`` texts."""
+        if not len(raw):
             return []
-        buf = np.frombuffer(folded, dtype=np.uint8)
-        sp, values, prefix = spans_and_values(buf, self.key, self._work)
+        n = self.n
+        probe = (n, self._bitmap, int(self._shift)) if len(self._sh_pref) else None
+        buf, sp, _, prefix, cand, pf = scan_buffer(raw, table, self.key, probe, work=self._work)
+        if texts is not None and len(sp.text_first) != texts:
+            return None
+        if folded is None:
+            folded = buf.tobytes()
         n_tok = len(sp.starts)
         hits: list[Hit] = []
-        n = self.n
         idx = self.index
-        if n_tok >= n and len(self._sh_pref):
-            cand, pf = window_candidates(values, n, self.key, self._bitmap, int(self._shift), work=self._work)
-            if cand.size:
-                cand = cand[_member(pf, self._sh_pref)]
-                cand_text = sp.text_of(cand)
-                keep = cand_text == sp.text_of(cand + n - 1)
-                cand, cand_text = cand[keep], cand_text[keep]
-                for i, t in zip(cand.tolist(), cand_text.tolist(), strict=True):
-                    d = shingle_digest(self.key, b" ".join(folded[sp.starts[i] : sp.ends[i + n - 1]].split()))
-                    lo = int(np.searchsorted(idx.shingle_digest, np.uint64(d)))
-                    while lo < len(idx.shingle_digest) and int(idx.shingle_digest[lo]) == d:
-                        hits.append(Hit(t, int(idx.shingle_text[lo]), int(idx.shingle_offset[lo])))
-                        lo += 1
+        if n_tok >= n and len(self._sh_pref) and cand.size:
+            cand = cand[_member(pf, self._sh_pref)]
+            cand_text = sp.text_of(cand)
+            keep = cand_text == sp.text_of(cand + n - 1)
+            cand, cand_text = cand[keep], cand_text[keep]
+            base = self._shingle_hasher
+            digests = np.fromiter(
+                (
+                    _keyed_digest(base, b" ".join(folded[s:e].split()))
+                    for s, e in zip(sp.starts[cand].tolist(), sp.ends[cand + n - 1].tolist(), strict=True)
+                ),
+                dtype=np.uint64,
+                count=len(cand),
+            )
+            first = np.searchsorted(idx.shingle_digest, digests)
+            last = np.searchsorted(idx.shingle_digest, digests, side="right")
+            refs, offsets = idx.shingle_text, idx.shingle_offset
+            for j in np.flatnonzero(last > first).tolist():
+                i, t = int(cand[j]), int(cand_text[j])
+                for e in range(int(first[j]), int(last[j])):
+                    hits.append(Hit(t, int(refs[e]), int(offsets[e]), i))
         if n_tok and len(self._tx_pref):
             hits.extend(self._exact(folded, prefix, sp))
         return hits
@@ -312,11 +387,18 @@ class Matcher:
         pairs = sorted({(int(first[j]), int(last[j])) for j in sel.tolist()})
         texts = sp.text_of(np.array([f for f, _ in pairs], dtype=np.int64)).tolist()
         for (f, lst), t in zip(pairs, texts, strict=True):
-            d = text_digest(self.key, b" ".join(folded[sp.starts[f] : sp.ends[lst - 1]].split()))
+            d = _keyed_digest(self._text_hasher, b" ".join(folded[sp.starts[f] : sp.ends[lst - 1]].split()))
             lo = int(np.searchsorted(idx.text_digest, np.uint64(d)))
             while lo < len(idx.text_digest) and int(idx.text_digest[lo]) == d:
                 yield Hit(t, int(idx.text_text[lo]), -1)
                 lo += 1
+
+
+def _keyed_digest(base: Any, canonical_bytes: bytes) -> int:
+    """The 64-bit digest of ``canonical_bytes`` under a keyed BLAKE2b state (``shingle_hasher``)."""
+    h = base.copy()
+    h.update(canonical_bytes)
+    return int.from_bytes(h.digest(), "little")
 
 
 def _sorted_unique(values: Any) -> Any:
@@ -670,7 +752,8 @@ class TextBatch:
         records: For each record, its 1-based line (JSONL) or row (Parquet) number.
         record_first: For each record, the index of its first text in ``texts``.
         labels: For each record, either the list of its texts' field labels or the JSON line it was parsed
-            from (labels are only needed for findings, so JSONL computes them lazily from the line).
+            from, as text or as a view into its block (labels are only needed for findings, so JSONL
+            computes them lazily from the line).
         paths: Field paths used to compute labels from a JSON line.
         fallback: Whether a record without any path had every string scanned.
         size: Total characters in ``texts``.
@@ -679,7 +762,7 @@ class TextBatch:
     texts: list[str] = field(default_factory=list)
     records: list[int] = field(default_factory=list)
     record_first: list[int] = field(default_factory=list)
-    labels: list[str | list[str]] = field(default_factory=list)
+    labels: list[str | memoryview | list[str]] = field(default_factory=list)
     size: int = 0
     paths: Sequence[FieldPath] = ()
     fallback: bool = True
@@ -701,12 +784,52 @@ class TextBatch:
         """The export field label of a text (``messages[2].content``)."""
         rec = self.record_of(text)
         labels = self.labels[rec]
-        if isinstance(labels, str):
-            got = [lbl for lbl, _ in extract_texts(json.loads(labels), self.paths, fallback=self.fallback)]
+        if not isinstance(labels, list):
+            line = labels if isinstance(labels, str) else bytes(labels)
+            got = [lbl for lbl, _ in extract_texts(json.loads(line), self.paths, fallback=self.fallback)]
         else:
             got = labels
         k = text - self.record_first[rec]
         return got[k] if 0 <= k < len(got) else ""
+
+
+def best_stretch(
+    hits: Sequence[tuple[int, int]], shingle_size: int, window: int = HIT_WINDOW_TOKENS
+) -> tuple[int, int]:
+    """The strongest stretch of one case text's shingle hits in one record.
+
+    Args:
+        hits: ``(position, offset)`` of each hit: where the shingle starts in the scanned record (token
+            position) and in the case text (token offset); any order, repeats allowed.
+        shingle_size: Tokens per shingle.
+        window: Hits count together when their positions lie within this many consecutive tokens.
+
+    Returns:
+        ``(shingles, covered)`` of the stretch with the most covered tokens among those with the most
+        shingles: ``shingles`` is the number of distinct shingles found (the smaller of the distinct
+        positions and the distinct offsets, so that a phrase repeated in the record, or repeated in the
+        case text, counts once), ``covered`` the tokens of the case text those shingles cover.
+    """
+    pairs = sorted(set(hits))
+    best = (0, 0)
+    hi = 0
+    for lo in range(len(pairs)):
+        if lo and pairs[lo][0] == pairs[lo - 1][0]:
+            continue  # the stretch starting at the previous hit holds this one: no new maximum
+        hi = max(hi, lo)
+        while hi + 1 < len(pairs) and pairs[hi + 1][0] - pairs[lo][0] < window:
+            hi += 1
+        offsets = sorted({o for _, o in pairs[lo : hi + 1]})
+        positions = len({p for p, _ in pairs[lo : hi + 1]})
+        covered = 0
+        end = -1
+        for o in offsets:
+            covered += o + shingle_size - max(o, end)
+            end = o + shingle_size
+        best = max(best, (min(positions, len(offsets)), covered))
+        if hi + 1 == len(pairs):
+            break  # later stretches are inside this one
+    return best
 
 
 def record_findings(
@@ -721,43 +844,45 @@ def record_findings(
     """Turn a batch's hits into per-record findings ``(record, case_id, location)``.
 
     A case text counts as leaked in a record when one of the record's fields or lines is the text
-    (``exact``), or when its *coverage* in the record reaches ``threshold`` (``shingle``). The coverage is
-    the number of the text's tokens covered by its shingles found in the record, divided by the text's
-    token count capped at :data:`COVERAGE_SPAN_SHINGLES` shingles (26 tokens for 13-token shingles), and
-    at most 1: a verbatim run of 13 tokens of a 300-token text counts as much as one of a 26-token text,
-    instead of being diluted by the length of the case text. Findings are ordered by record, exact
-    matches first, then by case text; the first finding of a (record, case) pair decides the kind that
-    record is counted under.
+    (``exact``), or (``shingle``) when one stretch of :data:`HIT_WINDOW_TOKENS` tokens of the record holds
+    at least :func:`min_shingle_hits` distinct shingles of the text (as many as a run of 13 consecutive
+    tokens holds: 7 for 7-token shingles) and their *coverage* reaches ``threshold``. The coverage is the
+    number of the text's tokens covered by those shingles, divided by the text's token count capped at
+    :data:`COVERAGE_SPAN_TOKENS` (26), and at most 1: a verbatim run of 13 tokens of a 300-token text
+    counts as much as one of a 26-token text, instead of being diluted by the length of the case text.
+    Findings are ordered by record, exact matches first, then by case text; the first finding of a
+    (record, case) pair decides the kind that record is counted under.
     """
     n = index.shingle_size
-    cap = COVERAGE_SPAN_SHINGLES * n
-    per: dict[tuple[int, int], tuple[bool, set[int], int]] = {}
+    need = min_shingle_hits(n)
+    per: dict[tuple[int, int], tuple[bool, list[tuple[int, int]], int]] = {}
     for h in hits:
         rec = batch.record_of(h.text)
         k = (rec, h.ref)
-        exact, offsets, first_text = per.get(k, (False, set(), h.text))
+        got = per.get(k)
+        if got is None:
+            got = per[k] = (False, [], h.text)
+        exact, pairs, first_text = got
         if h.offset < 0:
             exact = True
         else:
-            offsets.add(h.offset)
-        per[k] = (exact, offsets, min(first_text, h.text))
+            pairs.append((h.position, h.offset))
+        per[k] = (exact, pairs, min(first_text, h.text))
     out: list[tuple[int, str, Location]] = []
-    for (rec, ref), (exact, offsets, first_text) in sorted(per.items()):
+    for (rec, ref), (exact, pairs, first_text) in sorted(per.items()):
         tref = index.texts[ref]
-        covered = 0
-        end = -1
-        for o in sorted(offsets):
-            covered += max(0, o + n - max(o, end))
-            end = max(end, o + n)
-        span = min(tref.n_tokens, cap)
-        coverage = min(1.0, covered / span) if span else 0.0
         if exact:
             kind = "exact"
             coverage = 1.0
-        elif coverage >= threshold:
-            kind = "shingle"
         else:
-            continue
+            if len(pairs) < need:  # fewer hits than the shingles a leak needs: no stretch can have them
+                continue
+            shingles, covered = best_stretch(pairs, n)
+            span = min(tref.n_tokens, COVERAGE_SPAN_TOKENS)
+            coverage = min(1.0, covered / span) if span else 0.0
+            if shingles < need or coverage < threshold:
+                continue
+            kind = "shingle"
         number = batch.records[rec]
         loc = Location(
             file=file,
@@ -1075,6 +1200,39 @@ def iter_blocks(
         stats.complete = False
 
 
+_BLANK = frozenset(b" \t\r\x0b\x0c\x1c\x1d\x1e\x1f")
+"""ASCII bytes for which ``bytes.isspace`` or ``str.isspace`` may hold (a line starting with another byte
+is not blank)."""
+
+
+def _lines(
+    block: bytes, first_line: int, scanner: BatchScanner, *, as_views: bool
+) -> Iterator[tuple[int, str | memoryview]]:
+    """The non-blank lines of a block with their numbers.
+
+    Lines are text, or (``as_views`` and an ASCII block) views into the block, which msgspec decodes
+    without a copy of the line.
+    """
+    if not (as_views and block.isascii()):
+        for k, line in enumerate(_decode_lines(block, first_line, scanner)):
+            if line and not line.isspace():
+                yield first_line + k, line
+        return
+    view = memoryview(block)
+    find = block.find
+    start = 0
+    end = len(block)
+    number = first_line
+    while start < end:
+        nl = find(b"\n", start)
+        if nl == -1:
+            nl = end
+        if nl > start and (block[start] not in _BLANK or not block[start:nl].isspace()):
+            yield number, view[start:nl]
+        start = nl + 1
+        number += 1
+
+
 def _decode_lines(block: bytes, first_line: int, scanner: BatchScanner) -> list[str]:
     try:
         lines = block.decode("utf-8").split("\n")
@@ -1151,7 +1309,7 @@ class _Record(msgspec.Struct):
     conversations: list[_Turn] | None = None
 
 
-_DECODE_DEFAULT: Callable[[str], _Record] = msgspec.json.Decoder(_Record).decode
+_DECODE_DEFAULT: Callable[[str | memoryview], _Record] = msgspec.json.Decoder(_Record).decode
 _DECODE_FAILURES = (msgspec.MsgspecError, UnicodeError, ValueError, RecursionError)
 
 
@@ -1208,10 +1366,7 @@ def scan_lines(block: bytes, first_line: int, scanner: BatchScanner, extract: Ex
     texts, records, firsts, labels = batch.texts, batch.records, batch.record_first, batch.labels
     n_records = 0
     before_all = len(texts)
-    for k, line in enumerate(_decode_lines(block, first_line, scanner)):
-        if not line or line.isspace():
-            continue
-        number = first_line + k
+    for number, line in _lines(block, first_line, scanner, as_views=decode_default is not None):
         if decode_default is not None:
             try:
                 typed = decode_default(line)
@@ -1236,6 +1391,8 @@ def scan_lines(block: bytes, first_line: int, scanner: BatchScanner, extract: Ex
                         n_records = 0
                         before_all = 0
                     continue
+        if not isinstance(line, str):  # a view into an ASCII block (the fast path did not take it)
+            line = bytes(line).decode("ascii")
         valid = True
         try:
             record, end = scan_once(line, 0)

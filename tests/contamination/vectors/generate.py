@@ -1,4 +1,4 @@
-"""Regenerate ``jk-c1.json``: the golden vectors of hash scheme jk-c1 and index format version 2.
+"""Regenerate ``jk-c1.json``: the golden vectors of hash scheme jk-c1 and index format version 3.
 
 Hashes come from the independent pure-Python reference (``tests/contamination/reference.py``); the index
 file hash comes from judgekit itself. Run it only when introducing a new scheme or format version (and
@@ -54,7 +54,7 @@ def main() -> None:
         data = path.read_bytes()
     out = {
         "hash_scheme": "jk-c1",
-        "format_version": 2,
+        "format_version": 3,
         "normalisation_version": 1,
         "unicode_version": unicodedata.unidata_version,
         "key": KEY.decode(),
