@@ -81,12 +81,12 @@ def replicate(dest: Path, copies: int) -> int:
 
 
 def make_grader(judge: str | None, cassette: Path, base: str | None, case_root: Path) -> Any:
-    from judgekit.commands.runs import _rubric_grader
+    from judgekit.judge_setup import build_rubric_grader
     from judgekit.runner import LayeredTrialGrader
 
     rubric = None
     if judge is not None:
-        rubric = _rubric_grader(
+        rubric = build_rubric_grader(
             MODEL,
             rubric="honest-reporting",
             cassette=cassette,
