@@ -164,7 +164,8 @@ def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]] = {
     "report json": ("judgekit.reports.run_model", _report_json),
-    "report streamed (judgekit report)": ("judgekit.reports.run_stream", _report_streamed),
+    # the streamed report's reasons come from run_model's RunAccumulator, which the in-memory one shares
+    "report streamed (judgekit report)": ("judgekit.reports.run_model", _report_streamed),
     "report markdown": ("judgekit.reports.run_markdown", _report_markdown),
     "report short markdown": ("judgekit.reports.run_markdown", _report_short),
     "report html": ("judgekit.reports.run_html", _report_html),

@@ -28,13 +28,18 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
+import msgspec
 from pydantic import Field, JsonValue, ValidationError
 
 from judgekit import __version__
 from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.io.documents import (
+    _DIGITS_TO_ZERO,
+    _LONG_RUN,
+    MAX_LINE_BYTES,
+    MAX_NESTING_DEPTH,
     check_duplicate_keys,
     check_json_bounds,
     iter_lines,
@@ -45,17 +50,19 @@ from judgekit.io.documents import (
 from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor
 from judgekit.transcript import RunRecord
-from judgekit.verdict import CheckResult, FailureCategory, FrozenModel, Grade, Verdict
+from judgekit.verdict import CheckResult, FailureCategory, FrozenModel, Grade, Trust, Verdict
 
 __all__ = [
     "SCHEMA_VERSION",
     "CaseRef",
+    "FastResultLine",
     "ResultLine",
     "ResultStream",
     "RunResults",
     "TrialSource",
     "dump_result_line",
     "failure_categories",
+    "fast_result_line",
     "make_result_line",
     "paused_gc",
     "read_results",
@@ -390,6 +397,22 @@ class ResultStream:
         Raises:
             JudgekitError: When the file cannot be opened.
         """
+        # with fast=False every line is a ResultLine
+        yield from self._lines(fast=False)  # type: ignore[misc]
+
+    def report_lines(self) -> Iterator[ResultLine | FastResultLine]:
+        """Yield the valid lines, as :meth:`__iter__` does, each decoded the cheapest exact way.
+
+        A line :func:`fast_result_line` is certain about comes as a :class:`FastResultLine` (same fields,
+        same values); every other line goes through the full path and comes as a :class:`ResultLine`, or
+        as its problem. The lines yielded and the problems found are exactly those of :meth:`__iter__`.
+
+        Raises:
+            JudgekitError: When the file cannot be opened.
+        """
+        return self._lines(fast=True)
+
+    def _lines(self, *, fast: bool) -> Iterator[ResultLine | FastResultLine]:
         path = self.path
         self.problems = []
         self.truncated = False
@@ -399,7 +422,9 @@ class ResultStream:
             if raw is None:
                 self.problems.append(line_too_long(path, number))
                 continue
-            line = self._validated(path, number, raw, complete, other_versions)
+            line: ResultLine | FastResultLine | None = fast_result_line(raw) if fast else None
+            if line is None:
+                line = self._validated(path, number, raw, complete, other_versions)
             if line is None:
                 continue
             if line.schema_version != SCHEMA_VERSION:
@@ -491,6 +516,168 @@ def _diagnose(
     err = exc.errors(include_url=False)[0]
     loc = ".".join(str(p) for p in err["loc"])
     return Problem(path, number, loc, f"{err['msg']}; line left out (not a judgekit result line?)")
+
+
+# --------------------------------------------------------------------------- the exact fast path
+#
+# A typed msgspec mirror of the whole ResultLine schema (tests/test_results_fast.py holds it to the pydantic
+# models: the same fields in the same order, the same constraints). Every field is required here, so a
+# line the mirror accepts names every field of its objects exactly once: that is what lets the key count
+# below prove there is no repeated key. Lines that omit a field (pydantic fills its default) or that the
+# mirror refuses for any other reason go through the full pydantic path.
+
+
+class _FastCaseRef(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    id: str
+    version: Annotated[int, msgspec.Meta(ge=1)]
+    slice: str | None
+    category: str | None
+    severity: str | None
+    policy_refs: tuple[str, ...]
+
+
+class _FastEvidence(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    kind: str
+    summary: str
+    call_index: int | None
+    tool: str | None
+    arguments: dict[str, Any] | None
+    quote: str | None
+    message_index: int | None
+    data: Any
+
+
+class _FastCheck(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    check_id: str
+    layer: str
+    verdict: Verdict
+    gate: bool
+    reason: str
+    category: FailureCategory | None
+    evidence: tuple[_FastEvidence, ...]
+    trust: Trust
+    trust_reason: str
+    score: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None
+    weight: Annotated[float, msgspec.Meta(ge=0.0)]
+
+
+class _FastRunRecord(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    agent_model: str | None
+    prompt_hash: str | None
+    tool_definitions_hash: str | None
+    app_version: str | None
+    fixture_version: str | None
+    config: dict[str, Any]
+
+
+class _FastSource(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    file: str
+    line: Annotated[int, msgspec.Meta(ge=1)]
+    sha256: str
+
+
+class _FastProvenance(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    method: Annotated[str, msgspec.Meta(min_length=1)]
+    seed: int | None
+    judgekit_version: str
+    case_set_revision: str | None
+    case_set_dirty: bool | None
+    case_set_revision_note: str | None
+    dependencies: dict[str, str]
+    python: str
+    thresholds: dict[str, Any]
+
+
+class FastResultLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
+    """A result line decoded by the exact fast path: the fields and values of a :class:`ResultLine`.
+
+    It has the attributes of :class:`ResultLine` (and of its case, checks, evidence, run record, source
+    and provenance) with the same values pydantic would give, so code that only reads a line's attributes
+    (the report's accumulation) reads either. It is not a pydantic model: it has no ``model_dump``.
+    :meth:`ResultStream.report_lines` yields it for every line :func:`fast_result_line` accepts.
+    """
+
+    schema_version: int
+    run_id: str
+    case: _FastCaseRef
+    trial: Annotated[int, msgspec.Meta(ge=1)]
+    verdict: Verdict
+    reason: str
+    quality: Annotated[float, msgspec.Meta(ge=0.0, le=1.0)] | None
+    checks: tuple[_FastCheck, ...]
+    failure_categories: tuple[FailureCategory, ...]
+    run: _FastRunRecord | None
+    judge_fingerprint: dict[str, Any] | None
+    grader: dict[str, Any] | None
+    untrusted_verdicts: Annotated[int, msgspec.Meta(ge=0)]
+    untrusted_policy: str | None
+    grading: dict[str, Any]
+    judgekit_version: str
+    source: _FastSource | None
+    cost_usd: float | None
+    cost_unknown_reason: str | None
+    duration_s: float | None
+    provenance: _FastProvenance | None
+
+    @property
+    def key(self) -> tuple[str, int]:
+        """``(case id, trial)``: what identifies a trial within a run."""
+        return (self.case.id, self.trial)
+
+
+_FAST_DECODE = msgspec.json.Decoder(FastResultLine).decode
+_FAST_ENCODE = msgspec.json.Encoder().encode
+_EVIDENCE_DEPTH = 5
+"""Depth of an evidence object in a line (line, checks, check, evidence, item): the deepest typed place a
+free-form value (``data``, ``arguments``) sits under."""
+
+
+def fast_result_line(raw: bytes) -> FastResultLine | None:
+    r"""The line decoded when the full reader would certainly accept it with these values, else ``None``.
+
+    ``None`` never means the line is bad, only that this path is not certain: the caller then runs the
+    full path (hostile-input checks, pydantic, the duplicate-key check), which finds its problem, if any.
+    A line is accepted only when all of these hold, each of which implies the full path accepts it:
+
+    * no ``\u`` escape (so every ``:`` and ``"`` in a string is written as itself), no run of digits
+      over the number limit, no ``NaN``, ``Infinity`` or three-digit exponent (the same cheap tests as
+      :func:`~judgekit.io.documents.check_json_bounds`);
+    * the typed mirror decodes it, every field present, none unknown, every constraint met, and its
+      ``schema_version`` is :data:`SCHEMA_VERSION`;
+    * no repeated key: the line has as many ``:`` as the decoded line re-encoded. Outside strings there
+      is one ``:`` per key; inside strings the same ones are in both; a repeated key is decoded once
+      (the last value wins), so it leaves one ``:`` fewer in the re-encoding;
+    * depth: at most :data:`~judgekit.io.documents.MAX_NESTING_DEPTH` brackets, or, by the schema, the
+      deepest free-form value (under an evidence item, at depth 5) plus every bracket that is not one of
+      the line's typed objects and arrays still within the limit.
+
+    Args:
+        raw: The line's bytes (a final newline is allowed).
+
+    Returns:
+        The decoded line, or ``None`` for the full path.
+    """
+    if len(raw) > MAX_LINE_BYTES or b"\\u" in raw:
+        return None
+    zeroed = raw.translate(_DIGITS_TO_ZERO)
+    if _LONG_RUN in zeroed or b"e000" in zeroed:
+        return None
+    try:
+        line = _FAST_DECODE(raw)
+    except (msgspec.DecodeError, msgspec.ValidationError):
+        return None
+    if line.schema_version != SCHEMA_VERSION or raw.count(b":") != _FAST_ENCODE(line).count(b":"):
+        return None
+    brackets = raw.count(b"[") + raw.count(b"{")
+    if brackets > MAX_NESTING_DEPTH:
+        # typed containers: the line, case, policy_refs, checks, failure_categories; per check the check and
+        # its evidence array; per item the item; the run record, source and provenance (and its
+        # dependencies) when present
+        typed = 5 + sum(2 + len(check.evidence) for check in line.checks)
+        typed += (line.run is not None) + (line.source is not None) + 2 * (line.provenance is not None)
+        if _EVIDENCE_DEPTH + brackets - typed > MAX_NESTING_DEPTH:
+            return None
+    return line
 
 
 def dump_result_line(line: ResultLine, redactor: Redactor | None = None) -> str:

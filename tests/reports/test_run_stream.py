@@ -142,10 +142,31 @@ def _bad_line(kind: str, good: str) -> str:
         return good[:-1] + ',"grading_extra":' + "[" * 120 + "]" * 120 + "}"
     if kind == "long_number":
         return good[:-1] + ',"duration_s":' + "1" * 150 + "}"
+    # the kinds below are read by the full path in both reports: the streamed report's fast path declines
+    if kind == "nested_duplicate":  # a repeated key inside the case
+        return good.replace('"case":{', '"case":{"id":"faq-1",', 1)
+    if kind == "escaped_duplicate":  # a repeated key written with an escape
+        return good[:-1] + ',"verd\\u0069ct":"pass"}'
+    if kind == "missing_field":  # valid: pydantic fills the default, the fast path needs every field
+        return good.replace(',"reason":""', "", 1)
+    if kind == "wrong_type":  # valid in pydantic's lax mode (an integer written 1.0)
+        return good.replace('"untrusted_verdicts":0', '"untrusted_verdicts":0.0', 1)
     return "[1, 2]"  # valid JSON, not an object
 
 
-BAD = ["malformed", "other_version", "invalid", "duplicate_key", "too_deep", "long_number", "not_object"]
+BAD = [
+    "malformed",
+    "other_version",
+    "invalid",
+    "duplicate_key",
+    "too_deep",
+    "long_number",
+    "nested_duplicate",
+    "escaped_duplicate",
+    "missing_field",
+    "wrong_type",
+    "not_object",
+]
 
 
 @st.composite

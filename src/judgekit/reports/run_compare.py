@@ -35,7 +35,7 @@ from typing import Literal
 
 from judgekit.errors import JudgekitError, Problem
 from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, Interval, outcomes_from_counts, task_rate
-from judgekit.results import ResultLine, ResultStream, RunResults, paused_gc
+from judgekit.results import FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
 from judgekit.stats import mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
@@ -238,8 +238,8 @@ class RunDigest:
         self.trials: dict[tuple[str, int], Verdict] = {}
         self.pairs = self.trials_fixed = self.trials_broken = 0
 
-    def add(self, line: ResultLine) -> None:
-        """Count one result line."""
+    def add(self, line: ResultLine | FastResultLine) -> None:
+        """Count one result line (read by the full path, or by the exact fast path: the same values)."""
         case = line.case
         if case.id not in self.info:
             self.info[case.id] = (case.version, tuple(sorted(case.policy_refs)))
@@ -413,9 +413,9 @@ def stream_compare(
     stream_a, stream_b = ResultStream(baseline), ResultStream(candidate)
     with paused_gc():
         da = RunDigest(stream_a.path.name, regression_slices=names, splits=splits or {}, keep_trials=True)
-        for line in stream_a:
+        for line in stream_a.report_lines():
             da.add(line)
         db = RunDigest(stream_b.path.name, regression_slices=names, splits=splits or {}, baseline=da)
-        for line in stream_b:
+        for line in stream_b.report_lines():
             db.add(line)
     return da, db, stream_a.problems, stream_b.problems

@@ -36,22 +36,31 @@ from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from typing import Literal
+from dataclasses import dataclass, field
+from os import PathLike
+from pathlib import Path
+from typing import Literal, cast
 
 import numpy as np
 from pydantic import Field
 
-from judgekit.calibration.corrected import CriterionCorrection, corrected_criterion_rates
+from judgekit.calibration.corrected import (
+    CriterionCorrection,
+    corrections_from_counts,
+    count_judged_criteria,
+    latest_records,
+)
 from judgekit.calibration.records import CalibrationRecord
+from judgekit.caseset import HOLDOUT_GRADING_KEY
 from judgekit.errors import Problem
 from judgekit.reports.retirement import (
     DEFAULT_MIN_TRIALS,
     DEFAULT_RELEASES,
     RetirementAdvice,
     RetirementSuggestion,
-    retirement_advice,
+    RetirementTallies,
 )
-from judgekit.results import CaseRef, ResultLine, RunResults, paused_gc
+from judgekit.results import CaseRef, FastResultLine, ResultLine, RunResults, paused_gc
 from judgekit.stats import (
     UndecidedPolicy,
     check_undecided_policy,
@@ -77,8 +86,10 @@ __all__ = [
     "KPoint",
     "RetirementAdvice",
     "RetirementSuggestion",
+    "RunAccumulator",
     "RunInfo",
     "RunReport",
+    "StreamedRun",
     "TrialReason",
     "UndecidedCase",
     "build_headline",
@@ -431,6 +442,7 @@ class CostTally:
 
     def add(self, line: ResultLine) -> None:
         """Add the ``cost`` of every check's judge note of one line."""
+        acc = self.acc
         for check in line.checks:
             cost = _note_cost(check)
             if cost is None:
@@ -439,19 +451,24 @@ class CostTally:
             priced = isinstance(usd, int | float) and not isinstance(usd, bool)
             if not priced and self.reason is None and isinstance(cost.get("unknown_reason"), str):
                 self.reason = str(cost["unknown_reason"])
-            row = [
-                1.0,
-                float(_int(cost.get("prompt_tokens"))),
-                float(_int(cost.get("completion_tokens"))),
-                float(usd) if priced else 0.0,  # type: ignore[arg-type]
-                0.0 if priced else 1.0,
-                float(_int(cost.get("replayed"))),
-                float(_int(cost.get("cached_tokens"))),
-            ]
+            prompt = float(_int(cost.get("prompt_tokens")))
+            completion = float(_int(cost.get("completion_tokens")))
+            dollars = float(usd) if priced else 0.0  # type: ignore[arg-type]
+            unpriced = 0.0 if priced else 1.0
+            replayed = float(_int(cost.get("replayed")))
+            cached = float(_int(cost.get("cached_tokens")))
             for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
-                total = self.acc.setdefault(key, [0.0] * 7)
-                for i, value in enumerate(row):
-                    total[i] += value
+                total = acc.get(key)
+                if total is None:
+                    total = acc[key] = [0.0] * 7
+                # the same additions, in the same order, as adding the row column by column
+                total[0] += 1.0
+                total[1] += prompt
+                total[2] += completion
+                total[3] += dollars
+                total[4] += unpriced
+                total[5] += replayed
+                total[6] += cached
 
     def summary(self) -> CostSummary | None:
         """The totals; ``None`` when no check recorded a cost."""
@@ -504,7 +521,8 @@ def _note_cost(check: CheckResult) -> Mapping[str, object] | None:
 
 
 def _int(value: object) -> int:
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    # JSON data holds plain ints and bools only: ``type is int`` is ``isinstance(int) and not bool`` here
+    return value if type(value) is int else 0
 
 
 class RunReport(FrozenModel):
@@ -566,36 +584,17 @@ class RunReport(FrozenModel):
 
 
 class _Table:
-    """Per-task verdict counts, built once from the lines (the fast path of every summary)."""
+    """Per-task verdict counts: one row per task (in first-seen order), one column per verdict state."""
 
-    def __init__(self, lines: Sequence[ResultLine]) -> None:
-        index: dict[str, int] = {}
-        task_of = np.empty(len(lines), dtype=np.int64)
-        code = np.empty(len(lines), dtype=np.int64)
-        self.first: list[ResultLine] = []
-        for i, line in enumerate(lines):
-            t = index.get(line.case.id)
-            if t is None:
-                t = index[line.case.id] = len(self.first)
-                self.first.append(line)
-            task_of[i] = t
-            code[i] = _CODE[line.verdict]
-        self.ids = [line.case.id for line in self.first]
-        self.index = index
-        n_tasks = len(self.first)
-        counts = np.bincount(task_of * len(_STATES) + code, minlength=n_tasks * len(_STATES))
-        self.counts = counts.reshape(n_tasks, len(_STATES))
-        self.task_of = task_of
-        self.code = code
+    def __init__(self, ids: list[str], counts: np.ndarray) -> None:
+        self.ids = ids
+        self.index = {cid: t for t, cid in enumerate(ids)}
+        self.counts = counts
 
     @classmethod
     def from_counts(cls, ids: list[str], counts: np.ndarray) -> _Table:
-        """A table of per-task verdict counts already made (rows in ``ids`` order; no lines kept)."""
-        table = cls([])
-        table.ids = ids
-        table.index = {cid: t for t, cid in enumerate(ids)}
-        table.counts = counts
-        return table
+        """A table of per-task verdict counts already made (rows in ``ids`` order)."""
+        return cls(ids, counts)
 
     @property
     def n_tasks(self) -> int:
@@ -889,11 +888,345 @@ class FailureTally:
         return tuple(rows)
 
 
-def _failures(lines: Sequence[ResultLine]) -> tuple[FailureRow, ...]:
-    tally = FailureTally()
-    for line in lines:
-        tally.add(line)
-    return tally.rows()
+@dataclass
+class StreamedRun:
+    """What reading one results file for its report found, besides the report's own figures.
+
+    Attributes:
+        path: The file read.
+        problems: Its located problems, exactly those :func:`judgekit.results.read_results` reports.
+        line_holdouts: Case ids its lines recorded as holdouts (``grading["holdouts"]``).
+        cases: Every case id with a valid line, with its number of trials (holdouts included).
+        dropped: Holdout case id to trials left out of the report (those in ``drop``).
+    """
+
+    path: Path
+    problems: list[Problem] = field(default_factory=list)
+    line_holdouts: set[str] = field(default_factory=set)
+    cases: Counter[str] = field(default_factory=Counter)
+    dropped: Counter[str] = field(default_factory=Counter)
+
+
+class RunAccumulator:
+    """Every figure of a run report, accumulated one result line at a time.
+
+    Feed it the run's valid lines in file order with :meth:`add`, then call :meth:`report`. It is the one
+    aggregation of a run report: :func:`build_run_report` feeds it a :class:`~judgekit.results.RunResults`'
+    lines from memory, :func:`judgekit.reports.run_stream.stream_run_report` the lines of a file as they
+    are read.
+    """
+
+    def __init__(
+        self,
+        *,
+        known_cases: Mapping[str, tuple[int, tuple[str, ...]]] | None,
+        drop: frozenset[str],
+        calibration_records: Sequence[CalibrationRecord],
+        retirement: RetirementTallies,
+    ) -> None:
+        """Start an empty run.
+
+        Args:
+            known_cases: The case set's ``id -> (version, policy_refs)``, or ``None`` (no case set).
+            drop: Case ids whose trials are left out entirely (holdouts not asked for).
+            calibration_records: The records for the corrected criterion rates (empty: none).
+            retirement: Retirement tallies, already fed the history runs (oldest first).
+        """
+        self.known = known_cases
+        self.drop = drop
+        self.records = calibration_records
+        self.fingerprints = latest_records(calibration_records) if calibration_records else {}
+        self.retirement = retirement
+        self.seen = StreamedRun(path=Path())
+        self.unknown: Counter[str] = Counter()
+        self.stale: set[str] = set()
+        self.index: dict[str, int] = {}
+        self.cases: list[CaseRef] = []
+        self.counts: list[list[int]] = []
+        self.versions: list[set[int]] = []
+        self.q_sum: list[float] = []
+        self.q_n: list[int] = []
+        self.trials = 0
+        self.check_counts: Counter[Verdict] = Counter()
+        self.distinct_fps: list[Mapping[str, object]] = []
+        self.last_fp: Mapping[str, object] | None = None
+        self.run_ids: dict[str, None] = {}
+        self.jk_versions: set[str] = set()
+        self.agent_models: set[str] = set()
+        self.app_versions: set[str] = set()
+        self.cost_total = 0.0
+        self.cost_seen = False
+        self.cost_unpriced = 0
+        self.cost_reason: str | None = None
+        self.untrusted_total = 0
+        self.untrusted_trials = 0
+        self.policies: set[str] = set()
+        self.failures = FailureTally()
+        self.costs = CostTally()
+        self.criteria: dict[tuple[str, str], list[int]] = {}
+        self.reasons: list[tuple[str, int, Verdict, str | None, str | None, str | None, str]] = []
+
+    def add(self, valid: ResultLine | FastResultLine) -> None:
+        """Count one valid result line (lines of dropped or unknown cases only as such).
+
+        Args:
+            valid: The line, a pydantic :class:`~judgekit.results.ResultLine` or the exact fast path's
+                :class:`~judgekit.results.FastResultLine`. Only attributes are read, and the two have the
+                same ones with the same values (``tests/test_results_fast.py`` holds them together).
+        """
+        line = cast(ResultLine, valid)
+        cid = line.case.id
+        seen = self.seen
+        seen.cases[cid] += 1
+        holdouts = line.grading.get(HOLDOUT_GRADING_KEY)
+        if isinstance(holdouts, list):
+            seen.line_holdouts.update(str(v) for v in holdouts)
+        if cid in self.drop:
+            seen.dropped[cid] += 1
+            return
+        self.retirement.add(line)
+        if self.known is not None:
+            known = self.known.get(cid)
+            if known is None:
+                self.unknown[cid] += 1
+                return
+            if known[0] != line.case.version:
+                self.stale.add(f"'{cid}' (results v{line.case.version}, set v{known[0]})")
+        self._add_trial(line)
+
+    def _add_trial(self, line: ResultLine) -> None:
+        cid = line.case.id
+        t = self.index.get(cid)
+        if t is None:
+            t = self.index[cid] = len(self.cases)
+            self.cases.append(line.case)
+            self.counts.append([0] * len(_STATES))
+            self.versions.append(set())
+            self.q_sum.append(0.0)
+            self.q_n.append(0)
+        self.counts[t][_CODE[line.verdict]] += 1
+        self.versions[t].add(line.case.version)
+        self.trials += 1
+        if line.quality is not None:
+            self.q_sum[t] += line.quality
+            self.q_n[t] += 1
+        for check in line.checks:
+            self.check_counts[check.verdict] += 1
+        fp = line.judge_fingerprint
+        if fp is not None and fp is not self.last_fp and fp != self.last_fp:
+            if all(fp != s for s in self.distinct_fps):
+                self.distinct_fps.append(fp)
+            self.last_fp = fp
+        self.run_ids[line.run_id] = None
+        self.jk_versions.add(line.judgekit_version)
+        if line.run is not None:
+            if line.run.agent_model:
+                self.agent_models.add(line.run.agent_model)
+            if line.run.app_version:
+                self.app_versions.add(line.run.app_version)
+        if line.cost_usd is not None:
+            self.cost_total += line.cost_usd
+            self.cost_seen = True
+        elif line.cost_unknown_reason is not None:
+            self.cost_unpriced += 1
+            self.cost_reason = self.cost_reason or line.cost_unknown_reason
+            self.cost_seen = True
+        self.untrusted_total += line.untrusted_verdicts
+        self.untrusted_trials += line.untrusted_verdicts > 0
+        self.policies.add(line.untrusted_policy or "unknown")
+        self.costs.add(line)
+        if self.fingerprints:
+            count_judged_criteria(self.criteria, line, self.fingerprints)
+        if line.verdict is not Verdict.PASS:
+            self.failures.add(line)
+            decider = deciding_check(line.verdict, line.reason, line.checks)
+            # a plain tuple per trial that did not pass (the TrialReason models are built at the end)
+            self.reasons.append(
+                (
+                    cid,
+                    line.trial,
+                    line.verdict,
+                    decider.check_id if decider is not None else None,
+                    decider.layer if decider is not None else None,
+                    decider.category.value if decider is not None and decider.category is not None else None,
+                    verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded",
+                )
+            )
+
+    def report(
+        self,
+        *,
+        file: str,
+        path: str | PathLike[str],
+        problems_in: Sequence[Problem],
+        policy: UndecidedPolicy,
+        k: int | None,
+        retire_after: int,
+        retire_min_trials: int,
+        regression_slices: Iterable[str],
+        splits: Mapping[str, str],
+    ) -> RunReport:
+        """The report of the lines fed.
+
+        Args:
+            file: The results file's name, for the report's run information.
+            path: The results file, for the problems' messages.
+            problems_in: The file's own problems (they open the report's problems).
+            policy: The undecided-trial policy.
+            k: Largest k asked for, or ``None``.
+            retire_after: R, distinct releases for retirement.
+            retire_min_trials: Trials per release for it to count toward retirement; at least 1.
+            regression_slices: Slice names that put a case in the regression suite.
+            splits: Case id to its split, from the case set.
+
+        Returns:
+            The report, equal to :func:`~judgekit.reports.run_model.build_run_report`'s on the same lines.
+        """
+        path = Path(path)
+        problems: list[str] = [str(p) for p in problems_in]
+        notes: list[str] = []
+        if self.unknown:
+            shown = ", ".join(
+                f"'{cid}' ({n} trial{'s' if n != 1 else ''})" for cid, n in sorted(self.unknown.items())
+            )
+            problems.append(
+                f"{path}: trials of cases not in the case set are left out: {shown}; "
+                "grade them with the set they belong to, or add the cases"
+            )
+        if self.known is not None and self.stale:
+            notes.append(
+                "some trials were graded against another version of their case: "
+                + ", ".join(sorted(self.stale))
+            )
+        n_tasks = len(self.cases)
+        ids = [case.id for case in self.cases]
+        counts = (
+            np.array(self.counts, dtype=np.int64) if n_tasks else np.zeros((0, len(_STATES)), dtype=np.int64)
+        )
+        table = _Table.from_counts(ids, counts)
+        mixed = sorted(cid for cid, vs in zip(ids, self.versions, strict=True) if len(vs) > 1)
+        if mixed:
+            vmap = dict(zip(ids, self.versions, strict=True))
+            problems.append(
+                f"{path}: trials of one case were graded against different case versions: "
+                + ", ".join(f"'{cid}' (v{', v'.join(str(v) for v in sorted(vmap[cid]))})" for cid in mixed)
+                + "; re-grade them against one version"
+            )
+        n_per_task = counts.sum(axis=1) if n_tasks else np.zeros(0, dtype=np.int64)
+        max_trials = int(n_per_task.max()) if n_tasks else 0
+        min_trials = int(n_per_task.min()) if n_tasks else 0
+        if k is not None and k < 1:
+            problems.append(f"k must be at least 1 (got {k}); reporting k up to {max_trials}")
+            k = None
+        if k is not None and k > max_trials:
+            problems.append(
+                f"k={k} is larger than the trial count ({max_trials} trial{'s' if max_trials != 1 else ''} "
+                f"per task at most): pass^k is undefined beyond it; reporting k up to {max_trials}"
+            )
+            k = max_trials
+        k_max = k if k is not None else max_trials
+        if min_trials < max_trials:
+            notes.append(
+                f"tasks have between {min_trials} and {max_trials} trials; at each k, tasks with fewer "
+                "than k "
+                + ("decided trials" if policy == "exclude" else "trials")
+                + " are left out of pass^k and counted as excluded"
+            )
+        quality = (np.array(self.q_sum, dtype=np.float64), np.array(self.q_n, dtype=np.int64))
+        reg_names = frozenset(s.lower() for s in regression_slices)
+        suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
+        is_reg = np.array([_in_regression(case, suite_of, reg_names) for case in self.cases], dtype=bool)
+        suites = []
+        for name, mask in (("capability", ~is_reg), ("regression", is_reg)):
+            if mask.any():
+                suites.append(_summarise(name, table, mask, k_max, quality, policy=policy))
+        slices = _groups([c.slice or c.category for c in self.cases], table, k_max, quality, policy=policy)
+        categories = _groups([c.category for c in self.cases], table, k_max, quality, policy=policy)
+        severities = _groups([c.severity for c in self.cases], table, k_max, quality, policy=policy)
+        per_state = counts.sum(axis=0) if n_tasks else np.zeros(len(_STATES), dtype=np.int64)
+        fingerprints = sorted({_fingerprint_text(fp) for fp in self.distinct_fps})
+        if len(fingerprints) > 1:
+            notes.append(
+                f"{len(fingerprints)} different judge fingerprints graded this run: its trials were not all "
+                "graded the same way"
+            )
+        undecided_cases = _undecided_cases(table)
+        undecided = sum(row.undecided for row in undecided_cases)
+        if undecided:
+            how = (
+                "undecided='fail' counts each as a trial that did not pass (it stays in n)"
+                if policy == "fail"
+                else "undecided='exclude' leaves each out of its task's trials, so pass^k is over decided "
+                "trials and a task with fewer than k decided trials is left out at that k"
+            )
+            notes.append(
+                f"{undecided} trial(s) in {len(undecided_cases)} case(s) are undecided (error, insufficient "
+                f"information or not evaluated): {how}; the bounds in parentheses count them all as failures "
+                "or all as passes"
+            )
+        run = RunInfo(
+            file=file,
+            run_ids=tuple(self.run_ids),
+            judgekit_versions=tuple(sorted(self.jk_versions)),
+            agent_models=tuple(sorted(self.agent_models)),
+            app_versions=tuple(sorted(self.app_versions)),
+            judge_fingerprints=tuple(fingerprints),
+            tasks=n_tasks,
+            trials=self.trials,
+            trials_per_task=(min_trials, max_trials),
+            cost_usd=self.cost_total if self.cost_seen else None,
+            cost_unpriced_trials=self.cost_unpriced,
+            cost_unknown_reason=self.cost_reason,
+            untrusted_verdicts=self.untrusted_total,
+            trials_with_untrusted=self.untrusted_trials,
+            untrusted_policies=tuple(sorted(self.policies)),
+        )
+        if self.untrusted_total:
+            notes.append(
+                f"{self.untrusted_total} verdict(s) in {self.untrusted_trials} trial(s) rest on a judge "
+                "that no calibration record trusts (graded with --untrusted "
+                f"{', '.join(sorted(self.policies))}): those trials' verdicts are not calibrated evidence"
+            )
+        known = self.known
+        reasons = [
+            TrialReason(
+                case_id=cid,
+                trial=trial,
+                verdict=verdict,
+                check_id=check_id,
+                layer=layer,
+                category=cat,
+                reason=why,
+            )
+            for cid, trial, verdict, check_id, layer, cat, why in sorted(
+                self.reasons, key=lambda r: (r[2] is not Verdict.FAIL, r[0], r[1])
+            )
+        ]
+        report = RunReport(
+            run=run,
+            k_max=k_max,
+            undecided_policy=policy,
+            verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
+            undecided_cases=undecided_cases,
+            check_verdicts={state: self.check_counts[state] for state in _STATES},
+            suites=tuple(suites),
+            slices=slices,
+            categories=categories,
+            severities=severities,
+            failures=self.failures.rows(),
+            retirement=self.retirement.advice(
+                is_capability=in_capability_suite(splits, reg_names),
+                current_versions={cid: v for cid, (v, _) in known.items()} if known else None,
+                required_releases=retire_after,
+                min_trials=retire_min_trials,
+            ),
+            corrected=tuple(corrections_from_counts(self.criteria, self.records)) if self.records else (),
+            cost=self.costs.summary(),
+            problems=tuple(problems),
+            notes=tuple(notes),
+            trial_reasons=tuple(reasons),
+        )
+        return report.model_copy(update={"headline": build_headline(report)})
 
 
 def build_run_report(
@@ -973,189 +1306,29 @@ def _build_run_report(
     splits: Mapping[str, str],
     calibration_records: Sequence[CalibrationRecord] = (),
 ) -> RunReport:
-    problems: list[str] = [str(p) for p in results.problems]
-    notes: list[str] = []
-    lines = results.lines
-    if known_cases is not None:
-        unknown: Counter[str] = Counter(line.case.id for line in lines if line.case.id not in known_cases)
-        if unknown:
-            shown = ", ".join(
-                f"'{cid}' ({n} trial{'s' if n != 1 else ''})" for cid, n in sorted(unknown.items())
-            )
-            problems.append(
-                f"{results.path}: trials of cases not in the case set are left out: {shown}; "
-                "grade them with the set they belong to, or add the cases"
-            )
-            lines = [line for line in lines if line.case.id in known_cases]
-        stale = sorted(
-            {
-                f"'{line.case.id}' (results v{line.case.version}, set v{known_cases[line.case.id][0]})"
-                for line in lines
-                if known_cases[line.case.id][0] != line.case.version
-            }
-        )
-        if stale:
-            notes.append("some trials were graded against another version of their case: " + ", ".join(stale))
-    table = _Table(lines)
-    versions: dict[str, set[int]] = defaultdict(set)
-    for line in lines:
-        versions[line.case.id].add(line.case.version)
-    mixed = sorted(cid for cid, vs in versions.items() if len(vs) > 1)
-    if mixed:
-        problems.append(
-            f"{results.path}: trials of one case were graded against different case versions: "
-            + ", ".join(f"'{cid}' (v{', v'.join(str(v) for v in sorted(versions[cid]))})" for cid in mixed)
-            + "; re-grade them against one version"
-        )
-    n_per_task = table.counts.sum(axis=1) if table.n_tasks else np.zeros(0, dtype=np.int64)
-    max_trials = int(n_per_task.max()) if table.n_tasks else 0
-    min_trials = int(n_per_task.min()) if table.n_tasks else 0
-    if k is not None and k < 1:
-        problems.append(f"k must be at least 1 (got {k}); reporting k up to {max_trials}")
-        k = None
-    if k is not None and k > max_trials:
-        problems.append(
-            f"k={k} is larger than the trial count ({max_trials} trial{'s' if max_trials != 1 else ''} "
-            f"per task at most): pass^k is undefined beyond it; reporting k up to {max_trials}"
-        )
-        k = max_trials
-    k_max = k if k is not None else max_trials
-    if min_trials < max_trials:
-        notes.append(
-            f"tasks have between {min_trials} and {max_trials} trials; at each k, tasks with fewer than k "
-            + ("decided trials" if policy == "exclude" else "trials")
-            + " are left out of pass^k and counted as excluded"
-        )
-    # one pass over the lines for everything that is not a verdict count
-    q_sum = np.zeros(table.n_tasks)
-    q_n = np.zeros(table.n_tasks, dtype=np.int64)
-    check_counts: Counter[Verdict] = Counter()
-    distinct_fps: list[Mapping[str, object]] = []
-    last_fp: Mapping[str, object] | None = None
-    run_ids: dict[str, None] = {}
-    jk_versions: set[str] = set()
-    agent_models: set[str] = set()
-    app_versions: set[str] = set()
-    cost_total = 0.0
-    cost_seen = False
-    cost_unpriced = 0
-    cost_reason: str | None = None
-    untrusted_total = 0
-    untrusted_trials = 0
-    policies: set[str] = set()
-    task_of = table.task_of
-    for i, line in enumerate(lines):
-        if line.quality is not None:
-            t = task_of[i]
-            q_sum[t] += line.quality
-            q_n[t] += 1
-        for check in line.checks:
-            check_counts[check.verdict] += 1
-        fp = line.judge_fingerprint
-        if fp is not None and fp is not last_fp and fp != last_fp:
-            if all(fp != seen for seen in distinct_fps):
-                distinct_fps.append(fp)
-            last_fp = fp
-        run_ids[line.run_id] = None
-        jk_versions.add(line.judgekit_version)
-        if line.run is not None:
-            if line.run.agent_model:
-                agent_models.add(line.run.agent_model)
-            if line.run.app_version:
-                app_versions.add(line.run.app_version)
-        if line.cost_usd is not None:
-            cost_total += line.cost_usd
-            cost_seen = True
-        elif line.cost_unknown_reason is not None:
-            cost_unpriced += 1
-            cost_reason = cost_reason or line.cost_unknown_reason
-            cost_seen = True
-        untrusted_total += line.untrusted_verdicts
-        untrusted_trials += line.untrusted_verdicts > 0
-        policies.add(line.untrusted_policy or "unknown")
-    quality = (q_sum, q_n)
-    reg_names = frozenset(s.lower() for s in regression_slices)
-    suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
-    is_reg = np.array([_in_regression(line.case, suite_of, reg_names) for line in table.first], dtype=bool)
-    suites = []
-    for name, mask in (("capability", ~is_reg), ("regression", is_reg)):
-        if mask.any():
-            suites.append(_summarise(name, table, mask, k_max, quality, policy=policy))
-    slices = _groups(
-        [line.case.slice or line.case.category for line in table.first], table, k_max, quality, policy=policy
+    """The streamed report's one accumulation, fed the lines from memory instead of from the file."""
+    if retire_min_trials < 1:
+        raise ValueError(f"min_trials must be at least 1 (got {retire_min_trials})")
+    tallies = RetirementTallies()
+    for earlier in history:
+        for line in earlier.lines:
+            tallies.add(line)
+    acc = RunAccumulator(
+        known_cases=known_cases, drop=frozenset(), calibration_records=calibration_records, retirement=tallies
     )
-    categories = _groups([line.case.category for line in table.first], table, k_max, quality, policy=policy)
-    severities = _groups([line.case.severity for line in table.first], table, k_max, quality, policy=policy)
-    per_state = table.counts.sum(axis=0) if table.n_tasks else np.zeros(len(_STATES), dtype=np.int64)
-    fingerprints = sorted({_fingerprint_text(fp) for fp in distinct_fps})
-    if len(fingerprints) > 1:
-        notes.append(
-            f"{len(fingerprints)} different judge fingerprints graded this run: its trials were not all "
-            "graded the same way"
-        )
-    undecided_cases = _undecided_cases(table)
-    undecided = sum(row.undecided for row in undecided_cases)
-    if undecided:
-        how = (
-            "undecided='fail' counts each as a trial that did not pass (it stays in n)"
-            if policy == "fail"
-            else "undecided='exclude' leaves each out of its task's trials, so pass^k is over decided "
-            "trials and a task with fewer than k decided trials is left out at that k"
-        )
-        notes.append(
-            f"{undecided} trial(s) in {len(undecided_cases)} case(s) are undecided (error, insufficient "
-            f"information or not evaluated): {how}; the bounds in parentheses count them all as failures "
-            "or all as passes"
-        )
-    run = RunInfo(
+    for line in results.lines:
+        acc.add(line)
+    return acc.report(
         file=results.name,
-        run_ids=tuple(run_ids),
-        judgekit_versions=tuple(sorted(jk_versions)),
-        agent_models=tuple(sorted(agent_models)),
-        app_versions=tuple(sorted(app_versions)),
-        judge_fingerprints=tuple(fingerprints),
-        tasks=table.n_tasks,
-        trials=len(lines),
-        trials_per_task=(min_trials, max_trials),
-        cost_usd=cost_total if cost_seen else None,
-        cost_unpriced_trials=cost_unpriced,
-        cost_unknown_reason=cost_reason,
-        untrusted_verdicts=untrusted_total,
-        trials_with_untrusted=untrusted_trials,
-        untrusted_policies=tuple(sorted(policies)),
+        path=results.path,
+        problems_in=results.problems,
+        policy=policy,
+        k=k,
+        retire_after=retire_after,
+        retire_min_trials=retire_min_trials,
+        regression_slices=regression_slices,
+        splits=splits,
     )
-    if untrusted_total:
-        notes.append(
-            f"{untrusted_total} verdict(s) in {untrusted_trials} trial(s) rest on a judge that no "
-            f"calibration record trusts (graded with --untrusted {', '.join(sorted(policies))}): those "
-            "trials' verdicts are not calibrated evidence"
-        )
-    report = RunReport(
-        run=run,
-        k_max=k_max,
-        undecided_policy=policy,
-        verdicts={state: int(per_state[_CODE[state]]) for state in _STATES},
-        undecided_cases=undecided_cases,
-        check_verdicts={state: check_counts[state] for state in _STATES},
-        suites=tuple(suites),
-        slices=slices,
-        categories=categories,
-        severities=severities,
-        failures=_failures(lines),
-        retirement=retirement_advice(
-            [*history, results],
-            is_capability=in_capability_suite(splits, reg_names),
-            current_versions={cid: v for cid, (v, _) in known_cases.items()} if known_cases else None,
-            required_releases=retire_after,
-            min_trials=retire_min_trials,
-        ),
-        corrected=tuple(corrected_criterion_rates(lines, calibration_records)) if calibration_records else (),
-        cost=cost_summary(lines),
-        problems=tuple(problems),
-        notes=tuple(notes),
-        trial_reasons=trial_reasons(lines),
-    )
-    return report.model_copy(update={"headline": build_headline(report)})
 
 
 def trial_reasons(lines: Iterable[ResultLine]) -> tuple[TrialReason, ...]:
