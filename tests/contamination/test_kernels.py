@@ -199,3 +199,29 @@ print("scipy.linalg" in sys.modules)
 """
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+@settings(max_examples=100, deadline=None)
+@given(
+    hay=st.lists(st.integers(0, 2**32 - 1), max_size=300),
+    needles=st.lists(st.integers(0, 2**32 - 1), max_size=100),
+    take=st.integers(0, 50),
+)
+def test_member_equals_searchsorted(hay: list[int], needles: list[int], take: int) -> None:
+    from judgekit.contamination.kernels import member
+
+    table = np.unique(np.array(hay, dtype=np.uint32))
+    values = np.array(needles + hay[:take], dtype=np.uint32)
+    expected = np.isin(values, table)
+    assert member(values, table).tolist() == expected.tolist()
+
+
+def test_powers_by_doubling_equal_cumprod() -> None:
+    from judgekit.contamination.index import TOKEN_MULTIPLIER, _powers
+
+    for m in (TOKEN_MULTIPLIER, pow(TOKEN_MULTIPLIER, -1, 1 << 64), 3):
+        with np.errstate(over="ignore"):
+            ref = np.full(1 << 12, m, dtype=np.uint64)
+            ref[0] = 1
+            ref = np.cumprod(ref, dtype=np.uint64)
+        assert np.array_equal(_powers(m, 1 << 12), ref)

@@ -8,7 +8,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from contamination.conftest import (
@@ -570,3 +570,77 @@ def test_texts_holding_the_separator_byte_match_as_fold_many_folds_them(
     texts = ["a\x01b", f"x {span}\x01y", FORTY]
     assert m.match(texts) == m.match_folded(fold_many(texts))
     assert {h.ref for h in m.match(texts)} == {0, 2}
+
+
+def _batch_findings(
+    m: Matcher, records: list[list[str]], *, pruned: bool
+) -> tuple[list[tuple[int, str, object]], int]:
+    from judgekit.contamination.scan import TextBatch, record_findings
+
+    batch = TextBatch()
+    for number, texts in enumerate(records, start=1):
+        batch.add_record(number, texts, [f"messages[{k}].content" for k in range(len(texts))])
+    hits = m.match(batch.texts, batch.record_first if pruned else None)
+    found = record_findings(hits, batch, m.index, threshold=0.5, file="x.jsonl", by_row=False)
+    return [(rec, cid, loc) for rec, cid, loc in found], len(hits)
+
+
+def test_confirming_only_records_that_can_leak_gives_the_same_findings(
+    long_index: ContaminationIndex, key: Key
+) -> None:
+    m = Matcher(long_index, key)
+    toks = LONG_TEXT.split()
+    quote = " ".join(toks[100:109])  # 9 tokens: 3 shingles, never a leak alone
+    records = [
+        # An isolated quote in the first message and a 20-token span in the third: the finding names
+        # the first message (the first text with a hit of the case), as the full search does.
+        [quote, " ".join(_words(20, 30)), " ".join([*_words(21, 10), *toks[10:30], *_words(22, 10)])],
+        # Two 11-token quotes far apart, and a lone quote: hits, but no stretch with 7 of them.
+        [" ".join([*toks[10:21], *_words(7, HIT_WINDOW_TOKENS), *toks[200:211]])],
+        [" ".join(_words(24, 70)), quote],
+        [" ".join(_words(23, 50))],
+        [FORTY, " ".join(_words(25, 70)), quote],  # an exact text and, far from it, a quote of another case
+    ]
+    full, n_full = _batch_findings(m, records, pruned=False)
+    pruned, n_pruned = _batch_findings(m, records, pruned=True)
+    assert pruned == full
+    assert [(rec, cid, loc.field) for rec, cid, loc in full] == [  # type: ignore[attr-defined]
+        (0, "long", "messages[0].content"),
+        (4, "forty", "messages[0].content"),
+    ]
+    assert n_pruned < n_full  # the hits of the second and third records were not confirmed
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(
+    pieces=st.lists(
+        st.lists(
+            st.tuples(st.sampled_from(["long", "forty", "noise"]), st.integers(0, 290), st.integers(1, 30)),
+            min_size=1,
+            max_size=6,
+        ),
+        min_size=1,
+        max_size=8,
+    ),
+    seed=st.integers(0, 10**6),
+)
+def test_pruned_and_full_searches_agree_on_random_batches(
+    pieces: list[list[tuple[str, int, int]]], seed: int, long_index: ContaminationIndex, key: Key
+) -> None:
+    m = Matcher(long_index, key)
+    sources = {"long": LONG_TEXT.split(), "forty": FORTY.split()}
+    records: list[list[str]] = []
+    for r, rec in enumerate(pieces):
+        texts = []
+        for k, (src, start, length) in enumerate(rec):
+            words = sources.get(src) or _words(seed + 31 * r + k, 40)
+            texts.append(" ".join(words[start % len(words) : start % len(words) + length]))
+        records.append(texts)
+    assert _batch_findings(m, records, pruned=True)[0] == _batch_findings(m, records, pruned=False)[0]
+
+
+def test_count_lines_counts_line_feeds() -> None:
+    from judgekit.contamination.scan import count_lines
+
+    for block in (b"", b"a", b"a\nb\n", b"\n" * 5000, (b"x" * 100 + b"\n") * 100 + b"tail"):
+        assert count_lines(block) == block.count(b"\n")

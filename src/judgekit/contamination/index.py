@@ -253,13 +253,24 @@ class _Powers:
         if n <= len(self.pos):
             return
         size = 1 << max(16, math.ceil(math.log2(n)))
-        with np.errstate(over="ignore"):
-            pos = np.full(size, self.m, dtype=U64)
-            pos[0] = 1
-            self.pos = np.cumprod(pos, dtype=U64)
-            neg = np.full(size, self.inv, dtype=U64)
-            neg[0] = 1
-            self.neg = np.cumprod(neg, dtype=U64)
+        self.pos = _powers(self.m, size)
+        self.neg = _powers(self.inv, size)
+
+
+def _powers(m: int, size: int) -> U64Array:
+    """``m**i`` modulo 2^64 for ``i`` in ``range(size)`` (a power of two).
+
+    Built by doubling (the second half is the first times ``m**half``): a vectorised multiply per
+    doubling, several times faster than ``np.cumprod``, which has no vectorised loop for integers.
+    """
+    out = np.empty(size, dtype=U64)
+    out[0] = 1
+    half = 1
+    with np.errstate(over="ignore"):
+        while half < size:
+            np.multiply(out[:half], U64(pow(m, half, 1 << 64)), out=out[half : 2 * half])
+            half *= 2
+    return out
 
 
 _TOKEN_POWERS = _Powers(TOKEN_MULTIPLIER)
