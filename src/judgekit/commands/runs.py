@@ -407,6 +407,16 @@ def grade(  # noqa: PLR0917 - typer options
     )
     bar = _RichProgress(progress)
     batch_record: dict[str, Any] | None = None
+    run_options: dict[str, Any] = {
+        "out": out,
+        "state": state,
+        "concurrency": concurrency,
+        "grading": redactor.data(grading_record),
+        "redactor": redactor,
+        "progress": bar,
+        "fsync": fsync,
+        "provenance": provenance,
+    }
     try:
         if batch:
             from judgekit.batch_grading import POLL_DEFAULT_S, grade_in_batch
@@ -415,37 +425,17 @@ def grade(  # noqa: PLR0917 - typer options
                 grade_in_batch(
                     plan,
                     grader,
-                    out=out,
-                    state=state,
                     resume=resume,
-                    concurrency=concurrency,
-                    grading=redactor.data(grading_record),
-                    redactor=redactor,
-                    progress=bar,
-                    fsync=fsync,
-                    provenance=provenance,
                     poll_s=batch_poll if batch_poll is not None else POLL_DEFAULT_S,
                     echo=lambda text: typer.echo(text, err=True),
+                    **run_options,
                 )
             )
             summary = batch_run.summary
             if batch_run.state is not None:
                 batch_record = {**batch_run.state.record(), "state_file": str(batch_run.state_file)}
         else:
-            summary = asyncio.run(
-                run_trials(
-                    plan,
-                    grader,
-                    out=out,
-                    state=state,
-                    concurrency=concurrency,
-                    grading=redactor.data(grading_record),
-                    redactor=redactor,
-                    progress=bar,
-                    fsync=fsync,
-                    provenance=provenance,
-                )
-            )
+            summary = asyncio.run(run_trials(plan, grader, **run_options))
     finally:
         grader.close()
     counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
