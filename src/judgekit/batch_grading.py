@@ -40,13 +40,23 @@ if TYPE_CHECKING:
     from judgekit.judges.client import JudgeClient
     from judgekit.provenance import Provenance
 
-__all__ = ["BatchRun", "grade_in_batch"]
+__all__ = ["BatchRun", "check_poll_interval", "grade_in_batch"]
 
 POLL_DEFAULT_S = 30.0
 """Seconds between two looks at a batch's status (``--batch-poll``)."""
 
 POLL_FAILURES_MAX = 5
 """Consecutive failed looks at a batch's status before the run stops (``--resume`` goes on polling)."""
+
+
+def check_poll_interval(poll_s: float) -> None:
+    """Refuse a polling interval that is not a positive number of seconds (``--batch-poll``).
+
+    Raises:
+        JudgekitError: When ``poll_s`` is 0, negative or NaN (exit code 2).
+    """
+    if not poll_s > 0:
+        raise JudgekitError(f"--batch-poll must be more than 0 seconds (got {poll_s:g})", exit_code=2)
 
 
 @dataclass(frozen=True)
@@ -217,8 +227,7 @@ async def grade_in_batch(
             submitting twice).
     """
     out = Path(out)
-    if not poll_s > 0:
-        raise JudgekitError(f"--batch-poll must be more than 0 seconds (got {poll_s:g})", exit_code=2)
+    check_poll_interval(poll_s)
     client = _client(grader)
     target = jb.batch_target(client)
     path = jb.state_path(out)

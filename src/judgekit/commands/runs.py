@@ -295,6 +295,10 @@ def grade(  # noqa: PLR0917 - typer options
     output_format = chosen_format(output_format)
     if batch_poll is not None and not batch:
         raise JudgekitError("--batch-poll is the polling interval of --batch: give --batch too", exit_code=2)
+    if batch_poll is not None:
+        from judgekit.batch_grading import check_poll_interval
+
+        check_poll_interval(batch_poll)  # before the judge is set up, so nothing else is printed first
     if grounding is not None and grounding not in GROUNDING_MODES:
         raise JudgekitError(
             f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
