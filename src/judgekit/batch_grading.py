@@ -27,7 +27,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
@@ -286,10 +286,19 @@ async def grade_in_batch(
                     price=basis,
                 ),
             )
+        found: dict[str, Any] | None = None
         if saved.input_file_id is None:
             file_id = await jb.upload(target, content, name=jb.input_path(out).name)
             saved = jb.save_state(path, saved.model_copy(update={"input_file_id": file_id}))
-        created = await jb.submit(target, saved.input_file_id or "")
+        else:
+            # uploaded before an interruption: the batch may exist although its id was never recorded
+            found = await jb.find_batch(target, saved.input_file_id)
+            if found is not None:
+                echo(
+                    f"batch {found['id']}: found the batch created over {saved.input_file_id} before the "
+                    "interruption; not submitting again"
+                )
+        created = found if found is not None else await jb.submit(target, saved.input_file_id or "")
         saved = jb.save_state(
             path,
             saved.model_copy(

@@ -174,6 +174,28 @@ def test_kill_9_while_polling_then_resume_uploads_and_submits_once(run, server, 
     assert len(read_results(out).lines) == TRIALS
 
 
+def test_a_batch_whose_creation_reply_was_lost_is_found_again_on_resume(run, server, capsys):
+    """The batch was created but its id never reached the state file (a lost reply, or kill -9 between
+    sending the creation and recording it): --resume finds it by its input file and submits nothing."""
+    server.batch_create_reply_lost = True
+    out = run["dir"] / "lost.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05")) == 1
+    assert "creating the batch" in capsys.readouterr().err
+    saved = json.loads(Path(str(out) + ".batch.json").read_text())
+    assert (saved["input_file_id"], saved["batch_id"]) == ("file-1", None)
+    assert (server.uploads, server.batches_created) == (1, 1)  # it exists at the provider
+    server.batch_create_reply_lost = False
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05", "--resume")) == 0
+    err = capsys.readouterr().err
+    assert (
+        "batch batch_1: found the batch created over file-1 before the interruption; not submitting again"
+        in err
+    )
+    assert (server.uploads, server.batches_created) == (1, 1)
+    assert len(read_results(out).lines) == TRIALS
+    assert all(line.grading["batch"]["batch_id"] == "batch_1" for line in read_results(out).lines)
+
+
 def test_a_failed_batch_is_an_error_and_resume_says_what_to_do(run, server, capsys):
     server.batch_outcome = "failed"
     out = run["dir"] / "failed.jsonl"

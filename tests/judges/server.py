@@ -26,6 +26,7 @@ interface.
 from __future__ import annotations
 
 import json
+import sys
 import threading
 import time
 from collections.abc import Callable
@@ -53,6 +54,9 @@ class Reply:
         cached_tokens: Prompt tokens reported as read from the provider's prompt cache (OpenAI
             ``usage.prompt_tokens_details.cached_tokens``, Anthropic ``cache_read_input_tokens``, which
             the Anthropic endpoint then leaves out of ``input_tokens`` as Anthropic does); 0: not reported.
+        cache_creation_tokens: Prompt tokens reported as written to Anthropic's prompt cache
+            (``cache_creation_input_tokens``, also left out of ``input_tokens``; the Anthropic endpoint
+            only); 0: not reported.
         headers: Extra response headers (for example ``Retry-After``).
     """
 
@@ -64,6 +68,7 @@ class Reply:
     prompt_tokens: int = 100
     completion_tokens: int = 20
     cached_tokens: int = 0
+    cache_creation_tokens: int = 0
     headers: dict[str, str] = field(default_factory=dict)
 
 
@@ -90,9 +95,14 @@ def _anthropic_body(body: dict[str, Any], reply: Reply) -> bytes:
         "stop_reason": stop,
         "stop_sequence": None,
         "usage": {
-            "input_tokens": reply.prompt_tokens - reply.cached_tokens,
+            "input_tokens": reply.prompt_tokens - reply.cached_tokens - reply.cache_creation_tokens,
             "output_tokens": reply.completion_tokens,
             **({"cache_read_input_tokens": reply.cached_tokens} if reply.cached_tokens else {}),
+            **(
+                {"cache_creation_input_tokens": reply.cache_creation_tokens}
+                if reply.cache_creation_tokens
+                else {}
+            ),
         },
     }
     return json.dumps(payload).encode()
@@ -153,6 +163,9 @@ class JudgeServer:
         """How every batch ends: ``completed``, ``failed``, ``expired`` or ``cancelled``."""
         self.batch_drop: set[int] = set()
         """0-based input lines a completed batch leaves out of both its output and its error file."""
+        self.batch_create_reply_lost = False
+        """While True, ``POST /v1/batches`` creates the batch and then answers 500, as when the reply is lost
+        on the way back (the client cannot know the batch exists)."""
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -299,7 +312,11 @@ class JudgeServer:
 
     def _batch_get(self, path: str) -> tuple[int, Any]:
         """``GET`` on the files and batches API: ``(status, body)``; bytes for a file's content."""
-        parts = path.strip("/").split("/")
+        parts = path.split("?", 1)[0].strip("/").split("/")
+        if parts[-1] == "batches":  # the list, newest first, as OpenAI lists them
+            with self._lock:
+                listed = [self._public(b) for b in reversed(list(self.batches.values()))]
+            return 200, {"object": "list", "data": listed, "has_more": False}
         if len(parts) >= 4 and parts[-3] == "files" and parts[-1] == "content":
             data = self.files.get(parts[-2])
             if data is None:
@@ -337,6 +354,8 @@ class JudgeServer:
                     return
                 if route.endswith("/batches"):
                     status, created = server._create_batch(json.loads(raw))
+                    if status == 200 and server.batch_create_reply_lost:
+                        status, created = 500, {"error": {"message": "reply lost", "type": "server_error"}}
                     self._send(status, json.dumps(created).encode(), {})
                     return
                 try:
@@ -382,6 +401,14 @@ class JudgeServer:
         class Server(ThreadingHTTPServer):
             daemon_threads = True
             request_queue_size = 256
+
+            def handle_error(self, request: Any, client_address: Any) -> None:
+                # a client that drops its connection (litellm closing a pooled socket, a killed process)
+                # is not the server's error: socketserver would print its traceback into the test's
+                # captured stderr, where tests look for tracebacks of judgekit's own
+                if isinstance(sys.exc_info()[1], ConnectionError):
+                    return
+                super().handle_error(request, client_address)
 
         self._httpd = Server(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)

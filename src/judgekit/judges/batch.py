@@ -233,7 +233,9 @@ class BatchTarget:
 
     def litellm_args(self) -> dict[str, Any]:
         """The keyword arguments every litellm files and batches call takes for this target."""
-        args: dict[str, Any] = {"custom_llm_provider": self.provider}
+        # no retry inside litellm (its OpenAI client retries a 5xx twice): a retried batch creation whose
+        # first reply was lost creates a second batch; judgekit's --resume finds the first one instead
+        args: dict[str, Any] = {"custom_llm_provider": self.provider, "max_retries": 0}
         if self.api_base is not None:
             args["api_base"] = self.api_base
         if self.api_key is not None:
@@ -534,6 +536,45 @@ async def submit(target: BatchTarget, input_file_id: str) -> dict[str, Any]:
     if not isinstance(data.get("id"), str) or not data["id"]:
         raise JudgekitError("the provider's reply to the batch creation has no batch id", exit_code=1)
     return data
+
+
+LIST_PAGES_MAX = 20
+"""Pages of 100 batches :func:`find_batch` reads at most (the newest 2,000 batches of the account)."""
+
+
+async def find_batch(target: BatchTarget, input_file_id: str) -> dict[str, Any] | None:
+    """The batch already created over ``input_file_id``, if any (``litellm.alist_batches``).
+
+    A run killed after sending the batch creation and before recording the batch id (or whose creation
+    reply was lost) has an uploaded input file and no batch id; the file id is unique to that upload, so a
+    batch over it is that run's batch, and ``--resume`` adopts it instead of submitting a second one.
+
+    Returns:
+        The provider's batch (the newest one over the file), or ``None`` when none of the newest
+        ``100 * LIST_PAGES_MAX`` batches uses the file.
+
+    Raises:
+        JudgekitError: When the provider cannot list batches (exit code 1; ``--resume`` tries again).
+    """
+    litellm = import_litellm()
+    after: str | None = None
+    for _ in range(LIST_PAGES_MAX):
+        try:
+            page = _as_dict(await litellm.alist_batches(after=after, limit=100, **target.litellm_args()))
+        except Exception as exc:
+            raise _provider_error("listing the batches", target, exc) from None
+        data = page.get("data")
+        batches = [_as_dict(b) for b in data] if isinstance(data, list) else []
+        for batch in batches:
+            if batch.get("input_file_id") == input_file_id and isinstance(batch.get("id"), str):
+                return batch
+        if not page.get("has_more") or not batches:
+            return None
+        last = batches[-1].get("id")
+        after = last if isinstance(last, str) else None
+        if after is None:
+            return None
+    return None
 
 
 async def retrieve(target: BatchTarget, batch_id: str) -> dict[str, Any]:
