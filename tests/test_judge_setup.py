@@ -95,6 +95,7 @@ def test_every_setting_reaches_the_judge() -> None:
         "retries",
         "backoff",
         "transport",
+        "prompt_cache",
     }
 
 

@@ -20,13 +20,14 @@ pytest plugin)::
       retries: 4                     # retries on 408, 409, 429, 5xx, 529, connection errors, timeouts
       backoff: 1.0                   # first backoff ceiling in seconds, doubled per retry
       transport: auto                # auto (lean HTTP for OpenAI/Anthropic) or litellm
+      prompt_cache: auto             # auto (Anthropic cache_control breakpoints) or "off"
     record:                          # free-form values recorded with the run
       ticket: EVAL-123
 
 Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost``, the prices, ``cache``
-and the transport settings ``timeout``, ``retries``, ``backoff`` and ``transport``): change one and the
-judge is uncalibrated again. Transport settings never change a verdict, so changing a timeout never costs the
-judge its trust. The judge's trust comes from calibration records through
+and the transport settings ``timeout``, ``retries``, ``backoff``, ``transport`` and ``prompt_cache``):
+change one and the judge is uncalibrated again. Transport settings never change a verdict, so changing a
+timeout never costs the judge its trust. The judge's trust comes from calibration records through
 :class:`~judgekit.calibration.trust.TrustBook`, the one trust function.
 """
 
@@ -58,6 +59,7 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "retries",
     "backoff",
     "transport",
+    "prompt_cache",
 )
 """The settings a run configuration's ``judge`` mapping may hold."""
 
@@ -132,6 +134,7 @@ def build_rubric_grader(
     input_cost_per_token: float | None = None,
     output_cost_per_token: float | None = None,
     transport: str | None = None,
+    prompt_cache: str | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -161,6 +164,8 @@ def build_rubric_grader(
         output_cost_per_token: Price per completion token.
         transport: ``auto`` or ``litellm`` (``None``: the client's default, ``auto``); how calls are sent,
             never part of the fingerprint.
+        prompt_cache: ``auto`` or ``off`` (``None``: the client's default, ``auto``); whether Anthropic
+            prompt-cache breakpoints are sent, never part of the fingerprint.
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -214,6 +219,7 @@ def build_rubric_grader(
             ("max_retries", retries),
             ("backoff_base", backoff),
             ("transport", transport),
+            ("prompt_cache", prompt_cache),
         )
         if value is not None
     }

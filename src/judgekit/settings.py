@@ -91,6 +91,8 @@ class JudgeSettings(BaseModel):
         transport: ``auto`` (judgekit's pooled HTTP client for OpenAI-compatible and Anthropic Messages
             calls, ``litellm.acompletion`` for the rest) or ``litellm`` (every call through litellm); a
             transport setting, not part of the judge's fingerprint.
+        prompt_cache: ``auto`` (Anthropic prompt-cache breakpoints on the shared prefixes of judge
+            prompts) or ``off`` (none); not part of the judge's fingerprint (the judge reads the same text).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -110,6 +112,7 @@ class JudgeSettings(BaseModel):
     retries: int | None = Field(None, ge=0, le=JUDGE_RETRIES_MAX, strict=True)
     backoff: float | None = Field(None, gt=0, le=JUDGE_BACKOFF_MAX_S, strict=True, allow_inf_nan=False)
     transport: Literal["auto", "litellm"] | None = None
+    prompt_cache: Literal["auto", "off"] | None = None
 
 
 class ProjectSettings(BaseModel):
@@ -158,6 +161,7 @@ DEFAULTS: dict[str, Any] = {
     "judge.retries": None,
     "judge.backoff": None,
     "judge.transport": None,
+    "judge.prompt_cache": None,
 }
 """Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
 
@@ -463,8 +467,11 @@ _TRANSPORT_RULES: dict[str, tuple[str, float, str]] = {
 }
 """The judge transport settings: what the number counts, its largest value and that limit's name."""
 
-_JUDGE_TRANSPORTS: tuple[str, ...] = ("auto", "litellm")
-"""The values of ``judge.transport``."""
+_JUDGE_CHOICES: dict[str, tuple[str, ...]] = {
+    "judge.transport": ("auto", "litellm"),
+    "judge.prompt_cache": ("auto", "off"),
+}
+"""The values of the judge settings that name a choice (``judge.transport``, ``judge.prompt_cache``)."""
 
 
 def check_transport(setting: Setting) -> Setting:
@@ -484,13 +491,15 @@ def check_transport(setting: Setting) -> Setting:
         JudgekitError: When the value is not such a number, naming where it was given (the flag, the
             environment variable or ``file:line``) and what is allowed; exit code 2.
     """
-    if setting.name == "judge.transport" and setting.value is not None:
-        if setting.value in _JUDGE_TRANSPORTS:
+    choices = _JUDGE_CHOICES.get(setting.name)
+    if choices is not None and setting.value is not None:
+        if isinstance(setting.value, str) and setting.value in choices:
             return setting
         where = setting.source.removeprefix("flag ").removeprefix("env ")
         where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
+        hint = ' (quote it: "off"; YAML reads a bare off as false)' if setting.value is False else ""
         raise JudgekitError(
-            f"{where}: must be {' or '.join(_JUDGE_TRANSPORTS)}; got {setting.value!r}", exit_code=2
+            f"{where}: must be {' or '.join(choices)}; got {setting.value!r}{hint}", exit_code=2
         )
     if setting.name not in _TRANSPORT_RULES or setting.value is None:
         return setting

@@ -984,3 +984,93 @@ def test_requests_share_everything_before_the_transcript_for_prefix_caches() -> 
         assert (
             user.index("Reply with") < user.index("<<<BEGIN CASE_FACTS") < user.index("<<<BEGIN TRANSCRIPT")
         )
+
+
+def test_cache_breaks_cut_the_default_prompt_where_the_shared_parts_end() -> None:
+    """The first break ends what every trial on the criterion shares (just before the facts' header line),
+    the second what every trial of the case shares (after the END CASE_FACTS line, before the
+    transcript's header line); the text before each is the same for the requests that share it."""
+    renderer = PromptRenderer(RUBRIC)
+    facts = "case id: c1\ntask: change the delivery address"
+    one = renderer.render(CRITERION, render_transcript(transcript("first trial")), facts)
+    two = renderer.render(CRITERION, render_transcript(transcript("second trial")), facts)
+    other_case = renderer.render(CRITERION, render_transcript(transcript("first trial")), "case id: c2")
+    u1, u2, u3 = (p.messages[1]["content"] for p in (one, two, other_case))
+    criterion_end, case_end = one.cache_breaks
+    assert (one.criterion_prefix_end, one.case_prefix_end) == (criterion_end, case_end)
+    assert u1[:criterion_end].endswith('"rationale": <one or two sentences>}\n\n')
+    assert u1[criterion_end:].startswith(
+        f"Facts about the task, from its case file (block tag {one.facts_nonce}):\n"
+        f"<<<BEGIN CASE_FACTS {one.facts_nonce}>>>\n"
+    )
+    assert u1[:case_end].endswith(f"{facts}\n<<<END CASE_FACTS {one.facts_nonce}>>>\n\n")
+    assert u1[case_end:].startswith("The conversation, one JSON object per line")
+    assert one.nonce not in u1[:case_end]
+    assert one.facts_nonce not in u1[:criterion_end]
+    assert two.cache_breaks == (criterion_end, case_end)
+    assert u2[:case_end] == u1[:case_end]  # another trial of the case: everything up to the transcript
+    assert other_case.criterion_prefix_end == criterion_end
+    assert u3[:criterion_end] == u1[:criterion_end]  # another case: the criterion part
+    assert u3[:case_end] != u1[:case_end]
+
+
+@pytest.mark.parametrize(
+    ("template", "expected"),
+    [
+        (  # facts, then the transcript, printed as they are, tags on their header lines
+            "Judge {{ criterion.text }}\nfacts ({{ case_facts_nonce }}):\n{{ case_facts }}\n"
+            "log ({{ nonce }}):\n{{ transcript }}",
+            ("criterion", "case"),
+        ),
+        (  # no tag line before the facts: the criterion part ends at their BEGIN line
+            "Judge {{ criterion.text }}\n{{ case_facts }}\n\n{{ transcript }}\nTags {{ nonce }}",
+            ("criterion", "case"),
+        ),
+        ("Judge {{ criterion.text }}\n{{ transcript }}\n{{ case_facts }}", (None, None)),  # transcript first
+        ("{{ nonce }} {{ criterion.text }}\n{{ case_facts }}\n{{ transcript }}", (None, None)),
+        ("{{ case_facts_nonce }} {{ criterion.text }}\n{{ case_facts }}\n{{ transcript }}", (None, "case")),
+        (  # the template reads the transcript in a condition: its output before the facts may depend on it
+            '{% if "refund" in transcript %}Refund! {% endif %}{{ criterion.text }}\n'
+            "{{ case_facts }}\n{{ transcript }}",
+            (None, None),
+        ),
+        (  # a captured block can be tested later: nothing is certain
+            "{% set t %}{{ transcript }}{% endset %}{{ criterion.text }}\n{{ case_facts }}\n{{ t }}",
+            (None, None),
+        ),
+        ("{{ criterion.text }}\n{{ case_facts }}\n{{ transcript | upper }}", (None, None)),  # a filter
+        ("{{ criterion.text }}\n{{ case_facts }}{{ transcript }}", ("criterion", None)),  # no line end
+    ],
+    ids=[
+        "tagged",
+        "untagged",
+        "transcript-first",
+        "nonce-first",
+        "facts-tag-first",
+        "if",
+        "set",
+        "filter",
+        "same-line",
+    ],
+)
+def test_custom_templates_get_cache_breaks_only_when_the_output_makes_them_certain(
+    template: str, expected: tuple[str | None, str | None]
+) -> None:
+    rubric = Rubric(id="r", version="1", criteria=(CRITERION,), template=template)
+    prompt = PromptRenderer(rubric).render(CRITERION, render_transcript(transcript()), "case id: c1")
+    user = prompt.messages[1]["content"]
+    got = (
+        "criterion" if prompt.criterion_prefix_end is not None else None,
+        "case" if prompt.case_prefix_end is not None else None,
+    )
+    assert got == expected
+    begin_facts = user.index(f"<<<BEGIN CASE_FACTS {prompt.facts_nonce}>>>")
+    if prompt.criterion_prefix_end is not None:
+        head = user[: prompt.criterion_prefix_end]
+        assert prompt.facts_nonce not in head
+        assert prompt.nonce not in head
+        assert user[prompt.criterion_prefix_end : begin_facts].count("\n") <= 1  # the header line at most
+    if prompt.case_prefix_end is not None:
+        end_facts = f"<<<END CASE_FACTS {prompt.facts_nonce}>>>"
+        assert user[: prompt.case_prefix_end].rstrip("\n").endswith(end_facts)
+        assert prompt.nonce not in user[: prompt.case_prefix_end]

@@ -441,3 +441,170 @@ def test_no_cache_report_means_zero_cached_tokens() -> None:
     lean, slow, _ = both(lambda body, i: Reply(content=verdict_reply("pass")), "openai/gpt-4o-mini")
     assert lean.cached_tokens == slow.cached_tokens == 0
     assert lean.cost == pytest.approx(100 * 1.5e-7 + 20 * 6e-7)
+
+
+# ------------------------------------------------------------------ Anthropic prompt-cache breakpoints
+
+CACHE_CASE_FACTS = "case id: addr-1\nuser goal: change the delivery address"
+
+
+def _judge_bodies(model: str, transport: str, prompt_cache: str, **settings: Any) -> list[dict[str, Any]]:
+    """The bodies a rubric grader sends for one trial (two criteria), each against a fresh server."""
+    from judgekit.cases import Case
+    from judgekit.graders.rubric import RubricGrader
+    from judgekit.judges.rubric import Criterion, Rubric
+    from judgekit.transcript import Transcript
+
+    rubric = Rubric(
+        id="cache-test",
+        version="1",
+        criteria=(
+            Criterion(id="honest", text="Never claim a failed update succeeded."),
+            Criterion(id="polite", text="Stay polite."),
+        ),
+    )
+    case = Case.model_validate({"id": "addr-1", "user_goal": "change the delivery address"})
+    trial = Transcript.model_validate(
+        {"case_id": "addr-1", "messages": [{"role": "user", "content": "Please update my address."}]}
+    )
+    with JudgeServer(lambda body, i: Reply(content=verdict_reply("pass"))) as server:
+        client = make(server, transport, model, prompt_cache=prompt_cache, **settings)
+        checks = asyncio.run(RubricGrader(rubric, client, include_case_criteria=False).grade(case, trial))
+        assert all(c.verdict.value == "pass" for c in checks)
+        return sorted(server.requests, key=json.dumps)
+
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"])
+def test_anthropic_judge_prompts_carry_cache_breakpoints_at_the_shared_prefix_ends(transport: str) -> None:
+    from judgekit.judges.prompt import SYSTEM_PROMPT
+
+    for body in _judge_bodies(ANTHROPIC, transport, "auto"):
+        assert body["system"] == [
+            {"type": "text", "text": SYSTEM_PROMPT, "cache_control": {"type": "ephemeral"}}
+        ]
+        (message,) = body["messages"]
+        criterion_part, case_part, trial_part = message["content"]
+        assert criterion_part["cache_control"] == case_part["cache_control"] == {"type": "ephemeral"}
+        assert set(trial_part) == {"type", "text"}
+        assert criterion_part["text"].startswith("Decide one criterion")
+        assert case_part["text"].startswith("Facts about the task")
+        assert case_part["text"].endswith(">>>\n\n")
+        assert "END CASE_FACTS" in case_part["text"]
+        assert trial_part["text"].startswith("The conversation, one JSON object per line")
+        assert "addr-1" in case_part["text"]
+        assert "Please update my address." in trial_part["text"]
+
+
+def test_anthropic_cache_breakpoints_are_the_same_body_on_both_transports() -> None:
+    lean, slow = (_judge_bodies(ANTHROPIC, t, "auto") for t in ("auto", "litellm"))
+    assert len(lean) == 2
+    assert lean == slow
+
+
+def test_prompt_cache_off_sends_no_cache_control() -> None:
+    bodies = [_judge_bodies(ANTHROPIC, t, "off") for t in ("auto", "litellm")]
+    assert bodies[0] == bodies[1]
+    for body in bodies[0]:
+        assert "cache_control" not in json.dumps(body)
+        assert len(body["messages"][0]["content"]) == 1
+    marked = _judge_bodies(ANTHROPIC, "auto", "auto")
+    for plain, cached in zip(bodies[0], marked, strict=True):  # the same text, only cut and marked
+        texts = "".join(block["text"] for block in cached["messages"][0]["content"])
+        assert plain["messages"][0]["content"][0]["text"] == texts
+        assert plain["system"][0]["text"] == cached["system"][0]["text"]
+
+
+@pytest.mark.parametrize("transport", ["auto", "litellm"])
+def test_openai_bodies_are_unchanged_by_prompt_cache(transport: str) -> None:
+    auto, off = (_judge_bodies(OPENAI, transport, p) for p in ("auto", "off"))
+    assert auto == off
+    for body in auto:
+        assert "cache_control" not in json.dumps(body)
+        assert all(isinstance(m["content"], str) for m in body["messages"])
+
+
+def test_the_cassette_key_and_record_are_the_same_with_prompt_cache_auto_and_off(tmp_path: Path) -> None:
+    path = tmp_path / "judge.jsonl"
+    recorded = _judge_bodies(ANTHROPIC, "auto", "auto", cassette=Cassette(path))
+    assert "cache_control" in json.dumps(recorded)
+    lines = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    assert len(lines) == 2
+    for line in lines:  # the stored request is the plain one: text messages, no breakpoints
+        assert "cache_control" not in json.dumps(line["request"])
+        assert all(isinstance(m["content"], str) for m in line["request"]["messages"])
+    for transport in ("auto", "litellm"):  # off finds every reply recorded with auto: the same keys
+        assert _judge_bodies(ANTHROPIC, transport, "off", cassette=Cassette(path)) == []
+    assert len(path.read_text(encoding="utf-8").splitlines()) == 2
+
+
+def test_anthropic_cache_writes_and_reads_cost_the_same_on_both_transports() -> None:
+    """litellm bills Anthropic cache writes at 1.25 times the input price and reads at 0.1 times; the lean
+    path reads both counts and gets litellm's price for them."""
+    script = lambda body, i: Reply(  # noqa: E731
+        content=verdict_reply("pass"),
+        prompt_tokens=5000,
+        completion_tokens=10,
+        cached_tokens=3000,
+        cache_creation_tokens=1500,
+    )
+    lean, slow, _ = both(script, ANTHROPIC)
+    assert lean.error is None
+    assert (lean.prompt_tokens, lean.cached_tokens) == (5000, 3000)
+    expected = 500 * 1e-6 + 1500 * 1.25e-6 + 3000 * 1e-7 + 10 * 5e-6
+    assert lean.cost == pytest.approx(expected)
+    assert comparable(lean) == comparable(slow)
+
+
+def test_prompt_cache_is_not_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+    from judgekit.judge_setup import build_rubric_grader
+
+    monkeypatch.setenv("OPENAI_API_KEY", KEY)
+    prints = []
+    for prompt_cache in ("auto", "off", None):
+        grader = build_rubric_grader(
+            "openai/gpt-4o-mini",
+            rubric="honest-reporting",
+            cassette=None,
+            mode="off",
+            api_base=None,
+            max_cost=None,
+            temperature=None,
+            samples=None,
+            concurrency=2,
+            prompt_cache=prompt_cache,
+        )
+        assert grader.client.settings.prompt_cache == (prompt_cache or "auto")
+        prints.append(grader.fingerprint)
+    assert prints[0] == prints[1] == prints[2]
+
+
+@pytest.mark.parametrize(
+    ("written", "shown"),
+    [("never", "'never'"), ("off", 'False (quote it: "off"; YAML reads a bare off as false)')],
+    ids=["unknown", "bare-off"],
+)
+def test_a_bad_prompt_cache_in_a_run_configuration_names_the_file_and_line(
+    tmp_path: Path, written: str, shown: str
+) -> None:
+    from judgekit.settings import resolve_settings
+
+    config = tmp_path / "run.yaml"
+    config.write_text(f"judge:\n  model: openai/gpt-4o-mini\n  prompt_cache: {written}\n", encoding="utf-8")
+    with pytest.raises(JudgekitError) as info:
+        resolve_settings(flags={}, run_config=config, project=None, environ={})
+    assert info.value.exit_code == 2
+    assert info.value.message == f"{config}:3: judge.prompt_cache: must be auto or off; got {shown}"
+
+
+def test_prompt_cache_in_the_project_configuration_is_checked_and_used(tmp_path: Path) -> None:
+    from judgekit.settings import load_project_config, resolve_settings
+
+    project = tmp_path / "judgekit.toml"
+    project.write_text('[judge]\nmodel = "openai/gpt-4o-mini"\nprompt_cache = "off"\n', encoding="utf-8")
+    settings = resolve_settings(flags={}, project=load_project_config(project), environ={})
+    assert settings.value("judge.prompt_cache") == "off"
+    project.write_text('[judge]\nmodel = "openai/gpt-4o-mini"\nprompt_cache = "on"\n', encoding="utf-8")
+    with pytest.raises(JudgekitError) as info:
+        load_project_config(project)
+    assert info.value.exit_code == 2
+    assert f"{project}:3: judge.prompt_cache: must be 'auto' or 'off' (got 'on')" in str(info.value)

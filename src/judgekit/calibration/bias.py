@@ -338,7 +338,9 @@ async def _ask_verdict(
     async def one(sample: int) -> ParsedVerdict:
         request = client.build_request(prompt.messages, schema=schema, sample=sample)
         result = await client.complete(
-            request, item=f"{transcript.case_id}#{transcript.trial}/{criterion.id}"
+            request,
+            item=f"{transcript.case_id}#{transcript.trial}/{criterion.id}",
+            cache_breaks=prompt.cache_breaks,
         )
         if result.error is not None:
             return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)

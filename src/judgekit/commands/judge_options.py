@@ -388,6 +388,7 @@ def setup_judge(
                 retries=effective.value("judge.retries"),
                 backoff=effective.value("judge.backoff"),
                 transport=effective.value("judge.transport"),
+                prompt_cache=effective.value("judge.prompt_cache"),
                 cascade=routing,
                 input_cost_per_token=effective.value("judge.input_cost_per_token"),
                 output_cost_per_token=effective.value("judge.output_cost_per_token"),

@@ -749,6 +749,7 @@ def probe_bias(  # noqa: PLR0917 - typer options
         retries=transport.value("judge.retries"),
         backoff=transport.value("judge.backoff"),
         transport=transport.value("judge.transport"),
+        prompt_cache=transport.value("judge.prompt_cache"),
     )
     items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
     report = run_probes(grader, items, pairs=pairs, settings=settings)

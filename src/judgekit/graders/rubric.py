@@ -279,7 +279,9 @@ class RubricGrader:
 
         async def one(sample: int) -> ParsedVerdict:
             request = self.client.build_request(prompt.messages, schema=schema, sample=sample)
-            result = await self.client.complete(request, item=f"{item}/sample {sample}")
+            result = await self.client.complete(
+                request, item=f"{item}/sample {sample}", cache_breaks=prompt.cache_breaks
+            )
             costs.append(JudgmentCost.of_call(result))
             if result.error is not None:
                 return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)

@@ -439,6 +439,7 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
         retries=judge.get("retries"),
         backoff=judge.get("backoff"),
         transport=judge.get("transport"),
+        prompt_cache=judge.get("prompt_cache"),
         input_cost_per_token=judge.get("input_cost_per_token"),
         output_cost_per_token=judge.get("output_cost_per_token"),
         concurrency=8,

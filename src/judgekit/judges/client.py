@@ -59,6 +59,7 @@ from judgekit.judges.transport import (
     LeanTransport,
     RawReply,
     completion_from_litellm,
+    prompt_cache_messages,
     resolve_route,
 )
 from judgekit.verdict import FrozenModel
@@ -175,6 +176,11 @@ class ClientSettings(FrozenModel):
             through ``litellm.acompletion``; ``litellm`` sends every call through ``litellm.acompletion``.
             Both send the same request and give the same reply, errors, retries, timeouts, cassette keys
             and cost, so it never enters the fingerprint.
+        prompt_cache: ``auto`` marks Anthropic prompt-cache breakpoints (``cache_control`` on the system
+            message and at the ends of the prompt's shared prefixes, on both transports), so repeated
+            prefixes are billed at the cache-read price; ``off`` sends none. OpenAI-compatible providers
+            cache by themselves and get nothing either way. The judge reads the same text, and the request
+            (its cassette key) is the same, so it never enters the fingerprint.
     """
 
     api_base: str | None = None
@@ -187,6 +193,7 @@ class ClientSettings(FrozenModel):
     input_cost_per_token: float | None = Field(default=None, ge=0.0)
     output_cost_per_token: float | None = Field(default=None, ge=0.0)
     transport: Literal["auto", "litellm"] = "auto"
+    prompt_cache: Literal["auto", "off"] = "auto"
 
 
 class CallResult(FrozenModel):
@@ -427,6 +434,7 @@ class JudgeClient:
         self._priced = False
         self._secret_cache: tuple[str, ...] | None = None
         self._lean: LeanTransport | None = None
+        self._provider: str | None = None
         self.lean_calls = 0
         """HTTP attempts sent over the lean transport (the rest went through ``litellm.acompletion``)."""
         self.supports_schema = False
@@ -459,6 +467,7 @@ class JudgeClient:
                 f"unknown judge model {model!r}: litellm cannot tell its provider ({_first_line(exc)}); "
                 "write it as provider/model, e.g. openai/gpt-4o-mini or anthropic/claude-3-5-haiku-latest"
             ) from None
+        self._provider = provider
         in_map = self._in_price_map(model)
         if not in_map and self.settings.api_base is None:
             raise JudgekitError(
@@ -603,7 +612,9 @@ class JudgeClient:
             raise RuntimeError("no admission semaphore")
         return self._admit
 
-    async def complete(self, request: Mapping[str, Any], *, item: str) -> CallResult:
+    async def complete(
+        self, request: Mapping[str, Any], *, item: str, cache_breaks: tuple[int, ...] | None = None
+    ) -> CallResult:
         """Answer one request from the cassette or the provider; never raises for provider trouble.
 
         Identical requests in flight at the same time share one call.
@@ -611,6 +622,10 @@ class JudgeClient:
         Args:
             request: A request from :meth:`build_request`.
             item: A name for the item (``case/criterion/sample``), used in error messages.
+            cache_breaks: Where shared prefixes end in the final user message's text
+                (:attr:`judgekit.judges.prompt.RenderedPrompt.cache_breaks`), for Anthropic prompt-cache
+                breakpoints; ``None`` marks none. Not part of the request: the cassette key, a provider
+                batch and OpenAI-compatible calls never see it.
 
         Returns:
             The call's result; on failure ``error`` says why and ``content`` is ``None``.
@@ -649,7 +664,7 @@ class JudgeClient:
             if self.batch is not None:
                 result = self.batch.answer(self, key, request, item=item)
             else:
-                result = await self._call(request, item=item)
+                result = await self._call(request, item=item, cache_breaks=cache_breaks)
             if result.error is None and self.mode is CacheMode.RECORD and self.cassette is not None:
                 self.cassette.put(
                     key,
@@ -682,19 +697,24 @@ class JudgeClient:
         expected_in_flight = self._in_flight_calls * (self.usage.cost / done)
         return self.usage.cost + expected_in_flight < budget
 
-    async def _call(self, request: Mapping[str, Any], *, item: str) -> CallResult:
+    async def _call(
+        self, request: Mapping[str, Any], *, item: str, cache_breaks: tuple[int, ...] | None = None
+    ) -> CallResult:
         litellm = self._litellm
         if litellm is None:  # pragma: no cover - replay mode never reaches here
             raise RuntimeError("client has no litellm (replay mode)")
         timeouts = (TimeoutError, litellm.Timeout)
         kwargs: dict[str, Any] = {k: v for k, v in request.items() if k != "sample"}
+        breaks = self._prompt_cache_breaks(cache_breaks)
+        if breaks is not None:
+            kwargs["messages"] = prompt_cache_messages(list(request["messages"]), breaks)
         if self.settings.api_base is not None:
             kwargs["api_base"] = self.settings.api_base
         if self._api_key is not None:
             kwargs["api_key"] = self._api_key
         s = self.settings
         lean = self._lean
-        body = lean.body_for(request) if lean is not None else None
+        body = lean.body_for(request, breaks) if lean is not None else None
         started = time.perf_counter()
         attempts = 0
         last_detail = ""
@@ -768,6 +788,16 @@ class JudgeClient:
         return self._provider_error(
             f"{item}: {last_detail} (gave up after {attempts} attempts)", attempts, started
         )
+
+    def _prompt_cache_breaks(self, cache_breaks: tuple[int, ...] | None) -> tuple[int, ...] | None:
+        """The breakpoints to send: ``cache_breaks`` for an Anthropic judge with ``prompt_cache`` auto.
+
+        ``None`` (no ``cache_control`` at all) with ``prompt_cache`` off, for any other provider (OpenAI
+        caches prefixes by itself) and when the caller gave none.
+        """
+        if cache_breaks is None or self.settings.prompt_cache == "off" or self._provider != "anthropic":
+            return None
+        return cache_breaks
 
     def _provider_error(self, detail: str, attempts: int, started: float) -> CallResult:
         """Count a provider error and say what it was (``detail``), after ``attempts`` since ``started``."""

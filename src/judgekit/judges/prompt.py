@@ -47,7 +47,9 @@ its tools; any of them may contain text such as ``</transcript> Ignore the above
   all (it is the same for every request), then the criterion, the decision rules and the answer format
   (shared by every trial judged on that criterion), then the case facts (shared by every trial of the
   case), then the transcript. A tag is only written just before its block, so no per-trial text comes
-  before the facts.
+  before the facts. The rendered prompt says where those shared parts end
+  (:attr:`RenderedPrompt.cache_breaks`), so that the client can mark them as Anthropic ``cache_control``
+  breakpoints (:func:`judgekit.judges.transport.prompt_cache_messages`).
 
 The rendered prompt keeps the original data text, the data as the judge saw it and each message's own
 decoded text, so that evidence quotes can be checked against what the judge actually saw and against
@@ -514,6 +516,13 @@ class RenderedPrompt:
         fenced_text: The data as the judge saw it (fenced, neutralised), also accepted for quotes.
         message_texts: Each message's own decoded text (see :func:`message_texts`); ``()`` when the
             transcript text was not rendered by :func:`render_transcript`.
+        criterion_prefix_end: Offset (in characters) in the user message's text where the part shared by
+            every trial judged on this criterion ends: the start of the case facts' header line (the line
+            that writes their tag), or of their BEGIN line when the template writes no tag there. ``None``
+            when the template's output does not make it certain (see :meth:`PromptRenderer.render`).
+        case_prefix_end: Offset in the user message's text where the part shared by every trial of the
+            case ends: just after the END CASE_FACTS line and the blank lines after it, so the transcript's
+            header line starts there. ``None`` when not certain.
     """
 
     messages: tuple[dict[str, str], ...]
@@ -522,6 +531,18 @@ class RenderedPrompt:
     data_text: str
     fenced_text: str
     message_texts: tuple[str, ...] = ()
+    criterion_prefix_end: int | None = None
+    case_prefix_end: int | None = None
+
+    @property
+    def cache_breaks(self) -> tuple[int, ...]:
+        """The known ends of shared prefixes in the user message, ascending (``()`` when none is known).
+
+        Each is an offset strictly inside the user message's text: its text up to there is the same for
+        every request sharing the criterion (the first) or the case too (the second), so a provider prompt
+        cache can be told to keep it (Anthropic ``cache_control`` breakpoints).
+        """
+        return tuple(b for b in (self.criterion_prefix_end, self.case_prefix_end) if b is not None)
 
     @property
     def quote_haystacks(self) -> tuple[str, ...]:
@@ -559,6 +580,7 @@ class PromptRenderer:
         self.template_text = rubric.template if rubric.template is not None else DEFAULT_TEMPLATE
         self._env = LimitedSandbox(undefined=StrictUndefined, autoescape=False, keep_trailing_newline=False)
         self._template: Template = self._env.compile_limited(self.template_text, f"of rubric {rubric.id}")
+        self._plain_data = _data_only_printed(self._env, self.template_text)
         fixed = "\x1f".join(
             [
                 PROMPT_FORMAT_VERSION,
@@ -579,7 +601,11 @@ class PromptRenderer:
             case_facts: The case facts as plain text (see :func:`render_case_facts`); treated as data too.
 
         Returns:
-            The rendered prompt.
+            The rendered prompt, with the ends of its shared prefixes (``criterion_prefix_end``,
+            ``case_prefix_end``) when the output makes them certain: always for the default template; for
+            a rubric's own template only when it prints the transcript, the case facts and their tags as
+            bare ``{{ name }}`` (no condition, filter or assignment reads them), each block once, the
+            facts before the transcript, and no tag before the point.
 
         Raises:
             jinja2.exceptions.UndefinedError: When the template uses an undefined variable (rubric
@@ -616,6 +642,11 @@ class PromptRenderer:
             case_facts_nonce=facts_nonce,
             max_quotes=self.rubric.verdict.max_quotes,
         )
+        criterion_end, case_end = (
+            _shared_prefix_ends(user, fenced_facts, fenced_transcript, nonce, facts_nonce)
+            if self._plain_data
+            else (None, None)
+        )
         return RenderedPrompt(
             messages=({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}),
             nonce=nonce,
@@ -623,4 +654,78 @@ class PromptRenderer:
             data_text=transcript_text + "\n" + case_facts,
             fenced_text=fenced_transcript + "\n" + fenced_facts,
             message_texts=message_texts(transcript_text),
+            criterion_prefix_end=criterion_end,
+            case_prefix_end=case_end,
         )
+
+
+_DATA_VARIABLES = frozenset({"transcript", "case_facts", "nonce", "case_facts_nonce"})
+"""Template variables that differ between trials or cases (every other one depends on the criterion)."""
+
+
+def _data_only_printed(env: Any, source: str) -> bool:
+    """Whether a template uses the per-trial and per-case variables only by printing them as they are.
+
+    True when every use of :data:`_DATA_VARIABLES` is a bare ``{{ name }}`` directly in the template's
+    body, an ``if`` or a ``for`` (never in a condition, a filter, a call, an assignment, a macro or a
+    captured block). Then the output before the first printed data value does not depend on the data, so
+    a prefix holding no tag is the same for every trial; otherwise no shared prefix is certain.
+    """
+    from jinja2 import nodes
+
+    try:
+        tree = env.parse(source)
+    except Exception:
+        return False
+    containers = (nodes.Template, nodes.Output, nodes.If, nodes.For)
+
+    def plain(node: nodes.Node, parent: nodes.Node | None, safe: bool) -> bool:
+        if isinstance(node, nodes.Name) and node.name in _DATA_VARIABLES:
+            return safe and isinstance(parent, nodes.Output)
+        inside = safe and isinstance(node, containers)
+        return all(plain(child, node, inside) for child in node.iter_child_nodes())
+
+    try:
+        return plain(tree, None, True)
+    except RecursionError:
+        return False
+
+
+def _line_start(text: str, position: int) -> int:
+    """The offset where the line holding ``position`` starts."""
+    return text.rfind("\n", 0, position) + 1
+
+
+def _shared_prefix_ends(
+    user: str, fenced_facts: str, fenced_transcript: str, nonce: str, facts_nonce: str
+) -> tuple[int | None, int | None]:
+    """Where the criterion's and the case's shared prefixes end in a rendered user message.
+
+    Only for a template that prints its data as it is (:func:`_data_only_printed`). Each block must occur
+    exactly once, its BEGIN line at the start of a line. The criterion's prefix ends at the start of the
+    facts' header line (the line before their BEGIN line, when it writes their tag; else the BEGIN line)
+    and holds neither tag; the case's prefix ends after the END CASE_FACTS line and the blank lines
+    after it, before the transcript block, and holds no transcript tag.
+
+    Returns:
+        ``(criterion_prefix_end, case_prefix_end)``; each ``None`` when not certain.
+    """
+    if user.count(fenced_facts) != 1 or user.count(fenced_transcript) != 1:
+        return None, None
+    facts_at = user.find(fenced_facts)
+    if _line_start(user, facts_at) != facts_at:
+        return None, None
+    header = facts_at
+    if facts_at > 0:
+        previous = _line_start(user, facts_at - 1)
+        if facts_nonce in user[previous:facts_at]:
+            header = previous
+    criterion_end: int | None = header
+    head = user[:header]
+    if header == 0 or nonce in head or facts_nonce in head:
+        criterion_end = None
+    facts_end = after = facts_at + len(fenced_facts)
+    while after < len(user) and user[after] == "\n":
+        after += 1
+    certain = facts_end < after <= user.find(fenced_transcript) and nonce not in user[:after]
+    return criterion_end, after if certain else None

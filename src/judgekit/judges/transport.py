@@ -19,6 +19,14 @@ no ``seed`` and its messages are plain text in the order Anthropic requires (els
 litellm, which transforms them); every other provider, a model whose parameters litellm would change
 (o-series, gpt-5...), and a client without an API key go through ``litellm.acompletion``.
 
+Prompt caching (``ClientSettings.prompt_cache`` ``auto``, Anthropic only: OpenAI caches prefixes by
+itself): the client passes the ends of the prompt's shared prefixes
+(:attr:`judgekit.judges.prompt.RenderedPrompt.cache_breaks`), and both paths send the same Messages body
+(:func:`anthropic_body` here, :func:`prompt_cache_messages` through litellm): the system text block and
+each user text block that ends at a break carry ``"cache_control": {"type": "ephemeral"}``, the user
+text cut into consecutive text blocks at the breaks (the model reads the same text). The request itself,
+hence its cassette key, is unchanged.
+
 The session (``aiohttp.ClientSession`` with a pooled connector) is one per event loop; it is closed when
 the loop is shut down by ``asyncio.run`` (its async generators are finalised), or by
 :meth:`LeanTransport.aclose`.
@@ -34,14 +42,24 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 __all__ = [
+    "ANTHROPIC_MAX_BREAKPOINTS",
     "ANTHROPIC_VERSION",
+    "EPHEMERAL",
     "Completion",
     "LeanRoute",
     "LeanTransport",
     "RawReply",
+    "cache_blocks",
     "completion_from_litellm",
+    "prompt_cache_messages",
     "resolve_route",
 ]
+
+ANTHROPIC_MAX_BREAKPOINTS = 4
+"""Most ``cache_control`` breakpoints Anthropic accepts in one request (system and messages together)."""
+
+EPHEMERAL: dict[str, str] = {"type": "ephemeral"}
+"""The ``cache_control`` value of a breakpoint (Anthropic's default five-minute cache)."""
 
 ANTHROPIC_VERSION = "2023-06-01"
 """The ``anthropic-version`` header sent on Anthropic Messages calls (litellm's default)."""
@@ -258,7 +276,87 @@ def _litellm_sends_unchanged(litellm: Any, name: str, provider: str, sampling: M
     return bool(sent == wanted)
 
 
-def anthropic_body(route: LeanRoute, request: Mapping[str, Any]) -> dict[str, Any] | None:
+def cache_blocks(text: str, breaks: tuple[int, ...]) -> list[dict[str, Any]]:
+    """``text`` as consecutive text blocks cut at ``breaks``, each block that ends at a break marked.
+
+    Args:
+        text: The message text.
+        breaks: Offsets in ``text`` where a shared prefix ends; those not strictly inside ``text`` or not
+            after the previous one are ignored, and at most :data:`ANTHROPIC_MAX_BREAKPOINTS` are used.
+
+    Returns:
+        The blocks (``{"type": "text", "text": ...}``, with ``"cache_control": {"type": "ephemeral"}`` on
+        each that ends at a break); joined, their texts are ``text``.
+    """
+    blocks: list[dict[str, Any]] = []
+    start = 0
+    for end in breaks:
+        if len(blocks) == ANTHROPIC_MAX_BREAKPOINTS or not start < end < len(text):
+            continue
+        blocks.append({"type": "text", "text": text[start:end], "cache_control": dict(EPHEMERAL)})
+        start = end
+    blocks.append({"type": "text", "text": text[start:]})
+    return blocks
+
+
+def _cache_plan(
+    messages: list[Mapping[str, Any]], breaks: tuple[int, ...]
+) -> tuple[int | None, tuple[int, ...]]:
+    """Which message's text gets the system breakpoint, and the breaks of the final user message.
+
+    The last of the leading system messages (plain text) holds one breakpoint; the final message, when it
+    is a user message of plain text, is cut at ``breaks``; no more than
+    :data:`ANTHROPIC_MAX_BREAKPOINTS` in all (the first ones kept).
+
+    Returns:
+        The index of the system message to mark (``None``: none), and the user message's breaks to use.
+    """
+    system: int | None = None
+    for i, message in enumerate(messages):
+        if message.get("role") != "system":
+            break
+        if isinstance(message.get("content"), str) and message.get("content"):
+            system = i
+    last = messages[-1] if messages else {}
+    user_breaks: tuple[int, ...] = ()
+    if last.get("role") == "user" and isinstance(last.get("content"), str):
+        text = str(last["content"])
+        kept: list[int] = []
+        for end in breaks:
+            if (kept[-1] if kept else 0) < end < len(text):
+                kept.append(end)
+        room = ANTHROPIC_MAX_BREAKPOINTS - (1 if system is not None else 0)
+        user_breaks = tuple(kept[:room])
+    return system, user_breaks
+
+
+def prompt_cache_messages(messages: list[Mapping[str, Any]], breaks: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Chat messages with Anthropic prompt-cache breakpoints, for ``litellm.acompletion``.
+
+    litellm turns a content list with ``cache_control`` into the same Messages body that
+    :func:`anthropic_body` builds with ``cache_breaks``: the last leading system message and the final
+    user message become text-block lists (:func:`cache_blocks`); every other message is copied as it is.
+
+    Args:
+        messages: The request's messages (text content).
+        breaks: Offsets in the final user message's text where a shared prefix ends.
+
+    Returns:
+        New messages; the request's own are not changed (its cassette key stays the same).
+    """
+    system, user_breaks = _cache_plan(messages, breaks)
+    out = [dict(m) for m in messages]
+    if system is not None:
+        text = str(out[system]["content"])
+        out[system]["content"] = [{"type": "text", "text": text, "cache_control": dict(EPHEMERAL)}]
+    if user_breaks:
+        out[-1]["content"] = cache_blocks(str(out[-1]["content"]), user_breaks)
+    return out
+
+
+def anthropic_body(
+    route: LeanRoute, request: Mapping[str, Any], cache_breaks: tuple[int, ...] | None = None
+) -> dict[str, Any] | None:
     """The Anthropic Messages body litellm would send for ``request``, or ``None`` to let litellm do it.
 
     Only plain-text requests are built here: leading system messages (sent as ``system`` text blocks),
@@ -268,10 +366,13 @@ def anthropic_body(route: LeanRoute, request: Mapping[str, Any]) -> dict[str, An
     Args:
         route: The Anthropic route.
         request: The request (model, messages, sampling parameters, sample index).
+        cache_breaks: ``None`` for no prompt-cache breakpoints; else the last system block is marked
+            ``cache_control`` ephemeral and the final user message is cut into text blocks at these
+            offsets, as :func:`prompt_cache_messages` gives litellm.
     """
     if "response_format" in request or "seed" in request:
         return None
-    system: list[dict[str, str]] = []
+    system: list[dict[str, Any]] = []
     messages: list[dict[str, Any]] = []
     for message in request["messages"]:
         role, content = message.get("role"), message.get("content")
@@ -294,6 +395,12 @@ def anthropic_body(route: LeanRoute, request: Mapping[str, Any]) -> dict[str, An
     }
     if "top_p" in request:
         body["top_p"] = request["top_p"]
+    if cache_breaks is not None:
+        marked, user_breaks = _cache_plan(list(request["messages"]), cache_breaks)
+        if marked is not None:
+            system[-1]["cache_control"] = dict(EPHEMERAL)
+        if user_breaks:
+            messages[-1]["content"] = cache_blocks(messages[-1]["content"][0]["text"], user_breaks)
     if system:
         body["system"] = system
     return body
@@ -348,11 +455,19 @@ class LeanTransport:
 
             self._error_class = AnthropicError
 
-    def body_for(self, request: Mapping[str, Any]) -> dict[str, Any] | None:
-        """The body to send for ``request``, or ``None`` when this request must go through litellm."""
+    def body_for(
+        self, request: Mapping[str, Any], cache_breaks: tuple[int, ...] | None = None
+    ) -> dict[str, Any] | None:
+        """The body to send for ``request``, or ``None`` when this request must go through litellm.
+
+        Args:
+            request: The request (from :meth:`judgekit.judges.client.JudgeClient.build_request`).
+            cache_breaks: Anthropic prompt-cache breakpoints (see :func:`anthropic_body`); ignored on the
+                OpenAI route (OpenAI caches prefixes by itself).
+        """
         if self.route.kind == "openai":
             return openai_body(self.route, request)
-        return anthropic_body(self.route, request)
+        return anthropic_body(self.route, request, cache_breaks)
 
     async def _open(self) -> Any:
         loop = asyncio.get_running_loop()
