@@ -312,12 +312,20 @@ def test_a_cassette_recorded_on_one_transport_replays_on_the_other(tmp_path: Pat
     assert again.content == first.content
 
 
-def test_the_transport_is_not_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
+@pytest.mark.parametrize(
+    ("setting", "values", "default"),
+    [("transport", ("auto", "litellm", None), "auto"), ("prompt_cache", ("auto", "off", None), "auto")],
+)
+def test_how_calls_are_sent_is_not_part_of_the_fingerprint(
+    monkeypatch: pytest.MonkeyPatch, setting: str, values: tuple[str | None, ...], default: str
+) -> None:
+    """``judge.transport`` and ``judge.prompt_cache`` change how a request travels, never what the judge
+    reads: every value gives the same fingerprint, and the client gets the value asked for."""
     from judgekit.judge_setup import build_rubric_grader
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     prints = []
-    for transport in ("auto", "litellm", None):
+    for value in values:
         grader = build_rubric_grader(
             "openai/gpt-4o-mini",
             rubric="honest-reporting",
@@ -328,10 +336,11 @@ def test_the_transport_is_not_part_of_the_fingerprint(monkeypatch: pytest.Monkey
             temperature=None,
             samples=None,
             concurrency=2,
-            transport=transport,
+            **{setting: value},
         )
+        assert getattr(grader.client.settings, setting) == (value or default)
         prints.append(grader.fingerprint)
-    assert prints[0] == prints[1] == prints[2]
+    assert len(set(prints)) == 1
 
 
 def test_a_bad_transport_in_a_run_configuration_names_the_file_and_line(tmp_path: Path) -> None:
@@ -553,29 +562,6 @@ def test_anthropic_cache_writes_and_reads_cost_the_same_on_both_transports() -> 
     expected = 500 * 1e-6 + 1500 * 1.25e-6 + 3000 * 1e-7 + 10 * 5e-6
     assert lean.cost == pytest.approx(expected)
     assert comparable(lean) == comparable(slow)
-
-
-def test_prompt_cache_is_not_part_of_the_fingerprint(monkeypatch: pytest.MonkeyPatch) -> None:
-    from judgekit.judge_setup import build_rubric_grader
-
-    monkeypatch.setenv("OPENAI_API_KEY", KEY)
-    prints = []
-    for prompt_cache in ("auto", "off", None):
-        grader = build_rubric_grader(
-            "openai/gpt-4o-mini",
-            rubric="honest-reporting",
-            cassette=None,
-            mode="off",
-            api_base=None,
-            max_cost=None,
-            temperature=None,
-            samples=None,
-            concurrency=2,
-            prompt_cache=prompt_cache,
-        )
-        assert grader.client.settings.prompt_cache == (prompt_cache or "auto")
-        prints.append(grader.fingerprint)
-    assert prints[0] == prints[1] == prints[2]
 
 
 @pytest.mark.parametrize(
