@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import textwrap
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +83,23 @@ def called_name(node: ast.AST) -> str | None:
         return None
     func = node.func
     return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+@contextmanager
+def local_ray_cluster(ray: Any) -> Iterator[Any]:
+    """A one-machine Ray cluster for a test module, shut down after it.
+
+    Four logical CPUs: two actors plus Ray Data's read and sort (or repartition) tasks must fit at once,
+    or the streaming executor waits forever for a free slot (the machine itself may have two cores).
+    """
+    ray.init(
+        num_cpus=4,
+        object_store_memory=150 * 1024 * 1024,
+        include_dashboard=False,
+        log_to_driver=False,
+        configure_logging=False,
+    )
+    try:
+        yield ray
+    finally:
+        ray.shutdown()

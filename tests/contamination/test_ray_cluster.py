@@ -19,6 +19,7 @@ from contamination.conftest import CLEAN_TEXTS, DENVER, KEY_BYTES, OPENING, chat
 from judgekit.contamination.arrow import ArrowScanner, scan_record_batch, summarise_findings
 from judgekit.contamination.index import ContaminationIndex, Key, write_index
 from judgekit.contamination.scan import Matcher
+from support import local_ray_cluster
 
 if os.environ.get("CI") == "true":
     import ray
@@ -28,19 +29,8 @@ else:
 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[Any]:
-    # Logical CPUs: two scanner actors plus Ray Data's read and repartition tasks must fit at once, or
-    # the streaming executor waits forever for a free slot on a 2-core machine.
-    ray.init(
-        num_cpus=4,
-        object_store_memory=150 * 1024 * 1024,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-    )
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with local_ray_cluster(ray) as cluster:
+        yield cluster
 
 
 def _records() -> list[dict[str, Any]]:

@@ -34,6 +34,7 @@ from judgekit.integrations.ray_grading import (
 from judgekit.provenance import Provenance
 from judgekit.runner import LayeredTrialGrader, RunPlan, plan_trials, prepare_output, run_trials
 from judgekit.verdict import Verdict
+from support import local_ray_cluster
 
 if os.environ.get("CI") == "true":
     import ray
@@ -48,19 +49,8 @@ PROVENANCE = Provenance(method="layered", dependencies={"ray": "test"})
 
 @pytest.fixture(scope="module")
 def local_cluster() -> Iterator[Any]:
-    # Logical CPUs: two grader actors plus Ray Data's read and sort tasks must fit at once, or the
-    # streaming executor waits forever for a free slot (the machine itself may have two cores).
-    ray.init(
-        num_cpus=4,
-        object_store_memory=150 * 1024 * 1024,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-    )
-    try:
-        yield ray
-    finally:
-        ray.shutdown()
+    with local_ray_cluster(ray) as cluster:
+        yield cluster
 
 
 @pytest.fixture(scope="module")

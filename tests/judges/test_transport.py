@@ -41,6 +41,17 @@ def make(server: JudgeServer, transport: str, model: str = OPENAI, **settings: A
     )
 
 
+def client_at_port(port: int, transport: str) -> JudgeClient:
+    """A client of a bare socket on ``port`` (no judge server): one retry, a 10 ms backoff."""
+    return JudgeClient(
+        JudgeParams(model=OPENAI, structured_output="off"),
+        ClientSettings(
+            api_base=f"http://127.0.0.1:{port}/v1", transport=transport, max_retries=1, backoff_base=0.01
+        ),
+        api_key=KEY,
+    )
+
+
 def run(client: JudgeClient, messages: list[dict[str, str]] = MESSAGES, **kw: Any) -> CallResult:
     async def go() -> CallResult:
         request = client.build_request(messages, **({"schema": None} | kw))
@@ -226,16 +237,7 @@ def test_a_refused_connection_gives_the_same_message_on_both() -> None:
         port = sock.getsockname()[1]  # bound, never listening: connections are refused
         details = []
         for transport in ("auto", "litellm"):
-            client = JudgeClient(
-                JudgeParams(model=OPENAI, structured_output="off"),
-                ClientSettings(
-                    api_base=f"http://127.0.0.1:{port}/v1",
-                    transport=transport,
-                    max_retries=1,
-                    backoff_base=0.01,
-                ),
-                api_key=KEY,
-            )
+            client = client_at_port(port, transport)
             details.append(run(client).error_detail)
     assert details[0].startswith("case-1/honest/0: could not connect to the judge: ConnectionRefusedError")
     assert details[0] == details[1]
@@ -376,16 +378,7 @@ def test_a_dropped_connection_is_retried_on_both() -> None:
         threading.Thread(target=drop, daemon=True).start()
         results = []
         for transport in ("auto", "litellm"):
-            client = JudgeClient(
-                JudgeParams(model=OPENAI, structured_output="off"),
-                ClientSettings(
-                    api_base=f"http://127.0.0.1:{port}/v1",
-                    transport=transport,
-                    max_retries=1,
-                    backoff_base=0.01,
-                ),
-                api_key=KEY,
-            )
+            client = client_at_port(port, transport)
             results.append(run(client))
     lean, slow = results
     assert lean.error == slow.error == "provider_error"
