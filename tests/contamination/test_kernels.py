@@ -216,6 +216,30 @@ def test_member_equals_searchsorted(hay: list[int], needles: list[int], take: in
     assert member(values, table).tolist() == expected.tolist()
 
 
+@settings(max_examples=100, deadline=None)
+@given(
+    hay=st.lists(st.integers(0, 2**32 - 1), max_size=300),
+    needles=st.lists(st.integers(0, 2**32 - 1), max_size=100),
+    take=st.integers(0, 50),
+    per_bucket=st.sampled_from([1, 4, 64]),
+)
+def test_member_in_buckets_equals_isin(
+    hay: list[int], needles: list[int], take: int, per_bucket: int
+) -> None:
+    from judgekit.contamination.kernels import bucket_starts, member
+
+    table = np.unique(np.array(hay, dtype=np.uint32))
+    # the first and last values of a bucket, and the values just outside the table, as needles too
+    edges = [0, 2**32 - 1, *(v + d for v in hay[:take] for d in (-1, 1) if 0 <= v + d < 2**32)]
+    values = np.array(needles + hay[:take] + edges, dtype=np.uint32)
+    buckets = bucket_starts(table, per_bucket)
+    starts, shift = buckets
+    assert starts[0] == 0
+    assert starts[-1] == len(table)
+    assert all(((table[starts[b] : starts[b + 1]] >> shift) == b).all() for b in range(len(starts) - 1))
+    assert member(values, table, buckets).tolist() == np.isin(values, table).tolist()
+
+
 def test_powers_by_doubling_equal_cumprod() -> None:
     from judgekit.contamination.index import TOKEN_MULTIPLIER, _powers
 

@@ -57,7 +57,9 @@ except ImportError:  # the `fast` extra is not installed: the numpy reference gi
 __all__ = [
     "COMPILED",
     "IDENTITY",
+    "Buckets",
     "Workspace",
+    "bucket_starts",
     "fold_spans_and_values",
     "member",
     "scan_buffer",
@@ -200,6 +202,25 @@ def _member_of(values: Any, sorted_unique: Any, out: Any) -> None:
         out[i] = lo < n and sorted_unique[lo] == v
 
 
+def _member_in_buckets(values: Any, sorted_unique: Any, starts: Any, shift: Any, out: Any) -> None:
+    # The top bits of a value pick its bucket, ``sorted_unique[starts[b]:starts[b + 1]]`` (a few entries),
+    # and a binary search runs in that bucket only: about two cache misses per value instead of one per
+    # halving of the whole table.
+    for i in range(len(values)):
+        v = values[i]
+        b = v >> shift
+        lo = starts[b]
+        end = starts[b + 1]
+        hi = end
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if sorted_unique[mid] < v:
+                lo = mid + 1
+            else:
+                hi = mid
+        out[i] = lo < end and sorted_unique[lo] == v
+
+
 def _jit(func: Callable[..., Any]) -> Any:
     """Compile lazily with an on-disk cache; without a writable cache location, compile per process."""
     try:
@@ -257,6 +278,8 @@ def _load() -> None:
         )
         probe = np.zeros(1, dtype=np.uint32)
         _member_kernel(probe, probe, np.zeros(1, dtype=np.bool_))
+        starts, shift = bucket_starts(probe)
+        _bucket_kernel(probe, probe, starts, np.uint32(shift), np.zeros(1, dtype=np.bool_))
     finally:
         if hide:
             del sys.modules["scipy.linalg.cython_blas"]
@@ -267,6 +290,7 @@ if COMPILED:
     _spans_kernel = cast(Callable[..., tuple[int, int]], _jit(_spans_and_values))
     _window_kernel = cast(Callable[..., int], _jit(_window_candidates))
     _member_kernel = cast(Callable[..., None], _jit(_member_of))
+    _bucket_kernel = cast(Callable[..., None], _jit(_member_in_buckets))
 
 
 class Workspace:
@@ -473,16 +497,51 @@ def window_candidates(
     return work.first[:found], work.pf[:found].astype(np.uint32)
 
 
-def member(values: U32Array, sorted_unique: U32Array) -> npt.NDArray[np.bool_]:
+Buckets = tuple[I64Array, int]
+"""``(starts, shift)`` of :func:`bucket_starts`: where each bucket of a sorted table begins, and the shift
+that gives a value's bucket."""
+
+
+def bucket_starts(sorted_unique: U32Array, per_bucket: int = 4) -> Buckets:
+    """Bucket a sorted table of 32-bit values by their top bits, for :func:`member`.
+
+    Args:
+        sorted_unique: A sorted array of distinct ``uint32`` values.
+        per_bucket: Entries per bucket on average (at least 1); the number of buckets is the power of
+            two nearest ``len(sorted_unique) / per_bucket``, from 2**8 to 2**24.
+
+    Returns:
+        ``(starts, shift)``: bucket ``b`` (the values whose ``value >> shift`` is ``b``) is
+        ``sorted_unique[starts[b]:starts[b + 1]]``; ``starts`` has one entry more than there are buckets.
+
+    Example:
+        >>> import numpy as np
+        >>> starts, shift = bucket_starts(np.array([1, 2**31, 2**32 - 1], dtype=np.uint32))
+        >>> shift, len(starts), int(starts[1]), int(starts[128]), int(starts[-1])
+        (24, 257, 1, 1, 3)
+    """
+    bits = int(np.clip(np.round(np.log2(max(len(sorted_unique), 1) / max(per_bucket, 1))), 8, 24))
+    shift = 32 - bits
+    edges = np.arange((1 << bits) + 1, dtype=np.uint64) << np.uint64(shift)
+    starts = np.searchsorted(sorted_unique.astype(np.uint64), edges).astype(np.int64)
+    return starts, shift
+
+
+def member(
+    values: U32Array, sorted_unique: U32Array, buckets: Buckets | None = None
+) -> npt.NDArray[np.bool_]:
     """Which ``values`` occur in ``sorted_unique`` (32-bit prefilters, sorted ascending and distinct).
 
     Args:
         values: The values to look up, in any order.
         sorted_unique: A sorted array of distinct values of the same dtype.
+        buckets: :func:`bucket_starts` of ``sorted_unique`` (``uint32`` only), or ``None``. With them the
+            compiled lookup searches one small bucket per value instead of the whole table; the mask is
+            the same.
 
     Returns:
-        A boolean mask over ``values``; compiled, one binary search per value, and otherwise the same
-        mask from ``np.searchsorted``.
+        A boolean mask over ``values``; compiled, one binary search per value (in its bucket when
+        ``buckets`` are given), and otherwise the same mask from ``np.searchsorted``.
     """
     if not len(sorted_unique) or not len(values):
         return np.zeros(len(values), dtype=np.bool_)
@@ -492,5 +551,11 @@ def member(values: U32Array, sorted_unique: U32Array) -> npt.NDArray[np.bool_]:
         return np.asarray(sorted_unique[pos] == values)
     _load()
     out = np.empty(len(values), dtype=np.bool_)
-    _member_kernel(np.ascontiguousarray(values), np.ascontiguousarray(sorted_unique), out)
+    if buckets is not None and values.dtype == np.uint32:
+        starts, shift = buckets
+        _bucket_kernel(
+            np.ascontiguousarray(values), np.ascontiguousarray(sorted_unique), starts, np.uint32(shift), out
+        )
+    else:
+        _member_kernel(np.ascontiguousarray(values), np.ascontiguousarray(sorted_unique), out)
     return out
