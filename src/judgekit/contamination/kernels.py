@@ -186,29 +186,14 @@ def _window_candidates(  # noqa: PLR0917 - a numba kernel takes its arrays posit
     return found
 
 
-def _member_of(values: Any, sorted_unique: Any, out: Any) -> None:
-    # A binary search per value (numpy's searchsorted spends about 250 ns on each unsorted needle here).
-    n = len(sorted_unique)
-    for i in range(len(values)):
-        v = values[i]
-        lo = 0
-        hi = n
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if sorted_unique[mid] < v:
-                lo = mid + 1
-            else:
-                hi = mid
-        out[i] = lo < n and sorted_unique[lo] == v
-
-
 def _member_in_buckets(values: Any, sorted_unique: Any, starts: Any, shift: Any, out: Any) -> None:
-    # The top bits of a value pick its bucket, ``sorted_unique[starts[b]:starts[b + 1]]`` (a few entries),
-    # and a binary search runs in that bucket only: about two cache misses per value instead of one per
-    # halving of the whole table.
+    # The top bits of a 32-bit value pick its bucket, ``sorted_unique[starts[b]:starts[b + 1]]`` (a few
+    # entries), and a binary search runs in that bucket only: about two cache misses per value instead of
+    # one per halving of the whole table (numpy's searchsorted spent about 250 ns on each unsorted needle
+    # here). One bucket (``starts = [0, n]``, ``shift = 32``) is a binary search of the whole table.
     for i in range(len(values)):
         v = values[i]
-        b = v >> shift
+        b = np.uint64(v) >> shift
         lo = starts[b]
         end = starts[b + 1]
         hi = end
@@ -277,9 +262,8 @@ def _load() -> None:
             work.values[:2], 1, key, np.zeros(1, dtype=np.uint8), np.uint64(40), work.first, work.pf
         )
         probe = np.zeros(1, dtype=np.uint32)
-        _member_kernel(probe, probe, np.zeros(1, dtype=np.bool_))
         starts, shift = bucket_starts(probe)
-        _bucket_kernel(probe, probe, starts, np.uint32(shift), np.zeros(1, dtype=np.bool_))
+        _member_kernel(probe, probe, starts, np.uint64(shift), np.zeros(1, dtype=np.bool_))
     finally:
         if hide:
             del sys.modules["scipy.linalg.cython_blas"]
@@ -289,8 +273,7 @@ if COMPILED:
     _fmix64 = _jit(_fmix64)
     _spans_kernel = cast(Callable[..., tuple[int, int]], _jit(_spans_and_values))
     _window_kernel = cast(Callable[..., int], _jit(_window_candidates))
-    _member_kernel = cast(Callable[..., None], _jit(_member_of))
-    _bucket_kernel = cast(Callable[..., None], _jit(_member_in_buckets))
+    _member_kernel = cast(Callable[..., None], _jit(_member_in_buckets))
 
 
 class Workspace:
@@ -540,22 +523,22 @@ def member(
             the same.
 
     Returns:
-        A boolean mask over ``values``; compiled, one binary search per value (in its bucket when
-        ``buckets`` are given), and otherwise the same mask from ``np.searchsorted``.
+        A boolean mask over ``values``; compiled (``uint32`` values and table), one binary search per
+        value (in its bucket when ``buckets`` are given), and otherwise the same mask from
+        ``np.searchsorted``.
     """
     if not len(sorted_unique) or not len(values):
         return np.zeros(len(values), dtype=np.bool_)
-    if not COMPILED or values.dtype != sorted_unique.dtype:
+    if not COMPILED or values.dtype != np.uint32 or sorted_unique.dtype != np.uint32:
         pos = np.searchsorted(sorted_unique, values)
         np.minimum(pos, len(sorted_unique) - 1, out=pos)
         return np.asarray(sorted_unique[pos] == values)
     _load()
     out = np.empty(len(values), dtype=np.bool_)
-    if buckets is not None and values.dtype == np.uint32:
-        starts, shift = buckets
-        _bucket_kernel(
-            np.ascontiguousarray(values), np.ascontiguousarray(sorted_unique), starts, np.uint32(shift), out
-        )
-    else:
-        _member_kernel(np.ascontiguousarray(values), np.ascontiguousarray(sorted_unique), out)
+    starts, shift = (
+        buckets if buckets is not None else (np.array([0, len(sorted_unique)], dtype=np.int64), 32)
+    )
+    _member_kernel(
+        np.ascontiguousarray(values), np.ascontiguousarray(sorted_unique), starts, np.uint64(shift), out
+    )
     return out
