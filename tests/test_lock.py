@@ -48,3 +48,36 @@ def test_user_dependencies_are_all_locked() -> None:
     for requirement in project["dependencies"]:
         name = re.split(r"[<>=!~\[ ;]", requirement, maxsplit=1)[0].lower()
         assert name in pins, f"{name} is a dependency but not in the lock"
+
+
+def test_requirements_with_extras_are_pinned_with_those_extras() -> None:
+    """A locked package that another asks for with extras (``httpx[http2]``) is pinned with them.
+
+    Pinned without them, pip in ``--require-hashes`` mode treats the extra's requirement as unpinned as
+    soon as a newer release appears on the index, and refuses to install the lock.
+    """
+    from importlib import metadata
+
+    from packaging.requirements import Requirement
+    from packaging.utils import canonicalize_name
+
+    pinned_with: dict[str, set[str]] = {}
+    for line in LOCK.read_text(encoding="utf-8").splitlines():
+        match = re.match(r"^([A-Za-z0-9_.\-]+)(?:\[([^\]]*)\])?==", line)
+        if match:
+            extras = {e.strip() for e in (match.group(2) or "").split(",") if e.strip()}
+            pinned_with.setdefault(canonicalize_name(match.group(1)), set()).update(extras)
+    missing: list[str] = []
+    for name in pinned_with:
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:  # locked for another platform or Python, not installed here
+            continue
+        for text in requires:
+            req = Requirement(text)
+            if not req.extras or (req.marker is not None and not req.marker.evaluate({"extra": ""})):
+                continue
+            dep = canonicalize_name(req.name)
+            if dep in pinned_with and not req.extras <= pinned_with[dep]:
+                missing.append(f"{name} asks for {req}; the lock pins {dep} without {sorted(req.extras)}")
+    assert missing == []
