@@ -9,7 +9,9 @@ provider batch (:mod:`judgekit.judges.batch`) instead of one HTTP call each:
    file ``OUT.batch.json`` is written after each step (input file id, then batch id), so that a run killed
    at any point and started again with ``--resume`` never uploads or submits twice;
 3. **poll** the batch every ``poll_s`` seconds until it is ``completed`` (or ``failed``, ``expired``,
-   ``cancelled``: an error, exit code 1, recorded in the state file);
+   ``cancelled``: an error, exit code 1, recorded in the state file; except that a batch which expired or
+   was cancelled with an output or error file is merged: the requests it finished are answered, the rest
+   are judge errors);
 4. **merge**: the output and error files are read and the run is graded again through the one grading
    path (:func:`~judgekit.runner.run_trials`), each judge request answered from the batch: verdicts,
    parsing, fingerprints and cost are those of a direct run, the cost at the batch price, and every line's
@@ -223,8 +225,8 @@ async def grade_in_batch(
         JudgekitError: (exit code 2) For what cannot be batched (no judge, a cascade, replay mode, a cost
             budget, a provider litellm does not batch), a batch state file left by another run without
             ``--resume``, or one made for another judge. (exit code 1) When the provider's batch failed,
-            expired or was cancelled, or a files or batches call failed (``--resume`` tries again without
-            submitting twice).
+            or expired or was cancelled without an output or error file, or a files or batches call failed
+            (``--resume`` tries again without submitting twice).
     """
     out = Path(out)
     check_poll_interval(poll_s)
@@ -240,7 +242,7 @@ async def grade_in_batch(
         )
     if saved is not None:
         _check_same_judge(path, saved, target)
-        if saved.status in jb.FAILED_STATUSES:
+        if jb.ended_without_answers(saved):
             raise _failed(path, saved)
     price, basis = jb.batch_price(client)
     if saved is None or saved.batch_id is None:
@@ -314,7 +316,7 @@ async def grade_in_batch(
             f"{target.api_base or target.provider} (state: {path})"
         )
     saved = await _poll(path, saved, target, poll_s=poll_s, echo=echo)
-    if saved.status in jb.FAILED_STATUSES:
+    if jb.ended_without_answers(saved):
         raise _failed(path, saved)
     book = jb.AnswerBook(state=saved, price=price)
     if saved.output_file_id:
@@ -343,5 +345,13 @@ async def grade_in_batch(
         )
     finally:
         client.batch = None
+    if saved.status in jb.PARTIAL_STATUSES:
+        answered = len(set(book.replies) & set(saved.request_keys))
+        echo(
+            f"batch {saved.batch_id}: {saved.status} with {answered} of {saved.requests} judge request(s) "
+            f"answered: those were merged; the other {saved.requests - answered} are judge errors "
+            "(provider_error) in their trials' lines. To judge them, grade those trials again into another "
+            "--out (without --batch, or in a new batch)"
+        )
     saved = jb.save_state(path, saved.model_copy(update={"status": "merged"}))
     return BatchRun(summary=summary, state=saved, state_file=path)

@@ -219,6 +219,89 @@ def test_an_expired_batch_is_an_error(run, server, capsys):
     assert "error: batch batch_1 expired (the provider gave no reason)" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize("outcome", ["expired", "cancelled"])
+def test_a_batch_that_ended_early_merges_what_it_answered(run, server, capsys, outcome):
+    server.batch_outcome = outcome
+    server.batch_partial = True
+    server.batch_drop = {0, 3, 5}
+    out = run["dir"] / f"{outcome}.jsonl"
+    args = _grade(run, out, "--batch", "--batch-poll", "0.05", "--untrusted", "count")
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "Traceback" not in err
+    assert (
+        f"batch batch_1: {outcome} with 11 of 14 judge request(s) answered: those were merged; the other 3 "
+        "are judge errors (provider_error) in their trials' lines. To judge them, grade those trials again "
+        "into another --out (without --batch, or in a new batch)"
+    ) in err
+    lines = read_results(out).lines
+    assert len(lines) == TRIALS
+    checks = [c for line in lines for c in line.checks if c.layer == "rubric"]
+    unanswered = [c for c in checks if f"batch batch_1 {outcome} before answering this request" in c.reason]
+    assert len(unanswered) >= 3  # a request can answer more than one check (identical requests)
+    assert all(c.verdict.value == "error" for c in unanswered)
+    answered = [c for c in checks if c not in unanswered]
+    assert answered
+    assert all(c.verdict.value in ("pass", "fail") for c in answered)
+    assert all(line.grading["batch"]["batch_id"] == "batch_1" for line in lines)
+    assert any(cost.get("batched") for cost in _judge_costs(out))  # answers priced as batched
+    state = json.loads(Path(str(out) + ".batch.json").read_text())
+    assert state["status"] == "merged"
+    # nothing is submitted or merged twice on --resume
+    before = out.read_bytes()
+    main(_grade(run, out, "--batch", "--resume"))  # every trial has its line: nothing is left to grade
+    assert "Traceback" not in capsys.readouterr().err
+    assert out.read_bytes() == before
+    assert server.batches_created == 1
+
+
+def test_a_batch_that_expired_before_the_merge_is_merged_on_resume(run, server, capsys):
+    """Killed while it was in progress; by --resume it has expired with part of its answers: they merge."""
+    server.batch_hold = True
+    out = run["dir"] / "resumed.jsonl"
+    args = _grade(run, out, "--batch", "--batch-poll", "0.05")
+    child = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
+            *args,
+        ],
+        env={**os.environ},
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    state = Path(str(out) + ".batch.json")
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not (
+        state.exists() and json.loads(state.read_text()).get("batch_id")
+    ):
+        time.sleep(0.05)
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert json.loads(state.read_text())["batch_id"] == "batch_1"
+    server.batch_hold = False
+    server.batch_outcome = "expired"
+    server.batch_partial = True
+    server.batch_drop = {2}
+    assert main([*args, "--resume"]) == 0
+    err = capsys.readouterr().err
+    assert "batch batch_1: expired with 13 of 14 judge request(s) answered" in err
+    assert len(read_results(out).lines) == TRIALS
+    assert server.batches_created == 1
+
+
+def test_a_batch_that_expired_without_any_file_is_still_an_error(run, server, capsys):
+    server.batch_outcome = "cancelled"
+    out = run["dir"] / "cancelled.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.05")) == 1
+    err = capsys.readouterr().err
+    assert "error: batch batch_1 cancelled (the provider gave no reason)" in err
+    assert "Nothing was merged" in err
+    assert "Traceback" not in err
+    assert not out.exists() or out.read_text() == ""
+
+
 def test_requests_a_batch_failed_are_judge_errors_never_passes(run, server, capsys):
     def script(body: dict, index: int) -> Reply:
         return Reply(status=400) if index % 2 == 0 else _verdict(body, index)

@@ -163,6 +163,9 @@ class JudgeServer:
         """How every batch ends: ``completed``, ``failed``, ``expired`` or ``cancelled``."""
         self.batch_drop: set[int] = set()
         """0-based input lines a completed batch leaves out of both its output and its error file."""
+        self.batch_partial = False
+        """With an ``expired`` or ``cancelled`` outcome: the batch ends with an output and an error file
+        for the lines not in :attr:`batch_drop` (those it finished), as a provider's does."""
         self.batch_create_reply_lost = False
         """While True, ``POST /v1/batches`` creates the batch and then answers 500, as when the reply is lost
         on the way back (the client cannot know the batch exists)."""
@@ -260,6 +263,8 @@ class JudgeServer:
         if self.batch_hold or status == "validating":
             batch["status"] = "in_progress"
         elif status == "in_progress":
+            if self.batch_outcome in ("expired", "cancelled") and self.batch_partial:
+                self._complete(batch)  # the lines not in batch_drop were finished before the batch ended
             batch["status"] = "finalizing" if self.batch_outcome == "completed" else self.batch_outcome
             if batch["status"] == "failed":
                 batch["errors"] = {

@@ -47,6 +47,7 @@ __all__ = [
     "BATCHABLE_PROVIDERS",
     "BATCH_ENDPOINT",
     "FAILED_STATUSES",
+    "PARTIAL_STATUSES",
     "PENDING",
     "AnswerBook",
     "BatchState",
@@ -56,6 +57,7 @@ __all__ = [
     "batch_price",
     "batch_target",
     "download",
+    "ended_without_answers",
     "input_lines",
     "input_path",
     "keys_digest",
@@ -79,7 +81,20 @@ COMPLETION_WINDOW = "24h"
 """The completion window asked for (the only one the OpenAI batch API offers)."""
 
 FAILED_STATUSES = frozenset({"failed", "expired", "cancelled"})
-"""Batch statuses after which no answer comes: the run stops with an error."""
+"""Batch statuses after which no more answers come. A failed batch answered nothing: the run stops with an
+error; so does an expired or cancelled one without an output or error file."""
+
+PARTIAL_STATUSES = frozenset({"expired", "cancelled"})
+"""Batch statuses whose output and error files, when the provider gives them, hold the requests finished
+before the batch ended: those answers are merged, the rest are judge errors."""
+
+
+def ended_without_answers(state: BatchState) -> bool:
+    """Whether a batch ended with nothing to merge: failed, or expired or cancelled without any file."""
+    if state.status not in FAILED_STATUSES:
+        return False
+    return state.status not in PARTIAL_STATUSES or not (state.output_file_id or state.error_file_id)
+
 
 DONE_STATUS = "completed"
 """The batch status after which its output and error files can be read."""
@@ -472,6 +487,11 @@ class AnswerBook:
             return client.batch_failure(
                 f"{item}: this request is not in batch {batch} (the run changed since it was submitted); "
                 "grade it without --batch"
+            )
+        if self.state.status in PARTIAL_STATUSES:
+            return client.batch_failure(
+                f"{item}: batch {batch} {self.state.status} before answering this request (it is in neither "
+                "the output nor the error file)"
             )
         return client.batch_failure(
             f"{item}: batch {batch} returned no answer for this request (it is in neither the output nor the "
