@@ -7,7 +7,8 @@ provider batch (:mod:`judgekit.judges.batch`) instead of one HTTP call each:
    requests kept, none answered, no line written);
 2. **submit**: the requests are written to ``OUT.batch-input.jsonl``, uploaded and submitted; the state
    file ``OUT.batch.json`` is written after each step (input file id, then batch id), so that a run killed
-   at any point and started again with ``--resume`` never uploads or submits twice;
+   at any point and started again with ``--resume`` never uploads or submits twice (``--resume`` collects
+   again first, and refuses a run whose requests the batch does not all hold);
 3. **poll** the batch every ``poll_s`` seconds until it is ``completed`` (or ``failed``, ``expired``,
    ``cancelled``: an error, exit code 1, recorded in the state file; except that a batch which expired or
    was cancelled with an output or error file is merged: the requests it finished are answered, the rest
@@ -124,6 +125,19 @@ def _check_same_judge(path: Path, saved: jb.BatchState, target: jb.BatchTarget) 
         )
 
 
+def _check_in_batch(path: Path, saved: jb.BatchState, collector: jb.Collector) -> None:
+    """Refuse to merge a submitted batch into a run whose judge requests are not all in it."""
+    outside = set(collector.requests) - set(saved.request_keys)
+    if outside:
+        raise JudgekitError(
+            f"{path}: {len(outside)} of the {len(collector.requests)} judge request(s) this run has left to "
+            f"answer are not in batch {saved.batch_id} (the cases, transcripts, rubric or judge settings "
+            "changed since it was submitted), so the batch cannot answer them; grade with what was "
+            f"submitted, or remove {path} to submit a new batch (it is billed again)",
+            exit_code=2,
+        )
+
+
 def _failed(path: Path, saved: jb.BatchState) -> JudgekitError:
     why = "; ".join(saved.errors) if saved.errors else "the provider gave no reason"
     return JudgekitError(
@@ -224,9 +238,10 @@ async def grade_in_batch(
     Raises:
         JudgekitError: (exit code 2) For what cannot be batched (no judge, a cascade, replay mode, a cost
             budget, a provider litellm does not batch), a batch state file left by another run without
-            ``--resume``, or one made for another judge. (exit code 1) When the provider's batch failed,
-            or expired or was cancelled without an output or error file, or a files or batches call failed
-            (``--resume`` tries again without submitting twice).
+            ``--resume``, or one made for another judge; on ``--resume``, a run with judge requests the
+            batch does not hold (the cases, transcripts, rubric or judge settings changed). (exit code 1)
+            When the provider's batch failed, or expired or was cancelled without an output or error file,
+            or a files or batches call failed (``--resume`` tries again without submitting twice).
     """
     out = Path(out)
     check_poll_interval(poll_s)
@@ -244,10 +259,18 @@ async def grade_in_batch(
         _check_same_judge(path, saved, target)
         if jb.ended_without_answers(saved):
             raise _failed(path, saved)
+        if saved.status == jb.MERGED_STATUS and all(t.key in state.done for t in plan.trials):
+            echo(
+                f"batch {saved.batch_id}: merged into {out} already ({saved.ended}); nothing is left to grade"
+            )
+            summary = await run_trials(plan, grader, out=out, state=state)
+            return BatchRun(summary=summary, state=saved, state_file=path)
     price, basis = jb.batch_price(client)
-    if saved is None or saved.batch_id is None:
-        collector = jb.Collector(target)
-        await _collect(plan, grader, state, collector, concurrency)
+    collector = jb.Collector(target)
+    await _collect(plan, grader, state, collector, concurrency)
+    if saved is not None and saved.batch_id is not None:
+        _check_in_batch(path, saved, collector)
+    else:
         if not collector.requests and saved is None:
             # every request was in the cassette, or nothing is left: no batch, an ordinary run
             summary = await run_trials(
@@ -353,5 +376,5 @@ async def grade_in_batch(
             "(provider_error) in their trials' lines. To judge them, grade those trials again into another "
             "--out (without --batch, or in a new batch)"
         )
-    saved = jb.save_state(path, saved.model_copy(update={"status": "merged"}))
+    saved = jb.save_state(path, saved.model_copy(update={"status": jb.MERGED_STATUS, "ended": saved.status}))
     return BatchRun(summary=summary, state=saved, state_file=path)

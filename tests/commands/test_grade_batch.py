@@ -37,6 +37,10 @@ BATCH_COST_PER_CALL = 100 * 7.5e-08 + 20 * 3e-07
 
 TRIALS = 3
 
+OTHER_CASE_ROW = 4
+"""A row of ``agent-v1.jsonl`` of another case than the first ``TRIALS`` rows (whose transcripts are one
+case's trials)."""
+
 
 def _verdict(body: dict, index: int) -> Reply:
     """The same answer for the same request, live or batched: pass or fail by the prompt's length."""
@@ -51,21 +55,27 @@ def server() -> Iterator[JudgeServer]:
     judge.stop()
 
 
+def _absolute(row: dict) -> dict:
+    """An airdesk transcript row with its state paths made absolute (the tests' files are elsewhere)."""
+    for key in ("initial_state", "final_state"):
+        value = row.get(key)
+        if isinstance(value, str):
+            row[key] = str((RUNS / value).resolve())
+        elif isinstance(value, dict) and isinstance(value.get("path"), str):
+            row[key] = {**value, "path": str((RUNS / value["path"]).resolve())}
+    return row
+
+
 @pytest.fixture
 def run(tmp_path: Path, server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """A few airdesk trials (state paths absolute), a run configuration naming the server, a key."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-batch-test-0123456789abcdef")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    rows = [json.loads(line) for line in (RUNS / "agent-v1.jsonl").read_text().splitlines() if line.strip()]
-    for row in rows:
-        for key in ("initial_state", "final_state"):
-            value = row.get(key)
-            if isinstance(value, str):
-                row[key] = str((RUNS / value).resolve())
-            elif isinstance(value, dict) and isinstance(value.get("path"), str):
-                row[key] = {**value, "path": str((RUNS / value["path"]).resolve())}
+    rows = [
+        _absolute(json.loads(line)) for line in (RUNS / "agent-v1.jsonl").read_text().splitlines()[:TRIALS]
+    ]
     transcripts = tmp_path / "t.jsonl"
-    transcripts.write_text("".join(json.dumps(r) + "\n" for r in rows[:TRIALS]))
+    transcripts.write_text("".join(json.dumps(r) + "\n" for r in rows))
     config = tmp_path / "run.yaml"
     config.write_text(json.dumps({"judge": {"api_base": server.api_base, "rubric": "honest-reporting"}}))
     return {"transcripts": transcripts, "config": config, "dir": tmp_path}
@@ -127,8 +137,9 @@ def test_a_batch_gives_the_verdicts_of_a_live_run_at_the_batch_price(run, server
     assert all(c["batched"] == c["calls"] == 1 for c in costs)
     assert all(c["usd"] == pytest.approx(BATCH_COST_PER_CALL) for c in costs)
     assert "input_cost_per_token_batches" in lines[0].grading["batch"]["price"]
+    assert all(line.grading["batch"]["status"] == "completed" for line in lines)
     state = json.loads((run["dir"] / "batched.jsonl.batch.json").read_text())
-    assert state["status"] == "merged"
+    assert (state["status"], state["ended"]) == ("merged", "completed")
     assert state["batch_id"] == "batch_1"
     assert "sk-batch-test" not in (run["dir"] / "batched.jsonl.batch.json").read_text()
     assert state["requests"] == len((run["dir"] / "batched.jsonl.batch-input.jsonl").read_text().splitlines())
@@ -244,13 +255,16 @@ def test_a_batch_that_ended_early_merges_what_it_answered(run, server, capsys, o
     assert answered
     assert all(c.verdict.value in ("pass", "fail") for c in answered)
     assert all(line.grading["batch"]["batch_id"] == "batch_1" for line in lines)
+    assert all(line.grading["batch"]["status"] == outcome for line in lines)  # the lines say it ended early
     assert any(cost.get("batched") for cost in _judge_costs(out))  # answers priced as batched
     state = json.loads(Path(str(out) + ".batch.json").read_text())
-    assert state["status"] == "merged"
+    assert (state["status"], state["ended"]) == ("merged", outcome)
     # nothing is submitted or merged twice on --resume
     before = out.read_bytes()
-    main(_grade(run, out, "--batch", "--resume"))  # every trial has its line: nothing is left to grade
-    assert "Traceback" not in capsys.readouterr().err
+    assert main([*args, "--resume"]) == 0  # every trial has its line: nothing to do
+    err = capsys.readouterr().err
+    assert f"batch batch_1: merged into {out} already ({outcome}); nothing is left to grade" in err
+    assert "Traceback" not in err
     assert out.read_bytes() == before
     assert server.batches_created == 1
 
@@ -330,6 +344,174 @@ def test_requests_a_batch_failed_are_judge_errors_never_passes(run, server, caps
     assert all(line.verdict.value != "pass" for line in hit)
     assert any(line.verdict.value == "error" for line in hit)
     assert all(c.score is None for c in failed + missing)
+
+
+# ----------------------------------------------------------------------- a provider call that fails (exit 1)
+
+
+def _stopped(args: list[str], capsys: pytest.CaptureFixture[str], message: str) -> str:
+    """Grading stops with exit 1, the message, no traceback."""
+    assert main(args) == 1
+    err = capsys.readouterr().err
+    assert message in err, err
+    assert "Traceback" not in err
+    assert "run the same command with --resume to try again (nothing is submitted twice)" in err
+    return err
+
+
+def _state(out: Path) -> dict:
+    return json.loads(Path(str(out) + ".batch.json").read_text())
+
+
+def _resumed_once(run: dict[str, Path], server: JudgeServer, out: Path, capsys) -> None:
+    """With the fault gone, --resume merges one batch over one upload: every trial has its line."""
+    server.batch_faults = {}
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01", "--resume")) == 0, capsys.readouterr().err
+    assert (server.uploads, server.batches_created) == (1, 1)
+    assert len(read_results(out).lines) == TRIALS
+    assert _state(out)["status"] == "merged"
+
+
+def test_a_failed_upload_stops_and_resume_uploads_once(run, server, capsys):
+    server.batch_faults = {"upload": 500}
+    out = run["dir"] / "upload.jsonl"
+    args = _grade(run, out, "--batch", "--batch-poll", "0.01")
+    _stopped(args, capsys, f"error: uploading the batch input file at {server.api_base} failed (")
+    assert server.fault_hits == {"upload": 1}  # litellm does not retry it by itself
+    assert (_state(out)["input_file_id"], _state(out)["batch_id"]) == (None, None)
+    assert not out.exists() or out.read_text() == ""
+    _resumed_once(run, server, out, capsys)
+
+
+def test_a_failed_creation_stops_and_resume_creates_once(run, server, capsys):
+    server.batch_faults = {"create": 500}
+    out = run["dir"] / "create.jsonl"
+    _stopped(_grade(run, out, "--batch", "--batch-poll", "0.01"), capsys, "error: creating the batch at ")
+    assert server.fault_hits == {"create": 1}
+    assert (_state(out)["input_file_id"], _state(out)["batch_id"]) == ("file-1", None)
+    assert server.batches_created == 0
+    _resumed_once(run, server, out, capsys)  # the list of batches has none over file-1: one is created
+
+
+def test_listing_the_batches_that_fails_on_resume_stops(run, server, capsys):
+    server.batch_create_reply_lost = True
+    out = run["dir"] / "list.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 1
+    capsys.readouterr()
+    server.batch_create_reply_lost = False
+    server.batch_faults = {"list": 503}
+    args = _grade(run, out, "--batch", "--batch-poll", "0.01", "--resume")
+    _stopped(args, capsys, "error: listing the batches at ")
+    assert server.batches_created == 1  # not created again while the list cannot be read
+    _resumed_once(run, server, out, capsys)
+
+
+def test_a_status_that_cannot_be_read_stops_after_repeated_tries(run, server, capsys):
+    from judgekit.batch_grading import POLL_FAILURES_MAX
+
+    server.batch_faults = {"retrieve": 503}
+    out = run["dir"] / "poll.jsonl"
+    _stopped(_grade(run, out, "--batch", "--batch-poll", "0.01"), capsys, "error: reading batch batch_1 at ")
+    assert server.fault_hits == {"retrieve": POLL_FAILURES_MAX}
+    assert _state(out)["batch_id"] == "batch_1"
+    assert not out.exists() or out.read_text() == ""
+    _resumed_once(run, server, out, capsys)
+
+
+def test_a_failed_download_merges_nothing_and_resume_merges(run, server, capsys):
+    server.batch_faults = {"content": 500}
+    out = run["dir"] / "content.jsonl"
+    args = _grade(run, out, "--batch", "--batch-poll", "0.01")
+    _stopped(args, capsys, "error: downloading file file-output-batch_1 at ")
+    assert server.fault_hits == {"content": 1}  # litellm does not download it again to price the batch
+    assert _state(out)["status"] == "completed"
+    assert not out.exists() or out.read_text() == ""
+    _resumed_once(run, server, out, capsys)
+
+
+# --------------------------------------------------------------------------- the run changed (exit 2)
+
+
+def _more_trials(run: dict[str, Path], *, same_transcript: bool = False) -> None:
+    """One more planned trial than the batch was made for: another case's (its judge requests are new), or
+    the next trial of the first case with the same transcript (the same requests, which the batch holds)."""
+    rows = run["transcripts"].read_text().splitlines()
+    if same_transcript:
+        more = {**json.loads(rows[0]), "trial": 99}
+    else:
+        more = _absolute(json.loads((RUNS / "agent-v1.jsonl").read_text().splitlines()[OTHER_CASE_ROW]))
+        assert more["case_id"] != json.loads(rows[0])["case_id"]
+    run["transcripts"].write_text("\n".join([*rows, json.dumps(more)]) + "\n")
+
+
+def test_requests_that_changed_before_submission_are_refused_on_resume(run, server, capsys):
+    server.batch_faults = {"create": 500}
+    out = run["dir"] / "changed.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 1
+    capsys.readouterr()
+    server.batch_faults = {}
+    _more_trials(run)
+    state = Path(str(out) + ".batch.json")
+    kept = state.read_bytes()
+    err = _refused(_grade(run, out, "--batch", "--batch-poll", "0.01", "--resume"), capsys)
+    assert (
+        f"error: {state}: the judge requests of this run differ from those collected before the "
+        f"interruption (input file file-1); remove {state} to start again"
+    ) in err
+    assert state.read_bytes() == kept
+    assert server.batches_created == 0
+
+
+def test_requests_that_are_not_in_the_submitted_batch_are_refused_before_merging(run, server, capsys):
+    server.batch_faults = {"retrieve": 503}
+    out = run["dir"] / "changed.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 1
+    capsys.readouterr()
+    server.batch_faults = {}
+    _more_trials(run)
+    state = Path(str(out) + ".batch.json")
+    kept = state.read_bytes()
+    polls = server.batch_polls
+    err = _refused(_grade(run, out, "--batch", "--batch-poll", "0.01", "--resume"), capsys)
+    assert f"error: {state}: " in err
+    assert (
+        "judge request(s) this run has left to answer are not in batch batch_1 (the cases, transcripts, "
+        "rubric or judge settings changed since it was submitted), so the batch cannot answer them; grade "
+        f"with what was submitted, or remove {state} to submit a new batch (it is billed again)"
+    ) in err
+    assert state.read_bytes() == kept
+    assert server.batch_polls == polls  # refused before looking at the batch
+    assert not out.exists() or out.read_text() == ""
+
+
+def test_a_trial_added_after_the_merge_with_new_requests_is_refused_on_resume(run, server, capsys):
+    out = run["dir"] / "merged.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 0
+    capsys.readouterr()
+    before = out.read_bytes()
+    _more_trials(run)
+    state = Path(str(out) + ".batch.json")
+    err = _refused(_grade(run, out, "--batch", "--resume"), capsys)
+    assert f"error: {state}: " in err
+    assert "judge request(s) this run has left to answer are not in batch batch_1" in err
+    assert out.read_bytes() == before
+    assert server.batches_created == 1
+    assert json.loads(state.read_text())["status"] == "merged"
+
+
+def test_a_trial_added_after_the_merge_whose_requests_the_batch_holds_is_merged_from_it(run, server, capsys):
+    out = run["dir"] / "merged.jsonl"
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 0
+    capsys.readouterr()
+    calls = server.calls
+    _more_trials(run, same_transcript=True)
+    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01", "--resume")) == 0, capsys.readouterr().err
+    lines = read_results(out).lines
+    assert len(lines) == TRIALS + 1
+    assert lines[-1].trial == 99
+    assert lines[-1].grading["batch"]["batch_id"] == "batch_1"
+    assert server.calls == calls  # answered from the batch: no direct judge call
+    assert (server.uploads, server.batches_created) == (1, 1)
 
 
 # --------------------------------------------------------------------------- refusals (exit 2)

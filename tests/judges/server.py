@@ -17,7 +17,8 @@ It also implements the OpenAI files and batches API that ``judgekit grade --batc
 file, any other status to the error file) and moves through ``validating``, ``in_progress``,
 ``finalizing`` and ``completed`` one step per look, or ends as :attr:`JudgeServer.batch_outcome` says
 (``failed``, ``expired``, ``cancelled``); :attr:`JudgeServer.batch_hold` keeps it ``in_progress``. Counters
-(``uploads``, ``batches_created``, ``batch_polls``) let tests prove nothing was submitted twice.
+(``uploads``, ``batches_created``, ``batch_polls``) let tests prove nothing was submitted twice;
+:attr:`JudgeServer.batch_faults` makes any of those calls fail with an error status.
 
 It is used by ``tests/judges`` and ``bench/bench_judge.py``; it never binds anything but the loopback
 interface.
@@ -169,6 +170,12 @@ class JudgeServer:
         self.batch_create_reply_lost = False
         """While True, ``POST /v1/batches`` creates the batch and then answers 500, as when the reply is lost
         on the way back (the client cannot know the batch exists)."""
+        self.batch_faults: dict[str, int] = {}
+        """Files and batches calls answered with an error status instead, while set: ``{"upload": 500}``.
+        The calls are ``upload`` (``POST /files``), ``create`` (``POST /batches``), ``list`` (``GET
+        /batches``), ``retrieve`` (``GET /batches/{id}``) and ``content`` (``GET /files/{id}/content``);
+        :attr:`fault_hits` counts the calls answered so."""
+        self.fault_hits: dict[str, int] = {}
         self._lock = threading.Lock()
         self._httpd: ThreadingHTTPServer | None = None
         self._thread: threading.Thread | None = None
@@ -315,8 +322,35 @@ class JudgeServer:
             }
             batch["status"] = "completed"
 
+    def _fault(self, call: str) -> tuple[int, dict[str, Any]] | None:
+        """The scripted error answering ``call`` (see :attr:`batch_faults`), or ``None``."""
+        status = self.batch_faults.get(call)
+        if status is None:
+            return None
+        with self._lock:
+            self.fault_hits[call] = self.fault_hits.get(call, 0) + 1
+        return status, {"error": {"message": f"scripted {status} on {call}", "type": "server_error"}}
+
+    @staticmethod
+    def _batch_call(method: str, path: str) -> str | None:
+        """Which files and batches call a request is (the names of :attr:`batch_faults`), or ``None``."""
+        parts = path.split("?", 1)[0].strip("/").split("/")
+        if method == "POST":
+            return {"files": "upload", "batches": "create"}.get(parts[-1])
+        if parts[-1] == "batches":
+            return "list"
+        if len(parts) >= 4 and parts[-3] == "files" and parts[-1] == "content":
+            return "content"
+        if len(parts) >= 3 and parts[-2] == "batches":
+            return "retrieve"
+        return None
+
     def _batch_get(self, path: str) -> tuple[int, Any]:
         """``GET`` on the files and batches API: ``(status, body)``; bytes for a file's content."""
+        call = self._batch_call("GET", path)
+        fault = self._fault(call) if call is not None else None
+        if fault is not None:
+            return fault
         parts = path.split("?", 1)[0].strip("/").split("/")
         if parts[-1] == "batches":  # the list, newest first, as OpenAI lists them
             with self._lock:
@@ -353,6 +387,11 @@ class JudgeServer:
                 length = int(self.headers.get("Content-Length", "0"))
                 raw = self.rfile.read(length)
                 route = self.path.rstrip("/")
+                call = server._batch_call("POST", route)
+                fault = server._fault(call) if call is not None else None
+                if fault is not None:
+                    self._send(fault[0], json.dumps(fault[1]).encode(), {})
+                    return
                 if route.endswith("/files"):
                     made = server._upload(self.headers.get("Content-Type", ""), raw)
                     self._send(200, json.dumps(made).encode(), {})

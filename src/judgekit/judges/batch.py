@@ -47,6 +47,7 @@ __all__ = [
     "BATCHABLE_PROVIDERS",
     "BATCH_ENDPOINT",
     "FAILED_STATUSES",
+    "MERGED_STATUS",
     "PARTIAL_STATUSES",
     "PENDING",
     "AnswerBook",
@@ -99,6 +100,10 @@ def ended_without_answers(state: BatchState) -> bool:
 DONE_STATUS = "completed"
 """The batch status after which its output and error files can be read."""
 
+MERGED_STATUS = "merged"
+"""The state file's status once the results file holds a line for every trial of the batch (the
+provider's last status is then kept in :attr:`BatchState.ended`)."""
+
 PENDING = "batch_pending"
 """The error of a request while it is being collected (it is answered later, from the batch)."""
 
@@ -140,6 +145,8 @@ class BatchState(FrozenModel):
         status: ``collected`` (input written, not submitted), then the provider's status
             (``validating``, ``in_progress``, ``finalizing``, ``completed``, ``failed``, ``expired``,
             ``cancelled``), then ``merged`` once the results file holds every answer.
+        ended: The provider's last status (``completed``, or ``expired`` or ``cancelled`` for a batch
+            merged with part of its answers), kept once :attr:`status` is ``merged``; ``None`` before.
         submitted_at: When the batch was submitted (UTC, ISO 8601).
         updated_at: When this file was last written.
         output_file_id: The provider's output file, once it has one.
@@ -160,6 +167,7 @@ class BatchState(FrozenModel):
     input_file_id: str | None = None
     batch_id: str | None = None
     status: str = "collected"
+    ended: str | None = None
     submitted_at: str | None = None
     updated_at: str | None = None
     output_file_id: str | None = None
@@ -169,9 +177,14 @@ class BatchState(FrozenModel):
     price: str = ""
 
     def record(self) -> dict[str, Any]:
-        """What a result line's ``grading["batch"]`` records: ids, status, size and price, no keys."""
+        """What a result line's ``grading["batch"]`` records: ids, status, size and price, no keys.
+
+        ``status`` is the provider's last status (``completed``; ``expired`` or ``cancelled`` when only
+        part of the batch was answered): the status the answers were merged from.
+        """
         return {
             "batch_id": self.batch_id,
+            "status": self.ended or self.status,
             "input_file_id": self.input_file_id,
             "output_file_id": self.output_file_id,
             "error_file_id": self.error_file_id,
@@ -601,7 +614,13 @@ async def retrieve(target: BatchTarget, batch_id: str) -> dict[str, Any]:
     """The provider's batch (``litellm.aretrieve_batch``): status, file ids, counts, errors."""
     litellm = import_litellm()
     try:
-        batch = await litellm.aretrieve_batch(batch_id=batch_id, **target.litellm_args())
+        # without batch_ignore_default_logging, litellm's logging downloads a completed batch's output file
+        # again in the background to price it (and prints a traceback when that download fails)
+        batch = await litellm.aretrieve_batch(
+            batch_id=batch_id,
+            litellm_metadata={"batch_ignore_default_logging": True},
+            **target.litellm_args(),
+        )
     except Exception as exc:
         raise _provider_error(f"reading batch {batch_id}", target, exc) from None
     return _as_dict(batch)
