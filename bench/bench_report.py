@@ -18,6 +18,13 @@ on the same file, and reports CPU seconds, wall seconds and peak RSS, with the l
 4. ``loop``: a fair single-pass loop: ``msgspec`` decodes each line's verdict and case id only (no
    validation, no hostile-input checks), counts once per task, pass^k from the counts with
    ``math.comb``. What the report's headline numbers cost with nothing else.
+5. ``decode``: the floor of any report that validates every field: each line decoded by the fast path's
+   typed mirror (:data:`judgekit.results._FAST_DECODE`) and dropped; no hostile-input test, no duplicate-key
+   proof, nothing counted.
+6. ``decode+count``: the floor of today's aggregation: the same decode, every line fed to
+   :class:`~judgekit.reports.run_model.RunAccumulator` and the report built (its JSON must equal
+   ``after``'s: the lines are all ones the fast path accepts). ``after`` minus this is what the
+   hostile-input tests and the duplicate-key proof cost.
 
 Before any figure is printed: the first 200 lines are checked to be what ``judgekit grade`` writes
 (``dump_result_line`` of the line read back gives the same bytes); on both files the reports of
@@ -286,7 +293,52 @@ class _LoopLine(msgspec.Struct):
     verdict: str
 
 
-METHODS = {"before": _streamed, "after": _streamed, "in-memory": _in_memory, "loop": _loop}
+def _decode(path: Path) -> dict[str, Any]:
+    """Every line through the typed mirror's decoder, nothing else (the floor of full validation)."""
+    from judgekit.results import _FAST_DECODE
+
+    lines = 0
+    with path.open("rb") as handle:
+        for raw in handle:
+            _FAST_DECODE(raw)
+            lines += 1
+    return {"json": "", "pass1": None, "lines": lines}
+
+
+def _decode_count(path: Path) -> dict[str, Any]:
+    """The typed decode and the report's one accumulation, with no hostile-input test and no proof."""
+    from judgekit.reports.retirement import DEFAULT_MIN_TRIALS, DEFAULT_RELEASES, RetirementTallies
+    from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, RunAccumulator
+    from judgekit.results import _FAST_DECODE, paused_gc
+
+    acc = RunAccumulator(
+        known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
+    )
+    with paused_gc(), path.open("rb") as handle:
+        for raw in handle:
+            acc.add(_FAST_DECODE(raw))
+        report = acc.report(
+            file=path.name,
+            path=path,
+            problems_in=(),
+            policy="fail",
+            k=None,
+            retire_after=DEFAULT_RELEASES,
+            retire_min_trials=DEFAULT_MIN_TRIALS,
+            regression_slices=DEFAULT_REGRESSION_SLICES,
+            splits={},
+        )
+    return _report(report)
+
+
+METHODS = {
+    "before": _streamed,
+    "after": _streamed,
+    "in-memory": _in_memory,
+    "loop": _loop,
+    "decode": _decode,
+    "decode+count": _decode_count,
+}
 
 
 def _child(method: str, path: Path, out: Path) -> None:
@@ -354,17 +406,21 @@ def main(argv: list[str] | None = None) -> None:
         )
         rows: list[tuple[str, int, dict[str, Any]]] = []
         for path, n, methods in (
-            (small, args.in_memory_lines, ("before", "after", "in-memory", "loop")),
-            (full, args.lines, ("before", "after", "loop")),
+            (small, args.in_memory_lines, ("before", "after", "in-memory", "decode+count", "decode", "loop")),
+            (full, args.lines, ("before", "after", "decode+count", "decode", "loop")),
         ):
             results = {m: run(m, path, tmp, args.before_src) for m in methods}
-            if len({r["sha256"] for m, r in results.items() if m != "loop"}) != 1:
+            if len({r["sha256"] for m, r in results.items() if m not in ("loop", "decode")}) != 1:
                 raise SystemExit(f"the reports differ on {n:,} lines: " + str(results))
+            if results["decode"]["lines"] != n:
+                raise SystemExit(f"decode read {results['decode']['lines']:,} lines of {n:,}")
             for result in results.values():
-                if abs(result["pass1"] - results["before"]["pass1"]) > 1e-12:
+                if result["pass1"] is not None and abs(result["pass1"] - results["before"]["pass1"]) > 1e-12:
                     raise SystemExit("the loop's pass^1 disagrees with the report's")
             rows.extend((m, n, r) for m, r in results.items())
-        print("before, after and in-memory give the same report JSON; the loop's pass^1 agrees\n")
+        print(
+            "before, after, in-memory and decode+count give the same report JSON; the loop's pass^1 agrees\n"
+        )
         print("| method | lines | CPU s | wall s | peak RSS | us/line (CPU) | load avg (1 min, before) |")
         print("|---|---|---|---|---|---|---|")
         for method, n, r in rows:
