@@ -42,6 +42,7 @@ from judgekit.io.documents import (
     MAX_NESTING_DEPTH,
     check_duplicate_keys,
     check_json_bounds,
+    has_u_escape,
     iter_lines,
     json_error_detail,
     line_too_long,
@@ -657,9 +658,9 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
     Returns:
         The decoded line, or ``None`` for the full path.
     """
-    if len(raw) > MAX_LINE_BYTES or b"\\u" in raw:
+    if len(raw) > MAX_LINE_BYTES or has_u_escape(raw):
         return None
-    zeroed = raw.translate(_DIGITS_TO_ZERO)
+    zeroed = raw.translate(_DIGITS_TO_ZERO)  # also "{" -> "[": one count of "[" counts both brackets
     if _LONG_RUN in zeroed or b"e000" in zeroed:
         return None
     try:
@@ -668,7 +669,7 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
         return None
     if line.schema_version != SCHEMA_VERSION or raw.count(b":") != _FAST_ENCODE(line).count(b":"):
         return None
-    brackets = raw.count(b"[") + raw.count(b"{")
+    brackets = zeroed.count(b"[")
     if brackets > MAX_NESTING_DEPTH:
         # typed containers: the line, case, policy_refs, checks, failure_categories; per check the check and
         # its evidence array; per item the item; the run record, source and provenance (and its

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.io.documents import (
@@ -12,6 +14,7 @@ from judgekit.io.documents import (
     Document,
     decode_utf8,
     format_loc,
+    has_u_escape,
     read_document,
     read_documents,
 )
@@ -284,3 +287,10 @@ def test_a_limit_in_a_multi_line_document_names_the_line_it_is_on(
         load_json_bounded(text, source="raw.json", max_bytes=MAX_IMPORT_BYTES, what="the file")
     assert str(caught.value).startswith(f"raw.json:{line}: ")
     assert message in str(caught.value)
+
+
+@given(st.lists(st.sampled_from([b"\\", b"u", b"a", b'"', b"n", b"\\u", b"x" * 40]), max_size=60))
+def test_has_u_escape_is_the_two_byte_search(parts: list[bytes]) -> None:
+    """Whatever the backslashes before it (none, a few, more than it looks at one by one)."""
+    raw = b"".join(parts)
+    assert has_u_escape(raw) == (b"\\u" in raw)

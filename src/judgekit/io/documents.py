@@ -47,6 +47,7 @@ __all__ = [
     "check_json_bounds",
     "decode_utf8",
     "format_loc",
+    "has_u_escape",
     "iter_lines",
     "json_error_detail",
     "jsonl_lines",
@@ -402,8 +403,38 @@ _STRING_B = re.compile(_STRING.pattern.encode(), re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
 # Digits become 0, and E and + become e, so that a few substring tests find every long digit run and every
 # exponent of three digits or more (``1E+400`` reads ``0eee000``); a false alarm only costs a full parse.
-_DIGITS_TO_ZERO = bytes.maketrans(b"123456789E+", b"000000000ee")
+# ``{`` becomes ``[``, so that one count of ``[`` in the same bytes counts the opening brackets of both
+# kinds (the tests above look for neither).
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789E+{", b"000000000ee[")
 _LONG_RUN = b"0" * (MAX_NUMBER_DIGITS + 1)
+_U_ESCAPE = re.compile(rb"\\u").search
+_BACKSLASHES_LOOKED_AT = 4
+"""Backslashes :func:`has_u_escape` looks at one by one before it searches the rest in one pass."""
+
+
+def has_u_escape(raw: bytes) -> bool:
+    r"""Whether ``raw`` holds a backslash followed by ``u`` anywhere: ``b"\u" in raw``, faster.
+
+    Most lines have no backslash, or a few: ``bytes.find`` of one byte is a ``memchr``, far cheaper than the
+    two-byte search, whose candidates are every ``u``. Past a few backslashes, one regular-expression
+    search (which looks for the backslash first) does the rest.
+
+    Example:
+        >>> has_u_escape(b'{"a": "x\\n\\"y\\""}'), has_u_escape(b'{"a": "\\u003a"}')
+        (False, True)
+        >>> has_u_escape(b'"\\\\u"'), has_u_escape(b'"' + b'\\n' * 9 + b'\\u"')  # as ``in``: any backslash-u
+        (True, True)
+    """
+    i = raw.find(b"\\")
+    for _ in range(_BACKSLASHES_LOOKED_AT):
+        if i < 0:
+            return False
+        if raw[i + 1 : i + 2] == b"u":
+            return True
+        i = raw.find(b"\\", i + 1)
+    return i >= 0 and _U_ESCAPE(raw, i) is not None
+
+
 _SIZE_LIMITS = {MAX_LINE_BYTES: "MAX_LINE_BYTES", MAX_DOCUMENT_BYTES: "MAX_DOCUMENT_BYTES"}
 
 
@@ -721,7 +752,7 @@ def check_json_bounds(
         or b"e000" in zeroed
         or b"NaN" in zeroed
         or b"Infinity" in zeroed
-        or (data.count(b"[") + data.count(b"{") > MAX_NESTING_DEPTH and not _shallow(data))
+        or (zeroed.count(b"[") > MAX_NESTING_DEPTH and not _shallow(data))
     )
     if suspect:
         try:
