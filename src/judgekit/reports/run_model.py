@@ -432,17 +432,28 @@ class CostSummary(FrozenModel):
 class CostTally:
     """Judge tokens and cost per run, case and criterion, added one result line at a time.
 
-    The one accumulation behind :func:`cost_summary` and the streamed report; it keeps a row of sums per
-    run, case and criterion, never the lines.
+    The one accumulation behind :func:`cost_summary` and the streamed report. The counts (judgments,
+    tokens, unpriced and replayed judgments) are kept per (case, criterion) cell and summed per run, case
+    and criterion at the end: they are integers, so the order of their additions cannot change a total.
+    The dollars are running sums per run, case and criterion, each added note after note in file order,
+    so every total is the same float whichever way the lines come (from memory or from the file). It never
+    keeps the lines.
     """
 
     def __init__(self) -> None:
-        self.acc: dict[tuple[str, str], list[float]] = {}
+        self.cells: dict[tuple[str, str], list[int]] = {}
+        self.usd_run = 0.0
+        self.usd_case: dict[str, float] = {}
+        self.usd_criterion: dict[str, float] = {}
         self.reason: str | None = None
 
     def add(self, line: ResultLine) -> None:
         """Add the ``cost`` of every check's judge note of one line."""
-        acc = self.acc
+        cells = self.cells
+        by_criterion = self.usd_criterion
+        cid = line.case.id
+        run_usd = self.usd_run
+        case_usd: float | None = None
         for check in line.checks:
             cost = _note_cost(check)
             if cost is None:
@@ -451,49 +462,53 @@ class CostTally:
             priced = isinstance(usd, int | float) and not isinstance(usd, bool)
             if not priced and self.reason is None and isinstance(cost.get("unknown_reason"), str):
                 self.reason = str(cost["unknown_reason"])
-            prompt = float(_int(cost.get("prompt_tokens")))
-            completion = float(_int(cost.get("completion_tokens")))
             dollars = float(usd) if priced else 0.0  # type: ignore[arg-type]
-            unpriced = 0.0 if priced else 1.0
-            replayed = float(_int(cost.get("replayed")))
-            cached = float(_int(cost.get("cached_tokens")))
-            for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
-                total = acc.get(key)
-                if total is None:
-                    total = acc[key] = [0.0] * 7
-                # the same additions, in the same order, as adding the row column by column
-                total[0] += 1.0
-                total[1] += prompt
-                total[2] += completion
-                total[3] += dollars
-                total[4] += unpriced
-                total[5] += replayed
-                total[6] += cached
+            key = (cid, check.check_id)
+            cell = cells.get(key)
+            if cell is None:
+                cell = cells[key] = [0] * 6
+            cell[0] += 1
+            cell[1] += _int(cost.get("prompt_tokens"))
+            cell[2] += _int(cost.get("completion_tokens"))
+            cell[3] += not priced
+            cell[4] += _int(cost.get("replayed"))
+            cell[5] += _int(cost.get("cached_tokens"))
+            run_usd += dollars
+            case_usd = (self.usd_case.get(cid, 0.0) if case_usd is None else case_usd) + dollars
+            by_criterion[check.check_id] = by_criterion.get(check.check_id, 0.0) + dollars
+        self.usd_run = run_usd
+        if case_usd is not None:
+            self.usd_case[cid] = case_usd
 
     def summary(self) -> CostSummary | None:
         """The totals; ``None`` when no check recorded a cost."""
-        acc = self.acc
-        if not acc:
+        if not self.cells:
             return None
+        run = [0] * 6
+        cases: dict[str, list[int]] = {}
+        criteria: dict[str, list[int]] = {}
+        for (cid, criterion), cell in self.cells.items():
+            for total in (run, cases.setdefault(cid, [0] * 6), criteria.setdefault(criterion, [0] * 6)):
+                for i, n in enumerate(cell):
+                    total[i] += n
 
-        def make(key: str, t: list[float]) -> CostRow:
-            unpriced = int(t[4])
+        def make(key: str, t: list[int], usd: float) -> CostRow:
             return CostRow(
                 key=key,
-                judgments=int(t[0]),
-                prompt_tokens=int(t[1]),
-                completion_tokens=int(t[2]),
-                usd=None if unpriced else t[3],
-                known_usd=t[3],
-                unpriced=unpriced,
-                replayed=int(t[5]),
-                cached_tokens=int(t[6]),
+                judgments=t[0],
+                prompt_tokens=t[1],
+                completion_tokens=t[2],
+                usd=None if t[3] else usd,
+                known_usd=usd,
+                unpriced=t[3],
+                replayed=t[4],
+                cached_tokens=t[5],
             )
 
         return CostSummary(
-            run=make("run", acc[("run", "run")]),
-            cases=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "case"),
-            criteria=tuple(make(k, t) for (kind, k), t in sorted(acc.items()) if kind == "criterion"),
+            run=make("run", run, self.usd_run),
+            cases=tuple(make(k, cases[k], self.usd_case[k]) for k in sorted(cases)),
+            criteria=tuple(make(k, criteria[k], self.usd_criterion[k]) for k in sorted(criteria)),
             unknown_reason=self.reason,
         )
 
