@@ -444,26 +444,13 @@ def _more_trials(run: dict[str, Path], *, same_transcript: bool = False) -> None
     run["transcripts"].write_text("\n".join([*rows, json.dumps(more)]) + "\n")
 
 
-def test_requests_that_changed_before_submission_are_refused_on_resume(run, server, capsys):
-    server.batch_faults = {"create": 500}
-    out = run["dir"] / "changed.jsonl"
-    assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 1
-    capsys.readouterr()
-    server.batch_faults = {}
-    _more_trials(run)
-    state = Path(str(out) + ".batch.json")
-    kept = state.read_bytes()
-    err = _refused(_grade(run, out, "--batch", "--batch-poll", "0.01", "--resume"), capsys)
-    assert (
-        f"error: {state}: the judge requests of this run differ from those collected before the "
-        f"interruption (input file file-1); remove {state} to start again"
-    ) in err
-    assert state.read_bytes() == kept
-    assert server.batches_created == 0
+def _interrupted_then_changed(run: dict[str, Path], server: JudgeServer, capsys, fault: str) -> tuple:
+    """A batch run stopped by a failed ``fault`` call, one trial added, then ``--resume`` refused (exit 2).
 
-
-def test_requests_that_are_not_in_the_submitted_batch_are_refused_before_merging(run, server, capsys):
-    server.batch_faults = {"retrieve": 503}
+    Returns:
+        ``(out, state file, the state file's bytes before the resume, standard error, polls before it)``.
+    """
+    server.batch_faults = {fault: 500}
     out = run["dir"] / "changed.jsonl"
     assert main(_grade(run, out, "--batch", "--batch-poll", "0.01")) == 1
     capsys.readouterr()
@@ -473,6 +460,21 @@ def test_requests_that_are_not_in_the_submitted_batch_are_refused_before_merging
     kept = state.read_bytes()
     polls = server.batch_polls
     err = _refused(_grade(run, out, "--batch", "--batch-poll", "0.01", "--resume"), capsys)
+    return out, state, kept, err, polls
+
+
+def test_requests_that_changed_before_submission_are_refused_on_resume(run, server, capsys):
+    _, state, kept, err, _ = _interrupted_then_changed(run, server, capsys, "create")
+    assert (
+        f"error: {state}: the judge requests of this run differ from those collected before the "
+        f"interruption (input file file-1); remove {state} to start again"
+    ) in err
+    assert state.read_bytes() == kept
+    assert server.batches_created == 0
+
+
+def test_requests_that_are_not_in_the_submitted_batch_are_refused_before_merging(run, server, capsys):
+    out, state, kept, err, polls = _interrupted_then_changed(run, server, capsys, "retrieve")
     assert f"error: {state}: " in err
     assert (
         "judge request(s) this run has left to answer are not in batch batch_1 (the cases, transcripts, "
