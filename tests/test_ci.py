@@ -28,3 +28,29 @@ def test_ci_installs_chromium_before_the_tests_only_when_missing():
     assert check < update < install < commands.index("python3 dev.py test")
     assert "--no-install-recommends chromium" in commands[install]
     assert "-y" in commands[install].split()
+
+
+def _dev_module():
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("judgekit_dev_script", REPO / "dev.py")
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_test_command_runs_the_suite_on_every_core_unless_told_otherwise():
+    import doctest
+
+    dev = _dev_module()
+    assert dev._pytest_workers([]) == ["-n", "auto", "--dist", "worksteal"]
+    assert dev._pytest_workers(["tests/graders", "-q"]) == ["-n", "auto", "--dist", "worksteal"]
+    for chosen in (["-n", "0"], ["-n2"], ["--numprocesses=1"], ["--dist", "load"], ["-p", "no:xdist"]):
+        assert dev._pytest_workers(chosen) == [], chosen
+    failures, tried = doctest.testmod(dev)
+    assert (failures, tried) == (0, 2)
+    lock = (REPO / "requirements" / "lock.txt").read_text(encoding="utf-8")
+    assert "\npytest-xdist==" in lock
+    assert "\nexecnet==" in lock
