@@ -150,19 +150,20 @@ def _pytest_workers(args: list[str]) -> list[str]:
     """Options that run the suite on every core (pytest-xdist), unless ``args`` choose the workers.
 
     ``-n auto`` starts one worker per core (2 on the project's machines: the suite's wall time falls from
-    about 27 to about 10 minutes there); ``--dist worksteal`` lets an idle worker take tests queued on a
-    busy one, so the few long tests do not leave a core waiting. Any ``-n``/``--numprocesses`` of the
+    about 27 to about 10 minutes there); ``--dist loadfile`` keeps every test of a file on one worker, in
+    file order, because the hostile-input count tests total what their file's variants tallied (under
+    ``worksteal`` a count test saw only its worker's share and failed). Any ``-n``/``--numprocesses`` of the
     caller's, or ``-p no:xdist``, wins: ``python3 dev.py test -n 0 tests/graders`` runs in one process.
 
     >>> _pytest_workers(["tests/graders"])
-    ['-n', 'auto', '--dist', 'worksteal']
+    ['-n', 'auto', '--dist', 'loadfile']
     >>> _pytest_workers(["-n", "0"]), _pytest_workers(["-n4"]), _pytest_workers(["-p", "no:xdist"])
     ([], [], [])
     """
     chosen = any(a == "-n" or a.startswith(("-n", "--numprocesses", "--dist")) for a in args)
     if chosen or "no:xdist" in args:
         return []
-    return ["-n", "auto", "--dist", "worksteal"]
+    return ["-n", "auto", "--dist", "loadfile"]
 
 
 def main(argv: list[str]) -> int:
