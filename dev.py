@@ -160,7 +160,7 @@ def _pytest_workers(args: list[str]) -> list[str]:
     >>> _pytest_workers(["-n", "0"]), _pytest_workers(["-n4"]), _pytest_workers(["-p", "no:xdist"])
     ([], [], [])
     """
-    chosen = any(a == "-n" or a.startswith(("-n", "--numprocesses", "--dist")) for a in args)
+    chosen = any(a.startswith(("-n", "--numprocesses", "--dist")) for a in args)
     if chosen or "no:xdist" in args:
         return []
     return ["-n", "auto", "--dist", "loadfile"]

@@ -16,6 +16,18 @@ def write(path: Path, text: str) -> Path:
     return path
 
 
+def load_file(path: Path, name: str) -> Any:
+    """Import the Python file ``path`` (a script, a fixture generator, another test module) as ``name``."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(name, path)
+    assert spec is not None
+    assert spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
 def git(cwd: Path, *args: str) -> None:
     """Run git in ``cwd`` with a throwaway identity; raise when it fails."""
     import subprocess

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from support import load_file
+
 REPO = Path(__file__).resolve().parents[1]
 
 
@@ -30,21 +32,10 @@ def test_ci_installs_chromium_before_the_tests_only_when_missing():
     assert "-y" in commands[install].split()
 
 
-def _dev_module():
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("judgekit_dev_script", REPO / "dev.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def test_the_test_command_runs_the_suite_on_every_core_unless_told_otherwise():
     import doctest
 
-    dev = _dev_module()
+    dev = load_file(REPO / "dev.py", "judgekit_dev_script")
     assert dev._pytest_workers([]) == ["-n", "auto", "--dist", "loadfile"]
     assert dev._pytest_workers(["tests/graders", "-q"]) == ["-n", "auto", "--dist", "loadfile"]
     for chosen in (["-n", "0"], ["-n2"], ["--numprocesses=1"], ["--dist", "load"], ["-p", "no:xdist"]):

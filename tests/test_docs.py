@@ -12,18 +12,15 @@ from pathlib import Path
 import pytest
 import yaml
 
+from support import load_file
+
 REPO = Path(__file__).resolve().parents[1]
 DOCS = REPO / "docs"
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def _generator():
-    spec = importlib.util.spec_from_file_location("gen_cli_reference", DOCS / "gen_cli_reference.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_file(DOCS / "gen_cli_reference.py", "gen_cli_reference")
 
 
 def test_cli_reference_is_generated_from_the_current_commands():

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import asyncio
 import copy
-import importlib.util
 import json
 import os
 from pathlib import Path
@@ -20,6 +19,7 @@ from judgekit.integrations.taubench_replay import REPLAY_NOTES_KEY, CowTable, Re
 from judgekit.integrations.taubench_reward import DB_MATCH_KEY, same_db
 from judgekit.state import canonical_json, snapshot_from_data
 from judgekit.verdict import Verdict
+from support import load_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -406,13 +406,7 @@ def _same_tables(a: Any, b: Any) -> bool:
 
 
 def _airline_tools() -> dict[str, Any]:
-    spec = importlib.util.spec_from_file_location(
-        "bench_taubench_replay", REPO / "bench" / "bench_taubench_replay.py"
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_file(REPO / "bench" / "bench_taubench_replay.py", "bench_taubench_replay")
     return dict(module.AIRLINE_TOOLS)
 
 

@@ -25,6 +25,7 @@ from judgekit.io.otel import (
 from judgekit.results import CaseRef, make_result_line
 from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Grade, Trust, Verdict
+from support import load_file
 
 FIXTURES = Path(__file__).parent / "fixtures" / "otel"
 
@@ -403,11 +404,7 @@ def test_verdicts_export_as_evaluation_events() -> None:
 
 
 def test_fixtures_are_reproducible(tmp_path: Path) -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location("otel_fixture_gen", FIXTURES / "generate.py")
-    module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
-    spec.loader.exec_module(module)  # type: ignore[union-attr]
+    module = load_file(FIXTURES / "generate.py", "otel_fixture_gen")
     for name, build in module.FIXTURES.items():
         assert json.loads((FIXTURES / name).read_text()) == build(), name
 

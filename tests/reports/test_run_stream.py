@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import functools
-import importlib.util
 import json
 from dataclasses import replace
 from pathlib import Path
@@ -29,6 +28,7 @@ from judgekit.results import (
 )
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
+from support import load_file
 
 GOLDEN = Path(__file__).parent / "golden"
 
@@ -246,13 +246,7 @@ def test_the_streamed_report_is_the_in_memory_report(tmp_path, run, history, opt
 
 def test_the_streamed_report_renders_the_golden_files(tmp_path):
     # the golden report's three runs: the lines test_run_report.py writes for it
-    spec = importlib.util.spec_from_file_location(
-        "golden_lines", Path(__file__).with_name("test_run_report.py")
-    )
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_file(Path(__file__).with_name("test_run_report.py"), "golden_lines")
     older = []
     for i, version in enumerate(("1.9.0", "2.0.0")):
         older.append(tmp_path / f"old{i}.jsonl")
