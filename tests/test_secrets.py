@@ -162,3 +162,22 @@ def test_working_directory_variables_are_not_secrets() -> None:
     redactor = Redactor(environ={"PWD": "/home/alice/project", "DB_PWD": "hunter2-long-enough"})
     assert redactor.text("/home/alice/project/runs.jsonl") == "/home/alice/project/runs.jsonl"
     assert "hunter2-long-enough" not in redactor.text("saved hunter2-long-enough here")
+
+
+def test_output_redactor_knows_registered_values_and_the_environment_as_it_is_now(monkeypatch):
+    from judgekit.secrets import output_redactor, register_secret
+
+    register_secret("registered-secret-value-1")
+    register_secret("abc")  # too short: ignored
+    monkeypatch.setenv("MY_SERVICE_PASSWORD", "env-password-value")
+    text = output_redactor().payload("registered-secret-value-1 env-password-value abc")
+    assert text == "[REDACTED] [REDACTED] abc"
+    monkeypatch.delenv("MY_SERVICE_PASSWORD")
+    assert output_redactor().payload("env-password-value") == "env-password-value"
+
+
+def test_payload_leaves_escaped_literals_without_a_secret_byte_for_byte():
+    from judgekit.secrets import Redactor
+
+    text = 'x = {"a": "caf\\u00e9 \\/ <b>", "b": "\\u0041"};'
+    assert Redactor().payload(text) == text

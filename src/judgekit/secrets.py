@@ -27,7 +27,15 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-__all__ = ["REDACTED", "Redactor", "is_secret_name", "redact", "redact_text"]
+__all__ = [
+    "REDACTED",
+    "Redactor",
+    "is_secret_name",
+    "output_redactor",
+    "redact",
+    "redact_text",
+    "register_secret",
+]
 
 REDACTED = "[REDACTED]"
 """What every secret is replaced with."""
@@ -142,10 +150,11 @@ class Redactor:
             values.update(
                 v for k, v in environ.items() if is_secret_name(k) and v and len(v) >= _MIN_KNOWN_LENGTH
             )
-        # Also their JSON-escaped forms, so serialised JSON can be redacted as text. Longest first, so a
-        # secret that contains another is removed whole.
+        # Also their JSON-escaped forms (as json.dumps writes them, and as a script-safe JSON in a JS file
+        # writes them: ASCII-only, "/" as "\/", "<>&" as \u escapes), so serialised JSON can be redacted
+        # as text. Longest first, so a secret that contains another is removed whole.
         self._count = len(values)
-        escaped = {json.dumps(v, ensure_ascii=False)[1:-1] for v in values}
+        escaped = {form for v in values for form in _escaped_forms(v)}
         self._known = tuple(sorted(values | escaped, key=len, reverse=True))
         self._known_re = re.compile("|".join(re.escape(v) for v in self._known)) if self._known else None
 
@@ -168,6 +177,34 @@ class Redactor:
             if any(t in lowered for t in triggers):
                 value = pattern.sub(replacement, value)
         return value
+
+    def payload(self, value: str) -> str:
+        r"""Return a whole document (a file's or standard output's text) with every secret replaced.
+
+        :meth:`text`, plus the JSON string literals that hide a secret behind escapes (``\u002d``,
+        ``\/``), as a JSON document or a JSON object embedded in a JS file (``window.X = {...}``) writes
+        them: such a literal is decoded, redacted and written back escaped (ASCII-only, ``/`` as ``\/``,
+        ``<>&`` as ``\u`` escapes) only when it held a secret; every other byte is left as it was.
+        """
+        value = self.text(value)
+        if "\\u" not in value and "\\/" not in value:
+            return value
+        return _ESCAPED_LITERAL.sub(self._literal, value)
+
+    def _literal(self, match: re.Match[str]) -> str:
+        literal = match.group(0)
+        if "\\u" not in literal and "\\/" not in literal:
+            return literal
+        try:
+            decoded = json.loads(literal)
+        except ValueError:
+            return literal
+        if not isinstance(decoded, str):  # pragma: no cover - a string literal always decodes to text
+            return literal
+        cleaned = self.text(decoded)
+        if cleaned == decoded:
+            return literal
+        return _script_safe(cleaned)
 
     def data(self, value: Any) -> Any:
         """Return a copy of a JSON-like value with secrets removed.
@@ -209,7 +246,58 @@ class Redactor:
         return value
 
 
+_ESCAPED_LITERAL = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+"""A JSON string literal on one line (quotes included)."""
+
+
+def _script_safe(value: str) -> str:
+    """``value`` as a JSON string literal that is also safe inside an HTML ``<script>`` element."""
+    text = json.dumps(value, ensure_ascii=True)
+    return text.replace("/", "\\/").replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
+def _escaped_forms(value: str) -> set[str]:
+    """The forms a secret value takes inside JSON string literals (quotes removed), itself excluded."""
+    forms = {json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value)[1:-1], _script_safe(value)[1:-1]}
+    forms |= {form.replace("/", "\\/") for form in forms}
+    forms.discard(value)
+    return forms
+
+
 _DEFAULT = Redactor()
+
+_REGISTERED: set[str] = set()
+_OUTPUT: list[tuple[tuple[frozenset[str], frozenset[str]], Redactor]] = []
+"""The output redactor and what it was built from (one entry at most; a list so no ``global`` is needed)."""
+
+
+def register_secret(value: str | None) -> None:
+    """Make :func:`output_redactor` remove ``value`` from everything judgekit writes from now on.
+
+    Call it wherever a credential that is not in a secret-named environment variable is read (an API key
+    given to a judge client, a key passed on a command line). Values shorter than 6 characters are ignored.
+
+    Args:
+        value: The secret; ``None`` or empty does nothing.
+    """
+    if isinstance(value, str) and len(value) >= _MIN_KNOWN_LENGTH:
+        _REGISTERED.add(value)
+
+
+def output_redactor() -> Redactor:
+    """The one redactor every writer uses (files through :mod:`judgekit.io.atomic`, standard output).
+
+    It knows the values of this process's secret-named environment variables as they are now, every value
+    given to :func:`register_secret`, and every key shape. The redactor is rebuilt only when one of those
+    changed since the last call.
+    """
+    env = frozenset(
+        v for k, v in os.environ.items() if v and len(v) >= _MIN_KNOWN_LENGTH and is_secret_name(k)
+    )
+    key = (frozenset(_REGISTERED), env)
+    if not _OUTPUT or _OUTPUT[0][0] != key:
+        _OUTPUT[:] = [(key, Redactor(key[0] | key[1]))]
+    return _OUTPUT[0][1]
 
 
 def redact_text(value: str, redactor: Redactor | None = None) -> str:

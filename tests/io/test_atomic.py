@@ -135,3 +135,81 @@ def test_files_named_as_text(tmp_path):
     with LineAppender(str(log)) as out:
         out.write_line('{"b": 2}')
     assert log.read_text().splitlines() == ['{"a": 1}', '{"b": 2}']
+
+
+# --- Issue 33: the one redacting writer, written where the user meant --------------------------------------
+
+AWS_KEY = "AKIA" + "ABCDEFGHIJKLMNOP"
+
+
+def test_write_atomic_redacts_text_and_utf8_bytes_but_not_binary(tmp_path, monkeypatch):
+    monkeypatch.setenv("SOME_SERVICE_TOKEN", "tok-value-12345")
+    write_atomic(tmp_path / "a.md", f"key {AWS_KEY} and tok-value-12345\n")
+    assert (tmp_path / "a.md").read_text() == "key [REDACTED] and [REDACTED]\n"
+    write_atomic(tmp_path / "b.json", f'{{"k": "{AWS_KEY}"}}'.encode())
+    assert json.loads((tmp_path / "b.json").read_text()) == {"k": "[REDACTED]"}
+    binary = b"\xff\xfe" + AWS_KEY.encode()
+    write_atomic(tmp_path / "c.bin", binary)
+    assert (tmp_path / "c.bin").read_bytes() == binary
+    write_atomic(tmp_path / "d.bin", AWS_KEY.encode(), redact=False)
+    assert (tmp_path / "d.bin").read_bytes() == AWS_KEY.encode()
+
+
+def test_write_atomic_redacts_escaped_json_inside_a_js_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("OPENAI_API_KEY", "sk/with/slashes-0123456789")
+    doc = {"a": "sk/with/slashes-0123456789", "b": "sk-ant-" + "x" * 24, "c": "plain / text"}
+    text = json.dumps(doc).replace("/", "\\/").replace("-", "\\u002d")
+    write_atomic(tmp_path / "chunk.js", f"window.X = {text};\n")
+    written = (tmp_path / "chunk.js").read_text()
+    assert "slashes" not in written
+    assert "xxxxxxxx" not in written
+    loaded = json.loads(written.removeprefix("window.X = ").removesuffix(";\n"))
+    assert loaded == {"a": "[REDACTED]", "b": "[REDACTED]", "c": "plain / text"}
+
+
+def test_write_atomic_follows_a_symlink_and_keeps_it(tmp_path):
+    real = tmp_path / "real.md"
+    real.write_text("old")
+    link = tmp_path / "link.md"
+    link.symlink_to(real)
+    write_atomic(link, "new")
+    assert link.is_symlink()
+    assert real.read_text() == "new"
+    dangling = tmp_path / "dangling.md"
+    dangling.symlink_to(tmp_path / "later.md")
+    write_atomic(dangling, "made")
+    assert dangling.is_symlink()
+    assert (tmp_path / "later.md").read_text() == "made"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder", "char device"])
+def test_write_atomic_refuses_what_is_not_a_regular_file(tmp_path, kind):
+    if kind == "fifo":
+        target = tmp_path / "pipe"
+        os.mkfifo(target)
+        what = "a named pipe"
+    elif kind == "folder":
+        target = tmp_path / "dir"
+        target.mkdir()
+        what = "a folder"
+    else:
+        target = tmp_path / "null-link"
+        target.symlink_to("/dev/null")  # a symlink to a device: the device is what would be replaced
+        what = "a character device"
+    with pytest.raises(JudgekitError, match=what) as caught:
+        write_atomic(target, "x")
+    assert caught.value.exit_code == 2
+    assert os.path.exists("/dev/null")
+    assert os.stat("/dev/null").st_mode & 0o170000 == 0o020000
+    assert sorted(p.name for p in tmp_path.iterdir()) == [target.name]
+
+
+def test_line_appender_redacts_and_refuses_a_fifo(tmp_path):
+    path = tmp_path / "r.jsonl"
+    with LineAppender(path) as out:
+        out.write_line(json.dumps({"t": AWS_KEY}))
+    assert json.loads(path.read_text()) == {"t": "[REDACTED]"}
+    fifo = tmp_path / "fifo.jsonl"
+    os.mkfifo(fifo)
+    with pytest.raises(JudgekitError, match="named pipe"), LineAppender(fifo):
+        pass

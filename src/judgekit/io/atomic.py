@@ -1,65 +1,294 @@
-"""Crash-safe writing: whole files replaced atomically, and result lines appended one whole line at a time.
+"""The one place judgekit writes files: redacted, where the user meant, atomically or one line at a time.
 
-Two guarantees, both for a process that may be killed at any instant (``kill -9``, power loss aside):
+Three guarantees, for a process that may be killed at any instant (``kill -9``, power loss aside):
 
-* :func:`write_atomic` writes a whole file (a report) to a temporary file in the same folder, flushes it
-  to disk and renames it over the target: readers see the old file or the new one, never half of one.
-* :class:`LineAppender` appends JSON lines to a results file. Each line is encoded first and handed to the
-  kernel in one ``write`` on a file opened with ``O_APPEND`` (a short write is completed in a loop), so a
-  kill leaves at most the line being written incomplete; :func:`repair_tail` finds such a truncated last
-  line and cuts it off before appending resumes. An exclusive advisory lock (``flock``) refuses a second
-  writer on the same file instead of interleaving two runs.
+* **Redacted.** Every text payload (and every byte payload that decodes as UTF-8) passes through the
+  process-wide redactor (:func:`judgekit.secrets.output_redactor`: secret-named environment variables,
+  registered credentials, every known key shape, also inside escaped JSON strings in JS files) before it
+  reaches the disk. A genuinely binary format opts out with ``redact=False`` and says why at the call.
+  ``tests/io/test_writers.py`` scans the package so that no other module writes files with raw
+  primitives.
+* **Where the user meant.** An output path that is a symlink is followed and its target replaced (the
+  link stays); a folder, device, named pipe or socket is refused (:func:`output_target`), never replaced.
+* **Atomic.** :func:`write_atomic` writes a whole file (a report) to a temporary file in the same folder,
+  flushes it to disk and renames it over the target: readers see the old file or the new one, never half
+  of one. :class:`LineAppender` appends JSON lines to a results file. Each line is encoded first and
+  handed to the kernel in one ``write`` on a file opened with ``O_APPEND`` (a short write is completed in
+  a loop), so a kill leaves at most the line being written incomplete; :func:`repair_tail` finds such a
+  truncated last line and cuts it off before appending resumes. An exclusive advisory lock (``flock``)
+  refuses a second writer on the same file instead of interleaving two runs.
 """
 
 from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 from judgekit.errors import JudgekitError
 
-__all__ = ["LineAppender", "TailRepair", "repair_tail", "write_atomic"]
+__all__ = [
+    "LineAppender",
+    "TailRepair",
+    "append_whole",
+    "create_new",
+    "file_kind",
+    "output_target",
+    "redacted_bytes",
+    "repair_tail",
+    "write_atomic",
+]
+
+_DEFAULT_HINT = (
+    "give the path of a regular file (to see the output instead, leave the option out where the command "
+    "prints it on standard output, and redirect with >)"
+)
 
 
-def write_atomic(path: str | os.PathLike[str], data: bytes | str, *, fsync: bool = True) -> None:
+def file_kind(mode: int) -> str | None:
+    """What a file of this ``st_mode`` is, in words, or ``None`` for a regular file.
+
+    Args:
+        mode: ``os.stat(...).st_mode``.
+
+    Returns:
+        ``"a folder"``, ``"a character device"``, ``"a block device"``, ``"a named pipe (FIFO)"``,
+        ``"a socket"`` or ``"not a regular file"``; ``None`` for a regular file.
+    """
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"  # pragma: no cover - doors, whiteouts
+
+
+def output_target(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:
+    """The regular file that writing ``path`` replaces; refuse a path that must never be replaced.
+
+    A symlink (to a regular file, or to a path that does not exist yet) is followed: its final target is
+    what gets written, and the link stays. A folder, device, named pipe or socket is refused, so that
+    ``-o /dev/full`` or ``-o /dev/stdout`` never replaces a device node with a regular file. Call it
+    before doing expensive work to fail early; :func:`write_atomic` calls it again.
+
+    Args:
+        path: The output path the user gave.
+        hint: What to do instead, for the error message (a command-specific alternative); a generic
+            sentence when ``None``.
+
+    Returns:
+        The path to replace: ``path`` itself, or the final target of a symlink.
+
+    Raises:
+        JudgekitError: (exit code 2) When ``path`` is not a regular file or a new one, naming the path and
+            what it is, or when it cannot be examined (a symlink loop, a permission).
+    """
+    path = Path(path)
+    try:
+        info = os.stat(path)  # follows symlinks
+    except FileNotFoundError:
+        return Path(os.path.realpath(path)) if os.path.islink(path) else path
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot write: {exc.strerror}", exit_code=2) from None
+    kind = file_kind(info.st_mode)
+    if kind is not None:
+        link = f" (a symlink to {os.path.realpath(path)})" if os.path.islink(path) else ""
+        raise JudgekitError(
+            f"{path}{link}: is {kind}, not a regular file; judgekit writes an output by replacing a regular "
+            f"file whole and never writes to {kind}: {hint or _DEFAULT_HINT}",
+            exit_code=2,
+        )
+    return Path(os.path.realpath(path)) if os.path.islink(path) else path
+
+
+def redacted_bytes(data: bytes | str, *, redact: bool = True) -> bytes:
+    """A payload as the bytes to write: text encoded as UTF-8, secrets removed unless ``redact`` is false.
+
+    Bytes that do not decode as UTF-8 are a binary format and are returned unchanged.
+
+    Args:
+        data: The payload.
+        redact: Pass it through :func:`judgekit.secrets.output_redactor` (text, and bytes that are UTF-8).
+
+    Returns:
+        The bytes to write.
+    """
+    if not redact:
+        return data.encode("utf-8") if isinstance(data, str) else bytes(data)
+    from judgekit.secrets import output_redactor
+
+    if isinstance(data, str):
+        return output_redactor().payload(data).encode("utf-8")
+    try:
+        text = bytes(data).decode("utf-8")
+    except UnicodeDecodeError:
+        return bytes(data)
+    cleaned = output_redactor().payload(text)
+    return bytes(data) if cleaned == text else cleaned.encode("utf-8")
+
+
+def write_atomic(
+    path: str | os.PathLike[str],
+    data: bytes | str | Sequence[bytes],
+    *,
+    fsync: bool = True,
+    redact: bool = True,
+    hint: str | None = None,
+) -> None:
     """Replace ``path`` with ``data`` atomically (temporary file in the same folder, then rename).
+
+    The payload is redacted first (see :func:`redacted_bytes`). A symlink is followed and its target
+    replaced; a folder, device, named pipe or socket is refused (:func:`output_target`).
 
     Args:
         path: The file to write; its folder must exist, as text or a path object.
-        data: The content; text is encoded as UTF-8.
+        data: The content: text (encoded as UTF-8), bytes, or a sequence of byte blocks written one after
+            the other (a large binary file, without joining the blocks in memory when ``redact`` is false).
         fsync: Flush the file and its folder to disk before returning.
+        redact: Remove secrets from the payload. Only a genuinely binary format passes ``False``, with its
+            reason stated at the call.
+        hint: What to do instead when ``path`` is refused (see :func:`output_target`).
 
     Raises:
-        JudgekitError: When the folder does not exist or the file cannot be written.
+        JudgekitError: (exit code 2) When the folder does not exist, the path is not a regular file, or the
+            file cannot be written (disk full, permissions).
     """
-    path = Path(path)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
-    folder = path.parent if str(path.parent) else Path(".")
+    given = Path(path)
+    target = output_target(given, hint=hint)
+    if isinstance(data, bytes | bytearray | memoryview | str):
+        blocks: Sequence[bytes] = (
+            redacted_bytes(bytes(data) if not isinstance(data, str) else data, redact=redact),
+        )
+    elif redact:
+        blocks = (redacted_bytes(b"".join(data)),)
+    else:
+        blocks = data
+    folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise JudgekitError(f"{path}: folder {folder} does not exist; create it or choose another path")
+        raise JudgekitError(
+            f"{given}: folder {folder} does not exist; create it or choose another path", exit_code=2
+        )
     try:
-        fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+        fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise JudgekitError(f"{path}: cannot write: {exc.strerror}") from None
+        raise JudgekitError(f"{given}: cannot write: {exc.strerror}", exit_code=2) from None
     try:
         # mkstemp creates the file owner-only (0600); give it the mode a plain open() would (or keep the
         # mode of the file it replaces), so shared reports stay readable by others.
-        os.fchmod(fd, _mode_for(path))
+        os.fchmod(fd, _mode_for(target))
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            for block in blocks:
+                handle.write(block)
             handle.flush()
             if fsync:
                 os.fsync(handle.fileno())
-        os.replace(tmp_name, path)
+        os.replace(tmp_name, target)
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
-        raise JudgekitError(f"{path}: cannot write: {exc.strerror}") from None
+        raise JudgekitError(f"{given}: cannot write: {exc.strerror}", exit_code=2) from None
     if fsync:
         _fsync_dir(folder)
+
+
+def create_new(
+    path: str | os.PathLike[str], data: bytes | str, *, mode: int = 0o600, redact: bool = True
+) -> None:
+    """Create ``path`` with ``data``; never overwrite (a key file, which must not replace another).
+
+    The file is created with ``O_EXCL`` and ``mode`` (owner-only by default), written, flushed to disk; a
+    failed write removes it.
+
+    Args:
+        path: The new file.
+        data: The content (text encoded as UTF-8).
+        mode: The new file's permission bits (before the umask).
+        redact: Remove secrets from the payload (see :func:`redacted_bytes`); a file that IS a secret the
+            user asked for passes ``False`` with its reason stated at the call.
+
+    Raises:
+        FileExistsError: When ``path`` exists (a symlink counts, even a dangling one); the caller says
+            what to do.
+        JudgekitError: (exit code 2) When it cannot be created or written.
+    """
+    payload = redacted_bytes(data, redact=redact)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
+    except FileExistsError:
+        raise
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot create: {exc.strerror}", exit_code=2) from None
+    try:
+        _write_all(fd, payload)
+        os.fsync(fd)
+    except OSError as exc:
+        os.close(fd)
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise JudgekitError(f"{path}: cannot write: {exc.strerror}", exit_code=2) from None
+    os.close(fd)
+
+
+def append_whole(path: str | os.PathLike[str], data: bytes | str, *, redact: bool = True) -> None:
+    """Append ``data`` to ``path`` in one ``write`` on an ``O_APPEND`` file (created when absent).
+
+    For a caller that holds its own lock (the judge cassette): concurrent appenders never interleave
+    within one call's data. The payload is redacted first (see :func:`redacted_bytes`); a path that exists
+    and is not a regular file is refused.
+
+    Args:
+        path: The file.
+        data: What to append (text encoded as UTF-8).
+        redact: Remove secrets from the payload.
+
+    Raises:
+        JudgekitError: (exit code 2) When the file is not a regular file or cannot be written.
+    """
+    _refuse_special(Path(path))
+    payload = redacted_bytes(data, redact=redact)
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot open for writing: {exc.strerror}", exit_code=2) from None
+    try:
+        _write_all(fd, payload)
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot append: {exc.strerror}", exit_code=2) from None
+    finally:
+        os.close(fd)
+
+
+def _write_all(fd: int, payload: bytes) -> None:
+    view = memoryview(payload)
+    while view:
+        written = os.write(fd, view)
+        view = view[written:]
+
+
+def _refuse_special(path: Path) -> None:
+    """Refuse an existing path that is not a regular file (opening a FIFO for writing would block)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return  # absent (created by the open) or unreadable (the open says why)
+    kind = file_kind(info.st_mode)
+    if kind is not None:
+        raise JudgekitError(
+            f"{path}: is {kind}, not a regular file; judgekit appends only to regular files: give the path "
+            "of a regular file",
+            exit_code=2,
+        )
 
 
 def _current_umask() -> int:
@@ -165,20 +394,23 @@ class LineAppender:
     Args:
         path: The file; created when absent.
         fsync: Force every line to disk (slower; protects against power loss as well as kills).
+        redact: Pass every line through the process-wide redactor (see :func:`redacted_bytes`).
 
     Raises:
-        JudgekitError: When the file cannot be opened, or another process holds its lock (two runs must not
-            write the same results file).
+        JudgekitError: When the file is not a regular file, cannot be opened, or another process holds its
+            lock (two runs must not write the same results file).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False) -> None:
+    def __init__(self, path: str | os.PathLike[str], *, fsync: bool = False, redact: bool = True) -> None:
         path = Path(path)
         self.path = path
         self.fsync = fsync
+        self.redact = redact
         self._fd: int | None = None
         self.lines_written = 0
 
     def __enter__(self) -> LineAppender:
+        _refuse_special(self.path)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
@@ -207,17 +439,14 @@ class LineAppender:
         """
         if self._fd is None:
             raise RuntimeError("LineAppender used outside its context")
-        payload = line.encode("utf-8") if isinstance(line, str) else line
+        payload = redacted_bytes(line, redact=self.redact)
         if payload.endswith(b"\n"):
             payload = payload[:-1]
         if b"\n" in payload:
             raise ValueError("a line must not contain a newline")
         payload += b"\n"
-        view = memoryview(payload)
         try:
-            while view:
-                written = os.write(self._fd, view)
-                view = view[written:]
+            _write_all(self._fd, payload)
             if self.fsync:
                 os.fsync(self._fd)
         except OSError as exc:
