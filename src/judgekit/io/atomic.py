@@ -22,6 +22,7 @@ Three guarantees, for a process that may be killed at any instant (``kill -9``, 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 import tempfile
@@ -37,6 +38,7 @@ __all__ = [
     "append_whole",
     "create_new",
     "file_kind",
+    "move_file",
     "output_target",
     "redacted_bytes",
     "repair_tail",
@@ -289,6 +291,32 @@ def _refuse_special(path: Path) -> None:
             "of a regular file",
             exit_code=2,
         )
+
+
+def move_file(
+    source: str | os.PathLike[str], destination: str | os.PathLike[str], *, overwrite: bool = False
+) -> None:
+    """Rename ``source`` to ``destination`` in one step, then flush both folders to disk.
+
+    The rename is atomic (same file system): a reader, or a process killed at any instant, sees the file
+    at one name or the other, never both and never half of it.
+
+    Args:
+        source: The file to move, as text or a path object.
+        destination: Its new path; its folder must exist.
+        overwrite: Replace a file already at ``destination`` (``False``: refuse it).
+
+    Raises:
+        FileExistsError: When ``destination`` exists and ``overwrite`` is false (nothing is moved).
+        OSError: When the system refuses the rename (nothing is moved); callers turn it into a message.
+    """
+    source, destination = Path(source), Path(destination)
+    if not overwrite and os.path.lexists(destination):
+        raise FileExistsError(errno.EEXIST, "it exists already", str(destination))
+    os.replace(source, destination)
+    _fsync_dir(destination.parent)
+    if source.parent != destination.parent:
+        _fsync_dir(source.parent)
 
 
 def _current_umask() -> int:
