@@ -1,9 +1,16 @@
-"""Markdown rendering of run reports and run comparisons (formatting only; numbers come from the models)."""
+"""Markdown rendering of run reports and run comparisons (formatting only; numbers come from the models).
+
+Every value that comes from the results (case ids, agent models, reasons and quotes, run ids, slice names,
+notes that name them) goes through :func:`~judgekit.reports.markdown_text.md_text`, so that a transcript
+cannot write HTML, a link or a heading into a step summary or pull-request comment; judgekit's own text
+(headings, figures, table rules) is written as it is.
+"""
 
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
+from judgekit.reports.markdown_text import md_text
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_compare import Comparison
 from judgekit.reports.run_model import CostRow, GroupSummary, Interval, KPoint, RunReport, UndecidedCase
@@ -155,13 +162,15 @@ def undecided_case_rows(report: RunReport) -> tuple[tuple[UndecidedCase, ...], i
     return shown, len(rest), sum(r.undecided for r in rest)
 
 
-def _escape(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+def _names(values: Iterable[str], empty: str) -> str:
+    """Untrusted names joined by commas, each escaped; ``empty`` (judgekit's text) when there is none."""
+    return ", ".join(md_text(v) for v in values) or empty
 
 
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
+    """A Markdown table; every cell is Markdown already (untrusted values went through ``md_text``)."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
-    out.extend("| " + " | ".join(_escape(c) for c in row) + " |" for row in rows)
+    out.extend("| " + " | ".join(row) + " |" for row in rows)
     return out
 
 
@@ -184,7 +193,7 @@ def _group_table(groups: Sequence[GroupSummary], k_max: int, label: str) -> list
         last = g.pass_hat[-1] if g.pass_hat else None
         rows.append(
             [
-                g.name,
+                md_text(g.name),
                 str(g.tasks),
                 str(g.trials),
                 *_verdict_cells(g.verdicts),
@@ -197,7 +206,7 @@ def _group_table(groups: Sequence[GroupSummary], k_max: int, label: str) -> list
 
 
 def _suite_section(suite: GroupSummary, policy: UndecidedPolicy) -> list[str]:
-    out = [f"### {suite.name.capitalize()} suite", ""]
+    out = [f"### {md_text(suite.name.capitalize())} suite", ""]
     counted = counted_label(policy)
     out.append(
         f"{suite.tasks} tasks, {suite.trials} trials ({suite.undecided_trials} undecided). "
@@ -214,7 +223,7 @@ def _suite_section(suite: GroupSummary, policy: UndecidedPolicy) -> list[str]:
             fmt_ci(h),
             fmt_k(a),
             str(h.tasks_used),
-            too_few_text(h),
+            md_text(too_few_text(h)),
         ]
         for h, a in zip(suite.pass_hat, suite.pass_at, strict=True)
     ]
@@ -252,7 +261,7 @@ def headline_markdown(report: RunReport) -> list[str]:
     parts = headline_parts(report)
     if parts is None:
         return []
-    return [f"**{_escape(parts[0])}.** {_escape(parts[1])}", ""]
+    return [f"**{md_text(parts[0])}.** {md_text(parts[1])}", ""]
 
 
 def _clip(text: str, width: int) -> str:
@@ -320,12 +329,17 @@ def _reasons_section(report: RunReport) -> list[str]:
     )
     out.append("")
     rows, covered = reason_rows(report, REASONS_SHOWN)
-    out.extend(_table(REASON_HEADER, rows))
+    out.extend(_table(REASON_HEADER, _reason_cells(rows)))
     more = reasons_more_text(report, covered, "the HTML report and `--format json` list every one")
     if more:
         out += ["", more]
     out.append("")
     return out
+
+
+def _reason_cells(rows: list[list[str]]) -> list[list[str]]:
+    """Reason rows for a Markdown table: the case id and the reason (a judge's words, quotes) escaped."""
+    return [[md_text(case), trials, verdict, md_text(reason)] for case, trials, verdict, reason in rows]
 
 
 SHORT_SUITE_HEADER = ("suite", "tasks", "trials", "failed", "undecided", "pass^1 [95%]")
@@ -349,7 +363,7 @@ def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str 
         Markdown text.
     """
     run = report.run
-    out = [f"### judgekit: {_escape(run.file)}", ""]
+    out = [f"### judgekit: {md_text(run.file)}", ""]
     out.extend(headline_markdown(report))
     if report.suites:
         out.extend(
@@ -365,7 +379,7 @@ def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str 
                 ],
                 (
                     [
-                        g.name,
+                        md_text(g.name),
                         str(g.tasks),
                         str(g.trials),
                         str(g.verdicts.get(Verdict.FAIL, 0)),
@@ -383,7 +397,7 @@ def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str 
         rows, covered = reason_rows(report, top, width=SHORT_REASON_WIDTH)
         out.append(f"**Why trials did not pass** ({covered} of {len(report.trial_reasons)}, failed first):")
         out.append("")
-        out.extend(_table(REASON_HEADER, rows))
+        out.extend(_table(REASON_HEADER, _reason_cells(rows)))
         out.append("")
     more = reasons_more_text(report, covered, "see the full report")
     if more:
@@ -398,22 +412,22 @@ def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str 
 def render_run_markdown(report: RunReport) -> str:
     """Render a run report as Markdown."""
     run = report.run
-    out = [f"# Run report: {run.file}", ""]
+    out = [f"# Run report: {md_text(run.file)}", ""]
     out.extend(headline_markdown(report))
     meta = [
-        f"- Run: {', '.join(run.run_ids) or 'n/a'}",
+        f"- Run: {_names(run.run_ids, 'n/a')}",
         f"- Tasks: {run.tasks}; trials: {run.trials} "
         f"({run.trials_per_task[0]}–{run.trials_per_task[1]} per task)",
-        f"- Agent model: {', '.join(run.agent_models) or 'not recorded'}",
-        f"- App version: {', '.join(run.app_versions) or 'not recorded'}",
-        f"- judgekit: {', '.join(run.judgekit_versions) or 'n/a'}",
+        f"- Agent model: {_names(run.agent_models, 'not recorded')}",
+        f"- App version: {_names(run.app_versions, 'not recorded')}",
+        f"- judgekit: {_names(run.judgekit_versions, 'n/a')}",
         f"- Judge fingerprints: {len(run.judge_fingerprints) or 'none (no judge layer)'}",
     ]
     if run.cost_usd is not None:
-        meta.append(f"- Judge cost: {run_cost_text(report)}")
+        meta.append(f"- Judge cost: {md_text(run_cost_text(report))}")
     meta.append(
         f"- Verdicts resting on untrusted judges: {run.untrusted_verdicts} in {run.trials_with_untrusted} "
-        f"trial(s) (untrusted policy: {', '.join(run.untrusted_policies) or 'n/a'})"
+        f"trial(s) (untrusted policy: {_names(run.untrusted_policies, 'n/a')})"
     )
     undecided_trials = sum(r.undecided for r in report.undecided_cases)
     meta.append(
@@ -425,7 +439,7 @@ def render_run_markdown(report: RunReport) -> str:
     if report.problems:
         out.append("## Problems in the input")
         out.append("")
-        out.extend(f"- {_escape(p)}" for p in report.problems)
+        out.extend(f"- {md_text(p)}" for p in report.problems)
         out.append("")
     out.append("## Verdicts")
     out.append("")
@@ -466,11 +480,11 @@ def render_run_markdown(report: RunReport) -> str:
                 ["category", "failed checks", "trials", "tasks", "examples"],
                 (
                     [
-                        f.category,
+                        md_text(f.category),
                         str(f.failed_checks),
                         str(f.trials),
                         str(f.tasks),
-                        ", ".join(f.example_tasks),
+                        _names(f.example_tasks, ""),
                     ]
                     for f in report.failures
                 ),
@@ -484,12 +498,13 @@ def render_run_markdown(report: RunReport) -> str:
     out.append("## Retirement suggestions")
     out.append("")
     for line in retirement_lines(report.retirement):
-        out.append("- " + _escape(line[2:]) if line.startswith("- ") else _escape(line))
+        # The advice names releases (agent models, app versions) and case ids: the whole line is escaped.
+        out.append("- " + md_text(line[2:]) if line.startswith("- ") else md_text(line))
     out.append("")
     if report.notes:
         out.append("## Notes")
         out.append("")
-        out.extend(f"- {_escape(n)}" for n in report.notes)
+        out.extend(f"- {md_text(n)}" for n in report.notes)
         out.append("")
     return "\n".join(out)
 
@@ -566,10 +581,10 @@ def _cost_section(report: RunReport) -> list[str]:
         return []
     out = ["## Judge cost", ""]
     if report.cost.unknown_reason is not None:
-        out += [f"Unpriced judgments: {_escape(report.cost.unknown_reason)}.", ""]
+        out += [f"Unpriced judgments: {md_text(report.cost.unknown_reason)}.", ""]
     for by, title in (("case", "Per case"), ("criterion", "Per criterion")):
         out += [f"### {title}", ""]
-        out.extend(_table(COST_HEADER, cost_rows(report, by)))
+        out.extend(_table(COST_HEADER, ([md_text(key), *rest] for key, *rest in cost_rows(report, by))))
         out.append("")
     return out
 
@@ -630,7 +645,15 @@ def _corrected_section(report: RunReport) -> list[str]:
         "at fail, then at pass."
     )
     out.append("")
-    out.extend(_table(CORRECTED_HEADER, corrected_rows(report)))
+    out.extend(
+        _table(
+            CORRECTED_HEADER,
+            (
+                [md_text(criterion), md_text(judge), *figures, md_text(note)]
+                for criterion, judge, *figures, note in corrected_rows(report)
+            ),
+        )
+    )
     out.append("")
     return out
 
@@ -647,7 +670,7 @@ def _undecided_section(report: RunReport) -> list[str]:
             ["case", "trials", "pass", "fail", "undecided", "error", "insufficient info", "not evaluated"],
             (
                 [
-                    r.case_id,
+                    md_text(r.case_id),
                     str(r.trials),
                     str(r.passed),
                     str(r.failed),
@@ -673,7 +696,8 @@ def _undecided_section(report: RunReport) -> list[str]:
 def render_comparison_markdown(comparison: Comparison) -> str:
     """Render a run comparison as Markdown."""
     c = comparison
-    out = [f"# Comparison: {c.b} against {c.a}", "", f"**Verdict: {c.verdict}.** {c.explanation}.", ""]
+    a, b = md_text(c.a), md_text(c.b)
+    out = [f"# Comparison: {b} against {a}", "", f"**Verdict: {c.verdict}.** {c.explanation}.", ""]
     out.extend(
         _table(
             ["", "value"],
@@ -697,19 +721,21 @@ def render_comparison_markdown(comparison: Comparison) -> str:
     if c.changes:
         out.append("## Tasks that changed")
         out.append("")
-        out.extend(_table(["task", "change", c.a, c.b], ([t.case_id, t.change, t.a, t.b] for t in c.changes)))
+        out.extend(
+            _table(["task", "change", a, b], ([md_text(t.case_id), t.change, t.a, t.b] for t in c.changes))
+        )
         out.append("")
     if c.only_in_a or c.only_in_b:
         out.append("## Tasks in one run only")
         out.append("")
         if c.only_in_a:
-            out.append(f"- only in {c.a}: {', '.join(c.only_in_a)}")
+            out.append(f"- only in {a}: {_names(c.only_in_a, '')}")
         if c.only_in_b:
-            out.append(f"- only in {c.b}: {', '.join(c.only_in_b)}")
+            out.append(f"- only in {b}: {_names(c.only_in_b, '')}")
         out.append("")
     if c.notes:
         out.append("## Notes")
         out.append("")
-        out.extend(f"- {n}" for n in c.notes)
+        out.extend(f"- {md_text(n)}" for n in c.notes)
         out.append("")
     return "\n".join(out)
