@@ -222,11 +222,18 @@ def _three_reviewed(root: Path) -> list[Path]:
 
 
 def _replace_failing_at(monkeypatch: pytest.MonkeyPatch, *failing: int) -> list[tuple[str, str]]:
-    """Make the ``failing`` calls of ``os.replace`` (1-based) raise a permission error; log every call."""
+    """Make the ``failing`` moves by ``os.replace`` (1-based) raise a permission error; log every move.
+
+    A move is a rename of a case file; the atomic write of the journal (a temporary file renamed into
+    place) is not counted.
+    """
     real = os.replace
     calls: list[tuple[str, str]] = []
 
     def replace(src: str | os.PathLike[str], dst: str | os.PathLike[str]) -> None:
+        if str(src).endswith(".tmp"):
+            real(src, dst)
+            return
         calls.append((str(src), str(dst)))
         if len(calls) in failing:
             raise PermissionError(errno.EACCES, "Permission denied")
@@ -263,9 +270,18 @@ def test_a_file_that_cannot_be_moved_back_is_named(small_set: Path, monkeypatch:
     root = small_set.resolve()
     assert caught.value.message == (
         f"{second}: cannot move it to {root / 'r2.yaml'}: Permission denied; {root / 'r1.yaml'} could not "
-        f"be moved back to {first} (Permission denied): move it by hand"
+        f"be moved back to {first} (Permission denied): move it by hand; {root / '.judgekit-journal'} "
+        "records the promotion: rerun it to finish it instead"
     )
     assert (root / "r1.yaml").is_file()
+    # the journal stays (the set is half promoted): validate says so, and a rerun finishes the promotion
+    monkeypatch.undo()
+    assert main(["validate", str(small_set)]) == 1
+    promotions = promote_candidates(small_set, ["GS-CAND-R1", "GS-CAND-R2", "GS-CAND-R3"])
+    assert [(p.case_id, p.resumed) for p in promotions] == [(f"GS-CAND-R{i}", True) for i in (1, 2, 3)]
+    assert [(root / f"r{i}.yaml").is_file() for i in (1, 2, 3)] == [True] * 3
+    assert not (root / ".judgekit-journal").exists()
+    assert main(["validate", str(small_set)]) == 0
 
 
 def test_a_destination_that_appears_while_promoting_is_not_overwritten(

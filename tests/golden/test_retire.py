@@ -137,7 +137,7 @@ def test_dry_run_writes_nothing(tmp_path):
     assert (root / "cases" / "a.yaml").read_text(encoding="utf-8") == "id: a\ninput: hi\nacceptance: ok\n"
 
 
-def test_a_failed_write_restores_the_files_already_written(tmp_path, monkeypatch):
+def test_a_failed_staged_write_changes_nothing(tmp_path, monkeypatch):
     root = _set(
         tmp_path,
         {"a.yaml": "id: a\ninput: hi\nacceptance: ok\n", "b.yaml": "id: b\ninput: hi\nacceptance: ok\n"},
@@ -147,7 +147,7 @@ def test_a_failed_write_restores_the_files_already_written(tmp_path, monkeypatch
     real = module.write_atomic
     calls: list[Path] = []
 
-    def failing_second(path, data, **kw):  # a disk that fills up after the first file
+    def failing_second(path, data, **kw):  # a disk that fills up after the first copy
         calls.append(Path(path))
         if len(calls) == 2:
             raise OSError(28, "No space left on device")
@@ -158,6 +158,35 @@ def test_a_failed_write_restores_the_files_already_written(tmp_path, monkeypatch
 
     with pytest.raises(JudgekitError, match="No space left on device") as info:
         _retire(root, "a", "b")
-    assert "the 1 file(s) already written were restored; nothing was retired" in info.value.message
+    assert info.value.message.endswith("(No space left on device); nothing was retired")
     for name in ("a.yaml", "b.yaml"):
         assert "split" not in (root / "cases" / name).read_text(encoding="utf-8")
+    assert sorted(p.name for p in root.iterdir()) == ["cases", "judgekit-set.yaml"]  # no copy, no journal
+
+
+def test_a_failed_rename_restores_the_files_already_replaced(tmp_path, monkeypatch):
+    # A disk error on the second file's rename: the first file gets its old text back, the copies and the
+    # journal are removed.
+    files = {"a.yaml": "id: a\ninput: hi\nacceptance: ok\n", "b.yaml": "id: b\ninput: hi\nacceptance: ok\n"}
+    root = _set(tmp_path, files)
+    import errno
+    import os
+
+    real = os.replace
+
+    def replace(src, dst):
+        if Path(dst).name == "b.yaml":
+            raise OSError(errno.EIO, "Input/output error")
+        real(src, dst)
+
+    monkeypatch.setattr(os, "replace", replace)
+    from judgekit.errors import JudgekitError
+
+    with pytest.raises(JudgekitError) as info:
+        _retire(root, "a", "b")
+    assert info.value.message == (
+        f"{root / 'cases' / 'b.yaml'}: cannot write it (Input/output error); the 1 file(s) already written "
+        "were restored; nothing was retired"
+    )
+    assert {n: (root / "cases" / n).read_text(encoding="utf-8") for n in files} == files
+    assert sorted(p.name for p in root.iterdir()) == ["cases", "judgekit-set.yaml"]

@@ -91,10 +91,12 @@ def validate(
     as a warning in candidates. Prints every problem as file:line: field: message. Exit 0 when valid, 1
     when not.
     """
+    from judgekit.golden.journal import pending_problems
     from judgekit.golden.pii import personal_data_problems
 
     output_format = chosen_format(output_format)
     case_set = _load(paths)
+    case_set.problems.extend(pending_problems(case_set.root))  # a promote or retire killed half way
     pii_problems, pii_warnings = personal_data_problems(
         case_set.cases, allow=case_set.manifest.synthetic_values if case_set.manifest else ()
     )
@@ -409,7 +411,8 @@ def promote(
         )
         return
     for step in steps:
-        typer.echo(f"promoted {step.case_id}: {step.source} -> {step.destination}")
+        resumed = " (finishing the promotion a killed run left half done)" if step.resumed else ""
+        typer.echo(f"promoted {step.case_id}: {step.source} -> {step.destination}{resumed}")
 
 
 @existing_inputs("set_path")
@@ -525,7 +528,8 @@ def retire(  # noqa: PLR0917 - typer options
 
     from judgekit.caseset import load_case_set
     from judgekit.errors import JudgekitError, Problem, ProblemsError
-    from judgekit.golden.retire import Retire, retire_cases
+    from judgekit.golden.journal import refuse_if_pending
+    from judgekit.golden.retire import Retire, finish_interrupted_retirement, retire_cases
     from judgekit.reports.retirement import retirement_advice
     from judgekit.reports.run_model import in_capability_suite
     from judgekit.results import read_results
@@ -546,6 +550,11 @@ def retire(  # noqa: PLR0917 - typer options
     }
     with problems_in_document(output_format, "retirement", empty):
         case_set = load_case_set(set_path)
+        if dry_run:
+            refuse_if_pending(case_set.root, "show a dry run of a half-edited set")
+        resumed = [] if dry_run else finish_interrupted_retirement(case_set.root)
+        if resumed:  # a killed run's retirement, finished first: its cases are retired now
+            case_set = load_case_set(set_path)
         try:
             case_set.raise_if_invalid()
         except JudgekitError as exc:
@@ -560,6 +569,7 @@ def retire(  # noqa: PLR0917 - typer options
         reviewed = {c.case.id: c.case for c in case_set.reviewed()}
         splits = {cid: c.split for cid, c in reviewed.items() if c.split}
         rule = in_capability_suite(splits)
+        wanted = [c for c in case if c not in {r.case_id for r in resumed}]
         advice = retirement_advice(
             runs,
             # the set decides a case's suite (its split, category and slice now), not the results' copy
@@ -567,9 +577,13 @@ def retire(  # noqa: PLR0917 - typer options
             current_versions={cid: c.version for cid, c in reviewed.items()},
             required_releases=releases,
             min_trials=min_trials,
-            cases=case or None,
+            cases=wanted or case or None,
         )
-        if case:
+        if case and not wanted:  # every case named was in the finished retirement: nothing else to do
+            advice = advice.model_copy(
+                update={"suggestions": (), "undersampled": (), "blocked": (), "notes": ()}
+            )
+        if wanted:
             refusals = [
                 Problem(None, None, s.case_id, f"not retired: {s.reason}")
                 for s in (*advice.undersampled, *advice.blocked)
@@ -585,6 +599,7 @@ def retire(  # noqa: PLR0917 - typer options
             for s in advice.suggestions
         ]
         done = retire_cases(case_set, items, on=datetime.now(UTC).date(), write=not dry_run) if items else []
+        done = [*resumed, *done]
     if output_format == "json":
         print_document(
             "retirement",
@@ -612,9 +627,10 @@ def retire(  # noqa: PLR0917 - typer options
         typer.echo(f"note: {note}", err=True)
     verb = "would retire" if dry_run else "retired"
     for r in done:
+        resumed_note = " (finishing the retirement a killed run left half done)" if r.resumed else ""
         typer.echo(
             f"{verb} {r.case_id} ({r.path}:{r.line}): split {r.moved_from or '(none)'} -> regression: "
-            f"{r.reason}"
+            f"{r.reason}{resumed_note}"
         )
     for s in advice.undersampled:
         typer.echo(f"not yet {s.case_id}: {s.reason}")

@@ -13,7 +13,10 @@ the set's cases folder. Promotion refuses, before anything moves:
 * an invalid case, an id the set already has, a file holding several cases, and a destination file that
   exists already (or that two promoted candidates would share).
 
-The moves are all or nothing: when one fails, the files already moved are moved back.
+The moves are all or nothing. When one fails, the files already moved are moved back. A kill (``kill -9``,
+which the command cannot see) is covered by a journal (:mod:`judgekit.golden.journal`) written before the
+first move: the next promotion finishes the interrupted one first (its candidates were all checked
+before anything moved), and ``judgekit validate`` reports the set as half done until then.
 """
 
 from __future__ import annotations
@@ -22,12 +25,24 @@ import contextlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from judgekit.cases import REVIEW_PREFIX, review_guard_text, starts_with_review_marker
 from judgekit.caseset import LoadedCase, load_case_set
 from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.golden.journal import (
+    Journal,
+    JournalCase,
+    JournalMove,
+    begin,
+    digest,
+    end,
+    finish_pending,
+    journal_path,
+    relative,
+)
 from judgekit.golden.pii import personal_data_problems
+from judgekit.io.atomic import move_file
 
 __all__ = ["Promotion", "promote_candidates"]
 
@@ -40,11 +55,14 @@ class Promotion:
         case_id: The case promoted.
         source: Where its file was.
         destination: Where its file is now.
+        resumed: True when this run finished a promotion a killed run had started (the file may have
+            moved then or now).
     """
 
     case_id: str
     source: Path
     destination: Path
+    resumed: bool = False
 
 
 def _blank(text: str) -> bool:
@@ -111,49 +129,107 @@ def _criterion_problems(loaded: LoadedCase) -> list[Problem]:
     return problems
 
 
-def _move_all(plan: Sequence[Promotion], target_dir: Path) -> None:
+def _journal(root: Path, plan: Sequence[Promotion]) -> Journal:
+    """The journal of ``plan``: each move relative to the set's root, with the candidate file's digest.
+
+    Raises:
+        JudgekitError: When a candidate file cannot be read.
+    """
+    moves: list[JournalMove] = []
+    for step in plan:
+        try:
+            sha = digest(step.source)
+        except OSError as exc:
+            raise JudgekitError(
+                f"{step.source}: cannot read it: {exc.strerror}; nothing was promoted"
+            ) from None
+        moves.append(
+            JournalMove(
+                source=relative(root, step.source),
+                destination=relative(root, step.destination),
+                sha256=sha,
+                cases=(JournalCase(id=step.case_id),),
+            )
+        )
+    return Journal(operation="promote", moves=tuple(moves))
+
+
+def _move_all(plan: Sequence[Promotion], target_dir: Path, root: Path) -> None:
     """Move every planned file, or none: on a failure the files already moved are moved back.
+
+    The journal is written before the first move and deleted after the last (or after a failure whose
+    moves were all undone), so a kill at any point leaves a set the next promotion finishes.
 
     Args:
         plan: The moves, in order.
         target_dir: The folder the files move into (created when missing, removed again on a failure).
+        root: The set's root folder, where the journal goes.
 
     Raises:
         JudgekitError: When a move fails (the destination appeared meanwhile, or the system refused);
-            the message says what was moved back, and names any file that could not be.
+            the message says what was moved back, and names any file that could not be (the journal then
+            stays, and the next promotion finishes the promotion).
     """
+    journal = _journal(root, plan)
     created = not target_dir.exists()
-    target_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        target_dir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgekitError(f"{target_dir}: cannot create it: {exc.strerror}; nothing was promoted") from None
+    try:
+        begin(root, journal)
+    except JudgekitError as exc:
+        if created:
+            with contextlib.suppress(OSError):
+                target_dir.rmdir()
+        raise JudgekitError(f"{exc.message}; nothing was promoted", exit_code=exc.exit_code) from None
     done: list[Promotion] = []
     for step in plan:
         try:
-            if step.destination.exists():  # appeared since the check: os.replace would overwrite it
+            if os.path.lexists(step.destination):  # appeared since the check: never overwrite it
                 raise FileExistsError(0, "it exists already (it appeared while promoting)")
-            os.replace(step.source, step.destination)
+            move_file(step.source, step.destination)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             stranded: list[str] = []
             for moved in reversed(done):
                 try:
-                    os.replace(moved.destination, moved.source)
+                    move_file(moved.destination, moved.source)
                 except OSError as back:
                     stranded.append(
                         f"{moved.destination} could not be moved back to {moved.source} "
                         f"({back.strerror or back}): move it by hand"
                     )
-            if created and not stranded:
-                with contextlib.suppress(OSError):  # something else was written there meanwhile
-                    target_dir.rmdir()
             if stranded:
-                outcome = "; ".join(stranded)
-            elif done:
-                outcome = f"the {len(done)} file(s) already moved were moved back; nothing was promoted"
+                outcome = "; ".join(stranded) + (
+                    f"; {journal_path(root)} records the promotion: rerun it to finish it instead"
+                )
             else:
-                outcome = "nothing was promoted"
+                end(root)
+                if created:
+                    with contextlib.suppress(OSError):  # something else was written there meanwhile
+                        target_dir.rmdir()
+                outcome = (
+                    f"the {len(done)} file(s) already moved were moved back; nothing was promoted"
+                    if done
+                    else "nothing was promoted"
+                )
             raise JudgekitError(
                 f"{step.source}: cannot move it to {step.destination}: {reason}; {outcome}"
             ) from None
         done.append(step)
+    end(root)
+
+
+def _finished(root: Path, journal: Journal | None) -> list[Promotion]:
+    """The promotions a finished journal made, in its order (empty when none was pending)."""
+    if journal is None:
+        return []
+    return [
+        Promotion(case.id, root / PurePosixPath(move.source), root / PurePosixPath(move.destination), True)
+        for move in journal.moves
+        for case in move.cases
+    ]
 
 
 def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> list[Promotion]:
@@ -163,22 +239,36 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
     candidates are promoted or none is (a move that fails has the ones before it moved back). An id named
     twice is promoted once.
 
+    A promotion a killed run left half done (its journal at the set's root) is finished first, whichever
+    ids are named now: its candidates come first in the result, marked ``resumed``, and the ids named now
+    that it promoted are not promoted again.
+
     Args:
         set_path: The golden set's root folder, as text or a path object.
         ids: Ids of the candidates to promote.
 
     Returns:
-        The promotions made, in the order the ids were named.
+        The promotions finished from an interrupted run (in its order), then those made now, in the order
+        the ids were named.
 
     Raises:
-        JudgekitError: When no id is named, or a move fails (the files already moved are moved back).
+        JudgekitError: When no id is named, or a move fails (the files already moved are moved back), or
+            an interrupted retirement is pending (``judgekit retire`` finishes it).
         ProblemsError: Listing every reason a named candidate cannot be promoted, each located at its
-            file, line and field where it has one (nothing is moved).
+            file, line and field where it has one (nothing is moved); or every file an interrupted
+            promotion cannot be finished for (changed since; nothing is moved).
     """
     set_path = Path(set_path)
     if not ids:
         raise JudgekitError("name at least one candidate id to promote")
     case_set = load_case_set(set_path, check_files=True)
+    resumed = _finished(case_set.root, finish_pending(case_set.root, "promote"))
+    if resumed:
+        case_set = load_case_set(set_path, check_files=True)
+    finished_ids = {p.case_id for p in resumed}
+    ids = [case_id for case_id in ids if case_id not in finished_ids]
+    if not ids:
+        return resumed
     allow = case_set.manifest.synthetic_values if case_set.manifest else ()
     by_id: dict[str, list[LoadedCase]] = {}
     for loaded in case_set.cases:
@@ -240,5 +330,5 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
         plan.append(Promotion(case_id, loaded.path, destination))
     if problems:
         raise ProblemsError(problems)
-    _move_all(plan, target_dir)
-    return plan
+    _move_all(plan, target_dir, case_set.root)
+    return [*resumed, *plan]

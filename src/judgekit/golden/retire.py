@@ -6,7 +6,13 @@ and layout (the edit is made at the positions the YAML parser reports), a JSON f
 the same key order and the new keys after ``version`` (JSON has no comments to keep), a JSONL file has
 only the case's line rewritten. Before anything is written, every edited file is parsed again and each of
 its cases must be what it was except for the two fields; otherwise nothing is written and the error says
-which file could not be edited safely. The writes are atomic per file and all or nothing across files.
+which file could not be edited safely.
+
+The writes are all or nothing across files, also under ``kill -9``: every edited file is first written in
+full to the set's staging folder, then a journal (:mod:`judgekit.golden.journal`) records the planned
+renames, then each copy is renamed over its case file and the journal is deleted. A failure the command
+sees (a full disk) restores the files already replaced; a kill is finished by the next ``judgekit retire``
+(:func:`finish_interrupted_retirement`), and ``judgekit validate`` reports the set as half done until then.
 
 A retirement is not a contract change (the case's expectation is the same), so the version stays; ``judgekit
 golden diff`` lists it as a move with its reason, for review.
@@ -14,7 +20,10 @@ golden diff`` lists it as a move with its reason, for review.
 
 from __future__ import annotations
 
+import contextlib
 import json
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import date
@@ -26,10 +35,23 @@ import yaml
 from judgekit.cases import Case
 from judgekit.caseset import CaseSet, LoadedCase, document_cases
 from judgekit.errors import JudgekitError, Problem, ProblemsError
-from judgekit.io.atomic import write_atomic
+from judgekit.golden.journal import (
+    Journal,
+    JournalCase,
+    JournalMove,
+    begin,
+    clear_staging,
+    digest,
+    end,
+    finish_pending,
+    journal_path,
+    refuse_if_pending,
+    relative,
+)
+from judgekit.io.atomic import move_file, write_atomic
 from judgekit.io.documents import Document, jsonl_lines, parse_text
 
-__all__ = ["Retire", "RetiredCase", "retire_cases"]
+__all__ = ["Retire", "RetiredCase", "finish_interrupted_retirement", "retire_cases"]
 
 
 @dataclass(frozen=True)
@@ -57,6 +79,7 @@ class RetiredCase:
         line: 1-based line of the case in its file.
         moved_from: Its split before (``capability``), ``None`` when it had none.
         reason: The reason written.
+        resumed: True when this run finished a retirement a killed run had started.
     """
 
     case_id: str
@@ -64,6 +87,7 @@ class RetiredCase:
     line: int
     moved_from: str | None
     reason: str
+    resumed: bool = False
 
 
 def _record(loaded: LoadedCase, item: Retire, on: date) -> dict[str, Any]:
@@ -218,8 +242,12 @@ def retire_cases(
     Raises:
         ProblemsError: Every reason a named case cannot be retired (not in the set, a candidate, a holdout,
             already in the regression split, a file that cannot be edited safely); nothing is written.
-        JudgekitError: When writing a file fails; the files already written are restored.
+        JudgekitError: When writing a file fails (the files already written are restored), or, with
+            ``write``, while an interrupted promote or retire is pending at the set's root (finish it
+            first: :func:`finish_interrupted_retirement`, or ``judgekit candidates promote``).
     """
+    if write:
+        refuse_if_pending(case_set.root, "retire cases")
     by_id = {loaded.case.id: loaded for loaded in case_set.cases}
     problems: list[Problem] = []
     plan: list[tuple[LoadedCase, Retire]] = []
@@ -281,32 +309,121 @@ def retire_cases(
     if problems:
         raise ProblemsError(problems)
     if write:
-        _write_all(new_texts)
+        records = {
+            loaded.case.id: JournalCase(
+                id=loaded.case.id, line=loaded.line, moved_from=loaded.case.split, reason=item.reason
+            )
+            for loaded, item in plan
+        }
+        cases = {path: tuple(records[e[0].case.id] for e in entries) for path, entries in per_file.items()}
+        _write_all(case_set.root, new_texts, cases)
     return [
         RetiredCase(loaded.case.id, loaded.path, loaded.line, loaded.case.split, item.reason)
         for loaded, item in plan
     ]
 
 
-def _write_all(texts: dict[Path, tuple[str, str]]) -> None:
-    """Write every file atomically, or none: on a failure the files already written get their old text."""
+def _stage(
+    root: Path, texts: dict[Path, tuple[str, str]], cases: dict[Path, tuple[JournalCase, ...]]
+) -> dict[Path, Path]:
+    """Write every new text to the staging folder, then the journal; nothing in the set changes.
+
+    Returns:
+        Each case file's staged copy.
+
+    Raises:
+        JudgekitError: When a copy or the journal cannot be written (the copies are removed).
+    """
+    folder = clear_staging(root)
+    staged: dict[Path, Path] = {}
+    current = next(iter(texts))
+    try:
+        moves: list[JournalMove] = []
+        for number, (path, (_, new)) in enumerate(texts.items(), start=1):
+            current = path
+            copy = folder / f"{number}-{path.name}.new"
+            # a case file is the set's own text, not output: redacting it would change the case (a
+            # case about leaked keys quotes one), and the check above proved only the two fields change
+            write_atomic(copy, new, redact=False)
+            staged[path] = copy
+            os.chmod(copy, stat.S_IMODE(os.stat(path).st_mode))  # the case file keeps its mode
+            moves.append(
+                JournalMove(
+                    source=relative(root, copy),
+                    destination=relative(root, path),
+                    sha256=digest(copy),
+                    replaces=digest(path),
+                    cases=cases[path],
+                )
+            )
+        current = journal_path(root)
+        begin(root, Journal(operation="retire", moves=tuple(moves)))
+    except (OSError, JudgekitError) as exc:
+        for copy in staged.values():
+            with contextlib.suppress(OSError):
+                copy.unlink()
+        end(root)
+        why = exc.message.removeprefix(f"{current}: ") if isinstance(exc, JudgekitError) else exc.strerror
+        raise JudgekitError(f"{current}: cannot write it ({why or exc}); nothing was retired") from None
+    return staged
+
+
+def _write_all(
+    root: Path, texts: dict[Path, tuple[str, str]], cases: dict[Path, tuple[JournalCase, ...]]
+) -> None:
+    """Replace every file with its new text, or none.
+
+    On a failure the files already replaced get their old text back. A kill at any point leaves the set as
+    it was, or a journal the next retirement finishes.
+    """
+    staged = _stage(root, texts, cases)
     done: list[Path] = []
-    for path, (_, new) in texts.items():
+    for path, copy in staged.items():
         try:
-            write_atomic(path, new)
+            move_file(copy, path, overwrite=True)
         except OSError as exc:
             stranded: list[str] = []
             for written in reversed(done):
                 try:
-                    write_atomic(written, texts[written][0])
-                except OSError as back:
-                    stranded.append(
-                        f"{written} could not be restored ({back.strerror or back}): git checkout it"
-                    )
-            outcome = "; ".join(stranded) or (
-                f"the {len(done)} file(s) already written were restored; nothing was retired"
-                if done
-                else "nothing was retired"
-            )
+                    write_atomic(written, texts[written][0], redact=False)  # the set's own text, as read
+                except JudgekitError as back:
+                    stranded.append(f"{written} could not be restored ({back.message}): git checkout it")
+            for left in staged.values():
+                with contextlib.suppress(OSError):
+                    left.unlink()
+            if stranded:
+                outcome = "; ".join(stranded) + (
+                    f"; then delete {journal_path(root)}, which records the retirement"
+                )
+            else:
+                end(root)
+                outcome = (
+                    f"the {len(done)} file(s) already written were restored; nothing was retired"
+                    if done
+                    else "nothing was retired"
+                )
             raise JudgekitError(f"{path}: cannot write it ({exc.strerror or exc}); {outcome}") from None
         done.append(path)
+    end(root)
+
+
+def finish_interrupted_retirement(root: str | os.PathLike[str]) -> list[RetiredCase]:
+    """Finish a retirement a killed ``judgekit retire`` left half done at the set's ``root``.
+
+    Returns:
+        The cases that retirement retired, in its order, marked ``resumed`` (empty when none was pending).
+
+    Raises:
+        JudgekitError: When an interrupted promotion is pending instead (``judgekit candidates promote``
+            finishes it), or the journal cannot be read or a rename fails.
+        ProblemsError: One problem per file that changed since (nothing is changed).
+    """
+    root = Path(root)
+    journal = finish_pending(root, "retire")
+    if journal is None:
+        return []
+    return [
+        RetiredCase(case.id, root / move.destination, case.line, case.moved_from, case.reason, resumed=True)
+        for move in journal.moves
+        for case in move.cases
+    ]
