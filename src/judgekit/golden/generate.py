@@ -258,8 +258,12 @@ def candidates_dir(case_set: CaseSet) -> Path:
     """The set's candidates folder (the manifest's ``candidates_dir``, default ``candidates``).
 
     Raises:
-        JudgekitError: When the manifest's folder resolves outside the set's root.
+        JudgekitError: When the manifest's folder resolves outside the set's root, or a promote or retire
+            killed half way is pending there (its journal names the command that finishes it).
     """
+    from judgekit.golden.journal import refuse_if_pending
+
+    refuse_if_pending(case_set.root, "write candidates into the set")
     return case_set.folder("candidates_dir")
 
 
