@@ -2,7 +2,11 @@
 
 Rendering never computes a metric: it formats what :mod:`judgekit.calibration` measured. The HTML is one
 file with inline CSS and inline SVG figures (confusion matrices, metric intervals); nothing is fetched.
-Templates live in ``reports/templates/calibration_*.j2`` and render with autoescaping.
+Templates live in ``reports/templates/calibration_*.j2`` and render with autoescaping. In the Markdown,
+every name or label that comes from the label table, the records or the policy (judge and rater names,
+fingerprints, labels, item ids, criteria, notes) goes through
+:func:`~judgekit.reports.markdown_text.md_text` (or :func:`~judgekit.reports.markdown_text.md_code` where
+it is shown in backticks); judgekit's own text and figures are written as they are.
 """
 
 from __future__ import annotations
@@ -19,6 +23,7 @@ from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
+from judgekit.reports.markdown_text import md_code, md_text
 
 __all__ = [
     "base_rate_text",
@@ -76,6 +81,7 @@ def fmt_estimate(est: Estimate | None, digits: int = 3) -> str:
 
 
 def _md_cell(text: object) -> str:
+    """Text judgekit writes itself (figures, fixed names) in a table cell; untrusted text uses ``md_text``."""
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
@@ -136,13 +142,13 @@ def comparison_json(comparison: GraderComparison) -> str:
 def _confusion_md(pair: PairAgreement) -> list[str]:
     m = pair.confusion
     out = [
-        f"| {_md_cell(m.reference)} \\ {_md_cell(m.rated)} | "
-        + " | ".join(_md_cell(x) for x in m.labels)
+        f"| {md_text(m.reference)} \\ {md_text(m.rated)} | "
+        + " | ".join(md_text(x) for x in m.labels)
         + " |",
         "|---|" + "---:|" * len(m.labels),
     ]
     for lab, row in zip(m.labels, m.counts, strict=True):
-        out.append(f"| {_md_cell(lab)} | " + " | ".join(str(c) for c in row) + " |")
+        out.append(f"| {md_text(lab)} | " + " | ".join(str(c) for c in row) + " |")
     return out
 
 
@@ -151,21 +157,23 @@ def result_markdown(result: CalibrationResult) -> str:
     r = result.report
     lines: list[str] = []
     verdict = "TRUSTED" if result.gate.trusted else "NOT TRUSTED"
-    lines.append(f"# Calibration of judge `{r.judge}` against {', '.join(f'`{e}`' for e in r.experts)}")
+    lines.append(
+        f"# Calibration of judge {md_code(r.judge)} against {', '.join(md_code(e) for e in r.experts)}"
+    )
     lines.append("")
     fp = (
-        f"`{result.fingerprint}`"
+        md_code(result.fingerprint)
         if result.fingerprint
         else "none given (no record; the judge stays untrusted)"
     )
     lines.append(f"**Verdict: {verdict}** · fingerprint: {fp}")
     lines.append("")
     lines.append(
-        f"Labels: `{result.label_table.name}` (sha256 `{result.label_table.sha256[:16]}…`, "
+        f"Labels: {md_code(result.label_table.name)} (sha256 `{result.label_table.sha256[:16]}…`, "
         f"{result.label_table.rows} ratings) · {r.n_items} items in {r.n_cases} cases · "
-        f"scale `{r.scale.name}` "
-        f"({r.scale.level}: {', '.join(r.scale.values)}"
-        + (f"; abstain `{r.scale.abstain}`" if r.scale.abstain else "")
+        f"scale {md_code(r.scale.name)} "
+        f"({r.scale.level}: {', '.join(md_text(v) for v in r.scale.values)}"
+        + (f"; abstain {md_code(r.scale.abstain)}" if r.scale.abstain else "")
         + f") · {r.confidence:.0%} intervals, {r.resamples} case-bootstrap resamples (seed {r.seed})"
     )
     lines.append("")
@@ -177,7 +185,7 @@ def result_markdown(result: CalibrationResult) -> str:
         status = "disabled" if c.passed is None else ("pass" if c.passed else "**FAIL**")
         lines.append(
             f"| {c.name} | {status} | {_cond_num(c.name, c.threshold)} | {_cond_num(c.name, c.observed)} | "
-            f"{_md_cell(c.message)} |"
+            f"{md_text(c.message)} |"
         )
     lines.append("")
     if result.comparison is not None:
@@ -190,9 +198,9 @@ def result_markdown(result: CalibrationResult) -> str:
     lines.append("|---|---|---:|")
     base = base_rate_text(result)
     for name, e in _metric_rows(jc, base):
-        lines.append(f"| {name} | {_md_cell(fmt_estimate(e))} | {e.n} |")
+        lines.append(f"| {md_text(name)} | {_md_cell(fmt_estimate(e))} | {e.n} |")
     if jc.binary_reason:
-        lines.append(f"\nBinary metrics: {jc.binary_reason}.")
+        lines.append(f"\nBinary metrics: {md_text(jc.binary_reason)}.")
     lines.append("")
     lines.append("Confusion matrix (rows: consensus, columns: judge):")
     lines.append("")
@@ -219,13 +227,13 @@ def result_markdown(result: CalibrationResult) -> str:
     lines.append("")
     lines.append("## Judge vs each expert")
     lines.append("")
-    lines.append(f"| expert | n | agreement | kappa ({base}) | alpha | AC1 | TPR | TNR |")
+    lines.append(f"| expert | n | agreement | kappa ({md_text(base)}) | alpha | AC1 | TPR | TNR |")
     lines.append("|---|---:|---|---|---|---|---|---|")
     level = r.scale.level
     for p in r.judge_vs_experts:
         b = p.binary
         lines.append(
-            f"| {_md_cell(p.a)} | {p.n} | {_md_cell(fmt_estimate(p.percent_agreement))} | "
+            f"| {md_text(p.a)} | {p.n} | {_md_cell(fmt_estimate(p.percent_agreement))} | "
             f"{_md_cell(fmt_estimate(p.kappa['none']))} | {_md_cell(fmt_estimate(p.alpha.get(level)))} | "
             f"{_md_cell(fmt_estimate(p.ac1))} | {_md_cell(fmt_estimate(b.tpr) if b else '—')} | "
             f"{_md_cell(fmt_estimate(b.tnr) if b else '—')} |"
@@ -238,18 +246,18 @@ def result_markdown(result: CalibrationResult) -> str:
     lines.append("|---|---|")
     for lv, e in g.alpha.items():
         lines.append(f"| Krippendorff's alpha ({lv}), all experts | {_md_cell(fmt_estimate(e))} |")
-    lines.append(f"| Fleiss' kappa ({base}) | {_md_cell(fmt_estimate(g.fleiss_kappa))} |")
+    lines.append(f"| Fleiss' kappa ({md_text(base)}) | {_md_cell(fmt_estimate(g.fleiss_kappa))} |")
     lines.append(f"| Gwet's AC1 (multi-rater) | {_md_cell(fmt_estimate(g.ac1))} |")
     for k, e in g.mean_pairwise.items():
-        note = f" ({base})" if k == "cohen_kappa" else ""
+        note = f" ({md_text(base)})" if k == "cohen_kappa" else ""
         lines.append(f"| mean pairwise {k}{note} | {_md_cell(fmt_estimate(e))} |")
     lines.append("")
     if r.expert_pairs:
-        lines.append(f"| pair | n | agreement | kappa ({base}) | alpha | AC1 |")
+        lines.append(f"| pair | n | agreement | kappa ({md_text(base)}) | alpha | AC1 |")
         lines.append("|---|---:|---|---|---|---|")
         for p in r.expert_pairs:
             lines.append(
-                f"| {_md_cell(p.a)} / {_md_cell(p.b)} | {p.n} | "
+                f"| {md_text(p.a)} / {md_text(p.b)} | {p.n} | "
                 f"{_md_cell(fmt_estimate(p.percent_agreement))} | "
                 f"{_md_cell(fmt_estimate(p.kappa['none']))} | {_md_cell(fmt_estimate(p.alpha.get(level)))} | "
                 f"{_md_cell(fmt_estimate(p.ac1))} |"
@@ -271,8 +279,8 @@ def result_markdown(result: CalibrationResult) -> str:
         for s in r.splits:
             labels = ", ".join(f"{k}: {v}" for k, v in s.experts.items())
             lines.append(
-                f"| {_md_cell(s.item_id)} | {_md_cell(s.criterion or '—')} | {_md_cell(labels)} | "
-                f"{_md_cell(s.consensus or 'tie')} | {_md_cell(s.judge or '—')} |"
+                f"| {md_text(s.item_id)} | {md_text(s.criterion or '—')} | {md_text(labels)} | "
+                f"{md_text(s.consensus or 'tie')} | {md_text(s.judge or '—')} |"
             )
     else:
         lines.append("The experts agreed on every item they shared.")
@@ -282,7 +290,7 @@ def result_markdown(result: CalibrationResult) -> str:
         lines.append("## Selective judging")
         lines.append("")
         if sel.threshold is None:
-            lines.append(f"No threshold qualifies: {sel.reason}.")
+            lines.append(f"No threshold qualifies: {md_text(str(sel.reason))}.")
         else:
             low = sel.agreement.interval.low if sel.agreement.interval is not None else None
             lines.append(
@@ -295,7 +303,7 @@ def result_markdown(result: CalibrationResult) -> str:
     if r.notes:
         lines.append("## Notes")
         lines.append("")
-        lines += [f"- {_md_cell(n)}" for n in r.notes]
+        lines += [f"- {md_text(n)}" for n in r.notes]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
 
@@ -304,7 +312,7 @@ def _ceiling_md(c: HumanCeiling, base: str) -> list[str]:
     lines = ["## The human ceiling as a test", ""]
     lines.append(
         f"The judge's mean {c.metric} with each expert against the experts' mean {c.metric} with each "
-        f"other; the difference has a paired case-bootstrap interval ({base})."
+        f"other; the difference has a paired case-bootstrap interval ({md_text(base)})."
     )
     lines.append("")
     lines.append("| measure | value [interval] |")
@@ -330,28 +338,29 @@ def _alt_md(a: AltTestResult) -> list[str]:
         lines.append("|---|---|---:|---:|---:|---:|---:|---:|---|")
         for c in a.annotators:
             lines.append(
-                f"| {_md_cell(c.annotator)} | {c.kind} | {c.epsilon:g} | {c.n} | {_num(c.judge_advantage)} | "
+                f"| {md_text(c.annotator)} | {c.kind} | {c.epsilon:g} | {c.n} | {_num(c.judge_advantage)} | "
                 f"{_num(c.annotator_advantage)} | {c.p_value:.4g} | {c.p_adjusted:.4g} | "
                 f"{'yes' if c.rejected else 'no'} |"
             )
         lines.append("")
     if a.winning_rate is None:
-        lines.append(f"Undefined: {a.undefined_reason}.")
+        lines.append(f"Undefined: {md_text(str(a.undefined_reason))}.")
     else:
         verdict = "PASSES" if a.passed else "FAILS"
         lines.append(
             f"Winning rate ω = {a.winning_rate:.3f}, advantage probability ρ = "
             f"{_num(a.advantage_probability)}: the judge **{verdict}** (passes when ω ≥ 0.5)."
         )
-    lines += [f"- skipped {_md_cell(s)}" for s in a.skipped]
+    lines += [f"- skipped {md_text(s)}" for s in a.skipped]
     lines.append("")
     return lines
 
 
 def comparison_markdown(cmp: GraderComparison, *, heading: str = "#") -> str:
     """A grader comparison as Markdown, fit for a pull-request comment."""
+    new = md_code(cmp.new_fingerprint or "(new grader)")
     lines = [
-        f"{heading} Grader change: `{cmp.old_fingerprint}` → `{cmp.new_fingerprint or '(new grader)'}`",
+        f"{heading} Grader change: {md_code(cmp.old_fingerprint)} → {new}",
         "",
     ]
     m = cmp.mcnemar
@@ -365,7 +374,9 @@ def comparison_markdown(cmp: GraderComparison, *, heading: str = "#") -> str:
     lines.append("|---|---:|---:|---|")
     for d in cmp.deltas:
         metric = f"{d.metric} ({comparison_base_rate(cmp)})" if d.metric == "cohen_kappa" else d.metric
-        lines.append(f"| {metric} | {_num(d.old)} | {_num(d.new)} | {_md_cell(fmt_estimate(d.delta))} |")
+        lines.append(
+            f"| {md_text(metric)} | {_num(d.old)} | {_num(d.new)} | {_md_cell(fmt_estimate(d.delta))} |"
+        )
     lines.append("")
     lines.append(f"{heading}# Flipped items ({len(cmp.flipped)})")
     lines.append("")
@@ -375,14 +386,14 @@ def comparison_markdown(cmp: GraderComparison, *, heading: str = "#") -> str:
         for f in cmp.flipped:
             experts = ", ".join(f"{k}: {v}" for k, v in f.experts.items())
             lines.append(
-                f"| {_md_cell(f.item_id)} | {_md_cell(f.criterion or '—')} | {_md_cell(f.old)} | "
-                f"{_md_cell(f.new)} | {_md_cell(f.consensus or 'tie')} | {_md_cell(experts)} | {f.change} |"
+                f"| {md_text(f.item_id)} | {md_text(f.criterion or '—')} | {md_text(f.old)} | "
+                f"{md_text(f.new)} | {md_text(f.consensus or 'tie')} | {md_text(experts)} | {f.change} |"
             )
     else:
         lines.append("No verdict changed.")
     if cmp.notes:
         lines.append("")
-        lines += [f"- {_md_cell(n)}" for n in cmp.notes]
+        lines += [f"- {md_text(n)}" for n in cmp.notes]
     return "\n".join(lines) + "\n"
 
 
