@@ -5,7 +5,7 @@ file with inline CSS and inline SVG figures (confusion matrices, metric interval
 Templates live in ``reports/templates/calibration_*.j2`` and render with autoescaping. In the Markdown,
 every name or label that comes from the label table, the records or the policy (judge and rater names,
 fingerprints, labels, item ids, criteria, notes) goes through
-:func:`~judgekit.reports.markdown_text.md_text` (or :func:`~judgekit.reports.markdown_text.md_code` where
+:func:`~judgekit.markdown_text.md_text` (or :func:`~judgekit.markdown_text.md_code` where
 it is shown in backticks); judgekit's own text and figures are written as they are.
 """
 
@@ -23,7 +23,7 @@ from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
-from judgekit.reports.markdown_text import md_code, md_text
+from judgekit.markdown_text import md_code, md_text
 
 __all__ = [
     "base_rate_text",

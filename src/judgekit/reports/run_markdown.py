@@ -1,7 +1,7 @@
 """Markdown rendering of run reports and run comparisons (formatting only; numbers come from the models).
 
 Every value that comes from the results (case ids, agent models, reasons and quotes, run ids, slice names,
-notes that name them) goes through :func:`~judgekit.reports.markdown_text.md_text`, so that a transcript
+notes that name them) goes through :func:`~judgekit.markdown_text.md_text`, so that a transcript
 cannot write HTML, a link or a heading into a step summary or pull-request comment; judgekit's own text
 (headings, figures, table rules) is written as it is.
 """
@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from judgekit.reports.markdown_text import md_text
+from judgekit.markdown_text import md_text
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_compare import Comparison
 from judgekit.reports.run_model import CostRow, GroupSummary, Interval, KPoint, RunReport, UndecidedCase

@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
-from judgekit.reports.markdown_text import md_code, md_text
+from judgekit.markdown_text import md_code, md_text
 
 PLACEHOLDER = "ZZVALUEZZ"
 
