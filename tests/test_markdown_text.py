@@ -34,6 +34,7 @@ TEXT_TEMPLATES = {
 CODE_TEMPLATES = {
     "code_in_heading": "# Calibration of judge C against C",
     "code_in_paragraph": "Labels: C (sha256 `abc`) · scale C",
+    "code_in_table": "| case | n |\n|---|---:|\n| C | 3 |",
 }
 
 FRAGMENTS = [
@@ -193,7 +194,7 @@ def test_untrusted_text_renders_as_itself(where: str, value: str) -> None:
 @settings(max_examples=150, deadline=None)
 @given(value=VALUES)
 def test_untrusted_code_span_renders_as_itself(where: str, value: str) -> None:
-    rendered = md_code(value)
+    rendered = md_code(value, table=where == "code_in_table")
     tokens = MD.parse(CODE_TEMPLATES[where].replace("C", rendered))
     neutral = MD.parse(CODE_TEMPLATES[where].replace("C", "`" + PLACEHOLDER + "`"))
     assert _structure(tokens) == _structure(neutral), (value, rendered)

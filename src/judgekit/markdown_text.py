@@ -155,17 +155,19 @@ def md_text(text: str) -> str:
     return "".join(pieces)
 
 
-def md_code(text: str) -> str:
-    """Untrusted text as one Markdown code span (judgekit shows names such as a judge's in backticks).
+def md_code(text: str, *, table: bool = False) -> str:
+    r"""Untrusted text as one Markdown code span (judgekit shows names such as a judge's in backticks).
 
     Nothing is interpreted inside a code span (no HTML, link, emphasis or mention), so the text is kept
     as it is but for line breaks (spaces: a code span is one line here) and NUL (U+FFFD). The fence is
     one backtick longer than the longest backtick run inside, and a space pads both ends when the text
     starts or ends with a backtick or with a space at both ends (CommonMark strips one such pair).
-    Not for table cells: ``|`` splits a GitHub table cell even inside a code span (use :func:`md_text`).
+    In a table cell ``|`` splits the cell even inside a code span: give ``table=True`` there, and each
+    ``|`` is written ``\|`` (GitHub and markdown-it show it as ``|`` in a cell's code span).
 
     Args:
         text: Any text.
+        table: True when the code span stands in a table cell.
 
     Returns:
         The code span; ``` ` ` ``` (a single space) for empty text.
@@ -179,6 +181,8 @@ def md_code(text: str) -> str:
         '`` `x ``'
     """
     flat = _LINE_BREAKS.sub(" ", text.replace("\x00", "\ufffd"))
+    if table:
+        flat = flat.replace("|", "\\|")
     if not flat:
         return "` `"
     longest = max((len(run) for run in re.findall(r"`+", flat)), default=0)

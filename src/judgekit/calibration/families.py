@@ -49,6 +49,7 @@ from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
 from judgekit.calibration.labels import LabelTable, check_items_have_two_raters, check_raters
 from judgekit.calibration.records import LabelTableInfo
 from judgekit.errors import JudgekitError
+from judgekit.markdown_text import md_code, md_text
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -375,7 +376,7 @@ def calibrate_families(
 def render_families_markdown(report: FamilyReport) -> str:
     """A Markdown table of the failure modes, with the correction statement."""
     lines = [
-        f"# Failure modes: judge `{report.judge}`",
+        f"# Failure modes: judge {md_code(report.judge)}",
         "",
         report.statement,
         "",
@@ -393,16 +394,18 @@ def render_families_markdown(report: FamilyReport) -> str:
         tpr = low(binary.tpr) if binary is not None else "undefined"
         tnr = low(binary.tnr) if binary is not None else "undefined"
         lines.append(
-            f"| {f.criterion or '(all)'} | {f.items} | {f.rate_p_value:.4g} | {f.holm_rank} | "
+            f"| {md_text(f.criterion) or '(all)'} | {f.items} | {f.rate_p_value:.4g} | {f.holm_rank} | "
             f"{f.holm_level:.4g} | {f.holm_adjusted_p:.4g} | {f.confidence:.4f} | {tpr} | {tnr} | "
             f"{'yes' if f.trusted else 'no'} |"
         )
     lines.append("")
     for f in report.families:
         if not f.trusted:
-            lines.append(f"- {f.message}")
+            lines.append(f"- {md_text(f.message)}")
     verdict = (
-        "every failure mode trusted" if report.trusted else f"not trusted: {', '.join(report.untrusted)}"
+        "every failure mode trusted"
+        if report.trusted
+        else f"not trusted: {', '.join(md_text(c) for c in report.untrusted)}"
     )
     lines += ["", f"**Verdict:** {verdict}", ""]
     return "\n".join(lines)

@@ -14,6 +14,7 @@ from pydantic import Field
 from judgekit.contamination.index import FORMAT_VERSION, ContaminationIndex
 from judgekit.contamination.normalise import UNICODE_VERSION
 from judgekit.contamination.scan import Location, ScanResult
+from judgekit.markdown_text import md_code, md_text
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -250,7 +251,8 @@ def _where(loc: FoundAt | InputProblem) -> str:
 
 
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Text from the scanned export or the golden set (file names, fields, case ids) in Markdown."""
+    return md_text(text)
 
 
 def render_markdown(report: ContaminationReport) -> str:
@@ -276,20 +278,20 @@ def render_markdown(report: ContaminationReport) -> str:
             kinds = ", ".join(f"{k} x{v}" for k, v in lc.kinds.items())
             fields = ", ".join(lc.case_fields)
             locs = "; ".join(
-                f"{_where(loc)} `{loc.field}` ({loc.kind}"
+                f"{md_text(_where(loc))} {md_code(loc.field, table=True)} ({loc.kind}"
                 + (f" {loc.coverage:.0%}" if loc.kind == "shingle" and loc.coverage is not None else "")
                 + ")"
                 for loc in lc.first_locations
             )
             out.append(
-                f"| `{_cell(lc.case_id)}` | {lc.records} | {kinds} | {_cell(fields)} | {_cell(locs)} |"
+                f"| {md_code(lc.case_id, table=True)} | {lc.records} | {kinds} | {_cell(fields)} | {locs} |"
             )
         out.append("")
     if report.canaries:
         out += ["## Canaries", "", "| canary | occurrences | first locations |", "|---|---:|---|"]
         for c in report.canaries:
-            locs = "; ".join(_where(loc) for loc in c.first_locations)
-            out.append(f"| `{c.canary}` | {c.occurrences} | {_cell(locs)} |")
+            locs = "; ".join(md_text(_where(loc)) for loc in c.first_locations)
+            out.append(f"| {md_code(c.canary, table=True)} | {c.occurrences} | {locs} |")
         out.append("")
     out += ["## Files", "", "| file | bytes | records | complete | problems |", "|---|---:|---:|---|---|"]
     for f in report.files:
