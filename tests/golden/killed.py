@@ -46,6 +46,8 @@ def hook(event, args):
     is_move = event == "os.rename" and paths[1].endswith(CASE)
     if unit == "move" and not is_move:
         return
+    if unit not in ("move", "step") and not (event == "os.rename" and os.path.basename(paths[1]) == unit):
+        return
     count[0] += 1
     os.write(log, ("%s %s\n" % (event, " ".join(paths))).encode())
     if count[0] == kill_at:
@@ -87,7 +89,8 @@ def run_killed(root: Path, argv: list[str], *, kill_at: int, unit: str = "move")
         argv: The command line, without the program name.
         kill_at: 1-based number of the move (or step) before which the child is killed; 0 never kills
             (to count the steps of a whole run).
-        unit: ``move`` (renames onto a case file's name) or ``step`` (every counted event).
+        unit: ``move`` (renames onto a case file's name), ``step`` (every counted event), or a file name
+            (renames onto a file of that name, such as the journal's).
 
     Returns:
         The exit status, the steps reached and the child's output.

@@ -395,6 +395,9 @@ def begin(root: Path, journal: Journal) -> None:
             the journal cannot be written (nothing was changed).
     """
     refuse_if_pending(root, f"start '{_COMMANDS[journal.operation]}'")
+    for stale in root.glob(f".{JOURNAL_NAME}.*.tmp"):  # a run killed while writing its journal left it
+        with contextlib.suppress(OSError):
+            stale.unlink()
     # a journal is paths, digests and case ids that were read from the set: nothing to redact, and a
     # redacted id would not match its case
     write_atomic(journal_path(root), journal.model_dump_json(indent=1) + "\n", redact=False)
