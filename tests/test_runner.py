@@ -272,3 +272,195 @@ def test_an_output_file_and_root_named_as_text(tmp_path):
     summary = asyncio.run(run_trials(plan, grader, out=str(out), state=state))
     assert summary.graded == 2
     assert len(read_results(out).lines) == 2
+
+
+# --------------------------------------------------------------------------- --resume --retry-errors
+
+
+class OutageGrader:
+    """Grades each trial as scripted: ``outcomes[key]`` is ``(case verdict, verdicts of its checks)``.
+
+    A ``"raise"`` outcome makes the grader raise (the runner's own ``error`` line); a trial not scripted
+    passes with one passing state check.
+    """
+
+    def __init__(self, outcomes=None, *, delay=0.0):
+        self.outcomes = dict(outcomes or {})
+        self.delay = delay
+        self.graded: list[tuple[str, int]] = []
+
+    @property
+    def spec(self):
+        return GraderSpec(name="scripted")
+
+    async def grade(self, case, transcript):
+        await asyncio.sleep(self.delay)
+        key = (transcript.case_id, transcript.trial)
+        self.graded.append(key)
+        outcome = self.outcomes.get(key, (Verdict.PASS, (Verdict.PASS,)))
+        if outcome == "raise":
+            raise RuntimeError("provider down")
+        verdict, check_verdicts = outcome
+        checks = tuple(
+            CheckResult(
+                check_id=f"k{i}",
+                layer="state" if i == 0 else "rubric",
+                verdict=v,
+                reason="" if v is Verdict.PASS else "scripted",
+            )
+            for i, v in enumerate(check_verdicts)
+        )
+        return Grade(case_id=case.id, trial=transcript.trial, verdict=verdict, checks=checks)
+
+
+E, P, F, II = Verdict.ERROR, Verdict.PASS, Verdict.FAIL, Verdict.INSUFFICIENT_INFORMATION
+OUTAGE = {
+    ("c1", 1): "raise",  # the grader raised: the case verdict is error
+    ("c1", 2): (II, (P, E)),  # a judge criterion could not run: undecided, not error
+    ("c2", 1): (F, (F, E)),  # a gate failed, and the judge criterion could not run
+    ("c2", 2): (II, (P, II)),  # the judge said the evidence does not decide: an answer, not an error
+    ("c3", 1): (Verdict.NOT_EVALUATED, (Verdict.NOT_EVALUATED,)),
+}
+ERRORED = {("c1", 1), ("c1", 2), ("c2", 1)}
+
+
+def _outage_run(tmp_path, rows=(("c1", 1), ("c1", 2), ("c2", 1), ("c2", 2), ("c3", 1), ("c3", 2))):
+    case_set = _case_set(tmp_path)
+    plan = plan_trials(case_set, [_transcripts(tmp_path, list(rows))])
+    out = tmp_path / "r.jsonl"
+    state = prepare_output(out, plan, resume=False, judge_fingerprint=None)
+    asyncio.run(run_trials(plan, OutageGrader(OUTAGE), out=out, state=state))
+    return plan, out, state
+
+
+def test_retry_errors_picks_every_line_with_an_error_verdict_or_check(tmp_path):
+    plan, out, _ = _outage_run(tmp_path)
+    state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    assert state.retry == ERRORED
+    assert state.done == {t.key for t in plan.trials} - ERRORED
+    # without --retry-errors nothing is left to grade, as before
+    plain = prepare_output(out, plan, resume=True, judge_fingerprint=None)
+    assert plain.retry == set()
+    assert plain.done == {t.key for t in plan.trials}
+
+
+def test_retry_errors_regrades_them_and_leaves_one_line_per_trial(tmp_path):
+    plan, out, first = _outage_run(tmp_path)
+    kept = [raw for raw in out.read_bytes().splitlines(keepends=True) if not _has_error(raw)]
+    state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    grader = OutageGrader()  # the provider is back: every trial passes
+    summary = asyncio.run(run_trials(plan, grader, out=out, state=state))
+    assert sorted(grader.graded) == sorted(ERRORED)
+    assert summary.retried == len(ERRORED)
+    assert summary.skipped_done == len(plan.trials) - len(ERRORED)
+    results = read_results(out)
+    assert results.problems == []  # no duplicate: the error lines were replaced, not shadowed
+    assert sorted(line.key for line in results.lines) == sorted(t.key for t in plan.trials)
+    assert {line.run_id for line in results.lines} == {first.run_id}
+    assert all(results.lines[i].verdict is P for i in range(len(kept), len(results.lines)))
+    # the other lines are kept byte for byte, in their order, and the retried lines follow them
+    assert out.read_bytes().splitlines(keepends=True)[: len(kept)] == kept
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".r.jsonl")]  # no temporary left
+    # nothing left to retry
+    again = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    assert again.retry == set()
+
+
+def _has_error(raw: bytes) -> bool:
+    data = json.loads(raw)
+    return data["verdict"] == "error" or any(c["verdict"] == "error" for c in data["checks"])
+
+
+def test_a_retry_that_errors_again_still_leaves_one_line(tmp_path):
+    plan, out, _ = _outage_run(tmp_path)
+    state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    asyncio.run(run_trials(plan, OutageGrader(OUTAGE), out=out, state=state))  # still down
+    results = read_results(out)
+    assert results.problems == []
+    assert len(results.lines) == len(plan.trials)
+    assert {line.key for line in results.lines if _has_error(line.model_dump_json().encode())} == ERRORED
+
+
+def test_retry_errors_keeps_error_lines_of_trials_not_in_this_run(tmp_path):
+    _, out, _ = _outage_run(tmp_path)
+    case_set = _case_set(tmp_path)
+    # this run's transcripts hold only c1's trials: c2 trial 1's error line cannot be re-graded
+    partial = plan_trials(case_set, [_transcripts(tmp_path, [("c1", 1), ("c1", 2)], name="c1.jsonl")])
+    # (the transcripts are the same lines, so their hashes match the recorded ones)
+    state = prepare_output(out, partial, resume=True, judge_fingerprint=None, retry_errors=True)
+    assert state.retry == {("c1", 1), ("c1", 2)}
+    assert state.errors_not_planned == 1
+    asyncio.run(run_trials(partial, OutageGrader(), out=out, state=state))
+    lines = {line.key: line for line in read_results(out).lines}
+    assert lines[("c2", 1)].verdict is F  # kept as it was
+    assert lines[("c1", 1)].verdict is P
+    assert len(lines) == 6
+
+
+def test_retry_errors_with_the_file_locked_by_another_writer_changes_nothing(tmp_path):
+    from judgekit.io.atomic import LineAppender
+
+    plan, out, _ = _outage_run(tmp_path)
+    before = out.read_bytes()
+    state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    grader = OutageGrader()
+    with LineAppender(out), pytest.raises(JudgekitError, match="another process is writing this file"):
+        asyncio.run(run_trials(plan, grader, out=out, state=state))
+    assert out.read_bytes() == before
+    assert grader.graded == []
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".r.jsonl")]
+
+
+def test_retry_errors_writes_through_a_symlink(tmp_path):
+    plan, out, _ = _outage_run(tmp_path)
+    real = tmp_path / "real.jsonl"
+    out.rename(real)
+    out.symlink_to(real)
+    state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    asyncio.run(run_trials(plan, OutageGrader(), out=out, state=state))
+    assert out.is_symlink()
+    assert read_results(real).problems == []
+    assert {line.verdict for line in read_results(real).lines} <= {P, II, Verdict.NOT_EVALUATED}
+
+
+def test_killed_after_the_error_lines_were_dropped_the_next_resume_grades_them(tmp_path):
+    """A kill after the rewrite and before the retried lines are appended leaves those trials without a
+    line: an ordinary interrupted run, which the next --resume (with or without --retry-errors) completes."""
+    plan, out, _ = _outage_run(tmp_path)
+    state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    grader = OutageGrader(delay=0.01)
+
+    async def interrupted():
+        task = asyncio.create_task(run_trials(plan, grader, out=out, state=state, concurrency=1))
+        while len(grader.graded) < 2:
+            await asyncio.sleep(0.002)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+    middle = read_results(out)
+    assert middle.problems == []
+    assert len(middle.lines) < len(plan.trials)  # the dropped error lines are not all back yet
+    state2 = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
+    assert state2.retry == set()
+    asyncio.run(run_trials(plan, OutageGrader(), out=out, state=state2))
+    final = read_results(out)
+    assert final.problems == []
+    assert sorted(line.key for line in final.lines) == sorted(t.key for t in plan.trials)
+    assert not any(_has_error(line.model_dump_json().encode()) for line in final.lines)
+
+
+def test_an_existing_folder_as_output_is_named_as_a_folder(tmp_path):
+    case_set = _case_set(tmp_path)
+    plan = plan_trials(case_set, [_transcripts(tmp_path, [("c1", 1)])])
+    folder = tmp_path / "results"
+    folder.mkdir()
+    for resume in (False, True):
+        with pytest.raises(JudgekitError) as caught:
+            prepare_output(folder, plan, resume=resume, judge_fingerprint=None)
+        assert caught.value.exit_code == 2
+        assert str(caught.value) == (
+            f"--out {folder} is a folder; --out takes the results file to write (JSONL), for example "
+            f"--out {folder / 'results.jsonl'}"
+        )

@@ -19,6 +19,13 @@ provider batch (:mod:`judgekit.judges.batch`) instead of one HTTP call each:
    ``grading["batch"]`` names the batch. A request the batch failed is a judge ``provider_error`` for that
    judgment (the trial undecided, the batch's message in the reason), never a pass.
 
+``--resume --retry-errors`` (:attr:`~judgekit.runner.OutputState.retry`) grades again the trials whose
+line ended in error. Once the recorded batch is merged, their judge requests go in a new batch (its state
+replaces the merged one in ``OUT.batch.json``; the old batch stays named in the lines it answered); a batch
+not yet merged is merged first, as ``--resume`` does, so a retry before its merge is answered by it.
+Each retried trial's error line is replaced when the answers are merged (see
+:func:`~judgekit.runner.run_trials`): a kill before then leaves the file as it was.
+
 What needs a judge answer before deciding its next request cannot be batched and is refused: a judge
 cascade (a stage is asked only when the previous one is unsure).
 """
@@ -265,6 +272,15 @@ async def grade_in_batch(
             )
             summary = await run_trials(plan, grader, out=out, state=state)
             return BatchRun(summary=summary, state=saved, state_file=path)
+        if saved.status == jb.MERGED_STATUS and state.retry:
+            # --retry-errors after the merge: the merged batch's answers are what ended in error, so the
+            # trials left go in a new batch, whose state replaces this one once it is collected
+            left = sum(1 for t in plan.trials if t.key not in state.done)
+            echo(
+                f"batch {saved.batch_id}: merged into {out} already ({saved.ended}); the {left} trial(s) "
+                "left to grade go in a new batch"
+            )
+            saved = None
     price, basis = jb.batch_price(client)
     collector = jb.Collector(target)
     await _collect(plan, grader, state, collector, concurrency)
@@ -373,8 +389,8 @@ async def grade_in_batch(
         echo(
             f"batch {saved.batch_id}: {saved.status} with {answered} of {saved.requests} judge request(s) "
             f"answered: those were merged; the other {saved.requests - answered} are judge errors "
-            "(provider_error) in their trials' lines. To judge them, grade those trials again into another "
-            "--out (without --batch, or in a new batch)"
+            "(provider_error) in their trials' lines. To judge them, grade again with --resume "
+            "--retry-errors (a new batch)"
         )
     saved = jb.save_state(path, saved.model_copy(update={"status": jb.MERGED_STATUS, "ended": saved.status}))
     return BatchRun(summary=summary, state=saved, state_file=path)

@@ -15,7 +15,14 @@ The runner is the only part of judgekit that grades at scale. It
    trial is appended as one whole line (:class:`~judgekit.io.atomic.LineAppender`, one ``write`` per line),
    secrets removed. Interrupting the run (Ctrl-C, ``kill -9``) loses at most the trials in flight;
    ``--resume`` grades exactly the trials that have no line, so nothing is graded twice and no line is
-   duplicated.
+   duplicated;
+4. **retries errors** on request (``--resume --retry-errors``): the trials whose line ended in error
+   (:func:`ended_in_error`: the case verdict is ``error``, or any of its checks is) are graded again and
+   their new lines replace the old ones. Before the first new line is appended, the results file is
+   rewritten without those lines (a copy in the same folder, flushed to disk, renamed over the file, all
+   under the file's lock), so the file never holds two lines for one trial: a kill before the rename
+   leaves it as it was, a kill after it leaves those trials without a line, which the next ``--resume``
+   grades like any trial an interruption left.
 
 A grader that raises is a bug or an outage, not a verdict: the trial gets an ``error`` verdict with the
 exception named, the run goes on and the error count shows it.
@@ -24,12 +31,13 @@ exception named, the run goes on and the error count shows it.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hashlib
 import json
 import os
 import time
 import uuid
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
@@ -49,9 +57,11 @@ from judgekit.io.documents import (
 )
 from judgekit.results import (
     CaseRef,
+    FastResultLine,
     ResultLine,
     TrialSource,
     dump_result_line,
+    fast_result_line,
     make_result_line,
     read_results,
 )
@@ -75,6 +85,7 @@ __all__ = [
     "RunPlan",
     "RunSummary",
     "case_ref",
+    "ended_in_error",
     "judge_record",
     "new_run_id",
     "parse_transcript_line",
@@ -148,15 +159,22 @@ class OutputState:
 
     Attributes:
         run_id: The run id to write (kept from the file when resuming).
-        done: Keys of trials already graded.
+        done: Keys of trials already graded (not graded again).
         dropped_line: 1-based number of a truncated last line that was cut off, if any.
         resumed: True when an existing file is being continued.
+        retry: Keys of planned trials whose line ended in error (:func:`ended_in_error`) and that are
+            graded again (``--retry-errors``); they are not in :attr:`done`. :func:`run_trials` removes
+            their lines from the file before appending the new ones. Empty without ``--retry-errors``.
+        errors_not_planned: Lines that ended in error but whose trial is not in this run's transcripts:
+            kept as they are (there is nothing to grade them from); 0 without ``--retry-errors``.
     """
 
     run_id: str
     done: set[tuple[str, int]] = field(default_factory=set)
     dropped_line: int | None = None
     resumed: bool = False
+    retry: set[tuple[str, int]] = field(default_factory=set)
+    errors_not_planned: int = 0
 
 
 @dataclass
@@ -167,7 +185,7 @@ class RunSummary:
         run_id: The run id.
         planned: Trials planned (after input problems).
         skipped_done: Trials not graded because a line already existed (resume).
-        graded: Trials graded by this invocation.
+        graded: Trials graded by this invocation (the retried ones included).
         verdicts: This invocation's trials by verdict state.
         grader_errors: Trials whose grader raised (counted in ``verdicts[error]`` too).
         untrusted_verdicts: Checks of this invocation's trials whose verdict counted although their judge
@@ -179,6 +197,8 @@ class RunSummary:
         seconds: Wall time of the grading phase.
         problems: Input problems from planning.
         dropped_line: A truncated last line cut off before resuming.
+        retried: Trials graded again because their line ended in error (``--retry-errors``); counted in
+            ``graded`` too.
     """
 
     run_id: str
@@ -194,6 +214,7 @@ class RunSummary:
     dropped_line: int | None = None
     unpriced_trials: int = 0
     cost_unknown_reason: str | None = None
+    retried: int = 0
 
 
 # --------------------------------------------------------------------------- planning
@@ -406,6 +427,7 @@ def prepare_output(
     resume: bool,
     judge_fingerprint: Mapping[str, JsonValue] | None,
     grader: GraderSpec | None = None,
+    retry_errors: bool = False,
 ) -> OutputState:
     """Check the results file and decide what is left to grade.
 
@@ -417,16 +439,26 @@ def prepare_output(
         grader: This run's grader spec; a line graded by a grader with another fingerprint (another
             contract version, untrusted policy, grounding mode or judge) cannot be resumed. Lines that
             recorded no grader are compared by judge fingerprint only.
+        retry_errors: With ``resume``, grade again the planned trials whose line ended in error
+            (:func:`ended_in_error`); they go to :attr:`OutputState.retry` instead of
+            :attr:`OutputState.done`. Ignored without ``resume``.
 
     Returns:
-        The run id and the finished trials.
+        The run id, the finished trials and the trials to retry.
 
     Raises:
-        JudgekitError: When ``out`` exists and is not empty without ``resume``; when resuming a file with
-            lines judgekit cannot read (another schema version, malformed lines), or graded differently
-            (other case versions, another judge fingerprint, changed transcripts), naming what differs.
+        JudgekitError: When ``out`` is a folder (exit code 2); when ``out`` exists and is not empty without
+            ``resume``; when resuming a file with lines judgekit cannot read (another schema version,
+            malformed lines), or graded differently (other case versions, another judge fingerprint,
+            changed transcripts), naming what differs.
     """
     out = Path(out)
+    if out.is_dir():
+        raise JudgekitError(
+            f"--out {out} is a folder; --out takes the results file to write (JSONL), for example "
+            f"--out {out / 'results.jsonl'}",
+            exit_code=2,
+        )
     exists = out.exists() and out.stat().st_size > 0
     if not out.parent.is_dir():
         raise JudgekitError(f"{out}: folder {out.parent} does not exist; create it or choose another --out")
@@ -488,12 +520,127 @@ def prepare_output(
             + "\n  ".join(differences)
             + "\nStart a new run with another --out (resuming would mix two measurements)."
         )
+    done = results.keys()
+    retry: set[tuple[str, int]] = set()
+    errors_not_planned = 0
+    if retry_errors:
+        for line in results.lines:
+            if ended_in_error(line):
+                if line.key in planned:
+                    retry.add(line.key)
+                else:
+                    errors_not_planned += 1
     return OutputState(
         run_id=run_ids[0] if run_ids else new_run_id(),
-        done=results.keys(),
+        done=done - retry,
         dropped_line=repaired.line,
         resumed=True,
+        retry=retry,
+        errors_not_planned=errors_not_planned,
     )
+
+
+def ended_in_error(line: ResultLine | FastResultLine) -> bool:
+    """Whether a trial's line ended in error: what ``grade --resume --retry-errors`` grades again.
+
+    A line ended in error when its case verdict is ``error`` or any of its checks is ``error``: something
+    could not run (the judge was unreachable or answered what could not be parsed, the grader raised, a
+    state could not be read). A judge criterion that could not run does not always make the case verdict
+    ``error``: an undecided expectation makes it ``insufficient_information`` or ``not_evaluated``, and a
+    failed gate makes it ``fail`` with its quality unscored; those trials are incomplete too, and are
+    retried. A judge that answered "the evidence does not decide" (``insufficient_information``) or a
+    layer skipped on purpose (``not_evaluated``) is an answer, not an error, and is not retried.
+
+    Args:
+        line: A result line (either decoding of it).
+
+    Returns:
+        True when the line, or one of its checks, has the verdict ``error``.
+    """
+    return line.verdict is Verdict.ERROR or any(check.verdict is Verdict.ERROR for check in line.checks)
+
+
+@contextlib.contextmanager
+def _without_lines(out: Path, drop: set[tuple[str, int]], *, fsync: bool) -> Iterator[None]:
+    """Rewrite the results file without the error lines of ``drop``, holding its lock until the exit.
+
+    The file is locked (as :class:`~judgekit.io.atomic.LineAppender` does, so a run writing it is refused
+    and nothing is changed), copied line by line into a temporary file in the same folder without the
+    lines of ``drop`` that ended in error, the copy flushed to disk, then renamed over the file (a symlink
+    is followed: its target is replaced and the link stays). The old file's lock is held until the
+    context exits, so that no process that opened the old file can append to it, unseen, meanwhile.
+
+    Raises:
+        JudgekitError: When another process holds the file's lock, or the copy cannot be written.
+    """
+    import fcntl
+    import tempfile
+
+    from judgekit.io.atomic import output_target
+
+    target = output_target(out)
+    try:
+        fd = os.open(target, os.O_RDONLY)
+    except OSError as exc:
+        raise JudgekitError(f"{out}: cannot read results: {exc.strerror}") from None
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            raise JudgekitError(
+                f"{out}: another process is writing this file; wait for it to finish or choose another --out"
+            ) from None
+        mode = os.fstat(fd).st_mode & 0o7777
+        try:
+            tmp_fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+        except OSError as exc:
+            raise JudgekitError(f"{out}: cannot rewrite the results file: {exc.strerror}") from None
+        try:
+            os.fchmod(tmp_fd, mode)
+            os.close(tmp_fd)
+            with os.fdopen(os.dup(fd), "rb") as source, LineAppender(tmp_name, fsync=False) as copy:
+                for number, raw, _ in iter_lines(source):
+                    if raw is None:  # prepare_output refuses such a file: it changed since
+                        raise JudgekitError(
+                            f"{out}:{number}: the results file changed while the run started (a line over "
+                            "the size limit appeared); nothing was rewritten: run the command again"
+                        )
+                    if not raw.strip():
+                        continue
+                    if _dropped(raw, drop):
+                        continue
+                    copy.write_line(raw)
+            # LineAppender's exit flushed the copy to disk
+            os.replace(tmp_name, target)
+            if fsync:
+                _fsync_folder(target.parent)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise
+        yield
+    finally:
+        os.close(fd)
+
+
+def _dropped(raw: bytes, drop: set[tuple[str, int]]) -> bool:
+    """Whether a line is the error line of a trial in ``drop`` (a line that is not a result line is kept)."""
+    line: ResultLine | FastResultLine | None = fast_result_line(raw)
+    if line is None:
+        try:
+            line = ResultLine.model_validate_json(raw)
+        except ValidationError:
+            return False
+    return line.key in drop and ended_in_error(line)
+
+
+def _fsync_folder(folder: Path) -> None:
+    with contextlib.suppress(OSError):
+        dir_fd = os.open(folder, os.O_RDONLY)
+        try:
+            os.fsync(dir_fd)
+        finally:
+            os.close(dir_fd)
 
 
 def judge_record(spec: GraderSpec) -> dict[str, JsonValue] | None:
@@ -544,6 +691,9 @@ async def run_trials(
 ) -> RunSummary:
     """Grade every planned trial that has no line yet, appending one line per trial as it finishes.
 
+    The trials of ``state.retry`` (``--retry-errors``) are graded again: their error lines are removed
+    from the file (an atomic rewrite under the file's lock) before the first new line is appended.
+
     Args:
         plan: The trials.
         grader: The grader.
@@ -563,7 +713,8 @@ async def run_trials(
         What this invocation did.
 
     Raises:
-        JudgekitError: When ``concurrency`` is below 1 or the output cannot be written.
+        JudgekitError: When ``concurrency`` is below 1, the output cannot be written, or another process
+            is writing it.
     """
     out = Path(out)
     if concurrency < 1:
@@ -593,7 +744,10 @@ async def run_trials(
         queue.put_nowait(trial)
 
     try:
-        with LineAppender(out, fsync=fsync) as appender:
+        with contextlib.ExitStack() as files:
+            if state.retry:
+                files.enter_context(_without_lines(out, state.retry, fsync=fsync))
+            appender = files.enter_context(LineAppender(out, fsync=fsync))
 
             async def worker() -> None:
                 nonlocal errors, spent, untrusted_count, unpriced, unknown_reason
@@ -657,6 +811,7 @@ async def run_trials(
         dropped_line=state.dropped_line,
         unpriced_trials=unpriced,
         cost_unknown_reason=unknown_reason,
+        retried=sum(1 for t in todo if t.key in state.retry),
     )
 
 

@@ -242,8 +242,8 @@ def test_a_batch_that_ended_early_merges_what_it_answered(run, server, capsys, o
     assert "Traceback" not in err
     assert (
         f"batch batch_1: {outcome} with 11 of 14 judge request(s) answered: those were merged; the other 3 "
-        "are judge errors (provider_error) in their trials' lines. To judge them, grade those trials again "
-        "into another --out (without --batch, or in a new batch)"
+        "are judge errors (provider_error) in their trials' lines. To judge them, grade again with --resume "
+        "--retry-errors (a new batch)"
     ) in err
     lines = read_results(out).lines
     assert len(lines) == TRIALS
@@ -602,3 +602,88 @@ def test_a_batch_state_file_that_is_not_one_is_refused(run, server, capsys):
     Path(str(out) + ".batch.json").write_text(json.dumps({"provider": "openai"}))
     err = _refused(_grade(run, out, "--batch", "--resume"), capsys)
     assert ".batch.json: field model: Field required; restore the file or remove it" in err
+
+
+# --------------------------------------------------------------------------- --resume --retry-errors
+
+
+def _errored(path: Path) -> set:
+    return {
+        line.key
+        for line in read_results(path).lines
+        if line.verdict.value == "error" or any(c.verdict.value == "error" for c in line.checks)
+    }
+
+
+def test_retry_errors_after_a_merged_batch_sends_the_errored_trials_in_a_new_batch(run, server, capsys):
+    server.batch_outcome = "expired"
+    server.batch_partial = True
+    server.batch_drop = {0, 3, 5}
+    out = run["dir"] / "retry.jsonl"
+    args = _grade(run, out, "--batch", "--batch-poll", "0.01")
+    assert main(args) == 0
+    err = capsys.readouterr().err
+    assert "To judge them, grade again with --resume --retry-errors (a new batch)" in err
+    errored = _errored(out)
+    assert errored
+    untouched = {
+        raw
+        for raw in out.read_bytes().splitlines()
+        if (json.loads(raw)["case"]["id"], json.loads(raw)["trial"]) not in errored
+    }
+    server.batch_outcome = "completed"
+    server.batch_partial = False
+    server.batch_drop = set()
+    calls = server.calls
+    assert main([*args, "--resume", "--retry-errors"]) == 0, capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"retrying {len(errored)} trial(s) whose line ended in error" in err
+    assert (
+        f"batch batch_1: merged into {out} already (expired); the {len(errored)} trial(s) left to grade go "
+        "in a new batch"
+    ) in err
+    assert "batch batch_2: submitted" in err
+    assert server.batches_created == 2
+    assert server.calls == calls  # answered by the new batch, never directly
+    results = read_results(out)
+    assert results.problems == []
+    assert len(results.lines) == TRIALS
+    assert _errored(out) == set()
+    retried = [line for line in results.lines if line.key in errored]
+    assert retried
+    assert all(line.grading["batch"]["batch_id"] == "batch_2" for line in retried)
+    assert untouched <= set(out.read_bytes().splitlines())
+    state = json.loads(Path(str(out) + ".batch.json").read_text())
+    assert (state["batch_id"], state["status"], state["ended"]) == ("batch_2", "merged", "completed")
+    # nothing left: a further retry submits nothing
+    assert main([*args, "--resume", "--retry-errors"]) == 0
+    assert server.batches_created == 2
+    assert len(read_results(out).lines) == TRIALS
+
+
+def test_a_retry_batch_stopped_before_its_merge_leaves_the_file_and_is_merged_on_the_next_retry(
+    run, server, capsys
+):
+    server.batch_outcome = "expired"
+    server.batch_partial = True
+    server.batch_drop = {1}
+    out = run["dir"] / "retry-stopped.jsonl"
+    args = _grade(run, out, "--batch", "--batch-poll", "0.01")
+    assert main(args) == 0
+    errored = _errored(out)
+    assert errored
+    before = out.read_bytes()
+    server.batch_outcome = "completed"
+    server.batch_partial = False
+    server.batch_drop = set()
+    server.batch_faults = {"retrieve": 503}  # the new batch is submitted, then its status cannot be read
+    assert main([*args, "--resume", "--retry-errors"]) == 1
+    assert "error: reading batch batch_2 at " in capsys.readouterr().err
+    assert out.read_bytes() == before  # the error lines stay until the new answers are merged
+    server.batch_faults = {}
+    assert main([*args, "--resume", "--retry-errors"]) == 0, capsys.readouterr().err
+    assert server.batches_created == 2  # the recorded batch_2 is merged, not submitted again
+    results = read_results(out)
+    assert results.problems == []
+    assert len(results.lines) == TRIALS
+    assert _errored(out) == set()

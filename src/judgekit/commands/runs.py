@@ -233,6 +233,13 @@ def grade(  # noqa: PLR0917 - typer options
     judge_backoff: float | None = judge_backoff_option(),
     concurrency: int | None = typer.Option(None, "--concurrency", help="Trials graded at once (default: 8)."),
     resume: bool = typer.Option(False, "--resume", help="Continue an interrupted run in --out."),
+    retry_errors: bool = typer.Option(
+        False,
+        "--retry-errors",
+        help="With --resume: also grade again the trials whose line ended in error (the case verdict, or "
+        "any check, is error: the judge was down, the grader raised); their new lines replace the old "
+        "ones.",
+    ),
     config: Path | None = config_option(),
     untrusted: str | None = untrusted_option(),
     records: Path | None = records_option(),
@@ -293,6 +300,12 @@ def grade(  # noqa: PLR0917 - typer options
     from judgekit.secrets import Redactor
 
     output_format = chosen_format(output_format)
+    if retry_errors and not resume:
+        raise JudgekitError(
+            "--retry-errors re-grades the trials of an existing run whose line ended in error: give --resume "
+            "too (with the same --out)",
+            exit_code=2,
+        )
     if batch_poll is not None and not batch:
         raise JudgekitError("--batch-poll is the polling interval of --batch: give --batch too", exit_code=2)
     if batch_poll is not None:
@@ -365,7 +378,12 @@ def grade(  # noqa: PLR0917 - typer options
     grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
     try:
         state = prepare_output(
-            out, plan, resume=resume, judge_fingerprint=grader.judge_fingerprint, grader=grader.spec
+            out,
+            plan,
+            resume=resume,
+            judge_fingerprint=grader.judge_fingerprint,
+            grader=grader.spec,
+            retry_errors=retry_errors,
         )
     except JudgekitError as exc:  # an existing --out, a results file that cannot be resumed: input errors
         grader.close()
@@ -377,6 +395,18 @@ def grade(  # noqa: PLR0917 - typer options
         typer.echo(
             f"{out}:{state.dropped_line}: the last line was cut off by the interruption; it was dropped and "
             "that trial is graded again",
+            err=True,
+        )
+    if state.retry:
+        typer.echo(
+            f"{out}: retrying {len(state.retry)} trial(s) whose line ended in error; their new lines replace "
+            "the old ones",
+            err=True,
+        )
+    if state.errors_not_planned:
+        typer.echo(
+            f"{out}: {state.errors_not_planned} line(s) that ended in error are of trials not in these "
+            "--transcripts; they are kept as they are (give their transcripts to retry them)",
             err=True,
         )
     grading_record: dict[str, Any] = {
@@ -447,6 +477,7 @@ def grade(  # noqa: PLR0917 - typer options
         typer.echo(
             f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
             + (f" ({counts})" if counts else "")
+            + (f"; {summary.retried} of them retried after an error" if summary.retried else "")
             + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
             + (f"; {_cost_text(summary)}" if rubric_grader is not None else "")
             + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
@@ -503,6 +534,7 @@ def grade(  # noqa: PLR0917 - typer options
                 "planned": summary.planned,
                 "graded": summary.graded,
                 "already_graded": summary.skipped_done,
+                "retried": summary.retried,
                 "seconds": round(summary.seconds, 3),
                 "verdicts": {v.value: summary.verdicts.get(v, 0) for v in Verdict},
                 "errors": summary.verdicts.get(Verdict.ERROR, 0),
