@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
 from judgekit.io.documents import load_json_bounded
+from judgekit.markdown_text import md_code, md_text
 from judgekit.verdict import Verdict
 
 if TYPE_CHECKING:
@@ -408,23 +409,59 @@ def _meta(sample: Sample) -> dict[str, Any]:
     }
 
 
+_PLAIN_ITEM = re.compile(r"[A-Za-z0-9][A-Za-z0-9._:/-]*#[0-9]+")
+"""An item id written as it is in a verdict line: a case id of the case-file shape, ``#``, the trial."""
+
+
+def _item_key(item_id: str) -> str:
+    """How a verdict line names an item: the id itself when plain, else a code span holding it.
+
+    A plain id (:data:`_PLAIN_ITEM`, without ``://`` or ``www.``) cannot be Markdown or a link; any other
+    (a results line may carry any case id) is shown as code, which :func:`_unkey` reads back.
+    """
+    plain = _PLAIN_ITEM.fullmatch(item_id) and "://" not in item_id and "www." not in item_id.lower()
+    return item_id if plain else md_code(item_id)
+
+
+def _unkey(key: str) -> str:
+    """The item id a verdict line names (:func:`_item_key` reversed)."""
+    m = re.fullmatch(r"(`+)(.*?)\1", key)
+    if m is None:
+        return key
+    inner = m.group(2)
+    if len(inner) >= 2 and inner[0] == " " and inner[-1] == " " and inner.strip(" "):
+        inner = inner[1:-1]
+    return inner
+
+
+def _comment_json(value: dict[str, Any]) -> str:
+    """JSON for an HTML comment: ``<``, ``>`` and ``&`` as JSON's u-escapes (``-->`` cannot end it)."""
+    text = json.dumps(value, sort_keys=True)
+    return text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+
+
 def render_markdown(sample: Sample) -> str:
     """The review sheet as Markdown: fill in ``Reviewer:`` and each ``Reviewer verdict [...]:`` line.
 
     Transcript text is inside code fences longer than any backtick run it contains, so nothing in a
-    transcript can end its fence or imitate a verdict line.
+    transcript can end its fence or imitate a verdict line. Every other value from the results (case ids,
+    run ids, slices, reasons, notes) goes through :func:`~judgekit.markdown_text.md_text`, the item marks'
+    JSON has ``<``, ``>`` and ``&`` as JSON's u-escapes (a case id cannot close the HTML comment), and an
+    item id that is not a plain case id (letters, digits, ``._:/-``) and trial is a code span in its
+    verdict lines (:func:`_item_key`).
     """
     out: list[str] = []
-    out.append(f"<!-- judgekit:review-sheet {json.dumps(_meta(sample), sort_keys=True)} -->")
-    out.append(f"# Review sheet {sample.sample_id}")
+    runs = ", ".join(md_text(r) for r in sample.run_ids) or "?"
+    out.append(f"<!-- judgekit:review-sheet {_comment_json(_meta(sample))} -->")
+    out.append(f"# Review sheet {md_text(sample.sample_id)}")
     out.append("")
     out.append(
-        f"Results `{sample.results}` (run {', '.join(sample.run_ids) or '?'}); seed {sample.seed}; "
+        f"Results {md_code(str(sample.results))} (run {runs}); seed {sample.seed}; "
         f"{sum(i.pool == 'passing' for i in sample.items)} passing and "
         f"{sum(i.pool == 'failing' for i in sample.items)} failing trial(s), stratified by slice."
     )
     for note in sample.notes:
-        out.append(f"\n> Note: {note}")
+        out.append(f"\n> Note: {md_text(note)}")
     if sample.not_drawable:
         other = ", ".join(f"{n} {v}" for v, n in sample.not_drawable.items())
         out.append(f"\n> Not drawn (neither pass nor fail): {other}.")
@@ -443,14 +480,17 @@ def render_markdown(sample: Sample) -> str:
         v = _item_view(it)
         out.append("---")
         out.append("")
-        out.append(f"## {n}. {v['case_id']} trial {v['trial']} ({v['pool']}, slice {v['stratum']})")
+        out.append(
+            f"## {n}. {md_text(v['case_id'])} trial {v['trial']} "
+            f"({v['pool']}, slice {md_text(str(v['stratum']))})"
+        )
         mark = {k: v[k] for k in ("item_id", "case_id", "trial", "verdict", "fingerprint", "pool")}
-        out.append(f"<!-- judgekit:item {json.dumps(mark, sort_keys=True)} -->")
+        out.append(f"<!-- judgekit:item {_comment_json(mark)} -->")
         out.append("")
         out.append("### Transcript")
         out.append("")
         for m in v["messages"]:
-            who = m["role"] + (f" (result of {m['call_id']})" if m["call_id"] else "")
+            who = md_text(m["role"]) + (f" (result of {md_text(m['call_id'])})" if m["call_id"] else "")
             out.append(f"**{m['index']}. {who}**")
             body = m["content"]
             for c in m["calls"]:
@@ -464,19 +504,19 @@ def render_markdown(sample: Sample) -> str:
         out.append("### Grade")
         out.append("")
         quality = "none" if v["quality"] is None else f"{v['quality']:.2f}"
-        cats = ", ".join(v["categories"]) or "none"
+        cats = ", ".join(md_text(c) for c in v["categories"]) or "none"
         out.append(f"Grader verdict: **{v['verdict']}**; quality {quality}; failure categories: {cats}.")
         out.append("")
         out.append("| check | layer | verdict | gate | reason |")
         out.append("|---|---|---|---|---|")
         for c in v["checks"]:
-            reason = c["reason"].replace("|", "\\|").replace("\n", " ")
             out.append(
-                f"| {c['id']} | {c['layer']} | {c['verdict']} | {'yes' if c['gate'] else 'no'} | {reason} |"
+                f"| {md_text(c['id'])} | {md_text(c['layer'])} | {c['verdict']} | "
+                f"{'yes' if c['gate'] else 'no'} | {md_text(c['reason'])} |"
             )
         out.append("")
-        out.append(f"Reviewer verdict [{v['item_id']}]: ")
-        out.append(f"Reviewer notes [{v['item_id']}]: ")
+        out.append(f"Reviewer verdict [{_item_key(v['item_id'])}]: ")
+        out.append(f"Reviewer notes [{_item_key(v['item_id'])}]: ")
         out.append("")
     return "\n".join(out) + "\n"
 
@@ -577,7 +617,10 @@ def read_review_sheet(text: str, *, source: str | os.PathLike[str], rater: str |
             continue
         m = _VERDICT_LINE.match(line)
         if m:
-            item, label = m.group("item"), m.group("label").strip().strip("`*_").lower().replace(" ", "_")
+            item, label = (
+                _unkey(m.group("item")),
+                m.group("label").strip().strip("`*_").lower().replace(" ", "_"),
+            )
             if item not in items:
                 problems.append(Problem(source, number, item, "verdict for an item this sheet does not hold"))
                 continue
@@ -605,7 +648,7 @@ def read_review_sheet(text: str, *, source: str | os.PathLike[str], rater: str |
             continue
         m = _NOTES_LINE.match(line)
         if m:
-            notes[m.group("item")] = m.group("notes")
+            notes[_unkey(m.group("item"))] = m.group("notes")
     if not header_seen:
         raise ProblemsError(
             [
