@@ -103,6 +103,8 @@ def _written(*files: tuple[Path, str]) -> list[dict[str, str]]:
 
 
 def _plan_markdown(plan: LabelPlan) -> str:
+    from judgekit.markdown_text import md_text
+
     s = plan.settings
     lines = [
         "# Label plan",
@@ -120,7 +122,7 @@ def _plan_markdown(plan: LabelPlan) -> str:
     for p in (plan.overall, *plan.criteria):
         for n in p.needs:
             lines.append(
-                f"| {p.criterion or 'overall'} | {n.rate.upper()} | {n.bound:g} | {n.expected:.2f} | "
+                f"| {md_text(p.criterion) or 'overall'} | {n.rate.upper()} | {n.bound:g} | {n.expected:.2f} | "
                 f"{n.required if n.required is not None else 'never'} | {n.have} | "
                 f"{n.still_needed if n.still_needed is not None else 'never'} |"
             )
@@ -287,6 +289,8 @@ def _allocations(
 
 def _allocation_markdown(allocation: list[tuple[str, LeeAllocation]]) -> str:
     """The allocation section of ``calibrate-plan``'s Markdown report."""
+    from judgekit.markdown_text import md_text
+
     first = allocation[0][1]
     lines = [
         "",
@@ -299,7 +303,8 @@ def _allocation_markdown(allocation: list[tuple[str, LeeAllocation]]) -> str:
     ]
     for crit, a in allocation:
         lines.append(
-            f"| {crit or '(all)'} | {a.pilot_m0} / {a.pilot_m1} | {a.q0_pilot:.3f} | {a.q1_pilot:.3f} | "
+            f"| {md_text(crit) or '(all)'} | {a.pilot_m0} / {a.pilot_m1} | {a.q0_pilot:.3f} | "
+            f"{a.q1_pilot:.3f} | "
             f"{a.kappa:.3f} | {a.m0} | {a.m1} | {a.label_fail} | {a.label_pass} |"
         )
     lines += [
