@@ -122,7 +122,8 @@ def _plan_markdown(plan: LabelPlan) -> str:
     for p in (plan.overall, *plan.criteria):
         for n in p.needs:
             lines.append(
-                f"| {md_text(p.criterion) or 'overall'} | {n.rate.upper()} | {n.bound:g} | {n.expected:.2f} | "
+                f"| {md_text(p.criterion) or 'overall'} | {n.rate.upper()} | {n.bound:g} | "
+                f"{n.expected:.2f} | "
                 f"{n.required if n.required is not None else 'never'} | {n.have} | "
                 f"{n.still_needed if n.still_needed is not None else 'never'} |"
             )
