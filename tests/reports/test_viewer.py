@@ -52,13 +52,26 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _load(path: Path) -> Any:
-    """The data a viewer data file hands the page (``window.X = {...};`` or ``window.F(r, k, [...]);``)."""
+    """The data a viewer data file hands the page (``window.X = {...};`` or ``window.F(r, k, [...]);``).
+
+    For ``data/index.js``, each run's ``rows`` are joined from its ``rows-K.js`` files, as the page does.
+    """
     text = path.read_text(encoding="utf-8")
-    match = re.fullmatch(r"window\.JK_DATA = (.*);\n", text, re.S) or re.fullmatch(
-        r"window\.JK_CHUNK\(\d+, \d+, (.*)\);\n", text, re.S
+    match = (
+        re.fullmatch(r"window\.JK_DATA = (.*);\n", text, re.S)
+        or re.fullmatch(r"window\.JK_CHUNK\(\d+, \d+, (.*)\);\n", text, re.S)
+        or re.fullmatch(r"window\.JK_DATA\.runs\[\d+\]\.rows_parts\[\d+\] = (.*);\n", text, re.S)
     )
     assert match, text[:80]
-    return json.loads(match.group(1))
+    data = json.loads(match.group(1))
+    if path.name == "index.js":
+        for r, run in enumerate(data["runs"]):
+            run["rows"] = [
+                row
+                for k in range(run["row_files"])
+                for row in _load(path.parent / f"run{r}" / f"rows-{k}.js")
+            ]
+    return data
 
 
 def _line(
@@ -364,7 +377,7 @@ def test_a_missing_transcript_file_makes_the_trial_say_why(tmp_path: Path) -> No
     (detail,) = _load(tmp_path / "v" / "data" / "run0" / "chunk-0.js")
     assert detail["messages"] is None
     assert detail["transcript_unavailable"] == (
-        f"transcript file {tmp_path / 'transcripts.jsonl'} not found (moved or deleted since grading)"
+        "transcript file transcripts.jsonl not found (moved or deleted since grading)"
     )
     assert build.runs[0]["transcripts_unavailable"] == 1
     assert detail["checks"][0]["evidence"][0]["call_index"] == 1  # the evidence is still shown
@@ -598,7 +611,7 @@ def test_a_shortened_transcript_file_names_the_missing_line(tmp_path: Path) -> N
     path.write_text(path.read_text(encoding="utf-8").splitlines()[0] + "\n", encoding="utf-8")
     lookups = read_transcripts_for([first, second], tmp_path)
     assert lookups[0].messages is not None
-    assert lookups[1].unavailable == f"{path} has no line 2 (the file was shortened)"
+    assert lookups[1].unavailable == "transcripts.jsonl has no line 2 (the file was shortened)"
 
 
 def test_a_result_line_without_a_source_has_no_transcript(tmp_path: Path) -> None:
@@ -612,7 +625,7 @@ def test_a_line_that_is_no_transcript_says_why(tmp_path: Path) -> None:
     (tmp_path / "transcripts.jsonl").write_text('{"trial": 1}\n', encoding="utf-8")
     (lookup,) = read_transcripts_for([line], tmp_path).values()
     assert lookup.unavailable is not None
-    assert lookup.unavailable.startswith(f"{tmp_path / 'transcripts.jsonl'}:1: not a transcript: ")
+    assert lookup.unavailable.startswith("transcripts.jsonl:1: not a transcript: ")
 
 
 def test_a_cascade_route_is_shown_as_the_route_taken(tmp_path: Path) -> None:

@@ -1,13 +1,16 @@
 """``judgekit view RESULTS... [--cases DIR] [--out DIR | --serve]``: the static trial viewer.
 
 Writes one folder (:mod:`judgekit.reports.viewer`) that opens from ``file://`` with no network: the run
-page, each trial's page and, with two results files, the comparison page. ``--serve`` also serves the
-folder on ``127.0.0.1`` (never another interface) until Ctrl-C.
+page, each trial's page and, with two results files, the comparison page. The results files are read
+line by line (memory flat in the trials) and the folder is written all at once or not at all.
+``--serve`` also serves the folder on ``127.0.0.1`` (never another interface) until Ctrl-C, answering
+only requests whose ``Host`` header names the loopback address or ``localhost`` (403 otherwise: a page of
+another site reaching the port through DNS rebinding reads nothing).
 
 Only typer is imported at module level. Exit codes: 0 the viewer was written; 2 a usage or input error (a
-missing or unreadable results file, more than two, an ``--out`` folder that is not a viewer, runs that
-cannot be compared) or located problems in a results file (the viewer is still written, the problems are
-listed on it and on standard error).
+missing or unreadable results file, more than two, an ``--out`` folder that is not a viewer or cannot be
+written, runs that cannot be compared) or located problems in a results file (the viewer is still
+written, the problems are listed on it and on standard error).
 """
 
 from __future__ import annotations
@@ -63,7 +66,6 @@ def view(  # noqa: PLR0917 - typer options
     from judgekit.commands.output import print_document
     from judgekit.errors import JudgekitError
     from judgekit.reports.viewer import build_viewer, case_infos, check_out_folder
-    from judgekit.results import read_results
 
     output_format = chosen_format(output_format)
     if len(results) > 2:
@@ -78,13 +80,12 @@ def view(  # noqa: PLR0917 - typer options
         raise JudgekitError(f"--port must be between 0 and 65535 (got {port})", exit_code=2)
     if out is not None:
         check_out_folder(out)  # refuse before reading anything
-    runs = [read_results(path) for path in results]
     infos = case_infos(cases) if cases is not None else None
     if out is None:
         import tempfile
 
         out = Path(tempfile.mkdtemp(prefix="judgekit-view-"))
-    built = build_viewer(runs, out, cases=infos, regression_slices=regression_slice)
+    built = build_viewer(results, out, cases=infos, regression_slices=regression_slice)
     problems = [p for run in built.runs for p in run["problems"]]
     for problem in problems:
         typer.echo(f"warning: {problem}", err=True)
@@ -118,6 +119,34 @@ def view(  # noqa: PLR0917 - typer options
         raise typer.Exit(2)
 
 
+LOOPBACK_NAMES = ("127.0.0.1", "localhost")
+"""The host names ``--serve`` answers to (with or without the port it listens on)."""
+
+
+def allowed_host(header: str | None, port: int) -> bool:
+    """Whether a request's ``Host`` header names the viewer's own address (DNS rebinding defence).
+
+    A page of another site can make a browser send requests to ``127.0.0.1:PORT`` by pointing its own
+    name at that address; its requests still carry its name (``Host: evil.example:PORT``). Only
+    ``127.0.0.1`` and ``localhost`` (any letter case), alone or with exactly the port served, are answered.
+
+    Args:
+        header: The ``Host`` header's value, or ``None`` when the request has none (or has two).
+        port: The port the server listens on.
+
+    Returns:
+        True when the request may be answered.
+
+    Examples:
+        >>> allowed_host("localhost:8000", 8000), allowed_host("evil.example:8000", 8000)
+        (True, False)
+    """
+    if header is None:
+        return False
+    host = header.strip().lower()
+    return any(host in (name, f"{name}:{port}") for name in LOOPBACK_NAMES)
+
+
 def _serve(folder: Path, port: int, document: dict[str, Any] | None) -> None:
     """Serve ``folder`` on 127.0.0.1 until Ctrl-C; print the address (in the JSON document when given)."""
     import functools
@@ -129,6 +158,27 @@ def _serve(folder: Path, port: int, document: dict[str, Any] | None) -> None:
     class Quiet(http.server.SimpleHTTPRequestHandler):
         def log_message(self, format: str, *args: Any) -> None:
             """Keep request lines off the terminal."""
+
+        def _host_ok(self) -> bool:
+            hosts = self.headers.get_all("Host") or []
+            header = hosts[0] if len(hosts) == 1 else None
+            address = self.server.server_address
+            if allowed_host(header, int(address[1]) if isinstance(address, tuple) else -1):
+                return True
+            self.send_error(
+                403, "Forbidden", "judgekit view answers only Host 127.0.0.1 or localhost (DNS rebinding)"
+            )
+            return False
+
+        def do_GET(self) -> None:
+            """Answer a GET for a file of the viewer, if the Host header is the loopback's."""
+            if self._host_ok():
+                super().do_GET()
+
+        def do_HEAD(self) -> None:
+            """Answer a HEAD, if the Host header is the loopback's."""
+            if self._host_ok():
+                super().do_HEAD()
 
     handler = functools.partial(Quiet, directory=str(folder))
     try:

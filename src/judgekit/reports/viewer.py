@@ -22,30 +22,36 @@ from __future__ import annotations
 
 import hashlib
 import json
-import shutil
-from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from array import array
+from collections import OrderedDict, defaultdict
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
-from judgekit.errors import JudgekitError
-from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite, task_outcomes
-from judgekit.results import ResultLine, RunResults
+from judgekit.errors import JudgekitError, Problem
+from judgekit.io.folders import StagedFolder, check_folder
+from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite
+from judgekit.results import ResultLine, ResultStream, RunResults
+from judgekit.secrets import Redactor, redact
 from judgekit.verdict import CheckResult, Evidence, Trust, Verdict, evidence_line, verdict_reason
 
 __all__ = [
     "CHUNK_SIZE",
     "MARKER",
+    "ROWS_PER_FILE",
     "CaseInfo",
     "TranscriptLookup",
+    "TranscriptReader",
     "ViewerBuild",
     "build_viewer",
     "case_infos",
     "check_out_folder",
     "diff_rows",
+    "display_path",
     "js_assign",
     "locate_quote",
     "read_transcripts_for",
@@ -56,6 +62,9 @@ __all__ = [
 
 CHUNK_SIZE = 500
 """Trials per detail chunk file: a trial page loads one chunk (its trials' checks and transcripts)."""
+
+ROWS_PER_FILE = 5000
+"""Run-page rows per ``data/run<R>/rows-<K>.js`` file (written as they are read, never all held at once)."""
 
 MARKER = ".judgekit-viewer"
 """The file that marks a folder as a viewer ``judgekit view`` wrote (and may therefore rewrite)."""
@@ -73,16 +82,20 @@ CSP = (
 # --------------------------------------------------------------------------- escaping
 
 
-def js_assign(target: str, data: Any) -> str:
+def js_assign(target: str, data: Any, *, redactor: Redactor | None = None) -> str:
     r"""A JavaScript statement handing ``data`` to the page, safe whatever text the data holds.
 
     The data is JSON with every ``<`` written ``\\u003c`` (so no ``</script>`` or ``<!--`` can appear
     whatever a transcript says) and U+2028 / U+2029 escaped (line terminators in JavaScript before ES2019).
+    Given a redactor, every secret it knows is removed from the JSON text before that escaping, so a
+    secret holding ``<`` cannot hide behind it.
 
     Args:
         target: What receives the data: ``window.JK_DATA = `` (an assignment) or ``window.JK_CHUNK(0, 3, ``
             (a call; the statement then ends with ``);``).
         data: What to hand over: JSON-ready values (text, numbers, lists, mappings).
+        redactor: Removes secrets (known values in plain and JSON-escaped form, key shapes); ``None``
+            removes nothing.
 
     Returns:
         The statement, one line ending with a newline.
@@ -92,6 +105,8 @@ def js_assign(target: str, data: Any) -> str:
         'window.X = {"t":"\\u003c/script>\\u003cb>"};\n'
     """
     text = json.dumps(data, ensure_ascii=False, separators=(",", ":"), allow_nan=False)
+    if redactor is not None:
+        text = redactor.text(text)
     text = text.replace("<", "\\u003c").replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
     close = ");" if target.rstrip().endswith(("(", ",")) else ";"
     return f"{target}{text}{close}\n"
@@ -161,7 +176,8 @@ def trial_row(line: ResultLine, case_index: int) -> list[Any]:
 
 
 def _pretty(value: Any) -> str:
-    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False, default=str)
+    """``value`` as indented JSON text, the value of every credential-named key (``api_key``) removed."""
+    return json.dumps(redact(value), indent=2, ensure_ascii=False, sort_keys=False, default=str)
 
 
 def _cell(value: Any) -> str:
@@ -314,12 +330,14 @@ class TranscriptLookup:
         calls: For each tool call in transcript order (its ``call_index``), the message holding it.
         unavailable: Why there is no transcript (file missing, line changed or unreadable), or ``None``.
         warning: A caveat on a transcript that is shown (its line changed since grading), or ``None``.
+        file: The transcript file as pages name it (:func:`display_path`), or ``None`` (no source).
     """
 
     messages: list[dict[str, Any]] | None
     calls: list[int] = field(default_factory=list)
     unavailable: str | None = None
     warning: str | None = None
+    file: str | None = None
 
 
 def _check_detail(check: CheckResult, lookup: TranscriptLookup, judge_model: str | None) -> dict[str, Any]:
@@ -448,13 +466,22 @@ def trial_detail(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any]:
         }
         if line.judge_fingerprint
         else None,
-        "source": line.source.model_dump(mode="json") if line.source is not None else None,
+        "source": _source(line, lookup),
         "messages": lookup.messages,
         "transcript_unavailable": lookup.unavailable,
         "transcript_warning": lookup.warning,
         "highlight": {"messages": sorted(messages), "calls": sorted(calls)},
         "checks": checks,
     }
+
+
+def _source(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any] | None:
+    """The result line's transcript source, its file named as :func:`display_path` names it."""
+    if line.source is None:
+        return None
+    source = line.source.model_dump(mode="json")
+    source["file"] = lookup.file if lookup.file is not None else Path(line.source.file).name
+    return source
 
 
 # --------------------------------------------------------------------------- transcripts
@@ -502,13 +529,191 @@ def _resolve_source(file: str, results_folder: Path) -> Path | None:
     return None
 
 
+def display_path(file: str | PathLike[str], results_folder: str | PathLike[str]) -> str:
+    """How a shared page names a local file: relative to the results file's folder, never absolutely.
+
+    A viewer folder is made to be shared, so it must not print where the files sit on this machine (a
+    home folder, a user name). A file inside the results file's folder (or below it) is named relative to
+    it; one recorded as a plain relative path (``runs/t.jsonl``, no ``..``) as recorded; any other by
+    its file name alone.
+
+    Args:
+        file: The file, as recorded in a result line or as found.
+        results_folder: The folder of the results file.
+
+    Returns:
+        The name to show, with ``/`` between folders.
+
+    Examples:
+        >>> display_path("/home/ana/runs/t/tr.jsonl", "/home/ana/runs")
+        't/tr.jsonl'
+        >>> display_path("/home/ana/private/tr.jsonl", "/home/ana/runs")
+        'tr.jsonl'
+        >>> display_path("runs/tr.jsonl", "/elsewhere")
+        'runs/tr.jsonl'
+    """
+    path = Path(file)
+    folder = Path(os.path.abspath(results_folder))
+    if path.is_absolute():
+        try:
+            return Path(os.path.abspath(path)).relative_to(folder).as_posix()
+        except ValueError:
+            return path.name
+    if ".." in path.parts:
+        return path.name
+    return path.as_posix()
+
+
+_OPEN_FILES = 8
+"""Transcript files kept open (with their line offsets) at once while the viewer reads chunk by chunk."""
+
+
+class _TranscriptFile:
+    """One transcript file read on demand: the byte offset of every line seen so far, and its handle.
+
+    Lines asked for in order are read front to back once; a line before the furthest one read is found
+    again by its offset (8 bytes kept per line, never the lines).
+    """
+
+    def __init__(self, recorded: str, results_folder: Path) -> None:
+        self.recorded = recorded
+        self.path = _resolve_source(recorded, results_folder)
+        self.shown = display_path(self.path if self.path is not None else recorded, results_folder)
+        self.offsets = array("q")
+        self.next = 0
+        self.ended = False
+        self.handle: BinaryIO | None = None
+        self.error: str | None = None
+        if self.path is None:
+            shown = display_path(recorded, results_folder)
+            self.error = f"transcript file {shown} not found (moved or deleted since grading)"
+            return
+        try:
+            self.handle = self.path.open("rb")
+        except OSError as exc:
+            self.error = f"transcript file {self.shown} cannot be read: {exc.strerror}"
+
+    def close(self) -> None:
+        if self.handle is not None:
+            self.handle.close()
+            self.handle = None
+
+    def _read_at(self, offset: int) -> tuple[bytes | None, int]:
+        """The line at ``offset`` (``None`` when too long, ``b""`` at the end) and the next line's offset."""
+        from judgekit.io.documents import MAX_LINE_BYTES
+
+        handle = self.handle
+        if handle is None:
+            return b"", offset
+        handle.seek(offset)
+        raw: bytes = handle.readline(MAX_LINE_BYTES + 1)
+        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
+            return raw, offset + len(raw)
+        piece = raw
+        while piece and not piece.endswith(b"\n"):
+            piece = handle.readline(1024 * 1024)
+        return None, handle.tell()
+
+    def line(self, number: int) -> tuple[bool, bytes | None]:
+        """Whether the file has line ``number`` (1-based), and its bytes (``None`` when too long)."""
+        if number <= len(self.offsets):
+            raw, _ = self._read_at(self.offsets[number - 1])
+            return True, raw
+        raw = b""
+        while not self.ended and len(self.offsets) < number:
+            raw, end = self._read_at(self.next)
+            if raw == b"":
+                self.ended = True
+                break
+            self.offsets.append(self.next)
+            self.next = end
+        if len(self.offsets) < number:
+            return False, None
+        return True, raw
+
+
+class TranscriptReader:
+    """Reads the transcripts of result lines batch by batch, keeping a few files open (memory flat).
+
+    Args:
+        results_folder: The folder of the results file (relative sources are looked up from the working
+            folder, then from it; pages name files relative to it: :func:`display_path`).
+    """
+
+    def __init__(self, results_folder: str | PathLike[str]) -> None:
+        """Prepare to read transcripts for the results file in ``results_folder``."""
+        self.folder = Path(results_folder)
+        self._files: OrderedDict[str, _TranscriptFile] = OrderedDict()
+
+    def __enter__(self) -> TranscriptReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Close every transcript file still open."""
+        for file in self._files.values():
+            file.close()
+        self._files.clear()
+
+    def _file(self, recorded: str) -> _TranscriptFile:
+        file = self._files.get(recorded)
+        if file is not None:
+            self._files.move_to_end(recorded)
+            return file
+        file = _TranscriptFile(recorded, self.folder)
+        self._files[recorded] = file
+        while len(self._files) > _OPEN_FILES:
+            self._files.popitem(last=False)[1].close()
+        return file
+
+    def lookups(self, lines: Sequence[ResultLine]) -> list[TranscriptLookup]:
+        """The transcript of each line (or why it is unavailable), in the order of ``lines``.
+
+        A transcript line several result lines name is parsed once; its sha256 is compared with the first
+        of them.
+        """
+        from judgekit.io.documents import load_json_bounded
+
+        out: list[TranscriptLookup | None] = [None] * len(lines)
+        wanted: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
+        for position, line in enumerate(lines):
+            if line.source is None:
+                out[position] = TranscriptLookup(
+                    None, unavailable="the result line names no transcript source"
+                )
+            else:
+                wanted[line.source.file][line.source.line].append(position)
+        for recorded, by_line in wanted.items():
+            file = self._file(recorded)
+            for number in sorted(by_line):
+                graded = by_line[number]
+                if file.error is not None:
+                    lookup = TranscriptLookup(None, unavailable=file.error, file=file.shown)
+                else:
+                    present, raw = file.line(number)
+                    if present:
+                        lookup = _transcript_at(file, number, raw, lines[graded[0]], load_json_bounded)
+                    else:
+                        lookup = TranscriptLookup(
+                            None,
+                            unavailable=f"{file.shown} has no line {number} (the file was shortened)",
+                            file=file.shown,
+                        )
+                for position in graded:
+                    out[position] = lookup
+        return [lookup if lookup is not None else TranscriptLookup(None) for lookup in out]
+
+
 def read_transcripts_for(
     lines: Sequence[ResultLine], results_folder: str | PathLike[str]
 ) -> dict[int, TranscriptLookup]:
     """Read the transcript of every trial from the file and line its result line names.
 
-    Each transcript file is read once, front to back; only the lines the results name are parsed. A
-    relative source path is looked up from the working folder, then from the results file's folder.
+    Each transcript file is read front to back (a line before the furthest read is found by its offset);
+    only the lines the results name are parsed. A relative source path is looked up from the working
+    folder, then from the results file's folder.
 
     Args:
         lines: The result lines, in results order.
@@ -517,56 +722,15 @@ def read_transcripts_for(
     Returns:
         Position of each trial in ``lines`` -> its transcript, or why it is unavailable (no source in
         the result line, the file missing or unreadable, the line gone or not a transcript); a line
-        whose sha256 differs from the one graded is shown with a warning.
+        whose sha256 differs from the one graded is shown with a warning. Files are named as
+        :func:`display_path` names them.
     """
-    from judgekit.io.documents import iter_lines, load_json_bounded
-
-    folder = Path(results_folder)
-    out: dict[int, TranscriptLookup] = {}
-    wanted: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-    for position, line in enumerate(lines):
-        if line.source is None:
-            out[position] = TranscriptLookup(None, unavailable="the result line names no transcript source")
-        else:
-            wanted[line.source.file][line.source.line].append(position)
-    for file, by_line in wanted.items():
-        path = _resolve_source(file, folder)
-        if path is None:
-            _unavailable(out, by_line, f"transcript file {file} not found (moved or deleted since grading)")
-            continue
-        try:
-            handle = path.open("rb")
-        except OSError as exc:
-            _unavailable(out, by_line, f"transcript file {path} cannot be read: {exc.strerror}")
-            continue
-        with handle:
-            for number, raw, _ in iter_lines(handle):
-                graded = by_line.get(number)
-                if not graded:
-                    continue
-                lookup = _transcript_at(path, number, raw, lines[graded[0]], load_json_bounded)
-                for position in graded:
-                    out[position] = lookup
-        for number, positions in by_line.items():
-            for position in positions:
-                out.setdefault(
-                    position,
-                    TranscriptLookup(
-                        None, unavailable=f"{path} has no line {number} (the file was shortened)"
-                    ),
-                )
-    return out
-
-
-def _unavailable(out: dict[int, TranscriptLookup], by_line: Mapping[int, list[int]], why: str) -> None:
-    """Every trial graded from this file's lines has no transcript to show, for the same reason."""
-    for positions in by_line.values():
-        for position in positions:
-            out[position] = TranscriptLookup(None, unavailable=why)
+    with TranscriptReader(results_folder) as reader:
+        return dict(enumerate(reader.lookups(lines)))
 
 
 def _transcript_at(
-    path: Path, number: int, raw: bytes | None, first: ResultLine, load: Any
+    file: _TranscriptFile, number: int, raw: bytes | None, first: ResultLine, load: Any
 ) -> TranscriptLookup:
     """The transcript on one line of a transcript file, or why it cannot be shown."""
     from pydantic import ValidationError
@@ -574,9 +738,9 @@ def _transcript_at(
     from judgekit.errors import LocatedError
     from judgekit.transcript import Transcript
 
-    where = f"{path}:{number}"
+    where = f"{file.shown}:{number}"
     if raw is None:
-        return TranscriptLookup(None, unavailable=f"{where}: the line is too long to read")
+        return TranscriptLookup(None, unavailable=f"{where}: the line is too long to read", file=file.shown)
     digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()
     warning = None
     if first.source is not None and first.source.sha256 and first.source.sha256 != digest:
@@ -585,17 +749,19 @@ def _transcript_at(
             "one graded"
         )
     try:
-        data = load(raw.decode("utf-8-sig"), source=path, line=number)
+        data = load(raw.decode("utf-8-sig"), source=file.shown, line=number)
         transcript = Transcript.model_validate(data)
     except UnicodeDecodeError as exc:
-        return TranscriptLookup(None, unavailable=f"{where}: not valid UTF-8 (byte offset {exc.start})")
+        return TranscriptLookup(
+            None, unavailable=f"{where}: not valid UTF-8 (byte offset {exc.start})", file=file.shown
+        )
     except LocatedError as exc:
-        return TranscriptLookup(None, unavailable=f"{where}: {exc.problem.message}")
+        return TranscriptLookup(None, unavailable=f"{where}: {exc.problem.message}", file=file.shown)
     except ValidationError as exc:
         err = exc.errors(include_url=False)[0]
-        return TranscriptLookup(None, unavailable=f"{where}: not a transcript: {err['msg']}")
+        return TranscriptLookup(None, unavailable=f"{where}: not a transcript: {err['msg']}", file=file.shown)
     messages, calls = _display_messages(transcript)
-    return TranscriptLookup(messages, calls, warning=warning)
+    return TranscriptLookup(messages, calls, warning=warning, file=file.shown)
 
 
 # --------------------------------------------------------------------------- cases
@@ -660,7 +826,7 @@ def case_infos(cases: str | PathLike[str]) -> dict[str, CaseInfo]:
             text.append(
                 ("forbidden", _pretty([r.model_dump(mode="json", exclude_none=True) for r in case.forbidden]))
             )
-        text.append(("case file", f"{loaded.path}:{loaded.line}"))
+        text.append(("case file", f"{display_path(loaded.path, cases)}:{loaded.line}"))
         out[case.id] = CaseInfo(split=case.split, text=tuple(text))
     return out
 
@@ -706,15 +872,7 @@ def check_out_folder(out: str | PathLike[str]) -> Path:
     Raises:
         JudgekitError: (exit code 2) When it is a file, or a non-empty folder without the viewer marker.
     """
-    path = Path(out)
-    if path.exists() and not path.is_dir():
-        raise JudgekitError(f"--out {path}: is a file, not a folder; name a new folder for the viewer")
-    if path.is_dir() and any(path.iterdir()) and not (path / MARKER).is_file():
-        raise JudgekitError(
-            f"--out {path}: the folder is not empty and is not a viewer judgekit view wrote; nothing was "
-            "written, so nothing already there is lost: name a new or empty folder"
-        )
-    return path
+    return check_folder(out, marker=MARKER, command="judgekit view", kind="a viewer")
 
 
 def _suite(case: Any, splits: Mapping[str, str], capability: Any) -> str:
@@ -724,18 +882,17 @@ def _suite(case: Any, splits: Mapping[str, str], capability: Any) -> str:
 
 
 def _comparison(
-    runs: Sequence[RunResults],
-    positions: Sequence[dict[str, list[int]]],
-    regression: Sequence[str],
-    splits: Mapping[str, str],
+    digests: Sequence[Any],
+    positions: Sequence[Mapping[str, list[int]]],
 ) -> dict[str, Any]:
     """The comparison page's data: compare_runs' verdict, and every case's change with both runs' trials."""
-    from judgekit.reports.run_compare import compare_runs
+    from judgekit.reports.run_compare import compare_digests
 
-    a, b = runs
-    result = compare_runs(a, b, regression_slices=regression, splits=splits)
+    da, db = digests
+    result = compare_digests(da, db)
     changed = {c.case_id: c.change for c in result.changes}
-    out_a, out_b = task_outcomes(a.lines), task_outcomes(b.lines)
+    lost = {c.case_id for c in result.regression_lost}
+    out_a, out_b = da.outcomes(), db.outcomes()
     rows = []
     for case_id in sorted(out_a.keys() | out_b.keys()):
         change: str
@@ -755,7 +912,7 @@ def _comparison(
                 "b": _outcome(out_b.get(case_id)),
                 "trials_a": positions[0].get(case_id, []),
                 "trials_b": positions[1].get(case_id, []),
-                "regression_lost": any(c.case_id == case_id for c in result.regression_lost),
+                "regression_lost": case_id in lost,
             }
         )
     return {
@@ -791,7 +948,7 @@ _INDEX_HTML = """<!doctype html>
 <title>judgekit viewer</title>
 <link rel="stylesheet" href="viewer.css">
 <script src="data/index.js"></script>
-</head>
+{rows}</head>
 <body>
 <header id="top"><h1 id="title">judgekit viewer</h1><nav id="nav"></nav></header>
 <main id="app"><noscript>The viewer needs JavaScript (it runs locally; nothing is fetched from the
@@ -802,30 +959,228 @@ network).</noscript></main>
 """
 
 
+class _RunSource:
+    """One run to show: its result lines one at a time, and afterwards its problems.
+
+    A :class:`~judgekit.results.RunResults` already in memory is used as it is; a results file is read
+    line by line (:class:`~judgekit.results.ResultStream`), never held whole.
+    """
+
+    def __init__(self, run: RunResults | str | PathLike[str]) -> None:
+        self.run = run if isinstance(run, RunResults) else None
+        self.stream = None if isinstance(run, RunResults) else ResultStream(run)
+        self.path = run.path if isinstance(run, RunResults) else Path(run)
+
+    def lines(self) -> Iterator[ResultLine]:
+        if self.run is not None:
+            return iter(self.run.lines)
+        if self.stream is None:  # pragma: no cover - one of the two is always set
+            return iter(())
+        return iter(self.stream)
+
+    @property
+    def problems(self) -> list[Problem]:
+        if self.run is not None:
+            return self.run.problems
+        return self.stream.problems if self.stream is not None else []
+
+
+def _shown_problem(problem: Problem, results_folder: Path) -> str:
+    """A problem as the run page lists it: its file named as :func:`display_path` names it."""
+    if problem.file is None:
+        return str(problem)
+    return str(
+        Problem(
+            Path(display_path(problem.file, results_folder)), problem.line, problem.field, problem.message
+        )
+    )
+
+
+class _Builder:
+    """Writes a viewer's data files while the result lines stream past: one chunk of trials at a time.
+
+    What it keeps grows with cases (the case table), run ids and, for two runs, one verdict and one
+    position per trial for the comparison; never the result lines, their details or their transcripts.
+    """
+
+    def __init__(
+        self,
+        folder: StagedFolder,
+        *,
+        infos: Mapping[str, CaseInfo],
+        regression: tuple[str, ...],
+        chunk_size: int,
+        compare: bool,
+        redactor: Redactor,
+    ) -> None:
+        from judgekit.reports.run_compare import RunDigest
+
+        self.folder = folder
+        self.infos = infos
+        self.regression = regression
+        self.splits = {cid: info.split for cid, info in infos.items() if info.split}
+        self.capability = in_capability_suite(self.splits, regression)
+        self.chunk_size = chunk_size
+        self.redactor = redactor
+        self.case_index: dict[str, int] = {}
+        self.case_rows: list[dict[str, Any]] = []
+        self.run_docs: list[dict[str, Any]] = []
+        self.summaries: list[dict[str, Any]] = []
+        self.reasons: dict[str, int] = defaultdict(int)
+        self.row_files: list[int] = []
+        self.compare = compare
+        self.digests: list[Any] = []
+        self.positions: list[dict[str, list[int]]] = []
+        self._digest = RunDigest
+
+    def write(self, relative: str, target: str, data: Any) -> None:
+        self.folder.write(relative, js_assign(target, data, redactor=self.redactor))
+
+    def _case(self, line: ResultLine) -> int:
+        index = self.case_index.get(line.case.id)
+        if index is not None:
+            return index
+        index = self.case_index[line.case.id] = len(self.case_rows)
+        info = self.infos.get(line.case.id)
+        self.case_rows.append(
+            {
+                "id": line.case.id,
+                "version": line.case.version,
+                "slice": line.case.slice,
+                "category": line.case.category,
+                "severity": line.case.severity,
+                "suite": _suite(line.case, self.splits, self.capability),
+                "split": info.split if info is not None else None,
+                "info": [list(t) for t in info.text] if info is not None else None,
+            }
+        )
+        return index
+
+    def add_run(self, r: int, source: _RunSource) -> None:
+        """Read one run's lines once, writing its chunks and row files as they fill."""
+        folder = source.path.parent
+        digest = None
+        if self.compare:
+            baseline = self.digests[0] if self.digests else None
+            digest = self._digest(
+                source.path.name,
+                regression_slices=self.regression,
+                splits=self.splits,
+                keep_trials=baseline is None,
+                baseline=baseline,
+            )
+        by_case: dict[str, list[int]] = defaultdict(list)
+        run_ids: dict[str, None] = {}
+        batch: list[ResultLine] = []
+        rows: list[list[Any]] = []
+        trials = chunks = parts = unavailable = 0
+        with TranscriptReader(folder) as reader:
+
+            def flush_chunk() -> None:
+                nonlocal chunks, unavailable
+                details = []
+                for line, lookup in zip(batch, reader.lookups(batch), strict=True):
+                    if lookup.unavailable is not None:
+                        unavailable += 1
+                        self.reasons[lookup.unavailable] += 1
+                    details.append(trial_detail(line, lookup))
+                self.write(f"data/run{r}/chunk-{chunks}.js", f"window.JK_CHUNK({r}, {chunks}, ", details)
+                chunks += 1
+                batch.clear()
+
+            def flush_rows() -> None:
+                nonlocal parts
+                self.write(
+                    f"data/run{r}/rows-{parts}.js", f"window.JK_DATA.runs[{r}].rows_parts[{parts}] = ", rows
+                )
+                parts += 1
+                rows.clear()
+
+            for line in source.lines():
+                rows.append(trial_row(line, self._case(line)))
+                run_ids.setdefault(line.run_id)
+                if digest is not None:
+                    digest.add(line)
+                    by_case[line.case.id].append(trials)
+                trials += 1
+                batch.append(line)
+                if len(batch) >= self.chunk_size:
+                    flush_chunk()
+                if len(rows) >= ROWS_PER_FILE:
+                    flush_rows()
+            if batch:
+                flush_chunk()
+            if rows:
+                flush_rows()
+        if trials == 0:
+            raise JudgekitError(
+                f"{source.path}: no trial to show (no valid result line); give a results file judgekit grade "
+                "wrote"
+            )
+        if digest is not None:
+            self.digests.append(digest)
+            self.positions.append(dict(by_case))
+        self.row_files.append(parts)
+        problems = [str(p) for p in source.problems]
+        self.run_docs.append(
+            {
+                "name": source.path.name,
+                "file": source.path.name,
+                "run_ids": list(run_ids),
+                "chunks": chunks,
+                "problems": [_shown_problem(p, folder) for p in source.problems],
+                "row_files": parts,
+                "rows_parts": [],
+            }
+        )
+        self.summaries.append(
+            {
+                "name": source.path.name,
+                "file": str(source.path),
+                "trials": trials,
+                "chunks": chunks,
+                "transcripts_unavailable": unavailable,
+                "problems": problems,
+            }
+        )
+
+
 def build_viewer(
-    results: Sequence[RunResults],
+    results: Sequence[RunResults | str | PathLike[str]],
     out: str | PathLike[str],
     *,
     cases: Mapping[str, CaseInfo] | None = None,
     chunk_size: int = CHUNK_SIZE,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
+    redactor: Redactor | None = None,
 ) -> ViewerBuild:
-    """Write the viewer folder for one run, or two runs side by side.
+    """Write the viewer folder for one run, or two runs side by side, all at once or not at all.
+
+    A results file given by its path is read once, line by line: each chunk of trials is written as soon
+    as it is read (its details and transcripts, then dropped), and the run page's rows go to
+    ``data/run<R>/rows-<K>.js`` files of :data:`ROWS_PER_FILE` rows, so memory does not grow with the
+    trials. Every file is written into a staging folder beside ``out`` (:class:`~judgekit.io.folders.
+    StagedFolder`) that replaces ``out`` only when all of it was written: a failure (a full disk, runs
+    that cannot be compared) leaves ``out`` exactly as it was. Every data file has the secrets
+    ``redactor`` knows removed, and pages name local files relative to the results file's folder.
 
     Args:
-        results: One or two runs read with :func:`~judgekit.results.read_results` (the first is the
-            baseline when there are two).
+        results: One or two runs: results files (read streaming) or runs read with
+            :func:`~judgekit.results.read_results` (the first is the baseline when there are two).
         out: The folder to write (see :func:`check_out_folder`); an earlier viewer there is replaced.
         cases: What the case set says about each case (:func:`case_infos`), or ``None`` for the results alone.
         chunk_size: Trials per detail chunk file.
         regression_slices: Slice names that form the regression suite (as in ``judgekit report``).
+        redactor: Removes secrets from every data file; default
+            :meth:`~judgekit.secrets.Redactor.from_environ` (the environment's secret values, key shapes).
 
     Returns:
         What was written.
 
     Raises:
         JudgekitError: (exit code 2) For more than two runs, a run without a trial, an output folder that
-            is not a viewer, or two runs ``judgekit compare`` refuses to compare.
+            is not a viewer or cannot be written (nothing in it is changed), or two runs ``judgekit
+            compare`` refuses to compare.
     """
     if not 1 <= len(results) <= 2:
         raise JudgekitError(
@@ -834,114 +1189,56 @@ def build_viewer(
     if chunk_size < 1:
         raise JudgekitError(f"chunk size must be at least 1 (got {chunk_size})")
     for run in results:
-        if not run.lines:
+        if isinstance(run, RunResults) and not run.lines:
             raise JudgekitError(
                 f"{run.path}: no trial to show (no valid result line); give a results file judgekit grade "
                 "wrote"
             )
-    folder = check_out_folder(out)
-    regression = tuple(regression_slices)
-    infos = dict(cases or {})
-    splits = {cid: info.split for cid, info in infos.items() if info.split}
-    capability = in_capability_suite(splits, regression)
-    case_index: dict[str, int] = {}
-    case_rows: list[dict[str, Any]] = []
-    for run in results:
-        for line in run.lines:
-            if line.case.id not in case_index:
-                case_index[line.case.id] = len(case_rows)
-                info = infos.get(line.case.id)
-                case_rows.append(
-                    {
-                        "id": line.case.id,
-                        "version": line.case.version,
-                        "slice": line.case.slice,
-                        "category": line.case.category,
-                        "severity": line.case.severity,
-                        "suite": _suite(line.case, splits, capability),
-                        "split": info.split if info is not None else None,
-                        "info": [list(t) for t in info.text] if info is not None else None,
-                    }
-                )
-    if folder.is_dir() and (folder / MARKER).is_file():
-        shutil.rmtree(folder / "data", ignore_errors=True)
-    (folder / "data").mkdir(parents=True, exist_ok=True)
-    written: list[str] = []
-    total = 0
-
-    def write(relative: str, text: str) -> None:
-        nonlocal total
-        target = folder / relative
-        target.parent.mkdir(parents=True, exist_ok=True)
-        encoded = text.encode("utf-8")
-        target.write_bytes(encoded)
-        written.append(relative)
-        total += len(encoded)
-
-    run_docs: list[dict[str, Any]] = []
-    summaries: list[dict[str, Any]] = []
-    positions: list[dict[str, list[int]]] = []
-    reasons: dict[str, int] = defaultdict(int)
-    for r, run in enumerate(results):
-        lookups = read_transcripts_for(run.lines, run.path.parent)
-        by_case: dict[str, list[int]] = defaultdict(list)
-        for n, line in enumerate(run.lines):
-            by_case[line.case.id].append(n)
-        positions.append(dict(by_case))
-        chunks = (len(run.lines) + chunk_size - 1) // chunk_size
-        unavailable = 0
-        for k in range(chunks):
-            details = []
-            for n in range(k * chunk_size, min((k + 1) * chunk_size, len(run.lines))):
-                lookup = lookups[n]
-                if lookup.unavailable is not None:
-                    unavailable += 1
-                    reasons[lookup.unavailable] += 1
-                details.append(trial_detail(run.lines[n], lookup))
-            write(f"data/run{r}/chunk-{k}.js", js_assign(f"window.JK_CHUNK({r}, {k}, ", details))
-        problems = [str(p) for p in run.problems]
-        run_docs.append(
-            {
-                "name": run.name,
-                "file": str(run.path),
-                "run_ids": run.run_ids,
-                "chunks": chunks,
-                "problems": problems,
-                "rows": [trial_row(line, case_index[line.case.id]) for line in run.lines],
-            }
+    check_out_folder(out)
+    sources = [_RunSource(run) for run in results]
+    with StagedFolder(
+        out,
+        marker=MARKER,
+        marker_text="This folder was written by judgekit view; judgekit view may replace it.\n",
+        command="judgekit view",
+        kind="a viewer",
+    ) as folder:
+        builder = _Builder(
+            folder,
+            infos=dict(cases or {}),
+            regression=tuple(regression_slices),
+            chunk_size=chunk_size,
+            compare=len(sources) == 2,
+            redactor=redactor if redactor is not None else Redactor.from_environ(),
         )
-        summaries.append(
-            {
-                "name": run.name,
-                "file": str(run.path),
-                "trials": len(run.lines),
-                "chunks": chunks,
-                "transcripts_unavailable": unavailable,
-                "problems": problems,
-            }
+        for r, source in enumerate(sources):
+            builder.add_run(r, source)
+        comparison = _comparison(builder.digests, builder.positions) if builder.compare else None
+        document = {
+            "schema_version": 1,
+            "chunk_size": chunk_size,
+            "runs": builder.run_docs,
+            "cases": builder.case_rows,
+            "compare": comparison,
+            "with_cases": cases is not None,
+        }
+        builder.write("data/index.js", "window.JK_DATA = ", document)
+        assets = resources.files("judgekit.reports").joinpath("viewer_assets")
+        for name in ASSETS:
+            folder.write(name, assets.joinpath(name).read_text(encoding="utf-8"))
+        scripts = "".join(
+            f'<script src="data/run{r}/rows-{k}.js"></script>\n'
+            for r, parts in enumerate(builder.row_files)
+            for k in range(parts)
         )
-    comparison = _comparison(results, positions, regression, splits) if len(results) == 2 else None
-    document = {
-        "schema_version": 1,
-        "chunk_size": chunk_size,
-        "runs": run_docs,
-        "cases": case_rows,
-        "compare": comparison,
-        "with_cases": cases is not None,
-    }
-    write("data/index.js", js_assign("window.JK_DATA = ", document))
-    assets = resources.files("judgekit.reports").joinpath("viewer_assets")
-    for name in ASSETS:
-        write(name, assets.joinpath(name).read_text(encoding="utf-8"))
-    write("index.html", _INDEX_HTML.format(csp=CSP))
-    write(MARKER, "This folder was written by judgekit view; judgekit view may replace it.\n")
+        folder.write("index.html", _INDEX_HTML.format(csp=CSP, rows=scripts))
     return ViewerBuild(
-        out=folder,
-        index=folder / "index.html",
-        files=tuple(written),
-        runs=tuple(summaries),
-        cases=len(case_rows),
+        out=Path(out),
+        index=Path(out) / "index.html",
+        files=tuple(folder.files),
+        runs=tuple(builder.summaries),
+        cases=len(builder.case_rows),
         compared=comparison is not None,
-        bytes=total,
-        unavailable_reasons=tuple(sorted(reasons.items(), key=lambda kv: -kv[1])),
+        bytes=folder.bytes,
+        unavailable_reasons=tuple(sorted(builder.reasons.items(), key=lambda kv: -kv[1])),
     )

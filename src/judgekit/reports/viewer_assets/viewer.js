@@ -1,13 +1,30 @@
 /* judgekit viewer: run page (virtualised table), trial page, comparison page.
  *
- * Data comes from data/index.js (window.JK_DATA) and, per trial page, one data/runR/chunk-K.js file
- * loaded with a <script> tag (file:// forbids fetch). Every text from the data is set with textContent:
+ * Data comes from data/index.js (window.JK_DATA), the run page's rows from data/runR/rows-K.js (each
+ * assigns one part of a run's rows; index.html loads them before this script) and, per trial page, one
+ * data/runR/chunk-K.js file loaded with a <script> tag (file:// forbids fetch). Every text from the data is set with textContent:
  * nothing read from a transcript or a results file is ever parsed as HTML.
  */
 (function () {
   "use strict";
 
   var DATA = window.JK_DATA;
+  var complete = !!DATA;
+  if (DATA) {
+    // Join each run's row parts (data/runR/rows-K.js) into its rows, in order; a missing part means an
+    // incomplete folder, said below rather than shown as a shorter run.
+    DATA.runs.forEach(function (run) {
+      if (run.rows) return;
+      var rows = [];
+      for (var k = 0; k < run.row_files; k++) {
+        var part = run.rows_parts[k];
+        if (!part) { complete = false; return; }
+        for (var i = 0; i < part.length; i++) rows.push(part[i]);
+      }
+      run.rows = rows;
+      run.rows_parts = null;
+    });
+  }
   var ROW_HEIGHT = 28;
   var CASE = 0, TRIAL = 1, VERDICT = 2, CATS = 3, LAYERS = 4, TRUST = 5, COST = 6, COST_WHY = 7, REASON = 8;
   var VERDICT_ORDER = ["fail", "error", "insufficient_information", "not_evaluated", "pass"];  // gate order
@@ -566,8 +583,9 @@
     app.appendChild(table);
   }
 
-  if (!DATA) {
-    app.textContent = "data/index.js is missing: the viewer folder is incomplete; run judgekit view again.";
+  if (!complete) {
+    app.textContent = "data/index.js or a data/runR/rows-K.js file is missing: the viewer folder is " +
+      "incomplete; run judgekit view again.";
     return;
   }
   window.addEventListener("hashchange", route);
