@@ -19,44 +19,51 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["Killed", "run_killed"]
+__all__ = ["Killed", "run_killed", "run_killed_forked"]
 
-_CHILD = r"""
+_HOOK = r"""
 import os, signal, sys
-root, unit, kill_at, log_path = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-argv = sys.argv[5:]
-log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-CASE = (".yaml", ".yml", ".json", ".jsonl")
-count = [0]
 
-def text(value):
-    return os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else ""
+def install(root, unit, kill_at, log_path):
+    log = os.open(log_path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    case = (".yaml", ".yml", ".json", ".jsonl")
+    count = [0]
 
-def hook(event, args):
-    if event == "os.rename":
-        paths = (text(args[0]), text(args[1]))
-    elif event in ("os.remove", "os.mkdir", "os.rmdir"):
-        paths = (text(args[0]),)
-    elif event == "open" and isinstance(args[2], int) and args[2] & os.O_CREAT:
-        paths = (text(args[0]),)
-    else:
-        return
-    if not any(os.path.abspath(p).startswith(root + os.sep) for p in paths if p):
-        return
-    is_move = event == "os.rename" and paths[1].endswith(CASE)
-    if unit == "move" and not is_move:
-        return
-    if unit not in ("move", "step") and not (event == "os.rename" and os.path.basename(paths[1]) == unit):
-        return
-    count[0] += 1
-    os.write(log, ("%s %s\n" % (event, " ".join(paths))).encode())
-    if count[0] == kill_at:
-        os.kill(os.getpid(), signal.SIGKILL)
+    def text(value):
+        return os.fsdecode(value) if isinstance(value, (str, bytes, os.PathLike)) else ""
 
-sys.addaudithook(hook)
-from judgekit.cli import main
-sys.exit(main(argv))
+    def hook(event, args):
+        if event == "os.rename":
+            paths = (text(args[0]), text(args[1]))
+        elif event in ("os.remove", "os.mkdir", "os.rmdir"):
+            paths = (text(args[0]),)
+        elif event == "open" and isinstance(args[2], int) and args[2] & os.O_CREAT:
+            paths = (text(args[0]),)
+        else:
+            return
+        if not any(os.path.abspath(p).startswith(root + os.sep) for p in paths if p):
+            return
+        renamed = paths[1] if event == "os.rename" else ""
+        if unit == "move" and not renamed.endswith(case):
+            return
+        if unit not in ("move", "step") and os.path.basename(renamed) != unit:
+            return
+        count[0] += 1
+        os.write(log, ("%s %s\n" % (event, " ".join(paths))).encode())
+        if count[0] == kill_at:
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    sys.addaudithook(hook)
 """
+
+_CHILD = (
+    _HOOK
+    + r"""
+install(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4])
+from judgekit.cli import main
+sys.exit(main(sys.argv[5:]))
+"""
+)
 
 
 @dataclass(frozen=True)
@@ -109,3 +116,39 @@ def run_killed(root: Path, argv: list[str], *, kill_at: int, unit: str = "move")
     steps = tuple(log.read_text(encoding="utf-8").splitlines()) if log.exists() else ()
     log.unlink(missing_ok=True)
     return Killed(done.returncode, steps, done.stdout, done.stderr)
+
+
+def _forked(root: str, unit: str, kill_at: int, log: str, argv: list[str]) -> None:
+    """The forked child: the hook, then the command line, its output thrown away."""
+    namespace: dict[str, object] = {}
+    exec(compile(_HOOK, "<kill hook>", "exec"), namespace)  # the hook source above, the test's own
+    install = namespace["install"]
+    assert callable(install)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.dup2(devnull, 2)
+    install(root, unit, kill_at, log)
+    from judgekit.cli import main
+
+    os._exit(main(argv))
+
+
+def run_killed_forked(root: Path, argv: list[str], *, kill_at: int, unit: str = "step") -> Killed:
+    """As :func:`run_killed`, in a child forked from this process (no interpreter start-up: fast).
+
+    The child's output is discarded (``stdout``/``stderr`` are empty).
+    """
+    import multiprocessing
+
+    log = root.parent / f".{root.name}-steps.log"
+    process = multiprocessing.get_context("fork").Process(
+        target=_forked, args=(str(root.resolve()), unit, kill_at, str(log), argv)
+    )
+    process.start()
+    process.join(60)
+    if process.exitcode is None:
+        process.kill()
+        process.join(5)
+    steps = tuple(log.read_text(encoding="utf-8").splitlines()) if log.exists() else ()
+    log.unlink(missing_ok=True)
+    return Killed(process.exitcode if process.exitcode is not None else -1, steps, "", "")

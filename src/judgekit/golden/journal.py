@@ -404,11 +404,17 @@ def begin(root: Path, journal: Journal) -> None:
 
 
 def end(root: Path) -> None:
-    """Delete the journal and the empty staging folder once every rename is made (or undone)."""
+    """Delete the empty staging folder, then the journal, once every rename is made (or undone).
+
+    The journal goes last: a kill before it leaves a journal whose renames are all done, which the next
+    run finishes by deleting what is left.
+    """
+    staging = root / STAGING_DIR
+    if staging.is_dir():
+        with contextlib.suppress(OSError):
+            staging.rmdir()
     with contextlib.suppress(FileNotFoundError):
         journal_path(root).unlink()
-    with contextlib.suppress(OSError):
-        (root / STAGING_DIR).rmdir()
 
 
 def clear_staging(root: Path) -> Path:
@@ -470,7 +476,8 @@ def finish_pending(root: str | os.PathLike[str], operation: Operation) -> Journa
         if state.done:
             continue
         try:
-            state.destination.parent.mkdir(parents=True, exist_ok=True)
+            if not state.destination.parent.is_dir():  # a cases folder removed since
+                state.destination.parent.mkdir(parents=True)
             move_file(state.source, state.destination, overwrite=state.move.replaces is not None)
         except OSError as exc:
             raise JudgekitError(
