@@ -110,22 +110,30 @@ def _usage_line(exc: Exception) -> str:
 
 
 def _internal_error(exc: BaseException) -> int:
-    """An unexpected error: one line, the full traceback in a file (or on screen with JUDGEKIT_DEBUG=1)."""
+    """An unexpected error: one line, the full traceback in a file (or on screen with JUDGEKIT_DEBUG=1).
+
+    The traceback and the line are redacted like every output: an exception's message or a local value
+    in the traceback may hold a key.
+    """
     import os
-    import tempfile
     import traceback
+
+    from judgekit.io.atomic import write_temporary
+    from judgekit.secrets import output_redactor
 
     text = "".join(traceback.format_exception(exc))
     if os.environ.get("JUDGEKIT_DEBUG"):
-        typer.echo(text, err=True)
+        typer.echo(output_redactor().payload(text), err=True)
         return 1
-    with tempfile.NamedTemporaryFile("w", prefix="judgekit-error-", suffix=".txt", delete=False) as handle:
-        handle.write(text)
-    typer.echo(
+    try:
+        where = f"the traceback is in {write_temporary(text, prefix='judgekit-error-', suffix='.txt')}"
+    except OSError as problem:
+        where = f"the traceback could not be saved ({problem.strerror})"
+    line = (
         f"error: judgekit failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug, not your "
-        f"mistake: the traceback is in {handle.name} (set JUDGEKIT_DEBUG=1 to show it here)",
-        err=True,
+        f"mistake: {where} (set JUDGEKIT_DEBUG=1 to show it here)"
     )
+    typer.echo(output_redactor().payload(line), err=True)
     return 1
 
 
@@ -148,14 +156,36 @@ def main(argv: list[str] | None = None) -> int:
     Args:
         argv: Arguments without the program name; ``None`` reads ``sys.argv``.
 
+    Everything printed passes through the process-wide redactor, and a failed write to standard output is
+    exit code 2 (141, quietly, when the reader closed the pipe); see :mod:`judgekit.commands.output`.
+
     Returns:
         The process exit code.
     """
+    from judgekit.commands.output import redacted_streams
+
+    try:
+        with redacted_streams():
+            return _main(argv)
+    except JudgekitError as exc:  # standard output failed while the last lines were flushed
+        return _error_exit(exc)
+
+
+def _error_exit(exc: JudgekitError) -> int:
+    """Print a :class:`~judgekit.errors.JudgekitError` as its ``error:`` line and return its exit code."""
+    from judgekit.commands.output import OutputClosed
+
+    if not isinstance(exc, OutputClosed):
+        typer.echo(f"error: {exc.message}" if "\n" not in exc.message else exc.message, err=True)
+    return exc.exit_code
+
+
+def _main(argv: list[str] | None) -> int:
     try:
         rv = app(args=argv, prog_name="judgekit", standalone_mode=False)
+        sys.stdout.flush()  # a full disk behind standard output is this command's error, not the exit's
     except JudgekitError as exc:
-        typer.echo(f"error: {exc.message}" if "\n" not in exc.message else exc.message, err=True)
-        return exc.exit_code
+        return _error_exit(exc)
     except typer.Exit as exc:
         return int(exc.exit_code)
     except KeyboardInterrupt:

@@ -261,7 +261,9 @@ def _prepare_out(out: Path) -> None:
                 child.unlink()
     try:
         out.mkdir(parents=True, exist_ok=True)
-        (out / _MARKER).write_text("written by judgekit demo; rerunning the demo replaces this folder\n")
+        from judgekit.io.atomic import write_atomic
+
+        write_atomic(out / _MARKER, "written by judgekit demo; rerunning the demo replaces this folder\n")
     except OSError as exc:
         raise JudgekitError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
 

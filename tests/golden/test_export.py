@@ -5,6 +5,7 @@ import hashlib
 import json
 import os
 import re
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -281,21 +282,14 @@ def test_a_failed_put_back_names_where_the_previous_files_are(
 def test_a_failed_write_into_a_new_folder_leaves_no_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    real_write_bytes = Path.write_bytes
-    real_write_text = Path.write_text
+    real_mkstemp = tempfile.mkstemp
 
-    def write_bytes_failing_on_the_second_file(self: Path, data: bytes) -> int:
-        if self.name == "b-1.csv":
+    def mkstemp_failing_on_the_second_file(*args: Any, **kwargs: Any) -> tuple[int, str]:
+        if str(kwargs.get("prefix", "")).startswith(".b-1.csv."):  # io.atomic stages each file so
             raise OSError(5, "Input/output error")
-        return real_write_bytes(self, data)
+        return real_mkstemp(*args, **kwargs)
 
-    def write_text_failing_on_the_second_file(self: Path, data: str, *args: Any, **kwargs: Any) -> int:
-        if self.name == "b-1.csv":
-            raise OSError(5, "Input/output error")
-        return real_write_text(self, data, *args, **kwargs)
-
-    monkeypatch.setattr(Path, "write_bytes", write_bytes_failing_on_the_second_file)
-    monkeypatch.setattr(Path, "write_text", write_text_failing_on_the_second_file)
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp_failing_on_the_second_file)
     out = tmp_path / "new" / "out"
     with pytest.raises(JudgekitError) as caught:
         export_copilot_studio([_case(1, owner="a"), _case(2, owner="b")], out)

@@ -166,3 +166,19 @@ def test_meta_line_is_metadata_not_a_record(tmp_path: Path) -> None:
     lines = path.read_text(encoding="utf-8").splitlines()
     assert json.loads(lines[0]) == {"meta": {"synthetic": True}}
     assert [json.loads(line)["key"] for line in lines[1:]] == ["a", "b"]
+
+
+def test_key_shapes_in_a_prompt_are_redacted_and_replay_still_matches(tmp_path: Path) -> None:
+    """F15 (issue 33): an AWS-style key in a transcript stayed in the cassette's stored prompt."""
+    path = tmp_path / "c.jsonl"
+    aws = "AKIA" + "QWERTYUIOPASDFGH"
+    request = {"model": "m", "messages": [{"role": "user", "content": f"the agent printed {aws} here"}]}
+    key = request_key(request)  # what a client computes from the unredacted request
+    Cassette(path).put(key, request, {"content": f"saw {aws}"})
+    text = path.read_text(encoding="utf-8")
+    assert aws not in text
+    assert json.loads(text)["request"]["messages"][0]["content"] == "the agent printed [REDACTED] here"
+    assert Cassette(path).get(request_key(request)) == {"content": "saw [REDACTED]"}
+    Cassette(path).compact()
+    assert aws not in path.read_text(encoding="utf-8")
+    assert Cassette(path).get(key) == {"content": "saw [REDACTED]"}

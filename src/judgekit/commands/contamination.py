@@ -93,24 +93,21 @@ def keygen(
 
     With --format json the document gives the key file and the key's public fingerprint, never the key.
     """
-    import os
     import secrets
 
     from judgekit.contamination.index import key_from_bytes
     from judgekit.errors import JudgekitError
+    from judgekit.io.atomic import create_new
 
     as_json = chosen_format(fmt) == "json"
+    secret = secrets.token_hex(32)
     try:
-        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        # redact=False: the file IS the secret the user asked for (random hex, owner-only, never shared).
+        create_new(out, secret + "\n", mode=0o600, redact=False)
     except FileExistsError:
         raise JudgekitError(
             f"{out}: already exists; a key is never overwritten (choose another --out)"
         ) from None
-    except OSError as exc:
-        raise JudgekitError(f"{out}: cannot create the key file ({exc.strerror})") from None
-    secret = secrets.token_hex(32)
-    with os.fdopen(fd, "w") as f:
-        f.write(secret + "\n")
     warning = "keep it secret: anyone with it and the index can test guesses of case text"
     if as_json:
         print_document(
@@ -233,10 +230,12 @@ def index(  # noqa: PLR0917 - typer options
         canaries=canaries,
     )
     built = build_index(items, key, opts)
+    from judgekit.io.atomic import WriteFailed
+
     try:
         write_index(built, out, key)
-    except OSError as exc:
-        raise JudgekitError(f"{out}: cannot write the index ({exc.strerror or exc}); check --out") from None
+    except WriteFailed as exc:
+        raise JudgekitError(f"{out}: cannot write the index ({exc.reason}); check --out") from None
     s = built.stats
     if as_json:
         print_document(
@@ -347,10 +346,9 @@ def scan(  # noqa: PLR0917 - typer options
     report = build_report(result, idx, threshold=threshold)
     text = render_json(report) if fmt == "json" else render_markdown(report)
     if out is not None:
-        try:
-            out.write_text(text, encoding="utf-8")
-        except OSError as exc:
-            raise JudgekitError(f"{out}: cannot write the report ({exc.strerror})", exit_code=2) from None
+        from judgekit.io.atomic import write_atomic
+
+        write_atomic(out, text)
         typer.echo(f"{report.status}: {len(report.leaks)} leaked case(s); report written to {out}", err=True)
     else:
         typer.echo(text, nl=False)

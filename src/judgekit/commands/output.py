@@ -1,18 +1,34 @@
-"""Output settings shared by every command: ``--quiet``, and the version of the JSON documents.
+"""Output settings shared by every command: ``--quiet``, redacted standard streams, JSON versions.
 
 ``--quiet`` is the ``grep -q`` of judgekit: nothing but ``error:`` lines reaches the screen, the exit
 code tells the outcome, and files a command writes (``--out``) are still written. It works for every
 command without each one asking for it: while the command runs, standard output is discarded and
 standard error lets through only the lines that start with ``error:``.
+
+Standard output is written like a file: :func:`redacted_streams` (installed once by
+:func:`judgekit.cli.main`) passes everything a command prints on standard output and standard error
+through the process-wide redactor (:func:`judgekit.secrets.output_redactor`), a whole line at a time. A
+failed write to standard output is a :class:`~judgekit.errors.JudgekitError`: ``cannot write to standard
+output: No space left on device`` with exit code 2 (``compare``'s regression code 1 stays unambiguous),
+or, when the reader closed the pipe (``judgekit report ... | head``), :class:`OutputClosed`: no message
+and exit code 141, the status
+a Unix tool killed by ``SIGPIPE`` has, so a shell pipeline behaves as with ``cat``.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
+import os
 import sys
 from collections.abc import Iterator
 from typing import Any, TextIO
+
+from judgekit.errors import JudgekitError
+
+#: The exit code when standard output's reader went away (128 + SIGPIPE, as a shell reports ``cat``).
+EXIT_OUTPUT_CLOSED = 141
 
 #: Lines of standard error that ``--quiet`` lets through.
 ERROR_PREFIX = "error:"
@@ -82,6 +98,136 @@ def quiet_output() -> Iterator[None]:
             yield
         finally:
             errors.flush()
+
+
+class OutputClosed(JudgekitError):
+    """Standard output's reader closed the pipe (``| head``): stop quietly with :data:`EXIT_OUTPUT_CLOSED`."""
+
+    def __init__(self) -> None:
+        super().__init__("", exit_code=EXIT_OUTPUT_CLOSED)
+
+
+class _Redacting(io.TextIOBase):
+    """A text stream that redacts whole lines before forwarding them to another stream.
+
+    Text is held until a newline or a flush, so that a secret split over two writes is still seen whole.
+    With ``standard_output`` true, a failed write becomes a :class:`~judgekit.errors.JudgekitError`
+    (exit code 2) or :class:`OutputClosed`, and the stream's descriptor is pointed at the null device so
+    that the interpreter's last flush at exit cannot fail again.
+
+    Args:
+        target: The stream written to.
+        standard_output: Whether ``target`` is standard output (its failures are the command's).
+    """
+
+    def __init__(self, target: TextIO, *, standard_output: bool) -> None:
+        super().__init__()
+        self.target = target
+        self._standard_output = standard_output
+        self._pending = ""
+        self._failed: JudgekitError | None = None
+
+    @property
+    def failed(self) -> JudgekitError | None:
+        """The error a failed write raised (every later write raises it again), or ``None``."""
+        return self._failed
+
+    def writable(self) -> bool:
+        """Always writable."""
+        return True
+
+    def isatty(self) -> bool:
+        """Whether the stream written to is a terminal (colour and progress bars follow it)."""
+        try:
+            return self.target.isatty()
+        except (ValueError, OSError):  # closed (a test's captured stream after the test)
+            return False
+
+    def fileno(self) -> int:
+        """The descriptor of the stream written to."""
+        return self.target.fileno()
+
+    @property
+    def encoding(self) -> str:  # type: ignore[override]  # TextIOBase declares it as a plain attribute
+        """The encoding of the stream written to."""
+        return getattr(self.target, "encoding", None) or "utf-8"
+
+    def write(self, text: str) -> int:
+        """Forward the complete lines of ``text``, redacted; keep the rest until a newline or a flush.
+
+        Args:
+            text: What a command printed.
+
+        Returns:
+            The number of characters taken (all of them).
+        """
+        self._pending += text
+        if "\n" in text:
+            head, _, self._pending = self._pending.rpartition("\n")
+            self._emit(head + "\n", flush=False)
+        return len(text)
+
+    def flush(self) -> None:
+        """Forward what is held, redacted, and flush the stream written to."""
+        pending, self._pending = self._pending, ""
+        self._emit(pending, flush=True)
+
+    def _emit(self, text: str, *, flush: bool) -> None:
+        if self._failed is not None:
+            raise self._failed
+        if text:
+            from judgekit.secrets import output_redactor
+
+            text = output_redactor().payload(text)
+        try:
+            if text:
+                self.target.write(text)
+            if flush:
+                self.target.flush()
+        except OSError as exc:
+            if not self._standard_output:
+                raise
+            self._failed = _output_error(exc)
+            _point_at_null(self.target)
+            raise self._failed from None
+
+
+def _output_error(exc: OSError) -> JudgekitError:
+    if exc.errno == errno.EPIPE or isinstance(exc, BrokenPipeError):
+        return OutputClosed()
+    return JudgekitError(f"cannot write to standard output: {exc.strerror or exc}", exit_code=2)
+
+
+def _point_at_null(stream: TextIO) -> None:
+    """Make further writes to ``stream``'s descriptor vanish (what is buffered can no longer fail)."""
+    with contextlib.suppress(OSError, ValueError, io.UnsupportedOperation, AttributeError):
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, stream.fileno())
+        finally:
+            os.close(null)
+
+
+@contextlib.contextmanager
+def redacted_streams() -> Iterator[None]:
+    """While open, standard output and standard error are redacted line by line (see the module).
+
+    On leaving, what is held is flushed; a failure to write standard output then raises as described in
+    the module (``judgekit.cli.main`` turns it into the exit code).
+    """
+    out = _Redacting(sys.stdout, standard_output=True)
+    err = _Redacting(sys.stderr, standard_output=False)
+    sys.stdout, sys.stderr = out, err
+    try:
+        yield
+    finally:
+        try:
+            with contextlib.suppress(OSError):
+                err.flush()
+            if out.failed is None:  # a failure already raised is not raised twice
+                out.flush()
+        finally:
+            sys.stdout, sys.stderr = out.target, err.target
 
 
 #: Version of the JSON documents the commands print with ``--format json`` that have no model of their own.

@@ -47,6 +47,7 @@ from judgekit.contamination.normalise import (
     fold_many,
 )
 from judgekit.errors import JudgekitError
+from judgekit.io.atomic import write_atomic
 
 __all__ = [
     "DEFAULT_SHINGLE_SIZE",
@@ -718,13 +719,8 @@ def write_index(index: ContaminationIndex, path: str | os.PathLike[str], key: Ke
     mac = hmac.new(index_mac_key(key), prefix, hashlib.sha256)
     for blob in blobs:
         mac.update(blob)
-    tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as f:
-        f.write(prefix)
-        for blob in blobs:
-            f.write(blob)
-        f.write(mac.digest())
-    os.replace(tmp, path)
+    # redact=False: a binary index of keyed hashes and offsets (no text), streamed in blocks.
+    write_atomic(path, [prefix, *blobs, mac.digest()], redact=False)
 
 
 def _bad_index(path: Path, what: str) -> JudgekitError:

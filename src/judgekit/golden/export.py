@@ -39,6 +39,7 @@ from pathlib import Path
 
 from judgekit.cases import QUESTION_CHAR_LIMIT, Case
 from judgekit.errors import JudgekitError
+from judgekit.io.atomic import WriteFailed, move, write_atomic
 
 __all__ = [
     "COPILOT_STUDIO_HEADER",
@@ -172,6 +173,9 @@ def _csv_bytes(rows: Sequence[tuple[str, str]]) -> bytes:
 
 def _plan(groups: dict[str, list[tuple[str, str, str]]]) -> list[_Planned]:
     """Split each owner's rows into files, refusing two owners whose file names coincide."""
+    from judgekit.secrets import output_redactor
+
+    redactor = output_redactor()  # the rows as written (and checked after writing): secrets removed
     planned: list[_Planned] = []
     claimed: dict[str, tuple[str, str, str]] = {}  # casefolded base name -> (owner, a case id, base name)
     for owner in sorted(groups):
@@ -191,7 +195,7 @@ def _plan(groups: dict[str, list[tuple[str, str, str]]]) -> list[_Planned]:
             )
         claimed[base.casefold()] = (owner, rows[0][2], base)
         for n, start in enumerate(range(0, len(rows), ROWS_PER_FILE), start=1):
-            chunk = [(q, e) for q, e, _ in rows[start : start + ROWS_PER_FILE]]
+            chunk = [(redactor.text(q), redactor.text(e)) for q, e, _ in rows[start : start + ROWS_PER_FILE]]
             planned.append(_Planned(f"{base}-{n}.csv", owner, rows[start][2], chunk, _csv_bytes(chunk)))
     return planned
 
@@ -403,17 +407,17 @@ def _commit(out_dir: Path, staging: Path, names: list[str], remove: list[str]) -
         for name in [*names, *remove]:
             target = out_dir / name
             if target.exists() or target.is_symlink():
-                os.replace(target, backup / name)
+                move(target, backup / name)
                 moved_away.append(name)
         for name in names:
-            os.replace(staging / name, out_dir / name)
+            move(staging / name, out_dir / name)
             placed.append(name)
     except OSError:
         try:
             for name in reversed(placed):
-                os.replace(out_dir / name, staging / name)
+                move(out_dir / name, staging / name)
             for name in reversed(moved_away):
-                os.replace(backup / name, out_dir / name)
+                move(backup / name, out_dir / name)
         except OSError as undo:
             raise _RollbackFailed(
                 f"{out_dir}: the export failed and putting the previous files back failed too "
@@ -453,8 +457,8 @@ def export_copilot_studio(cases: Iterable[Case], out_dir: str | os.PathLike[str]
         created = _make_dirs(out_dir)
         staging = Path(tempfile.mkdtemp(dir=out_dir, prefix=_STAGING_PREFIX))
         for p in planned:
-            (staging / p.name).write_bytes(p.data)
-        (staging / MANIFEST_NAME).write_bytes(_manifest_bytes(planned))
+            write_atomic(staging / p.name, p.data, fsync=False)
+        write_atomic(staging / MANIFEST_NAME, _manifest_bytes(planned), fsync=False)
         problems = [msg for p in planned for msg in check_copilot_studio_csv(staging / p.name, p.rows)]
         if problems:
             more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
@@ -467,6 +471,11 @@ def export_copilot_studio(cases: Iterable[Case], out_dir: str | os.PathLike[str]
         _discard(staging, created)
         raise JudgekitError(
             f"{out_dir}: cannot write the export: {exc.strerror or exc}; nothing in it was changed"
+        ) from None
+    except WriteFailed as exc:
+        _discard(staging, created)
+        raise JudgekitError(
+            f"{out_dir}: cannot write the export: {exc.reason}; nothing in it was changed"
         ) from None
     except _RollbackFailed:
         raise  # the staging folder holds the previous files: keep it

@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
 import tempfile
 import unicodedata
@@ -38,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.cases import REVIEW_PREFIX, Case
 from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError
+from judgekit.io.atomic import move, write_atomic
 
 if TYPE_CHECKING:
     from judgekit.judges.client import JudgeClient
@@ -393,13 +393,13 @@ def write_candidate_files(files: Sequence[CandidateFile]) -> None:
             staged: list[tuple[Path, Path]] = []
             for f in files:
                 tmp_path = Path(tmp) / f.path.name
-                tmp_path.write_text(f.text(), encoding="utf-8")
+                write_atomic(tmp_path, f.text(), fsync=False)
                 staged.append((tmp_path, f.path))
             moved: list[Path] = []
             try:
                 for tmp_path, final in staged:
                     final.parent.mkdir(parents=True, exist_ok=True)
-                    os.replace(tmp_path, final)
+                    move(tmp_path, final)
                     moved.append(final)
             except OSError:
                 for path in moved:

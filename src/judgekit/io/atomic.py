@@ -35,20 +35,41 @@ from judgekit.errors import JudgekitError
 __all__ = [
     "LineAppender",
     "TailRepair",
+    "WriteFailed",
     "append_whole",
     "create_new",
     "file_kind",
+    "move",
     "move_file",
     "output_target",
     "redacted_bytes",
     "repair_tail",
     "write_atomic",
+    "write_temporary",
 ]
 
 _DEFAULT_HINT = (
     "give the path of a regular file (to see the output instead, leave the option out where the command "
     "prints it on standard output, and redirect with >)"
 )
+
+
+class WriteFailed(JudgekitError):
+    """A file could not be written (disk full, permissions, an I/O error); exit code 2.
+
+    Args:
+        path: The file, as the caller gave it.
+        reason: What the operating system said (``No space left on device``).
+
+    Attributes:
+        path: The file.
+        reason: What the operating system said.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], reason: str) -> None:
+        super().__init__(f"{path}: cannot write: {reason}", exit_code=2)
+        self.path = Path(path)
+        self.reason = reason
 
 
 def file_kind(mode: int) -> str | None:
@@ -178,13 +199,11 @@ def write_atomic(
         blocks = data
     folder = target.parent if str(target.parent) else Path(".")
     if not folder.is_dir():
-        raise JudgekitError(
-            f"{given}: folder {folder} does not exist; create it or choose another path", exit_code=2
-        )
+        raise WriteFailed(given, f"folder {folder} does not exist; create it or choose another path")
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
-        raise JudgekitError(f"{given}: cannot write: {exc.strerror}", exit_code=2) from None
+        raise WriteFailed(given, exc.strerror or str(exc)) from None
     try:
         # mkstemp creates the file owner-only (0600); give it the mode a plain open() would (or keep the
         # mode of the file it replaces), so shared reports stay readable by others.
@@ -199,7 +218,7 @@ def write_atomic(
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
-        raise JudgekitError(f"{given}: cannot write: {exc.strerror}", exit_code=2) from None
+        raise WriteFailed(given, exc.strerror or str(exc)) from None
     if fsync:
         _fsync_dir(folder)
 
@@ -238,8 +257,47 @@ def create_new(
         os.close(fd)
         with contextlib.suppress(OSError):
             os.unlink(path)
-        raise JudgekitError(f"{path}: cannot write: {exc.strerror}", exit_code=2) from None
+        raise WriteFailed(path, exc.strerror or str(exc)) from None
     os.close(fd)
+
+
+def move(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
+    """Rename ``source`` onto ``target`` in one step (``os.replace``): put a staged file or folder in place.
+
+    For a writer that stages several files (each written with :func:`write_atomic`, so already redacted)
+    and then moves them into place or back together. Nothing is copied: both must be on one file system.
+
+    Args:
+        source: The staged file or folder.
+        target: Where it goes; a file there is replaced.
+
+    Raises:
+        OSError: When the rename fails (the caller rolls back and reports it).
+    """
+    os.replace(source, target)
+
+
+def write_temporary(data: bytes | str, *, prefix: str, suffix: str) -> Path:
+    """Write ``data``, redacted, to a new file in the system's temporary folder and return its path.
+
+    Args:
+        data: The content (text encoded as UTF-8).
+        prefix: The start of the file's name (``judgekit-error-``).
+        suffix: The end of the file's name (``.txt``).
+
+    Returns:
+        The new file (owner-only: it may hold local paths and data from a failed run).
+
+    Raises:
+        OSError: When the temporary folder cannot be written (the caller reports it its own way).
+    """
+    payload = redacted_bytes(data)
+    fd, name = tempfile.mkstemp(prefix=prefix, suffix=suffix)
+    try:
+        _write_all(fd, payload)
+    finally:
+        os.close(fd)
+    return Path(name)
 
 
 def append_whole(path: str | os.PathLike[str], data: bytes | str, *, redact: bool = True) -> None:

@@ -15,7 +15,11 @@ writer killed mid-write) has no newline and is ignored, never parsed.
 Keys: SHA-256 of the canonical JSON of the whole request that decides the reply: model, messages,
 sampling parameters, response format (schema) and sample index. Transport details (API base, key,
 timeout, retries) are not part of the request and never stored; :meth:`Cassette.put` also masks any
-secret string it is given wherever it appears in a record.
+secret string it is given wherever it appears in a record, and every line is written through the
+process-wide redactor (:mod:`judgekit.io.atomic`), so a key shape in a transcript (``AKIA...``) never
+reaches the stored prompt. The key is computed by the caller from the unredacted request, so a replay of
+the same request finds its record although the stored copy of the prompt is redacted: the stored request
+is for review, never used to recompute the key.
 
 Metadata: a line ``{"meta": {...}}`` (no ``key``) describes the cassette (who recorded it, whether its
 replies are synthetic); it is read into :attr:`Cassette.meta`, never counted as skipped, and kept first by
@@ -35,7 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from judgekit.errors import JudgekitError, LocatedError
+from judgekit.io.atomic import append_whole, write_atomic
 from judgekit.io.documents import load_json_bounded
+from judgekit.secrets import output_redactor, register_secret
 
 __all__ = ["CacheMode", "CachedReply", "Cassette", "request_key"]
 
@@ -197,9 +203,12 @@ class Cassette:
             request: The request, stored for review (without transport details).
             reply: The reply fields to replay.
             secrets: Strings (API keys) to replace with ``[REDACTED]`` wherever they occur; strings
-                shorter than 8 characters are ignored (too likely to occur by chance).
+                shorter than 8 characters are ignored (too likely to occur by chance). They are also
+                registered with :func:`judgekit.secrets.register_secret`, so no other output holds them.
         """
         usable = tuple(s for s in secrets if s and len(s) >= 8)
+        for secret in usable:
+            register_secret(secret)
         record: dict[str, Any] = {"key": key, "request": dict(request), "reply": dict(reply)}
         text = _canonical(record)
         # Mask on the serialised line (one pass per secret instead of a walk over every string). The
@@ -214,10 +223,20 @@ class Cassette:
             except ValueError:  # pragma: no cover - defensive: fall back to masking value by value
                 record = _mask(record, usable)
                 text = _canonical(record)
-        line = (text + "\n").encode("utf-8")
+        # The line as written: through the process-wide redactor (key shapes, environment secrets), which
+        # keeps it valid JSON; the record kept in memory is the one a later read of the file gives.
+        redacted = output_redactor().payload(text)
+        if redacted != text:
+            try:
+                record = json.loads(redacted)
+            except ValueError:  # pragma: no cover - defensive: the redactor keeps JSON valid
+                record = output_redactor().data(record)
+                redacted = _canonical(record)
         self.path.parent.mkdir(parents=True, exist_ok=True)
-        with _locked(self.path), self.path.open("ab") as fh:
-            fh.write(line)
+        with _locked(self.path):
+            # redact=False: the line was redacted just above by the same redactor (it is idempotent; this
+            # saves a second pass over a long prompt).
+            append_whole(self.path, redacted + "\n", redact=False)
         self._records[key] = CachedReply(record["reply"])
 
     def compact(self) -> int:
@@ -239,9 +258,7 @@ class Cassette:
                         records[record["key"]] = _canonical(record)
                     except (LocatedError, KeyError, TypeError):
                         continue
-            tmp = self.path.with_name(self.path.name + ".tmp")
-            tmp.write_text(meta_line + "".join(records[k] + "\n" for k in sorted(records)), encoding="utf-8")
-            os.replace(tmp, self.path)
+            write_atomic(self.path, meta_line + "".join(records[k] + "\n" for k in sorted(records)))
         self._records.clear()
         self._offset = 0
         self._load_new()

@@ -197,7 +197,9 @@ def table_source() -> str:
 def main() -> None:
     """Write :mod:`judgekit.judges._lookalike_table` next to this module."""
     target = Path(__file__).with_name("_lookalike_table.py")
-    target.write_text(table_source(), encoding="utf-8")
+    from judgekit.io.atomic import write_atomic
+
+    write_atomic(target, table_source())
     print(f"wrote {target} (Unicode {unicodedata.unidata_version})")
 
 
