@@ -16,6 +16,7 @@ import pytest
 
 from golden.killed import run_killed
 from judgekit.cli import main
+from judgekit.golden.journal import JOURNAL_MAX_BYTES
 from judgekit.verdict import Verdict
 from support import results_file, write
 
@@ -284,3 +285,28 @@ def test_a_retirement_killed_before_its_journal_leaves_the_set_as_it_was(
     assert "3 case(s) moved to the regression split" in out
     assert sorted(p.name for p in root.iterdir()) == ["cases", "judgekit-set.yaml"]
     assert os.stat(root / "cases" / "b.yaml").st_mode & 0o777 == 0o600  # the case file keeps its mode
+
+
+@pytest.mark.parametrize("kind", ["too large", "fifo", "folder"])
+def test_a_journal_that_is_not_a_small_regular_file_is_refused_unread(
+    small_set: Path, capsys: pytest.CaptureFixture[str], kind: str
+) -> None:
+    sources = _three_reviewed(small_set)
+    journal = small_set.resolve() / JOURNAL
+    if kind == "too large":
+        with open(journal, "wb") as handle:
+            handle.truncate(JOURNAL_MAX_BYTES + 1)  # sparse: never read
+        why = f"it is larger than {JOURNAL_MAX_BYTES:,} bytes"
+    elif kind == "fifo":
+        os.mkfifo(journal)  # reading it would block forever
+        why = "it is not a regular file"
+    else:
+        journal.mkdir()
+        why = "it is not a regular file"
+    code, out, err = run(capsys, "candidates", "promote", *IDS, "--set", str(small_set))
+    assert (code, out) == (2, "")
+    assert f"{journal}: cannot be read as a judgekit journal ({why})" in err
+    assert all(p.is_file() for p in sources)
+    code, out, err = run(capsys, "validate", str(small_set))
+    assert code == 1
+    assert f"cannot be read as a judgekit journal ({why})" in err
