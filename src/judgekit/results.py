@@ -34,7 +34,7 @@ import msgspec
 from pydantic import Field, JsonValue, ValidationError
 
 from judgekit import __version__
-from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.errors import LocatedError, Problem
 from judgekit.io.documents import (
     _DIGITS_TO_ZERO,
     _LONG_RUN,
@@ -47,6 +47,7 @@ from judgekit.io.documents import (
     json_error_detail,
     line_too_long,
     load_json_bounded,
+    open_input,
 )
 from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor
@@ -328,11 +329,7 @@ def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes | 
         JudgekitError: When the file cannot be opened.
     """
     path = Path(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise JudgekitError(f"{path}: cannot read results: {exc.strerror}") from None
-    with handle:
+    with open_input(path, "results") as handle:  # a FIFO or device is refused at once
         for number, raw, complete in iter_lines(handle):
             if raw is None or raw.strip():
                 yield number, raw, complete

@@ -21,7 +21,7 @@ from typing import Any, Literal
 from pydantic import Field, JsonValue, ValidationError, field_validator, model_validator
 
 from judgekit.errors import JudgekitError, LocatedError, Problem
-from judgekit.io.documents import check_json_bounds, iter_lines, line_too_long, load_json_bounded
+from judgekit.io.documents import check_json_bounds, iter_lines, line_too_long, load_json_bounded, open_input
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -330,11 +330,7 @@ def iter_transcripts(path: str | PathLike[str], *, any_trial: bool = False) -> I
         JudgekitError: When the file cannot be opened.
     """
     path = Path(path)
-    try:
-        handle = path.open("rb")
-    except OSError as exc:
-        raise JudgekitError(f"{path}: cannot read transcripts: {exc.strerror}") from None
-    with handle:
+    with open_input(path, "transcripts") as handle:  # a FIFO or device is refused at once
         for number, raw, _ in iter_lines(handle):
             if raw is None:
                 yield line_too_long(path, number)

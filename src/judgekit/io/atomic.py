@@ -436,6 +436,7 @@ def repair_tail(path: str | os.PathLike[str]) -> TailRepair:
         JudgekitError: When the file cannot be read or truncated.
     """
     path = Path(path)
+    _refuse_special(path)  # opening a named pipe would wait for a reader forever
     try:
         with path.open("r+b") as handle:
             size = handle.seek(0, os.SEEK_END)

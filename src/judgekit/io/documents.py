@@ -171,10 +171,13 @@ def decode_utf8(raw: bytes, path: str | os.PathLike[str]) -> str:
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    from judgekit.io.paths import check_input_file
+
     try:
         size = path.stat().st_size
     except FileNotFoundError:
         raise JudgekitError(f"{path}: no such file") from None
+    check_input_file(path, what="file", refuse_folders=False)
     if size > max_bytes:
         raise JudgekitError(
             f"{path}: file is {size / 2**20:.1f} MiB; case and configuration files are limited to "
@@ -242,6 +245,46 @@ def load_json_model(
         ) from None
 
 
+def open_input(path: str | os.PathLike[str], what: str) -> BinaryIO:
+    """Open an input file for reading in binary, refusing at once one that is not a regular file.
+
+    The file is opened without waiting (``O_NONBLOCK``: opening a named pipe would otherwise wait for a
+    writer forever) and examined on the open descriptor, so a FIFO, socket, device or folder is refused
+    with exit code 2 before anything is read; a regular file is then read normally.
+
+    Args:
+        path: The file, as text or a path object (a symlink is followed).
+        what: What the file is, for messages (``results``, ``transcripts``).
+
+    Returns:
+        The open file; the caller closes it.
+
+    Raises:
+        JudgekitError: (exit code 2) When the file cannot be opened (``cannot read <what>: <reason>``) or
+            is not a regular file.
+    """
+    from judgekit.io.atomic import file_kind
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot read {what}: {exc.strerror}", exit_code=2) from None
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise JudgekitError(
+                f"{path}: is {kind}, not a regular file; judgekit reads {what} only from a regular file "
+                "(save the data to a file first)",
+                exit_code=2,
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
 def read_input(path: str | os.PathLike[str], what: str) -> bytes:
     """Read a whole input file named on the command line, or raise an error that says what it was for.
 
@@ -252,7 +295,10 @@ def read_input(path: str | os.PathLike[str], what: str) -> bytes:
     Raises:
         JudgekitError: When the file is missing, is a folder, or cannot be read.
     """
+    from judgekit.io.paths import check_input_file
+
     path = Path(path)
+    check_input_file(path, what=what, refuse_folders=False)
     try:
         return path.read_bytes()
     except FileNotFoundError:
