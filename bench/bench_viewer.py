@@ -17,7 +17,16 @@ with a quote and its judge note, per trial; six messages with two tool calls per
 Each browser figure is the median of ``--repeat`` fresh page loads. The pages run under their own
 Content-Security-Policy; the bench context bypasses it only so that Playwright can read the timings.
 
-Run: ``.venv/bin/python bench/bench_viewer.py`` (``--trials 5000`` for a quick run).
+``--memory`` measures instead the peak memory of ``judgekit view`` (issue 33, F12) on grade-shaped lines:
+``judgekit demo`` is run once and its 104 result lines of ``agent-v1.jsonl`` (about 11 KB each, as
+``judgekit grade`` writes them) are replicated to ``--trials`` lines (each copy a new case id, pointing at
+its own copy of the transcript line, same sha256). The same command runs from this tree (after) and from a
+``git worktree`` of ``--baseline`` (before, default ``c1b4447``, the viewer that held every line and
+transcript) in child processes, in the same run; each figure is the child's peak RSS
+(``ru_maxrss`` from ``wait4``) and wall time, and the ratio before / after is printed.
+
+Run: ``.venv/bin/python bench/bench_viewer.py`` (``--trials 5000`` for a quick run);
+``.venv/bin/python bench/bench_viewer.py --memory --trials 20000,200000``.
 """
 
 from __future__ import annotations
@@ -26,7 +35,9 @@ import argparse
 import hashlib
 import json
 import os
+import shutil
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -168,13 +179,15 @@ BASELINE_HTML = """<!doctype html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'self'; style-src 'self'">
 <title>baseline</title><link rel="stylesheet" href="viewer.css">
-<script src="data/index.js"></script></head>
+<script src="data/index.js"></script>
+{rows}</head>
 <body><p id="count"></p><table id="plain"><tbody></tbody></table>
 <script src="baseline.js"></script></body></html>
 """
 
 BASELINE_JS = """(function () {
   var D = window.JK_DATA, run = D.runs[0];
+  if (!run.rows) { run.rows = [].concat.apply([], run.rows_parts); }
   function render(rows) {
     var body = document.createElement("tbody");
     for (var i = 0; i < rows.length; i++) {
@@ -227,6 +240,12 @@ MEASURE_BASELINE = """async ([kind, value]) => {
   return [work, performance.now() - t0, document.getElementById('count').textContent];
 }"""
 
+
+def run_row_files(out: Path) -> int:
+    """How many ``data/run0/rows-K.js`` files the viewer in ``out`` wrote."""
+    return len(list((out / "data" / "run0").glob("rows-*.js")))
+
+
 #: The viewer's search waits 120 ms after the last keystroke before filtering (typing stays smooth).
 SEARCH_DEBOUNCE_MS = 120
 
@@ -257,13 +276,108 @@ def _interact(
         context.close()
 
 
+def generate_from_demo(folder: Path, trials: int) -> Path:
+    """Write ``results.jsonl`` and ``transcripts.jsonl``: the demo's result lines replicated to ``trials``."""
+    demo = folder / "demo"
+    if not (demo / "results" / "agent-v1.jsonl").is_file():
+        subprocess.run(
+            [sys.executable, "-c", _CLI, "-q", "demo", "--out", str(demo)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )
+    base = [json.loads(raw) for raw in (demo / "results" / "agent-v1.jsonl").read_text("utf-8").splitlines()]
+    sources: dict[str, list[str]] = {}
+    for line in base:
+        file = line["source"]["file"]
+        if file not in sources:
+            sources[file] = Path(file).read_text(encoding="utf-8").splitlines()
+    transcripts, results = folder / "transcripts.jsonl", folder / "results.jsonl"
+    with transcripts.open("w", encoding="utf-8") as t_out, results.open("w", encoding="utf-8") as r_out:
+        for n in range(trials):
+            line = base[n % len(base)]
+            copy = dict(line)
+            copy["case"] = {**line["case"], "id": f"{line['case']['id']}-r{n // len(base):05d}"}
+            copy["source"] = {**line["source"], "file": str(transcripts), "line": n + 1}
+            t_out.write(sources[line["source"]["file"]][line["source"]["line"] - 1] + "\n")
+            r_out.write(json.dumps(copy, ensure_ascii=False, separators=(",", ":")) + "\n")
+    return results
+
+
+_CLI = "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))"
+
+
+def _view_peak(src: Path, results: Path, out: Path) -> tuple[float, float, int]:
+    """``judgekit view RESULTS --out OUT`` from the tree ``src``: peak RSS in MB, wall seconds, exit code."""
+    shutil.rmtree(out, ignore_errors=True)
+    env = {**os.environ, "PYTHONPATH": str(src), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    t0 = time.perf_counter()
+    process = subprocess.Popen(
+        [sys.executable, "-c", _CLI, "view", str(results), "--out", str(out)],
+        stdout=subprocess.DEVNULL,
+        env=env,
+    )
+    _, status, usage = os.wait4(process.pid, 0)
+    wall = time.perf_counter() - t0
+    shutil.rmtree(out, ignore_errors=True)
+    return usage.ru_maxrss / 1024, wall, os.waitstatus_to_exitcode(status)
+
+
+def memory(counts: list[int], baseline: str, keep: Path | None) -> None:
+    """Peak RSS and wall time of ``judgekit view`` before (``baseline``) and after, per trial count."""
+    folder = keep or Path(tempfile.mkdtemp(prefix="bench-viewer-memory-"))
+    folder.mkdir(parents=True, exist_ok=True)
+    old = folder / "baseline-tree"
+    if not old.is_dir():
+        subprocess.run(
+            ["git", "-C", str(ROOT), "worktree", "add", "--detach", str(old), baseline],
+            check=True,
+            capture_output=True,
+        )
+    try:
+        rows = []
+        for trials in counts:
+            work = folder / f"n{trials}"
+            work.mkdir(exist_ok=True)
+            t0 = time.perf_counter()
+            results = generate_from_demo(work, trials)
+            size = results.stat().st_size / 1e6
+            print(
+                f"{trials} grade-shaped lines ({size:.0f} MB) in {time.perf_counter() - t0:.0f} s", flush=True
+            )
+            before = _view_peak(old / "src", results, work / "viewer-before")
+            print(
+                f"  before ({baseline}): {before[0]:.0f} MB peak, {before[1]:.0f} s, exit {before[2]}",
+                flush=True,
+            )
+            after = _view_peak(ROOT / "src", results, work / "viewer-after")
+            print(f"  after: {after[0]:.0f} MB peak, {after[1]:.0f} s, exit {after[2]}", flush=True)
+            rows.append((trials, before, after))
+            if keep is None:
+                shutil.rmtree(work, ignore_errors=True)
+    finally:
+        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(old)], check=False)
+    print(f"\n{'trials':>8} {'before MB':>10} {'after MB':>9} {'ratio':>6} {'before s':>9} {'after s':>8}")
+    for trials, before, after in rows:
+        print(
+            f"{trials:8d} {before[0]:10.0f} {after[0]:9.0f} {before[0] / after[0]:5.1f}x "
+            f"{before[1]:9.0f} {after[1]:8.0f}"
+        )
+
+
 def main() -> None:
     """Generate, build, measure, print."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--trials", type=int, default=50_000)
+    parser.add_argument("--trials", type=str, default="50000", help="Trials (with --memory: a comma list).")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--keep", type=Path, default=None, help="Write the inputs and the viewer here.")
+    parser.add_argument("--memory", action="store_true", help="Peak memory before/after, no browser.")
+    parser.add_argument("--baseline", default="c1b4447", help="The commit --memory compares against.")
     args = parser.parse_args()
+    if args.memory:
+        memory([int(n) for n in args.trials.split(",")], args.baseline, args.keep)
+        return
+    args.trials = int(args.trials)
     folder = args.keep or Path(tempfile.mkdtemp(prefix="bench-viewer-"))
     folder.mkdir(parents=True, exist_ok=True)
     t0 = time.perf_counter()
@@ -275,14 +389,17 @@ def main() -> None:
     t_read = time.perf_counter() - t0
     built = build_viewer([run], out)
     t_build = time.perf_counter() - t0
-    index_size = (out / "data" / "index.js").stat().st_size
+    index_size = (out / "data" / "index.js").stat().st_size + sum(
+        p.stat().st_size for p in (out / "data" / "run0").glob("rows-*.js")
+    )
     chunk_sizes = [p.stat().st_size for p in (out / "data" / "run0").glob("chunk-*.js")]
     print(
         f"build: {t_build:.1f} s wall (read_results {t_read:.1f} s, viewer {t_build - t_read:.1f} s); "
-        f"{len(built.files)} files, {built.bytes / 1e6:.1f} MB: data/index.js {index_size / 1e6:.1f} MB, "
+        f"{len(built.files)} files, {built.bytes / 1e6:.1f} MB: index and rows {index_size / 1e6:.1f} MB, "
         f"{len(chunk_sizes)} chunks of {max(chunk_sizes) / 1e6:.2f} MB at most"
     )
-    (out / "baseline.html").write_text(BASELINE_HTML, encoding="utf-8")
+    rows = "".join(f'<script src="data/run0/rows-{k}.js"></script>\n' for k in range(run_row_files(out)))
+    (out / "baseline.html").write_text(BASELINE_HTML.replace("{rows}", rows), encoding="utf-8")
     (out / "baseline.js").write_text(BASELINE_JS, encoding="utf-8")
 
     from playwright.sync_api import sync_playwright

@@ -52,6 +52,7 @@ __all__ = [
     "check_out_folder",
     "diff_rows",
     "display_path",
+    "escaped_secrets",
     "js_assign",
     "locate_quote",
     "read_transcripts_for",
@@ -473,6 +474,32 @@ def trial_detail(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any]:
         "highlight": {"messages": sorted(messages), "calls": sorted(calls)},
         "checks": checks,
     }
+
+
+_JS_ESCAPED = ("<", "\u2028", "\u2029")
+"""The characters :func:`js_assign` writes as ``\\uXXXX`` escapes after the JSON encoding."""
+
+
+def escaped_secrets(environ: Mapping[str, str] | None = None) -> Redactor | None:
+    r"""A redactor for the secret values :func:`js_assign`'s escaping would hide from the writer's redaction.
+
+    :func:`~judgekit.io.atomic.write_atomic` removes every known secret and key shape from what it writes,
+    matching values as written and JSON-escaped; a value holding ``<`` (or U+2028/U+2029) appears in a
+    viewer data file as ``\u003c`` and would not match. Such values are removed from the JSON text before
+    the escaping.
+
+    Args:
+        environ: The environment; default this process's.
+
+    Returns:
+        A redactor knowing the secret-named variables' values that hold an escaped character, or ``None``
+        when there is none (nothing more to do than the writer does).
+    """
+    from judgekit.secrets import is_secret_name
+
+    env = os.environ if environ is None else environ
+    values = [v for k, v in env.items() if is_secret_name(k) and any(c in v for c in _JS_ESCAPED)]
+    return Redactor(values) if values else None
 
 
 def _source(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any] | None:
@@ -1011,7 +1038,7 @@ class _Builder:
         regression: tuple[str, ...],
         chunk_size: int,
         compare: bool,
-        redactor: Redactor,
+        redactor: Redactor | None,
     ) -> None:
         from judgekit.reports.run_compare import RunDigest
 
@@ -1162,7 +1189,9 @@ def build_viewer(
     trials. Every file is written into a staging folder beside ``out`` (:class:`~judgekit.io.folders.
     StagedFolder`) that replaces ``out`` only when all of it was written: a failure (a full disk, runs
     that cannot be compared) leaves ``out`` exactly as it was. Every data file has the secrets
-    ``redactor`` knows removed, and pages name local files relative to the results file's folder.
+    :func:`~judgekit.io.atomic.write_atomic` removes (the one redacting writer), values of credential-named
+    argument keys (``api_key``) are removed as the arguments are prepared, and pages name local files
+    relative to the results file's folder.
 
     Args:
         results: One or two runs: results files (read streaming) or runs read with
@@ -1171,8 +1200,9 @@ def build_viewer(
         cases: What the case set says about each case (:func:`case_infos`), or ``None`` for the results alone.
         chunk_size: Trials per detail chunk file.
         regression_slices: Slice names that form the regression suite (as in ``judgekit report``).
-        redactor: Removes secrets from every data file; default
-            :meth:`~judgekit.secrets.Redactor.from_environ` (the environment's secret values, key shapes).
+        redactor: Removes secrets from the data's JSON text before ``<`` and U+2028/U+2029 are escaped
+            (which would hide a secret holding them from the writer's redaction); default one that knows
+            the environment's secret values holding such a character (:func:`escaped_secrets`), or none.
 
     Returns:
         What was written.
@@ -1209,7 +1239,7 @@ def build_viewer(
             regression=tuple(regression_slices),
             chunk_size=chunk_size,
             compare=len(sources) == 2,
-            redactor=redactor if redactor is not None else Redactor.from_environ(),
+            redactor=redactor if redactor is not None else escaped_secrets(),
         )
         for r, source in enumerate(sources):
             builder.add_run(r, source)

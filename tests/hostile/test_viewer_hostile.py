@@ -1,0 +1,282 @@
+"""Hostile input to ``judgekit view`` (issue 33, F1 and F10): secrets in every transcript field, Host headers.
+
+* **Secrets**: each shape (an environment secret's value, one holding ``<`` and ``"``, ``sk-``,
+  ``sk-ant-``, ``AKIA``, ``ghp_``, a ``Bearer`` header, a JSON web token, a URL's user-info password, a
+  ``?api_key=`` parameter, a credential-named argument) in each transcript field (user text, assistant
+  text, tool result, tool call arguments, unparseable raw arguments). Every variant is one trial of one
+  results file; one ``judgekit view`` child process (with the secret in its environment) writes the folder,
+  and each variant checks that no form of its secret (as is, JSON-escaped, ``<`` as ``\\u003c``) is in
+  any file while the text around it is kept.
+* **Host headers**: a ``judgekit view --serve`` child process is asked with each header a browser could
+  send; only ``127.0.0.1``/``localhost`` (with the port served, or none) are answered, everything else 403.
+
+The last test counts what was tried and handled correctly.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line
+from judgekit.verdict import Grade, Verdict
+
+ENV_NAME = "HOSTILE_VIEWER_API_KEY"
+ENV_VALUE = "hv-7Qm2Lx9Wp4Rt8Zk"
+ENV_ESCAPED = 'hv<"2\\Lx9Wp</script>4Rt'
+
+SECRETS: dict[str, tuple[str, str]] = {
+    # name: (text placed in the field, the secret that must not appear)
+    "env-value": (f"token {ENV_VALUE} end", ENV_VALUE),
+    "env-value-with-lt-quote": (f"token {ENV_ESCAPED} end", ENV_ESCAPED),
+    "sk": ("key sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t end", "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8t"),
+    "sk-ant": ("key sk-ant-api03-Zx8Cv7Bn6Mq5Wr4T end", "sk-ant-api03-Zx8Cv7Bn6Mq5Wr4T"),
+    "akia": ("aws AKIAIOSFODNN7EXAMPLE end", "AKIAIOSFODNN7EXAMPLE"),
+    "ghp": ("gh ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7 end", "ghp_aB3dE6gH9jK2mN5pQ8sT1vW4yZ7"),
+    "bearer": ("Authorization: Bearer eyQ7vX2mN9pL4kJ8hG3fD6sA1zW5", "eyQ7vX2mN9pL4kJ8hG3fD6sA1zW5"),
+    "jwt": (
+        "jwt eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N end",
+        "eyJzdWIiOiIxMjM0NTY3ODkwIn0",
+    ),
+    "url-userinfo": ("db https://admin:Pa55w0rdXyz@db.example/x end", "Pa55w0rdXyz"),
+    "url-api-key": ("get https://api.example/v1?api_key=qk83hf72nd92 end", "qk83hf72nd92"),
+}
+
+FIELDS = ("user", "assistant", "tool_result", "arguments", "raw_arguments")
+
+
+def _messages(field: str, text: str) -> list[dict[str, Any]]:
+    arguments = json.dumps({"note": text}) if field == "arguments" else "{}"
+    if field == "raw_arguments":
+        arguments = "{not json " + text
+    return [
+        {"role": "user", "content": text if field == "user" else "hello"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "a", "type": "function", "function": {"name": "lookup", "arguments": arguments}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "a", "content": text if field == "tool_result" else "ok"},
+        {"role": "assistant", "content": text if field == "assistant" else "done"},
+    ]
+
+
+SECRET_VARIANTS = [(name, field) for name in SECRETS for field in FIELDS] + [("credential-key", "arguments")]
+
+HOSTS: list[tuple[str, str | None, int]] = [
+    # name, Host header ({port} replaced; None: no header), expected status
+    ("ip-with-port", "127.0.0.1:{port}", 200),
+    ("localhost-with-port", "localhost:{port}", 200),
+    ("localhost-bare", "localhost", 200),
+    ("ip-bare", "127.0.0.1", 200),
+    ("localhost-upper", "LOCALHOST:{port}", 200),
+    ("foreign", "evil.example", 403),
+    ("foreign-with-port", "evil.example:{port}", 403),
+    ("loopback-prefix", "127.0.0.1.evil.example:{port}", 403),
+    ("localhost-prefix", "localhost.evil.example", 403),
+    ("localhost-trailing-dot", "localhost.:{port}", 403),
+    ("other-port", "127.0.0.1:1", 403),
+    ("ipv6-loopback", "[::1]:{port}", 403),
+    ("any-address", "0.0.0.0:{port}", 403),
+    ("decimal-ip", "2130706433:{port}", 403),
+    ("userinfo", "localhost@evil.example", 403),
+    ("empty", "", 403),
+    ("missing", None, 403),
+    ("two-headers", "127.0.0.1:{port}\nevil.example", 403),
+    ("space-inside", "local host", 403),
+    ("port-garbage", "localhost:{port}x", 403),
+]
+
+RESULTS: dict[str, bool] = {}
+
+
+def _forms(secret: str) -> set[str]:
+    forms = {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}
+    return forms | {f.replace("<", "\\u003c") for f in forms}
+
+
+@pytest.fixture(scope="module")
+def viewer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """One viewer of every secret variant (one trial each), written by ``judgekit view`` in a child."""
+    folder = tmp_path_factory.mktemp("viewer-hostile")
+    transcripts = folder / "transcripts.jsonl"
+    lines = []
+    with transcripts.open("w", encoding="utf-8") as out:
+        for n, (name, field) in enumerate(SECRET_VARIANTS):
+            if name == "credential-key":
+                messages = _messages("user", "hello")
+                messages[1]["tool_calls"][0]["function"]["arguments"] = json.dumps(
+                    {"api_key": "plainvalue123"}
+                )
+            else:
+                messages = _messages(field, SECRETS[name][0])
+            raw = json.dumps({"case_id": f"c-{n}", "trial": 1, "messages": messages})
+            out.write(raw + "\n")
+            grade = Grade(case_id=f"c-{n}", trial=1, verdict=Verdict.FAIL, checks=())
+            lines.append(
+                make_result_line(
+                    run_id="r",
+                    case=CaseRef(id=f"c-{n}", version=1),
+                    grade=grade,
+                    source=TrialSource(
+                        file=str(transcripts), line=n + 1, sha256=hashlib.sha256(raw.encode()).hexdigest()
+                    ),
+                )
+            )
+    results = folder / "results.jsonl"
+    results.write_text("".join(dump_result_line(line) + "\n" for line in lines), encoding="utf-8")
+    out = folder / "v"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
+            "view",
+            str(results),
+            "--out",
+            str(out),
+        ],
+        capture_output=True,
+        text=True,
+        env={
+            **os.environ,
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            ENV_NAME: ENV_VALUE,
+            "HOSTILE_VIEWER_TOKEN": ENV_ESCAPED,
+        },
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    files = {str(p.relative_to(out)): p.read_text("utf-8") for p in out.rglob("*") if p.is_file()}
+    chunk = json.loads(
+        re.fullmatch(r"window\.JK_CHUNK\(0, 0, (.*)\);\n", files["data/run0/chunk-0.js"], re.S)[1]
+    )
+    return {"files": files, "details": chunk}
+
+
+def _secret_outcome(viewer: dict[str, Any], n: int, name: str, field: str) -> tuple[bool, str]:
+    secret = "plainvalue123" if name == "credential-key" else SECRETS[name][1]
+    found = [
+        f"{path}: {form}" for path, text in viewer["files"].items() for form in _forms(secret) if form in text
+    ]
+    if found:
+        return False, f"leaked: {found}"
+    detail = viewer["details"][n]
+    if detail["messages"] is None:
+        return False, f"transcript not shown: {detail['transcript_unavailable']}"
+    shown = json.dumps(detail["messages"], ensure_ascii=False)
+    if "[REDACTED]" not in shown:
+        return False, "the secret is gone but no [REDACTED] marks where it was"
+    return True, ""
+
+
+@pytest.mark.parametrize(("name", "field"), SECRET_VARIANTS, ids=[f"{n}-in-{f}" for n, f in SECRET_VARIANTS])
+def test_no_secret_of_any_shape_in_any_field_reaches_the_viewer(
+    viewer: dict[str, Any], name: str, field: str
+) -> None:
+    ok, what = _secret_outcome(viewer, SECRET_VARIANTS.index((name, field)), name, field)
+    RESULTS[f"secret/{name}/{field}"] = ok
+    assert ok, what
+
+
+# --------------------------------------------------------------------------- Host headers
+
+
+def _ask(port: int, header: str | None) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest("GET", "/data/index.js", skip_host=True)
+        for value in [] if header is None else header.split("\n"):
+            connection.putheader("Host", value)
+        connection.endheaders()
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+@pytest.fixture(scope="module")
+def served(viewer: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
+    """The port of a ``judgekit view --serve`` child process."""
+    folder = tmp_path_factory.mktemp("serve-hostile")
+    grade = Grade(case_id="c-1", trial=1, verdict=Verdict.PASS, checks=())
+    results = folder / "r.jsonl"
+    line = make_result_line(run_id="r", case=CaseRef(id="c-1", version=1), grade=grade)
+    results.write_text(dump_result_line(line) + "\n", encoding="utf-8")
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+            "from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
+            "view",
+            str(results),
+            "--serve",
+            "--out",
+            str(folder / "v"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+    )
+    try:
+        assert process.stdout is not None
+        process.stdout.readline()
+        match = re.search(r"at http://127\.0\.0\.1:(\d+)/", process.stdout.readline())
+        assert match
+        yield int(match.group(1))
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+@pytest.mark.parametrize(("name", "header", "expected"), HOSTS, ids=[h[0] for h in HOSTS])
+def test_only_loopback_host_headers_are_answered(
+    served: int, name: str, header: str | None, expected: int
+) -> None:
+    status = _ask(served, None if header is None else header.replace("{port}", str(served)))
+    RESULTS[f"host/{name}"] = status == expected
+    assert status == expected
+
+
+# --------------------------------------------------------------------------- the count
+
+
+def test_every_viewer_variant_tried_is_handled_correctly(viewer: dict[str, Any], served: int) -> None:
+    """Counts the secret and Host variants tried and handled correctly: the issue's "What to show"."""
+    for n, (name, field) in enumerate(SECRET_VARIANTS):
+        key = f"secret/{name}/{field}"
+        if key not in RESULTS:
+            RESULTS[key] = _secret_outcome(viewer, n, name, field)[0]
+    for name, header, expected in HOSTS:
+        if f"host/{name}" not in RESULTS:
+            value = None if header is None else header.replace("{port}", str(served))
+            RESULTS[f"host/{name}"] = _ask(served, value) == expected
+    tried = len(SECRET_VARIANTS) + len(HOSTS)
+    handled = sum(RESULTS.values())
+    wrong = sorted(key for key, ok in RESULTS.items() if not ok)
+    print(
+        f"\nviewer: tried: {tried}, handled correctly: {handled} "
+        f"({len(SECRET_VARIANTS)} secrets in transcript fields, {len(HOSTS)} Host headers)"
+    )
+    assert tried >= 70
+    assert handled == tried, wrong
