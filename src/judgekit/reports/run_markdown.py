@@ -8,7 +8,7 @@ cannot write HTML, a link or a heading into a step summary or pull-request comme
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 
 from judgekit.markdown_text import md_text
 from judgekit.reports.retirement import retirement_lines
@@ -424,7 +424,7 @@ def render_run_markdown(report: RunReport) -> str:
         f"- Judge fingerprints: {len(run.judge_fingerprints) or 'none (no judge layer)'}",
     ]
     if run.cost_usd is not None:
-        meta.append(f"- Judge cost: {md_text(run_cost_text(report))}")
+        meta.append(f"- Judge cost: {run_cost_text(report, text=md_text)}")
     meta.append(
         f"- Verdicts resting on untrusted judges: {run.untrusted_verdicts} in {run.trials_with_untrusted} "
         f"trial(s) (untrusted policy: {_names(run.untrusted_policies, 'n/a')})"
@@ -539,8 +539,14 @@ def _cache_text(total: CostRow | None) -> str:
     )
 
 
-def run_cost_text(report: RunReport) -> str:
-    """The run's judge cost line: dollars, or unknown with how many trials and why."""
+def run_cost_text(report: RunReport, *, text: Callable[[str], str] = str) -> str:
+    """The run's judge cost line: dollars, or unknown with how many trials and why.
+
+    Args:
+        report: The report.
+        text: How the reason (it may quote a provider or a results line) is written: ``md_text`` for
+            Markdown; as it is by default (HTML escapes it in its template).
+    """
     run = report.run
     total = report.cost.run if report.cost is not None else None
     if not run.cost_unpriced_trials and (total is None or not total.unpriced):
@@ -557,7 +563,7 @@ def run_cost_text(report: RunReport) -> str:
     priced = f"; ${run.cost_usd or 0.0:.6f} for the priced ones" if unpriced < judgments else ""
     return (
         f"unknown ({unpriced} of {judgments} judgments unpriced, in "
-        f"{run.cost_unpriced_trials} of {run.trials} trials: {reason}){priced}{_cache_text(total)}"
+        f"{run.cost_unpriced_trials} of {run.trials} trials: {text(str(reason))}){priced}{_cache_text(total)}"
     )
 
 
