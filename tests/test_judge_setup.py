@@ -41,7 +41,8 @@ def test_a_configuration_is_read(tmp_path: Path) -> None:
         pytest.param("judge: [model]\n", "'judge' must be a mapping", id="judge_not_a_mapping"),
         pytest.param(
             "judge: {temprature: 0}\n",
-            "unknown judge setting(s) 'temprature' (did you mean 'temperature'?); allowed: api_base",
+            "unknown judge setting(s) 'temprature' (did you mean 'temperature'?); "
+            "allowed: accepted_models, api_base",
             id="unknown_judge_setting",
         ),
         pytest.param(
@@ -96,6 +97,7 @@ def test_every_setting_reaches_the_judge() -> None:
         "backoff",
         "transport",
         "prompt_cache",
+        "accepted_models",
     }
 
 

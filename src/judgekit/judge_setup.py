@@ -21,11 +21,13 @@ pytest plugin)::
       backoff: 1.0                   # first backoff ceiling in seconds, doubled per retry
       transport: auto                # auto (lean HTTP for OpenAI/Anthropic) or litellm
       prompt_cache: auto             # auto (Anthropic cache_control breakpoints) or "off"
+      accepted_models: [gpt-4o-2024-08-06]  # reply models accepted besides the requested one
     record:                          # free-form values recorded with the run
       ticket: EVAL-123
 
 Every setting is part of the judge's fingerprint (except ``api_base``, ``max_cost``, the prices, ``cache``
-and the transport settings ``timeout``, ``retries``, ``backoff``, ``transport`` and ``prompt_cache``):
+and the transport settings ``timeout``, ``retries``, ``backoff``, ``transport``, ``prompt_cache`` and
+``accepted_models``):
 change one and the judge is uncalibrated again. Transport settings never change a verdict, so changing a
 timeout never costs the judge its trust. The judge's trust comes from calibration records through
 :class:`~judgekit.calibration.trust.TrustBook`, the one trust function.
@@ -60,6 +62,7 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "backoff",
     "transport",
     "prompt_cache",
+    "accepted_models",
 )
 """The settings a run configuration's ``judge`` mapping may hold."""
 
@@ -135,6 +138,7 @@ def build_rubric_grader(
     output_cost_per_token: float | None = None,
     transport: str | None = None,
     prompt_cache: str | None = None,
+    accepted_models: tuple[str, ...] | list[str] | None = None,
 ) -> RubricGrader:
     """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
 
@@ -166,6 +170,8 @@ def build_rubric_grader(
             never part of the fingerprint.
         prompt_cache: ``auto`` or ``off`` (``None``: the client's default, ``auto``); whether Anthropic
             prompt-cache breakpoints are sent, never part of the fingerprint.
+        accepted_models: Reply ``model`` names accepted besides the requested model and its dated
+            versions (``None``: none); never part of the fingerprint.
 
     Raises:
         JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
@@ -220,6 +226,10 @@ def build_rubric_grader(
             ("backoff_base", backoff),
             ("transport", transport),
             ("prompt_cache", prompt_cache),
+            (
+                "accepted_models",
+                tuple(accepted_models) if isinstance(accepted_models, list | tuple) else accepted_models,
+            ),
         )
         if value is not None
     }

@@ -93,6 +93,10 @@ class JudgeSettings(BaseModel):
             transport setting, not part of the judge's fingerprint.
         prompt_cache: ``auto`` (Anthropic prompt-cache breakpoints on the shared prefixes of judge
             prompts) or ``off`` (none); not part of the judge's fingerprint (the judge reads the same text).
+        accepted_models: Names a reply's ``model`` may carry besides the requested model and its dated
+            versions (:func:`judgekit.judges.client.model_matches`); a list of at most
+            ``ACCEPTED_MODELS_MAX`` names. Not part of the judge's fingerprint: it decides whether a reply
+            is believed to come from the configured judge, never what the judge says.
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -113,6 +117,7 @@ class JudgeSettings(BaseModel):
     backoff: float | None = Field(None, gt=0, le=JUDGE_BACKOFF_MAX_S, strict=True, allow_inf_nan=False)
     transport: Literal["auto", "litellm"] | None = None
     prompt_cache: Literal["auto", "off"] | None = None
+    accepted_models: list[str] | None = None
 
 
 class ProjectSettings(BaseModel):
@@ -162,6 +167,7 @@ DEFAULTS: dict[str, Any] = {
     "judge.backoff": None,
     "judge.transport": None,
     "judge.prompt_cache": None,
+    "judge.accepted_models": None,
 }
 """Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
 
@@ -491,6 +497,8 @@ def check_transport(setting: Setting) -> Setting:
         JudgekitError: When the value is not such a number, naming where it was given (the flag, the
             environment variable or ``file:line``) and what is allowed; exit code 2.
     """
+    if setting.name == "judge.accepted_models":
+        return _check_accepted_models(setting)
     choices = _JUDGE_CHOICES.get(setting.name)
     if choices is not None and setting.value is not None:
         if isinstance(setting.value, str) and setting.value in choices:
@@ -524,6 +532,34 @@ def check_transport(setting: Setting) -> Setting:
         where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
         raise JudgekitError(f"{where}: must be {wanted}; got {raw!r}", exit_code=2)
     return Setting(setting.name, float(value) if unit == "seconds" else int(value), setting.source)
+
+
+def _check_accepted_models(setting: Setting) -> Setting:
+    """``judge.accepted_models`` checked: a list of model names, each non-empty text, at most the limit.
+
+    Raises:
+        JudgekitError: Naming where it was given and what is allowed; exit code 2.
+    """
+    from judgekit.judges.client import ACCEPTED_MODELS_MAX
+
+    value = setting.value
+    if value is None:
+        return setting
+    names = list(value) if isinstance(value, list | tuple) else None
+    good = (
+        names is not None
+        and len(names) <= ACCEPTED_MODELS_MAX
+        and all(isinstance(n, str) and n.strip() and len(n) <= 200 for n in names)
+    )
+    if not good or names is None:
+        where = setting.source if ":" in setting.source else setting.source.removeprefix("flag ")
+        raise JudgekitError(
+            f"{where}: judge.accepted_models: must be a list of model names (non-empty text of at most 200 "
+            f"characters, at most {ACCEPTED_MODELS_MAX} names, limit ACCEPTED_MODELS_MAX), as a reply's "
+            f"'model' field spells them; got {value!r:.200}",
+            exit_code=2,
+        )
+    return Setting(setting.name, tuple(str(n) for n in names), setting.source)
 
 
 def _run_config_layer(path: Path | None) -> tuple[dict[str, Any], dict[str, tuple[Any, str]]]:

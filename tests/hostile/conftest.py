@@ -30,6 +30,7 @@ COUNT_TESTS = frozenset(
         "test_every_variant_is_counted_correctly",
         "test_count_of_provider_faults_tried_and_handled",
         "test_count_of_markdown_injections_tried_and_neutralised",
+        "test_count_of_hostile_paths_tried_and_handled",
         "test_every_viewer_variant_tried_is_handled_correctly",
         "test_count_of_judge_transport_bounds_tried_and_handled",
         "test_count_of_killed_set_edits_tried_and_handled",

@@ -389,6 +389,7 @@ def setup_judge(
                 backoff=effective.value("judge.backoff"),
                 transport=effective.value("judge.transport"),
                 prompt_cache=effective.value("judge.prompt_cache"),
+                accepted_models=effective.value("judge.accepted_models"),
                 cascade=routing,
                 input_cost_per_token=effective.value("judge.input_cost_per_token"),
                 output_cost_per_token=effective.value("judge.output_cost_per_token"),

@@ -756,6 +756,7 @@ def probe_bias(  # noqa: PLR0917 - typer options
         backoff=transport.value("judge.backoff"),
         transport=transport.value("judge.transport"),
         prompt_cache=transport.value("judge.prompt_cache"),
+        accepted_models=transport.value("judge.accepted_models"),
     )
     items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
     report = run_probes(grader, items, pairs=pairs, settings=settings)

@@ -467,6 +467,10 @@ class JudgmentCost:
             provider reported none (a replayed reply's as recorded).
         batched: How many of ``calls`` a provider batch answered (``judgekit grade --batch``); their
             ``usd`` is the batch price. In :meth:`as_data` only when not 0.
+        served_models: The distinct models the replies said served them (their ``model`` field), in the
+            order first seen, a refused reply's (another model than the one requested) included; empty
+            when none said (a provider that sends none, a cassette recorded before judgekit kept it).
+            Written beside ``cost`` in the judge note (``served_models``), not inside it.
     """
 
     calls: int = 0
@@ -477,12 +481,14 @@ class JudgmentCost:
     replayed: int = 0
     cached_tokens: int = 0
     batched: int = 0
+    served_models: tuple[str, ...] = ()
 
     @classmethod
     def of_call(cls, result: CallResult) -> JudgmentCost:
         """The cost of one call's result (a failed call counts nothing: no reply, no usage)."""
+        served = (result.served_model,) if result.served_model is not None else ()
         if result.error is not None:
-            return cls()
+            return cls(served_models=served)
         reason = (
             None if result.cost is not None else result.cost_unknown_reason or "the judge reply has no cost"
         )
@@ -495,6 +501,7 @@ class JudgmentCost:
             int(result.cached),
             result.cached_tokens,
             int(result.batch_id is not None),
+            served,
         )
 
     def as_data(self) -> dict[str, JsonValue]:
@@ -523,15 +530,20 @@ def _total_cost(costs: Sequence[JudgmentCost]) -> JudgmentCost:
         replayed=sum(c.replayed for c in costs),
         cached_tokens=sum(c.cached_tokens for c in costs),
         batched=sum(c.batched for c in costs),
+        served_models=tuple(dict.fromkeys(m for c in costs for m in c.served_models)),
     )
 
 
 def _with_cost(check: CheckResult, cost: JudgmentCost) -> CheckResult:
-    """The check with ``cost`` in the data of its judge note (the ``note`` evidence with ``fingerprint``)."""
+    """The check with ``cost`` in the data of its judge note (the ``note`` evidence with ``fingerprint``).
+
+    Beside it, ``served_models``: the models the replies said served them (a list, maybe empty).
+    """
     evidence = list(check.evidence)
     for i, item in enumerate(evidence):
         if item.kind == "note" and isinstance(item.data, dict) and "fingerprint" in item.data:
-            evidence[i] = item.model_copy(update={"data": {**item.data, "cost": cost.as_data()}})
+            data = {**item.data, "cost": cost.as_data(), "served_models": list(cost.served_models)}
+            evidence[i] = item.model_copy(update={"data": data})
             break
     return check.model_copy(update={"evidence": tuple(evidence)})
 

@@ -440,6 +440,7 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
         backoff=judge.get("backoff"),
         transport=judge.get("transport"),
         prompt_cache=judge.get("prompt_cache"),
+        accepted_models=judge.get("accepted_models"),
         input_cost_per_token=judge.get("input_cost_per_token"),
         output_cost_per_token=judge.get("output_cost_per_token"),
         concurrency=8,

@@ -31,6 +31,14 @@ Every model call in judgekit goes through :class:`JudgeClient`:
   :class:`~judgekit.errors.JudgekitError` with a message saying what to do. Replay mode needs neither.
 * API keys never enter a request key, a cassette or a result: they are passed to litellm or put in the
   lean request's auth header only, and every stored string is masked against them.
+* Replies are bounded while they arrive (:mod:`judgekit.judges.transport`: bytes as received, bytes
+  decoded, the whole request within the timeout) and redirects are never followed; such a reply is a
+  ``provider_error`` naming the limit or the ``Location``, not retried (a reply too slow is a timeout,
+  retried as every timeout). Usage numbers are checked (:func:`~judgekit.judges.transport.read_usage`):
+  an invalid one leaves the reply's cost unknown with the reason, and the budget charges it the worst
+  case (``max_tokens`` and one prompt token per byte of the request's messages, at the model's price).
+  The model a reply says served it is kept (:attr:`CallResult.served_model`); one that is not the
+  requested model (:func:`model_matches`) is a ``provider_error`` whose verdict never counts.
 """
 
 from __future__ import annotations
@@ -39,9 +47,11 @@ import asyncio
 import datetime
 import email.utils
 import gc
+import json
 import math
 import os
 import random
+import re
 import socket
 import sys
 import time
@@ -55,11 +65,17 @@ from pydantic import Field
 from judgekit.errors import JudgekitError
 from judgekit.judges.cache import REDACTED, CacheMode, Cassette, request_key
 from judgekit.judges.transport import (
+    JUDGE_REPLY_MAX_BYTES,
+    JUDGE_REPLY_MAX_WIRE_BYTES,
     Completion,
     LeanTransport,
     RawReply,
+    ReplyLimits,
+    ReplyRefused,
+    bounded_litellm_client,
     completion_from_litellm,
     prompt_cache_messages,
+    read_usage,
     resolve_route,
 )
 from judgekit.verdict import FrozenModel
@@ -78,6 +94,7 @@ __all__ = [
     "UsageSummary",
     "import_litellm",
     "is_retryable",
+    "model_matches",
     "retry_after_seconds",
 ]
 
@@ -89,6 +106,31 @@ JUDGE_RETRIES_MAX = 20
 
 JUDGE_BACKOFF_MAX_S = 60.0
 """Largest ``judge.backoff`` (first backoff ceiling in seconds); a larger value is refused (exit 2)."""
+
+ACCEPTED_MODELS_MAX = 64
+"""Most names ``judge.accepted_models`` may list."""
+
+_DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})")
+"""A version suffix providers add to a model name: ``-2024-08-06``, ``-20241022`` or ``-0613``."""
+
+
+def model_matches(served: str, requested: str, accepted: tuple[str, ...] = ()) -> bool:
+    """Whether a reply that says ``served`` answered a request for ``requested``.
+
+    The rule: the same name; or the requested name followed by a dated version, as providers answer an
+    alias (``gpt-4o`` -> ``gpt-4o-2024-08-06``, ``claude-3-5-sonnet`` -> ``claude-3-5-sonnet-20241022``,
+    ``gpt-4`` -> ``gpt-4-0613``); or a name the
+    configuration lists in ``judge.accepted_models``. Case matters; nothing else is accepted.
+
+    Args:
+        served: The reply's ``model``.
+        requested: The model name sent to the provider (the litellm provider prefix removed).
+        accepted: Other names accepted as the requested model (``judge.accepted_models``).
+    """
+    if served == requested or served in accepted:
+        return True
+    return served.startswith(requested) and _DATED.fullmatch(served[len(requested) :]) is not None
+
 
 ERROR_PROVIDER = "provider_error"
 ERROR_BUDGET = "budget_exhausted"
@@ -181,6 +223,14 @@ class ClientSettings(FrozenModel):
             prefixes are billed at the cache-read price; ``off`` sends none. OpenAI-compatible providers
             cache by themselves and get nothing either way. The judge reads the same text, and the request
             (its cassette key) is the same, so it never enters the fingerprint.
+        accepted_models: Served-model names accepted as the requested model besides the rule of
+            :func:`model_matches` (an Azure deployment's model, a proxy's name); at most
+            :data:`ACCEPTED_MODELS_MAX`. It decides only whether a reply is believed to come from the
+            configured judge, never what the judge says, so it is not in the fingerprint.
+        max_reply_bytes: Most bytes of a reply's body once decoded (1024 to
+            :data:`~judgekit.judges.transport.JUDGE_REPLY_MAX_BYTES`, the default).
+        max_reply_wire_bytes: Most bytes of a reply's body as received (1024 to
+            :data:`~judgekit.judges.transport.JUDGE_REPLY_MAX_WIRE_BYTES`, the default).
     """
 
     api_base: str | None = None
@@ -194,6 +244,11 @@ class ClientSettings(FrozenModel):
     output_cost_per_token: float | None = Field(default=None, ge=0.0)
     transport: Literal["auto", "litellm"] = "auto"
     prompt_cache: Literal["auto", "off"] = "auto"
+    accepted_models: tuple[str, ...] = Field(default=(), max_length=ACCEPTED_MODELS_MAX)
+    max_reply_bytes: int = Field(default=JUDGE_REPLY_MAX_BYTES, ge=1024, le=JUDGE_REPLY_MAX_BYTES)
+    max_reply_wire_bytes: int = Field(
+        default=JUDGE_REPLY_MAX_WIRE_BYTES, ge=1024, le=JUDGE_REPLY_MAX_WIRE_BYTES
+    )
 
 
 class CallResult(FrozenModel):
@@ -221,6 +276,8 @@ class CallResult(FrozenModel):
         latency_s: Wall seconds spent on the call, including retries and backoff.
         batch_id: The provider batch that answered this request (``judgekit grade --batch``): ``cost`` is
             then its batch price; ``None`` for a direct call or a cassette hit.
+        served_model: The model the reply says served it (its ``model`` field); ``None`` when it sent
+            none, when no reply came, and for a replayed reply recorded before judgekit kept it.
     """
 
     content: str | None = None
@@ -237,6 +294,7 @@ class CallResult(FrozenModel):
     error_detail: str = ""
     latency_s: float = 0.0
     batch_id: str | None = None
+    served_model: str | None = None
 
 
 class BatchAnswers(Protocol):
@@ -267,6 +325,9 @@ class UsageSummary:
         cached_tokens: How many of ``prompt_tokens`` the provider read from its prompt cache.
         cost: Total cost in USD of priced provider replies.
         unpriced: Provider replies whose cost is unknown (not counted in ``cost``).
+        invalid_usage: Provider replies whose usage numbers were invalid (counted in ``unpriced``).
+        worst_case_cost: What the budget charged those replies instead (US dollars): ``max_tokens`` and
+            one prompt token per byte of the request's messages, at the model's price.
     """
 
     http_calls: int = 0
@@ -279,6 +340,8 @@ class UsageSummary:
     cached_tokens: int = 0
     cost: float = 0.0
     unpriced: int = 0
+    invalid_usage: int = 0
+    worst_case_cost: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready copy."""
@@ -293,6 +356,8 @@ class UsageSummary:
             "cached_tokens": self.cached_tokens,
             "cost": self.cost,
             "unpriced": self.unpriced,
+            "invalid_usage": self.invalid_usage,
+            "worst_case_cost": self.worst_case_cost,
         }
 
 
@@ -341,10 +406,25 @@ def is_retryable(exc: BaseException, litellm: Any = None) -> bool:
     Returns:
         True when the request should be tried again.
     """
+    refused = _refusal(exc)
+    if refused is not None:
+        return isinstance(refused, TimeoutError)  # too slow is a timeout; too large or redirected is final
     status = _status_of(exc)
     if status is not None:
         return status in RETRY_STATUSES
     return isinstance(exc, _transient_types(litellm)) or _connection_failure(exc) is not None
+
+
+def _refusal(exc: BaseException) -> ReplyRefused | None:
+    """The bounded reader's refusal behind a failure (litellm and the OpenAI SDK wrap it), if any."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen and len(seen) < 16:
+        seen.add(id(cause))
+        if isinstance(cause, ReplyRefused):
+            return cause
+        cause = cause.__cause__ or cause.__context__
+    return None
 
 
 def retry_after_seconds(headers: Any, *, now: float | None = None) -> float | None:
@@ -435,6 +515,8 @@ class JudgeClient:
         self._secret_cache: tuple[str, ...] | None = None
         self._lean: LeanTransport | None = None
         self._provider: str | None = None
+        self._sent_model: str | None = None
+        self._bounded: dict[int, Any] = {}
         self.lean_calls = 0
         """HTTP attempts sent over the lean transport (the rest went through ``litellm.acompletion``)."""
         self.supports_schema = False
@@ -468,6 +550,10 @@ class JudgeClient:
                 "write it as provider/model, e.g. openai/gpt-4o-mini or anthropic/claude-3-5-haiku-latest"
             ) from None
         self._provider = provider
+        try:
+            self._sent_model = str(litellm.get_llm_provider(model=model, api_base=self.settings.api_base)[0])
+        except Exception:  # pragma: no cover - it answered just above
+            self._sent_model = model
         in_map = self._in_price_map(model)
         if not in_map and self.settings.api_base is None:
             raise JudgekitError(
@@ -506,6 +592,31 @@ class JudgeClient:
             )
             if route is not None:
                 self._lean = LeanTransport(litellm, route, pool=self.settings.concurrency)
+                self._lean.max_bytes = self.settings.max_reply_bytes
+                self._lean.max_wire_bytes = self.settings.max_reply_wire_bytes
+
+    def _limits(self) -> ReplyLimits:
+        """The bounds on each reply: the settings' byte caps, the whole request within the timeout."""
+        s = self.settings
+        return ReplyLimits(s.max_reply_wire_bytes, s.max_reply_bytes, s.timeout)
+
+    def _bounded_client(self) -> Any:
+        """The bounded client given to ``litellm.acompletion`` on this loop (``None``: litellm's own).
+
+        One per event loop (an httpx client's connections belong to the loop that opened them).
+        """
+        loop = id(asyncio.get_running_loop())
+        if loop not in self._bounded:
+            if len(self._bounded) > 8:
+                self._bounded.clear()
+            self._bounded[loop] = bounded_litellm_client(
+                self._litellm,
+                model=self.params.model,
+                api_base=self.settings.api_base,
+                api_key=self._api_key,
+                limits=self._limits(),
+            )
+        return self._bounded[loop]
 
     @property
     def route(self) -> str:
@@ -636,15 +747,21 @@ class JudgeClient:
             hit = self.cassette.get(key)
             if hit is not None:
                 self.usage.cache_hits += 1
+                # a hand-edited cassette's counts are checked as a provider's are (0 when invalid)
+                counts, _problem = read_usage(
+                    {name: hit.get(name) for name in ("prompt_tokens", "completion_tokens", "cached_tokens")}
+                )
+                served = hit.get("model")
                 return CallResult(
                     content=hit.get("content"),
                     finish_reason=hit.get("finish_reason"),
                     refusal=hit.get("refusal") if isinstance(hit.get("refusal"), str) else None,
-                    prompt_tokens=int(hit.get("prompt_tokens") or 0),
-                    completion_tokens=int(hit.get("completion_tokens") or 0),
-                    cached_tokens=int(hit.get("cached_tokens") or 0),
+                    prompt_tokens=counts["prompt_tokens"],
+                    completion_tokens=counts["completion_tokens"],
+                    cached_tokens=counts["cached_tokens"],
                     cost=0.0,
                     cached=True,
+                    served_model=served[:200] if isinstance(served, str) and served else None,
                 )
             if self.mode is CacheMode.REPLAY:
                 self.usage.errors[ERROR_CASSETTE_MISS] += 1
@@ -677,6 +794,7 @@ class JudgeClient:
                         "cost": result.cost,
                         **({"refusal": result.refusal} if result.refusal is not None else {}),
                         **({"cached_tokens": result.cached_tokens} if result.cached_tokens else {}),
+                        **({"model": result.served_model} if result.served_model is not None else {}),
                     },
                     secrets=self._secrets(),
                 )
@@ -694,8 +812,9 @@ class JudgeClient:
         if budget is None:
             return True
         done = max(self.usage.completed, 1)
-        expected_in_flight = self._in_flight_calls * (self.usage.cost / done)
-        return self.usage.cost + expected_in_flight < budget
+        spent = self.usage.cost + self.usage.worst_case_cost
+        expected_in_flight = self._in_flight_calls * (spent / done)
+        return spent + expected_in_flight < budget
 
     async def _call(
         self, request: Mapping[str, Any], *, item: str, cache_breaks: tuple[int, ...] | None = None
@@ -727,8 +846,15 @@ class JudgeClient:
                         return CallResult(
                             error=ERROR_BUDGET,
                             error_detail=(
-                                f"{item}: cost budget of ${s.max_cost:.4f} spent (${self.usage.cost:.4f}); "
-                                "not called"
+                                f"{item}: cost budget of ${s.max_cost:.4f} spent "
+                                f"(${self.usage.cost + self.usage.worst_case_cost:.4f}"
+                                + (
+                                    f", of which ${self.usage.worst_case_cost:.4f} charged at worst case for "
+                                    f"{self.usage.invalid_usage} repl(ies) with invalid usage"
+                                    if self.usage.invalid_usage
+                                    else ""
+                                )
+                                + "); not called"
                             ),
                             attempts=attempts,
                             latency_s=time.perf_counter() - started,
@@ -744,7 +870,11 @@ class JudgeClient:
                             self.lean_calls += 1
                             response: Any = await lean.send(body, timeout=s.timeout)
                         else:
-                            # litellm's own retries off: judgekit retries, and is_retryable decides
+                            # litellm's own retries off: judgekit retries, and is_retryable decides;
+                            # the reply read through judgekit's bounded client where litellm takes one
+                            bounded = self._bounded_client()
+                            if bounded is not None:
+                                kwargs["client"] = bounded
                             response = await asyncio.wait_for(
                                 litellm.acompletion(
                                     **kwargs, timeout=s.timeout, max_retries=0, num_retries=0
@@ -754,11 +884,18 @@ class JudgeClient:
                     finally:
                         self._in_flight_calls -= 1
             except Exception as exc:
+                refusal = _refusal(exc)
+                if refusal is not None and not isinstance(refusal, TimeoutError):
+                    return self._provider_error(
+                        f"{item}: {_describe(refusal, secrets)} (not retried)", attempts, started
+                    )
                 if not is_retryable(exc, litellm):
                     return self._provider_error(
                         f"{item}: {_describe(exc, secrets)} (not retried)", attempts, started
                     )
-                hung = isinstance(exc, timeouts) and time.perf_counter() - attempt_started >= s.timeout * 0.9
+                hung = refusal is not None or (
+                    isinstance(exc, timeouts) and time.perf_counter() - attempt_started >= s.timeout * 0.9
+                )
                 refused = _connection_failure(exc)
                 if hung:
                     last_detail = f"the judge did not answer within {s.timeout:g} s"
@@ -780,7 +917,7 @@ class JudgeClient:
                     completion = lean.read(response)
                 else:
                     completion = completion_from_litellm(response)
-                return self._success(completion, attempts, started)
+                return self._success(completion, attempts, started, request=request, item=item)
             except (AttributeError, IndexError, KeyError, TypeError, ValueError) as exc:
                 return self._provider_error(
                     f"{item}: malformed completion ({type(exc).__name__}: {exc})", attempts, started
@@ -799,7 +936,9 @@ class JudgeClient:
             return None
         return cache_breaks
 
-    def _provider_error(self, detail: str, attempts: int, started: float) -> CallResult:
+    def _provider_error(
+        self, detail: str, attempts: int, started: float, *, served_model: str | None = None
+    ) -> CallResult:
         """Count a provider error and say what it was (``detail``), after ``attempts`` since ``started``."""
         self.usage.errors[ERROR_PROVIDER] += 1
         return CallResult(
@@ -807,6 +946,7 @@ class JudgeClient:
             error_detail=detail,
             attempts=attempts,
             latency_s=time.perf_counter() - started,
+            served_model=served_model,
         )
 
     def batch_reply(
@@ -833,6 +973,8 @@ class JudgeClient:
         *,
         price: Callable[[Completion], float | None] | None = None,
         batch_id: str | None = None,
+        request: Mapping[str, Any] | None = None,
+        item: str = "",
     ) -> CallResult:
         content = completion.content
         if content:
@@ -848,8 +990,21 @@ class JudgeClient:
                 refusal = refusal.replace(secret, REDACTED)
         prompt_tokens = completion.prompt_tokens
         completion_tokens = completion.completion_tokens
-        cost = self._cost(completion) if price is None else price(completion)
-        unknown_reason = None if cost is not None else self.unpriced_reason()
+        if completion.usage_problem is not None:
+            cost: float | None = None
+            unknown_reason: str | None = (
+                f"{completion.usage_problem}; the reply's cost is unknown and the budget counts its "
+                "worst case"
+            )
+            self.usage.invalid_usage += 1
+            self.usage.worst_case_cost += self._worst_case_cost(request)
+        else:
+            cost = self._cost(completion) if price is None else price(completion)
+            if cost is not None and not (math.isfinite(cost) and cost >= 0):
+                unknown_reason = f"the price of this reply came out as {cost!r}, not a cost; it is unknown"
+                cost = None
+            else:
+                unknown_reason = None if cost is not None else self.unpriced_reason()
         self.usage.completed += 1
         self.usage.prompt_tokens += prompt_tokens
         self.usage.completion_tokens += completion_tokens
@@ -858,6 +1013,21 @@ class JudgeClient:
             self.usage.unpriced += 1
         else:
             self.usage.cost += cost
+        served = completion.model
+        requested = self._sent_model
+        if (
+            served is not None
+            and requested is not None
+            and not model_matches(served, requested, self.settings.accepted_models)
+        ):
+            return self._provider_error(
+                f"{item + ': ' if item else ''}the reply says it came from model {served!r}, not the "
+                f"requested {requested!r}, so its verdict is not counted; if {served!r} is the same "
+                "model under another name, list it in judge.accepted_models",
+                attempts,
+                started,
+                served_model=served,
+            )
         return CallResult(
             content=content,
             finish_reason="refusal" if refusal is not None else completion.finish_reason,
@@ -870,7 +1040,40 @@ class JudgeClient:
             attempts=attempts,
             latency_s=time.perf_counter() - started,
             batch_id=batch_id,
+            served_model=served,
         )
+
+    def _worst_case_cost(self, request: Mapping[str, Any] | None) -> float:
+        """What a reply with invalid usage is charged against the budget, in US dollars.
+
+        ``max_tokens`` completion tokens and one prompt token per UTF-8 byte of the request's messages (a
+        token covers at least one byte), at the model's price; 0.0 when the model has no price (then no
+        budget can be set).
+        """
+        messages = request.get("messages", ()) if request is not None else ()
+        prompt = len(json.dumps(messages, ensure_ascii=False, default=str).encode())
+        worst = Completion(
+            content=None,
+            refusal=None,
+            finish_reason=None,
+            prompt_tokens=prompt,
+            completion_tokens=self.params.max_tokens,
+        )
+        s = self.settings
+        if s.input_cost_per_token is not None and s.output_cost_per_token is not None:
+            return prompt * s.input_cost_per_token + self.params.max_tokens * s.output_cost_per_token
+        if not self._priced or self._litellm is None:
+            return 0.0
+        try:
+            prices = self._litellm.cost_per_token(
+                model=self.params.model,
+                prompt_tokens=worst.prompt_tokens,
+                completion_tokens=worst.completion_tokens,
+            )
+            total = float(prices[0]) + float(prices[1])
+        except Exception:
+            return 0.0
+        return total if math.isfinite(total) and total >= 0 else 0.0
 
     def unpriced_reason(self) -> str:
         """Why a reply of this client's model has no cost: what the user sees and what to do."""

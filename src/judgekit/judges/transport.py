@@ -30,6 +30,17 @@ hence its cassette key, is unchanged.
 The session (``aiohttp.ClientSession`` with a pooled connector) is one per event loop; it is closed when
 the loop is shut down by ``asyncio.run`` (its async generators are finalised), or by
 :meth:`LeanTransport.aclose`.
+
+Replies are bounded while they arrive (:class:`ReplyLimits`, :class:`BodyReader`), on the lean path and,
+for the OpenAI and Anthropic providers, on the litellm path too (:class:`BoundedHTTPXTransport`, the
+httpx transport under the client judgekit gives litellm): at most :data:`JUDGE_REPLY_MAX_WIRE_BYTES` bytes
+as received and :data:`JUDGE_REPLY_MAX_BYTES` bytes once decoded (gzip and deflate are decoded here, in
+steps that never produce more than what is left under the cap; any other ``Content-Encoding`` is
+refused), and the whole request (headers and body) within the attempt's timeout. Redirects are never
+followed: a 3xx answer is :class:`ReplyRedirected`, naming its ``Location``. Each of these is a
+:class:`ReplyRefused`, which the client never retries. Usage numbers are read by :func:`read_usage`:
+each a non-negative integer of at most :data:`JUDGE_USAGE_TOKENS_MAX`, else the reply's usage is
+invalid (:attr:`Completion.usage_problem`).
 """
 
 from __future__ import annotations
@@ -37,21 +48,34 @@ from __future__ import annotations
 import asyncio
 import json
 import os
-from collections.abc import AsyncGenerator, Mapping
+import time
+import zlib
+from collections.abc import AsyncGenerator, AsyncIterator, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 __all__ = [
     "ANTHROPIC_MAX_BREAKPOINTS",
     "ANTHROPIC_VERSION",
     "EPHEMERAL",
+    "JUDGE_REPLY_MAX_BYTES",
+    "JUDGE_REPLY_MAX_WIRE_BYTES",
+    "JUDGE_USAGE_TOKENS_MAX",
+    "BodyReader",
+    "BoundedHTTPXTransport",
     "Completion",
     "LeanRoute",
     "LeanTransport",
     "RawReply",
+    "ReplyLimits",
+    "ReplyRedirected",
+    "ReplyRefused",
+    "ReplyTooLarge",
+    "ReplyTooSlow",
     "cache_blocks",
     "completion_from_litellm",
     "prompt_cache_messages",
+    "read_usage",
     "resolve_route",
 ]
 
@@ -76,6 +100,260 @@ _REPRESENTATIVE_SCHEMA: dict[str, Any] = {
 }
 """A ``response_format`` used at set-up to ask litellm whether it passes the schema through unchanged."""
 
+JUDGE_REPLY_MAX_BYTES = 8 * 1024 * 1024
+"""Most bytes of one judge reply's body once decoded (gzip, deflate); reading stops past it (an error)."""
+
+JUDGE_REPLY_MAX_WIRE_BYTES = 8 * 1024 * 1024
+"""Most bytes of one judge reply's body as received (before decoding); reading stops past it (an error)."""
+
+JUDGE_USAGE_TOKENS_MAX = 1_000_000_000
+"""Largest token count a reply's usage may report (each of prompt, completion, cached, cache-write);
+a larger, negative, fractional or non-numeric one makes the reply's usage invalid and its cost unknown."""
+
+ERROR_BODY_MAX_BYTES = 64 * 1024
+"""Bytes of an error reply's body (status 400 and up) read for its message; the rest is not read."""
+
+_ACCEPT_ENCODING = "gzip, deflate"
+"""The encodings judgekit asks for and decodes itself, under :data:`JUDGE_REPLY_MAX_BYTES`."""
+
+_SERVED_MODEL_MAX_CHARS = 200
+"""Longest served-model name kept from a reply (a longer one is cut, and cannot match the request)."""
+
+
+class ReplyRefused(Exception):
+    """A judge reply judgekit stopped reading: too large, too slow, redirected or in an unknown encoding.
+
+    Never retried (:func:`judgekit.judges.client.is_retryable` finds it in an exception's causes): the
+    same provider would answer the same way, and every attempt costs the download again.
+    """
+
+
+class ReplyTooLarge(ReplyRefused):
+    """The reply's body passed :data:`JUDGE_REPLY_MAX_WIRE_BYTES` or :data:`JUDGE_REPLY_MAX_BYTES`."""
+
+
+class ReplyTooSlow(ReplyRefused, TimeoutError):
+    """The whole request (headers and body) took longer than the attempt's timeout.
+
+    A :class:`TimeoutError` too, so the client reports it as a judge that did not answer in time (and,
+    like every timeout, retries it).
+    """
+
+
+class ReplyRedirected(ReplyRefused):
+    """The judge endpoint answered 3xx: judgekit never follows a redirect.
+
+    Followed, a 302 turns the request into a bodiless GET whose reply would be counted, and a 307 sends
+    the whole prompt to another origin.
+    """
+
+
+@dataclass(frozen=True)
+class ReplyLimits:
+    """The bounds on one judge reply, enforced while it arrives.
+
+    Attributes:
+        max_wire_bytes: Most body bytes as received (> 0).
+        max_bytes: Most body bytes once decoded (> 0).
+        timeout: Seconds the whole request may take, headers and body (> 0).
+    """
+
+    max_wire_bytes: int = JUDGE_REPLY_MAX_WIRE_BYTES
+    max_bytes: int = JUDGE_REPLY_MAX_BYTES
+    timeout: float = 60.0
+
+
+def _printable(text: str, limit: int = 200) -> str:
+    """``text`` with control characters replaced and cut to ``limit`` characters (for messages)."""
+    clean = "".join(c if c.isprintable() else "?" for c in text[: limit + 1])
+    return clean if len(clean) <= limit else clean[:limit] + "..."
+
+
+def redirect_error(status: int, location: str | None) -> ReplyRedirected:
+    """The error for a 3xx answer, naming where it pointed."""
+    where = repr(_printable(location)) if location else "no Location header"
+    return ReplyRedirected(
+        f"the judge endpoint answered HTTP {status} redirecting to {where}; judgekit never follows "
+        "redirects (the prompt would go elsewhere): set judge.api_base to the endpoint itself"
+    )
+
+
+class BodyReader:
+    """Read a reply's body chunk by chunk, decoding it, within :class:`ReplyLimits`.
+
+    Args:
+        encoding: The reply's ``Content-Encoding`` (``None``, ``identity``, ``gzip``, ``x-gzip`` or
+            ``deflate``; any other is refused).
+        limits: The bounds.
+        started: ``time.monotonic()`` when the request was sent (the deadline counts from it).
+        truncate: Keep the first bytes and stop quietly at the caps instead of raising (an error reply's
+            message).
+
+    Raises:
+        ReplyRefused: At construction, for an encoding judgekit did not ask for.
+    """
+
+    def __init__(
+        self, encoding: str | None, limits: ReplyLimits, *, started: float, truncate: bool = False
+    ) -> None:
+        self.limits = limits
+        self.deadline = started + limits.timeout
+        self.truncate = truncate
+        self.wire = 0
+        self.full = False
+        self._parts: list[bytes] = []
+        self._size = 0
+        name = (encoding or "identity").strip().lower()
+        self._decoder: Any = None
+        if name in ("gzip", "x-gzip"):
+            self._decoder = zlib.decompressobj(16 + zlib.MAX_WBITS)
+        elif name == "deflate":
+            self._decoder = zlib.decompressobj(zlib.MAX_WBITS)
+            self._raw_deflate_checked = False
+        elif name not in ("identity", ""):
+            raise ReplyRefused(
+                f"the judge's reply is in Content-Encoding {_printable(name, 60)!r}, which judgekit did not "
+                f"ask for ({_ACCEPT_ENCODING}) and does not decode"
+            )
+        self._name = name
+
+    def check_length(self, declared: str | None) -> None:
+        """Refuse a reply whose ``Content-Length`` already exceeds the wire cap (nothing is read)."""
+        if self.truncate or declared is None:
+            return
+        try:
+            length = int(declared)
+        except ValueError:
+            return
+        if length > self.limits.max_wire_bytes:
+            raise self._too_large("as sent", self.limits.max_wire_bytes, "JUDGE_REPLY_MAX_WIRE_BYTES")
+
+    def _too_large(self, stage: str, cap: int, name: str) -> ReplyTooLarge:
+        return ReplyTooLarge(
+            f"the judge's reply is larger than {cap:,} bytes {stage} (limit {name}); it was not read further"
+        )
+
+    def feed(self, chunk: bytes) -> None:
+        """Take the next chunk as received.
+
+        Raises:
+            ReplyTooLarge: Past a cap (unless ``truncate``).
+            ReplyTooSlow: Past the deadline.
+            ReplyRefused: When a compressed body cannot be decoded.
+        """
+        if time.monotonic() > self.deadline:
+            raise ReplyTooSlow(
+                f"the judge's reply did not arrive whole within {self.limits.timeout:g} s (headers and body)"
+            )
+        if self.full:
+            return
+        self.wire += len(chunk)
+        if self.wire > self.limits.max_wire_bytes:
+            if self.truncate:
+                self.full = True
+                chunk = chunk[: max(0, len(chunk) - (self.wire - self.limits.max_wire_bytes))]
+            else:
+                raise self._too_large("as sent", self.limits.max_wire_bytes, "JUDGE_REPLY_MAX_WIRE_BYTES")
+        if self._decoder is None:
+            self._keep(chunk)
+            return
+        data = chunk
+        while data and not self.full:
+            if self._decoder.eof:
+                return  # bytes after the end of the compressed stream: counted, not kept
+            room = self.limits.max_bytes - self._size
+            try:
+                out = self._decoder.decompress(data, room + 1)
+            except zlib.error as exc:
+                if self._name == "deflate" and not self._raw_deflate_checked and self.wire == len(chunk):
+                    # some servers send raw deflate without the zlib header (as httpx also accepts)
+                    self._decoder = zlib.decompressobj(-zlib.MAX_WBITS)
+                    self._raw_deflate_checked = True
+                    continue
+                raise ReplyRefused(f"the judge's {self._name} reply could not be decoded ({exc})") from exc
+            if self._name == "deflate":
+                self._raw_deflate_checked = True
+            self._keep(out)
+            tail = self._decoder.unconsumed_tail
+            if not out and tail == data:
+                break
+            data = tail
+
+    def _keep(self, data: bytes) -> None:
+        if not data:
+            return
+        if self._size + len(data) > self.limits.max_bytes:
+            if not self.truncate:
+                raise self._too_large("decoded", self.limits.max_bytes, "JUDGE_REPLY_MAX_BYTES")
+            data = data[: self.limits.max_bytes - self._size]
+            self.full = True
+        self._parts.append(data)
+        self._size += len(data)
+
+    def body(self) -> bytes:
+        """The decoded body read so far."""
+        return b"".join(self._parts)
+
+
+async def read_bounded(
+    chunks: AsyncIterator[bytes],
+    encoding: str | None,
+    length: str | None,
+    limits: ReplyLimits,
+    *,
+    started: float,
+    truncate: bool = False,
+) -> bytes:
+    """Read a body from ``chunks`` under ``limits`` (see :class:`BodyReader`); its decoded bytes."""
+    reader = BodyReader(encoding, limits, started=started, truncate=truncate)
+    reader.check_length(length)
+    async for chunk in chunks:
+        reader.feed(chunk)
+        if reader.full:
+            break
+    return reader.body()
+
+
+def read_usage(fields: Mapping[str, Any]) -> tuple[dict[str, int], str | None]:
+    """A reply's usage numbers as token counts, each checked.
+
+    Args:
+        fields: Usage field name -> the value the provider sent (``None``: absent).
+
+    Returns:
+        ``(counts, problem)``: each field as a count (absent or null: 0), and ``None``; or, when any value
+        is not a whole number from 0 to :data:`JUDGE_USAGE_TOKENS_MAX` (negative, fractional, boolean,
+        text, absurdly large), every count 0 and what was wrong, for people.
+    """
+    counts: dict[str, int] = {}
+    for name, value in fields.items():
+        if value is None:
+            counts[name] = 0
+            continue
+        number: int | None = None
+        if isinstance(value, int) and not isinstance(value, bool):
+            number = value
+        elif isinstance(value, float) and value.is_integer():
+            number = int(value)
+        if number is None or not 0 <= number <= JUDGE_USAGE_TOKENS_MAX:
+            shown = _printable(repr(value) if not isinstance(value, int) else str(value), 24)
+            if isinstance(value, int) and not isinstance(value, bool) and len(str(value)) > 24:
+                shown = f"a {len(str(abs(value)))}-digit number"
+            return dict.fromkeys(fields, 0), (
+                f"the provider reported {name} = {shown}, not a whole number from 0 to "
+                f"{JUDGE_USAGE_TOKENS_MAX:,} (limit JUDGE_USAGE_TOKENS_MAX)"
+            )
+        counts[name] = number
+    return counts, None
+
+
+def served_model(value: Any) -> str | None:
+    """The model a reply says served it (its ``model`` field), as text; ``None`` when it sent none."""
+    if value is None or value == "":
+        return None
+    text = value if isinstance(value, str) else json.dumps(value, default=str)
+    return _printable(text, _SERVED_MODEL_MAX_CHARS)
+
 
 @dataclass(frozen=True)
 class Completion:
@@ -97,6 +375,11 @@ class Completion:
             the provider reported none.
         response: The litellm ``ModelResponse`` when litellm answered (its cost is read from it);
             ``None`` on the lean path.
+        model: The model the reply says served it (its ``model`` field, cut to 200 printable
+            characters); ``None`` when it sent none.
+        usage_problem: Why the reported usage was not believed (a count negative, fractional, not a
+            number or above :data:`JUDGE_USAGE_TOKENS_MAX`; every count is then 0 and the cost unknown);
+            ``None`` when it is valid or absent.
     """
 
     content: str | None
@@ -107,6 +390,8 @@ class Completion:
     cache_creation_tokens: int = 0
     cache_read_tokens: int = 0
     response: Any = None
+    model: str | None = None
+    usage_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -134,21 +419,27 @@ def completion_from_litellm(response: Any) -> Completion:
         raise TypeError(f"message content is {type(content).__name__}, not text")
     usage = getattr(response, "usage", None)
     details = getattr(usage, "prompt_tokens_details", None)
-    cached = getattr(details, "cached_tokens", None) or getattr(usage, "cache_read_input_tokens", None)
+    cached = getattr(details, "cached_tokens", None)
+    if cached is None:
+        cached = getattr(usage, "cache_read_input_tokens", None)
+    counts, problem = read_usage(
+        {
+            "prompt_tokens": getattr(usage, "prompt_tokens", None),
+            "completion_tokens": getattr(usage, "completion_tokens", None),
+            "cached_tokens": cached,
+        }
+    )
     return Completion(
         content=content,
         refusal=getattr(choice.message, "refusal", None),
         finish_reason=getattr(choice, "finish_reason", None),
-        prompt_tokens=int(getattr(usage, "prompt_tokens", 0) or 0),
-        completion_tokens=int(getattr(usage, "completion_tokens", 0) or 0),
-        cache_read_tokens=_count(cached),
+        prompt_tokens=counts["prompt_tokens"],
+        completion_tokens=counts["completion_tokens"],
+        cache_read_tokens=counts["cached_tokens"],
         response=response,
+        model=served_model(getattr(response, "model", None)),
+        usage_problem=problem,
     )
-
-
-def _count(value: Any) -> int:
-    """A token count a provider reported: a non-negative integer, else 0 (absent, null or malformed)."""
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
 
 
 @dataclass(frozen=True)
@@ -441,6 +732,10 @@ class LeanTransport:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._keeper: AsyncGenerator[None, None] | None = None
         self._proxy: tuple[Any, Any] = (None, None)
+        self.max_bytes = JUDGE_REPLY_MAX_BYTES
+        """Most decoded body bytes of a reply (the client sets its own limit here)."""
+        self.max_wire_bytes = JUDGE_REPLY_MAX_WIRE_BYTES
+        """Most body bytes of a reply as received."""
         from litellm.litellm_core_utils.core_helpers import map_finish_reason
         from litellm.litellm_core_utils.exception_mapping_utils import exception_type
 
@@ -479,7 +774,10 @@ class LeanTransport:
         # the proxy environment (HTTPS_PROXY, NO_PROXY...) is read once here, as litellm's aiohttp transport
         # honours it; aiohttp's trust_env would read it (and ~/.netrc) in a thread on every request
         self._proxy = _env_proxy(self.route.url)
-        session = aiohttp.ClientSession(connector=connector, skip_auto_headers=("User-Agent",))
+        # bodies are decoded by judgekit (BodyReader), in bounded steps, never by aiohttp all at once
+        session = aiohttp.ClientSession(
+            connector=connector, skip_auto_headers=("User-Agent",), auto_decompress=False
+        )
         self._session, self._loop = session, loop
 
         async def keep() -> AsyncGenerator[None, None]:
@@ -543,18 +841,32 @@ class LeanTransport:
 
         session = await self._open()
         data = json.dumps(body).encode()
+        limits = ReplyLimits(self.max_wire_bytes, self.max_bytes, timeout)
+        started = time.monotonic()
         try:
             async with session.post(
                 self.route.url,
                 data=data,
-                headers=self.route.headers,
+                headers={**self.route.headers, "Accept-Encoding": _ACCEPT_ENCODING},
                 timeout=aiohttp.ClientTimeout(total=timeout),
                 proxy=self._proxy[0],
                 proxy_auth=self._proxy[1],
+                allow_redirects=False,
             ) as reply:
-                raw = await reply.read()
                 status, headers = reply.status, reply.headers
-        except TimeoutError:
+                if 300 <= status < 400:
+                    raise redirect_error(status, headers.get("Location"))
+                raw = await read_bounded(
+                    reply.content.iter_any(),
+                    headers.get("Content-Encoding"),
+                    headers.get("Content-Length"),
+                    limits
+                    if status < 400
+                    else ReplyLimits(ERROR_BODY_MAX_BYTES, ERROR_BODY_MAX_BYTES, timeout),
+                    started=started,
+                    truncate=status >= 400,
+                )
+        except (TimeoutError, ReplyRefused):
             raise
         except aiohttp.ClientError as exc:
             raise self._error(500, _CONNECTION_ERROR, None, exc) from exc
@@ -615,14 +927,26 @@ class LeanTransport:
         if content is not None and not isinstance(content, str):
             raise TypeError(f"message content is {type(content).__name__}, not text")
         usage = payload.get("usage") or {}
-        details = usage.get("prompt_tokens_details") if isinstance(usage, dict) else None
+        if not isinstance(usage, dict):
+            usage = {"usage": usage}  # not a mapping: reported as an invalid usage below
+        details = usage.get("prompt_tokens_details")
+        counts, problem = read_usage(
+            {
+                **({"usage": usage["usage"]} if "usage" in usage else {}),
+                "prompt_tokens": usage.get("prompt_tokens"),
+                "completion_tokens": usage.get("completion_tokens"),
+                "cached_tokens": details.get("cached_tokens") if isinstance(details, dict) else None,
+            }
+        )
         return Completion(
             content=content,
             refusal=message.get("refusal"),
             finish_reason=self._finish(choice.get("finish_reason")),
-            prompt_tokens=int(usage.get("prompt_tokens") or 0),
-            completion_tokens=int(usage.get("completion_tokens") or 0),
-            cache_read_tokens=_count(details.get("cached_tokens")) if isinstance(details, dict) else 0,
+            prompt_tokens=counts["prompt_tokens"],
+            completion_tokens=counts["completion_tokens"],
+            cache_read_tokens=counts["cached_tokens"],
+            model=served_model(payload.get("model")),
+            usage_problem=problem,
         )
 
     def _read_anthropic(self, payload: Any) -> Completion:
@@ -631,16 +955,28 @@ class LeanTransport:
         if any(not isinstance(t, str) for t in texts):
             raise TypeError("a text block's text is not text")
         usage = payload.get("usage") or {}
-        created = int(usage.get("cache_creation_input_tokens") or 0)
-        read = int(usage.get("cache_read_input_tokens") or 0)
+        if not isinstance(usage, dict):
+            usage = {"usage": usage}
+        counts, problem = read_usage(
+            {
+                **({"usage": usage["usage"]} if "usage" in usage else {}),
+                "input_tokens": usage.get("input_tokens"),
+                "output_tokens": usage.get("output_tokens"),
+                "cache_creation_input_tokens": usage.get("cache_creation_input_tokens"),
+                "cache_read_input_tokens": usage.get("cache_read_input_tokens"),
+            }
+        )
+        created, read = counts["cache_creation_input_tokens"], counts["cache_read_input_tokens"]
         return Completion(
             content="".join(texts) if texts else None,
             refusal=None,
             finish_reason=self._finish(payload.get("stop_reason")),
-            prompt_tokens=int(usage.get("input_tokens") or 0) + created + read,
-            completion_tokens=int(usage.get("output_tokens") or 0),
+            prompt_tokens=counts["input_tokens"] + created + read,
+            completion_tokens=counts["output_tokens"],
             cache_creation_tokens=created,
             cache_read_tokens=read,
+            model=served_model(payload.get("model")),
+            usage_problem=problem,
         )
 
     def cost(self, model: str, completion: Completion) -> float | None:
@@ -662,3 +998,134 @@ class LeanTransport:
             return None
         total = prompt + output
         return float(total) if isinstance(total, int | float) else None
+
+
+class BoundedHTTPXTransport:
+    """An httpx transport that bounds each reply (:class:`ReplyLimits`) and never lets a redirect through.
+
+    It wraps httpx's own transport (the proxy the environment gives the endpoint, if any) under the client
+    judgekit hands litellm for the OpenAI and Anthropic providers: it asks for ``gzip, deflate`` only,
+    reads the whole body itself through a :class:`BodyReader` (decoding it, so httpx decodes nothing), and
+    returns it with ``Content-Encoding`` removed. A 3xx answer raises :class:`ReplyRedirected`; an error
+    status's body is read only up to :data:`ERROR_BODY_MAX_BYTES`.
+
+    Args:
+        url: The endpoint (for the environment's proxy).
+        limits: The bounds; its ``timeout`` counts from when each request is sent.
+    """
+
+    def __init__(self, url: str, limits: ReplyLimits) -> None:
+        import httpx
+
+        proxy, _auth = _env_proxy(url)
+        self._inner = httpx.AsyncHTTPTransport(proxy=str(proxy) if proxy is not None else None)
+        self.limits = limits
+
+    async def handle_async_request(self, request: Any) -> Any:
+        """Send ``request`` and return its reply with the body read, decoded and bounded."""
+        import httpx
+
+        request.headers["Accept-Encoding"] = _ACCEPT_ENCODING
+        started = time.monotonic()
+        response = await self._inner.handle_async_request(request)
+        try:
+            status = response.status_code
+            if 300 <= status < 400:
+                raise redirect_error(status, response.headers.get("location"))
+            limits = (
+                self.limits
+                if status < 400
+                else ReplyLimits(ERROR_BODY_MAX_BYTES, ERROR_BODY_MAX_BYTES, self.limits.timeout)
+            )
+            body = await read_bounded(
+                response.aiter_raw(),
+                response.headers.get("content-encoding"),
+                response.headers.get("content-length"),
+                limits,
+                started=started,
+                truncate=status >= 400,
+            )
+        finally:
+            await response.aclose()
+        headers = [
+            (k, v)
+            for k, v in response.headers.multi_items()
+            if k.lower() not in ("content-encoding", "content-length", "transfer-encoding")
+        ]
+        return httpx.Response(
+            status, headers=headers, content=body, request=request, extensions=response.extensions
+        )
+
+    async def aclose(self) -> None:
+        """Close the wrapped transport's connections."""
+        await self._inner.aclose()
+
+
+def bounded_litellm_client(
+    litellm: Any,
+    *,
+    model: str,
+    api_base: str | None,
+    api_key: str | None,
+    limits: ReplyLimits,
+) -> Any:
+    """The ``client`` to give ``litellm.acompletion`` so that its reply is bounded, or ``None``.
+
+    For litellm's OpenAI provider, an ``AsyncOpenAI`` client (the key and base URL resolved as
+    :func:`resolve_route` resolves them, no retries of its own) over a :class:`BoundedHTTPXTransport`; for
+    its Anthropic provider, litellm's ``AsyncHTTPHandler`` over one. Neither follows redirects.
+
+    Returns:
+        The client, or ``None`` for any other provider (litellm's own client is used: the reply is then
+        bounded by the attempt's timeout only) or when the endpoint or key cannot be resolved.
+    """
+    import httpx
+
+    try:
+        _name, provider, dynamic_key, dynamic_base = litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception:
+        return None
+    if provider == "openai":
+        key = _first_set(
+            api_key,
+            dynamic_key,
+            getattr(litellm, "api_key", None),
+            getattr(litellm, "openai_key", None),
+            os.environ.get("OPENAI_API_KEY"),
+        )
+        base = _first_set(
+            api_base,
+            dynamic_base,
+            getattr(litellm, "api_base", None),
+            os.environ.get("OPENAI_BASE_URL"),
+            os.environ.get("OPENAI_API_BASE"),
+            "https://api.openai.com/v1",
+        )
+        if key is None or base is None:
+            return None
+        from openai import AsyncOpenAI
+
+        http = httpx.AsyncClient(
+            transport=BoundedHTTPXTransport(base, limits),  # type: ignore[arg-type]
+            follow_redirects=False,
+            trust_env=False,
+            timeout=httpx.Timeout(limits.timeout),
+        )
+        # the OpenAI SDK accepts an httpx client as well as its own httpx2 one
+        return AsyncOpenAI(api_key=key, base_url=base, http_client=cast(Any, http), max_retries=0)
+    if provider == "anthropic":
+        from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
+
+        base = _first_set(
+            api_base,
+            dynamic_base,
+            os.environ.get("ANTHROPIC_API_BASE"),
+            os.environ.get("ANTHROPIC_BASE_URL"),
+            "https://api.anthropic.com",
+        )
+        return AsyncHTTPHandler(
+            timeout=limits.timeout,
+            transport=BoundedHTTPXTransport(base or "https://api.anthropic.com", limits),  # type: ignore[arg-type]
+            follow_redirects=False,
+        )
+    return None
