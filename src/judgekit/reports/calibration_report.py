@@ -22,8 +22,8 @@ from judgekit.calibration.alttest import AltTestResult
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.pipeline import CalibrationResult
-from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
 from judgekit.markdown_text import md_code, md_text
+from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
 
 __all__ = [
     "base_rate_text",
