@@ -268,6 +268,9 @@ def open_input(path: str | os.PathLike[str], what: str) -> BinaryIO:
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
+        from judgekit.io.paths import check_input_file
+
+        check_input_file(path, what=what)  # a socket cannot be opened at all: say what it is
         raise JudgekitError(f"{path}: cannot read {what}: {exc.strerror}", exit_code=2) from None
     try:
         kind = file_kind(os.fstat(fd).st_mode)
