@@ -169,3 +169,64 @@ def test_json_output_carries_a_schema_version(
     document = json.loads(out)
     assert "schema_version" in document
     assert document["schema_version"]
+
+
+# ---------------------------------------------------------------------------------------------- redaction
+
+AWS_KEY = "AKIA" + "ZXCVBNMASDFGHJKL"
+
+
+def test_a_report_printed_on_standard_output_is_redacted(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 item 1: standard output is written like a file, through the one redactor."""
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.verdict import CheckResult, Grade, Verdict
+
+    monkeypatch.setenv("ACME_API_TOKEN", "acme-token-0123456789")
+    check = CheckResult(
+        check_id="rule:0",
+        layer="rules",
+        verdict=Verdict.FAIL,
+        reason=f"the agent echoed {AWS_KEY} and acme-token-0123456789",
+    )
+    grade = Grade(case_id="a", trial=1, verdict=Verdict.FAIL, checks=(check,))
+    line = make_result_line(run_id="r", case=CaseRef(id="a", version=1), grade=grade)
+    results = tmp_path / f"run-{AWS_KEY}.jsonl"  # the report's title names the file
+    results.write_text(dump_result_line(line) + "\n", encoding="utf-8")
+    code, out, err = _run(capsys, "report", str(results), "--format", "md")
+    assert code == 0, err
+    assert "the agent echoed" in out
+    assert AWS_KEY not in out
+    assert "acme-token-0123456789" not in out
+    assert "[REDACTED]" in out
+
+
+def test_the_internal_error_file_and_line_are_redacted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 ('also seen'): the unexpected-error path wrote the traceback without the redactor."""
+    from judgekit.cli import _internal_error
+
+    monkeypatch.delenv("JUDGEKIT_DEBUG", raising=False)
+    with pytest.raises(RuntimeError) as caught:
+        raise RuntimeError(f"boom with {AWS_KEY}")
+    assert _internal_error(caught.value) == 1
+    err = capsys.readouterr().err
+    assert AWS_KEY not in err
+    saved = Path(re.search(r"the traceback is in (\S+)", err).group(1))  # type: ignore[union-attr]
+    text = saved.read_text(encoding="utf-8")
+    saved.unlink()
+    assert "boom with [REDACTED]" in text
+    assert AWS_KEY not in text
+
+
+def test_a_usage_error_line_is_redacted(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Issue 33 item 1: both standard streams pass the one redactor (click echoed the path as given)."""
+    monkeypatch.setenv("ACME_SERVICE_TOKEN", "acme-token-9876543210")
+    code, out, err = _run(capsys, "report", "/no/such/acme-token-9876543210.jsonl")
+    assert code == 2
+    assert "acme-token-9876543210" not in out + err
+    assert "[REDACTED].jsonl" in err
