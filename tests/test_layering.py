@@ -235,3 +235,22 @@ def test_import_linter_is_a_locked_dev_dependency() -> None:
     lock = (ROOT / "requirements" / "lock.txt").read_text(encoding="utf-8")
     assert re.search(r"^import-linter==", lock, flags=re.M)
     assert re.search(r"^grimp==", lock, flags=re.M)
+
+
+def _architecture_layers() -> list[str]:
+    """The layers as ``docs/architecture.md``'s table lists them, in the contract's own spelling."""
+    text = (ROOT / "docs" / "architecture.md").read_text(encoding="utf-8")
+    layers = []
+    for line in text.splitlines():
+        match = re.match(r"\|\s*(\d+)\s*\|(.*?)\|[^|]*\|\s*$", line.replace("\\|", "\x00"))
+        if match:
+            cell = match.group(2).replace("\x00", "|").replace("`", "").strip()
+            layers.append(re.sub(r"\s+", " ", cell))
+    return layers
+
+
+def test_the_architecture_page_lists_the_layers_of_the_contract_in_order() -> None:
+    """docs/architecture.md's table is the ``layers`` contract, row for row, so the map matches the house."""
+    (options,) = [o for o in _config()["contracts_options"] if o["id"] == "layers"]
+    contract = [re.sub(r"\s+", " ", layer.strip()) for layer in options["layers"]]
+    assert _architecture_layers() == contract

@@ -24,13 +24,13 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
-import stat
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 from types import TracebackType
 
 from judgekit.errors import JudgekitError
+from judgekit.io.filekind import file_kind
 
 __all__ = [
     "LineAppender",
@@ -38,7 +38,6 @@ __all__ = [
     "WriteFailed",
     "append_whole",
     "create_new",
-    "file_kind",
     "move",
     "move_file",
     "output_target",
@@ -70,31 +69,6 @@ class WriteFailed(JudgekitError):
         super().__init__(f"{path}: cannot write: {reason}", exit_code=2)
         self.path = Path(path)
         self.reason = reason
-
-
-def file_kind(mode: int) -> str | None:
-    """What a file of this ``st_mode`` is, in words, or ``None`` for a regular file.
-
-    Args:
-        mode: ``os.stat(...).st_mode``.
-
-    Returns:
-        ``"a folder"``, ``"a character device"``, ``"a block device"``, ``"a named pipe (FIFO)"``,
-        ``"a socket"`` or ``"not a regular file"``; ``None`` for a regular file.
-    """
-    if stat.S_ISREG(mode):
-        return None
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISCHR(mode):
-        return "a character device"
-    if stat.S_ISBLK(mode):
-        return "a block device"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a regular file"  # pragma: no cover - doors, whiteouts
 
 
 def output_target(path: str | os.PathLike[str], *, hint: str | None = None) -> Path:

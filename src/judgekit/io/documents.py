@@ -171,7 +171,7 @@ def decode_utf8(raw: bytes, path: str | os.PathLike[str]) -> str:
 
 
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
-    from judgekit.io.paths import check_input_file
+    from judgekit.io.filekind import check_input_file
 
     try:
         size = path.stat().st_size
@@ -263,12 +263,12 @@ def open_input(path: str | os.PathLike[str], what: str) -> BinaryIO:
         JudgekitError: (exit code 2) When the file cannot be opened (``cannot read <what>: <reason>``) or
             is not a regular file.
     """
-    from judgekit.io.atomic import file_kind
+    from judgekit.io.filekind import file_kind
 
     try:
         fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
     except OSError as exc:
-        from judgekit.io.paths import check_input_file
+        from judgekit.io.filekind import check_input_file
 
         check_input_file(path, what=what)  # a socket cannot be opened at all: say what it is
         raise JudgekitError(f"{path}: cannot read {what}: {exc.strerror}", exit_code=2) from None
@@ -298,7 +298,7 @@ def read_input(path: str | os.PathLike[str], what: str) -> bytes:
     Raises:
         JudgekitError: When the file is missing, is a folder, or cannot be read.
     """
-    from judgekit.io.paths import check_input_file
+    from judgekit.io.filekind import check_input_file
 
     path = Path(path)
     check_input_file(path, what=what, refuse_folders=False)

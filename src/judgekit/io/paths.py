@@ -14,8 +14,9 @@ from os import PathLike
 from pathlib import Path
 
 from judgekit.errors import JudgekitError
+from judgekit.io.filekind import check_input_file
 
-__all__ = ["GLOB_CHARS", "check_input_file", "expand_input_paths", "is_pattern"]
+__all__ = ["GLOB_CHARS", "expand_input_paths", "is_pattern"]
 
 GLOB_CHARS = frozenset("*?[")
 """Characters that make a path a glob pattern (``**`` matches folders at any depth)."""
@@ -24,42 +25,6 @@ GLOB_CHARS = frozenset("*?[")
 def is_pattern(path: str | PathLike[str]) -> bool:
     """Whether a path is a glob pattern (holds ``*``, ``?`` or ``[``) rather than a file name."""
     return any(char in GLOB_CHARS for char in str(path))
-
-
-def check_input_file(
-    path: str | PathLike[str], *, what: str, option: str = "", refuse_folders: bool = True
-) -> None:
-    """Refuse an input that exists and is not a regular file (a FIFO, socket, device or folder).
-
-    Reading a named pipe waits for a writer and a device may never end, so judgekit reads only regular
-    files (no command takes ``-`` for standard input). ``os.stat`` never blocks, so the refusal comes at
-    once. A path that does not exist is left to the caller's own message.
-
-    Args:
-        path: The input (a symlink is followed: what it points to is what would be read).
-        what: What the file is, for the message (``transcript file``).
-        option: The option it was given with (``--transcripts``); empty for none.
-        refuse_folders: Refuse a folder too; ``False`` for a caller that says so in its own words.
-
-    Raises:
-        JudgekitError: (exit code 2) When ``path`` is not a regular file, naming it and what it is.
-    """
-    import os
-
-    from judgekit.io.atomic import file_kind
-
-    try:
-        info = os.stat(path)
-    except OSError:
-        return
-    kind = file_kind(info.st_mode)
-    if kind is not None and (refuse_folders or kind != "a folder"):
-        given = f"{option} " if option else ""
-        raise JudgekitError(
-            f"{given}{path}: is {kind}, not a regular file; judgekit reads a {what} only from a regular "
-            "file (save the data to a file first)",
-            exit_code=2,
-        )
 
 
 def expand_input_paths(paths: Iterable[str | PathLike[str]], *, what: str, option: str = "") -> list[Path]:

@@ -1,0 +1,74 @@
+"""What kind of file a path is, and the refusal of inputs that are not regular files.
+
+The bottom of ``io/``: :mod:`judgekit.io.documents` (every reader), :mod:`judgekit.io.paths` (input
+expansion) and :mod:`judgekit.io.atomic` (every writer) ask the same two questions here, so one rule says
+which files judgekit reads and writes. ``os.stat`` never blocks, so a named pipe or a device is refused at
+once instead of waiting for a writer that never comes.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from os import PathLike
+
+from judgekit.errors import JudgekitError
+
+__all__ = ["check_input_file", "file_kind"]
+
+
+def file_kind(mode: int) -> str | None:
+    """What a file of this ``st_mode`` is, in words, or ``None`` for a regular file.
+
+    Args:
+        mode: ``os.stat(...).st_mode``.
+
+    Returns:
+        ``"a folder"``, ``"a character device"``, ``"a block device"``, ``"a named pipe (FIFO)"``,
+        ``"a socket"`` or ``"not a regular file"``; ``None`` for a regular file.
+    """
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode):
+        return "a character device"
+    if stat.S_ISBLK(mode):
+        return "a block device"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "not a regular file"  # pragma: no cover - doors, whiteouts
+
+
+def check_input_file(
+    path: str | PathLike[str], *, what: str, option: str = "", refuse_folders: bool = True
+) -> None:
+    """Refuse an input that exists and is not a regular file (a FIFO, socket, device or folder).
+
+    Reading a named pipe waits for a writer and a device may never end, so judgekit reads only regular
+    files (no command takes ``-`` for standard input). ``os.stat`` never blocks, so the refusal comes at
+    once. A path that does not exist is left to the caller's own message.
+
+    Args:
+        path: The input (a symlink is followed: what it points to is what would be read).
+        what: What the file is, for the message (``transcript file``).
+        option: The option it was given with (``--transcripts``); empty for none.
+        refuse_folders: Refuse a folder too; ``False`` for a caller that says so in its own words.
+
+    Raises:
+        JudgekitError: (exit code 2) When ``path`` is not a regular file, naming it and what it is.
+    """
+    try:
+        info = os.stat(path)
+    except OSError:
+        return
+    kind = file_kind(info.st_mode)
+    if kind is not None and (refuse_folders or kind != "a folder"):
+        given = f"{option} " if option else ""
+        raise JudgekitError(
+            f"{given}{path}: is {kind}, not a regular file; judgekit reads a {what} only from a regular "
+            "file (save the data to a file first)",
+            exit_code=2,
+        )
