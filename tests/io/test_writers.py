@@ -142,7 +142,7 @@ def test_every_file_write_goes_through_io_atomic() -> None:
                 unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
     assert unexpected == [], (
         "write files through judgekit.io.atomic (write_atomic, LineAppender, append_whole, create_new, "
-        "move), which redacts and refuses devices; or add an ALLOWED entry with its reason:\n"
+        "move_file), which redacts and refuses devices; or add an ALLOWED entry with its reason:\n"
         + "\n".join(unexpected)
     )
     assert used == set(ALLOWED), f"stale ALLOWED entries: {sorted(set(ALLOWED) - used)}"

@@ -39,7 +39,7 @@ from pathlib import Path
 
 from judgekit.cases import QUESTION_CHAR_LIMIT, Case
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import WriteFailed, move, write_atomic
+from judgekit.io.atomic import WriteFailed, move_file, write_atomic
 
 __all__ = [
     "COPILOT_STUDIO_HEADER",
@@ -407,17 +407,17 @@ def _commit(out_dir: Path, staging: Path, names: list[str], remove: list[str]) -
         for name in [*names, *remove]:
             target = out_dir / name
             if target.exists() or target.is_symlink():
-                move(target, backup / name)
+                move_file(target, backup / name, overwrite=True)
                 moved_away.append(name)
         for name in names:
-            move(staging / name, out_dir / name)
+            move_file(staging / name, out_dir / name, overwrite=True)
             placed.append(name)
     except OSError:
         try:
             for name in reversed(placed):
-                move(out_dir / name, staging / name)
+                move_file(out_dir / name, staging / name, overwrite=True)
             for name in reversed(moved_away):
-                move(backup / name, out_dir / name)
+                move_file(backup / name, out_dir / name, overwrite=True)
         except OSError as undo:
             raise _RollbackFailed(
                 f"{out_dir}: the export failed and putting the previous files back failed too "

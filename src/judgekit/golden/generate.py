@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from judgekit.cases import REVIEW_PREFIX, Case
 from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import move, write_atomic
+from judgekit.io.atomic import move_file, write_atomic
 
 if TYPE_CHECKING:
     from judgekit.judges.client import JudgeClient
@@ -399,7 +399,7 @@ def write_candidate_files(files: Sequence[CandidateFile]) -> None:
             try:
                 for tmp_path, final in staged:
                     final.parent.mkdir(parents=True, exist_ok=True)
-                    move(tmp_path, final)
+                    move_file(tmp_path, final, overwrite=True)
                     moved.append(final)
             except OSError:
                 for path in moved:

@@ -38,7 +38,6 @@ __all__ = [
     "WriteFailed",
     "append_whole",
     "create_new",
-    "move",
     "move_file",
     "output_target",
     "redacted_bytes",
@@ -233,22 +232,6 @@ def create_new(
             os.unlink(path)
         raise WriteFailed(path, exc.strerror or str(exc)) from None
     os.close(fd)
-
-
-def move(source: str | os.PathLike[str], target: str | os.PathLike[str]) -> None:
-    """Rename ``source`` onto ``target`` in one step (``os.replace``): put a staged file or folder in place.
-
-    For a writer that stages several files (each written with :func:`write_atomic`, so already redacted)
-    and then moves them into place or back together. Nothing is copied: both must be on one file system.
-
-    Args:
-        source: The staged file or folder.
-        target: Where it goes; a file there is replaced.
-
-    Raises:
-        OSError: When the rename fails (the caller rolls back and reports it).
-    """
-    os.replace(source, target)
 
 
 def write_temporary(data: bytes | str, *, prefix: str, suffix: str) -> Path:
