@@ -367,3 +367,15 @@ def test_importing_litellm_freezes_its_objects_out_of_the_collector() -> None:
     )
     out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
     assert out.stdout.strip() == "True"
+
+
+def test_a_key_given_to_the_client_is_left_out_of_every_file_written_after(tmp_path: Path) -> None:
+    """An API key passed in code (not from a secret-named variable) is still redacted from outputs."""
+    from judgekit.io.atomic import write_atomic
+
+    key = "k3y-given-in-code-7Qm2Zp9Lx4"
+    JudgeClient(JudgeParams(model="openai/gpt-4o-mini"), api_key=key)
+    target = tmp_path / "report.md"
+    write_atomic(target, f"the transcript quoted {key} and went on")
+    assert key not in target.read_text(encoding="utf-8")
+    assert "[REDACTED]" in target.read_text(encoding="utf-8")

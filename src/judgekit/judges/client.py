@@ -78,6 +78,7 @@ from judgekit.judges.transport import (
     read_usage,
     resolve_route,
 )
+from judgekit.secrets import register_secret
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -504,6 +505,8 @@ class JudgeClient:
         self.cassette = cassette
         self.mode = CacheMode(mode)
         self._api_key = api_key
+        # Every file and stream judgekit writes leaves this key out, wherever the key came from.
+        register_secret(api_key)
         self.usage = UsageSummary()
         self._sem: asyncio.Semaphore | None = None
         self._sem_loop: asyncio.AbstractEventLoop | None = None
