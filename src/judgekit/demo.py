@@ -32,7 +32,6 @@ import asyncio
 import csv
 import io
 import os
-import shutil
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -41,6 +40,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError
+from judgekit.io.folders import StagedFolder
 
 if TYPE_CHECKING:
     from judgekit.calibration.pipeline import CalibrationResult
@@ -96,6 +96,7 @@ JUDGE_RATER = "judge"
 
 _ITEM_PREFIX = "cal"
 _MARKER = ".judgekit-demo"
+_MARKER_TEXT = "written by judgekit demo; rerunning the demo replaces this folder\n"
 _TOP_REASONS = 3
 _REASON_WIDTH = 180
 
@@ -242,30 +243,6 @@ class _Calibrated:
 
 
 # --------------------------------------------------------------------------- output folder
-
-
-def _prepare_out(out: Path) -> None:
-    """Create the report folder; a folder with other content is refused, an earlier demo's is replaced."""
-    if out.exists() and not out.is_dir():
-        raise JudgekitError(f"--out {out}: is a file; choose a folder")
-    if out.is_dir() and any(out.iterdir()):
-        if not (out / _MARKER).is_file():
-            raise JudgekitError(
-                f"--out {out}: the folder is not empty and was not written by judgekit demo; "
-                "choose an empty or new folder"
-            )
-        for child in out.iterdir():
-            if child.is_dir() and not child.is_symlink():
-                shutil.rmtree(child)
-            else:
-                child.unlink()
-    try:
-        out.mkdir(parents=True, exist_ok=True)
-        from judgekit.io.atomic import write_atomic
-
-        write_atomic(out / _MARKER, "written by judgekit demo; rerunning the demo replaces this folder\n")
-    except OSError as exc:
-        raise JudgekitError(f"--out {out}: cannot write there: {exc.strerror or exc}") from None
 
 
 def _write(path: Path, text: str) -> Path:
@@ -431,7 +408,9 @@ def _label_csv(rows: Sequence[dict[str, str]]) -> str:
     return buffer.getvalue()
 
 
-def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Say) -> _Calibrated:
+def _calibrate(
+    case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Say, *, display: Path
+) -> _Calibrated:
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import parse_labels
     from judgekit.calibration.pipeline import run_calibration
@@ -504,6 +483,7 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
         f"calibration: {r.n_items} labelled items from {root / CALIBRATION_SAMPLE} ({source} x criteria, "
         f"labelled by {len(expert_names)} synthetic experts; not graded below)"
     )
+    shown_record = display / record_file.relative_to(out)
     say(f"      {summary}")
     say(
         f"      judge vs consensus: agreement {_est(jc.percent_agreement)}, "
@@ -512,11 +492,11 @@ def _calibrate(case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Sa
     if result.gate.trusted:
         say(
             f"      calibration passed the default policy: record for fingerprint {grader.fingerprint[:12]} "
-            f"written to {record_file}"
+            f"written to {shown_record}"
         )
     else:
         failed = "; ".join(f"{c.name}: {c.message}" for c in result.gate.failed)
-        say(f"      calibration FAILED the default policy ({failed}): record written to {record_file}")
+        say(f"      calibration FAILED the default policy ({failed}): record written to {shown_record}")
     return _Calibrated(
         result=result,
         records=records,
@@ -736,10 +716,7 @@ def run_demo(
     """
     out = Path(out)
     example = Path(example) if example is not None else None
-    from judgekit.calibration.trust import TrustBook
-    from judgekit.reports.demo_index import DemoFacts
     from judgekit.resources import EXAMPLE_SET, resource_path
-    from judgekit.verdict import Trust
 
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     started = time.perf_counter()
@@ -749,8 +726,27 @@ def run_demo(
         if not needed.is_file():
             raise JudgekitError(f"{needed}: the demo needs this file of the example set; it is missing")
     out = out.resolve()
-    _prepare_out(out)
     result = DemoResult(out=out, index=out / "index.html")
+    # Written into a staging folder beside OUT and swapped in whole at the end: a failure (an unusable
+    # example, a full disk) leaves an earlier demo's folder exactly as it was.
+    with StagedFolder(
+        out, marker=_MARKER, marker_text=_MARKER_TEXT, command="judgekit demo", kind="a report folder"
+    ) as staged:
+        work = staged.staging
+        if work is None:  # pragma: no cover - set on entering
+            raise RuntimeError("the staging folder was not created")
+        _steps(root, cassette, work=work, out=out, result=result, say=say)
+    result.seconds = time.perf_counter() - started
+    say(f"report: {result.index}")
+    return result
+
+
+def _steps(root: Path, cassette: Path, *, work: Path, out: Path, result: DemoResult, say: Say) -> None:
+    """The demo's seven steps, writing into ``work`` (the staging folder); paths shown name ``out``."""
+    from judgekit.calibration.trust import TrustBook
+    from judgekit.reports.demo_index import DemoFacts
+    from judgekit.verdict import Trust
+
     steps = 7
     say(
         "judgekit demo: the synthetic AirDesk golden set; offline, no API key (the judge is replayed from "
@@ -766,7 +762,7 @@ def run_demo(
         f"[4/{steps}] calibrating the judge ({DEMO_RUBRIC} + case criteria, replayed from {DEMO_CASSETTE}) "
         f"on the calibration sample ({CALIBRATION_SAMPLE}) against two synthetic experts"
     )
-    calibrated = _calibrate(case_set, root, out, cassette, say)
+    calibrated = _calibrate(case_set, root, work, cassette, say, display=out)
     result.calibration_items = calibrated.result.report.n_items
     plans = {Path(run).stem: _load_plan(case_set, root / run) for run in DEMO_RUNS}
     check_calibration_disjoint(calibrated.trials, {name: _pairs(plan) for name, plan in plans.items()})
@@ -779,7 +775,7 @@ def run_demo(
     decision = book.decide(calibrated.fingerprint)
     result.trusted = decision.trust is Trust.TRUSTED
     result.trust_reason = decision.reason
-    trust_line = _trust_line(calibrated.judge_label, decision, calibrated.records)
+    trust_line = _trust_line(calibrated.judge_label, decision, out / calibrated.records.relative_to(work))
     say(f"      {trust_line}")
     results: list[Path] = []
     runs: list[DemoRunFacts] = []
@@ -788,7 +784,7 @@ def run_demo(
         if plan.held_out:  # plan_trials left them out, as `judgekit grade` does without --holdout
             held = sorted({t.case.id for t in plan.held_out})
             say(f"      left out the trials of holdout case(s) {', '.join(held)}")
-        target = out / "results" / f"{name}.jsonl"
+        target = work / "results" / f"{name}.jsonl"
         target.parent.mkdir(parents=True, exist_ok=True)
         runs.append(_grade_run(case_set, plan, name, target, cassette=cassette, book=book, say=say))
         results.append(target)
@@ -802,8 +798,8 @@ def run_demo(
         f"{comparison.undecided} undecided: {comparison.verdict} ({comparison.explanation})"
     )
     facts = DemoFacts(calibration=calibrated.summary, graded=separation, trust=trust_line, runs=tuple(runs))
-    result.pages = _write_pages(
-        out,
+    pages = _write_pages(
+        work,
         case_set,
         results,
         calibrated,
@@ -813,9 +809,7 @@ def run_demo(
         trusted=result.trusted,
         problems=result.problems,
     )
-    result.seconds = time.perf_counter() - started
-    say(f"report: {result.index}")
-    return result
+    result.pages = [out / p.relative_to(work) for p in pages]
 
 
 def _write_pages(

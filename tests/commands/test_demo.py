@@ -173,7 +173,7 @@ def test_a_foreign_non_empty_folder_is_refused(tmp_path, capsys):
     (tmp_path / "notes.txt").write_text("mine")
     assert main(["demo", "--out", str(tmp_path)]) == 2  # an unusable --out: an input error
     err = capsys.readouterr().err
-    assert "not empty and was not written by judgekit demo" in err
+    assert "not empty and is not a report folder judgekit demo wrote" in err
     assert "Traceback" not in err
     assert (tmp_path / "notes.txt").read_text() == "mine"
 
@@ -349,7 +349,8 @@ def test_the_judge_is_trusted_only_through_the_record_the_demo_wrote(demo_run, t
     def say(line: str) -> None:
         lines.append(line)
         if line.startswith("      calibration passed the default policy"):
-            for record in (out / "calibration" / "records").glob("*.json"):
+            # the demo writes into a staging folder beside OUT until it has finished
+            for record in tmp_path.glob(".out.judgekit-staging-*/calibration/records/*.json"):
                 record.unlink()
                 deleted.append(record.name)
 
@@ -572,5 +573,41 @@ def test_run_demo_takes_its_folders_as_text(tmp_path):
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "notes.txt").write_text("mine")
-    with pytest.raises(JudgekitError, match=r"the folder is not empty and was not written by judgekit demo"):
+    with pytest.raises(JudgekitError, match=r"the folder is not empty and is not a report folder judgekit demo wrote"):
         run_demo(str(taken), example=str(AIRDESK), say=lambda _line: None)
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_demo_that_fails_midway_leaves_the_earlier_folder_as_it_was(demo_run, tmp_path):
+    """Issue 33 item 2: a file-size limit (EFBIG from the kernel) halfway through the demo's writing is exit 2
+    with the folder named; the earlier demo's folder keeps every file and byte, nothing is left beside it,
+    and the next run works."""
+    import resource
+
+    earlier, _, _ = demo_run
+    out = tmp_path / "report"
+    shutil.copytree(earlier, out)
+    before = _tree(out)
+
+    def limit() -> None:  # big enough for the calibration files, too small for the run reports
+        resource.setrlimit(resource.RLIMIT_FSIZE, (200_000, 200_000))
+
+    done = subprocess.run(
+        [str(Path(sys.executable).with_name("judgekit")), "demo", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        preexec_fn=limit,
+        check=False,
+        timeout=300,
+    )
+    assert done.returncode == 2, done.stderr
+    assert f"--out {out}: cannot write the folder" in done.stderr
+    assert "File too large" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert _tree(out) == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report"]
+    assert main(["demo", "--out", str(out)]) == 0
+    assert (out / "index.html").is_file()

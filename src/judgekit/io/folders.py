@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import write_atomic
+from judgekit.io.atomic import WriteFailed, write_atomic
 
 __all__ = ["StagedFolder", "check_folder"]
 
@@ -240,9 +240,12 @@ class StagedFolder:
         tb: TracebackType | None,
     ) -> None:
         if exc is not None:
+            staging = self.staging
             self._discard()
             if isinstance(exc, OSError):
                 raise self._failure(exc.strerror or str(exc)) from None
+            if staging is not None and isinstance(exc, JudgekitError):
+                raise self._staged_error(exc, staging) from None
             return
         try:
             self._sync()
@@ -325,6 +328,22 @@ class StagedFolder:
             with contextlib.suppress(OSError):
                 folder.rmdir()
         self._created = []
+
+    def _staged_error(self, exc: JudgekitError, staging: Path) -> JudgekitError:
+        """The error a write inside the block raised, said of the output folder, never the staging folder.
+
+        A failed write (:class:`~judgekit.io.atomic.WriteFailed`) under the staging folder becomes this
+        folder's failure (naming the file inside it and the operating system's reason); any other error
+        that names a staged path names the same path in the output folder instead, with its exit code.
+        """
+        try:
+            relative = exc.path.relative_to(staging) if isinstance(exc, WriteFailed) else None
+        except ValueError:
+            relative = None
+        if isinstance(exc, WriteFailed) and relative is not None:
+            return self._failure(f"{relative.as_posix()}: {exc.reason}")
+        message = str(exc).replace(str(staging), str(self.out))
+        return exc if message == str(exc) else JudgekitError(message, exit_code=exc.exit_code)
 
     def _failure(self, detail: str) -> JudgekitError:
         return JudgekitError(
