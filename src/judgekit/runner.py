@@ -569,11 +569,13 @@ def _without_lines(out: Path, drop: set[tuple[str, int]], *, fsync: bool) -> Ite
     lines of ``drop`` that ended in error, the copy flushed to disk, then renamed over the file (a symlink
     is followed: its target is replaced and the link stays). The old file's lock is held until the
     context exits, so that no process that opened the old file can append to it, unseen, meanwhile.
+    Copies a killed rewrite left behind (``.NAME.*.tmp`` beside the file) are removed first.
 
     Raises:
         JudgekitError: When another process holds the file's lock, or the copy cannot be written.
     """
     import fcntl
+    import glob
     import tempfile
 
     from judgekit.io.atomic import output_target
@@ -591,6 +593,11 @@ def _without_lines(out: Path, drop: set[tuple[str, int]], *, fsync: bool) -> Ite
                 f"{out}: another process is writing this file; wait for it to finish or choose another --out"
             ) from None
         mode = os.fstat(fd).st_mode & 0o7777
+        # a copy a killed rewrite left (before its rename): no other process rewrites this file while we
+        # hold its lock, so every such copy is stale
+        for stale in target.parent.glob(f".{glob.escape(target.name)}.*.tmp"):
+            with contextlib.suppress(OSError):
+                stale.unlink()
         try:
             tmp_fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
         except OSError as exc:

@@ -34,6 +34,7 @@ COUNT_TESTS = frozenset(
         "test_every_viewer_variant_tried_is_handled_correctly",
         "test_count_of_judge_transport_bounds_tried_and_handled",
         "test_count_of_killed_set_edits_tried_and_handled",
+        "test_count_of_killed_retries_tried_and_handled",
     }
 )
 
