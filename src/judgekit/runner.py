@@ -48,7 +48,7 @@ from pydantic import JsonValue, ValidationError
 
 from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.graders.contract import Grader, GraderSpec, UntrustedPolicy
-from judgekit.io.atomic import LineAppender, repair_tail
+from judgekit.io.atomic import LineAppender, fsync_folder, repair_tail
 from judgekit.io.documents import (
     iter_lines,
     json_error_detail,
@@ -620,7 +620,7 @@ def _without_lines(out: Path, drop: set[tuple[str, int]], *, fsync: bool) -> Ite
             # LineAppender's exit flushed the copy to disk
             os.replace(tmp_name, target)
             if fsync:
-                _fsync_folder(target.parent)
+                fsync_folder(target.parent)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
@@ -639,15 +639,6 @@ def _dropped(raw: bytes, drop: set[tuple[str, int]]) -> bool:
         except ValidationError:
             return False
     return line.key in drop and ended_in_error(line)
-
-
-def _fsync_folder(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        dir_fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
 
 
 def judge_record(spec: GraderSpec) -> dict[str, JsonValue] | None:

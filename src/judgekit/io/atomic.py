@@ -38,6 +38,7 @@ __all__ = [
     "WriteFailed",
     "append_whole",
     "create_new",
+    "fsync_folder",
     "move_file",
     "output_target",
     "redacted_bytes",
@@ -193,7 +194,7 @@ def write_atomic(
             os.unlink(tmp_name)
         raise WriteFailed(given, exc.strerror or str(exc)) from None
     if fsync:
-        _fsync_dir(folder)
+        fsync_folder(folder)
 
 
 def create_new(
@@ -329,9 +330,9 @@ def move_file(
     if not overwrite and os.path.lexists(destination):
         raise FileExistsError(errno.EEXIST, "it exists already", str(destination))
     os.replace(source, destination)
-    _fsync_dir(destination.parent)
+    fsync_folder(destination.parent)
     if source.parent != destination.parent:
-        _fsync_dir(source.parent)
+        fsync_folder(source.parent)
 
 
 def _current_umask() -> int:
@@ -350,7 +351,15 @@ def _mode_for(path: Path) -> int:
         return 0o666 & ~_UMASK
 
 
-def _fsync_dir(folder: Path) -> None:
+def fsync_folder(folder: str | os.PathLike[str]) -> None:
+    """Flush a folder's entries (a file created, renamed or removed in it) to disk.
+
+    Best effort: a folder that cannot be opened or synced (a file system without directory fsync, a
+    folder already gone) is passed over silently, since the data files themselves were already synced.
+
+    Args:
+        folder: The folder whose entries to flush.
+    """
     with contextlib.suppress(OSError):
         dir_fd = os.open(folder, os.O_RDONLY)
         try:

@@ -33,7 +33,7 @@ from pathlib import Path
 from types import TracebackType
 
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import WriteFailed, write_atomic
+from judgekit.io.atomic import WriteFailed, fsync_folder, write_atomic
 
 __all__ = ["StagedFolder", "check_folder"]
 
@@ -268,7 +268,7 @@ class StagedFolder:
                     os.fsync(fd)
                 finally:
                     os.close(fd)
-            _fsync_dir(Path(folder))
+            fsync_folder(folder)
 
     def _swap(self) -> None:
         staging, target = self.staging, self.target
@@ -287,7 +287,7 @@ class StagedFolder:
                 raise
             shutil.rmtree(previous, ignore_errors=True)
         self.staging = None
-        _fsync_dir(target.parent)
+        fsync_folder(target.parent)
 
     def _swap_contents(self) -> None:
         """Swap file by file inside a target that cannot itself be renamed (a mount point)."""
@@ -317,7 +317,7 @@ class StagedFolder:
         shutil.rmtree(previous, ignore_errors=True)
         shutil.rmtree(staging, ignore_errors=True)
         self.staging = None
-        _fsync_dir(target)
+        fsync_folder(target)
 
     def _discard(self) -> None:
         """Remove the staging folder and any parent folder this created: the target is as it was."""
@@ -368,12 +368,3 @@ def _make_parents(parent: Path, created: list[Path]) -> None:
         except FileExistsError:
             continue
         created.append(folder)
-
-
-def _fsync_dir(folder: Path) -> None:
-    with contextlib.suppress(OSError):
-        fd = os.open(folder, os.O_RDONLY)
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
