@@ -123,3 +123,10 @@ def test_a_file_size_limit_midway_leaves_nothing(tmp_path: Path) -> None:
     assert done.returncode == 2, done.stderr
     assert "big.bin: File too large" in done.stdout
     assert list(tmp_path.iterdir()) == []
+
+
+def test_a_device_as_the_folder_is_named_as_a_device() -> None:
+    """``view --out /dev/null``: the refusal says what the path is (a character device), not 'a file'."""
+    with pytest.raises(JudgekitError, match=r"--out /dev/null: is a character device, not a folder") as info:
+        check_folder("/dev/null", marker=MARK, command="judgekit view")
+    assert info.value.exit_code == 2
