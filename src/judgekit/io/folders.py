@@ -34,6 +34,7 @@ from types import TracebackType
 
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import WriteFailed, fsync_folder, write_atomic
+from judgekit.io.filekind import file_kind
 
 __all__ = ["StagedFolder", "check_folder"]
 
@@ -76,7 +77,9 @@ def check_folder(
         )
     if path.exists() and not path.is_dir():
         raise JudgekitError(
-            f"{option} {path}: is a file, not a folder; name a new folder for the output", exit_code=2
+            f"{option} {path}: is {file_kind(path.stat().st_mode) or 'a file'}, not a folder; name a new "
+            "folder for the output",
+            exit_code=2,
         )
     if path.is_dir():
         try:
