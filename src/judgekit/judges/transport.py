@@ -468,6 +468,61 @@ def _first_set(*values: str | None) -> str | None:
     return None
 
 
+def _openai_endpoint(
+    litellm: Any, api_key: str | None, dynamic_key: str | None, api_base: str | None, dynamic_base: str | None
+) -> tuple[str, str] | None:
+    """The key and base URL litellm's OpenAI provider would use, resolved in litellm's order.
+
+    Args:
+        litellm: The litellm module.
+        api_key: The key given to the client, or ``None``.
+        dynamic_key: The key ``litellm.get_llm_provider`` derived from the model name, or ``None``.
+        api_base: The configured base URL, or ``None``.
+        dynamic_base: The base URL ``litellm.get_llm_provider`` derived, or ``None``.
+
+    Returns:
+        ``(key, base)``: the first set of the given key, the derived key, litellm's module-level keys and
+        ``OPENAI_API_KEY``; the first set of the given base, the derived base, ``litellm.api_base``,
+        ``OPENAI_BASE_URL``, ``OPENAI_API_BASE`` and OpenAI's own URL. ``None`` when no key is set.
+    """
+    key = _first_set(
+        api_key,
+        dynamic_key,
+        getattr(litellm, "api_key", None),
+        getattr(litellm, "openai_key", None),
+        os.environ.get("OPENAI_API_KEY"),
+    )
+    base = _first_set(
+        api_base,
+        dynamic_base,
+        getattr(litellm, "api_base", None),
+        os.environ.get("OPENAI_BASE_URL"),
+        os.environ.get("OPENAI_API_BASE"),
+        "https://api.openai.com/v1",
+    )
+    if key is None or base is None:
+        return None
+    return key, base
+
+
+def _anthropic_base(api_base: str | None, dynamic_base: str | None) -> str:
+    """The base URL litellm's Anthropic provider would use.
+
+    Returns:
+        The first set of the configured base, the one ``litellm.get_llm_provider`` derived,
+        ``ANTHROPIC_API_BASE``, ``ANTHROPIC_BASE_URL`` and Anthropic's own URL.
+    """
+    return (
+        _first_set(
+            api_base,
+            dynamic_base,
+            os.environ.get("ANTHROPIC_API_BASE"),
+            os.environ.get("ANTHROPIC_BASE_URL"),
+        )
+        or "https://api.anthropic.com"
+    )
+
+
 def resolve_route(
     litellm: Any,
     *,
@@ -498,23 +553,10 @@ def resolve_route(
     if not _litellm_sends_unchanged(litellm, name, provider, sampling):
         return None
     if provider == "openai":
-        key = _first_set(
-            api_key,
-            dynamic_key,
-            getattr(litellm, "api_key", None),
-            getattr(litellm, "openai_key", None),
-            os.environ.get("OPENAI_API_KEY"),
-        )
-        base = _first_set(
-            api_base,
-            dynamic_base,
-            getattr(litellm, "api_base", None),
-            os.environ.get("OPENAI_BASE_URL"),
-            os.environ.get("OPENAI_API_BASE"),
-            "https://api.openai.com/v1",
-        )
-        if key is None or base is None:
+        endpoint = _openai_endpoint(litellm, api_key, dynamic_key, api_base, dynamic_base)
+        if endpoint is None:
             return None
+        key, base = endpoint
         return LeanRoute(
             kind="openai",
             provider=provider,
@@ -522,22 +564,15 @@ def resolve_route(
             url=base.rstrip("/") + "/chat/completions",
             headers={"Authorization": f"Bearer {key}", "Content-Type": "application/json"},
         )
-    key = _first_set(
+    anthropic_key = _first_set(
         api_key,
         dynamic_key,
         getattr(litellm, "anthropic_key", None),
         os.environ.get("ANTHROPIC_API_KEY"),
     )
-    base = _first_set(
-        api_base,
-        dynamic_base,
-        os.environ.get("ANTHROPIC_API_BASE"),
-        os.environ.get("ANTHROPIC_BASE_URL"),
-        "https://api.anthropic.com",
-    )
-    if key is None or base is None:
+    if anthropic_key is None:
         return None
-    url = base.rstrip("/")
+    url = _anthropic_base(api_base, dynamic_base).rstrip("/")
     if not url.endswith("/v1/messages"):
         url += "/v1/messages"
     return LeanRoute(
@@ -546,7 +581,7 @@ def resolve_route(
         model=name,
         url=url,
         headers={
-            "x-api-key": key,
+            "x-api-key": anthropic_key,
             "anthropic-version": ANTHROPIC_VERSION,
             "accept": "application/json",
             "content-type": "application/json",
@@ -1086,23 +1121,10 @@ def bounded_litellm_client(
     except Exception:
         return None
     if provider == "openai":
-        key = _first_set(
-            api_key,
-            dynamic_key,
-            getattr(litellm, "api_key", None),
-            getattr(litellm, "openai_key", None),
-            os.environ.get("OPENAI_API_KEY"),
-        )
-        base = _first_set(
-            api_base,
-            dynamic_base,
-            getattr(litellm, "api_base", None),
-            os.environ.get("OPENAI_BASE_URL"),
-            os.environ.get("OPENAI_API_BASE"),
-            "https://api.openai.com/v1",
-        )
-        if key is None or base is None:
+        endpoint = _openai_endpoint(litellm, api_key, dynamic_key, api_base, dynamic_base)
+        if endpoint is None:
             return None
+        key, base = endpoint
         from openai import AsyncOpenAI
 
         http = httpx.AsyncClient(
@@ -1116,16 +1138,9 @@ def bounded_litellm_client(
     if provider == "anthropic":
         from litellm.llms.custom_httpx.http_handler import AsyncHTTPHandler
 
-        base = _first_set(
-            api_base,
-            dynamic_base,
-            os.environ.get("ANTHROPIC_API_BASE"),
-            os.environ.get("ANTHROPIC_BASE_URL"),
-            "https://api.anthropic.com",
-        )
         return AsyncHTTPHandler(
             timeout=limits.timeout,
-            transport=BoundedHTTPXTransport(base or "https://api.anthropic.com", limits),  # type: ignore[arg-type]
+            transport=BoundedHTTPXTransport(_anthropic_base(api_base, dynamic_base), limits),  # type: ignore[arg-type]
             follow_redirects=False,
         )
     return None
