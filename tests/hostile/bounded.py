@@ -7,6 +7,7 @@ with ``RLIMIT_AS``; the parent waits at most ``seconds`` and kills the child aft
 
 from __future__ import annotations
 
+import ast
 import multiprocessing
 import resource
 import traceback
@@ -14,7 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Bounded", "run_bounded"]
+__all__ = ["Bounded", "bounded_problems", "run_bounded"]
 
 
 @dataclass(frozen=True)
@@ -91,3 +92,23 @@ def run_bounded(func: Callable[..., Any], *args: Any, seconds: float = 10.0, mb:
     process.kill()
     process.join(5)
     return Bounded("timeout", error=f"no result within {seconds} s")
+
+
+def bounded_problems(func: Callable[..., list[str]], *args: Any, seconds: float, mb: int) -> list[str]:
+    """Run a sweep's check ``func(*args)`` under :func:`run_bounded`: the problems it found.
+
+    Args:
+        func: A module-level check returning the list of what went wrong (``[]``: handled correctly).
+        *args: Its arguments.
+        seconds: Wall-clock bound; the child is killed after it.
+        mb: Bound in MiB on the address space the check may add.
+
+    Returns:
+        The check's list, or one problem naming the outcome and error when the child did not return
+        (it raised, timed out or crashed).
+    """
+    bounded = run_bounded(func, *args, seconds=seconds, mb=mb)
+    if bounded.outcome != "returned":
+        return [f"{bounded.outcome}: {bounded.error}"]
+    problems: list[str] = ast.literal_eval(bounded.value)
+    return problems

@@ -18,9 +18,6 @@ Each variant runs in a bounded child process (:func:`run_bounded`); the last tes
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import io
 import json
 import shutil
 import tempfile
@@ -30,7 +27,8 @@ from pathlib import Path
 import pytest
 
 from golden.killed import run_killed_forked
-from hostile.bounded import run_bounded
+from hostile.bounded import bounded_problems
+from hostile.sweep import cli_in_process, tally
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRDESK = ROOT / "examples" / "airdesk"
@@ -87,22 +85,12 @@ def _make_run(folder: Path) -> tuple[list[str], Path]:
     out = folder / "r.jsonl"
     argv = ["grade", "--cases", str(AIRDESK), "--transcripts", str(transcripts), "--out", str(out)]
     argv.append("--no-progress")
-    code, text = _cli(argv)
+    code, text = cli_in_process(argv)
     if code != 0:
         raise AssertionError(f"the first run failed ({code}): {text[-400:]}")
     for i, final in enumerate(finals):
         shutil.copy(final, folder / f"final-{i}.sql")
     return [*argv, "--resume", "--retry-errors"], out
-
-
-def _cli(argv: list[str]) -> tuple[int, str]:
-    """Run the command line in this process: its exit code and everything it printed."""
-    from judgekit.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(argv)
-    return code, out.getvalue()
 
 
 def _lines(out: Path) -> tuple[dict[tuple[str, int], str], list[str]]:
@@ -137,7 +125,7 @@ def check(variant: Variant) -> list[str]:
     with tempfile.TemporaryDirectory(prefix="judgekit-retry-killed-") as tmp:
         folder = Path(tmp)
         reference_argv, reference_out = _make_run(folder / "reference")
-        code, text = _cli(reference_argv)
+        code, text = cli_in_process(reference_argv)
         if code != 0:
             return [f"the uninterrupted retry failed ({code}): {text[-400:]}"]
         expected, _ = _lines(reference_out)
@@ -156,7 +144,7 @@ def check(variant: Variant) -> list[str]:
             if again.returncode not in (-9, 0):
                 problems.append(f"the second retry exited {again.returncode}")
             problems += _after_kill(out, f"second retry killed at step {variant.again_at}")
-        code, text = _cli(argv)
+        code, text = cli_in_process(argv)
         if code != 0:
             problems.append(f"the last retry exited {code}: {text[-600:]}")
         verdicts, read_problems = _lines(out)
@@ -174,11 +162,7 @@ def check(variant: Variant) -> list[str]:
 
 def run_variant(variant: Variant) -> list[str]:
     """:func:`check` in a child process under a time and memory bound."""
-    bounded = run_bounded(check, variant, seconds=90.0, mb=2048)
-    if bounded.outcome != "returned":
-        return [f"{bounded.outcome}: {bounded.error}"]
-    problems: list[str] = ast.literal_eval(bounded.value)
-    return problems
+    return bounded_problems(check, variant, seconds=90.0, mb=2048)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -214,11 +198,7 @@ def test_the_variants_cover_every_step() -> None:
 
 def test_count_of_killed_retries_tried_and_handled() -> None:
     """The counts for the issue: every variant tried (again here if its own test was not run)."""
-    for variant in VARIANTS:
-        if variant.name not in OUTCOMES:
-            OUTCOMES[variant.name] = run_variant(variant)
-    failures = {k: v for k, v in OUTCOMES.items() if v}
-    tried, handled = len(OUTCOMES), len(OUTCOMES) - len(failures)
+    tried, handled, failures = tally(OUTCOMES, VARIANTS, lambda v: v.name, run_variant)
     print(f"\n--retry-errors killed with SIGKILL: tried: {tried}, handled correctly: {handled}")
     assert not failures, failures
     assert tried == handled == len(VARIANTS)

@@ -18,9 +18,6 @@ Each variant runs in a bounded child process (:func:`run_bounded`); the last tes
 
 from __future__ import annotations
 
-import ast
-import contextlib
-import io
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,7 +25,8 @@ from pathlib import Path
 import pytest
 
 from golden.killed import run_killed_forked
-from hostile.bounded import run_bounded
+from hostile.bounded import bounded_problems
+from hostile.sweep import cli_in_process, tally
 from judgekit.verdict import Verdict
 from support import results_file, write
 
@@ -112,16 +110,6 @@ def _cases(root: Path) -> dict[str, bytes]:
     }
 
 
-def _cli(argv: list[str]) -> tuple[int, str]:
-    """Run the command line in this process: its exit code and everything it printed."""
-    from judgekit.cli import main
-
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
-        code = main(argv)
-    return code, out.getvalue()
-
-
 def _half_edited(root: Path, before: dict[str, bytes], after: dict[str, bytes], when: str) -> list[str]:
     """What is wrong with the set a kill left: half edited and unnoticed."""
     now = _cases(root)
@@ -129,7 +117,7 @@ def _half_edited(root: Path, before: dict[str, bytes], after: dict[str, bytes], 
         if now in (before, after):
             return []
         return [f"{when}: half edited and no journal: {sorted(k for k in now if now[k] != after.get(k))}"]
-    code, text = _cli(["validate", str(root)])
+    code, text = cli_in_process(["validate", str(root)])
     if code != 1 or f"{root.resolve() / JOURNAL}: " not in text:
         return [f"{when}: a journal is pending but validate exited {code}: {text[-400:]}"]
     return []
@@ -143,7 +131,7 @@ def check(variant: Variant) -> list[str]:
         reference_root, reference_argv = _make_set(folder / "reference", variant.command)
         root, argv = _make_set(folder / "killed", variant.command)
         before = _cases(root)
-        code, text = _cli(reference_argv)
+        code, text = cli_in_process(reference_argv)
         if code != 0:
             return [f"the uninterrupted run failed ({code}): {text[-400:]}"]
         after = _cases(reference_root)
@@ -159,7 +147,7 @@ def check(variant: Variant) -> list[str]:
                 problems.append(f"rerun not killed at step {variant.rerun_kill_at} (exit {rerun.returncode})")
             problems += _half_edited(root, before, after, f"rerun killed at step {variant.rerun_kill_at}")
         if (root / JOURNAL).exists() or _cases(root) != after:  # else it died once all was done
-            code, text = _cli(argv)
+            code, text = cli_in_process(argv)
             if code != 0:
                 problems.append(f"the rerun exited {code}: {text[-600:]}")
         if _cases(root) != after:
@@ -170,7 +158,7 @@ def check(variant: Variant) -> list[str]:
         leftovers += sorted(p.name for p in root.iterdir() if p.name.startswith(".judgekit"))
         if leftovers:
             problems.append(f"left behind: {leftovers}")
-        code, text = _cli(["validate", str(root)])
+        code, text = cli_in_process(["validate", str(root)])
         if code != 0:
             problems.append(f"validate after the rerun exited {code}: {text[-400:]}")
     return problems
@@ -178,11 +166,7 @@ def check(variant: Variant) -> list[str]:
 
 def run_variant(variant: Variant) -> list[str]:
     """:func:`check` in a child process under a time and memory bound."""
-    bounded = run_bounded(check, variant, seconds=90.0, mb=2048)
-    if bounded.outcome != "returned":
-        return [f"{bounded.outcome}: {bounded.error}"]
-    problems: list[str] = ast.literal_eval(bounded.value)
-    return problems
+    return bounded_problems(check, variant, seconds=90.0, mb=2048)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -228,11 +212,7 @@ def test_the_variants_cover_every_step() -> None:
 
 def test_count_of_killed_set_edits_tried_and_handled() -> None:
     """The counts for the issue: every variant tried (again here if its own test was not run)."""
-    for variant in VARIANTS:
-        if variant.name not in OUTCOMES:
-            OUTCOMES[variant.name] = run_variant(variant)
-    failures = {k: v for k, v in OUTCOMES.items() if v}
-    tried, handled = len(OUTCOMES), len(OUTCOMES) - len(failures)
+    tried, handled, failures = tally(OUTCOMES, VARIANTS, lambda v: v.name, run_variant)
     print(f"\nset edits killed with SIGKILL: tried: {tried}, handled correctly: {handled}")
     assert not failures, failures
     assert tried == handled == len(VARIANTS)
