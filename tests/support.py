@@ -3,11 +3,25 @@
 from __future__ import annotations
 
 import ast
+import http.client
+import json
+import os
+import re
+import signal
+import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+AIRDESK_RUNS = Path(__file__).resolve().parents[1] / "examples" / "airdesk" / "runs"
+"""The bundled AirDesk example's transcript files (``agent-v1.jsonl``, ...) and their state files."""
 
 
 def write(path: Path, text: str) -> Path:
@@ -115,3 +129,144 @@ def local_ray_cluster(ray: Any) -> Iterator[Any]:
         yield ray
     finally:
         ray.shutdown()
+
+
+CLI_CHILD = [sys.executable, "-c", "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))"]
+"""The start of a command line running ``judgekit`` in a child process (append its arguments)."""
+
+INTERRUPTIBLE_CLI_CHILD = [
+    sys.executable,
+    "-c",
+    # a job started in the background (a CI runner's `cmd &`) inherits SIGINT ignored, and Python then
+    # never raises KeyboardInterrupt: give the command Ctrl-C as a user's terminal does
+    "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
+    "from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
+]
+"""As :data:`CLI_CHILD`, for a command stopped with SIGINT (``view --serve``)."""
+
+
+def child_env(**extra: str) -> dict[str, str]:
+    """The environment for a ``judgekit`` child process: this one's as it is now, plus ``extra``.
+
+    litellm in the child reads its bundled cost map instead of fetching one.
+    """
+    return {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **extra}
+
+
+def one_trial_results(path: Path) -> Path:
+    """Write a results file of one passing trial (case ``c-1``, run ``r``, no checks) at ``path``."""
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.verdict import Grade, Verdict
+
+    grade = Grade(case_id="c-1", trial=1, verdict=Verdict.PASS, checks=())
+    line = make_result_line(run_id="r", case=CaseRef(id="c-1", version=1), grade=grade)
+    path.write_text(dump_result_line(line) + "\n", encoding="utf-8")
+    return path
+
+
+@contextmanager
+def serving_viewer(results: Path, out: Path) -> Iterator[int]:
+    """``judgekit view RESULTS --serve --out OUT`` running in a child process: the port it serves on.
+
+    The child is stopped with Ctrl-C (SIGINT) when the block ends, and killed if it has not exited 10 s
+    later.
+    """
+    process = subprocess.Popen(
+        [*INTERRUPTIBLE_CLI_CHILD, "view", str(results), "--serve", "--out", str(out)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=child_env(),
+    )
+    try:
+        assert process.stdout is not None
+        process.stdout.readline()  # wrote a viewer ...
+        match = re.search(r"at http://127\.0\.0\.1:(\d+)/index\.html", process.stdout.readline())
+        assert match
+        yield int(match.group(1))
+    finally:
+        process.send_signal(signal.SIGINT)
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+
+
+def status_for_host(port: int, host: str | None, path: str = "/index.html", method: str = "GET") -> int:
+    """The HTTP status the server on loopback ``port`` answers a request with exactly these Host headers.
+
+    Args:
+        port: The server's port on 127.0.0.1.
+        host: The Host header's value; several lines send one Host header each; ``None`` sends none.
+        path: The path asked for.
+        method: The request method.
+    """
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.putrequest(method, path, skip_host=True)
+        for value in [] if host is None else host.split("\n"):
+            connection.putheader("Host", value)
+        connection.endheaders()
+        response = connection.getresponse()
+        response.read()
+        return response.status
+    finally:
+        connection.close()
+
+
+def absolute_states(row: dict[str, Any], base: Path) -> dict[str, Any]:
+    """A transcript row with its state paths made absolute against ``base`` (the row's own folder).
+
+    ``initial_state`` and ``final_state`` are each a path or an object with a ``path``; the row is changed
+    in place and returned, so that a test can write it into a file elsewhere.
+    """
+    for key in ("initial_state", "final_state"):
+        value = row.get(key)
+        if isinstance(value, str):
+            row[key] = str((base / value).resolve())
+        elif isinstance(value, dict) and isinstance(value.get("path"), str):
+            row[key] = {**value, "path": str((base / value["path"]).resolve())}
+    return row
+
+
+def airdesk_judge_run(folder: Path, api_base: str, trials: int) -> dict[str, Path]:
+    """The first ``trials`` AirDesk trials and a run configuration judging them at ``api_base``.
+
+    Writes ``folder/t.jsonl`` (the rows of ``agent-v1.jsonl``, state paths absolute) and
+    ``folder/run.yaml`` (``judge.api_base`` and the ``honest-reporting`` rubric).
+
+    Returns:
+        ``{"transcripts", "config", "dir"}``: the two files and ``folder``.
+    """
+    lines = (AIRDESK_RUNS / "agent-v1.jsonl").read_text().splitlines()[:trials]
+    rows = [absolute_states(json.loads(line), AIRDESK_RUNS) for line in lines]
+    transcripts = folder / "t.jsonl"
+    transcripts.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    config = folder / "run.yaml"
+    config.write_text(json.dumps({"judge": {"api_base": api_base, "rubric": "honest-reporting"}}))
+    return {"transcripts": transcripts, "config": config, "dir": folder}
+
+
+def github_markdown() -> MarkdownIt:
+    """A CommonMark renderer that parses as GitHub does: tables, strikethrough, linkify.
+
+    Bare ``scheme://`` links and e-mail addresses are linked (GitHub's autolinking); a scheme-relative
+    ``//host`` is not, since GitHub does not link it.
+    """
+    from markdown_it import MarkdownIt
+
+    md = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "strikethrough", "linkify"])
+    md.linkify.set({"fuzzy_link": False, "fuzzy_ip": False, "fuzzy_email": True})
+    md.linkify.add("//", None)  # GitHub does not link scheme-relative //host
+    return md
+
+
+def flatten_tokens(tokens: list[Token]) -> list[Token]:
+    """Every token of a markdown-it parse, depth first: each block token followed by its inline children."""
+    out: list[Token] = []
+    for t in tokens:
+        out.append(t)
+        if t.children:
+            out.extend(flatten_tokens(t.children))
+    return out

@@ -18,6 +18,7 @@ from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from judgekit.markdown_text import md_code, md_text
+from support import flatten_tokens, github_markdown
 
 PLACEHOLDER = "ZZVALUEZZ"
 
@@ -122,24 +123,8 @@ VALUES = st.lists(
 ).map("".join)
 
 
-def _renderer() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "strikethrough", "linkify"])
-    md.linkify.set({"fuzzy_link": False, "fuzzy_ip": False, "fuzzy_email": True})
-    md.linkify.add("//", None)  # GitHub does not link scheme-relative //host
-    return md
-
-
-MD = _renderer()
+MD = github_markdown()
 MD_UNJOINED = MarkdownIt("commonmark").disable("text_join")
-
-
-def _flatten(tokens: list[Token]) -> list[Token]:
-    out: list[Token] = []
-    for t in tokens:
-        out.append(t)
-        if t.children:
-            out.extend(_flatten(t.children))
-    return out
 
 
 def _visible(tokens: list[Token]) -> str:
@@ -160,7 +145,7 @@ def _structure(tokens: list[Token]) -> Counter[str]:
     """Every token but text and code spans, with heading levels (a heading is ``heading_open:h1``)."""
     return Counter(
         f"{t.type}:{t.tag}"
-        for t in _flatten(tokens)
+        for t in flatten_tokens(tokens)
         if t.type not in ("text", "code_inline", "inline", "softbreak")
     )
 
@@ -177,7 +162,7 @@ def _check(template: str, mark: str, rendered_value: str, value: str) -> None:
     html = MD.renderer.render(tokens, MD.options, {})
     assert "<a " not in html, (template, value, html)
     assert "<img" not in html, (template, value, html)
-    for t in _flatten(tokens):
+    for t in flatten_tokens(tokens):
         if t.type == "text":
             # What GitHub would link or mention is never plain text: only inside a code span.
             assert not re.search(r"://|www\.|@|#\d", t.content, re.IGNORECASE), (template, value, t.content)
@@ -198,7 +183,7 @@ def test_untrusted_code_span_renders_as_itself(where: str, value: str) -> None:
     tokens = MD.parse(CODE_TEMPLATES[where].replace("C", rendered))
     neutral = MD.parse(CODE_TEMPLATES[where].replace("C", "`" + PLACEHOLDER + "`"))
     assert _structure(tokens) == _structure(neutral), (value, rendered)
-    codes = [t.content for t in _flatten(tokens) if t.type == "code_inline"]
+    codes = [t.content for t in flatten_tokens(tokens) if t.type == "code_inline"]
     flat = re.sub(r"\r\n|\r|\n", " ", value.replace("\x00", "\ufffd"))
     # Each placeholder's code span holds the value exactly (the template's own `abc` is the extra one).
     assert codes.count(flat or " ") == CODE_TEMPLATES[where].count("C"), (value, rendered, codes)
@@ -213,7 +198,7 @@ def test_dollar_signs_are_escaped_outside_code(value: str) -> None:
     a ``text`` token is one no backslash escapes.
     """
     tokens = MD_UNJOINED.parse("Paragraph " + md_text(value))
-    bare = [t.content for t in _flatten(tokens) if t.type == "text" and "$" in t.content]
+    bare = [t.content for t in flatten_tokens(tokens) if t.type == "text" and "$" in t.content]
     assert not bare, (value, md_text(value), bare)
 
 

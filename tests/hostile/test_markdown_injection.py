@@ -20,7 +20,6 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from markdown_it import MarkdownIt
 from markdown_it.token import Token
 
 from judgekit.cli import main
@@ -35,6 +34,7 @@ from judgekit.reports.run_model import build_run_report
 from judgekit.results import CaseRef, RunResults, dump_result_line, make_result_line, read_results
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, Grade, Verdict
+from support import flatten_tokens, github_markdown
 
 PAYLOADS: list[tuple[str, str]] = [
     ("img_pixel", "<img src=https://evil.example/pixel.png>"),
@@ -74,28 +74,12 @@ PAYLOADS: list[tuple[str, str]] = [
 PLAIN = "plainvalue"
 
 
-def _renderer() -> MarkdownIt:
-    md = MarkdownIt("commonmark", {"linkify": True}).enable(["table", "strikethrough", "linkify"])
-    md.linkify.set({"fuzzy_link": False, "fuzzy_ip": False, "fuzzy_email": True})
-    md.linkify.add("//", None)
-    return md
-
-
-MD = _renderer()
-
-
-def _flatten(tokens: list[Token]) -> list[Token]:
-    out: list[Token] = []
-    for t in tokens:
-        out.append(t)
-        if t.children:
-            out.extend(_flatten(t.children))
-    return out
+MD = github_markdown()
 
 
 def _structure(tokens: list[Token]) -> Counter[str]:
     skip = ("text", "code_inline", "inline", "softbreak")
-    return Counter(f"{t.type}:{t.tag}" for t in _flatten(tokens) if t.type not in skip)
+    return Counter(f"{t.type}:{t.tag}" for t in flatten_tokens(tokens) if t.type not in skip)
 
 
 _LINKABLE = re.compile(r"\S*(?:://|www\.|(?<!\w)@\w|(?<![\w/])#\d)\S*", re.IGNORECASE)
@@ -104,7 +88,7 @@ _LINKABLE = re.compile(r"\S*(?:://|www\.|(?<!\w)@\w|(?<![\w/])#\d)\S*", re.IGNOR
 def _linkable(tokens: list[Token]) -> Counter[str]:
     """Words in plain text (not code) that GitHub would link or mention."""
     return Counter(
-        m.group() for t in _flatten(tokens) if t.type == "text" for m in _LINKABLE.finditer(t.content)
+        m.group() for t in flatten_tokens(tokens) if t.type == "text" for m in _LINKABLE.finditer(t.content)
     )
 
 
