@@ -6,12 +6,6 @@ header a browser would send from each origin.
 
 from __future__ import annotations
 
-import http.client
-import os
-import re
-import signal
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -20,77 +14,31 @@ import pytest
 from judgekit.commands.view import allowed_host
 from judgekit.results import CaseRef, dump_result_line, make_result_line
 from judgekit.verdict import Grade, Verdict
-
-
-def ask(port: int, host: str | None, path: str = "/index.html", method: str = "GET") -> int:
-    """The status of one request to the server with exactly this Host header (``None``: none sent)."""
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.putrequest(method, path, skip_host=True)
-        if host is not None:
-            connection.putheader("Host", host)
-        connection.endheaders()
-        response = connection.getresponse()
-        response.read()
-        return response.status
-    finally:
-        connection.close()
+from support import one_trial_results, serving_viewer, status_for_host
 
 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """The port of ``judgekit view RESULTS --serve`` running in a child process."""
     folder = tmp_path_factory.mktemp("serve")
-    grade = Grade(case_id="c-1", trial=1, verdict=Verdict.PASS, checks=())
-    line = make_result_line(run_id="r", case=CaseRef(id="c-1", version=1), grade=grade)
-    results = folder / "r.jsonl"
-    results.write_text(dump_result_line(line) + "\n", encoding="utf-8")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-            "from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
-            "view",
-            str(results),
-            "--serve",
-            "--out",
-            str(folder / "v"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-    )
-    try:
-        assert process.stdout is not None
-        process.stdout.readline()  # wrote a viewer ...
-        match = re.search(r"at http://127\.0\.0\.1:(\d+)/index\.html", process.stdout.readline())
-        assert match
-        yield int(match.group(1))
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving_viewer(one_trial_results(folder / "r.jsonl"), folder / "v") as port:
+        yield port
 
 
 def test_a_foreign_host_header_is_refused_403(served: int) -> None:
     """F10: the old server answered ``Host: evil.example`` with 200 (the transcripts to any site)."""
-    assert ask(served, "evil.example") == 403
-    assert ask(served, f"evil.example:{served}") == 403
-    assert ask(served, f"127.0.0.1.evil.example:{served}", "/data/index.js") == 403
-    assert ask(served, None) == 403
-    assert ask(served, "evil.example", method="HEAD") == 403
+    assert status_for_host(served, "evil.example") == 403
+    assert status_for_host(served, f"evil.example:{served}") == 403
+    assert status_for_host(served, f"127.0.0.1.evil.example:{served}", "/data/index.js") == 403
+    assert status_for_host(served, None) == 403
+    assert status_for_host(served, "evil.example", method="HEAD") == 403
 
 
 def test_the_loopback_names_are_answered(served: int) -> None:
-    assert ask(served, f"127.0.0.1:{served}") == 200
-    assert ask(served, f"localhost:{served}", "/data/index.js") == 200
-    assert ask(served, "localhost") == 200
-    assert ask(served, f"LocalHost:{served}", method="HEAD") == 200
+    assert status_for_host(served, f"127.0.0.1:{served}") == 200
+    assert status_for_host(served, f"localhost:{served}", "/data/index.js") == 200
+    assert status_for_host(served, "localhost") == 200
+    assert status_for_host(served, f"LocalHost:{served}", method="HEAD") == 200
 
 
 @pytest.mark.parametrize(

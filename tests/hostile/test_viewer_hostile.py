@@ -16,13 +16,9 @@ The last test counts what was tried and handled correctly.
 from __future__ import annotations
 
 import hashlib
-import http.client
 import json
-import os
 import re
-import signal
 import subprocess
-import sys
 from collections.abc import Iterator
 from typing import Any
 
@@ -30,6 +26,7 @@ import pytest
 
 from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line
 from judgekit.verdict import Grade, Verdict
+from support import CLI_CHILD, child_env, one_trial_results, serving_viewer, status_for_host
 
 ENV_NAME = "HOSTILE_VIEWER_API_KEY"
 ENV_VALUE = "hv-7Qm2Lx9Wp4Rt8Zk"
@@ -139,23 +136,10 @@ def viewer(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
     results.write_text("".join(dump_result_line(line) + "\n" for line in lines), encoding="utf-8")
     out = folder / "v"
     done = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
-            "view",
-            str(results),
-            "--out",
-            str(out),
-        ],
+        [*CLI_CHILD, "view", str(results), "--out", str(out)],
         capture_output=True,
         text=True,
-        env={
-            **os.environ,
-            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
-            ENV_NAME: ENV_VALUE,
-            "HOSTILE_VIEWER_TOKEN": ENV_ESCAPED,
-        },
+        env=child_env(**{ENV_NAME: ENV_VALUE, "HOSTILE_VIEWER_TOKEN": ENV_ESCAPED}),
         timeout=120,
         check=False,
     )
@@ -195,65 +179,21 @@ def test_no_secret_of_any_shape_in_any_field_reaches_the_viewer(
 # --------------------------------------------------------------------------- Host headers
 
 
-def _ask(port: int, header: str | None) -> int:
-    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
-    try:
-        connection.putrequest("GET", "/data/index.js", skip_host=True)
-        for value in [] if header is None else header.split("\n"):
-            connection.putheader("Host", value)
-        connection.endheaders()
-        response = connection.getresponse()
-        response.read()
-        return response.status
-    finally:
-        connection.close()
-
-
 @pytest.fixture(scope="module")
 def served(viewer: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> Iterator[int]:
     """The port of a ``judgekit view --serve`` child process."""
     folder = tmp_path_factory.mktemp("serve-hostile")
-    grade = Grade(case_id="c-1", trial=1, verdict=Verdict.PASS, checks=())
-    results = folder / "r.jsonl"
-    line = make_result_line(run_id="r", case=CaseRef(id="c-1", version=1), grade=grade)
-    results.write_text(dump_result_line(line) + "\n", encoding="utf-8")
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-            "from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
-            "view",
-            str(results),
-            "--serve",
-            "--out",
-            str(folder / "v"),
-        ],
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
-    )
-    try:
-        assert process.stdout is not None
-        process.stdout.readline()
-        match = re.search(r"at http://127\.0\.0\.1:(\d+)/", process.stdout.readline())
-        assert match
-        yield int(match.group(1))
-    finally:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
+    with serving_viewer(one_trial_results(folder / "r.jsonl"), folder / "v") as port:
+        yield port
 
 
 @pytest.mark.parametrize(("name", "header", "expected"), HOSTS, ids=[h[0] for h in HOSTS])
 def test_only_loopback_host_headers_are_answered(
     served: int, name: str, header: str | None, expected: int
 ) -> None:
-    status = _ask(served, None if header is None else header.replace("{port}", str(served)))
+    status = status_for_host(
+        served, None if header is None else header.replace("{port}", str(served)), "/data/index.js"
+    )
     RESULTS[f"host/{name}"] = status == expected
     assert status == expected
 
@@ -270,7 +210,7 @@ def test_every_viewer_variant_tried_is_handled_correctly(viewer: dict[str, Any],
     for name, header, expected in HOSTS:
         if f"host/{name}" not in RESULTS:
             value = None if header is None else header.replace("{port}", str(served))
-            RESULTS[f"host/{name}"] = _ask(served, value) == expected
+            RESULTS[f"host/{name}"] = status_for_host(served, value, "/data/index.js") == expected
     tried = len(SECRET_VARIANTS) + len(HOSTS)
     handled = sum(RESULTS.values())
     wrong = sorted(key for key, ok in RESULTS.items() if not ok)

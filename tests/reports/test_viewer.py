@@ -10,11 +10,9 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
 import signal
 import subprocess
-import sys
 import urllib.request
 from pathlib import Path
 from typing import Any
@@ -37,6 +35,7 @@ from judgekit.reports.viewer import (
 )
 from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line, read_results
 from judgekit.verdict import CheckResult, Evidence, Grade, Trust, Verdict
+from support import INTERRUPTIBLE_CLI_CHILD, child_env
 
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -538,15 +537,9 @@ def test_a_missing_transcript_is_a_warning_not_an_error(
 
 
 def test_serve_listens_on_loopback_only(demo: Path, tmp_path: Path) -> None:
-    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     process = subprocess.Popen(
         [
-            sys.executable,
-            "-c",
-            # a job started in the background (a CI runner's `cmd &`) inherits SIGINT ignored, and Python
-            # then never raises KeyboardInterrupt: give the command Ctrl-C as a user's terminal does
-            "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); "
-            "from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
+            *INTERRUPTIBLE_CLI_CHILD,
             "view",
             str(demo / "agent-v1.jsonl"),
             "--serve",
@@ -556,7 +549,7 @@ def test_serve_listens_on_loopback_only(demo: Path, tmp_path: Path) -> None:
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
-        env=env,
+        env=child_env(),
     )
     try:
         assert process.stdout is not None

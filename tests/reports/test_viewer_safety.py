@@ -17,7 +17,6 @@ import json
 import os
 import resource
 import subprocess
-import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -26,7 +25,7 @@ import pytest
 
 from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line
 from judgekit.verdict import CheckResult, Evidence, Grade, Verdict
-from support import load_file
+from support import CLI_CHILD, child_env, load_file
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -105,16 +104,10 @@ def view(
 ) -> subprocess.CompletedProcess[str]:
     """``judgekit view ARGS`` in a child process (``limit`` runs in the child before it starts)."""
     return subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
-            "view",
-            *args,
-        ],
+        [*CLI_CHILD, "view", *args],
         capture_output=True,
         text=True,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", **(env or {})},
+        env=child_env(**(env or {})),
         cwd=cwd,
         preexec_fn=limit,
         timeout=120,
@@ -264,18 +257,10 @@ def test_a_full_disk_is_exit_2_and_the_folder_is_left_as_it_was(
 
 def _peak_mb(results: Path, out: Path) -> float:
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-c",
-            "import sys; from judgekit.cli import main; sys.exit(main(sys.argv[1:]))",
-            "view",
-            str(results),
-            "--out",
-            str(out),
-        ],
+        [*CLI_CHILD, "view", str(results), "--out", str(out)],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        env=child_env(),
     )
     _, status, usage = os.wait4(process.pid, 0)
     assert status == 0
