@@ -98,6 +98,23 @@ class Recorder:
         self.events.append(("finish",))
 
 
+def _cancel_after(plan, grader, out: Path, state, *, concurrency: int, graded: int, poll: float) -> None:
+    """Run the trials into ``out`` and cancel the run (as Ctrl-C does) once ``grader`` has graded ``graded``.
+
+    Asserts that the run ends in ``CancelledError``; ``poll`` is how often (seconds) the count is looked at.
+    """
+
+    async def interrupted():
+        task = asyncio.create_task(run_trials(plan, grader, out=out, state=state, concurrency=concurrency))
+        while len(grader.graded) < graded:
+            await asyncio.sleep(poll)
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+
+    asyncio.run(interrupted())
+
+
 def test_plan_locates_every_bad_line_and_keeps_the_rest(tmp_path):
     case_set = _case_set(tmp_path)
     path = _transcripts(
@@ -186,15 +203,7 @@ def test_resume_after_cancellation_grades_only_missing_trials(tmp_path):
     state = prepare_output(out, plan, resume=False, judge_fingerprint=None)
     grader = ScriptedGrader(delay=0.01)
 
-    async def interrupted():
-        task = asyncio.create_task(run_trials(plan, grader, out=out, state=state, concurrency=3))
-        while len(grader.graded) < 7:
-            await asyncio.sleep(0.005)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(interrupted())
+    _cancel_after(plan, grader, out, state, concurrency=3, graded=7, poll=0.005)
     first = read_results(out)
     done_before = {line.key for line in first.lines}
     assert 7 <= len(done_before) < len(rows)
@@ -430,15 +439,7 @@ def test_killed_after_the_error_lines_were_dropped_the_next_resume_grades_them(t
     state = prepare_output(out, plan, resume=True, judge_fingerprint=None, retry_errors=True)
     grader = OutageGrader(delay=0.01)
 
-    async def interrupted():
-        task = asyncio.create_task(run_trials(plan, grader, out=out, state=state, concurrency=1))
-        while len(grader.graded) < 2:
-            await asyncio.sleep(0.002)
-        task.cancel()
-        with pytest.raises(asyncio.CancelledError):
-            await task
-
-    asyncio.run(interrupted())
+    _cancel_after(plan, grader, out, state, concurrency=1, graded=2, poll=0.002)
     middle = read_results(out)
     assert middle.problems == []
     assert len(middle.lines) < len(plan.trials)  # the dropped error lines are not all back yet
