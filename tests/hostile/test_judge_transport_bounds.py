@@ -37,14 +37,13 @@ from typing import Any
 
 import pytest
 
-from hostile.bounded import run_bounded
+from hostile.bounded import bounded_problems, run_bounded
+from hostile.judging import AIRDESK, MODEL, ask_judge, grade_argv
+from hostile.sweep import tally
 from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams, import_litellm
 from judgekit.judges.transport import JUDGE_REPLY_MAX_BYTES, JUDGE_USAGE_TOKENS_MAX
 from judges.server import JudgeServer, Reply, verdict_reply
 
-REPO = Path(__file__).resolve().parents[2]
-AIRDESK = REPO / "examples" / "airdesk"
-MODEL = "openai/test-judge"
 KEY = "sk-test-transport-bounds-0123456789"
 OK = verdict_reply("pass")
 SMALL = 64 * 1024
@@ -384,18 +383,6 @@ def _peak_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def _ask(settings: ClientSettings) -> tuple[Any, float]:
-    client = JudgeClient(JudgeParams(model=MODEL), settings, api_key=KEY)
-
-    async def run() -> Any:
-        request = client.build_request([{"role": "user", "content": "grade this"}], schema=None)
-        return await client.complete(request, item="case/criterion/0")
-
-    started = time.perf_counter()
-    result = asyncio.run(run())
-    return result, time.perf_counter() - started
-
-
 def check_variant(variant: Variant) -> list[str]:
     """Run one variant (in the child process) and list what went wrong; ``[]`` when handled correctly."""
     options: dict[str, Any] = {
@@ -409,8 +396,8 @@ def check_variant(variant: Variant) -> list[str]:
         **variant.settings,
     }
     import_litellm()
-    _ask(
-        ClientSettings(api_base="http://127.0.0.1:9/v1", max_retries=0, timeout=0.2)
+    ask_judge(
+        ClientSettings(api_base="http://127.0.0.1:9/v1", max_retries=0, timeout=0.2), key=KEY
     )  # litellm's first-call setup
     before = _peak_mb()
     target: EndlessServer | None = None
@@ -418,7 +405,7 @@ def check_variant(variant: Variant) -> list[str]:
     if variant.endless:
         server = EndlessServer(variant.endless)
         try:
-            result, took = _ask(ClientSettings(api_base=server.api_base, **options))
+            result, took = ask_judge(ClientSettings(api_base=server.api_base, **options), key=KEY)
             calls = server.accepted
         finally:
             server.close()
@@ -428,7 +415,7 @@ def check_variant(variant: Variant) -> list[str]:
             target = EndlessServer("redirect-target")
             reply = Reply(status=reply.status, headers={"Location": f"{target.api_base}/chat/completions"})
         with JudgeServer(lambda body, i: reply) as judge:
-            result, took = _ask(ClientSettings(api_base=judge.api_base, **options))
+            result, took = ask_judge(ClientSettings(api_base=judge.api_base, **options), key=KEY)
             calls = judge.calls
     growth = _peak_mb() - before
     problems: list[str] = []
@@ -473,11 +460,7 @@ def check_variant(variant: Variant) -> list[str]:
 
 def run_variant(variant: Variant) -> list[str]:
     """Run one variant in a child process under a time and memory bound; ``[]`` when handled correctly."""
-    bounded = run_bounded(check_variant, variant, seconds=variant.max_s + 30.0, mb=3072)
-    if bounded.outcome != "returned":
-        return [f"{bounded.outcome}: {bounded.error}"]
-    problems: list[str] = ast.literal_eval(bounded.value)
-    return problems
+    return bounded_problems(check_variant, variant, seconds=variant.max_s + 30.0, mb=3072)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -589,20 +572,12 @@ def test_negative_usage_never_lowers_the_spend_and_the_budget_counts_the_worst_c
     OUTCOMES["F5/budget-counts-the-worst-case"] = []
 
 
-def _transcripts(folder: Path) -> Path:
-    path = folder / "one-trial.jsonl"
-    first = (AIRDESK / "runs" / "agent-v2.jsonl").read_text(encoding="utf-8").splitlines()[0]
-    path.write_text(first + "\n", encoding="utf-8")
-    return path
-
-
 def grade_then_report(folder: str, usage: dict[str, Any], model: str) -> dict[str, Any]:
     """``judgekit grade`` against a judge reporting ``usage`` and ``model``, then ``judgekit report``."""
     from judgekit.cli import main
 
     root = Path(folder)
     out = root / "results.jsonl"
-    (root / "records").mkdir(exist_ok=True)
     reply = Reply(raw=_completion(model=model, usage=usage))
     err = io.StringIO()
     with (
@@ -610,26 +585,7 @@ def grade_then_report(folder: str, usage: dict[str, Any], model: str) -> dict[st
         contextlib.redirect_stderr(err),
         contextlib.redirect_stdout(io.StringIO()),
     ):
-        graded = main(
-            [
-                "grade",
-                "--cases",
-                str(AIRDESK),
-                "--transcripts",
-                str(_transcripts(root)),
-                "--out",
-                str(out),
-                "--judge-model",
-                MODEL,
-                "--judge-api-base",
-                judge.api_base,
-                "--records",
-                str(root / "records"),
-                "--untrusted",
-                "count",
-                "--no-progress",
-            ]
-        )
+        graded = main(grade_argv(root, out, judge.api_base))
     checks = [
         c
         for line in out.read_text().splitlines()
@@ -698,11 +654,7 @@ def test_a_reply_from_another_model_is_an_error_verdict_and_recorded(
 
 def test_count_of_judge_transport_bounds_tried_and_handled() -> None:
     """The counts for the issue: every variant tried (again here if its own test was not run)."""
-    for variant in VARIANTS:
-        if variant.name not in OUTCOMES:
-            OUTCOMES[variant.name] = run_variant(variant)
-    failures = {k: v for k, v in OUTCOMES.items() if v}
-    tried, handled = len(OUTCOMES), len(OUTCOMES) - len(failures)
+    tried, handled, failures = tally(OUTCOMES, VARIANTS, lambda v: v.name, run_variant)
     print(f"\njudge transport bounds tried: {tried}, handled correctly: {handled}")
     assert not failures, failures
     assert len([k for k in OUTCOMES if k in {v.name for v in VARIANTS}]) == len(VARIANTS) >= 60

@@ -21,7 +21,6 @@ The last test counts every variant tried and asserts that all were handled corre
 from __future__ import annotations
 
 import ast
-import asyncio
 import contextlib
 import email.utils
 import io
@@ -36,15 +35,15 @@ from typing import Any
 
 import pytest
 
-from hostile.bounded import run_bounded
+from hostile.bounded import bounded_problems, run_bounded
+from hostile.judging import AIRDESK, ask_judge, grade_argv, one_trial_transcripts
+from hostile.sweep import tally
 from judgekit.errors import JudgekitError
 from judgekit.judges import client as client_module
 from judgekit.judges.client import (
     RETRY_AFTER_MAX_S,
     RETRY_STATUSES,
     ClientSettings,
-    JudgeClient,
-    JudgeParams,
     import_litellm,
     is_retryable,
     retry_after_seconds,
@@ -58,9 +57,6 @@ from judgekit.settings import (
 )
 from judges.server import JudgeServer, Reply, verdict_reply
 
-REPO = Path(__file__).resolve().parents[2]
-AIRDESK = REPO / "examples" / "airdesk"
-MODEL = "openai/test-judge"
 KEY = "sk-test-provider-faults-0123456789"
 FINAL_STATUSES = (400, 401, 403, 404, 422, 405, 413, 501)
 """Statuses that must be tried once: the five the issue names, and three more that are not transient."""
@@ -345,18 +341,6 @@ def _closed_port() -> int:
         return int(sock.getsockname()[1])
 
 
-def _ask(settings: ClientSettings) -> tuple[Any, float]:
-    client = JudgeClient(JudgeParams(model=MODEL), settings, api_key=KEY)
-
-    async def run() -> Any:
-        request = client.build_request([{"role": "user", "content": "grade this"}], schema=None)
-        return await client.complete(request, item="case/criterion/0")
-
-    started = time.perf_counter()
-    result = asyncio.run(run())
-    return result, time.perf_counter() - started
-
-
 def check_fault(fault: Fault) -> list[str]:
     """Run one fault (in the child process) and list what went wrong; ``[]`` when handled correctly."""
     if fault.retry_after_cap is not None:
@@ -364,12 +348,14 @@ def check_fault(fault: Fault) -> list[str]:
     options: dict[str, Any] = {"backoff_base": 0.01, "backoff_max": 0.05, "timeout": 5.0, **fault.settings}
     problems: list[str] = []
     if fault.endpoint == "refused":
-        result, took = _ask(ClientSettings(api_base=f"http://127.0.0.1:{_closed_port()}/v1", **options))
+        result, took = ask_judge(
+            ClientSettings(api_base=f"http://127.0.0.1:{_closed_port()}/v1", **options), key=KEY
+        )
         calls = 0
     elif fault.endpoint == "dropped":
         dropper = DroppingServer()
         try:
-            result, took = _ask(ClientSettings(api_base=dropper.api_base, **options))
+            result, took = ask_judge(ClientSettings(api_base=dropper.api_base, **options), key=KEY)
             calls = dropper.accepted
         finally:
             dropper.close()
@@ -380,7 +366,7 @@ def check_fault(fault: Fault) -> list[str]:
             dated = Reply(status=first.status, headers={"Retry-After": _http_date(fault.date_ahead_s)})
             script = (dated, *script[1:])
         with JudgeServer(lambda body, i: script[min(i, len(script) - 1)]) as server:
-            result, took = _ask(ClientSettings(api_base=server.api_base, **options))
+            result, took = ask_judge(ClientSettings(api_base=server.api_base, **options), key=KEY)
             calls = server.calls
     if fault.error and result.error != "provider_error":
         problems.append(f"expected provider_error, got error={result.error!r} content={result.content!r}")
@@ -406,11 +392,7 @@ def check_fault(fault: Fault) -> list[str]:
 
 def run_fault(fault: Fault) -> list[str]:
     """Run one fault in a child process under a time and memory bound; ``[]`` when handled correctly."""
-    bounded = run_bounded(check_fault, fault, seconds=fault.max_s + 20.0, mb=2048)
-    if bounded.outcome != "returned":
-        return [f"{bounded.outcome}: {bounded.error}"]
-    problems: list[str] = ast.literal_eval(bounded.value)
-    return problems
+    return bounded_problems(check_fault, fault, seconds=fault.max_s + 20.0, mb=2048)
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -482,7 +464,7 @@ def test_litellm_is_asked_not_to_retry(serve: Any) -> None:
     """One place decides: litellm and the OpenAI SDK get num_retries=0 and max_retries=0, so one
     judgekit attempt is one HTTP request (a 500 with retries off reaches the server exactly once)."""
     server = serve(lambda body, i: Reply(status=500))
-    result, _ = _ask(ClientSettings(api_base=server.api_base, max_retries=0, timeout=5.0))
+    result, _ = ask_judge(ClientSettings(api_base=server.api_base, max_retries=0, timeout=5.0), key=KEY)
     assert result.error == "provider_error"
     assert server.calls == 1
     OUTCOMES["decision/litellm-does-not-retry"] = []
@@ -604,13 +586,6 @@ def test_each_transport_setting_value_is_checked(variant: SettingVariant, tmp_pa
 # ------------------------------------------------------------------------------------------- the CLI
 
 
-def _transcripts(folder: Path) -> Path:
-    path = folder / "one-trial.jsonl"
-    first = (AIRDESK / "runs" / "agent-v2.jsonl").read_text(encoding="utf-8").splitlines()[0]
-    path.write_text(first + "\n", encoding="utf-8")
-    return path
-
-
 def grade_against(
     script: Callable[[dict[str, Any], int], Reply], folder: str, extra: list[str]
 ) -> dict[str, Any]:
@@ -619,28 +594,9 @@ def grade_against(
 
     root = Path(folder)
     out = root / f"results-{time.monotonic_ns()}.jsonl"
-    (root / "records").mkdir(exist_ok=True)
     stdout, stderr = io.StringIO(), io.StringIO()
     with JudgeServer(script) as server:
-        args = [
-            "grade",
-            "--cases",
-            str(AIRDESK),
-            "--transcripts",
-            str(_transcripts(root)),
-            "--out",
-            str(out),
-            "--judge-model",
-            MODEL,
-            "--judge-api-base",
-            server.api_base,
-            "--records",
-            str(root / "records"),
-            "--untrusted",
-            "count",
-            "--no-progress",
-            *extra,
-        ]
+        args = [*grade_argv(root, out, server.api_base), *extra]
         started = time.perf_counter()
         with contextlib.redirect_stdout(stdout), contextlib.redirect_stderr(stderr):
             code = main(args)
@@ -758,7 +714,7 @@ def test_grade_refuses_a_bad_transport_flag_with_exit_2(
             "--cases",
             str(AIRDESK),
             "--transcripts",
-            str(_transcripts(tmp_path)),
+            str(one_trial_transcripts(tmp_path)),
             "--out",
             str(tmp_path / "out.jsonl"),
             "--records",
@@ -854,19 +810,17 @@ def test_the_configured_transport_reaches_the_client(tmp_path: Path) -> None:
 
 def test_count_of_provider_faults_tried_and_handled() -> None:
     """The counts for the issue: every variant tried (again here if its own test was not run)."""
-    for fault in FAULTS:
-        key = f"fault/{fault.name}"
-        if key not in OUTCOMES:
-            OUTCOMES[key] = run_fault(fault)
-    for variant in SETTING_VARIANTS:
-        key = f"setting/{variant.name}"
-        if key not in OUTCOMES:
-            folder = Path(f"/tmp/judgekit-provider-faults-{time.monotonic_ns()}")
-            folder.mkdir()
-            OUTCOMES[key] = check_setting(variant, str(folder))
+
+    def check_setting_in_a_new_folder(variant: SettingVariant) -> list[str]:
+        folder = Path(f"/tmp/judgekit-provider-faults-{time.monotonic_ns()}")
+        folder.mkdir()
+        return check_setting(variant, str(folder))
+
+    tally(OUTCOMES, FAULTS, lambda f: f"fault/{f.name}", run_fault)
+    tried, handled, failures = tally(
+        OUTCOMES, SETTING_VARIANTS, lambda v: f"setting/{v.name}", check_setting_in_a_new_folder
+    )
     faults = [k for k in OUTCOMES if k.startswith("fault/")]
-    failures = {k: v for k, v in OUTCOMES.items() if v}
-    tried, handled = len(OUTCOMES), len(OUTCOMES) - len(failures)
     print(
         f"\nprovider faults tried: {len(faults)}, handled correctly: "
         f"{len([k for k in faults if not OUTCOMES[k]])}; all variants (faults, settings, headers, CLI) "
