@@ -36,30 +36,12 @@ import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
+
+from judge_server import server_calls, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-
-
-def start_server(latency: float) -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "judges" / "server.py"), "--latency", str(latency)],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    base = proc.stdout.readline().strip()
-    if not base.startswith("http://127.0.0.1:"):
-        proc.kill()
-        raise SystemExit(f"server did not start: {base!r}")
-    return proc, base
-
-
-def server_calls(base: str) -> int:
-    with urllib.request.urlopen(base + "/stats", timeout=5) as resp:
-        return int(json.load(resp)["calls"])
 
 
 def transcripts(n: int) -> list[object]:

@@ -36,7 +36,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+from judge_server import start_server
+
 ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests"))
+
+from support import absolute_states  # noqa: E402  (tests/support.py: the tests' AirDesk helpers)
+
 AIRDESK = ROOT / "examples" / "airdesk"
 RUNS = AIRDESK / "runs"
 MODEL = "openai/bench-judge"
@@ -44,13 +50,7 @@ MODEL = "openai/bench-judge"
 
 def write_transcript(dest: Path, messages: int) -> int:
     """Write the AirDesk trial padded to ``messages`` messages (at least its own 11); its size in bytes."""
-    row: dict[str, Any] = json.loads((RUNS / "agent-v1.jsonl").read_text().splitlines()[0])
-    for key in ("initial_state", "final_state"):
-        value = row.get(key)
-        if isinstance(value, str):
-            row[key] = str((RUNS / value).resolve())
-        elif isinstance(value, dict) and isinstance(value.get("path"), str):
-            row[key] = {**value, "path": str((RUNS / value["path"]).resolve())}
+    row = absolute_states(json.loads((RUNS / "agent-v1.jsonl").read_text().splitlines()[0]), RUNS)
     own = row["messages"]
     filler = [
         {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"}
@@ -59,21 +59,6 @@ def write_transcript(dest: Path, messages: int) -> int:
     row["messages"] = own[:2] + filler + own[2:]
     dest.write_text(json.dumps(row) + "\n")
     return dest.stat().st_size
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    """The loopback judge server in its own process (its memory is not the measured process's)."""
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "judges" / "server.py"), "--latency", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    base = proc.stdout.readline().strip()
-    if not base.startswith("http://127.0.0.1:"):
-        proc.kill()
-        raise SystemExit(f"server did not start: {base!r}")
-    return proc, base
 
 
 def child(transcripts: str, out: str, config: str, trace: bool) -> None:

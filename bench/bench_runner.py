@@ -25,13 +25,13 @@ import argparse
 import asyncio
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
-import urllib.request
 from pathlib import Path
 from typing import Any
+
+from judge_server import server_calls, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
@@ -40,25 +40,6 @@ os.environ.setdefault("OPENAI_API_KEY", "sk-bench-not-a-real-key-000000000000")
 
 AIRDESK = ROOT / "examples" / "airdesk"
 MODEL = "openai/bench-judge"
-
-
-def start_server() -> tuple[subprocess.Popen[str], str]:
-    proc = subprocess.Popen(
-        [sys.executable, str(ROOT / "tests" / "judges" / "server.py"), "--latency", "0"],
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    assert proc.stdout is not None
-    base = proc.stdout.readline().strip()
-    if not base.startswith("http://127.0.0.1:"):
-        proc.kill()
-        raise SystemExit(f"server did not start: {base!r}")
-    return proc, base
-
-
-def server_calls(base: str) -> int:
-    with urllib.request.urlopen(base + "/stats", timeout=5) as resp:
-        return int(json.load(resp)["calls"])
 
 
 def replicate(dest: Path, copies: int) -> int:

@@ -26,6 +26,7 @@ RUNS = AIRDESK / "runs"
 sys.path.insert(0, str(REPO / "tests"))
 
 from judges.server import JudgeServer, Reply, verdict_reply  # noqa: E402
+from support import absolute_states, airdesk_judge_run  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (RUNS / "agent-v1.jsonl").is_file(), reason="airdesk example not present")
 
@@ -55,30 +56,12 @@ def server() -> Iterator[JudgeServer]:
     judge.stop()
 
 
-def _absolute(row: dict) -> dict:
-    """An airdesk transcript row with its state paths made absolute (the tests' files are elsewhere)."""
-    for key in ("initial_state", "final_state"):
-        value = row.get(key)
-        if isinstance(value, str):
-            row[key] = str((RUNS / value).resolve())
-        elif isinstance(value, dict) and isinstance(value.get("path"), str):
-            row[key] = {**value, "path": str((RUNS / value["path"]).resolve())}
-    return row
-
-
 @pytest.fixture
 def run(tmp_path: Path, server: JudgeServer, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     """A few airdesk trials (state paths absolute), a run configuration naming the server, a key."""
     monkeypatch.setenv("OPENAI_API_KEY", "sk-batch-test-0123456789abcdef")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    rows = [
-        _absolute(json.loads(line)) for line in (RUNS / "agent-v1.jsonl").read_text().splitlines()[:TRIALS]
-    ]
-    transcripts = tmp_path / "t.jsonl"
-    transcripts.write_text("".join(json.dumps(r) + "\n" for r in rows))
-    config = tmp_path / "run.yaml"
-    config.write_text(json.dumps({"judge": {"api_base": server.api_base, "rubric": "honest-reporting"}}))
-    return {"transcripts": transcripts, "config": config, "dir": tmp_path}
+    return airdesk_judge_run(tmp_path, server.api_base, TRIALS)
 
 
 def _grade(run: dict[str, Path], out: Path, *extra: object, model: str = MODEL) -> list[str]:
@@ -439,7 +422,9 @@ def _more_trials(run: dict[str, Path], *, same_transcript: bool = False) -> None
     if same_transcript:
         more = {**json.loads(rows[0]), "trial": 99}
     else:
-        more = _absolute(json.loads((RUNS / "agent-v1.jsonl").read_text().splitlines()[OTHER_CASE_ROW]))
+        more = absolute_states(
+            json.loads((RUNS / "agent-v1.jsonl").read_text().splitlines()[OTHER_CASE_ROW]), RUNS
+        )
         assert more["case_id"] != json.loads(rows[0])["case_id"]
     run["transcripts"].write_text("\n".join([*rows, json.dumps(more)]) + "\n")
 

@@ -24,6 +24,7 @@ RUNS = AIRDESK / "runs"
 sys.path.insert(0, str(REPO / "tests"))
 
 from judges.server import JudgeServer, Reply, verdict_reply  # noqa: E402
+from support import airdesk_judge_run  # noqa: E402
 
 pytestmark = pytest.mark.skipif(not (RUNS / "agent-v1.jsonl").is_file(), reason="airdesk example not present")
 
@@ -51,27 +52,12 @@ def judge() -> Iterator[tuple[Judge, JudgeServer]]:
     server.stop()
 
 
-def _absolute(row: dict) -> dict:
-    for key in ("initial_state", "final_state"):
-        value = row.get(key)
-        if isinstance(value, str):
-            row[key] = str((RUNS / value).resolve())
-        elif isinstance(value, dict) and isinstance(value.get("path"), str):
-            row[key] = {**value, "path": str((RUNS / value["path"]).resolve())}
-    return row
-
-
 @pytest.fixture
 def run(tmp_path: Path, judge, monkeypatch: pytest.MonkeyPatch) -> dict[str, Path]:
     _, server = judge
     monkeypatch.setenv("OPENAI_API_KEY", "sk-retry-test-0123456789abcdef")
     monkeypatch.setenv("LITELLM_LOCAL_MODEL_COST_MAP", "True")
-    rows = [_absolute(json.loads(line)) for line in (RUNS / "agent-v1.jsonl").read_text().splitlines()]
-    transcripts = tmp_path / "t.jsonl"
-    transcripts.write_text("".join(json.dumps(r) + "\n" for r in rows[:TRIALS]))
-    config = tmp_path / "run.yaml"
-    config.write_text(json.dumps({"judge": {"api_base": server.api_base, "rubric": "honest-reporting"}}))
-    return {"transcripts": transcripts, "config": config, "dir": tmp_path}
+    return airdesk_judge_run(tmp_path, server.api_base, TRIALS)
 
 
 def _grade(run: dict[str, Path], out: Path, *extra: object) -> list[str]:

@@ -12,22 +12,13 @@ import pytest
 
 from judgekit.cli import main
 from judgekit.results import read_results
+from support import absolute_states
 
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
 RUNS = AIRDESK / "runs"
 
 pytestmark = pytest.mark.skipif(not (RUNS / "agent-v1.jsonl").is_file(), reason="airdesk example not present")
-
-
-def _absolute_states(data: dict, base: Path) -> dict:
-    for key in ("initial_state", "final_state"):
-        value = data.get(key)
-        if isinstance(value, str):
-            data[key] = str((base / value).resolve())
-        elif isinstance(value, dict) and isinstance(value.get("path"), str):
-            data[key] = {**value, "path": str((base / value["path"]).resolve())}
-    return data
 
 
 def _replicate(src: Path, dest: Path, copies: int, *, edit=None) -> int:
@@ -39,7 +30,7 @@ def _replicate(src: Path, dest: Path, copies: int, *, edit=None) -> int:
     out = []
     for copy in range(copies):
         for row in rows:
-            data = _absolute_states(json.loads(json.dumps(row)), src.parent)
+            data = absolute_states(json.loads(json.dumps(row)), src.parent)
             data["trial"] = row["trial"] + copy * per_case[row["case_id"]]
             if edit is not None:
                 edit(data)
