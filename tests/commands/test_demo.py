@@ -573,7 +573,9 @@ def test_run_demo_takes_its_folders_as_text(tmp_path):
     taken = tmp_path / "taken"
     taken.mkdir()
     (taken / "notes.txt").write_text("mine")
-    with pytest.raises(JudgekitError, match=r"the folder is not empty and is not a report folder judgekit demo wrote"):
+    with pytest.raises(
+        JudgekitError, match=r"the folder is not empty and is not a report folder judgekit demo wrote"
+    ):
         run_demo(str(taken), example=str(AIRDESK), say=lambda _line: None)
 
 
