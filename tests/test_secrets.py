@@ -181,3 +181,54 @@ def test_payload_leaves_escaped_literals_without_a_secret_byte_for_byte():
 
     text = 'x = {"a": "caf\\u00e9 \\/ <b>", "b": "\\u0041"};'
     assert Redactor().payload(text) == text
+
+
+_FRAGMENTS = (
+    "sk-",
+    "SK-",
+    "sk-ant-",
+    "sk-proj-",
+    "AKIA",
+    "ASIA",
+    "akia",
+    "ghp_",
+    "gho_",
+    "github_pat_",
+    "xoxb-",
+    "xox",
+    "AIza",
+    "hf_",
+    "eyJ",
+    ".",
+    "Bearer",
+    "BASIC",
+    "basic ",
+    "bearer\t",
+    "baſic",
+    "BEARER ",
+    " ",
+    "-",
+    "_",
+    "=",
+    "\n",
+    "é",
+    "İ",
+    "\u212a",
+    "x",
+    "Q",
+    "7",
+    "AAAAAAAAAAAAAAAA",
+    "a1b2c3d4e5f6g7h8i9j0",
+    "Zz9-",
+)
+
+
+@given(st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=4)), max_size=40).map("".join))
+def test_located_substitution_is_the_whole_text_substitution(text: str) -> None:
+    """Trying each key-shape pattern only where its locator finds a start gives re.sub's exact result."""
+    from judgekit.secrets import _PATTERNS, _sub_at
+
+    located = [(pattern, replacement, locator) for _, pattern, replacement, locator in _PATTERNS if locator]
+    assert len(located) == 10
+    for pattern, replacement, locator in located:
+        assert _sub_at(locator, pattern, replacement, text) == pattern.sub(replacement, text), pattern.pattern
