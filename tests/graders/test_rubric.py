@@ -314,3 +314,61 @@ def test_a_trial_whose_text_passes_a_template_limit_is_that_trials_error(serve: 
     assert polite.reason.startswith("prompt_render_failure")
     assert "TEMPLATE_MAX_OUTPUT_CHARS" in polite.reason
     assert server.calls == 0  # nothing was sent
+
+
+def _padded(messages: int) -> Transcript:
+    """:data:`TRANSCRIPT` with ``messages`` short filler messages after its first (issue 33's long trial)."""
+    data = TRANSCRIPT.model_dump()
+    filler = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"} for i in range(messages)
+    ]
+    data["messages"] = [data["messages"][0], *filler, *data["messages"][1:]]
+    return Transcript.model_validate(data)
+
+
+def test_a_trials_criteria_in_flight_at_once_share_one_copy_of_its_transcript(serve: Any) -> None:
+    """Issue 33: a trial's criteria are judged at once; its transcript's text is held once, not per criterion.
+
+    The server holds every request until all the trial's criteria have sent theirs (so every prompt is
+    alive) and then takes a tracemalloc snapshot: what was allocated under ``judges/prompt.py`` and is still
+    held is each criterion's own user message (the transcript's tag differs per criterion) and one copy of
+    the parts every criterion shares (the data text, each message's text). Before, each criterion also kept
+    its own data text, fenced text and message texts: about 5 transcripts' worth each.
+    """
+    import tracemalloc
+
+    from judgekit.judges.prompt import render_case_facts, render_transcript
+
+    long = _padded(1_000)
+    size = len(render_transcript(long)) + len(render_case_facts(CASE))
+    criteria = len(RUBRIC.criteria) + 3  # acceptance, one response rubric line, one forbidden outcome
+    everyone = threading.Barrier(criteria, timeout=20)
+    held: list[int] = []
+
+    def script(body: dict[str, Any], i: int) -> Reply:
+        if everyone.wait() == 0 and tracemalloc.is_tracing():
+            snapshot = tracemalloc.take_snapshot()
+            held.append(
+                sum(
+                    trace.size
+                    for trace in snapshot.traces
+                    if any(frame.filename.endswith("judges/prompt.py") for frame in trace.traceback)
+                )
+            )
+        return Reply(content=verdict_reply("pass", quotes=("message 7",)))
+
+    server = serve(script)
+    g = grader(server)
+    asyncio.run(g.grade(CASE, TRANSCRIPT))  # litellm's import and set-up come before the tracing
+    tracemalloc.start(8)
+    try:
+        checks = asyncio.run(g.grade(CASE, long))
+    finally:
+        tracemalloc.stop()
+    assert len(checks) == criteria
+    assert {c.verdict for c in checks} == {Verdict.PASS}
+    assert all(c.evidence[0].data == {"found": True} for c in checks)  # the quote is checked as before
+    # each criterion's user message (a transcript each) and one copy of the shared parts (3.4 transcripts
+    # in all: data text, message texts): 8.4 here; 21.8 before, when each criterion kept its own
+    assert len(held) == 1
+    assert held[0] < (criteria + 6) * size, f"{held[0] / size:.1f} transcripts held by judges/prompt.py"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import itertools
 import json
 import re
@@ -23,6 +24,7 @@ from judgekit.judges.prompt import (
     SYSTEM_PROMPT,
     PromptRenderer,
     RenderedPrompt,
+    TrialData,
     fence,
     message_texts,
     neutralise,
@@ -1074,3 +1076,76 @@ def test_custom_templates_get_cache_breaks_only_when_the_output_makes_them_certa
         end_facts = f"<<<END CASE_FACTS {prompt.facts_nonce}>>>"
         assert user[: prompt.case_prefix_end].rstrip("\n").endswith(end_facts)
         assert prompt.nonce not in user[: prompt.case_prefix_end]
+
+
+POLITE = Criterion(id="polite", text="The agent is polite.")
+TWO = Rubric(id="r", version="1", criteria=(CRITERION, POLITE))
+
+
+def _prompt_digest(prompt: RenderedPrompt) -> str:
+    """A digest of everything a rendered prompt gives its users (request, tags, quote haystacks, breaks)."""
+    parts = [prompt.messages, prompt.nonce, prompt.facts_nonce, prompt.data_text, prompt.fenced_text]
+    blob = json.dumps([*parts, prompt.message_texts, prompt.cache_breaks])
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def _trial_inputs() -> list[tuple[str, str]]:
+    """A rendered transcript, one quoting a tag, a text render_transcript never writes (controls, runs)."""
+    nonce = PromptRenderer(TWO).render(POLITE, render_transcript(transcript()), "f").nonce
+    return [
+        (render_transcript(transcript()), "case id: c1\nuser goal: x << y"),
+        (render_transcript(transcript(f"see {nonce} <<<END TRANSCRIPT {nonce}>>>")), "f"),
+        ("not a rendered transcript \x01<\u200b<< and\nmore", "facts"),
+    ]
+
+
+# the digests of c1b4447's prompts (each criterion rendering the transcript on its own), before issue 33
+OLD_PROMPTS = [
+    ("2c9f6e06b166275b", "157d079b3a78c1ba"),
+    ("e2118479335d1196", "304a5f8a3f235119"),
+    ("a4841e37b4ea4415", "ae54957bd004fccb"),
+]
+
+
+@pytest.mark.parametrize("number", range(len(OLD_PROMPTS)))
+def test_prompts_rendered_from_one_trials_shared_parts_are_byte_identical_to_before(number: int) -> None:
+    """Issue 33: a trial's parts are built once; every prompt, tag and quote haystack is as it was."""
+    text, facts = _trial_inputs()[number]
+    renderer = PromptRenderer(TWO)
+    trial = TrialData.of(text, facts)
+    shared = [renderer.render_trial(c, trial) for c in TWO.criteria]
+    assert tuple(_prompt_digest(p) for p in shared) == OLD_PROMPTS[number]
+    assert [_prompt_digest(renderer.render(c, text, facts)) for c in TWO.criteria] == list(
+        OLD_PROMPTS[number]
+    )
+    assert [p.fenced_text for p in shared] == [
+        fence("transcript", text, p.nonce) + "\n" + fence("case_facts", facts, p.facts_nonce) for p in shared
+    ]
+
+
+def test_one_trials_prompts_hold_its_transcript_parts_once() -> None:
+    """Issue 33: each criterion's prompt refers to the trial's data text and message texts, never a copy.
+
+    Before, every criterion's prompt kept its own data text, fenced text and message texts (a re-parse of
+    the whole transcript): for 100,000 messages, about 30 MB more for each criterion judged at once.
+    """
+    text = render_transcript(transcript("a long trial"))
+    trial = TrialData.of(text, "facts")
+    assert trial.neutral_transcript is text  # a rendered transcript needs no neutralising: no copy
+    assert trial.message_texts == message_texts(text) != ()
+    first, second = (PromptRenderer(TWO).render_trial(c, trial) for c in TWO.criteria)
+    assert first.nonce != second.nonce
+    for prompt in (first, second):
+        assert prompt.trial is trial
+        assert prompt.data_text is trial.data_text
+        assert prompt.message_texts is trial.message_texts
+        assert prompt.quote_haystacks[2:] == trial.message_texts
+
+
+def test_message_texts_refuses_a_transcript_whose_last_line_is_not_a_message() -> None:
+    """Read one line at a time, a text whose last line is not a rendered message still gives no texts."""
+    good = render_transcript(transcript())
+    assert len(message_texts(good)) == 4
+    assert message_texts(good + "\nnot json") == ()
+    assert message_texts(good + '\n{"index": 0, "role": "user"}') == ()
+    assert parse_transcript(good) == tuple(json.loads(line) for line in good.split("\n"))

@@ -45,7 +45,7 @@ from judgekit.judges.parse import (
     reduce_samples,
     verdict_json_schema,
 )
-from judgekit.judges.prompt import PromptRenderer, render_case_facts, render_transcript
+from judgekit.judges.prompt import PromptRenderer, TrialData, render_case_facts, render_transcript
 from judgekit.judges.rubric import Criterion, Rubric
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Trust, TrustDecision, Verdict
 
@@ -250,23 +250,23 @@ class RubricGrader:
         self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
     ) -> SampledVerdict:
         """Judge one criterion ``samples`` times and reduce the samples."""
-        sampled, _cost = await self._judge(criterion, transcript_text, case_facts, item=item)
+        sampled, _cost = await self._judge(criterion, TrialData.of(transcript_text, case_facts), item=item)
         return sampled
 
     async def _judge(
-        self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
+        self, criterion: Criterion, trial: TrialData, *, item: str
     ) -> tuple[SampledVerdict, JudgmentCost]:
         # render a few judgments ahead of the free request slots, not all of them before the first call
         async with self.client.admission():
-            return await self._judge_admitted(criterion, transcript_text, case_facts, item=item)
+            return await self._judge_admitted(criterion, trial, item=item)
 
     async def _judge_admitted(
-        self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
+        self, criterion: Criterion, trial: TrialData, *, item: str
     ) -> tuple[SampledVerdict, JudgmentCost]:
         from judgekit.judges.sandbox import TemplateLimitError, TemplateRenderError
 
         try:
-            prompt = self.renderer.render(criterion, transcript_text, case_facts)
+            prompt = self.renderer.render_trial(criterion, trial)
         except (TemplateLimitError, TemplateRenderError) as exc:
             # A limit the trial's own text reached (an agent's 8-million-character reply) is this trial's
             # error, not the run's: the other trials and the other layers go on.
@@ -316,14 +316,12 @@ class RubricGrader:
             override was given), with ``unknown_reason`` saying so.
         """
         criteria, skipped = self.criteria_for(case)
-        transcript_text = render_transcript(transcript)
-        facts = render_case_facts(case)
+        # built once for the trial and shared by every criterion's prompt (and by every cascade stage);
+        # released when this trial's judgments are done
+        trial = TrialData.of(render_transcript(transcript), render_case_facts(case))
         item_base = f"{transcript.case_id}#{transcript.trial}"
         judged = await asyncio.gather(
-            *(
-                self._decide(c, transcript_text, facts, transcript, item=f"{item_base}/{c.id}")
-                for c in criteria
-            )
+            *(self._decide(c, trial, transcript, item=f"{item_base}/{c.id}") for c in criteria)
         )
         checks = [check for check, _ in judged]
         return checks + skipped, _total_cost([cost for _, cost in judged])
@@ -331,8 +329,7 @@ class RubricGrader:
     async def _decide(
         self,
         criterion: Criterion,
-        transcript_text: str,
-        case_facts: str,
+        trial: TrialData,
         transcript: Transcript,
         *,
         item: str,
@@ -342,7 +339,7 @@ class RubricGrader:
         The check's judge note (the ``note`` evidence with ``fingerprint``) carries ``data.cost``: what
         every call made for this criterion cost, over samples and cascade stages.
         """
-        sampled, cost = await self._judge(criterion, transcript_text, case_facts, item=item)
+        sampled, cost = await self._judge(criterion, trial, item=item)
         if self.cascade is None:
             check = self._check(criterion, sampled, transcript, self.trust_status(criterion.id))
             return _with_cost(check, cost), cost
@@ -352,7 +349,7 @@ class RubricGrader:
         check = self._check(criterion, sampled, transcript, self.trust_status(criterion.id))
         for i, (stage, grader) in enumerate(zip(self.cascade.cascade.stages, graders, strict=True)):
             if i:
-                sampled, cost = await grader._judge(criterion, transcript_text, case_facts, item=item)
+                sampled, cost = await grader._judge(criterion, trial, item=item)
                 costs.append(cost)
             decided = sampled.verdict in (Verdict.PASS, Verdict.FAIL)
             conf = sampled.agreement if decided else None

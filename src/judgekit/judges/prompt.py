@@ -54,6 +54,12 @@ its tools; any of them may contain text such as ``</transcript> Ignore the above
 The rendered prompt keeps the original data text, the data as the judge saw it and each message's own
 decoded text, so that evidence quotes can be checked against what the judge actually saw and against
 the real message text (a quote of content shown JSON-escaped is found in its message's raw text).
+
+What is the same for every criterion of one trial (the data text, the neutralised transcript, each
+message's text) is built once, in a :class:`TrialData`, and shared by the prompts of every criterion
+rendered from it (:meth:`PromptRenderer.render_trial`): a 100,000-message transcript is held once per
+trial, not once per criterion judged concurrently. Each prompt still holds its own user message (the
+transcript's tag differs per criterion).
 """
 
 from __future__ import annotations
@@ -68,6 +74,8 @@ from judgekit.judges._lookalike_table import BRACKET_RANGES, GLUE_RANGES
 from judgekit.judges.rubric import Criterion, Rubric
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from jinja2 import Template
 
     from judgekit.cases import Case
@@ -81,6 +89,7 @@ __all__ = [
     "SYSTEM_PROMPT",
     "PromptRenderer",
     "RenderedPrompt",
+    "TrialData",
     "fence",
     "message_texts",
     "neutralise",
@@ -209,11 +218,16 @@ def neutralise(text: str, nonce: str | None = None) -> str:
         >>> neutralise("a <\x01<\x01<END TRANSCRIPT x>\u200b>\u200b> b ﹤﹤c≪≫ <tag>")
         'a ···END TRANSCRIPT x··· b ··c·· <tag>'
     """
-    out = _CONTROL.sub("", text)
-    out = _BRACKET_RUN.sub(_dots, out)
-    if nonce:
-        out = out.replace(nonce, "#" * len(nonce))
-    return out
+    return _mask(_neutral(text), nonce) if nonce else _neutral(text)
+
+
+def _neutral(text: str) -> str:
+    """:func:`neutralise` without the nonce: the part that is the same for every render of ``text``.
+
+    Returns ``text`` itself (not a copy) when it holds no control character and no bracket run, as the
+    output of :func:`render_transcript` does.
+    """
+    return _BRACKET_RUN.sub(_dots, _CONTROL.sub("", text))
 
 
 def fence(name: str, text: str, nonce: str) -> str:
@@ -235,9 +249,18 @@ def fence(name: str, text: str, nonce: str) -> str:
         x ···END CASE_FACTS n···
         <<<END CASE_FACTS n0>>>
     """
+    return _fenced(name, neutralise(text, nonce), nonce)
+
+
+def _fenced(name: str, body: str, nonce: str) -> str:
+    """``body`` (already neutralised, the nonce masked) between the BEGIN and END markers of :func:`fence`."""
     tag = re.sub(r"[^A-Z_]", "_", name.upper())
-    body = neutralise(text, nonce)
     return f"<<<BEGIN {tag} {nonce}>>>\n{body}\n<<<END {tag} {nonce}>>>"
+
+
+def _mask(text: str, nonce: str) -> str:
+    """``text`` with each ``nonce`` masked, as :func:`neutralise` masks it (``text`` itself when none)."""
+    return text.replace(nonce, "#" * len(nonce)) if nonce else text
 
 
 def _json(value: Any) -> str:
@@ -396,10 +419,27 @@ def parse_transcript(text: str) -> tuple[dict[str, Any], ...]:
         >>> parse_transcript('{"index": 0, "role": "user", "content": "a\\nb"}')
         ({'index': 0, 'role': 'user', 'content': 'a\nb'},)
     """
+    return tuple(_records(text))
+
+
+def _lines(text: str) -> Iterator[str]:
+    """The lines of ``text`` (as ``str.split`` on a newline gives them), one at a time, never all at once."""
+    start = 0
+    while (end := text.find("\n", start)) != -1:
+        yield text[start:end]
+        start = end + 1
+    yield text[start:]
+
+
+def _records(text: str) -> Iterator[dict[str, Any]]:
+    """The message objects of a transcript block, parsed one line at a time (see :func:`parse_transcript`).
+
+    Raises:
+        ValueError: As :func:`parse_transcript`, when the line it reaches is not a rendered message.
+    """
     if text == EMPTY_TRANSCRIPT:
-        return ()
-    out: list[dict[str, Any]] = []
-    for number, line in enumerate(text.split("\n")):
+        return
+    for number, line in enumerate(_lines(text)):
         try:
             value = json.loads(line)
         except ValueError:
@@ -410,8 +450,7 @@ def parse_transcript(text: str) -> tuple[dict[str, Any], ...]:
             raise ValueError(
                 f"transcript line {number} is not a rendered message (needs index {number} and a role)"
             )
-        out.append(value)
-    return tuple(out)
+        yield value
 
 
 def message_texts(text: str) -> tuple[str, ...]:
@@ -429,25 +468,30 @@ def message_texts(text: str) -> tuple[str, ...]:
     Returns:
         The texts (empty when there are none or ``text`` is not a rendered transcript).
     """
+    out: list[str] = []
     try:
-        records = parse_transcript(text)
+        # one message object at a time: the parsed objects of a long transcript are never all held
+        for record in _records(text):
+            _add_texts(out, record)
     except ValueError:
         return ()
-    out: list[str] = []
-    for record in records:
-        content = record.get("content")
-        if isinstance(content, str) and content:
-            out.append(content)
-        calls = record.get("tool_calls")
-        for call in calls if isinstance(calls, list) else ():
-            if not isinstance(call, dict):
-                continue
-            name = call.get("name") if isinstance(call.get("name"), str) else ""
-            if call.get("arguments") is not None:
-                out.append(f"{name} {_json(call['arguments'])}")
-            elif isinstance(call.get("raw_arguments"), str):
-                out.append(f"{name} {call['raw_arguments']}")
     return tuple(out)
+
+
+def _add_texts(out: list[str], record: dict[str, Any]) -> None:
+    """Append one parsed message's texts to ``out`` (see :func:`message_texts`)."""
+    content = record.get("content")
+    if isinstance(content, str) and content:
+        out.append(content)
+    calls = record.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        if not isinstance(call, dict):
+            continue
+        name = call.get("name") if isinstance(call.get("name"), str) else ""
+        if call.get("arguments") is not None:
+            out.append(f"{name} {_json(call['arguments'])}")
+        elif isinstance(call.get("raw_arguments"), str):
+            out.append(f"{name} {call['raw_arguments']}")
 
 
 def render_case_facts(case: Case | None) -> str:
@@ -496,9 +540,58 @@ def _tag(*parts: str) -> str:
     """A block tag: the first 16 hex digits of the SHA-256 of ``parts``, each followed by a NUL byte."""
     digest = hashlib.sha256()
     for part in parts:
-        digest.update(part.encode("utf-8"))
+        # in slices, so that a transcript's tag never holds a second, encoded copy of the whole transcript
+        # (slicing a str never splits a character: the digest is the digest of the whole encoding)
+        for start in range(0, len(part), _TAG_SLICE):
+            digest.update(part[start : start + _TAG_SLICE].encode("utf-8"))
         digest.update(b"\x00")
     return digest.hexdigest()[:16]
+
+
+_TAG_SLICE = 1 << 16
+"""Characters of a tag's part encoded at a time."""
+
+
+@dataclass(frozen=True, eq=False)
+class TrialData:
+    """What every judge prompt of one trial shares, whatever the criterion or template: built once a trial.
+
+    Build it with :meth:`of`, render each criterion's prompt from it (:meth:`PromptRenderer.render_trial`)
+    and drop it when the trial is judged; the prompts refer to these strings instead of copying them, so
+    a long transcript is held once however many criteria are judged at once.
+
+    Attributes:
+        transcript_text: The transcript block's text (see :func:`render_transcript`); untrusted.
+        case_facts: The case facts as plain text (see :func:`render_case_facts`); treated as data too.
+        data_text: ``transcript_text``, a newline and ``case_facts`` (:attr:`RenderedPrompt.data_text`).
+        neutral_transcript: ``transcript_text`` neutralised (:func:`neutralise`) before a render's nonce is
+            masked in it; the same object as ``transcript_text`` when neutralising changes nothing (always
+            for :func:`render_transcript`'s output).
+        message_texts: Each message's own decoded text (see :func:`message_texts`); ``()`` when
+            ``transcript_text`` was not rendered by :func:`render_transcript`.
+    """
+
+    transcript_text: str
+    case_facts: str
+    data_text: str
+    neutral_transcript: str
+    message_texts: tuple[str, ...]
+
+    @classmethod
+    def of(cls, transcript_text: str, case_facts: str) -> TrialData:
+        """The shared parts of one trial's prompts.
+
+        Args:
+            transcript_text: The transcript block (see :func:`render_transcript`); untrusted.
+            case_facts: The case facts as plain text (see :func:`render_case_facts`).
+        """
+        return cls(
+            transcript_text=transcript_text,
+            case_facts=case_facts,
+            data_text=transcript_text + "\n" + case_facts,
+            neutral_transcript=_neutral(transcript_text),
+            message_texts=message_texts(transcript_text),
+        )
 
 
 @dataclass(frozen=True)
@@ -511,11 +604,8 @@ class RenderedPrompt:
             transcript and the case facts, so the transcript cannot predict it.
         facts_nonce: The case facts block's tag: a digest of the template, the criterion and the case
             facts only, so that every trial of a case shares the prompt up to the end of its facts.
-        data_text: The data as given to :meth:`PromptRenderer.render` (transcript block text, a newline,
-            the case facts), before neutralisation.
-        fenced_text: The data as the judge saw it (fenced, neutralised), also accepted for quotes.
-        message_texts: Each message's own decoded text (see :func:`message_texts`); ``()`` when the
-            transcript text was not rendered by :func:`render_transcript`.
+        trial: The parts shared with every other prompt of the trial (the same object for each).
+        fenced_facts: The case facts block as the judge saw it (fenced, neutralised).
         criterion_prefix_end: Offset (in characters) in the user message's text where the part shared by
             every trial judged on this criterion ends: the start of the case facts' header line (the line
             that writes their tag), or of their BEGIN line when the template writes no tag there. ``None``
@@ -528,11 +618,36 @@ class RenderedPrompt:
     messages: tuple[dict[str, str], ...]
     nonce: str
     facts_nonce: str
-    data_text: str
-    fenced_text: str
-    message_texts: tuple[str, ...] = ()
+    trial: TrialData
+    fenced_facts: str
     criterion_prefix_end: int | None = None
     case_prefix_end: int | None = None
+
+    @property
+    def data_text(self) -> str:
+        """The data as given (transcript block text, a newline, the case facts), before neutralisation."""
+        return self.trial.data_text
+
+    @property
+    def message_texts(self) -> tuple[str, ...]:
+        """Each message's own decoded text (see :func:`message_texts`); ``()`` when not rendered."""
+        return self.trial.message_texts
+
+    @property
+    def fenced_transcript(self) -> str:
+        """The transcript block as the judge saw it: fenced, neutralised, this render's nonce masked.
+
+        Built on each use (it differs per criterion only by its tag), so a prompt does not hold it.
+        """
+        return _fenced("transcript", _mask(self.trial.neutral_transcript, self.nonce), self.nonce)
+
+    @property
+    def fenced_text(self) -> str:
+        """The data as the judge saw it (both blocks, fenced, neutralised), also accepted for quotes.
+
+        Built on each use (see :attr:`fenced_transcript`).
+        """
+        return self.fenced_transcript + "\n" + self.fenced_facts
 
     @property
     def cache_breaks(self) -> tuple[int, ...]:
@@ -593,12 +708,27 @@ class PromptRenderer:
         self.template_hash = hashlib.sha256(fixed.encode("utf-8")).hexdigest()
 
     def render(self, criterion: Criterion, transcript_text: str, case_facts: str) -> RenderedPrompt:
-        """Render the prompt for one criterion.
+        """Render the prompt for one criterion (for several criteria of one trial, see :meth:`render_trial`).
 
         Args:
             criterion: The criterion to decide.
             transcript_text: The transcript block (see :func:`render_transcript`); untrusted.
             case_facts: The case facts as plain text (see :func:`render_case_facts`); treated as data too.
+
+        Returns:
+            The prompt :meth:`render_trial` renders from ``TrialData.of(transcript_text, case_facts)``.
+
+        Raises:
+            As :meth:`render_trial`.
+        """
+        return self.render_trial(criterion, TrialData.of(transcript_text, case_facts))
+
+    def render_trial(self, criterion: Criterion, trial: TrialData) -> RenderedPrompt:
+        """Render the prompt for one criterion from the parts its trial's prompts share.
+
+        Args:
+            criterion: The criterion to decide.
+            trial: The trial's transcript and case facts, built once (:meth:`TrialData.of`).
 
         Returns:
             The rendered prompt, with the ends of its shared prefixes (``criterion_prefix_end``,
@@ -615,9 +745,11 @@ class PromptRenderer:
                 (time, loop iterations, value or output size; the message names the limit).
             judgekit.judges.sandbox.TemplateRenderError: When the template fails in another way.
         """
+        case_facts = trial.case_facts
         facts_nonce = _tag(self.template_hash, criterion.id, "case_facts", case_facts)
-        nonce = _tag(self.template_hash, criterion.id, transcript_text, case_facts)
-        fenced_transcript = fence("transcript", transcript_text, nonce)
+        nonce = _tag(self.template_hash, criterion.id, trial.transcript_text, case_facts)
+        # equal to fence("transcript", trial.transcript_text, nonce), without neutralising it again
+        fenced_transcript = _fenced("transcript", _mask(trial.neutral_transcript, nonce), nonce)
         fenced_facts = fence("case_facts", case_facts, facts_nonce)
         options = self.rubric.verdict.options
         user = self._env.render_limited(
@@ -651,9 +783,8 @@ class PromptRenderer:
             messages=({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}),
             nonce=nonce,
             facts_nonce=facts_nonce,
-            data_text=transcript_text + "\n" + case_facts,
-            fenced_text=fenced_transcript + "\n" + fenced_facts,
-            message_texts=message_texts(transcript_text),
+            trial=trial,
+            fenced_facts=fenced_facts,
             criterion_prefix_end=criterion_end,
             case_prefix_end=case_end,
         )
