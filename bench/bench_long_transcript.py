@@ -17,7 +17,8 @@ VmHWM), on two grader set-ups:
   loopback OpenAI-compatible server (``tests/judges/server.py``, in its own process, no added latency).
 
 It prints, per set-up, the baseline's and the long transcript's peak RSS and wall time, the difference and
-the difference per MB of transcript. ``--trace`` also runs the long judge case under ``tracemalloc`` (about
+the difference per MB of transcript, then the judge layer's own share (the judge set-up less the deterministic
+one) and its ratio. ``--trace`` also runs the long judge case under ``tracemalloc`` (about
 50 times slower) and prints the largest allocation sites at the traced peak.
 
 Run: ``.venv/bin/python bench/bench_long_transcript.py`` (``--messages 20000`` for a quick run).
@@ -169,6 +170,14 @@ def main(argv: list[str] | None = None) -> None:
                     f"{extra / (long_bytes / 2**20):.0f} MB per MB of transcript "
                     f"({long_run['peak_mb'] / base_run['peak_mb']:.2f}x the baseline)"
                 )
+            (_, det_base, det_long), (_, judge_base, judge_long) = rows
+            layer_base = judge_base["peak_mb"] - det_base["peak_mb"]
+            layer_long = judge_long["peak_mb"] - det_long["peak_mb"]
+            print(
+                f"judge layer alone (judge minus deterministic): {layer_base:.0f} MB baseline, "
+                f"{layer_long:.0f} MB long ({layer_long / layer_base:.2f}x; at 16642e3, before the "
+                "per-trial prompt parts: 155 and 456 MB, 2.94x)"
+            )
             if args.trace:
                 traced = measure(long, folder / "o-trace.jsonl", str(config), trace=True)
                 head, *sites = traced["sites"]
