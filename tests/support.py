@@ -270,3 +270,26 @@ def flatten_tokens(tokens: list[Token]) -> list[Token]:
         if t.children:
             out.extend(flatten_tokens(t.children))
     return out
+
+
+def load_viewer_data(path: Path) -> Any:
+    """The data a viewer data file hands the page (``window.X = {...};`` or ``window.F(r, k, [...]);``).
+
+    For ``data/index.js``, each run's ``rows`` are joined from its ``rows-K.js`` files, as the page does.
+    """
+    text = path.read_text(encoding="utf-8")
+    match = (
+        re.fullmatch(r"window\.JK_DATA = (.*);\n", text, re.S)
+        or re.fullmatch(r"window\.JK_CHUNK\(\d+, \d+, (.*)\);\n", text, re.S)
+        or re.fullmatch(r"window\.JK_DATA\.runs\[\d+\]\.rows_parts\[\d+\] = (.*);\n", text, re.S)
+    )
+    assert match, text[:80]
+    data = json.loads(match.group(1))
+    if path.name == "index.js":
+        for r, run in enumerate(data["runs"]):
+            run["rows"] = [
+                row
+                for k in range(run["row_files"])
+                for row in load_viewer_data(path.parent / f"run{r}" / f"rows-{k}.js")
+            ]
+    return data

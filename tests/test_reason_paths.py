@@ -22,7 +22,7 @@ import pytest
 
 from judgekit.results import ResultLine, read_results
 from judgekit.verdict import Grade, Verdict, verdict_reason
-from support import called_name
+from support import called_name, load_viewer_data
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -85,12 +85,15 @@ def _report_streamed(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 
 def _report_markdown(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.markdown_text import md_text
     from judgekit.reports.run_markdown import render_run_markdown
 
-    return _in_text(render_run_markdown(_report(path)), lines, lambda s: s.replace("|", "\\|"))
+    # the reason is written as the renderer writes untrusted text: escaped as Markdown text (issue 33 F9)
+    return _in_text(render_run_markdown(_report(path)), lines, md_text)
 
 
 def _report_short(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    from judgekit.markdown_text import md_text
     from judgekit.reports.run_markdown import render_short_markdown
 
     # the short form clips reasons at 240 characters: compare what it shows
@@ -98,7 +101,7 @@ def _report_short(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     return {
         key: reason
         for key, reason in _expected(lines).items()
-        if (reason if len(reason) <= 240 else reason[:237] + "...").replace("|", "\\|") in text
+        if md_text(reason if len(reason) <= 240 else reason[:237] + "...") in text
     }
 
 
@@ -155,8 +158,7 @@ def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
     out = path.parent / "viewer-for-reasons"
     build_viewer([read_results(path)], out)
-    text = (out / "data" / "index.js").read_text(encoding="utf-8")
-    data = json.loads(text[text.index("{") : text.rindex("}") + 1])
+    data = load_viewer_data(out / "data" / "index.js")  # the rows joined from rows-K.js, as the page does
     ids = [case["id"] for case in data["cases"]]
     rows = data["runs"][0]["rows"]  # [case index, trial, verdict, ..., reason]
     return {(ids[r[0]], r[1]): r[-1] for r in rows if r[2] != "pass"}

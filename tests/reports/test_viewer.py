@@ -36,6 +36,7 @@ from judgekit.reports.viewer import (
 from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line, read_results
 from judgekit.verdict import CheckResult, Evidence, Grade, Trust, Verdict
 from support import INTERRUPTIBLE_CLI_CHILD, child_env
+from support import load_viewer_data as _load
 
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -48,29 +49,6 @@ def demo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("viewer-demo")
     assert main(["-q", "demo", "--out", str(out)]) in (0, None)
     return out / "results"
-
-
-def _load(path: Path) -> Any:
-    """The data a viewer data file hands the page (``window.X = {...};`` or ``window.F(r, k, [...]);``).
-
-    For ``data/index.js``, each run's ``rows`` are joined from its ``rows-K.js`` files, as the page does.
-    """
-    text = path.read_text(encoding="utf-8")
-    match = (
-        re.fullmatch(r"window\.JK_DATA = (.*);\n", text, re.S)
-        or re.fullmatch(r"window\.JK_CHUNK\(\d+, \d+, (.*)\);\n", text, re.S)
-        or re.fullmatch(r"window\.JK_DATA\.runs\[\d+\]\.rows_parts\[\d+\] = (.*);\n", text, re.S)
-    )
-    assert match, text[:80]
-    data = json.loads(match.group(1))
-    if path.name == "index.js":
-        for r, run in enumerate(data["runs"]):
-            run["rows"] = [
-                row
-                for k in range(run["row_files"])
-                for row in _load(path.parent / f"run{r}" / f"rows-{k}.js")
-            ]
-    return data
 
 
 def _line(

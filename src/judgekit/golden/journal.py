@@ -178,7 +178,7 @@ def digest(path: str | os.PathLike[str]) -> str:
     return sha.hexdigest()
 
 
-def relative(root: Path, path: Path) -> str:
+def relative(root: str | os.PathLike[str], path: str | os.PathLike[str]) -> str:
     """``path`` (a file inside the set) relative to the set's ``root``, ``/``-separated, for the journal.
 
     The file's folder is resolved (symbolic links followed) and its name kept, so a candidate that is a
@@ -187,6 +187,7 @@ def relative(root: Path, path: Path) -> str:
     Raises:
         JudgekitError: When the file is not inside the root.
     """
+    root, path = Path(root), Path(path)
     folder = Path(os.path.abspath(path.parent)).resolve()
     try:
         inside = folder.relative_to(Path(os.path.abspath(root)).resolve())
@@ -387,13 +388,14 @@ def refuse_if_pending(root: str | os.PathLike[str], doing: str) -> None:
         )
 
 
-def begin(root: Path, journal: Journal) -> None:
+def begin(root: str | os.PathLike[str], journal: Journal) -> None:
     """Write ``journal`` at the set's root, before the first rename (refused when one is pending).
 
     Raises:
         JudgekitError: When a journal is already there (another edit was interrupted, or is running), or
             the journal cannot be written (nothing was changed).
     """
+    root = Path(root)
     refuse_if_pending(root, f"start '{_COMMANDS[journal.operation]}'")
     for stale in root.glob(f".{JOURNAL_NAME}.*.tmp"):  # a run killed while writing its journal left it
         with contextlib.suppress(OSError):
@@ -403,12 +405,13 @@ def begin(root: Path, journal: Journal) -> None:
     write_atomic(journal_path(root), journal.model_dump_json(indent=1) + "\n", redact=False)
 
 
-def end(root: Path) -> None:
+def end(root: str | os.PathLike[str]) -> None:
     """Delete the empty staging folder, then the journal, once every rename is made (or undone).
 
     The journal goes last: a kill before it leaves a journal whose renames are all done, which the next
     run finishes by deleting what is left.
     """
+    root = Path(root)
     staging = root / STAGING_DIR
     if staging.is_dir():
         with contextlib.suppress(OSError):
@@ -417,7 +420,7 @@ def end(root: Path) -> None:
         journal_path(root).unlink()
 
 
-def clear_staging(root: Path) -> Path:
+def clear_staging(root: str | os.PathLike[str]) -> Path:
     """The staging folder, created, emptied of copies a run killed before its journal left there.
 
     Only call when no journal is pending: the copies of a pending journal are what finishes it.
@@ -428,6 +431,7 @@ def clear_staging(root: Path) -> Path:
     Raises:
         JudgekitError: When the folder cannot be created.
     """
+    root = Path(root)
     folder = root / STAGING_DIR
     try:
         folder.mkdir(exist_ok=True)
