@@ -34,11 +34,23 @@ def _key(path: Path) -> Key:
     return load_key(path)
 
 
+def _regular(path: Path | None, what: str, option: str = "", *, folders_ok: bool = False) -> None:
+    """Refuse at once an input that is a FIFO, socket, device (or folder, unless ``folders_ok``).
+
+    ``os.stat`` never blocks, so a named pipe without a writer is refused instead of waited on (exit 2).
+    """
+    if path is not None:
+        from judgekit.io.filekind import check_input_file
+
+        check_input_file(path, what=what, option=option, refuse_folders=not folders_ok)
+
+
 def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
     """Read ``{"id": ..., "texts": [text or {"field", "text"}, ...]}`` lines."""
     from judgekit.errors import JudgekitError
 
     out: list[tuple[str, list[tuple[str, str]]]] = []
+    _regular(path, "case texts file", "--texts")
     try:
         # Bytes split at newlines only: the bounded reader decodes (and checks) each line as UTF-8.
         lines = path.read_bytes().split(b"\n")
@@ -176,6 +188,10 @@ def index(  # noqa: PLR0917 - typer options
     from judgekit.errors import JudgekitError
 
     as_json = chosen_format(fmt) == "json"
+    for c in cases or []:
+        _regular(c, "case file", folders_ok=True)  # a golden-set folder is fine; a pipe or device is not
+    for b in boilerplate or []:
+        _regular(b, "boilerplate file", "--boilerplate")
     key = _key(key_file)
     if texts is not None:
         if cases:
@@ -287,8 +303,14 @@ def canary(
 
 @existing_inputs("exports", "index_path", "key_file")
 def scan(  # noqa: PLR0917 - typer options
-    exports: list[Path] = typer.Argument(
-        ..., help="Export files: .jsonl, .jsonl.gz, .jsonl.zst, .parquet.", show_default=False
+    # str, not Path: typer compares the coerced Path("-") with "-" and would call `-` a missing file.
+    exports: list[str] = typer.Argument(
+        ...,
+        help="Export files: .jsonl, .jsonl.gz, .jsonl.zst, .parquet; `-` reads JSONL from standard input "
+        "(once), e.g. `zcat export.jsonl.gz | judgekit contamination scan - ...`. Only regular files "
+        "are opened: a named pipe, `<(...)`, a device or a folder is refused (pipe it into `-`).",
+        show_default=False,
+        allow_dash=True,
     ),
     index_path: Path = typer.Option(
         ..., "--index", help="Index file from `contamination index`.", show_default=False
@@ -321,9 +343,13 @@ def scan(  # noqa: PLR0917 - typer options
         5, "--max-locations", min=1, help="First locations kept per leaked case."
     ),
 ) -> None:
-    """Scan training exports for golden-set text; exit 1 on a leak, 0 when clean, 2 when incomplete."""
+    """Scan training exports for golden-set text; exit 1 on a leak, 0 when clean, 2 when incomplete.
+
+    `-` scans JSONL piped to standard input (findings name it `<stdin>`, with line numbers as for a file):
+    the way to scan a decompressed or generated export.
+    """
     from judgekit.contamination.index import read_index
-    from judgekit.contamination.parallel import scan_files
+    from judgekit.contamination.parallel import check_exports, scan_files
     from judgekit.contamination.report import build_report, render_json, render_markdown
     from judgekit.contamination.scan import ScanOptions, max_line_bytes_from_mb
     from judgekit.errors import JudgekitError
@@ -338,10 +364,16 @@ def scan(  # noqa: PLR0917 - typer options
         )
     except JudgekitError as exc:
         raise JudgekitError(exc.message, exit_code=2) from None
+    check_exports(exports)  # before the key and index are read: nothing waits on a pipe or a device
     key = _key(key_file)
     idx = read_index(index_path, key)  # verifies the index's MAC with the key before anything is used
     result = scan_files(
-        exports, idx, key, options, processes=processes, split_bytes=int(split_mb * (1 << 20))
+        [Path(e) for e in exports],
+        idx,
+        key,
+        options,
+        processes=processes,
+        split_bytes=int(split_mb * (1 << 20)),
     )
     report = build_report(result, idx, threshold=threshold)
     text = render_json(report) if fmt == "json" else render_markdown(report)

@@ -48,6 +48,7 @@ from judgekit.contamination.normalise import (
 )
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import write_atomic
+from judgekit.io.filekind import check_input_file
 
 __all__ = [
     "DEFAULT_SHINGLE_SIZE",
@@ -172,9 +173,11 @@ def load_key(path: str | os.PathLike[str]) -> Key:
         path: The file, as text or a path object.
 
     Raises:
-        JudgekitError: The file cannot be read or the key is too short (exit code 2).
+        JudgekitError: The file cannot be read, is not a regular file (a named pipe, device, folder: refused
+            at once, never waited on) or the key is too short (exit code 2).
     """
     path = Path(path)
+    check_input_file(path, what="contamination key")
     try:
         raw = Path(path).read_bytes()
     except OSError as exc:
@@ -766,9 +769,11 @@ def read_index(path: str | os.PathLike[str], key: Key) -> ContaminationIndex:
     Raises:
         JudgekitError: The file is missing, not an index, in the unauthenticated format version 1, the
             outdated version 2 (13-token shingles; rebuild it) or an
-            unknown version, or does not verify with the key (tampered with, or another key). Exit code 2.
+            unknown version, or does not verify with the key (tampered with, or another key), or is not a
+            regular file (a named pipe, device or folder: refused at once). Exit code 2.
     """
     path = Path(path)
+    check_input_file(path, what="contamination index")
     try:
         data = path.read_bytes()
     except OSError as exc:

@@ -6,6 +6,9 @@ the lines that *start* inside its range: it skips to the first line start at or 
 and finishes the line that crosses its last byte. Each unit counts its lines, so that the parent can
 turn unit-local line numbers into file line numbers by adding the line counts of the units before it.
 Results are merged in input order, so first locations are the same whatever the number of processes.
+
+Standard input (the export ``-``, named ``<stdin>`` in findings) is one unit read by the parent process
+itself, while the worker processes scan the other units: a stream cannot be shared or split.
 """
 
 from __future__ import annotations
@@ -20,19 +23,54 @@ from typing import BinaryIO
 
 from judgekit.contamination.index import ContaminationIndex, Key
 from judgekit.contamination.scan import (
+    STDIN,
+    STDIN_NAME,
     FileStats,
     Matcher,
     ScanOptions,
     ScanResult,
     detect_format,
+    not_regular_export,
+    open_export,
     open_pieces,
     scan_stream,
+    stdin_pieces,
 )
 from judgekit.errors import JudgekitError
 
-__all__ = ["WorkUnit", "plan_units", "scan_files", "scan_unit"]
+__all__ = ["WorkUnit", "check_exports", "plan_units", "scan_files", "scan_unit"]
 
-_NAMES = {"gz": "gzip", "zst": "zstd", "jsonl": "JSONL"}
+_NAMES = {"gz": "gzip", "zst": "zstd", "jsonl": "JSONL", "stdin": "JSONL"}
+
+
+def check_exports(paths: Sequence[Path | str]) -> None:
+    """Refuse at once exports that could block or never end, before any work starts.
+
+    ``os.stat`` never blocks, so a named pipe without a writer (``<(...)`` is one: ``/dev/fd/N``), a
+    socket, a device or a folder is refused instead of waited on or read forever. ``-`` (standard input)
+    may be given once. A missing file is left to the scan, which reports it as unreadable.
+
+    Raises:
+        JudgekitError: (exit code 2) ``-`` given twice, or an export that is not a regular file, naming
+            it, what it is, and the pipe into ``-`` to use instead.
+    """
+    from judgekit.io.filekind import file_kind
+
+    if sum(str(p) == STDIN for p in paths) > 1:
+        raise JudgekitError(
+            "`-` (standard input) is given more than once; standard input can be read only once per scan",
+            exit_code=2,
+        )
+    for p in paths:
+        if str(p) == STDIN:
+            continue
+        try:
+            mode = os.stat(p).st_mode
+        except OSError:
+            continue
+        kind = file_kind(mode)
+        if kind is not None:
+            raise not_regular_export(p, kind)
 
 
 @dataclass(frozen=True)
@@ -57,9 +95,13 @@ def plan_units(paths: Sequence[Path], *, split_bytes: int) -> list[WorkUnit]:
 
     Uncompressed JSONL files larger than ``split_bytes`` become ranges of about ``split_bytes`` each;
     everything else is one unit per file. Missing files become a unit too, and are reported when scanned.
+    ``-`` becomes the unit ``<stdin>`` (format ``stdin``).
     """
     units: list[WorkUnit] = []
     for p in paths:
+        if str(p) == STDIN:
+            units.append(WorkUnit(STDIN_NAME, "stdin"))
+            continue
         fmt = detect_format(p)
         try:
             size = p.stat().st_size
@@ -99,6 +141,9 @@ def scan_unit(unit: WorkUnit, matcher: Matcher, options: ScanOptions) -> tuple[S
         The unit's result (line numbers local to the unit) and the number of lines the unit owns.
     """
     path = Path(unit.path)
+    if unit.fmt == "stdin":
+        result = scan_stream(stdin_pieces(options.read_bytes), matcher, options, unit.path, what="JSONL")
+        return result, result.files[unit.path].lines
     if unit.fmt == "parquet":
         from judgekit.contamination.arrow import scan_parquet
 
@@ -108,7 +153,7 @@ def scan_unit(unit: WorkUnit, matcher: Matcher, options: ScanOptions) -> tuple[S
             read, close = open_pieces(path, unit.fmt, options.read_bytes)
             budget = None
         else:
-            f = open(path, "rb")  # noqa: SIM115 - closed below
+            f = open_export(path)
             first = _align(f, unit.start)
             f.seek(first)
             budget = (unit.end - first) if unit.end is not None else None
@@ -161,7 +206,8 @@ def scan_files(
     """Scan files (JSONL, ``.gz``, ``.zst``, Parquet) with ``processes`` worker processes.
 
     Args:
-        paths: Export files, in the order their findings should be reported.
+        paths: Export files, in the order their findings should be reported; ``-`` (once) is standard
+            input, scanned by this process.
         index: The index.
         key: Its key (checked against the index's fingerprint before any work starts).
         options: Scan options.
@@ -173,8 +219,10 @@ def scan_files(
         The merged result, with file line numbers.
 
     Raises:
-        JudgekitError: Wrong key (exit code 2), or Parquet input without pyarrow installed (exit code 2).
+        JudgekitError: Wrong key, Parquet input without pyarrow installed, ``-`` twice, an export that is not
+            a regular file (a pipe, device or folder), or compressed standard input (exit code 2).
     """
+    check_exports(paths)
     matcher = Matcher(index, key)
     units = plan_units(paths, split_bytes=split_bytes)
     if any(u.fmt == "parquet" for u in units):
@@ -192,11 +240,18 @@ def scan_files(
     if processes == 1:
         outcomes = [scan_unit(u, matcher, options) for u in units]
     else:
+        # Standard input is read here (a stream cannot go to a worker) while the workers scan the rest.
+        pooled = [u for u in units if u.fmt != "stdin"]
+        workers = max(1, min(processes - (len(pooled) < len(units)), len(pooled)))
         ctx = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(
-            processes, mp_context=ctx, initializer=_init_worker, initargs=(index, key)
+            workers, mp_context=ctx, initializer=_init_worker, initargs=(index, key)
         ) as ex:
-            outcomes = list(ex.map(_run, units, [options] * len(units)))
+            pending = ex.map(_run, pooled, [options] * len(pooled))  # submitted at once
+            own = [scan_unit(u, matcher, options) for u in units if u.fmt == "stdin"]
+            done = iter(list(pending))
+        mine = iter(own)
+        outcomes = [next(mine) if u.fmt == "stdin" else next(done) for u in units]
     merged = ScanResult()
     lines_before: dict[str, int] = {}
     for unit, (result, lines) in zip(units, outcomes, strict=True):

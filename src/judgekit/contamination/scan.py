@@ -25,6 +25,7 @@ import gzip
 import json
 import math
 import os
+import sys
 import zlib
 from collections import Counter
 from collections.abc import Callable, Iterator, Sequence
@@ -48,6 +49,7 @@ from judgekit.contamination.index import (
 from judgekit.contamination.kernels import IDENTITY, Workspace, bucket_starts, member, scan_buffer
 from judgekit.contamination.normalise import ASCII_FOLD_TABLE, fold_many
 from judgekit.errors import JudgekitError
+from judgekit.io.filekind import file_kind
 
 __all__ = [
     "COVERAGE_SPAN_TOKENS",
@@ -56,6 +58,8 @@ __all__ = [
     "HIT_WINDOW_TOKENS",
     "LEAK_RUN_TOKENS",
     "MIN_MAX_LINE_BYTES",
+    "STDIN",
+    "STDIN_NAME",
     "FieldPath",
     "Hit",
     "InputIssue",
@@ -67,8 +71,11 @@ __all__ = [
     "detect_format",
     "max_line_bytes_from_mb",
     "min_shingle_hits",
+    "not_regular_export",
+    "open_export",
     "parse_field_path",
     "scan_stream",
+    "stdin_pieces",
 ]
 
 DEFAULT_MAX_LINE_BYTES = 32 << 20
@@ -1108,6 +1115,107 @@ class _ZstdPieces:
         return b"".join(pieces)
 
 
+STDIN = "-"
+"""The export argument that means standard input."""
+
+STDIN_NAME = "<stdin>"
+"""What findings and file summaries call standard input."""
+
+
+def not_regular_export(path: str | os.PathLike[str], kind: str) -> JudgekitError:
+    """The refusal of an export that is not a regular file: what it is, and the pipe to use instead.
+
+    Args:
+        path: The export as given.
+        kind: What it is, from :func:`judgekit.io.filekind.file_kind` (``a named pipe (FIFO)``).
+
+    Returns:
+        The error to raise (exit code 2).
+    """
+    if kind == "a folder":
+        hint = "name the export files in it"
+    else:
+        hint = (
+            "reading a pipe could wait forever and a device may never end; to scan a stream, pipe it into "
+            f"standard input: use `zcat FILE | judgekit contamination scan - ...` instead of `{path}`"
+        )
+    return JudgekitError(
+        f"{path}: is {kind}, not a regular file; the scan reads exports only from regular files or `-` "
+        f"(standard input): {hint}",
+        exit_code=2,
+    )
+
+
+def open_export(path: str | os.PathLike[str]) -> BinaryIO:
+    """Open an export file for reading, refusing at once one that is not a regular file.
+
+    The file is opened without waiting (``O_NONBLOCK``: a named pipe would otherwise wait for a writer) and
+    examined on the open descriptor, so a FIFO, socket, device or folder is refused before anything is
+    read.
+
+    Raises:
+        JudgekitError: (exit code 2) The path is not a regular file.
+        OSError: The file cannot be opened (missing, no permission): reported by the caller.
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise not_regular_export(path, kind)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+_STDIN_MAGIC = (
+    (
+        b"\x1f\x8b",
+        "gzip-compressed; decompress it in the pipe: `zcat FILE | judgekit contamination scan - ...`",
+    ),
+    (
+        b"\x28\xb5\x2f\xfd",
+        "zstd-compressed; decompress it in the pipe: `zstdcat FILE | judgekit contamination scan - ...`",
+    ),
+    (b"PAR1", "Parquet, which cannot be read from a stream; give the .parquet file's name instead"),
+)
+
+
+def stdin_pieces(read_bytes: int) -> Callable[[], bytes]:
+    """Standard input as a piece reader of uncompressed JSONL (each call returns the next bytes).
+
+    Pieces are at most ``read_bytes`` long, so memory stays bounded as for a file. The first piece is
+    checked: compressed or Parquet input is refused with the command that decompresses it.
+
+    Raises:
+        JudgekitError: (exit code 2) Standard input is closed, a terminal, or compressed (on first read).
+    """
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is None:
+        raise JudgekitError("standard input is closed; pipe the export into `-`", exit_code=2)
+    if stream.isatty():
+        raise JudgekitError(
+            "`-` reads the export from standard input, which is a terminal here; pipe the export in: "
+            "`zcat FILE | judgekit contamination scan - ...`",
+            exit_code=2,
+        )
+    first = True
+
+    def read() -> bytes:
+        nonlocal first
+        piece: bytes = stream.read(read_bytes)
+        if first:
+            first = False
+            for magic, what in _STDIN_MAGIC:
+                if piece.startswith(magic):
+                    raise JudgekitError(f"{STDIN_NAME}: standard input is {what}", exit_code=2)
+        return piece
+
+    return read
+
+
 def detect_format(path: str | os.PathLike[str]) -> str:
     """Return ``jsonl``, ``gz``, ``zst`` or ``parquet`` from a file's name and first bytes.
 
@@ -1117,7 +1225,7 @@ def detect_format(path: str | os.PathLike[str]) -> str:
     path = Path(path)
     name = path.name.lower()
     try:
-        with open(path, "rb") as f:
+        with open_export(path) as f:
             head = f.read(4)
     except OSError:
         head = b""
@@ -1540,8 +1648,13 @@ def scan_stream(
 
 
 def open_pieces(path: Path, fmt: str, read_bytes: int) -> tuple[Callable[[], bytes], Callable[[], None]]:
-    """Open a JSONL file as a piece reader; returns ``(read, close)``."""
-    f = open(path, "rb")  # noqa: SIM115 - closed by the returned closer
+    """Open a JSONL file as a piece reader; returns ``(read, close)``.
+
+    Raises:
+        JudgekitError: (exit code 2) The path is not a regular file (see :func:`open_export`).
+        OSError: The file cannot be opened.
+    """
+    f = open_export(path)
     if fmt == "gz":
         g = gzip.GzipFile(fileobj=f, mode="rb")
 
