@@ -392,7 +392,9 @@ def _judge_labels(
 
 def _expert_rows(labels: Path) -> list[dict[str, str]]:
     try:
-        text = labels.read_text(encoding="utf-8")
+        from judgekit.io.documents import read_regular_text
+
+        text = read_regular_text(labels, "label table", encoding="utf-8")
     except OSError as exc:
         raise JudgekitError(f"{labels}: cannot read the expert labels: {exc.strerror}") from None
     return [dict(row) for row in csv.DictReader(io.StringIO(text))]

@@ -281,7 +281,9 @@ def plan_trials(
     seen: dict[tuple[str, int], str] = {}
     for path in files:
         try:
-            handle = path.open("rb")
+            from judgekit.io.documents import open_regular
+
+            handle = open_regular(path, "results file")
         except OSError as exc:
             raise JudgekitError(f"{path}: cannot read transcripts: {exc.strerror}") from None
         with handle:

@@ -228,7 +228,9 @@ def find_project_config(start: str | os.PathLike[str] | None = None) -> Path | N
         pyproject = folder / "pyproject.toml"
         if pyproject.is_file():
             try:
-                text = pyproject.read_text(encoding="utf-8", errors="replace")
+                from judgekit.io.documents import read_regular_text
+
+                text = read_regular_text(pyproject, "pyproject.toml", encoding="utf-8", errors="replace")
             except OSError:
                 text = ""
             if _mentions_tool_table(text):
@@ -367,7 +369,9 @@ def load_project_config(path: str | os.PathLike[str]) -> ProjectConfig:
     from judgekit.io.documents import Document, decode_utf8, load_toml_bounded
 
     try:
-        raw = path.read_bytes()
+        from judgekit.io.documents import read_regular
+
+        raw = read_regular(path, "settings file")
     except FileNotFoundError:
         raise JudgekitError(f"{path}: configuration file not found", exit_code=2) from None
     except OSError as exc:

@@ -683,6 +683,10 @@ def latest_bias_report(fingerprint: str, records_dir: str | os.PathLike[str]) ->
     folder = records_dir / BIAS_DIR
     if not folder.is_dir():
         return None
-    found = [load_bias_report(p.read_bytes(), source=p) for p in sorted(folder.glob("*.json"))]
+    from judgekit.io.documents import read_regular
+
+    found = [
+        load_bias_report(read_regular(p, "bias report"), source=p) for p in sorted(folder.glob("*.json"))
+    ]
     matching = [r for r in found if r.fingerprint == fingerprint]
     return max(matching, key=lambda r: r.created_at) if matching else None

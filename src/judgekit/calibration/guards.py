@@ -484,7 +484,11 @@ def load_usage(records_dir: str | os.PathLike[str]) -> list[LabelUsage]:
         return []
     out: list[LabelUsage] = []
     problems: list[Problem] = []
-    for number, raw in enumerate(jsonl_lines(path.read_text(encoding="utf-8")), start=1):
+    from judgekit.io.documents import read_regular_text
+
+    for number, raw in enumerate(
+        jsonl_lines(read_regular_text(path, "label usage log", encoding="utf-8")), start=1
+    ):
         if not raw.strip():
             continue
         try:

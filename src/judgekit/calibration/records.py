@@ -179,4 +179,9 @@ def load_records(records_dir: str | PathLike[str]) -> list[CalibrationRecord]:
     records_dir = Path(records_dir)
     if not records_dir.is_dir():
         return []
-    return [load_record(p.read_bytes(), source=p) for p in sorted(records_dir.glob("*.json"))]
+    from judgekit.io.documents import read_regular
+
+    return [
+        load_record(read_regular(p, "calibration record"), source=p)
+        for p in sorted(records_dir.glob("*.json"))
+    ]

@@ -154,7 +154,9 @@ def _read_folder(
     out: list[_Filed[_T]] = []
     for path in sorted(folder.glob("*.json")):
         try:
-            out.append(_Filed(parse(path.read_bytes(), path), path.name))
+            from judgekit.io.documents import read_regular
+
+            out.append(_Filed(parse(read_regular(path, "trust record"), path), path.name))
         except ProblemsError as exc:
             problems.extend(exc.problems)
         except OSError as exc:

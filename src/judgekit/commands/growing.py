@@ -461,7 +461,11 @@ def sample_labels(
         "next": None,
     }
     with problems_in_document(output_format, "label_sample", empty):
-        labels = read_review_sheet(decode_utf8(sheet.read_bytes(), sheet), source=sheet, rater=rater)
+        from judgekit.io.documents import read_regular
+
+        labels = read_review_sheet(
+            decode_utf8(read_regular(sheet, "review sheet"), sheet), source=sheet, rater=rater
+        )
     if not labels.rows:
         raise JudgekitError(f"{sheet}: no verdict filled in yet; nothing was written")
     text = labels_csv(labels)

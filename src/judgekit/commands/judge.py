@@ -194,8 +194,10 @@ def check_rubrics(
 
 def _cassette(path: Path) -> Cassette:
     from judgekit.errors import JudgekitError
+    from judgekit.io.filekind import check_input_file
     from judgekit.judges.cache import Cassette
 
+    check_input_file(path, what="judge cassette")  # a FIFO or device: say what it is, never "not found"
     if not path.is_file():
         raise JudgekitError(f"{path}: cassette not found")
     return Cassette(path)
@@ -210,7 +212,9 @@ def cassette_stats(
     output_format = chosen_format(output_format)
     cassette = _cassette(path)
     models: dict[str, int] = {}
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    from judgekit.io.documents import open_regular_text
+
+    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
         for line in fh:
             try:
                 model = load_json_bounded(line, source=path).get("request", {}).get("model")
@@ -245,10 +249,14 @@ def cassette_compact(
     """Rewrite a cassette sorted by key, one record per key, so that it diffs cleanly when committed."""
     output_format = chosen_format(output_format)
     cassette = _cassette(path)
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    from judgekit.io.documents import open_regular_text
+
+    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
         before = sum(1 for _ in fh)
     kept = cassette.compact()
-    with path.open(encoding="utf-8", errors="replace") as fh:
+    from judgekit.io.documents import open_regular_text
+
+    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
         after = sum(1 for _ in fh)
     if output_format == "json":
         print_document(

@@ -216,7 +216,9 @@ def check_copilot_studio_csv(
     """
     path = Path(path)
     try:
-        raw = path.read_bytes()
+        from judgekit.io.documents import read_regular
+
+        raw = read_regular(path, "export file")
     except OSError as exc:
         return [f"{path}: cannot read: {exc.strerror}"]
     if raw.startswith(b"\xef\xbb\xbf"):
@@ -265,7 +267,9 @@ def check_copilot_studio_csv(
 
 
 def _sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
+    from judgekit.io.documents import read_regular
+
+    return hashlib.sha256(read_regular(path, "export file")).hexdigest()
 
 
 def _read_manifest(out_dir: Path) -> dict[str, str]:
@@ -282,7 +286,9 @@ def _read_manifest(out_dir: Path) -> dict[str, str]:
             f"export manifest; {what_to_do}"
         )
     try:
-        doc = json.loads(path.read_bytes().decode("utf-8"))
+        from judgekit.io.documents import read_regular
+
+        doc = json.loads(read_regular(path, "export manifest").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise JudgekitError(f"{path}: not a manifest judgekit export wrote ({exc}); {what_to_do}") from None
     files = doc.get("files") if isinstance(doc, dict) else None
@@ -326,7 +332,9 @@ def _looks_like_export(path: Path) -> bool:
     """A CSV named like an export file whose first line is exactly the export header."""
     if not _EXPORT_FILE_NAME.fullmatch(path.name) or path.is_symlink() or not path.is_file():
         return False
-    with path.open("rb") as fh:
+    from judgekit.io.documents import open_regular
+
+    with open_regular(path, "export file") as fh:
         first = fh.readline(256)
     return first == _csv_bytes([])
 

@@ -272,7 +272,9 @@ def read_intake(path: str | os.PathLike[str]) -> list[IntakeRecord]:
                 records.append(rec)
     elif suffix == ".csv":
         try:
-            text = decode_utf8(path.read_bytes(), path)
+            from judgekit.io.documents import read_regular
+
+            text = decode_utf8(read_regular(path, "intake file"), path)
         except OSError as exc:
             raise JudgekitError(f"{path}: cannot read: {exc.strerror}") from None
         reader = csv.DictReader(io.StringIO(text))

@@ -172,7 +172,9 @@ def digest(path: str | os.PathLike[str]) -> str:
         OSError: When the file cannot be read.
     """
     sha = hashlib.sha256()
-    with open(path, "rb") as handle:
+    from judgekit.io.documents import open_regular
+
+    with open_regular(path, "golden file") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
             sha.update(block)
     return sha.hexdigest()
@@ -239,7 +241,9 @@ def read_journal(root: str | os.PathLike[str]) -> Journal | None:
             raise refuse("it is not a regular file")
         if path.stat().st_size > JOURNAL_MAX_BYTES:
             raise refuse(f"it is larger than {JOURNAL_MAX_BYTES:,} bytes")
-        raw = path.read_bytes()
+        from judgekit.io.documents import read_regular
+
+        raw = read_regular(path, "golden journal")
     except OSError as exc:
         raise refuse(exc.strerror or str(exc)) from None
     try:

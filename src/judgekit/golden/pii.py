@@ -781,7 +781,9 @@ def scan_files(paths: Sequence[Path], *, allow: Iterable[str] = ()) -> tuple[lis
                         out.append(Problem(path, doc.line_of(loc), finding.field, finding.describe()))
                 continue
         try:
-            text = path.read_text(encoding="utf-8", errors="replace")
+            from judgekit.io.documents import read_regular_text
+
+            text = read_regular_text(path, "golden file", encoding="utf-8", errors="replace")
         except OSError as exc:
             raise JudgekitError(f"{path}: cannot read: {exc.strerror}") from None
         for number, line in enumerate(text.splitlines(), start=1):

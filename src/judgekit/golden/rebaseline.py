@@ -262,7 +262,9 @@ class _Tree:
             content = self._old.get(key)
         else:
             try:
-                content = (self.top / key).read_bytes()
+                from judgekit.io.documents import read_regular
+
+                content = read_regular(self.top / key, "golden file")
             except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
                 content = None
             except OSError as exc:

@@ -283,7 +283,9 @@ def retire_cases(
         per_file.setdefault(loaded.path, []).append((loaded, item))
     new_texts: dict[Path, tuple[str, str]] = {}
     for path, entries in per_file.items():
-        old_text = path.read_text(encoding="utf-8")
+        from judgekit.io.documents import read_regular_text
+
+        old_text = read_regular_text(path, "case file", encoding="utf-8")
         text = old_text
         suffix = path.suffix.lower()
         try:

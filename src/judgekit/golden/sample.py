@@ -303,7 +303,9 @@ def resolve_transcripts(sample: Sample, *, transcripts: Sequence[Path] = ()) -> 
                 continue
             path = located[0]
             if path not in cache:
-                cache[path] = path.read_bytes().splitlines(keepends=True)
+                from judgekit.io.documents import read_regular
+
+                cache[path] = read_regular(path, "results file").splitlines(keepends=True)
             raw_lines = cache[path]
             if src.line > len(raw_lines):
                 problems.append(Problem(path, src.line, it.item_id, "the file has no such line any more"))

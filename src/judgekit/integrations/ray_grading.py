@@ -216,7 +216,9 @@ class TrialBatchGrader:
                     provenance=self.provenance,
                 )
             )
-            lines = part.read_text(encoding="utf-8").splitlines()
+            from judgekit.io.documents import read_regular_text
+
+            lines = read_regular_text(part, "results part", encoding="utf-8").splitlines()
         rows: list[dict[str, Any]] = []
         for text in lines:
             data = json.loads(text)

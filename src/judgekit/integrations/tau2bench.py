@@ -724,7 +724,9 @@ def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
 
 def _read_json(path: Path, what: str) -> Any:
     try:
-        raw = path.read_bytes()
+        from judgekit.io.documents import read_regular
+
+        raw = read_regular(path, "tau2-bench file")
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read the {what}: {exc.strerror}") from None
     try:
@@ -1044,7 +1046,9 @@ def write_run(
         lines = [redact(line) for line in transcript_lines(run.trials)]
         write_atomic(written["transcripts"], "".join(line + "\n" for line in lines))
         if db is not None:
-            write_atomic(written["db"], Path(db).read_bytes())
+            from judgekit.io.documents import read_regular
+
+            write_atomic(written["db"], read_regular(Path(db), "tau2-bench database"))
     except OSError as exc:
         raise JudgekitError(f"{exc.filename or out}: cannot write the import: {exc.strerror}") from None
     return written

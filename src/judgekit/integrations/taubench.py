@@ -367,7 +367,9 @@ def _read_replay(path: Path) -> dict[tuple[str, int], dict[str, Any]]:
     try:
         # Bytes split at newlines only: each line is decoded (and checked as UTF-8) by the bounded reader,
         # and a U+2028 inside a JSON string is no line break.
-        lines = path.read_bytes().split(b"\n")
+        from judgekit.io.documents import read_regular
+
+        lines = read_regular(path, "tau-bench file").split(b"\n")
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read the replay file: {exc.strerror}") from None
     for number, line in enumerate(lines, start=1):

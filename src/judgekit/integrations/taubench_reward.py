@@ -208,9 +208,16 @@ def raw_database(db: Path | Snapshot, initial: Snapshot) -> dict[str, Any]:
     if isinstance(db, Path):
         try:
             if db.is_dir():
-                return {f.stem: json.loads(f.read_bytes()) for f in sorted(db.glob("*.json"))}
+                from judgekit.io.documents import read_regular
+
+                return {
+                    f.stem: json.loads(read_regular(f, "tau-bench database"))
+                    for f in sorted(db.glob("*.json"))
+                }
             if db.suffix.lower() == ".json":
-                data = json.loads(db.read_bytes())
+                from judgekit.io.documents import read_regular
+
+                data = json.loads(read_regular(db, "tau-bench database"))
                 if isinstance(data, dict):
                     return data
         except (OSError, ValueError) as exc:

@@ -23,7 +23,7 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, BinaryIO, TypeVar
+from typing import TYPE_CHECKING, Any, BinaryIO, TextIO, TypeVar
 
 import jiter
 import yaml
@@ -55,10 +55,14 @@ __all__ = [
     "load_json_bounded",
     "load_json_model",
     "load_toml_bounded",
+    "open_regular",
+    "open_regular_text",
     "parse_text",
     "read_document",
     "read_documents",
     "read_input",
+    "read_regular",
+    "read_regular_text",
 ]
 
 MAX_DOCUMENT_BYTES = 20 * 1024 * 1024
@@ -286,6 +290,111 @@ def open_input(path: str | os.PathLike[str], what: str) -> BinaryIO:
     except BaseException:
         os.close(fd)
         raise
+
+
+def open_regular(path: str | os.PathLike[str], what: str) -> BinaryIO:
+    """Open a file for reading in binary like :meth:`pathlib.Path.open`, refusing one that is not regular.
+
+    A drop-in for ``path.open("rb")`` where the caller already words its own messages for a missing or
+    unreadable file: those still raise :class:`OSError` (a folder raises :class:`IsADirectoryError`, as
+    reading one would), while a FIFO, socket or device is refused at once (opened without waiting, examined
+    on the open descriptor) with exit code 2.
+
+    Args:
+        path: The file, as text or a path object (a symlink is followed).
+        what: What the file is, for the refusal (``judge cassette``, ``label table``).
+
+    Returns:
+        The open file; the caller closes it.
+
+    Raises:
+        OSError: When the file cannot be opened, or is a folder.
+        JudgekitError: (exit code 2) When it is a FIFO, socket or device, naming it and what it is.
+    """
+    import errno
+
+    from judgekit.io.filekind import check_input_file, file_kind
+
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    except OSError:
+        check_input_file(path, what=what, refuse_folders=False)  # a socket cannot be opened: say what it is
+        raise
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind == "a folder":
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        if kind is not None:
+            raise JudgekitError(
+                f"{path}: is {kind}, not a regular file; judgekit reads the {what} only from a regular "
+                "file (save the data to a file first)",
+                exit_code=2,
+            )
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+
+
+def read_regular(path: str | os.PathLike[str], what: str) -> bytes:
+    """Read a whole file like :meth:`pathlib.Path.read_bytes`, refusing at once one that is not regular.
+
+    Args:
+        path: The file, as text or a path object.
+        what: What the file is, for the refusal.
+
+    Raises:
+        OSError: When the file cannot be read, or is a folder (the caller words these).
+        JudgekitError: (exit code 2) When it is a FIFO, socket or device.
+    """
+    with open_regular(path, what) as handle:
+        return handle.read()
+
+
+def read_regular_text(
+    path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8", errors: str = "strict"
+) -> str:
+    r"""Read a whole text file like :meth:`pathlib.Path.read_text`, refusing at once one that is not regular.
+
+    Line ends are translated as :meth:`~pathlib.Path.read_text` does (``\r\n`` and ``\r`` become ``\n``).
+
+    Args:
+        path: The file, as text or a path object.
+        what: What the file is, for the refusal.
+        encoding: The text's encoding.
+        errors: What to do with bytes that do not decode (``strict`` raises :class:`UnicodeDecodeError`).
+
+    Raises:
+        OSError: When the file cannot be read, or is a folder (the caller words these).
+        JudgekitError: (exit code 2) When it is a FIFO, socket or device.
+    """
+    with open_regular_text(path, what, encoding=encoding, errors=errors) as handle:
+        return handle.read()
+
+
+def open_regular_text(
+    path: str | os.PathLike[str], what: str, *, encoding: str = "utf-8", errors: str = "strict"
+) -> TextIO:
+    """Open a text file for reading like :meth:`pathlib.Path.open`, refusing one that is not regular.
+
+    Args:
+        path: The file, as text or a path object.
+        what: What the file is, for the refusal.
+        encoding: The text's encoding.
+        errors: What to do with bytes that do not decode.
+
+    Returns:
+        The open text stream (universal newlines); the caller closes it.
+
+    Raises:
+        OSError: When the file cannot be opened, or is a folder (the caller words these).
+        JudgekitError: (exit code 2) When it is a FIFO, socket or device.
+    """
+    import io
+
+    return io.TextIOWrapper(open_regular(path, what), encoding=encoding, errors=errors)
 
 
 def read_input(path: str | os.PathLike[str], what: str) -> bytes:

@@ -225,7 +225,9 @@ def _read_json_or_jsonl(path: Path) -> Iterator[tuple[int, Any] | Problem]:
     or is not JSON is a problem at its line and is left out.
     """
     try:
-        data = path.read_bytes()
+        from judgekit.io.documents import read_regular
+
+        data = read_regular(path, "import file")
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read: {exc.strerror}") from None
     stripped = data.lstrip()

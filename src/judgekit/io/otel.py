@@ -1256,7 +1256,9 @@ def read_otlp_file(path: str | PathLike[str], *, case_id: str | None = None) -> 
     """
     path = Path(path)
     try:
-        data = path.read_bytes()
+        from judgekit.io.documents import read_regular
+
+        data = read_regular(path, "OTLP export")
     except FileNotFoundError:
         raise JudgekitError(f"{path}: trace file not found") from None
     except OSError as exc:

@@ -206,7 +206,9 @@ def load_state(path: str | os.PathLike[str]) -> BatchState | None:
     if not path.exists():
         return None
     try:
-        data = load_json_bounded(path.read_bytes(), source=path)
+        from judgekit.io.documents import read_regular
+
+        data = load_json_bounded(read_regular(path, "batch state file"), source=path)
         state = BatchState.model_validate(data)
     except LocatedError as exc:
         raise JudgekitError(

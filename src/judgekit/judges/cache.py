@@ -160,7 +160,9 @@ class Cassette:
             self._inode = stat.st_ino
         if size == self._offset:
             return
-        with self.path.open("rb") as fh:
+        from judgekit.io.documents import open_regular
+
+        with open_regular(self.path, "judge cassette") as fh:
             fh.seek(self._offset)
             data = fh.read(size - self._offset)
         end = data.rfind(b"\n")
@@ -249,7 +251,9 @@ class Cassette:
             records: dict[str, str] = {}
             meta_line = ""
             if self.path.exists():
-                for line in self.path.read_bytes().splitlines():
+                from judgekit.io.documents import read_regular
+
+                for line in read_regular(self.path, "judge cassette").splitlines():
                     try:
                         record = load_json_bounded(line, source=self.path)
                         if isinstance(record, dict) and "key" not in record and "meta" in record:

@@ -616,7 +616,9 @@ class _TranscriptFile:
             self.error = f"transcript file {shown} not found (moved or deleted since grading)"
             return
         try:
-            self.handle = self.path.open("rb")
+            from judgekit.io.documents import open_regular
+
+            self.handle = open_regular(self.path, "transcript file")
         except OSError as exc:
             self.error = f"transcript file {self.shown} cannot be read: {exc.strerror}"
 

@@ -326,7 +326,9 @@ def load_state(path: str | PathLike[str]) -> Snapshot:
     if suffix in SQLITE_SUFFIXES:
         return snapshot_from_sqlite(path)
     if suffix == ".sql":
-        return snapshot_from_sql(decode_utf8(path.read_bytes(), path), source=str(path))
+        from judgekit.io.documents import read_regular
+
+        return snapshot_from_sql(decode_utf8(read_regular(path, "state file"), path), source=str(path))
     raise JudgekitError(
         f"{path}: unknown state format '{suffix}'; use .json, a folder of .json tables, "
         f"{', '.join(SQLITE_SUFFIXES)} or .sql"
@@ -334,6 +336,11 @@ def load_state(path: str | PathLike[str]) -> Snapshot:
 
 
 def _load_json(path: Path) -> Any:
+    from judgekit.io.documents import read_regular
+
     return load_json_bounded(
-        decode_utf8(path.read_bytes(), path), source=path, max_bytes=MAX_DOCUMENT_BYTES, what="the state file"
+        decode_utf8(read_regular(path, "state file"), path),
+        source=path,
+        max_bytes=MAX_DOCUMENT_BYTES,
+        what="the state file",
     )
