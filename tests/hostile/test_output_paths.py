@@ -187,13 +187,13 @@ def test_an_output_path_is_written_through_or_refused(command: str, target: Targ
 # ------------------------------------------------------------------------------------------------- inputs
 
 
-def _input_fifo(tmp: Path) -> Path:
-    os.mkfifo(tmp / "in.jsonl")
-    return tmp / "in.jsonl"
+def _input_fifo(tmp: Path, name: str = "in.jsonl") -> Path:
+    os.mkfifo(tmp / name)
+    return tmp / name
 
 
-def _input_socket(tmp: Path) -> Path:
-    path = tmp / "in.sock"
+def _input_socket(tmp: Path, name: str = "in.sock") -> Path:
+    path = tmp / name
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(str(path))
     server.listen(1)
@@ -201,7 +201,10 @@ def _input_socket(tmp: Path) -> Path:
     return path
 
 
-def _input_device(tmp: Path) -> Path:
+def _input_device(tmp: Path, name: str = "") -> Path:
+    if name:  # an input found in a folder by its name: a link there to the device
+        (tmp / name).symlink_to("/dev/zero")
+        return tmp / name
     return Path("/dev/zero")  # endless: reading it would never finish
 
 
@@ -220,13 +223,36 @@ INPUT_COMMANDS = {
         "--out",
         str(tmp / "r.jsonl"),
     ],
+    "grade --config": lambda results, bad, tmp: [
+        "grade",
+        "--cases",
+        str(AIRDESK),
+        "--transcripts",
+        str(results),
+        "--config",
+        str(bad),
+        "--out",
+        str(tmp / "r.jsonl"),
+    ],
+    "cassette stats": lambda results, bad, tmp: ["cassette", "stats", str(bad)],
+    "calibrate-plan labels": lambda results, bad, tmp: ["calibrate-plan", str(bad)],
+    "trust --records (a record)": lambda results, bad, tmp: ["trust", "abc", "--records", str(bad.parent)],
+    "import otel": lambda results, bad, tmp: ["import", "otel", str(bad), "--out", str(tmp / "t.jsonl")],
+    "import openai": lambda results, bad, tmp: ["import", "openai", str(bad), "--out", str(tmp / "t.jsonl")],
 }
+#: Inputs found inside a folder by their name: (subfolder, file name) the hostile file is made as.
+INPUT_PLACES = {"trust --records (a record)": ("records", "x.json")}
 
 
 def check_input(command: str, kind: str, tmp: Path) -> str:
     """Run one input variant; return what went wrong ('' when handled correctly)."""
     results = _results(tmp)
-    bad = INPUTS[kind](tmp)
+    if command in INPUT_PLACES:
+        folder, name = INPUT_PLACES[command]
+        (tmp / folder).mkdir()
+        bad = INPUTS[kind](tmp / folder, name)
+    else:
+        bad = INPUTS[kind](tmp)
     try:
         done = _cli(*INPUT_COMMANDS[command](results, bad, tmp))
     except subprocess.TimeoutExpired:

@@ -1,0 +1,133 @@
+"""Every input judgekit reads goes through ``judgekit.io.documents`` (issue 33: FIFOs and devices refused).
+
+An AST scan of ``src/judgekit`` finds every raw read primitive (``Path.read_bytes``, ``Path.read_text``,
+builtin ``open`` or ``Path.open`` in a read mode, ``os.open`` without a write flag). Outside
+``io/documents.py`` (the readers: ``read_input``, ``open_input``, ``read_regular``, ``open_regular`` and
+their text variants, which refuse a FIFO, socket or device at once) and ``io/atomic.py`` (which reads its
+own lock and tail) only the entries of :data:`ALLOWED` may use one, each with its reason; a new reader that
+could wait forever on a named pipe fails here, and so does an entry no longer used.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+SRC = Path(__file__).resolve().parents[2] / "src" / "judgekit"
+THE_READERS = {SRC / "io" / "documents.py", SRC / "io" / "atomic.py"}
+
+#: Modules (or folders, ending in ``/``) another piece of work is changing, exempt whole: each one must still
+#: hold a raw read, or its entry is stale.
+ALLOWED_MODULES: dict[str, str] = {
+    "commands/contamination.py": "contamination inputs: see the stdin work",
+    "contamination/": "contamination inputs: see the stdin work",
+}
+
+#: (module path relative to src/judgekit, primitive) -> why it may read without io/documents.
+ALLOWED: dict[tuple[str, str], str] = {
+    ("golden/sample.py", "read_text"): "the review sheet's HTML template, a package resource (files(...))",
+    ("reports/calibration_report.py", "read_text"): "the report's CSS template, shipped in the package",
+    ("reports/viewer.py", "read_text"): "the viewer's JavaScript and CSS assets, package resources",
+    ("io/folders.py", "os.open"): "opens each file it just staged (written by io/atomic) to fsync it",
+    ("runner.py", "os.open"): "--resume opens --out to lock it; output_target refused a path that is not a "
+    "regular file just before",
+}
+
+_WRITE_MODES = frozenset("wax")
+_METHOD_PRIMITIVES = {"read_text", "read_bytes"}
+_OPEN_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC")
+
+
+def _mode_reads(node: ast.Call, position: int) -> bool:
+    """Whether an ``open``-like call's mode (positional ``position`` or ``mode=``) may read."""
+    mode: ast.expr | None = node.args[position] if len(node.args) > position else None
+    for keyword in node.keywords:
+        if keyword.arg == "mode":
+            mode = keyword.value
+    if mode is None:
+        return True  # the default mode is "r"
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return not (_WRITE_MODES & set(mode.value)) or "+" in mode.value
+    return True  # a computed mode: assume it may read
+
+
+def raw_reads(path: Path) -> list[tuple[int, str]]:
+    """The raw read primitives in one module: (line, primitive)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    found: list[tuple[int, str]] = []
+    for node in ast.walk(tree):
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        name: str | None = None
+        if isinstance(func, ast.Name):
+            if func.id == "open" and _mode_reads(node, 1):
+                name = "open"
+        elif isinstance(func, ast.Attribute):
+            owner = func.value.id if isinstance(func.value, ast.Name) else None
+            if func.attr in _METHOD_PRIMITIVES:
+                name = func.attr
+            elif func.attr == "open" and owner == "os":
+                if not any(flag in ast.unparse(node) for flag in _OPEN_WRITE_FLAGS):
+                    name = "os.open"
+            elif func.attr == "open" and owner != "webbrowser" and _mode_reads(node, 0):
+                name = ".open"
+        if name is not None:
+            found.append((node.lineno, name))
+    return found
+
+
+def test_the_scan_finds_each_kind_of_raw_read(tmp_path: Path) -> None:
+    sample = tmp_path / "sample.py"
+    sample.write_text(
+        "import os\n"
+        "p.read_text()\np.read_bytes()\nopen(p)\nopen(p, 'rb')\nopen(p, mode='r')\nopen(p, 'w')\n"
+        "p.open()\np.open('rb')\np.open(encoding='utf-8')\np.open('a')\nopen(p, 'r+')\n"
+        "os.open(p, os.O_RDONLY)\nos.open(p, os.O_WRONLY | os.O_CREAT)\nopen(p, m)\n"
+        "webbrowser.open(url)\np.write_text('x')\n",
+        encoding="utf-8",
+    )
+    assert [name for _, name in raw_reads(sample)] == [
+        "read_text",
+        "read_bytes",
+        "open",
+        "open",
+        "open",
+        ".open",
+        ".open",
+        ".open",
+        "open",
+        "os.open",
+        "open",
+    ]
+
+
+def test_every_file_read_goes_through_io_documents() -> None:
+    modules = sorted(SRC.rglob("*.py"))
+    assert len(modules) > 100, "the scan cannot tell: too few modules found"
+    unexpected: list[str] = []
+    used: set[tuple[str, str]] = set()
+    used_modules: set[str] = set()
+    for module in modules:
+        if module in THE_READERS:
+            continue
+        relative = module.relative_to(SRC).as_posix()
+        for line, name in raw_reads(module):
+            exempt = [
+                m for m in ALLOWED_MODULES if relative == m or (m.endswith("/") and relative.startswith(m))
+            ]
+            if exempt:
+                used_modules.update(exempt)
+            elif (relative, name) in ALLOWED:
+                used.add((relative, name))
+            else:
+                unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
+    assert unexpected == [], (
+        "read input files through judgekit.io.documents (read_input, open_input, read_regular, "
+        "open_regular, read_regular_text, open_regular_text), which refuse a FIFO, socket or device at "
+        "once; or add an ALLOWED entry with its reason:\n" + "\n".join(unexpected)
+    )
+    assert used == set(ALLOWED), f"stale ALLOWED entries: {sorted(set(ALLOWED) - used)}"
+    assert used_modules == set(ALLOWED_MODULES), (
+        f"stale ALLOWED_MODULES entries: {sorted(set(ALLOWED_MODULES) - used_modules)}"
+    )
