@@ -14,7 +14,9 @@ import ast
 from pathlib import Path
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgekit"
-THE_READERS = {SRC / "io" / "documents.py", SRC / "io" / "atomic.py"}
+#: The modules that read: io/filekind (the one open that refuses a FIFO, socket or device on the descriptor),
+#: io/documents (every reader built on it) and io/atomic (its own lock and tail).
+THE_READERS = {SRC / "io" / "filekind.py", SRC / "io" / "documents.py", SRC / "io" / "atomic.py"}
 
 #: Modules (or folders, ending in ``/``) another piece of work is changing, exempt whole: each one must still
 #: hold a raw read, or its entry is stale.

@@ -49,7 +49,7 @@ from judgekit.contamination.index import (
 from judgekit.contamination.kernels import IDENTITY, Workspace, bucket_starts, member, scan_buffer
 from judgekit.contamination.normalise import ASCII_FOLD_TABLE, fold_many
 from judgekit.errors import JudgekitError
-from judgekit.io.filekind import file_kind
+from judgekit.io.filekind import open_without_waiting
 
 __all__ = [
     "COVERAGE_SPAN_TOKENS",
@@ -1157,17 +1157,7 @@ def open_export(path: str | os.PathLike[str]) -> BinaryIO:
         JudgekitError: (exit code 2) The path is not a regular file.
         OSError: The file cannot be opened (missing, no permission): reported by the caller.
     """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        kind = file_kind(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise not_regular_export(path, kind)
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    return open_without_waiting(path, lambda kind: not_regular_export(path, kind))
 
 
 _STDIN_MAGIC = (

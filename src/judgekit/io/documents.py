@@ -267,29 +267,20 @@ def open_input(path: str | os.PathLike[str], what: str) -> BinaryIO:
         JudgekitError: (exit code 2) When the file cannot be opened (``cannot read <what>: <reason>``) or
             is not a regular file.
     """
-    from judgekit.io.filekind import file_kind
+    from judgekit.io.filekind import check_input_file, open_without_waiting
+
+    def refuse(kind: str) -> JudgekitError:
+        return JudgekitError(
+            f"{path}: is {kind}, not a regular file; judgekit reads {what} only from a regular file "
+            "(save the data to a file first)",
+            exit_code=2,
+        )
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return open_without_waiting(path, refuse)
     except OSError as exc:
-        from judgekit.io.filekind import check_input_file
-
         check_input_file(path, what=what)  # a socket cannot be opened at all: say what it is
         raise JudgekitError(f"{path}: cannot read {what}: {exc.strerror}", exit_code=2) from None
-    try:
-        kind = file_kind(os.fstat(fd).st_mode)
-        if kind is not None:
-            raise JudgekitError(
-                f"{path}: is {kind}, not a regular file; judgekit reads {what} only from a regular file "
-                "(save the data to a file first)",
-                exit_code=2,
-            )
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
 
 
 def open_regular(path: str | os.PathLike[str], what: str) -> BinaryIO:
@@ -313,28 +304,23 @@ def open_regular(path: str | os.PathLike[str], what: str) -> BinaryIO:
     """
     import errno
 
-    from judgekit.io.filekind import check_input_file, file_kind
+    from judgekit.io.filekind import check_input_file, open_without_waiting
+
+    def refuse(kind: str) -> BaseException:
+        if kind == "a folder":  # as reading one would: the caller words it
+            return IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
+        return JudgekitError(
+            f"{path}: is {kind}, not a regular file; judgekit reads the {what} only from a regular "
+            "file (save the data to a file first)",
+            exit_code=2,
+        )
 
     try:
-        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+        return open_without_waiting(path, refuse)
+    except IsADirectoryError:
+        raise
     except OSError:
         check_input_file(path, what=what, refuse_folders=False)  # a socket cannot be opened: say what it is
-        raise
-    try:
-        kind = file_kind(os.fstat(fd).st_mode)
-        if kind == "a folder":
-            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), os.fspath(path))
-        if kind is not None:
-            raise JudgekitError(
-                f"{path}: is {kind}, not a regular file; judgekit reads the {what} only from a regular "
-                "file (save the data to a file first)",
-                exit_code=2,
-            )
-        if hasattr(os, "set_blocking"):
-            os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
         raise
 
 

@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import os
 import stat
+from collections.abc import Callable
 from os import PathLike
+from typing import BinaryIO
 
 from judgekit.errors import JudgekitError
 
-__all__ = ["check_input_file", "file_kind"]
+__all__ = ["check_input_file", "file_kind", "open_without_waiting"]
 
 
 def file_kind(mode: int) -> str | None:
@@ -72,3 +74,35 @@ def check_input_file(
             "file (save the data to a file first)",
             exit_code=2,
         )
+
+
+def open_without_waiting(path: str | PathLike[str], refuse: Callable[[str], BaseException]) -> BinaryIO:
+    """Open ``path`` for reading in binary, refusing at once a file that is not regular.
+
+    The file is opened without waiting (``O_NONBLOCK``: opening a named pipe would otherwise wait for a
+    writer forever) and its kind is examined on the open descriptor, so what is checked is what would be
+    read; a regular file is then switched back to blocking reads.
+
+    Args:
+        path: The file, as text or a path object (a symlink is followed).
+        refuse: Makes the exception to raise for a file that is not regular, from what it is in words
+            (:func:`file_kind`: ``"a named pipe (FIFO)"``, ``"a folder"``...); each caller words its own.
+
+    Returns:
+        The open file; the caller closes it.
+
+    Raises:
+        OSError: When the file cannot be opened (missing, no permission, a socket).
+        BaseException: What ``refuse`` makes, when the file is not regular (the descriptor is closed).
+    """
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    try:
+        kind = file_kind(os.fstat(fd).st_mode)
+        if kind is not None:
+            raise refuse(kind)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
