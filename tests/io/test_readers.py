@@ -18,13 +18,6 @@ SRC = Path(__file__).resolve().parents[2] / "src" / "judgekit"
 #: io/documents (every reader built on it) and io/atomic (its own lock and tail).
 THE_READERS = {SRC / "io" / "filekind.py", SRC / "io" / "documents.py", SRC / "io" / "atomic.py"}
 
-#: Modules (or folders, ending in ``/``) another piece of work is changing, exempt whole: each one must still
-#: hold a raw read, or its entry is stale.
-ALLOWED_MODULES: dict[str, str] = {
-    "commands/contamination.py": "contamination inputs: see the stdin work",
-    "contamination/": "contamination inputs: see the stdin work",
-}
-
 #: (module path relative to src/judgekit, primitive) -> why it may read without io/documents.
 ALLOWED: dict[tuple[str, str], str] = {
     ("golden/sample.py", "read_text"): "the review sheet's HTML template, a package resource (files(...))",
@@ -109,18 +102,12 @@ def test_every_file_read_goes_through_io_documents() -> None:
     assert len(modules) > 100, "the scan cannot tell: too few modules found"
     unexpected: list[str] = []
     used: set[tuple[str, str]] = set()
-    used_modules: set[str] = set()
     for module in modules:
         if module in THE_READERS:
             continue
         relative = module.relative_to(SRC).as_posix()
         for line, name in raw_reads(module):
-            exempt = [
-                m for m in ALLOWED_MODULES if relative == m or (m.endswith("/") and relative.startswith(m))
-            ]
-            if exempt:
-                used_modules.update(exempt)
-            elif (relative, name) in ALLOWED:
+            if (relative, name) in ALLOWED:
                 used.add((relative, name))
             else:
                 unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
@@ -130,6 +117,3 @@ def test_every_file_read_goes_through_io_documents() -> None:
         "once; or add an ALLOWED entry with its reason:\n" + "\n".join(unexpected)
     )
     assert used == set(ALLOWED), f"stale ALLOWED entries: {sorted(set(ALLOWED) - used)}"
-    assert used_modules == set(ALLOWED_MODULES), (
-        f"stale ALLOWED_MODULES entries: {sorted(set(ALLOWED_MODULES) - used_modules)}"
-    )

@@ -48,12 +48,13 @@ def _regular(path: Path | None, what: str, option: str = "", *, folders_ok: bool
 def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
     """Read ``{"id": ..., "texts": [text or {"field", "text"}, ...]}`` lines."""
     from judgekit.errors import JudgekitError
+    from judgekit.io.documents import read_regular
 
     out: list[tuple[str, list[tuple[str, str]]]] = []
     _regular(path, "case texts file", "--texts")
     try:
         # Bytes split at newlines only: the bounded reader decodes (and checks) each line as UTF-8.
-        lines = path.read_bytes().split(b"\n")
+        lines = read_regular(path, "case texts file").split(b"\n")
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read ({exc.strerror})") from None
     for n, line in enumerate(lines, 1):
@@ -186,6 +187,7 @@ def index(  # noqa: PLR0917 - typer options
     """
     from judgekit.contamination.index import IndexOptions, build_index, canary_for, write_index
     from judgekit.errors import JudgekitError
+    from judgekit.io.documents import read_regular_text
 
     as_json = chosen_format(fmt) == "json"
     for c in cases or []:
@@ -234,7 +236,7 @@ def index(  # noqa: PLR0917 - typer options
     lines: list[str] = []
     for b in boilerplate or []:
         try:
-            lines.extend(x for x in b.read_text(encoding="utf-8").splitlines() if x.strip())
+            lines.extend(x for x in read_regular_text(b, "boilerplate file").splitlines() if x.strip())
         except (OSError, UnicodeDecodeError) as exc:
             raise JudgekitError(f"{b}: cannot read the boilerplate file ({exc})") from None
     canaries = (canary_for(key, name), *(canary or []))

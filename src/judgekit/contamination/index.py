@@ -48,6 +48,7 @@ from judgekit.contamination.normalise import (
 )
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import write_atomic
+from judgekit.io.documents import read_regular
 from judgekit.io.filekind import check_input_file
 
 __all__ = [
@@ -179,7 +180,7 @@ def load_key(path: str | os.PathLike[str]) -> Key:
     path = Path(path)
     check_input_file(path, what="contamination key")
     try:
-        raw = Path(path).read_bytes()
+        raw = read_regular(path, "contamination key")
     except OSError as exc:
         raise JudgekitError(
             f"{path}: cannot read the key file ({exc.strerror}); pass the file given to "
@@ -775,7 +776,7 @@ def read_index(path: str | os.PathLike[str], key: Key) -> ContaminationIndex:
     path = Path(path)
     check_input_file(path, what="contamination index")
     try:
-        data = path.read_bytes()
+        data = read_regular(path, "contamination index")
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot read the index ({exc.strerror})", exit_code=2) from None
     if len(data) < _PREAMBLE_BYTES or data[:8] != MAGIC:
