@@ -11,7 +11,7 @@ import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -293,3 +293,46 @@ def load_viewer_data(path: Path) -> Any:
                 for row in load_viewer_data(path.parent / f"run{r}" / f"rows-{k}.js")
             ]
     return data
+
+
+def open_mode(node: ast.Call, position: int) -> str | None:
+    """The mode of an ``open``-like call (positional ``position`` or ``mode=``): the text, ``""`` for the
+    default (``"r"``), or ``None`` for a mode computed at run time."""
+    mode: ast.expr | None = node.args[position] if len(node.args) > position else None
+    for keyword in node.keywords:
+        if keyword.arg == "mode":
+            mode = keyword.value
+    if mode is None:
+        return ""
+    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
+        return mode.value
+    return None
+
+
+def primitives_outside(
+    src: Path,
+    find: Callable[[Path], list[tuple[int, str]]],
+    *,
+    skip: set[Path],
+    allowed: Mapping[tuple[str, str], str],
+) -> tuple[list[str], list[tuple[str, str]]]:
+    """Every primitive ``find`` reports in the modules under ``src`` but ``skip`` that ``allowed`` lacks.
+
+    Returns:
+        ``src/judgekit/MODULE:LINE: PRIMITIVE`` for each unexpected use, and the ``allowed`` entries (module
+        relative to ``src``, primitive) that no module uses any more (stale).
+    """
+    modules = sorted(src.rglob("*.py"))
+    assert len(modules) > 100, "the scan cannot tell: too few modules found"
+    unexpected: list[str] = []
+    used: set[tuple[str, str]] = set()
+    for module in modules:
+        if module in skip:
+            continue
+        relative = module.relative_to(src).as_posix()
+        for line, name in find(module):
+            if (relative, name) in allowed:
+                used.add((relative, name))
+            else:
+                unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
+    return unexpected, sorted(set(allowed) - used)

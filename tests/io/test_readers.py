@@ -13,6 +13,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from support import open_mode, primitives_outside
+
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgekit"
 #: The modules that read: io/filekind (the one open that refuses a FIFO, socket or device on the descriptor),
 #: io/documents (every reader built on it) and io/atomic (its own lock and tail).
@@ -35,15 +37,8 @@ _OPEN_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC")
 
 def _mode_reads(node: ast.Call, position: int) -> bool:
     """Whether an ``open``-like call's mode (positional ``position`` or ``mode=``) may read."""
-    mode: ast.expr | None = node.args[position] if len(node.args) > position else None
-    for keyword in node.keywords:
-        if keyword.arg == "mode":
-            mode = keyword.value
-    if mode is None:
-        return True  # the default mode is "r"
-    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
-        return not (_WRITE_MODES & set(mode.value)) or "+" in mode.value
-    return True  # a computed mode: assume it may read
+    mode = open_mode(node, position)
+    return mode is None or not (_WRITE_MODES & set(mode)) or "+" in mode  # computed: assume it may read
 
 
 def raw_reads(path: Path) -> list[tuple[int, str]]:
@@ -98,22 +93,10 @@ def test_the_scan_finds_each_kind_of_raw_read(tmp_path: Path) -> None:
 
 
 def test_every_file_read_goes_through_io_documents() -> None:
-    modules = sorted(SRC.rglob("*.py"))
-    assert len(modules) > 100, "the scan cannot tell: too few modules found"
-    unexpected: list[str] = []
-    used: set[tuple[str, str]] = set()
-    for module in modules:
-        if module in THE_READERS:
-            continue
-        relative = module.relative_to(SRC).as_posix()
-        for line, name in raw_reads(module):
-            if (relative, name) in ALLOWED:
-                used.add((relative, name))
-            else:
-                unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
+    unexpected, stale = primitives_outside(SRC, raw_reads, skip=THE_READERS, allowed=ALLOWED)
     assert unexpected == [], (
         "read input files through judgekit.io.documents (read_input, open_input, read_regular, "
         "open_regular, read_regular_text, open_regular_text), which refuse a FIFO, socket or device at "
         "once; or add an ALLOWED entry with its reason:\n" + "\n".join(unexpected)
     )
-    assert used == set(ALLOWED), f"stale ALLOWED entries: {sorted(set(ALLOWED) - used)}"
+    assert stale == [], f"stale ALLOWED entries: {stale}"

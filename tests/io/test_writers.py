@@ -11,6 +11,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from support import open_mode, primitives_outside
+
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgekit"
 THE_WRITER = SRC / "io" / "atomic.py"
 
@@ -49,15 +51,8 @@ _OPEN_WRITE_FLAGS = ("O_WRONLY", "O_RDWR", "O_CREAT", "O_APPEND", "O_TRUNC")
 
 def _mode_writes(node: ast.Call, position: int) -> bool:
     """Whether an ``open``-like call's mode (positional ``position`` or ``mode=``) writes."""
-    mode: ast.expr | None = node.args[position] if len(node.args) > position else None
-    for keyword in node.keywords:
-        if keyword.arg == "mode":
-            mode = keyword.value
-    if mode is None:
-        return False
-    if isinstance(mode, ast.Constant) and isinstance(mode.value, str):
-        return bool(_WRITE_MODES & set(mode.value))
-    return True  # a computed mode: assume it may write
+    mode = open_mode(node, position)
+    return mode is None or bool(_WRITE_MODES & set(mode))  # computed: assume it may write
 
 
 def raw_writes(path: Path) -> list[tuple[int, str]]:
@@ -127,25 +122,13 @@ def test_the_scan_finds_each_kind_of_raw_write(tmp_path: Path) -> None:
 
 
 def test_every_file_write_goes_through_io_atomic() -> None:
-    modules = sorted(SRC.rglob("*.py"))
-    assert len(modules) > 100, "the scan cannot tell: too few modules found"
-    unexpected: list[str] = []
-    used: set[tuple[str, str]] = set()
-    for module in modules:
-        if module == THE_WRITER:
-            continue
-        relative = module.relative_to(SRC).as_posix()
-        for line, name in raw_writes(module):
-            if (relative, name) in ALLOWED:
-                used.add((relative, name))
-            else:
-                unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
+    unexpected, stale = primitives_outside(SRC, raw_writes, skip={THE_WRITER}, allowed=ALLOWED)
     assert unexpected == [], (
         "write files through judgekit.io.atomic (write_atomic, LineAppender, append_whole, create_new, "
         "move_file), which redacts and refuses devices; or add an ALLOWED entry with its reason:\n"
         + "\n".join(unexpected)
     )
-    assert used == set(ALLOWED), f"stale ALLOWED entries: {sorted(set(ALLOWED) - used)}"
+    assert stale == [], f"stale ALLOWED entries: {stale}"
 
 
 def test_the_writer_itself_uses_the_primitives() -> None:
