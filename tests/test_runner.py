@@ -465,3 +465,11 @@ def test_an_existing_folder_as_output_is_named_as_a_folder(tmp_path):
             f"--out {folder} is a folder; --out takes the results file to write (JSONL), for example "
             f"--out {folder / 'results.jsonl'}"
         )
+
+
+def test_retry_errors_without_resume_is_refused_by_the_library_too(tmp_path):
+    """The command line and the Python API share one check: no silent ignore of retry_errors."""
+    plan, out, _ = _outage_run(tmp_path)
+    with pytest.raises(JudgekitError, match="--retry-errors re-grades the trials") as info:
+        prepare_output(out, plan, resume=False, judge_fingerprint=None, retry_errors=True)
+    assert info.value.exit_code == 2

@@ -85,6 +85,7 @@ __all__ = [
     "RunPlan",
     "RunSummary",
     "case_ref",
+    "check_retry_errors",
     "ended_in_error",
     "judge_record",
     "new_run_id",
@@ -422,6 +423,22 @@ def _parse_transcript(path: Path, number: int, raw: bytes, problems: list[Proble
 # --------------------------------------------------------------------------- output file
 
 
+def check_retry_errors(*, resume: bool, retry_errors: bool) -> None:
+    """Refuse ``retry_errors`` without ``resume``: there is no earlier run whose error lines to grade again.
+
+    :func:`prepare_output` checks it; the command line checks it first too, before setting up a judge.
+
+    Raises:
+        JudgekitError: (exit code 2) When ``retry_errors`` is given without ``resume``.
+    """
+    if retry_errors and not resume:
+        raise JudgekitError(
+            "--retry-errors re-grades the trials of an existing run whose line ended in error: give --resume "
+            "too (with the same --out)",
+            exit_code=2,
+        )
+
+
 def prepare_output(
     out: str | os.PathLike[str],
     plan: RunPlan,
@@ -443,17 +460,19 @@ def prepare_output(
             recorded no grader are compared by judge fingerprint only.
         retry_errors: With ``resume``, grade again the planned trials whose line ended in error
             (:func:`ended_in_error`); they go to :attr:`OutputState.retry` instead of
-            :attr:`OutputState.done`. Ignored without ``resume``.
+            :attr:`OutputState.done`. Refused without ``resume`` (:func:`check_retry_errors`).
 
     Returns:
         The run id, the finished trials and the trials to retry.
 
     Raises:
-        JudgekitError: When ``out`` is a folder (exit code 2); when ``out`` exists and is not empty without
+        JudgekitError: When ``retry_errors`` is given without ``resume`` or ``out`` is a folder (exit code
+            2); when ``out`` exists and is not empty without
             ``resume``; when resuming a file with lines judgekit cannot read (another schema version,
             malformed lines), or graded differently (other case versions, another judge fingerprint,
             changed transcripts), naming what differs.
     """
+    check_retry_errors(resume=resume, retry_errors=retry_errors)
     out = Path(out)
     if out.is_dir():
         raise JudgekitError(

@@ -300,12 +300,9 @@ def grade(  # noqa: PLR0917 - typer options
     from judgekit.secrets import Redactor
 
     output_format = chosen_format(output_format)
-    if retry_errors and not resume:
-        raise JudgekitError(
-            "--retry-errors re-grades the trials of an existing run whose line ended in error: give --resume "
-            "too (with the same --out)",
-            exit_code=2,
-        )
+    from judgekit.runner import check_retry_errors
+
+    check_retry_errors(resume=resume, retry_errors=retry_errors)  # before a judge is set up
     if batch_poll is not None and not batch:
         raise JudgekitError("--batch-poll is the polling interval of --batch: give --batch too", exit_code=2)
     if batch_poll is not None:
