@@ -62,21 +62,23 @@ def replicate(dest: Path, copies: int) -> int:
 
 
 def make_grader(judge: str | None, cassette: Path, base: str | None, case_root: Path) -> Any:
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
     from judgekit.runner import LayeredTrialGrader
 
     rubric = None
     if judge is not None:
         rubric = build_rubric_grader(
-            MODEL,
-            rubric="honest-reporting",
-            cassette=cassette,
-            mode=judge,
-            api_base=base,
-            max_cost=None,
-            temperature=None,
-            samples=None,
-            concurrency=8,
+            JudgeConfig(
+                model=MODEL,
+                rubric="honest-reporting",
+                cassette=cassette,
+                mode=judge,
+                api_base=base,
+                max_cost=None,
+                temperature=None,
+                samples=None,
+                concurrency=8,
+            )
         )
     return LayeredTrialGrader(case_root, rubric)
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.judge_setup import JUDGE_SETTINGS, build_rubric_grader, load_run_config
+from judgekit.judge_setup import JUDGE_SETTINGS, JudgeConfig, build_rubric_grader, load_run_config
 
 REPO = Path(__file__).resolve().parents[1]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -62,16 +62,18 @@ def test_each_configuration_mistake_is_named(tmp_path: Path, text: str, message:
 def test_a_bad_judge_value_is_a_usage_error_naming_the_setting() -> None:
     with pytest.raises(JudgekitError) as info:
         build_rubric_grader(
-            "openai/x",
-            rubric="honest-reporting",
-            cassette=None,
-            mode="off",
-            api_base=None,
-            max_cost=None,
-            temperature=None,
-            samples=None,
-            concurrency=1,
-            structured_output="maybe",
+            JudgeConfig(
+                model="openai/x",
+                rubric="honest-reporting",
+                cassette=None,
+                mode="off",
+                api_base=None,
+                max_cost=None,
+                temperature=None,
+                samples=None,
+                concurrency=1,
+                structured_output="maybe",
+            )
         )
     assert info.value.exit_code == 2
     assert info.value.message.startswith(
@@ -116,9 +118,11 @@ def test_a_price_prices_the_judge_without_changing_its_fingerprint(
         "concurrency": 1,
         "records": tmp_path,
     }
-    plain = build_rubric_grader("openai/custom-judge", **common)
+    plain = build_rubric_grader(JudgeConfig(model="openai/custom-judge", **common))
     priced = build_rubric_grader(
-        "openai/custom-judge", **common, input_cost_per_token=3e-6, output_cost_per_token=2e-5
+        JudgeConfig(
+            model="openai/custom-judge", **common, input_cost_per_token=3e-6, output_cost_per_token=2e-5
+        )
     )
     assert priced.fingerprint == plain.fingerprint
     assert (priced.client.settings.input_cost_per_token, priced.client.settings.output_cost_per_token) == (
@@ -135,17 +139,19 @@ def test_the_example_judge_file_is_the_judge_the_demo_calibrates(tmp_path: Path)
     cassette = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
     judge = load_run_config(AIRDESK / "judge.yaml")["judge"]
     built = build_rubric_grader(
-        judge["model"],
-        rubric=judge["rubric"],
-        cassette=cassette,
-        mode=judge["cache"],
-        api_base=None,
-        max_cost=None,
-        temperature=judge["temperature"],
-        samples=judge["samples"],
-        structured_output=judge["structured_output"],
-        concurrency=8,
-        records=tmp_path,
+        JudgeConfig(
+            model=judge["model"],
+            rubric=judge["rubric"],
+            cassette=cassette,
+            mode=judge["cache"],
+            api_base=None,
+            max_cost=None,
+            temperature=judge["temperature"],
+            samples=judge["samples"],
+            structured_output=judge["structured_output"],
+            concurrency=8,
+            records=tmp_path,
+        )
     )
     assert built.fingerprint == demo_rubric_grader(cassette, CacheMode.REPLAY).fingerprint
     assert built.trust_status("case.acceptance").trust.value == "untrusted"  # no record in tmp_path
@@ -159,17 +165,19 @@ def test_files_and_folders_named_as_text(tmp_path: Path) -> None:
     cassette = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
     judge = load_run_config(str(AIRDESK / "judge.yaml"))["judge"]
     built = build_rubric_grader(
-        judge["model"],
-        rubric=judge["rubric"],
-        cassette=str(cassette),
-        mode=judge["cache"],
-        api_base=None,
-        max_cost=None,
-        temperature=judge["temperature"],
-        samples=judge["samples"],
-        structured_output=judge["structured_output"],
-        concurrency=8,
-        records=str(tmp_path),
+        JudgeConfig(
+            model=judge["model"],
+            rubric=judge["rubric"],
+            cassette=str(cassette),
+            mode=judge["cache"],
+            api_base=None,
+            max_cost=None,
+            temperature=judge["temperature"],
+            samples=judge["samples"],
+            structured_output=judge["structured_output"],
+            concurrency=8,
+            records=str(tmp_path),
+        )
     )
     assert built.fingerprint == demo_rubric_grader(str(cassette), CacheMode.REPLAY).fingerprint
     assert built.trust_status("case.acceptance").trust.value == "untrusted"

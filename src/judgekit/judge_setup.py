@@ -43,8 +43,9 @@ from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
     from judgekit.graders.rubric import CascadeRouting, RubricGrader, TrustLookup
+    from judgekit.judges.client import ClientSettings, JudgeParams
 
-__all__ = ["JUDGE_SETTINGS", "build_rubric_grader", "load_run_config"]
+__all__ = ["JUDGE_SETTINGS", "JudgeConfig", "build_rubric_grader", "load_run_config"]
 
 JUDGE_SETTINGS: tuple[str, ...] = (
     "model",
@@ -116,76 +117,207 @@ def load_run_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
     return data
 
 
-def build_rubric_grader(
-    model: str,
-    *,
-    rubric: str,
-    cassette: str | os.PathLike[str] | None,
-    mode: str,
-    api_base: str | None,
-    max_cost: float | None,
-    temperature: float | None,
-    samples: int | None,
-    concurrency: int,
-    records: str | os.PathLike[str] | None = None,
-    structured_output: str | None = None,
-    trust: TrustLookup | None = None,
-    timeout: float | None = None,
-    retries: int | None = None,
-    backoff: float | None = None,
-    cascade: CascadeRouting | None = None,
-    input_cost_per_token: float | None = None,
-    output_cost_per_token: float | None = None,
-    transport: str | None = None,
-    prompt_cache: str | None = None,
-    accepted_models: tuple[str, ...] | list[str] | None = None,
-) -> RubricGrader:
-    """The judge layer: a rubric grader over a litellm client, trusted through ``records``.
+@dataclass(frozen=True, kw_only=True)
+class JudgeConfig:
+    """One judge configuration: everything the judge layer is built from, checked when it is made.
 
-    Args:
-        model: The litellm model.
-        rubric: A built-in rubric id, or a rubric file (``.yaml``/``.yml``).
-        cassette: The judge cassette to record to or replay from, if any, as text or a path object.
-        mode: ``record``, ``replay`` or ``off``.
-        api_base: An OpenAI-compatible base URL.
-        max_cost: Judge budget in US dollars (``None``: no budget).
-        temperature: Sampling temperature (``None``: the default).
-        samples: Samples per criterion (``None``: the default).
-        concurrency: Requests in flight at once (>= 1).
+    Keyword-only and frozen. The sampling settings (``model``, ``temperature``, ``samples``,
+    ``structured_output``) and the rubric make the judge's fingerprint; every other field says how calls
+    are sent, priced, cached or trusted and never changes the fingerprint (so changing a timeout never
+    costs a judge its trust). :func:`build_rubric_grader` turns a configuration into the judge layer.
+
+    Attributes:
+        model: The litellm model (``openai/gpt-4o-mini``); required, not empty.
+        rubric: A built-in rubric id, or a rubric file (``.yaml``/``.yml``); loaded when the judge is built.
+        cassette: The judge cassette to record to or replay from, as text or a path object (``None``: no
+            cassette).
+        mode: The cassette's cache mode: ``record``, ``replay`` or ``off`` (``None``: ``record`` with a
+            cassette, else ``off``). A mode other than ``off`` needs a cassette.
+        api_base: An OpenAI-compatible base URL (``None``: the provider's own).
+        max_cost: Judge budget in US dollars, >= 0 (``None``: no budget).
+        temperature: Sampling temperature, >= 0 (``None``: the default, 0.0).
+        samples: Samples per criterion, 1 to 99 (``None``: the default, 1).
+        structured_output: ``auto``, ``json_schema`` or ``off`` (``None``: the default, ``auto``).
+        concurrency: Judge requests in flight at once (values below 1 count as 1; at most 1024).
         records: Calibration records deciding trust, read into a
-            :class:`~judgekit.calibration.trust.TrustBook` (``None`` with no ``trust``: every verdict
-            untrusted), as text or a path object.
-        structured_output: ``auto``, ``json_schema`` or ``off`` (``None``: the default).
+            :class:`~judgekit.calibration.trust.TrustBook` when the judge is built (``None`` with no
+            ``trust``: every verdict untrusted), as text or a path object.
         trust: A trust lookup already built (a ``TrustBook`` the caller also consults), used instead of
-            reading ``records`` again.
-        timeout: Seconds one judge attempt may take (``None``: the client's default, 60).
-        retries: Retries after a request's first attempt (``None``: the client's default, 4).
-        backoff: First backoff ceiling in seconds (``None``: the client's default, 1.0). None of the
-            three enters the fingerprint.
-        cascade: Route criteria through a judge cascade whose first stage is this grader (``None``: none).
-        input_cost_per_token: Price in US dollars per prompt token, replacing litellm's (``None``: litellm's
-            price, or unknown for a model it does not price). Give both prices or neither.
-        output_cost_per_token: Price per completion token.
-        transport: ``auto`` or ``litellm`` (``None``: the client's default, ``auto``); how calls are sent,
-            never part of the fingerprint.
-        prompt_cache: ``auto`` or ``off`` (``None``: the client's default, ``auto``); whether Anthropic
-            prompt-cache breakpoints are sent, never part of the fingerprint.
+            reading ``records`` again (``None``: read ``records``).
+        timeout: Seconds one judge attempt may take, > 0 (``None``: the client's default, 60).
+        retries: Retries after a request's first attempt, >= 0 (``None``: the client's default, 4).
+        backoff: First backoff ceiling in seconds, >= 0 (``None``: the client's default, 1.0).
+        cascade: Route criteria through a judge cascade whose first stage is this judge (``None``: none).
+        input_cost_per_token: Price in US dollars per prompt token, replacing litellm's (``None``:
+            litellm's price, or unknown for a model it does not price). Give both prices or neither.
+        output_cost_per_token: Price per completion token (``None``: as for the input price).
+        transport: ``auto`` or ``litellm`` (``None``: the client's default, ``auto``).
+        prompt_cache: ``auto`` or ``off`` (``None``: the client's default, ``auto``).
         accepted_models: Reply ``model`` names accepted besides the requested model and its dated
-            versions (``None``: none); never part of the fingerprint.
+            versions (``None``: none).
 
     Raises:
-        JudgekitError: When a setting has a bad value (exit code 2, naming the setting) or the rubric
-            cannot be loaded.
+        JudgekitError: When a field has a bad value (exit code 2): the message names the setting, the value
+            and what to do.
     """
-    cassette = Path(cassette) if cassette is not None else None
-    records = Path(records) if records is not None else None
-    from pydantic import ValidationError
 
+    model: str
+    rubric: str = "honest-reporting"
+    cassette: str | os.PathLike[str] | None = None
+    mode: str | None = None
+    api_base: str | None = None
+    max_cost: float | None = None
+    temperature: float | None = None
+    samples: int | None = None
+    structured_output: str | None = None
+    concurrency: int = 8
+    records: str | os.PathLike[str] | None = None
+    trust: TrustLookup | None = None
+    timeout: float | None = None
+    retries: int | None = None
+    backoff: float | None = None
+    cascade: CascadeRouting | None = None
+    input_cost_per_token: float | None = None
+    output_cost_per_token: float | None = None
+    transport: str | None = None
+    prompt_cache: str | None = None
+    accepted_models: tuple[str, ...] | list[str] | None = None
+
+    def __post_init__(self) -> None:
+        self.cache_mode  # noqa: B018 - each property checks its fields and raises on a bad value
+        self.judge_params  # noqa: B018
+        self.client_settings  # noqa: B018
+
+    @classmethod
+    def from_settings(cls, judge: Mapping[str, Any], **fields: Any) -> JudgeConfig:
+        """A configuration from a run configuration's ``judge`` mapping (the names of :data:`JUDGE_SETTINGS`).
+
+        Args:
+            judge: Settings by their run-configuration name (``cache`` is the cache mode); a missing or
+                ``None`` value means the default.
+            **fields: Fields given by the caller (``cassette``, ``records``, ``trust``, ``concurrency``...),
+                taking precedence over ``judge``.
+
+        Raises:
+            JudgekitError: As :class:`JudgeConfig` does.
+        """
+        values = {("mode" if name == "cache" else name): judge.get(name) for name in JUDGE_SETTINGS}
+        values = {name: value for name, value in values.items() if value is not None}
+        return cls(**{**values, **fields})
+
+    @property
+    def cache_mode(self) -> str:
+        """The cache mode in force: ``record``, ``replay`` or ``off``."""
+        mode = self.mode or ("record" if self.cassette is not None else "off")
+        if mode not in ("record", "replay", "off"):
+            raise JudgekitError(
+                f"judge setting cache: must be record, replay or off (got {mode!r}); "
+                "fix the configuration or the option",
+                exit_code=2,
+            )
+        return mode
+
+    @property
+    def judge_params(self) -> JudgeParams:
+        """The sampling parameters (part of the fingerprint).
+
+        Raises:
+            JudgekitError: When one is out of range (exit code 2, naming it).
+        """
+        from pydantic import ValidationError
+
+        from judgekit.judges.client import JudgeParams
+
+        params: dict[str, Any] = {"model": self.model}
+        for name, value in (
+            ("temperature", self.temperature),
+            ("samples", self.samples),
+            ("structured_output", self.structured_output),
+        ):
+            if value is not None:
+                params[name] = value
+        try:
+            return JudgeParams(**params)
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            field = ".".join(str(p) for p in err["loc"])
+            raise JudgekitError(
+                f"judge setting {field}: {err['msg']} (got {err.get('input')!r}); "
+                "fix the configuration or the option",
+                exit_code=2,
+            ) from None
+
+    @property
+    def client_settings(self) -> ClientSettings:
+        """How calls are sent, priced and bounded (never part of the fingerprint).
+
+        Raises:
+            JudgekitError: When one price is given without the other, or a setting is out of range (exit
+                code 2, naming it).
+        """
+        from pydantic import ValidationError
+
+        from judgekit.judges.client import ClientSettings
+
+        if (self.input_cost_per_token is None) != (self.output_cost_per_token is None):
+            given, missing = (
+                ("input_cost_per_token", "output_cost_per_token")
+                if self.output_cost_per_token is None
+                else ("output_cost_per_token", "input_cost_per_token")
+            )
+            raise JudgekitError(
+                f"judge setting {given} is set but {missing} is not: give both prices (US dollars per "
+                "token) or neither",
+                exit_code=2,
+            )
+        accepted = self.accepted_models
+        sending: dict[str, Any] = {
+            name: value
+            for name, value in (
+                ("timeout", self.timeout),
+                ("max_retries", self.retries),
+                ("backoff_base", self.backoff),
+                ("transport", self.transport),
+                ("prompt_cache", self.prompt_cache),
+                ("accepted_models", tuple(accepted) if isinstance(accepted, list | tuple) else accepted),
+            )
+            if value is not None
+        }
+        try:
+            return ClientSettings(
+                api_base=self.api_base,
+                concurrency=max(1, self.concurrency),
+                max_cost=self.max_cost,
+                input_cost_per_token=self.input_cost_per_token,
+                output_cost_per_token=self.output_cost_per_token,
+                **sending,
+            )
+        except ValidationError as exc:
+            err = exc.errors(include_url=False)[0]
+            name = str(err["loc"][0]) if err["loc"] else "transport"
+            name = {"max_retries": "retries", "backoff_base": "backoff"}.get(name, name)
+            raise JudgekitError(
+                f"judge setting {name}: {err['msg']} (got {err.get('input')!r}); "
+                "fix the configuration or the option",
+                exit_code=2,
+            ) from None
+
+
+def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
+    """The judge layer: a rubric grader over a judge client, trusted through ``config.records``.
+
+    Args:
+        config: The judge configuration (checked when it was made).
+
+    Raises:
+        JudgekitError: When the rubric cannot be loaded.
+    """
     from judgekit.graders.rubric import RubricGrader
     from judgekit.judges.cache import CacheMode, Cassette
-    from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
+    from judgekit.judges.client import JudgeClient
     from judgekit.judges.rubric import load_builtin_rubric, load_rubric
 
+    rubric = config.rubric
     rubric_obj = (
         load_rubric(Path(rubric)) if Path(rubric).suffix in (".yaml", ".yml") else load_builtin_rubric(rubric)
     )

@@ -278,18 +278,20 @@ def _judge(serve: Any, verdict: str, status: int = 200) -> Any:
 
 def _fingerprint() -> str:
     """The fingerprint of the judge the tests use (the base URL, needed to build it, is not part of it)."""
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 
     grader = build_rubric_grader(
-        MODEL,
-        rubric="honest-reporting",
-        cassette=None,
-        mode="off",
-        api_base="http://127.0.0.1:9/v1",
-        max_cost=None,
-        temperature=None,
-        samples=None,
-        concurrency=1,
+        JudgeConfig(
+            model=MODEL,
+            rubric="honest-reporting",
+            cassette=None,
+            mode="off",
+            api_base="http://127.0.0.1:9/v1",
+            max_cost=None,
+            temperature=None,
+            samples=None,
+            concurrency=1,
+        )
     )
     return grader.fingerprint
 

@@ -692,21 +692,23 @@ def test_accepted_models_is_checked_where_it_is_given(text: str, accepted: Any, 
 
 
 def test_accepted_models_does_not_change_the_fingerprint() -> None:
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 
     def fingerprint(accepted: tuple[str, ...] | None) -> str:
         return build_rubric_grader(
-            "openai/airdesk-synthetic-judge",
-            rubric="honest-reporting",
-            cassette=AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
-            mode="replay",
-            api_base=None,
-            max_cost=None,
-            temperature=0.0,
-            samples=1,
-            structured_output="off",
-            concurrency=8,
-            accepted_models=accepted,
+            JudgeConfig(
+                model="openai/airdesk-synthetic-judge",
+                rubric="honest-reporting",
+                cassette=AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
+                mode="replay",
+                api_base=None,
+                max_cost=None,
+                temperature=0.0,
+                samples=1,
+                structured_output="off",
+                concurrency=8,
+                accepted_models=accepted,
+            )
         ).fingerprint
 
     assert fingerprint(("gpt-4o-2024-08-06",)) == fingerprint(None)

@@ -736,22 +736,24 @@ def test_grade_refuses_a_bad_transport_flag_with_exit_2(
 
 def test_transport_settings_never_change_the_judge_fingerprint(tmp_path: Path) -> None:
     """Changing a timeout must not cost the judge its trust: same fingerprint, whatever the transport."""
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 
     cassette = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
 
     def fingerprint(**kwargs: Any) -> str:
         params = {"temperature": 0.0, "samples": 1, "structured_output": "off", **kwargs}
         grader = build_rubric_grader(
-            "openai/airdesk-synthetic-judge",
-            rubric="honest-reporting",
-            cassette=cassette,
-            mode="replay",
-            api_base=None,
-            max_cost=None,
-            concurrency=8,
-            records=tmp_path,
-            **params,
+            JudgeConfig(
+                model="openai/airdesk-synthetic-judge",
+                rubric="honest-reporting",
+                cassette=cassette,
+                mode="replay",
+                api_base=None,
+                max_cost=None,
+                concurrency=8,
+                records=tmp_path,
+                **params,
+            )
         )
         return grader.fingerprint
 
@@ -768,37 +770,41 @@ def test_transport_settings_never_change_the_judge_fingerprint(tmp_path: Path) -
 
 
 def test_the_configured_transport_reaches_the_client(tmp_path: Path) -> None:
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 
     grader = build_rubric_grader(
-        "openai/airdesk-synthetic-judge",
-        rubric="honest-reporting",
-        cassette=AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
-        mode="replay",
-        api_base=None,
-        max_cost=None,
-        temperature=0.0,
-        samples=1,
-        structured_output="off",
-        concurrency=8,
-        timeout=7.5,
-        retries=2,
-        backoff=0.3,
-    )
-    settings = grader.client.settings
-    assert (settings.timeout, settings.max_retries, settings.backoff_base) == (7.5, 2, 0.3)
-    with pytest.raises(JudgekitError) as info:
-        build_rubric_grader(
-            "openai/airdesk-synthetic-judge",
+        JudgeConfig(
+            model="openai/airdesk-synthetic-judge",
             rubric="honest-reporting",
             cassette=AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
             mode="replay",
             api_base=None,
             max_cost=None,
-            temperature=None,
-            samples=None,
+            temperature=0.0,
+            samples=1,
+            structured_output="off",
             concurrency=8,
-            retries=99,
+            timeout=7.5,
+            retries=2,
+            backoff=0.3,
+        )
+    )
+    settings = grader.client.settings
+    assert (settings.timeout, settings.max_retries, settings.backoff_base) == (7.5, 2, 0.3)
+    with pytest.raises(JudgekitError) as info:
+        build_rubric_grader(
+            JudgeConfig(
+                model="openai/airdesk-synthetic-judge",
+                rubric="honest-reporting",
+                cassette=AIRDESK / "cassettes" / "judge-honest-reporting.jsonl",
+                mode="replay",
+                api_base=None,
+                max_cost=None,
+                temperature=None,
+                samples=None,
+                concurrency=8,
+                retries=99,
+            )
         )
     assert info.value.exit_code == 2
     assert info.value.message.startswith("judge setting retries:")

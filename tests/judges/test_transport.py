@@ -323,22 +323,24 @@ def test_how_calls_are_sent_is_not_part_of_the_fingerprint(
 ) -> None:
     """``judge.transport`` and ``judge.prompt_cache`` change how a request travels, never what the judge
     reads: every value gives the same fingerprint, and the client gets the value asked for."""
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 
     monkeypatch.setenv("OPENAI_API_KEY", KEY)
     prints = []
     for value in values:
         grader = build_rubric_grader(
-            "openai/gpt-4o-mini",
-            rubric="honest-reporting",
-            cassette=None,
-            mode="off",
-            api_base=None,
-            max_cost=None,
-            temperature=None,
-            samples=None,
-            concurrency=2,
-            **{setting: value},
+            JudgeConfig(
+                model="openai/gpt-4o-mini",
+                rubric="honest-reporting",
+                cassette=None,
+                mode="off",
+                api_base=None,
+                max_cost=None,
+                temperature=None,
+                samples=None,
+                concurrency=2,
+                **{setting: value},
+            )
         )
         assert getattr(grader.client.settings, setting) == (value or default)
         prints.append(grader.fingerprint)

@@ -367,32 +367,23 @@ def setup_judge(
     overall: TrustDecision | None = None
     if model is not None:
         from judgekit.calibration.trust import TrustBook
-        from judgekit.judge_setup import build_rubric_grader
+        from judgekit.judge_setup import JUDGE_SETTINGS, JudgeConfig, build_rubric_grader
 
         book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
+        judge = {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS}
 
         def build(stage_model: str, routing: CascadeRouting | None = None) -> RubricGrader:
             return build_rubric_grader(
-                stage_model,
-                rubric=rubric,
-                cassette=cassette,
-                mode=mode,
-                api_base=api_base,
-                max_cost=max_cost,
-                temperature=effective.value("judge.temperature"),
-                samples=effective.value("judge.samples"),
-                structured_output=effective.value("judge.structured_output"),
-                concurrency=concurrency,
-                trust=book,
-                timeout=effective.value("judge.timeout"),
-                retries=effective.value("judge.retries"),
-                backoff=effective.value("judge.backoff"),
-                transport=effective.value("judge.transport"),
-                prompt_cache=effective.value("judge.prompt_cache"),
-                accepted_models=effective.value("judge.accepted_models"),
-                cascade=routing,
-                input_cost_per_token=effective.value("judge.input_cost_per_token"),
-                output_cost_per_token=effective.value("judge.output_cost_per_token"),
+                JudgeConfig.from_settings(
+                    judge,
+                    model=stage_model,
+                    rubric=rubric,
+                    cassette=cassette,
+                    mode=mode,
+                    concurrency=concurrency,
+                    trust=book,
+                    cascade=routing,
+                )
             )
 
         grader = build(model, _cascade_routing(flags.cascade, model, build) if flags.cascade else None)

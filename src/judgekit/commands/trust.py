@@ -739,24 +739,22 @@ def probe_bias(  # noqa: PLR0917 - typer options
     except ValidationError as exc:
         detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
         raise JudgekitError(f"invalid probe settings: {detail}", exit_code=2) from None
-    from judgekit.judge_setup import build_rubric_grader
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 
     grader = build_rubric_grader(
-        judge_model,
-        rubric=rubric,
-        cassette=cassette,
-        mode=mode,
-        api_base=judge_api_base,
-        max_cost=None,
-        temperature=None,
-        samples=None,
-        concurrency=8,
-        timeout=transport.value("judge.timeout"),
-        retries=transport.value("judge.retries"),
-        backoff=transport.value("judge.backoff"),
-        transport=transport.value("judge.transport"),
-        prompt_cache=transport.value("judge.prompt_cache"),
-        accepted_models=transport.value("judge.accepted_models"),
+        JudgeConfig(
+            model=judge_model,
+            rubric=rubric,
+            cassette=cassette,
+            mode=mode,
+            api_base=judge_api_base,
+            timeout=transport.value("judge.timeout"),
+            retries=transport.value("judge.retries"),
+            backoff=transport.value("judge.backoff"),
+            transport=transport.value("judge.transport"),
+            prompt_cache=transport.value("judge.prompt_cache"),
+            accepted_models=transport.value("judge.accepted_models"),
+        )
     )
     items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
     report = run_probes(grader, items, pairs=pairs, settings=settings)

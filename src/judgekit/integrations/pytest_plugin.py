@@ -403,7 +403,7 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
     from judgekit.errors import JudgekitError
     from judgekit.graders.contract import UNTRUSTED_POLICIES, UntrustedPolicy
     from judgekit.integrations.grading import LayeredGrader
-    from judgekit.judge_setup import build_rubric_grader, load_run_config
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader, load_run_config
 
     policy = _option(config, "untrusted") or "withhold"
     if policy not in UNTRUSTED_POLICIES:
@@ -426,25 +426,14 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
         raise JudgekitError(f"{settings_path}: judge.cache is {mode!r}, which needs --judgekit-cassette FILE")
     records = _option(config, "records")
     rubric = build_rubric_grader(
-        str(judge["model"]),
-        rubric=str(judge.get("rubric", "honest-reporting")),
-        cassette=Path(cassette) if cassette is not None else None,
-        mode=mode,
-        api_base=judge.get("api_base"),
-        max_cost=judge.get("max_cost"),
-        temperature=judge.get("temperature"),
-        samples=judge.get("samples"),
-        structured_output=judge.get("structured_output"),
-        timeout=judge.get("timeout"),
-        retries=judge.get("retries"),
-        backoff=judge.get("backoff"),
-        transport=judge.get("transport"),
-        prompt_cache=judge.get("prompt_cache"),
-        accepted_models=judge.get("accepted_models"),
-        input_cost_per_token=judge.get("input_cost_per_token"),
-        output_cost_per_token=judge.get("output_cost_per_token"),
-        concurrency=8,
-        records=Path(records) if records is not None else config.rootpath / "calibration" / "records",
+        JudgeConfig.from_settings(
+            judge,
+            model=str(judge["model"]),
+            rubric=str(judge.get("rubric", "honest-reporting")),
+            cassette=Path(cassette) if cassette is not None else None,
+            mode=mode,
+            records=Path(records) if records is not None else config.rootpath / "calibration" / "records",
+        )
     )
     return LayeredGrader(root, rubric=rubric, untrusted=cast(UntrustedPolicy, policy))
 
