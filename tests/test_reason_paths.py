@@ -60,9 +60,9 @@ def _grade(line: ResultLine) -> Grade:
 
 
 def _report(path: Path):
-    from judgekit.reports.run_model import build_run_report
+    from judgekit.reports.run_model import report_run
 
-    return build_run_report(read_results(path), undecided="fail")
+    return report_run(read_results(path), undecided="fail")[0]
 
 
 def _report_json(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
@@ -78,9 +78,9 @@ def _in_text(text: str, lines: Lines, escape: Callable[[str], str]) -> dict[tupl
 
 
 def _report_streamed(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
-    from judgekit.reports.run_stream import stream_run_report
+    from judgekit.reports.run_model import report_run
 
-    report, _ = stream_run_report(path, undecided="fail")  # what `judgekit report` runs
+    report, _ = report_run(path, undecided="fail")  # the file streamed, as `judgekit report` reads it
     return {(r.case_id, r.trial): r.reason for r in report.trial_reasons}
 
 
@@ -120,12 +120,10 @@ def _demo(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 
 def _explain(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
-    from judgekit.integrations.grading import explain
-
     out = {}
     for line in lines:
         if line.verdict is not Verdict.PASS:
-            why = explain(_grade(line)).splitlines()[1]
+            why = _grade(line).explain().splitlines()[1]
             assert why.startswith("  why: ")
             out[(line.case.id, line.trial)] = why.removeprefix("  why: ")
     return out
@@ -166,13 +164,13 @@ def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]] = {
     "report json": ("judgekit.reports.run_model", _report_json),
-    # the streamed report's reasons come from run_model's RunAccumulator, which the in-memory one shares
+    # one engine (report_run) over both sources: the file streamed, or its lines in memory
     "report streamed (judgekit report)": ("judgekit.reports.run_model", _report_streamed),
     "report markdown": ("judgekit.reports.run_markdown", _report_markdown),
     "report short markdown": ("judgekit.reports.run_markdown", _report_short),
     "report html": ("judgekit.reports.run_html", _report_html),
     "demo summary": ("judgekit.demo", _demo),
-    "explain (pytest plugin)": ("judgekit.integrations.grading", _explain),
+    "explain (pytest plugin)": ("judgekit.verdict", _explain),
     "promptfoo": ("judgekit.integrations.promptfoo", _promptfoo),
     "inspect": ("judgekit.integrations.inspect", _inspect),
     "viewer": ("judgekit.reports.viewer", _viewer),
@@ -182,8 +180,9 @@ PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]
 _REASON_NAMES = {
     "verdict_reason",
     "deciding_check",
-    "first_reason",
+    "why",
     "explain",
+    "explain_grade",
     "trial_reasons",
     "reason_rows",
 }
@@ -238,4 +237,4 @@ def test_every_module_producing_a_reason_is_in_the_registry() -> None:
     registered = {module for module, _ in PATHS.values()}
     unregistered = modules - registered - set(CARRIED_BY)
     assert not unregistered, f"add these reason paths to PATHS in {__file__}: {sorted(unregistered)}"
-    assert registered <= modules, "a registered path no longer produces a reason: update the registry"
+    assert registered <= modules | PRODUCERS, "a registered path no longer produces a reason: update it"

@@ -11,6 +11,7 @@ The semantics here hold everywhere in judgekit:
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from enum import StrEnum
 from typing import Any
@@ -30,6 +31,8 @@ __all__ = [
     "count_verdicts",
     "deciding_check",
     "evidence_line",
+    "explain_check",
+    "explain_grade",
     "verdict_reason",
 ]
 
@@ -192,6 +195,19 @@ class Grade(FrozenModel):
         """Count this grade's checks by verdict state (every state present, zero when absent)."""
         return count_verdicts(c.verdict for c in self.checks)
 
+    def why(self) -> str:
+        """Why the case has its verdict, in one line, or ``""`` for a pass (:func:`verdict_reason`).
+
+        A failed case: its first failed gate with the evidence; a case the grading contract kept from
+        passing (an expectation nobody decided, an untrusted judge): the contract's reason; else the check
+        that decided the verdict.
+        """
+        return verdict_reason(self.verdict, self.reason, self.checks)
+
+    def explain(self, *, max_lines: int = 20, show_passed: bool = True) -> str:
+        """This grade as the text a person reads, with the evidence (see :func:`explain_grade`)."""
+        return explain_grade(self, max_lines=max_lines, show_passed=show_passed)
+
 
 def count_verdicts(verdicts: Any) -> dict[Verdict, int]:
     """Count verdicts by state.
@@ -334,3 +350,123 @@ def _check_line(check: CheckResult) -> str:
         if new:
             return f"{head} — {'; '.join(new)}"
     return head
+
+
+# --------------------------------------------------------------------------- explanations
+
+_MARK = {
+    Verdict.FAIL: "FAIL",
+    Verdict.ERROR: "ERROR",
+    Verdict.INSUFFICIENT_INFORMATION: "UNDECIDED",
+    Verdict.NOT_EVALUATED: "SKIPPED",
+    Verdict.PASS: "PASS",
+}
+
+
+def _short(value: object, limit: int = 200) -> str:
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _evidence_lines(evidence: Evidence, *, max_lines: int) -> list[str]:
+    out: list[str] = []
+    if evidence.kind == "call" or evidence.call_index is not None:
+        args = "" if evidence.arguments is None else _short(evidence.arguments)
+        where = f"call #{evidence.call_index}" if evidence.call_index is not None else "call"
+        out.append(f"{where}: {evidence.tool or '?'}({args})")
+        if evidence.summary:
+            out.append(evidence.summary)
+    elif evidence.kind == "diff":
+        out.append(evidence.summary)
+        data = evidence.data
+        lines = data.get("lines") if isinstance(data, dict) else None
+        if isinstance(lines, list):
+            shown = [str(x) for x in lines[:max_lines]]
+            out.extend(f"  {line}" for line in shown)
+            if len(lines) > max_lines:
+                out.append(f"  ... {len(lines) - max_lines} more line(s)")
+    elif evidence.summary:
+        out.append(evidence.summary)
+    if evidence.quote:
+        where = f" (message {evidence.message_index})" if evidence.message_index is not None else ""
+        out.append(f'quote{where}: "{evidence.quote}"')
+    return out
+
+
+def explain_check(check: CheckResult, *, max_lines: int = 20) -> str:
+    """One check as readable lines: verdict, id, gate and category, reason, then its evidence.
+
+    Args:
+        check: The check.
+        max_lines: Most diff lines shown per piece of evidence (the rest is counted).
+
+    Returns:
+        A first line ``<MARK> <check id> [gate|scored, category, trust]: <reason>`` (MARK one of PASS, FAIL,
+        ERROR, UNDECIDED, SKIPPED), then one indented line per piece of evidence.
+    """
+    tags = ["gate" if check.gate else "scored"]
+    if check.category is not None:
+        tags.append(check.category.value)
+    if check.trust.value != "not_required":
+        tags.append(check.trust.value)
+    head = f"{_MARK[check.verdict]} {check.check_id} [{', '.join(tags)}]"
+    if check.reason:
+        head += f": {check.reason}"
+    lines = [head]
+    for evidence in check.evidence:
+        lines.extend(f"    {line}" for line in _evidence_lines(evidence, max_lines=max_lines))
+    return "\n".join(lines)
+
+
+def explain_grade(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> str:
+    """A grade as the text a person reads: why the case has its verdict, with the evidence.
+
+    The one explanation every path prints (:meth:`Grade.explain`; the pytest plugin, the Inspect AI scorer
+    and the promptfoo assertion show it). Failed gates come first, then errors, undecided checks and
+    failed scored checks; passed and skipped checks are listed by id only.
+
+    Args:
+        grade: The grade.
+        max_lines: Most diff lines shown per piece of evidence (the rest is counted).
+        show_passed: List the ids of passed and skipped checks at the end.
+
+    Returns:
+        Several lines of text, starting ``case <id> trial <n>: <VERDICT>``, then (unless it passed)
+        ``  why: <reason>`` with :func:`verdict_reason`'s one line.
+
+    Examples:
+        >>> rule = CheckResult(check_id="rule:no-double-refund", layer="rules", verdict=Verdict.FAIL,
+        ...     reason="refunded twice", evidence=(Evidence(kind="call", summary="second refund",
+        ...     call_index=3, tool="refund", arguments={"order": "7"}),))
+        >>> print(Grade(case_id="refund-1", trial=1, verdict=Verdict.FAIL, checks=(rule,)).explain())
+        case refund-1 trial 1: FAIL
+          why: rule:no-double-refund: refunded twice — second refund
+          FAIL rule:no-double-refund [gate]: refunded twice
+              call #3: refund({"order": "7"})
+              second refund
+    """
+    quality = "" if grade.quality is None else f" (quality {grade.quality:.2f})"
+    lines = [f"case {grade.case_id} trial {grade.trial}: {grade.verdict.value.upper()}{quality}"]
+    why = grade.why()  # the one-line reason every report, viewer and integration shows
+    if why:
+        lines.append(f"  why: {why}")
+    counted = grade.metadata.get("untrusted_verdicts")
+    if counted:
+        lines.append(
+            f"  untrusted: {len(counted)} verdict(s) counted from a judge no calibration record trusts "
+            f"({', '.join(counted)}; --untrusted {grade.metadata.get('untrusted_policy')})"
+        )
+    order = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
+    shown = sorted(
+        (c for c in grade.checks if c.verdict in order),
+        key=lambda c: (not c.gate, order.index(c.verdict)),
+    )
+    lines.extend("  " + explain_check(c, max_lines=max_lines).replace("\n", "\n  ") for c in shown)
+    if show_passed:
+        passed = [c.check_id for c in grade.checks if c.verdict is Verdict.PASS]
+        skipped = [c.check_id for c in grade.checks if c.verdict is Verdict.NOT_EVALUATED]
+        if passed:
+            lines.append("  passed: " + ", ".join(passed))
+        if skipped:
+            lines.append("  not evaluated: " + ", ".join(skipped))
+    return "\n".join(lines)

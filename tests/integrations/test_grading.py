@@ -15,8 +15,6 @@ from judgekit.graders.contract import GraderSpec
 from judgekit.integrations.grading import (
     LayeredGrader,
     as_grader,
-    explain,
-    first_reason,
     grade_now,
     require_extra,
 )
@@ -97,7 +95,7 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
             CheckResult(check_id="text", layer="text", verdict=Verdict.NOT_EVALUATED, reason="none"),
         ),
     )
-    text = explain(grade, max_lines=5)
+    text = grade.explain(max_lines=5)
     lines = text.splitlines()
     assert lines[0] == "case c1 trial 3: FAIL (quality 0.50)"
     assert lines[1] == "  why: state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
@@ -116,7 +114,7 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
     assert 'quote (message 4): "thanks!"' in text
     assert lines[-2:] == ["  passed: route", "  not evaluated: text"]
     # the one-line reason: the first failed gate with the first diff row it found, the rest counted
-    assert first_reason(grade) == "state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
+    assert grade.why() == "state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
 
 
 def test_the_default_grader_is_every_deterministic_layer() -> None:
@@ -125,7 +123,7 @@ def test_the_default_grader_is_every_deterministic_layer() -> None:
     assert grade_now(grader, CASE, transcript("7")).verdict is Verdict.PASS
     failed = grade_now(grader, CASE, transcript("8"))
     assert failed.verdict is Verdict.FAIL
-    assert "call #0: refund" in explain(failed)
+    assert "call #0: refund" in failed.explain()
 
 
 def test_functions_plain_and_async_are_graders() -> None:
