@@ -36,6 +36,8 @@ timeout never costs the judge its trust. The judge's trust comes from calibratio
 from __future__ import annotations
 
 import os
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -321,76 +323,15 @@ def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     rubric_obj = (
         load_rubric(Path(rubric)) if Path(rubric).suffix in (".yaml", ".yml") else load_builtin_rubric(rubric)
     )
-    params: dict[str, Any] = {"model": model}
-    for name, value in (
-        ("temperature", temperature),
-        ("samples", samples),
-        ("structured_output", structured_output),
-    ):
-        if value is not None:
-            params[name] = value
-    try:
-        judge_params = JudgeParams(**params)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        field = ".".join(str(p) for p in err["loc"])
-        raise JudgekitError(
-            f"judge setting {field}: {err['msg']} (got {err.get('input')!r}); "
-            "fix the configuration or the option",
-            exit_code=2,
-        ) from None
-    if (input_cost_per_token is None) != (output_cost_per_token is None):
-        given, missing = (
-            ("input_cost_per_token", "output_cost_per_token")
-            if output_cost_per_token is None
-            else ("output_cost_per_token", "input_cost_per_token")
-        )
-        raise JudgekitError(
-            f"judge setting {given} is set but {missing} is not: give both prices (US dollars per token) "
-            "or neither",
-            exit_code=2,
-        )
-    sending: dict[str, Any] = {
-        name: value
-        for name, value in (
-            ("timeout", timeout),
-            ("max_retries", retries),
-            ("backoff_base", backoff),
-            ("transport", transport),
-            ("prompt_cache", prompt_cache),
-            (
-                "accepted_models",
-                tuple(accepted_models) if isinstance(accepted_models, list | tuple) else accepted_models,
-            ),
-        )
-        if value is not None
-    }
-    try:
-        client_settings = ClientSettings(
-            api_base=api_base,
-            concurrency=max(1, concurrency),
-            max_cost=max_cost,
-            input_cost_per_token=input_cost_per_token,
-            output_cost_per_token=output_cost_per_token,
-            **sending,
-        )
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        name = str(err["loc"][0]) if err["loc"] else "transport"
-        name = {"max_retries": "retries", "backoff_base": "backoff"}.get(name, name)
-        raise JudgekitError(
-            f"judge setting {name}: {err['msg']} (got {err.get('input')!r}); "
-            "fix the configuration or the option",
-            exit_code=2,
-        ) from None
     client = JudgeClient(
-        judge_params,
-        client_settings,
-        cassette=Cassette(cassette) if cassette is not None else None,
-        mode=CacheMode(mode),
+        config.judge_params,
+        config.client_settings,
+        cassette=Cassette(Path(config.cassette)) if config.cassette is not None else None,
+        mode=CacheMode(config.cache_mode),
     )
-    if trust is None and records is not None:
+    trust = config.trust
+    if trust is None and config.records is not None:
         from judgekit.calibration.trust import TrustBook
 
-        trust = TrustBook(records)
-    return RubricGrader(rubric_obj, client, trust=trust, cascade=cascade)
+        trust = TrustBook(Path(config.records))
+    return RubricGrader(rubric_obj, client, trust=trust, cascade=config.cascade)
