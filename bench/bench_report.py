@@ -9,12 +9,14 @@ trials, one failed rule check in each failed trial.
 Each method runs in its own subprocess (so its peak RSS is its own: ``ru_maxrss``, the kernel's VmHWM),
 on the same file, and reports CPU seconds, wall seconds and peak RSS, with the load average before it:
 
-1. ``before``: ``stream_run_report`` of the code given by ``--before-src`` (a ``src`` directory, e.g. of
+1. ``before``: the streamed report (``report_run`` of a path; ``stream_run_report`` before the one
+   engine) of the code given by ``--before-src`` (a ``src`` directory, e.g. of
    ``git archive HEAD`` extracted into /tmp): every line through the hostile-input checks and pydantic.
-2. ``after``: ``stream_run_report`` of this checkout (what ``judgekit report`` runs): the exact fast path
-   (a typed msgspec mirror of the schema), the full path for any line it is not certain about.
-3. ``in-memory``: ``read_results`` then ``build_run_report`` of this checkout (every line kept): run on
-   the small file only, to check the streamed report against it.
+2. ``after``: ``report_run`` of the file's path, in this checkout (what ``judgekit report`` runs): the
+   exact fast path (a typed msgspec mirror of the schema), the full path for any line it is not certain
+   about.
+3. ``in-memory``: ``read_results`` then ``report_run`` of the lines in memory, in this checkout (every
+   line kept): run on the small file only, to check the streamed report against it.
 4. ``loop``: a fair single-pass loop: ``msgspec`` decodes each line's verdict and case id only (no
    validation, no hostile-input checks), counts once per task, pass^k from the counts with
    ``math.comb``. What the report's headline numbers cost with nothing else.
@@ -39,6 +41,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import importlib
 import json
 import os
 import random
@@ -240,16 +243,19 @@ def _comparable(text: str) -> str:
 
 
 def _in_memory(path: Path) -> dict[str, Any]:
-    from judgekit.reports.run_model import build_run_report
+    from judgekit.reports.run_model import report_run
     from judgekit.results import read_results
 
-    return _report(build_run_report(read_results(path), undecided="fail"))
+    return _report(report_run(read_results(path), undecided="fail")[0])
 
 
 def _streamed(path: Path) -> dict[str, Any]:
-    from judgekit.reports.run_stream import stream_run_report
+    try:
+        from judgekit.reports.run_model import report_run
+    except ImportError:  # a --before-src from before the one report engine: its streamed report
+        report_run = importlib.import_module("judgekit.reports.run_stream").stream_run_report
 
-    report, _ = stream_run_report(path, undecided="fail")
+    report, _ = report_run(path, undecided="fail")
     return _report(report)
 
 

@@ -21,7 +21,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgekit.integrations.taubench import pass_hat_k_table
-from judgekit.reports.run_model import build_run_report
+from judgekit.reports.run_model import report_run
 from judgekit.results import CaseRef, dump_result_line, make_result_line, read_results
 from judgekit.stats import UNDECIDED_POLICIES, UndecidedPolicy, pass_k_curve
 from judgekit.verdict import Grade, Verdict
@@ -99,11 +99,9 @@ def taubench_table(trials: Trials, policy: UndecidedPolicy) -> Figures:
 
 
 def run_report(trials: Trials, policy: UndecidedPolicy) -> Figures:
-    """build_run_report: the one suite's pass^k curve."""
+    """report_run: the one suite's pass^k curve."""
     with tempfile.TemporaryDirectory() as tmp:
-        report = build_run_report(
-            read_results(_write_results(trials, Path(tmp) / "r.jsonl")), undecided=policy
-        )
+        report = report_run(read_results(_write_results(trials, Path(tmp) / "r.jsonl")), undecided=policy)[0]
     (suite,) = report.suites
     assert report.undecided_policy == policy
     return {p.k: p.value for p in suite.pass_hat}
@@ -255,7 +253,7 @@ _PASS_K_NAMES = {
     "pass_hat_k_per_task",
     "pass_k_curve",
     "counted_trials",
-    "build_run_report",
+    "report_run",
 }
 
 

@@ -669,7 +669,7 @@ def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[s
     """The run's HTML report, as ``judgekit report --cases`` renders it, and its headline line."""
     from judgekit.golden.splits import holdout_ids, split_report_lines
     from judgekit.reports.run_html import render_run_html
-    from judgekit.reports.run_model import build_run_report
+    from judgekit.reports.run_model import report_run
     from judgekit.results import read_results
 
     reviewed = case_set.reviewed()
@@ -677,7 +677,7 @@ def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[s
     splits = {c.case.id: c.case.split for c in reviewed if c.case.split}
     split = split_report_lines(read_results(results), (), set_holdouts=holdout_ids(case_set))
     # as `judgekit report --cases` does, with its default undecided policy
-    model = build_run_report(split.results, undecided="fail", known_cases=known, splits=splits)
+    model, _ = report_run(split.results, undecided="fail", known_cases=known, splits=splits)
     model = model.model_copy(update={"notes": (*notes, *model.notes, *split.notes)})
     return render_run_html(model), model.headline.text if model.headline is not None else ""
 

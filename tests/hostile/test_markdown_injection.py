@@ -30,7 +30,7 @@ from judgekit.reports.run_markdown import (
     render_run_markdown,
     render_short_markdown,
 )
-from judgekit.reports.run_model import build_run_report
+from judgekit.reports.run_model import report_run
 from judgekit.results import CaseRef, RunResults, dump_result_line, make_result_line, read_results
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, Grade, Verdict
@@ -139,17 +139,17 @@ def _results(path: Path, value: str, *, app: str, flip: bool = False) -> RunResu
 
 def _report_md(tmp: Path, value: str) -> str:
     history = [_results(tmp / f"h{i}.jsonl", value, app=f"{value} v{i}") for i in (1, 2)]
-    report = build_run_report(
+    report = report_run(
         _results(tmp / "r.jsonl", value, app=f"{value} v3"),
         undecided="fail",
         history=history,
         retire_min_trials=4,
-    )
+    )[0]
     return render_run_markdown(report)
 
 
 def _short_md(tmp: Path, value: str) -> str:
-    report = build_run_report(_results(tmp / "r.jsonl", value, app="1.0"), undecided="fail")
+    report = report_run(_results(tmp / "r.jsonl", value, app="1.0"), undecided="fail")[0]
     return render_short_markdown(report, link="https://ci.example/run/1")
 
 

@@ -188,13 +188,13 @@ def test_tau_bench_airline_pass_hat_k_reproduces_published_figures(tmp_path):
     ]
     assert got == [0.420, 0.273, 0.220, 0.200]
     # Through the results file and the report as well.
-    from judgekit.reports.run_model import build_run_report
+    from judgekit.reports.run_model import report_run
 
     out = tmp_path / "stored.jsonl"
     out.write_text(
         "".join(dump_result_line(x) + "\n" for x in reward_result_lines(result.trials, run_id="tau"))
     )
-    report = build_run_report(read_results(out), undecided="fail")
+    report = report_run(read_results(out), undecided="fail")[0]
     (suite,) = report.suites
     assert [round(p.value, 3) for p in suite.pass_hat] == [0.420, 0.273, 0.220, 0.200]
     # every transcript survives serialisation

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from judgekit.reports.retirement import retirement_advice, retirement_lines
 from judgekit.reports.run_markdown import render_run_markdown
-from judgekit.reports.run_model import build_run_report
+from judgekit.reports.run_model import report_run
 from judgekit.results import CaseRef, RunResults, read_results
 from judgekit.verdict import Verdict
 from support import results_file
@@ -161,7 +161,7 @@ def test_disabled_and_bad_minimum(tmp_path):
 
 def test_the_report_shows_releases_and_the_minimum(tmp_path):
     runs = [_run(tmp_path / f"r{v}.jsonl", f"run-{v}", v, {"a": [P] * 8}) for v in ("1.4", "1.5", "1.6")]
-    report = build_run_report(runs[-1], history=runs[:-1], undecided="fail")
+    report = report_run(runs[-1], history=runs[:-1], undecided="fail")[0]
     text = render_run_markdown(report)
     assert "in each of the last 3 releases (1.4, 1.5, 1.6)" in text
     assert "- a: 1.4: 8/8 · 1.5: 8/8 · 1.6: 8/8" in text

@@ -22,7 +22,7 @@ from judgekit.reports.run_markdown import (
     render_run_markdown,
     render_short_markdown,
 )
-from judgekit.reports.run_model import TOO_FEW_SHOWN, build_run_report
+from judgekit.reports.run_model import TOO_FEW_SHOWN, report_run
 from judgekit.results import CaseRef, dump_result_line, make_result_line, read_results
 from judgekit.stats import wilson_mean_interval
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Verdict, verdict_reason
@@ -89,7 +89,7 @@ def _uneven(tmp_path):
 
 
 def test_the_headline_without_thresholds_says_so_and_gives_each_suites_figures(tmp_path):
-    report = build_run_report(read_results(_uneven(tmp_path)), undecided="fail")
+    report = report_run(read_results(_uneven(tmp_path)), undecided="fail")[0]
     h = report.headline
     assert h is not None
     assert h.status == "unchecked"
@@ -108,7 +108,7 @@ def test_the_headline_without_thresholds_says_so_and_gives_each_suites_figures(t
 def test_the_headline_names_the_missed_threshold_and_the_exit_code_agrees(tmp_path, capsys):
     path = _uneven(tmp_path)
     report = with_thresholds(
-        build_run_report(read_results(path), undecided="fail"), parse_thresholds(["0.9"], [], ["0"])
+        report_run(read_results(path), undecided="fail")[0], parse_thresholds(["0.9"], [], ["0"])
     )
     assert report.headline.status == "missed"
     assert report.headline.thresholds == ("--fail-under 0.9", "--max-errors 0")
@@ -137,7 +137,7 @@ def test_the_headline_under_exclude_and_with_input_problems(tmp_path):
     path = _uneven(tmp_path)
     with path.open("a") as fh:
         fh.write("{not json\n")
-    report = build_run_report(read_results(path), undecided="exclude")
+    report = report_run(read_results(path), undecided="exclude")[0]
     assert "1 undecided (1 error), left out of their tasks' trials" in report.headline.text
     assert report.headline.input_problems == 1
     assert "; 1 input problem(s), listed in the report" in report.headline.verdict
@@ -146,13 +146,13 @@ def test_the_headline_under_exclude_and_with_input_problems(tmp_path):
 def test_an_empty_run_has_a_no_trials_headline(tmp_path):
     path = tmp_path / "empty.jsonl"
     path.write_text("")
-    report = build_run_report(read_results(path), undecided="fail")
+    report = report_run(read_results(path), undecided="fail")[0]
     assert report.headline.status == "no_trials"
     assert report.headline.text == "No trials to report."
 
 
 def test_the_headline_opens_every_format(tmp_path):
-    report = build_run_report(read_results(_uneven(tmp_path)), undecided="fail")
+    report = report_run(read_results(_uneven(tmp_path)), undecided="fail")[0]
     rest = report.headline.text[len(report.headline.verdict) + 2 :]
     md = render_run_markdown(report).splitlines()
     assert md[2] == f"**{report.headline.verdict}.** {rest}"
@@ -170,7 +170,7 @@ def test_the_headline_opens_every_format(tmp_path):
 
 
 def test_pass_k_points_carry_a_conservative_interval_over_tasks(tmp_path):
-    report = build_run_report(read_results(_uneven(tmp_path)), undecided="fail")
+    report = report_run(read_results(_uneven(tmp_path)), undecided="fail")[0]
     cap = report.suites[0]
     for point in cap.pass_hat:
         assert point.ci_low <= point.value <= point.ci_high
@@ -196,7 +196,7 @@ def test_the_interval_covers_on_simulated_runs():
 
 
 def test_tasks_with_too_few_trials_are_named_at_each_k(tmp_path):
-    report = build_run_report(read_results(_uneven(tmp_path)), undecided="fail")
+    report = report_run(read_results(_uneven(tmp_path)), undecided="fail")[0]
     cap = report.suites[0]
     assert [p.too_few_trials for p in cap.pass_hat] == [(), ("c",), ("c", "b"), ("c", "b")]
     assert [p.tasks_excluded for p in cap.pass_hat] == [0, 1, 2, 2]
@@ -211,7 +211,7 @@ def test_too_few_trials_names_at_most_the_cap_and_counts_all(tmp_path):
         ("big", 1, P, {}),
         ("big", 2, P, {}),
     ]
-    report = build_run_report(read_results(_results(tmp_path, rows)), undecided="fail")
+    report = report_run(read_results(_results(tmp_path, rows)), undecided="fail")[0]
     point = report.suites[0].pass_hat[1]
     assert point.tasks_excluded == TOO_FEW_SHOWN + 5
     assert len(point.too_few_trials) == TOO_FEW_SHOWN
@@ -220,7 +220,7 @@ def test_too_few_trials_names_at_most_the_cap_and_counts_all(tmp_path):
 
 
 def test_the_chart_draws_interval_bars_and_the_tasks_counted_at_each_k(tmp_path):
-    report = build_run_report(read_results(_uneven(tmp_path)), undecided="fail")
+    report = report_run(read_results(_uneven(tmp_path)), undecided="fail")[0]
     svg = svg_pass_k_curve(report)
     assert svg.count('opacity="0.6"/>') == 4 + 4  # a bar per pass^k point of each suite
     assert "capability n</text>" in svg
@@ -234,7 +234,7 @@ def test_the_chart_draws_interval_bars_and_the_tasks_counted_at_each_k(tmp_path)
 
 def test_every_trial_that_did_not_pass_has_its_reason_in_every_format(tmp_path):
     path = _uneven(tmp_path)
-    report = build_run_report(read_results(path), undecided="fail")
+    report = report_run(read_results(path), undecided="fail")[0]
     reasons = [(r.case_id, r.trial, r.verdict, r.check_id, r.reason) for r in report.trial_reasons]
     line = "rule:0: amount too high — call 2: issue_refund(amount=500) breaks 'amount > 412.18'"
     assert reasons == [
@@ -257,14 +257,14 @@ def test_every_trial_that_did_not_pass_has_its_reason_in_every_format(tmp_path):
 
 def test_a_cases_trials_failing_the_same_way_share_a_row(tmp_path):
     rows = [("a", t, F, {}) for t in range(1, 11)]
-    report = build_run_report(read_results(_results(tmp_path, rows)), undecided="fail")
+    report = report_run(read_results(_results(tmp_path, rows)), undecided="fail")[0]
     assert len(report.trial_reasons) == 10
     assert "| a | 1, 2, 3, 4, 5, 6, 7, 8, ... (10) | fail |" in render_run_markdown(report)
 
 
 def test_the_full_markdown_lists_the_first_reasons_and_counts_the_rest(tmp_path):
     rows = [(f"case-{i:03d}", 1, F, {}) for i in range(REASONS_SHOWN + 7)]
-    report = build_run_report(read_results(_results(tmp_path, rows)), undecided="fail")
+    report = report_run(read_results(_results(tmp_path, rows)), undecided="fail")[0]
     md = render_run_markdown(report)
     assert "| case-049 | 1 | fail |" in md
     assert "| case-050 |" not in md
@@ -285,7 +285,7 @@ def test_the_short_markdown_stays_a_pr_comment_whatever_the_run_size(tmp_path):
     ]
     path = tmp_path / "big.jsonl"
     path.write_text("".join(dump_result_line(line) + "\n" for line in lines))
-    report = build_run_report(read_results(path), undecided="fail")
+    report = report_run(read_results(path), undecided="fail")[0]
     text = render_short_markdown(report, top=100, link="https://ci.example/run/7/report.html")
     assert len(text) < 65_536  # GitHub's comment limit
     assert text.count("| fail |") == 100
@@ -296,7 +296,7 @@ def test_the_short_markdown_stays_a_pr_comment_whatever_the_run_size(tmp_path):
 
 
 def test_the_short_markdown_with_top_zero_has_no_reason_table(tmp_path):
-    report = build_run_report(read_results(_uneven(tmp_path)), undecided="fail")
+    report = report_run(read_results(_uneven(tmp_path)), undecided="fail")[0]
     text = render_short_markdown(report, top=0)
     assert "Why trials did not pass" not in text
     assert "And 2 more trial(s) that did not pass: see the full report." in text

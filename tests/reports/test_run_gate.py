@@ -15,7 +15,7 @@ from judgekit.reports.run_gate import (
     parse_max_errors,
     parse_thresholds,
 )
-from judgekit.reports.run_model import build_run_report
+from judgekit.reports.run_model import report_run
 from judgekit.results import CaseRef, RunResults, dump_result_line, make_result_line, read_results
 from judgekit.verdict import CheckResult, Grade, Verdict
 
@@ -47,7 +47,7 @@ def report(tmp_path: Path):
             "reg-a": ([P, P, P, P], "regression"),
         },
     )
-    return build_run_report(run, undecided="fail")
+    return report_run(run, undecided="fail")[0]
 
 
 def test_parse_forms() -> None:
@@ -114,7 +114,7 @@ def test_a_k_beyond_the_trials_is_a_miss_not_a_pass(report) -> None:
 
 def test_a_suite_absent_from_the_run_is_a_miss(tmp_path: Path) -> None:
     run = _run(tmp_path / "c.jsonl", {"cap-a": ([P], "normal")})
-    model = build_run_report(run, undecided="fail")
+    model = report_run(run, undecided="fail")[0]
     (miss,) = check_thresholds(model, parse_thresholds(["regression:0.5"]))
     assert (
         miss
@@ -128,7 +128,7 @@ def test_a_suite_absent_from_the_run_is_a_miss(tmp_path: Path) -> None:
 def test_a_run_with_no_task_is_a_miss(tmp_path: Path) -> None:
     empty = tmp_path / "e.jsonl"
     empty.write_text("")
-    model = build_run_report(read_results(empty), undecided="fail")
+    model = report_run(read_results(empty), undecided="fail")[0]
     assert check_thresholds(model, parse_thresholds(["0"])) == (
         "--fail-under 0: the run has no task, so pass^1 cannot be checked",
     )
@@ -145,7 +145,7 @@ def test_max_errors_counts_the_whole_run_or_one_suite(report) -> None:
 
 def test_exclude_policy_is_named_in_the_miss(tmp_path: Path) -> None:
     run = _run(tmp_path / "x.jsonl", {"cap-a": ([P, F, E], "normal")})
-    (miss,) = check_thresholds(build_run_report(run, undecided="exclude"), parse_thresholds(["0.9"]))
+    (miss,) = check_thresholds(report_run(run, undecided="exclude")[0], parse_thresholds(["0.9"]))
     assert "is 0.5000" in miss
     assert "(undecided trials left out)" in miss
 
@@ -183,5 +183,5 @@ def test_compare_suites_follow_the_case_set_splits_as_the_report_does(tmp_path: 
     # a case's split decides its suite, whatever its category
     c = compare_runs(a, b, splits={"t1": "regression", "t2": "capability"})
     assert [t.case_id for t in c.regression_lost] == ["t1"]
-    report = build_run_report(a, undecided="fail", splits={"t1": "regression", "t2": "capability"})
+    report = report_run(a, undecided="fail", splits={"t1": "regression", "t2": "capability"})[0]
     assert {s.name: s.tasks for s in report.suites} == {"capability": 1, "regression": 1}

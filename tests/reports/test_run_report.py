@@ -14,7 +14,7 @@ from judgekit.reports.run_compare import compare_runs
 from judgekit.reports.run_html import render_run_html
 from judgekit.reports.run_json import render_comparison_json, render_run_json
 from judgekit.reports.run_markdown import render_comparison_markdown, render_run_markdown
-from judgekit.reports.run_model import REPORT_SCHEMA_VERSION, build_run_report, task_outcomes
+from judgekit.reports.run_model import REPORT_SCHEMA_VERSION, report_run, task_outcomes
 from judgekit.results import CaseRef, dump_result_line, make_result_line, read_results
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, Grade, Verdict
@@ -118,7 +118,7 @@ def _sample_lines(run_id="run-a", app_version="2.1.0"):
 
 def test_report_numbers(tmp_path):
     results = _write(tmp_path / "run.jsonl", _sample_lines())
-    report = build_run_report(results, undecided="exclude")
+    report = report_run(results, undecided="exclude")[0]
     assert report.k_max == 4
     assert report.verdicts == {P: 20, F: 5, INS: 1, E: 1, N: 1}
     capability, regression = report.suites
@@ -151,7 +151,7 @@ def test_report_numbers(tmp_path):
 
 
 def test_report_numbers_when_undecided_trials_fail(tmp_path):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")
+    report = report_run(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")[0]
     assert report.undecided_policy == "fail"
     capability, _ = report.suites
     assert capability.undecided_trials == 3
@@ -169,7 +169,7 @@ def test_report_numbers_when_undecided_trials_fail(tmp_path):
 
 @pytest.mark.parametrize("policy", ["fail", "exclude"])
 def test_every_rate_carries_its_bounds_under_the_undecided_trials(tmp_path, policy):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided=policy)
+    report = report_run(_write(tmp_path / "run.jsonl", _sample_lines()), undecided=policy)[0]
     capability, _ = report.suites
     # 20 trials: 13 pass, 4 fail, 3 undecided (address-2: 2, faq-1: 1), whatever the policy
     rate = capability.trial_pass_rate
@@ -200,7 +200,7 @@ def test_a_rate_lies_within_its_undecided_bounds(tmp_path, tasks, policy):
     for t, (passes, fails, undecided) in enumerate(tasks):
         verdicts = [P] * passes + [F] * fails + [E] * undecided
         lines.extend(_line(f"t{t}", i + 1, v) for i, v in enumerate(verdicts))
-    report = build_run_report(_write(tmp_path / "prop.jsonl", lines), undecided=policy)
+    report = report_run(_write(tmp_path / "prop.jsonl", lines), undecided=policy)[0]
     for group in report.suites:
         for rate in (group.trial_pass_rate, group.tasks_all_pass):
             assert rate.undecided_low is not None
@@ -224,7 +224,7 @@ def test_compare_pass_rates_carry_intervals_and_undecided_bounds(tmp_path):
 
 
 def test_undecided_trials_are_counted_per_case(tmp_path):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")
+    report = report_run(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")[0]
     rows = [(r.case_id, r.trials, r.passed, r.failed, r.undecided) for r in report.undecided_cases]
     assert rows == [("address-2", 4, 2, 0, 2), ("faq-1", 4, 3, 0, 1)]
     address = report.undecided_cases[0]
@@ -234,7 +234,7 @@ def test_undecided_trials_are_counted_per_case(tmp_path):
 
 @pytest.mark.parametrize("policy", ["fail", "exclude"])
 def test_every_format_says_the_policy_and_the_undecided_trials_per_case(tmp_path, policy):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided=policy)
+    report = report_run(_write(tmp_path / "run.jsonl", _sample_lines()), undecided=policy)[0]
     md = render_run_markdown(report)
     assert f"- Undecided trials: 3 of 28, in 2 case(s); policy `{policy}`: " in md
     assert "## Undecided trials per case" in md
@@ -256,9 +256,9 @@ def test_every_format_says_the_policy_and_the_undecided_trials_per_case(tmp_path
 
 
 def test_without_undecided_trials_the_report_says_so(tmp_path):
-    report = build_run_report(
+    report = report_run(
         _write(tmp_path / "run.jsonl", [_line("a", 1, P), _line("a", 2, F)]), undecided="fail"
-    )
+    )[0]
     assert report.undecided_cases == ()
     md = render_run_markdown(report)
     assert "- Undecided trials: 0 of 2, in 0 case(s); policy `fail`" in md
@@ -270,7 +270,7 @@ def test_a_long_undecided_listing_is_cut_in_markdown_and_html_but_not_in_json(tm
     from judgekit.reports.run_markdown import UNDECIDED_CASES_SHOWN
 
     lines = [_line(f"t{i:03d}", 1, E) for i in range(UNDECIDED_CASES_SHOWN + 3)]
-    report = build_run_report(_write(tmp_path / "run.jsonl", lines), undecided="fail")
+    report = report_run(_write(tmp_path / "run.jsonl", lines), undecided="fail")[0]
     assert (
         "And 3 more case(s) with 3 undecided trial(s); the JSON report lists every case."
         in render_run_markdown(report)
@@ -282,11 +282,11 @@ def test_a_long_undecided_listing_is_cut_in_markdown_and_html_but_not_in_json(tm
 def test_an_unknown_policy_is_refused(tmp_path):
     results = _write(tmp_path / "run.jsonl", [_line("a", 1, E)])
     with pytest.raises(ValueError, match=r"undecided must be 'fail' or 'exclude'.*never counted as a pass"):
-        build_run_report(results, undecided="pass")
+        report_run(results, undecided="pass")[0]
 
 
 def test_every_state_is_shown_in_every_format(tmp_path):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")
+    report = report_run(_write(tmp_path / "run.jsonl", _sample_lines()), undecided="fail")[0]
     md = render_run_markdown(report)
     assert "| trials | 20 | 5 | 1 | 1 | 1 |" in md
     for label in ("insufficient info", "error", "not evaluated"):
@@ -305,7 +305,7 @@ def test_every_state_is_shown_in_every_format(tmp_path):
 
 
 def test_k_larger_than_trials_is_reported_and_rest_kept(tmp_path):
-    report = build_run_report(_write(tmp_path / "run.jsonl", _sample_lines()), k=9, undecided="fail")
+    report = report_run(_write(tmp_path / "run.jsonl", _sample_lines()), k=9, undecided="fail")[0]
     assert report.k_max == 4
     assert any("k=9 is larger than the trial count (4 trials per task at most)" in p for p in report.problems)
     assert len(report.suites[0].pass_hat) == 4
@@ -314,7 +314,7 @@ def test_k_larger_than_trials_is_reported_and_rest_kept(tmp_path):
 def test_unknown_cases_are_left_out_and_named(tmp_path):
     results = _write(tmp_path / "run.jsonl", _sample_lines())
     known = dict.fromkeys(("refund-1", "refund-2", "address-1", "address-2", "faq-1", "incident-7"), (1, ()))
-    report = build_run_report(results, known_cases=known, undecided="fail")
+    report = report_run(results, known_cases=known, undecided="fail")[0]
     assert report.run.tasks == 6
     assert any("'incident-9' (4 trials)" in p and "not in the case set" in p for p in report.problems)
 
@@ -324,21 +324,21 @@ def test_truncated_file_reports_the_rest(tmp_path):
     lines = _sample_lines()
     text = "".join(dump_result_line(line) + "\n" for line in lines[:-1]) + dump_result_line(lines[-1])[:30]
     path.write_text(text)
-    report = build_run_report(read_results(path), undecided="fail")
+    report = report_run(read_results(path), undecided="fail")[0]
     assert report.run.trials == len(lines) - 1
     assert any("truncated" in p for p in report.problems)
 
 
 def test_mixed_versions_within_a_run_are_a_problem(tmp_path):
     lines = [_line("a", 1, P, version=1), _line("a", 2, P, version=2)]
-    report = build_run_report(_write(tmp_path / "run.jsonl", lines), undecided="fail")
+    report = report_run(_write(tmp_path / "run.jsonl", lines), undecided="fail")[0]
     assert any("'a' (v1, v2)" in p for p in report.problems)
 
 
 def test_empty_results(tmp_path):
     path = tmp_path / "run.jsonl"
     path.write_text("")
-    report = build_run_report(read_results(path), undecided="fail")
+    report = report_run(read_results(path), undecided="fail")[0]
     assert report.suites == ()
     assert "No trials to report." in render_run_markdown(report)
     assert "no data" in render_run_html(report)
@@ -443,12 +443,12 @@ def _golden_report(tmp_path):
         _write(tmp_path / f"old{i}.jsonl", _sample_lines(f"run-{i}", app_version=v))
         for i, v in enumerate(("1.9.0", "2.0.0"))
     ]
-    return build_run_report(
+    return report_run(
         _write(tmp_path / "run.jsonl", _sample_lines()),
         history=history,
         undecided="fail",
         retire_min_trials=4,
-    )
+    )[0]
 
 
 def test_golden_markdown(tmp_path):
@@ -472,7 +472,7 @@ def test_golden_comparison(tmp_path):
 
 def test_html_is_self_contained_and_escapes_text(tmp_path):
     lines = [_line("<script>alert(1)</script>", 1, F, slice="s<b>")]
-    html = render_run_html(build_run_report(_write(tmp_path / "run.jsonl", lines), undecided="fail"))
+    html = render_run_html(report_run(_write(tmp_path / "run.jsonl", lines), undecided="fail")[0])
     assert "<script>" not in html
     assert "&lt;script&gt;" in html
     # no external fetch of any kind: only the SVG namespace URI may appear
@@ -530,7 +530,7 @@ def test_report_corrects_judged_criteria_with_the_calibration_records(tmp_path, 
     results = _write(
         tmp_path / "run.jsonl", [_judged_line(f"c{i}", 1, v, "fp-judge") for i, v in enumerate(verdicts)]
     )
-    report = build_run_report(results, undecided="fail", calibration_records=[record])
+    report = report_run(results, undecided="fail", calibration_records=[record])[0]
     (row,) = report.corrected
     b = record.metrics.judge_vs_consensus.binary
     assert (row.criterion, row.passed, row.decided, row.undecided) == ("goal", 14, 18, 2)
@@ -547,7 +547,7 @@ def test_report_corrects_judged_criteria_with_the_calibration_records(tmp_path, 
         row.correction.estimate.value
     )
     # without records, or with records for another judge, there is no section
-    assert build_run_report(results, undecided="fail").corrected == ()
+    assert report_run(results, undecided="fail")[0].corrected == ()
     (tmp_path / "other").mkdir()
     _, other = _calibration_record(tmp_path / "other", "fp-other")
-    assert build_run_report(results, undecided="fail", calibration_records=[other]).corrected == ()
+    assert report_run(results, undecided="fail", calibration_records=[other])[0].corrected == ()

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from judgekit.reports.run_model import RunReport
     from judgekit.results import ResultLine
     from judgekit.runner import RunSummary
+    from judgekit.stats import UndecidedPolicy
 
 __all__ = ["register"]
 
@@ -489,12 +490,12 @@ def grade(  # noqa: PLR0917 - typer options
     if thresholds or output_format == "json":
         # the figures `judgekit report --cases` would show for this results file (undecided counts as fail)
         from judgekit.golden.splits import holdout_ids, split_report_lines
-        from judgekit.reports.run_model import build_run_report
+        from judgekit.reports.run_model import report_run
         from judgekit.results import read_results
 
         graded = split_report_lines(read_results(out), holdout, set_holdouts=holdout_ids(case_set)).results
         splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        run_report = build_run_report(graded, undecided="fail", splits=splits)
+        run_report, _ = report_run(graded, undecided="fail", splits=splits)
     gate = _threshold_rows(run_report, thresholds) if run_report is not None else []
     misses = [miss for row in gate for miss in row["misses"]]
     missed = _say_gate(thresholds, misses) if thresholds else False
@@ -826,6 +827,7 @@ def _streamed_report(
     *,
     holdout: set[str],
     set_holdouts: set[str],
+    undecided: UndecidedPolicy,
     **options: Any,
 ) -> tuple[RunReport, list[list[Problem]], list[str]]:
     """The run report of a results file read line by line (memory flat in trials), holdouts handled.
@@ -842,12 +844,11 @@ def _streamed_report(
         JudgekitError: When a file cannot be read, or a --holdout name is not a holdout case.
     """
     from judgekit.golden.splits import check_holdout_names, holdout_notes
-    from judgekit.reports.run_stream import stream_history, stream_run_report
+    from judgekit.reports.run_model import report_run
 
     drop = frozenset(set_holdouts - holdout)
     while True:
-        tallies, older_problems = stream_history(history)
-        model, seen = stream_run_report(results, retirement=tallies, drop=drop, **options)
+        model, seen = report_run(results, undecided=undecided, history=history, drop=drop, **options)
         holdouts = seen.line_holdouts | set_holdouts
         check_holdout_names(holdout, holdouts)
         needed = frozenset(holdouts - holdout)
@@ -856,7 +857,7 @@ def _streamed_report(
         drop = needed  # a holdout recorded by the lines had trials in the report: read again without them
     kept = [cid for cid in seen.cases if cid not in seen.dropped]
     used = sorted(cid for cid in kept if cid in holdouts)
-    return model, older_problems, holdout_notes(used, dict(sorted(seen.dropped.items())))
+    return model, seen.history_problems, holdout_notes(used, dict(sorted(seen.dropped.items())))
 
 
 # --------------------------------------------------------------------------- compare

@@ -1,6 +1,6 @@
 """The run report: what one results file says about an agent, computed once, rendered many ways.
 
-:func:`build_run_report` turns a results file (and, for retirement advice, earlier runs) into a
+:func:`report_run` turns a results file (and, for retirement advice, earlier runs) into a
 :class:`RunReport`, a versioned, JSON-serialisable model. Renderers (``run_markdown``, ``run_html``,
 ``run_json``) only format it; nothing here prints or reads files.
 
@@ -39,7 +39,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Literal, cast
+from typing import Literal, TypeAlias, cast
 
 import numpy as np
 from pydantic import Field
@@ -60,7 +60,7 @@ from judgekit.reports.retirement import (
     RetirementSuggestion,
     RetirementTallies,
 )
-from judgekit.results import CaseRef, FastResultLine, ResultLine, RunResults, paused_gc
+from judgekit.results import CaseRef, FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
 from judgekit.stats import (
     UndecidedPolicy,
     check_undecided_policy,
@@ -84,19 +84,20 @@ __all__ = [
     "Headline",
     "Interval",
     "KPoint",
+    "ResultSource",
     "RetirementAdvice",
     "RetirementSuggestion",
     "RunAccumulator",
     "RunInfo",
+    "RunReading",
     "RunReport",
-    "StreamedRun",
     "TrialReason",
     "UndecidedCase",
     "build_headline",
-    "build_run_report",
     "cost_summary",
     "in_capability_suite",
     "outcomes_from_counts",
+    "report_run",
     "task_outcomes",
     "task_rate",
     "trial_reasons",
@@ -841,9 +842,9 @@ def in_capability_suite(
 ) -> Callable[[CaseRef], bool]:
     """The report's suite rule as a predicate: is a case (as a result line names it) a capability task?
 
-    The same rule :func:`build_run_report` splits suites by (a ``capability`` or ``regression`` split
+    The same rule :func:`report_run` splits suites by (a ``capability`` or ``regression`` split
     decides; otherwise ``category: regression`` or a regression slice name means regression); a case
-    with a ``holdout`` split is in neither. ``judgekit retire`` uses it so that it retires exactly what
+    with a ``holdout`` split is in neither. ``judgekit cases retire`` uses it so that it retires exactly what
     ``judgekit report`` suggests.
 
     Args:
@@ -904,15 +905,16 @@ class FailureTally:
 
 
 @dataclass
-class StreamedRun:
-    """What reading one results file for its report found, besides the report's own figures.
+class RunReading:
+    """What reading one run's lines for its report found, besides the report's own figures.
 
     Attributes:
-        path: The file read.
+        path: The results file read.
         problems: Its located problems, exactly those :func:`judgekit.results.read_results` reports.
         line_holdouts: Case ids its lines recorded as holdouts (``grading["holdouts"]``).
         cases: Every case id with a valid line, with its number of trials (holdouts included).
         dropped: Holdout case id to trials left out of the report (those in ``drop``).
+        history_problems: Each history run's problems, in the order given (empty without history).
     """
 
     path: Path
@@ -920,15 +922,25 @@ class StreamedRun:
     line_holdouts: set[str] = field(default_factory=set)
     cases: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
+    history_problems: list[list[Problem]] = field(default_factory=list)
 
 
 class RunAccumulator:
     """Every figure of a run report, accumulated one result line at a time.
 
     Feed it the run's valid lines in file order with :meth:`add`, then call :meth:`report`. It is the one
-    aggregation of a run report: :func:`build_run_report` feeds it a :class:`~judgekit.results.RunResults`'
-    lines from memory, :func:`judgekit.reports.run_stream.stream_run_report` the lines of a file as they
-    are read.
+    aggregation of a run report: :func:`report_run` feeds it the lines of a
+    :class:`~judgekit.results.RunResults` from memory, or of a file as they are read.
+
+    What it keeps, and how it grows:
+
+    * per task (case id): its verdict counts, its first case reference, its case versions, its quality sum;
+      per (case, release): the retirement tallies; per criterion and fingerprint: the judged-check counts;
+      per case and per criterion: the judge cost. These grow with tasks, not trials.
+    * per trial: one ``(run id, case id, trial)`` entry for retirement's repeated trials, about 200 bytes
+      (a streamed file's reader keeps one ``(case id, trial)`` entry more, to find duplicates).
+    * per trial that did not pass: its :class:`TrialReason` (the report lists every one), a few hundred
+      bytes each.
     """
 
     def __init__(
@@ -952,7 +964,7 @@ class RunAccumulator:
         self.records = calibration_records
         self.fingerprints = latest_records(calibration_records) if calibration_records else {}
         self.retirement = retirement
-        self.seen = StreamedRun(path=Path())
+        self.seen = RunReading(path=Path())
         self.unknown: Counter[str] = Counter()
         self.stale: set[str] = set()
         self.index: dict[str, int] = {}
@@ -1095,7 +1107,7 @@ class RunAccumulator:
             splits: Case id to its split, from the case set.
 
         Returns:
-            The report, equal to :func:`~judgekit.reports.run_model.build_run_report`'s on the same lines.
+            The report of the lines fed.
         """
         path = Path(path)
         problems: list[str] = [str(p) for p in problems_in]
@@ -1244,34 +1256,60 @@ class RunAccumulator:
         return report.model_copy(update={"headline": build_headline(report)})
 
 
-def build_run_report(
-    results: RunResults,
+ResultSource: TypeAlias = RunResults | str | PathLike[str]
+"""Where a report's result lines come from: a run read into memory
+(:func:`judgekit.results.read_results`), or the path of a results file, read once line by line and never
+held in memory (the lines the exact fast path is certain about come as
+:class:`~judgekit.results.FastResultLine`, every other line through the full path, so the problems are
+those :func:`~judgekit.results.read_results` reports)."""
+
+
+def _source_lines(
+    source: ResultSource,
+) -> tuple[Path, Iterable[ResultLine | FastResultLine], Callable[[], list[Problem]]]:
+    """The file, the valid lines and (once the lines are consumed) the problems of a result source."""
+    if isinstance(source, RunResults):
+        return source.path, source.lines, lambda: source.problems
+    stream = ResultStream(source)
+    return stream.path, stream.report_lines(), lambda: stream.problems
+
+
+def report_run(
+    source: ResultSource,
     *,
     undecided: UndecidedPolicy,
     k: int | None = None,
-    history: Sequence[RunResults] = (),
+    history: Sequence[ResultSource] = (),
     retire_after: int = DEFAULT_RELEASES,
     retire_min_trials: int = DEFAULT_MIN_TRIALS,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
-    known_cases: dict[str, tuple[int, tuple[str, ...]]] | None = None,
+    known_cases: Mapping[str, tuple[int, tuple[str, ...]]] | None = None,
     splits: Mapping[str, str] | None = None,
     calibration_records: Sequence[CalibrationRecord] = (),
-) -> RunReport:
-    """Compute the report of one run.
+    drop: frozenset[str] = frozenset(),
+) -> tuple[RunReport, RunReading]:
+    """Compute the report of one run: the one report engine, whatever the lines come from.
+
+    Every source's lines are fed, one at a time in file order, to the same :class:`RunAccumulator`, so a
+    run read into memory and the same file streamed give the same report, byte for byte in every
+    rendering. A streamed file is read once and never held: memory grows with tasks, not trials (what is
+    kept is listed on :class:`RunAccumulator`).
 
     Bad input never stops the report: lines for cases not in ``known_cases``, a ``k`` larger than the
     trial count, mixed case versions within the run and the results file's own problems are listed in
     ``problems`` or ``notes`` and everything else is reported.
 
     Args:
-        results: The run's results (from :func:`judgekit.results.read_results`).
+        source: The run's results: a :class:`~judgekit.results.RunResults` in memory, or a results file's
+            path (streamed).
         undecided: How a trial with no decided verdict counts in pass^k, pass@k and the rates
             (:data:`judgekit.stats.UndecidedPolicy`: ``"fail"`` or ``"exclude"``); required, recorded in
             the report. ``judgekit report`` passes ``"fail"`` unless ``--undecided exclude`` is given.
         k: Largest k for pass^k and pass@k; default the largest trial count of a task. A larger k than
-            that is reduced to it, with a problem saying so.
-        history: Earlier runs, oldest first, for retirement advice (their trials count by release: the same
-            run given twice counts once, and runs of one agent version pool their trials).
+            that is reduced to it, with a problem saying so; a k below 1 is ignored, with a problem.
+        history: Earlier runs, oldest first (in memory or paths, streamed), for retirement advice (their
+            trials count by release: the same run given twice counts once, and runs of one agent version
+            pool their trials).
         retire_after: R: distinct releases in a row in which a capability task must pass every trial
             (``< 1`` disables retirement).
         retire_min_trials: Trials per release (each a pass, at the case's current version) for that
@@ -1283,67 +1321,52 @@ def build_run_report(
             with a ``capability`` or ``regression`` split goes to that suite whatever its slice.
         calibration_records: Calibration records (:func:`judgekit.calibration.records.load_records`); each
             judged criterion whose judge fingerprint has one gets a corrected pass rate in ``corrected``
-            (:func:`judgekit.calibration.corrected.corrected_criterion_rates`).
+            (:func:`judgekit.calibration.corrected.corrected_criterion_rates`); empty: none.
+        drop: Case ids whose trials are left out entirely (holdouts not asked for by name); counted in
+            :attr:`RunReading.dropped`.
 
     Returns:
-        The report.
+        The report, and what reading the lines found besides it (problems, the holdouts the lines
+        recorded, the trials per case, the trials dropped, each history run's problems).
 
     Raises:
-        ValueError: When ``undecided`` is not a policy (a programming error, not bad input: the message
-            lists the policies).
+        JudgekitError: When a results file cannot be read at all.
+        ValueError: When ``undecided`` is not a policy or ``retire_min_trials`` is below 1 (programming
+            errors, not bad input: the CLI checks its options).
     """
     policy = check_undecided_policy(undecided)
+    if retire_min_trials < 1:
+        raise ValueError(f"min_trials must be at least 1 (got {retire_min_trials})")
     with paused_gc():
-        return _build_run_report(
-            results,
+        tallies = RetirementTallies()
+        history_problems: list[list[Problem]] = []
+        for earlier in history:
+            _, older, older_problems = _source_lines(earlier)
+            for old in older:
+                tallies.add(cast(ResultLine, old))  # only attributes are read (see RunAccumulator.add)
+            history_problems.append(older_problems())
+        acc = RunAccumulator(
+            known_cases=known_cases, drop=drop, calibration_records=calibration_records, retirement=tallies
+        )
+        path, lines, problems = _source_lines(source)
+        for line in lines:
+            acc.add(line)
+        reading = acc.seen
+        reading.path = path
+        reading.problems = problems()
+        reading.history_problems = history_problems
+        report = acc.report(
+            file=path.name,
+            path=path,
+            problems_in=reading.problems,
             policy=policy,
             k=k,
-            history=history,
             retire_after=retire_after,
             retire_min_trials=retire_min_trials,
             regression_slices=regression_slices,
-            known_cases=known_cases,
             splits=splits or {},
-            calibration_records=calibration_records,
         )
-
-
-def _build_run_report(
-    results: RunResults,
-    *,
-    policy: UndecidedPolicy,
-    k: int | None,
-    history: Sequence[RunResults],
-    retire_after: int,
-    retire_min_trials: int,
-    regression_slices: Iterable[str],
-    known_cases: dict[str, tuple[int, tuple[str, ...]]] | None,
-    splits: Mapping[str, str],
-    calibration_records: Sequence[CalibrationRecord] = (),
-) -> RunReport:
-    """The streamed report's one accumulation, fed the lines from memory instead of from the file."""
-    if retire_min_trials < 1:
-        raise ValueError(f"min_trials must be at least 1 (got {retire_min_trials})")
-    tallies = RetirementTallies()
-    for earlier in history:
-        for line in earlier.lines:
-            tallies.add(line)
-    acc = RunAccumulator(
-        known_cases=known_cases, drop=frozenset(), calibration_records=calibration_records, retirement=tallies
-    )
-    for line in results.lines:
-        acc.add(line)
-    return acc.report(
-        file=results.name,
-        path=results.path,
-        problems_in=results.problems,
-        policy=policy,
-        k=k,
-        retire_after=retire_after,
-        retire_min_trials=retire_min_trials,
-        regression_slices=regression_slices,
-        splits=splits,
-    )
+    return report, reading
 
 
 def trial_reasons(lines: Iterable[ResultLine]) -> tuple[TrialReason, ...]:

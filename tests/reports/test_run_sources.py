@@ -1,7 +1,13 @@
-"""The streamed run report: exactly the in-memory report of the same file, problems included."""
+"""The one report engine, ``report_run``, over its sources: a file streamed, or its lines in memory.
+
+Both sources feed the same accumulation, so their reports are equal by construction; what differs is how
+the lines are read (the streamed file through the exact fast path), which the property test below holds
+equal, problems included. A scan of the sources checks that every path to a run report goes through it.
+"""
 
 from __future__ import annotations
 
+import ast
 import functools
 import json
 from dataclasses import replace
@@ -16,8 +22,7 @@ from judgekit.reports.run_compare import compare_digests, compare_runs, stream_c
 from judgekit.reports.run_html import render_run_html
 from judgekit.reports.run_json import render_comparison_json, render_run_json
 from judgekit.reports.run_markdown import render_run_markdown
-from judgekit.reports.run_model import build_run_report
-from judgekit.reports.run_stream import stream_history, stream_run_report
+from judgekit.reports.run_model import report_run
 from judgekit.results import (
     SCHEMA_VERSION,
     CaseRef,
@@ -28,8 +33,9 @@ from judgekit.results import (
 )
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
-from support import load_file
+from support import called_name, load_file
 
+REPO = Path(__file__).resolve().parents[2]
 GOLDEN = Path(__file__).parent / "golden"
 
 CASES = {
@@ -219,7 +225,7 @@ def options(draw) -> dict:
     opts=options(),
     drop=st.sets(st.sampled_from(sorted(CASES)), max_size=2),
 )
-def test_the_streamed_report_is_the_in_memory_report(tmp_path, run, history, opts, drop):
+def test_a_streamed_file_and_its_lines_in_memory_give_one_report(tmp_path, run, history, opts, drop):
     path = tmp_path / "run.jsonl"
     path.write_bytes(run)
     older = []
@@ -229,14 +235,15 @@ def test_the_streamed_report_is_the_in_memory_report(tmp_path, run, history, opt
     opts["calibration_records"] = [_record("fp-judge")] if opts["calibration_records"] else []
     results = read_results(path)
     kept = replace(results, lines=[line for line in results.lines if line.case.id not in drop])
-    expected = build_run_report(kept, history=[read_results(p) for p in older], **opts)
-    tallies, older_problems = stream_history(older)
-    got, seen = stream_run_report(path, retirement=tallies, drop=frozenset(drop), **opts)
+    expected, in_memory = report_run(kept, history=[read_results(p) for p in older], **opts)
+    got, seen = report_run(path, history=older, drop=frozenset(drop), **opts)
     assert render_run_json(got) == render_run_json(expected)
     assert render_run_markdown(got) == render_run_markdown(expected)
     assert got == expected
     assert seen.problems == results.problems
-    assert older_problems == [read_results(p).problems for p in older]
+    assert seen.history_problems == in_memory.history_problems == [read_results(p).problems for p in older]
+    # dropping in the engine is leaving the lines out first
+    assert report_run(results, history=older, drop=frozenset(drop), **opts)[0] == expected
     assert dict(seen.cases) == {
         cid: sum(line.case.id == cid for line in results.lines)
         for cid in {ln.case.id for ln in results.lines}
@@ -245,6 +252,7 @@ def test_the_streamed_report_is_the_in_memory_report(tmp_path, run, history, opt
 
 
 def test_the_streamed_report_renders_the_golden_files(tmp_path):
+    # test_run_report.py renders them from the lines in memory
     # the golden report's three runs: the lines test_run_report.py writes for it
     module = load_file(Path(__file__).with_name("test_run_report.py"), "golden_lines")
     older = []
@@ -255,8 +263,7 @@ def test_the_streamed_report_renders_the_golden_files(tmp_path):
         )
     run = tmp_path / "run.jsonl"
     run.write_text("".join(dump_result_line(x) + "\n" for x in module._sample_lines()))
-    tallies, _ = stream_history(older)
-    report, _ = stream_run_report(run, retirement=tallies, undecided="fail", retire_min_trials=4)
+    report, _ = report_run(run, history=older, undecided="fail", retire_min_trials=4)
     assert render_run_markdown(report) == (GOLDEN / "run_report.md").read_text()
     assert render_run_json(report) == (GOLDEN / "run_report.json").read_text()
     assert render_run_html(report) == (GOLDEN / "run_report.html").read_text()
@@ -264,7 +271,7 @@ def test_the_streamed_report_renders_the_golden_files(tmp_path):
 
 def test_a_missing_results_file_is_one_error(tmp_path):
     with pytest.raises(JudgekitError, match=r"missing\.jsonl: cannot read results"):
-        stream_run_report(tmp_path / "missing.jsonl", undecided="fail")
+        report_run(tmp_path / "missing.jsonl", undecided="fail")
 
 
 def test_the_lines_holdouts_are_reported(tmp_path):
@@ -279,7 +286,7 @@ def test_the_lines_holdouts_are_reported(tmp_path):
         judgekit_version="1.0.0",
     )
     path.write_text(dump_result_line(line) + "\n")
-    report, seen = stream_run_report(path, undecided="fail", drop=frozenset({"hold-1"}))
+    report, seen = report_run(path, undecided="fail", drop=frozenset({"hold-1"}))
     assert seen.line_holdouts == {"hold-1"}
     assert dict(seen.dropped) == {"hold-1": 1}
     assert report.run.trials == 0
@@ -305,3 +312,37 @@ def test_the_streamed_comparison_is_the_in_memory_comparison(tmp_path, a, b, spl
     except JudgekitError as exc:
         got = f"error: {exc}"
     assert got == expected
+
+
+def _names(path: Path) -> tuple[set[str], set[str]]:
+    """The names a module calls, and the names it mentions at all."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    called = {called_name(node) for node in ast.walk(tree)} - {None}
+    mentioned = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+    mentioned |= {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+    mentioned |= {a.name for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) for a in n.names}
+    return called, mentioned
+
+
+def test_every_path_to_a_run_report_goes_through_the_one_engine():
+    engine = REPO / "src" / "judgekit" / "reports" / "run_model.py"
+    callers = []
+    for path in sorted([*(REPO / "src").rglob("*.py"), *(REPO / "bench").glob("*.py")]):
+        if path == engine:
+            continue
+        called, mentioned = _names(path)
+        rel = path.relative_to(REPO).as_posix()
+        # a run report is built by the engine only: no other module builds one or drives its accumulation
+        assert "RunReport" not in called, f"{rel} builds a RunReport itself: call report_run"
+        if rel != "bench/bench_report.py":  # its decode+count floor drives the accumulation on purpose
+            assert "RunAccumulator" not in mentioned, f"{rel} drives RunAccumulator: call report_run"
+        assert not {"build_run_report", "stream_run_report", "stream_history"} & called, rel
+        if "report_run" in called:
+            callers.append(rel)
+    # the report and grade commands (or the service they call) and the demo reach it
+    assert any(c.startswith(("src/judgekit/commands/", "src/judgekit/api/")) for c in callers), callers
+    assert "src/judgekit/demo.py" in callers or any(c.startswith("src/judgekit/api/") for c in callers)
+    # the engine feeds every source to one accumulation, in one place
+    called, _ = _names(engine)
+    assert "RunAccumulator" in called
+    assert engine.read_text(encoding="utf-8").count("RunAccumulator(") == 1
