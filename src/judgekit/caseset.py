@@ -53,6 +53,7 @@ __all__ = [
     "CaseSelection",
     "CaseSet",
     "LoadedCase",
+    "LocatedProblem",
     "PathArg",
     "SetManifest",
     "document_cases",
@@ -81,6 +82,28 @@ NON_CASE_DIRS = frozenset(
     }
 )
 """Folders under a set that hold data other than cases; never read as case files."""
+
+
+class LocatedProblem(FrozenModel):
+    """A located problem (or warning) as a field of a printed document.
+
+    Attributes:
+        file: The file as text, or ``None`` when the problem concerns no single file.
+        line: The 1-based line, or ``None`` when it is not known.
+        field: The dotted field concerned, ``""`` for the whole file.
+        message: What is wrong and what to do.
+    """
+
+    file: str | None
+    line: int | None
+    field: str
+    message: str
+
+    @classmethod
+    def of(cls, problem: Problem) -> LocatedProblem:
+        """The document form of ``problem`` (its file written as text)."""
+        file = str(problem.file) if problem.file is not None else None
+        return cls(file=file, line=problem.line, field=problem.field, message=problem.message)
 
 
 class SetManifest(FrozenModel):

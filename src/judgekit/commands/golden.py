@@ -10,13 +10,12 @@ from typing import TYPE_CHECKING, Any
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document
+from judgekit.commands.output import chosen_format, format_option, print_document, print_model
 
 if TYPE_CHECKING:
-    from judgekit.cases import Case
     from judgekit.caseset import CaseSet
     from judgekit.errors import Problem
-    from judgekit.results import CaseRef
+    from judgekit.golden.coverage import CoverageReport
 
 __all__ = ["register"]
 
@@ -138,27 +137,6 @@ def _mix_line(title: str, counts: dict[str, int]) -> str:
     return f"{title}: {inner or '(none)'}"
 
 
-#: The fields of the ``coverage`` document besides ``valid``, ``problems`` and ``warnings`` (all ``None``
-#: when the set is invalid and nothing was counted).
-_COVERAGE_FIELDS = (
-    "total",
-    "mix",
-    "tools",
-    "listed_only",
-    "sources",
-    "dimensions",
-    "declared",
-    "floors",
-    "gaps",
-    "undeclared",
-)
-
-
-def _ranked(counts: Mapping[str, int]) -> dict[str, int]:
-    """Counts in the order the text shows them: most cases first, then by name."""
-    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
-
-
 @existing_inputs("path")
 def coverage(  # noqa: PLR0917 - typer options
     path: Path = typer.Argument(..., help="Golden-set folder.", show_default=False),
@@ -194,32 +172,11 @@ def coverage(  # noqa: PLR0917 - typer options
     output_format: str = format_option(),
 ) -> None:
     """Show the set's mix and the cases expecting each tool and source; exit 1 when one is below a floor."""
-    from judgekit.caseset import SetManifest
-    from judgekit.golden.coverage import compute_coverage
+    from judgekit.golden.coverage import coverage_report
 
     output_format = chosen_format(output_format)
     case_set = _load([path])
-    if case_set.problems:
-        if output_format == "json":
-            print_document(
-                "coverage",
-                {
-                    "valid": False,
-                    "problems": [problem_data(p) for p in case_set.problems],
-                    "warnings": [problem_data(w) for w in case_set.warnings],
-                    **dict.fromkeys(_COVERAGE_FIELDS),
-                    "notes": ["the set is invalid; fix it first (judgekit validate)"],
-                },
-            )
-            raise typer.Exit(1)
-        _print_problems(case_set)
-        typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
-        raise typer.Exit(1)
-    manifest = case_set.manifest
-    tool_list = _split(tools) or list(manifest.tools if manifest else ())
-    source_list = _split(sources) or list(manifest.sources if manifest else ())
-    dimension_list = _split(dimensions) or list(manifest.dimensions if manifest else ())
-    flags = {
+    floors = {
         "tool": min_per_tool,
         "source": min_per_source,
         "slice": min_per_slice,
@@ -227,96 +184,53 @@ def coverage(  # noqa: PLR0917 - typer options
         "severity": min_per_severity,
         "dimension": min_per_dimension,
     }
-    defaults = SetManifest()
-    floors = {
-        kind: flag if flag is not None else getattr(manifest or defaults, f"min_per_{kind}")
-        for kind, flag in flags.items()
-    }
-    cov = compute_coverage(
-        (c.case for c in case_set.reviewed()),
-        tools=tool_list,
-        sources=source_list,
-        dimensions=dimension_list,
-        min_per_tool=floors["tool"],
-        min_per_source=floors["source"],
-        min_per_slice=floors["slice"],
-        min_per_category=floors["category"],
-        min_per_severity=floors["severity"],
-        min_per_dimension=floors["dimension"],
+    report = coverage_report(
+        case_set, tools=_split(tools), sources=_split(sources), dimensions=_split(dimensions), floors=floors
     )
-    no_tools_note = "no tool list declared (--tools or the manifest), so no tool gap can be named"
     if output_format == "json":
-        print_document(
-            "coverage",
-            {
-                "valid": True,
-                "problems": [],
-                "warnings": [problem_data(w) for w in case_set.warnings],
-                "total": cov.total,
-                "mix": {
-                    "slice": _ranked(cov.by_slice),
-                    "category": _ranked(cov.by_category),
-                    "severity": _ranked(cov.by_severity),
-                },
-                "tools": _ranked(cov.by_tool),
-                "listed_only": _ranked(+cov.listed_only),
-                "sources": _ranked(cov.by_source),
-                "dimensions": _ranked(cov.by_dimension),
-                "declared": {"tools": tool_list, "sources": source_list, "dimensions": dimension_list},
-                "floors": floors,
-                "gaps": [
-                    {
-                        "what": gap.kind,
-                        "name": gap.name,
-                        "count": gap.count,
-                        "floor": gap.floor,
-                        "listed_only": gap.listed,
-                        "message": gap.describe(),
-                    }
-                    for gap in cov.gaps
-                ],
-                "undeclared": {
-                    "tools": cov.undeclared_tools,
-                    "sources": cov.undeclared_sources,
-                    "dimensions": cov.undeclared_dimensions,
-                },
-                "notes": [] if tool_list else [no_tools_note],
-            },
-        )
-        if cov.gaps:
-            raise typer.Exit(1)
-        return
-    typer.echo(f"{cov.total} cases")
-    typer.echo(_mix_line("slice", dict(cov.by_slice)))
-    typer.echo(_mix_line("category", dict(cov.by_category)))
-    typer.echo(_mix_line("severity", dict(cov.by_severity)))
-    if cov.by_dimension:
-        typer.echo(_mix_line("dimension", dict(cov.by_dimension)))
-    typer.echo(_mix_line("cases per tool (expecting it)", dict(cov.by_tool)))
-    if +cov.listed_only:
-        typer.echo(_mix_line("listed only (not counted)", dict(+cov.listed_only)))
-    typer.echo(_mix_line("cases per source", dict(cov.by_source)))
-    if not tool_list:
-        typer.echo(f"note: {no_tools_note}")
-    gap_tools = {gap.name for gap in cov.gaps if gap.kind == "tool"}
-    for name in cov.untested_tools():
+        print_model("coverage", report)
+    elif not report.valid:
+        _print_problems(case_set)
+        typer.echo(report.notes[0], err=True)
+    else:
+        _print_coverage(report)
+    if not report.valid or report.gaps:
+        raise typer.Exit(1)
+    if output_format != "json":
+        typer.echo("no coverage gaps")
+
+
+def _print_coverage(report: CoverageReport) -> None:
+    """The text of ``judgekit cases coverage`` for a valid set, but its last line."""
+    mix = report.mix or {}
+    typer.echo(f"{report.total} cases")
+    for kind in ("slice", "category", "severity"):
+        typer.echo(_mix_line(kind, mix[kind]))
+    if report.dimensions:
+        typer.echo(_mix_line("dimension", report.dimensions))
+    typer.echo(_mix_line("cases per tool (expecting it)", report.tools or {}))
+    if report.listed_only:
+        typer.echo(_mix_line("listed only (not counted)", report.listed_only))
+    typer.echo(_mix_line("cases per source", report.sources or {}))
+    for note in report.notes:
+        typer.echo(f"note: {note}")
+    gaps = report.gaps or []
+    gap_tools = {gap.name for gap in gaps if gap.what == "tool"}
+    listed = report.listed_only or {}
+    for name in report.untested_tools():
         if name not in gap_tools:
-            typer.echo(
-                f"warning: tool {name}: 0 cases expect it (listed in {cov.listed_only[name]})", err=True
-            )
-    for name in cov.undeclared_tools:
+            typer.echo(f"warning: tool {name}: 0 cases expect it (listed in {listed[name]})", err=True)
+    undeclared = report.undeclared or {}
+    for name in undeclared["tools"]:
         typer.echo(f"warning: tool '{name}' is used by cases but not in the declared tool list", err=True)
-    for name in cov.undeclared_sources:
+    for name in undeclared["sources"]:
         typer.echo(f"warning: source '{name}' is used by cases but not in the declared source list", err=True)
-    for name in cov.undeclared_dimensions:
+    for name in undeclared["dimensions"]:
         typer.echo(
             f"warning: dimension '{name}' is named by cases but not in the declared dimension list", err=True
         )
-    for gap in cov.gaps:
-        typer.echo(f"COVERAGE GAP {gap.describe()}")
-    if cov.gaps:
-        raise typer.Exit(1)
-    typer.echo("no coverage gaps")
+    for gap in gaps:
+        typer.echo(f"COVERAGE GAP {gap.message}")
 
 
 def _split(values: list[str] | None) -> list[str]:
@@ -521,136 +435,48 @@ def retire(  # noqa: PLR0917 - typer options
 
     Each retired case's file gets split: regression and a retired: record (moved_from, reason with the
     evidence, releases, retired_on) and nothing else changes: YAML keeps its comments and layout. Review
-    the edit with git diff or judgekit golden diff HEAD, then commit it. Refusals (a named case that is not
+    the edit with git diff or judgekit cases diff HEAD, then commit it. Refusals (a named case that is not
     saturated, a file that cannot be edited safely) are listed and nothing is written (exit 2).
     """
-    from datetime import UTC, datetime
-
-    from judgekit.caseset import load_case_set
-    from judgekit.errors import JudgekitError, Problem, ProblemsError
-    from judgekit.golden.journal import refuse_if_pending
-    from judgekit.golden.retire import Retire, finish_interrupted_retirement, retire_cases
-    from judgekit.reports.retirement import retirement_advice
-    from judgekit.reports.run_model import in_capability_suite
-    from judgekit.results import read_results
+    from judgekit.api.cases import RetirementReport, retire_saturated
 
     output_format = chosen_format(output_format)
-    if releases < 1:
-        raise JudgekitError(f"--releases must be at least 1 (got {releases})", exit_code=2)
-    if min_trials < 1:
-        raise JudgekitError(
-            f"--min-trials must be at least 1 (got {min_trials}); the seed recommends 8", exit_code=2
-        )
-    empty: dict[str, Any] = {
-        "dry_run": dry_run,
-        "releases": [],
-        "retired": [],
-        "undersampled": [],
-        "notes": [],
-    }
+    empty = RetirementReport(dry_run=dry_run).model_dump(mode="json", by_alias=True)
     with problems_in_document(output_format, "retirement", empty):
-        case_set = load_case_set(set_path)
-        if dry_run:
-            refuse_if_pending(case_set.root, "show a dry run of a half-edited set")
-        resumed = [] if dry_run else finish_interrupted_retirement(case_set.root)
-        if resumed:  # a killed run's retirement, finished first: its cases are retired now
-            case_set = load_case_set(set_path)
-        try:
-            case_set.raise_if_invalid()
-        except JudgekitError as exc:
-            exc.exit_code = 2
-            raise
-        runs = []
-        for path in results:
-            run = read_results(path)
-            for problem in run.problems:
-                typer.echo(f"warning: {problem}", err=True)
-            runs.append(run)
-        reviewed = {c.case.id: c.case for c in case_set.reviewed()}
-        splits = {cid: c.split for cid, c in reviewed.items() if c.split}
-        rule = in_capability_suite(splits)
-        wanted = [c for c in case if c not in {r.case_id for r in resumed}]
-        advice = retirement_advice(
-            runs,
-            # the set decides a case's suite (its split, category and slice now), not the results' copy
-            is_capability=lambda ref: ref.id in reviewed and rule(_case_ref(reviewed[ref.id])),
-            current_versions={cid: c.version for cid, c in reviewed.items()},
-            required_releases=releases,
+        report = retire_saturated(
+            set_path,
+            results,
+            releases=releases,
             min_trials=min_trials,
-            cases=wanted or case or None,
+            cases=case,
+            reason=reason,
+            dry_run=dry_run,
+            warn=lambda problem: typer.echo(f"warning: {problem}", err=True),
         )
-        if case and not wanted:  # every case named was in the finished retirement: nothing else to do
-            advice = advice.model_copy(
-                update={"suggestions": (), "undersampled": (), "blocked": (), "notes": ()}
-            )
-        if wanted:
-            refusals = [
-                Problem(None, None, s.case_id, f"not retired: {s.reason}")
-                for s in (*advice.undersampled, *advice.blocked)
-            ]
-            refusals += [
-                Problem(None, None, "--case", note) for note in advice.notes if "not capability" in note
-            ]
-            if refusals:
-                raise ProblemsError(refusals)
-        suffix = f"; {reason.strip()}" if reason and reason.strip() else ""
-        items = [
-            Retire(s.case_id, s.reason + suffix, tuple(t.release for t in s.releases))
-            for s in advice.suggestions
-        ]
-        done = retire_cases(case_set, items, on=datetime.now(UTC).date(), write=not dry_run) if items else []
-        done = [*resumed, *done]
     if output_format == "json":
-        print_document(
-            "retirement",
-            {
-                "dry_run": dry_run,
-                "releases": list(advice.releases),
-                "retired": [
-                    {
-                        "id": r.case_id,
-                        "file": str(r.path),
-                        "line": r.line,
-                        "from": r.moved_from,
-                        "to": "regression",
-                        "reason": r.reason,
-                    }
-                    for r in done
-                ],
-                "undersampled": [{"id": s.case_id, "reason": s.reason} for s in advice.undersampled],
-                "notes": list(advice.notes),
-                "problems": [],
-            },
-        )
+        print_model("retirement", report)
         return
-    for note in advice.notes:
+    for note in report.notes:
         typer.echo(f"note: {note}", err=True)
     verb = "would retire" if dry_run else "retired"
-    for r in done:
+    for r in report.retired:
         resumed_note = " (finishing the retirement a killed run left half done)" if r.resumed else ""
         typer.echo(
-            f"{verb} {r.case_id} ({r.path}:{r.line}): split {r.moved_from or '(none)'} -> regression: "
+            f"{verb} {r.id} ({r.file}:{r.line}): split {r.moved_from or '(none)'} -> regression: "
             f"{r.reason}{resumed_note}"
         )
-    for s in advice.undersampled:
-        typer.echo(f"not yet {s.case_id}: {s.reason}")
-    if done and not dry_run:
+    for s in report.undersampled:
+        typer.echo(f"not yet {s.id}: {s.reason}")
+    if report.retired and not dry_run:
         typer.echo(
-            f"{len(done)} case(s) moved to the regression split; review the edit (git diff, or judgekit "
-            "golden diff HEAD) and commit it"
+            f"{len(report.retired)} case(s) moved to the regression split; review the edit (git diff, or "
+            "judgekit golden diff HEAD) and commit it"
         )
-    elif not done:
+    elif not report.retired:
         typer.echo(
             f"no capability case is saturated (every trial passed, at least {min_trials} per release, in "
             f"each of the last {releases} releases)"
         )
-
-
-def _case_ref(case: Case) -> CaseRef:
-    """A case of the set as the reports' :class:`~judgekit.results.CaseRef` (id, version, slice, category)."""
-    from judgekit.results import CaseRef
-
-    return CaseRef(id=case.id, version=case.version, slice=case.slice, category=case.category)
 
 
 def subgroup(app: typer.Typer, name: str) -> typer.Typer:

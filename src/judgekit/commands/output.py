@@ -23,9 +23,12 @@ import io
 import os
 import sys
 from collections.abc import Iterator
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from judgekit.errors import JudgekitError
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 #: The exit code when standard output's reader went away (128 + SIGPIPE, as a shell reports ``cat``).
 EXIT_OUTPUT_CLOSED = 141
@@ -305,3 +308,13 @@ def print_document(kind: str, data: dict[str, Any]) -> None:
     import typer
 
     typer.echo(json.dumps(versioned(kind, data), indent=2, ensure_ascii=False, default=str))
+
+
+def print_model(kind: str, document: BaseModel) -> None:
+    """Print a command's result model as its JSON document (:func:`print_document`).
+
+    Args:
+        kind: What the document is (``coverage``, ``retirement``, ...).
+        document: The library's result model; fields print under their aliases, in declaration order.
+    """
+    print_document(kind, document.model_dump(mode="json", by_alias=True))

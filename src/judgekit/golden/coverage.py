@@ -10,13 +10,31 @@ tools the agent has in that case) is not tested by the case; it is counted apart
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import get_args
 
-from judgekit.cases import Case
+from pydantic import Field
 
-__all__ = ["CATEGORIES", "GAP_KINDS", "SEVERITIES", "Coverage", "Gap", "compute_coverage", "expected_tools"]
+from judgekit.cases import Case
+from judgekit.caseset import CaseSet, LocatedProblem, SetManifest
+from judgekit.verdict import FrozenModel
+
+__all__ = [
+    "CATEGORIES",
+    "FLOOR_KINDS",
+    "GAP_KINDS",
+    "INVALID_SET_NOTE",
+    "NO_TOOLS_NOTE",
+    "SEVERITIES",
+    "Coverage",
+    "CoverageGap",
+    "CoverageReport",
+    "Gap",
+    "compute_coverage",
+    "coverage_report",
+    "expected_tools",
+]
 
 
 def _literal_values(field_name: str) -> tuple[str, ...]:
@@ -237,3 +255,164 @@ def compute_coverage(
     ]
     cov.gaps = sorted(gaps, key=lambda g: (GAP_KINDS.index(g.kind), g.count, g.name))
     return cov
+
+
+#: The coverage floors in the order the ``coverage`` document lists them.
+FLOOR_KINDS = ("tool", "source", "slice", "category", "severity", "dimension")
+
+#: The note of a coverage report of an invalid set (nothing was counted).
+INVALID_SET_NOTE = "the set is invalid; fix it first (judgekit cases check)"
+
+#: The note of a coverage report with no declared tool list.
+NO_TOOLS_NOTE = "no tool list declared (--tools or the manifest), so no tool gap can be named"
+
+
+class CoverageGap(FrozenModel):
+    """One :class:`Gap` as a row of the ``coverage`` document.
+
+    Attributes:
+        what: The gap's kind (one of :data:`GAP_KINDS`).
+        name: The tool, source, slice, category, severity or dimension.
+        count: Cases covering it (>= 0).
+        floor: The minimum required (>= 1).
+        listed_only: For a tool, the cases listing it without expecting it; 0 otherwise.
+        message: The gap as one readable line (:meth:`Gap.describe`).
+    """
+
+    what: str
+    name: str
+    count: int
+    floor: int
+    listed_only: int
+    message: str
+
+
+def _ranked(counts: Mapping[str, int]) -> dict[str, int]:
+    """Counts in the order the text shows them: most cases first, then by name."""
+    return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))
+
+
+class CoverageReport(FrozenModel):
+    """What ``judgekit cases coverage`` prints: a set's mix, its cases per tool and source, and its gaps.
+
+    Every count map is ranked (most cases first, then by name). When the set is invalid nothing is
+    counted: ``valid`` is false, ``problems`` lists why and every count field is ``None``.
+
+    Attributes:
+        valid: Whether the set loaded without problems.
+        problems: The set's problems (empty when valid).
+        warnings: The set's warnings.
+        total: Reviewed cases counted.
+        mix: Cases per ``slice``, ``category`` and ``severity``.
+        tools: Cases expecting each tool (declared tools with none at 0).
+        listed_only: Cases listing a tool without expecting it (positive counts only).
+        sources: Cases per knowledge source.
+        dimensions: Cases per quality dimension.
+        declared: The declared ``tools``, ``sources`` and ``dimensions`` (options, else the manifest's).
+        floors: The floor of each kind (:data:`FLOOR_KINDS`), options first, else the manifest's.
+        gaps: Every value below its floor, in :data:`GAP_KINDS` order, then count, then name.
+        undeclared: Tools, sources and dimensions the cases use but the declared lists leave out.
+        notes: Why something could not be checked.
+    """
+
+    valid: bool
+    problems: list[LocatedProblem]
+    warnings: list[LocatedProblem]
+    total: int | None = None
+    mix: dict[str, dict[str, int]] | None = None
+    tools: dict[str, int] | None = None
+    listed_only: dict[str, int] | None = None
+    sources: dict[str, int] | None = None
+    dimensions: dict[str, int] | None = None
+    declared: dict[str, list[str]] | None = None
+    floors: dict[str, int] | None = None
+    gaps: list[CoverageGap] | None = None
+    undeclared: dict[str, list[str]] | None = None
+    notes: list[str] = Field(default_factory=list)
+
+    def untested_tools(self) -> list[str]:
+        """Tools some case lists but no case expects, sorted (empty for an invalid set)."""
+        tools = self.tools or {}
+        return sorted(t for t in self.listed_only or {} if not tools.get(t))
+
+
+def coverage_report(
+    case_set: CaseSet,
+    *,
+    tools: Sequence[str] = (),
+    sources: Sequence[str] = (),
+    dimensions: Sequence[str] = (),
+    floors: Mapping[str, int | None] | None = None,
+) -> CoverageReport:
+    """The coverage of a loaded set's reviewed cases, with the manifest filling what is not given.
+
+    Args:
+        case_set: The loaded set; when it has problems nothing is counted.
+        tools: Every tool the agent has; empty takes the manifest's list.
+        sources: Every knowledge source; empty takes the manifest's list.
+        dimensions: Every quality dimension; empty takes the manifest's list.
+        floors: A floor per kind of :data:`FLOOR_KINDS` (each >= 0); a kind missing or ``None`` takes the
+            manifest's floor, else the manifest's default.
+
+    Returns:
+        The report; its ``gaps`` are empty when every floor is met.
+    """
+    warnings = [LocatedProblem.of(w) for w in case_set.warnings]
+    if case_set.problems:
+        problems = [LocatedProblem.of(p) for p in case_set.problems]
+        return CoverageReport(valid=False, problems=problems, warnings=warnings, notes=[INVALID_SET_NOTE])
+    manifest = case_set.manifest or SetManifest()
+    tool_list = list(tools) or list(manifest.tools)
+    source_list = list(sources) or list(manifest.sources)
+    dimension_list = list(dimensions) or list(manifest.dimensions)
+    given = floors or {}
+    floor = {
+        kind: value if (value := given.get(kind)) is not None else getattr(manifest, f"min_per_{kind}")
+        for kind in FLOOR_KINDS
+    }
+    cov = compute_coverage(
+        (c.case for c in case_set.reviewed()),
+        tools=tool_list,
+        sources=source_list,
+        dimensions=dimension_list,
+        min_per_tool=floor["tool"],
+        min_per_source=floor["source"],
+        min_per_slice=floor["slice"],
+        min_per_category=floor["category"],
+        min_per_severity=floor["severity"],
+        min_per_dimension=floor["dimension"],
+    )
+    return CoverageReport(
+        valid=True,
+        problems=[],
+        warnings=warnings,
+        total=cov.total,
+        mix={
+            "slice": _ranked(cov.by_slice),
+            "category": _ranked(cov.by_category),
+            "severity": _ranked(cov.by_severity),
+        },
+        tools=_ranked(cov.by_tool),
+        listed_only=_ranked(+cov.listed_only),
+        sources=_ranked(cov.by_source),
+        dimensions=_ranked(cov.by_dimension),
+        declared={"tools": tool_list, "sources": source_list, "dimensions": dimension_list},
+        floors=floor,
+        gaps=[
+            CoverageGap(
+                what=g.kind,
+                name=g.name,
+                count=g.count,
+                floor=g.floor,
+                listed_only=g.listed,
+                message=g.describe(),
+            )
+            for g in cov.gaps
+        ],
+        undeclared={
+            "tools": cov.undeclared_tools,
+            "sources": cov.undeclared_sources,
+            "dimensions": cov.undeclared_dimensions,
+        },
+        notes=[] if tool_list else [NO_TOOLS_NOTE],
+    )
