@@ -7,6 +7,7 @@ writes the record.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import datetime
 from typing import Final, Literal
 
 from judgekit.calibration.agreement import AgreementReport, compute_agreement
@@ -19,7 +20,7 @@ from judgekit.calibration.labels import (
     check_items_have_two_raters,
     check_raters,
 )
-from judgekit.calibration.records import CalibrationRecord, LabelTableInfo
+from judgekit.calibration.records import CalibrationRecord, LabelTableInfo, build_record
 from judgekit.calibration.selective import SelectiveResult, selective_threshold
 from judgekit.errors import JudgekitError
 from judgekit.verdict import FrozenModel
@@ -57,6 +58,27 @@ class CalibrationResult(FrozenModel):
     comparison: GraderComparison | None = None
     ceiling: HumanCeiling | None = None
     alt_test: AltTestResult | None = None
+
+    def to_record(self, *, now: datetime | None = None) -> CalibrationRecord:
+        """The calibration record of this run (what ``judgekit calibrate`` writes), not yet written.
+
+        Args:
+            now: The record's time (UTC now when ``None``).
+
+        Raises:
+            JudgekitError: When the run has no fingerprint (a record trusts an exact fingerprint only).
+        """
+        return build_record(
+            fingerprint=self.fingerprint or "",
+            report=self.report,
+            gate=self.gate,
+            policy=self.policy,
+            label_table=self.label_table,
+            selective=self.selective,
+            ceiling=self.ceiling,
+            alt_test=self.alt_test,
+            now=now,
+        )
 
 
 def resolve_fingerprint(table: LabelTable, judge: str, option: str | None) -> str | None:

@@ -62,7 +62,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from os import PathLike
 from pathlib import Path
-from typing import Final, Generic, TypeVar
+from typing import Final, Generic, Literal, TypeVar
 
 from judgekit.calibration.bias import BIAS_DIR, BiasReport, bias_report_filename, load_bias_report
 from judgekit.calibration.families import (
@@ -72,6 +72,7 @@ from judgekit.calibration.families import (
     failure_mode_record_filename,
     load_failure_mode_record,
 )
+from judgekit.calibration.gate import Condition, GateResult
 from judgekit.calibration.records import CalibrationRecord, load_record, record_filename
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.verdict import Trust, TrustDecision
@@ -79,6 +80,8 @@ from judgekit.verdict import Trust, TrustDecision
 __all__ = [
     "CHECK_PREFIX",
     "TrustBook",
+    "TrustStatus",
+    "WithheldBy",
     "criterion_key",
     "trust_decision",
 ]
@@ -190,6 +193,74 @@ def _rejection(d: FailureModeDecision, filed: _Filed[FailureModeRecord]) -> str:
     return (
         f"failure mode {label} was rejected by the failure-mode record ({filed.cite}): {holm}; {_bounds(d)}"
     )
+
+
+WithheldBy = Literal["no_fingerprint", "uncalibrated", "failed_gate", "bias", "failure_mode"]
+"""A source that withholds trust: ``no_fingerprint`` (the grader has none), ``uncalibrated`` (no calibration
+record for this exact fingerprint: never calibrated, or the grader changed since), ``failed_gate`` (the latest
+record failed its policy), ``bias`` (the latest bias report blocks trust), ``failure_mode`` (the latest
+failure-mode record rejects the criterion)."""
+
+
+@dataclass(frozen=True)
+class TrustStatus:
+    """Whether one grader fingerprint is trusted for one criterion, why, and the records read.
+
+    Made by :meth:`TrustBook.status` (the trust rule); :meth:`TrustBook.decide` is its :attr:`decision`.
+
+    Attributes:
+        fingerprint: The fingerprint asked about, exactly as given.
+        criterion: The criterion compared (after :func:`criterion_key`); ``""`` asks about the judge as a
+            whole.
+        records_dir: The records folder the book read (or names, for a book made in memory).
+        trust: ``TRUSTED`` or ``UNTRUSTED`` (never ``NOT_REQUIRED``).
+        reason: One line: every source that withholds trust, joined by ``"; "``, or the evidence for it.
+        withheld_by: The sources that withhold trust, in the order the reason names them; empty exactly
+            when trusted.
+        record: The latest calibration record for the fingerprint, or ``None`` (uncalibrated).
+        record_file: That record's file name, or ``None``.
+        bias_report: The latest bias report for the fingerprint, or ``None`` (no probes recorded).
+        bias_report_file: That report's file name, or ``None``.
+        failure_modes: The latest failure-mode record for the fingerprint, or ``None``.
+        failure_modes_file: That record's file name, or ``None``.
+        other_fingerprints: Calibration records in the folder for other fingerprints (0 or more): with no
+            record for this one, a sign that the grader changed (a changed model, template, rubric or
+            parameter is a new fingerprint).
+    """
+
+    fingerprint: str
+    criterion: str
+    records_dir: Path
+    trust: Trust
+    reason: str
+    withheld_by: tuple[WithheldBy, ...] = ()
+    record: CalibrationRecord | None = None
+    record_file: str | None = None
+    bias_report: BiasReport | None = None
+    bias_report_file: str | None = None
+    failure_modes: FailureModeRecord | None = None
+    failure_modes_file: str | None = None
+    other_fingerprints: int = 0
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the fingerprint is trusted for the criterion."""
+        return self.trust is Trust.TRUSTED
+
+    @property
+    def decision(self) -> TrustDecision:
+        """The decision a judge-backed check carries: :attr:`trust` and :attr:`reason`."""
+        return TrustDecision(trust=self.trust, reason=self.reason)
+
+    @property
+    def gate(self) -> GateResult | None:
+        """The gate of the latest calibration record (every condition and whether it passed), or ``None``."""
+        return self.record.gate if self.record is not None else None
+
+    @property
+    def failed_conditions(self) -> tuple[Condition, ...]:
+        """The conditions the latest calibration record failed (empty when it passed or there is none)."""
+        return self.record.gate.failed if self.record is not None else ()
 
 
 class TrustBook:
@@ -340,8 +411,10 @@ class TrustBook:
 
     # ------------------------------------------------------------------------------------ the answer
 
-    def decide(self, fingerprint: str, criterion: str | None = None) -> TrustDecision:
-        """Whether a grader fingerprint is trusted for a criterion, and why (the one trust function).
+    def status(self, fingerprint: str, criterion: str | None = None) -> TrustStatus:
+        """Whether a grader fingerprint is trusted for a criterion, why, and the records that say so.
+
+        This is where the trust rule lives; :meth:`decide` is its :class:`~judgekit.verdict.TrustDecision`.
 
         Args:
             fingerprint: The grader's exact fingerprint (as produced by the judge layer); compared as is,
@@ -351,31 +424,68 @@ class TrustBook:
                 about the judge as a whole.
 
         Returns:
-            ``TRUSTED`` when the latest calibration record for the fingerprint passed, the latest bias
-            report (if any) does not block trust, and the latest failure-mode record (if any) does not
-            reject the criterion; ``UNTRUSTED`` otherwise, never ``NOT_REQUIRED``. The reason lists
-            every source that withholds trust, or the evidence for it (see the module docs).
+            The status: ``TRUSTED`` when the latest calibration record for the fingerprint passed, the
+            latest bias report (if any) does not block trust, and the latest failure-mode record (if any)
+            does not reject the criterion; ``UNTRUSTED`` otherwise, never ``NOT_REQUIRED``. Its reason
+            lists every source that withholds trust, or the evidence for it (see the module docs), and
+            ``withheld_by`` names those sources.
         """
+        key = criterion_key(criterion or "")
         if not fingerprint.strip():
-            return TrustDecision(
+            return TrustStatus(
+                fingerprint=fingerprint,
+                criterion=key,
+                records_dir=self.records_dir,
                 trust=Trust.UNTRUSTED,
                 reason="the grader has no fingerprint: trust is recorded for an exact fingerprint, so an "
                 "unnamed grader is never trusted",
+                withheld_by=("no_fingerprint",),
             )
-        key = criterion_key(criterion or "")
         calibrated, calibration_reason = self._calibration(fingerprint)
         clear, probes_reason = self._probes(fingerprint)
         withdrawals, notes = self._failure_modes(fingerprint, key)
+        filed = self._calibrations.get(fingerprint)
+        withheld: list[WithheldBy] = []
+        if not calibrated:
+            withheld.append("uncalibrated" if filed is None else "failed_gate")
+        if not clear:
+            withheld.append("bias")
+        if withdrawals:
+            withheld.append("failure_mode")
         blockers = [
             *([] if calibrated else [calibration_reason]),
             *([] if clear else [probes_reason]),
             *withdrawals,
         ]
-        if blockers:
-            return TrustDecision(trust=Trust.UNTRUSTED, reason="; ".join(blockers))
-        return TrustDecision(
-            trust=Trust.TRUSTED, reason="; ".join([calibration_reason, probes_reason, *notes])
+        bias = self._bias.get(fingerprint)
+        modes = self._modes.get(fingerprint)
+        return TrustStatus(
+            fingerprint=fingerprint,
+            criterion=key,
+            records_dir=self.records_dir,
+            trust=Trust.UNTRUSTED if blockers else Trust.TRUSTED,
+            reason="; ".join(blockers or [calibration_reason, probes_reason, *notes]),
+            withheld_by=tuple(withheld),
+            record=filed.value if filed is not None else None,
+            record_file=filed.name if filed is not None else None,
+            bias_report=bias.value if bias is not None else None,
+            bias_report_file=bias.name if bias is not None else None,
+            failure_modes=modes.value if modes is not None else None,
+            failure_modes_file=modes.name if modes is not None else None,
+            other_fingerprints=len(self._calibrations) - (filed is not None),
         )
+
+    def decide(self, fingerprint: str, criterion: str | None = None) -> TrustDecision:
+        """Whether a grader fingerprint is trusted for a criterion, and why (the one trust function).
+
+        Args:
+            fingerprint: As for :meth:`status`: the grader's exact fingerprint.
+            criterion: As for :meth:`status`: a bare criterion id, or ``None`` for the judge as a whole.
+
+        Returns:
+            :meth:`status`'s decision (``TRUSTED`` or ``UNTRUSTED``, and the reason).
+        """
+        return self.status(fingerprint, criterion).decision
 
     def lookup(self, fingerprint: str, criterion: str) -> TrustDecision:
         """:meth:`decide` for one criterion: the callable a judge-backed grader takes as ``trust=``."""

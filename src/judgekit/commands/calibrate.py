@@ -13,7 +13,6 @@ written).
 
 from __future__ import annotations
 
-from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -24,31 +23,18 @@ from judgekit.commands.output import chosen_format, format_option, print_documen
 
 if TYPE_CHECKING:
     from judgekit.calibration.corrected import LeeCorrection, PPIResult
-    from judgekit.calibration.gate import TrustPolicy
     from judgekit.results import ResultLine
     from judgekit.verdict import Verdict
 
 __all__ = ["register"]
 
 _FORMATS = ("json", "md", "html")
-_SUFFIX = {"json": "json", "md": "md", "html": "html"}
 
 
 def _read(path: Path, what: str) -> bytes:
     from judgekit.io.documents import read_input
 
     return read_input(path, what)
-
-
-def _write(path: Path, text: str, what: str) -> None:
-    from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import write_atomic
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
-    except OSError as exc:
-        raise JudgekitError(f"{path}: cannot write the {what}: {exc.strerror or exc}") from None
 
 
 @existing_inputs("labels", "policy", "baseline")
@@ -118,68 +104,38 @@ def calibrate(
 
     Exit 0 when the judge is trusted, 1 when it is not (every failed condition is named).
     """
-    from judgekit.calibration.gate import TrustPolicy, parse_policy
-    from judgekit.calibration.labels import VERDICT_SCALE, parse_labels, parse_scale_option
-    from judgekit.calibration.pipeline import resolve_fingerprint, run_calibration
-    from judgekit.calibration.records import build_record, dump_record, load_record, record_filename
+    from judgekit.api.calibration import CalibrationOptions, calibrate
+    from judgekit.calibration.labels import parse_scale_option
     from judgekit.errors import JudgekitError
-    from judgekit.reports.calibration_report import render_calibration, render_comparison
 
     chosen_format(fmt, _FORMATS)
-    from judgekit.settings import records_folder, setting
-
-    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
-    policy = setting("policy", policy)
     chosen_scale = (
-        VERDICT_SCALE
-        if scale is None
-        else parse_scale_option(scale, level=level, positive=positive, abstain=abstain)
+        None if scale is None else parse_scale_option(scale, level=level, positive=positive, abstain=abstain)
     )
     if scale is None and (positive or abstain):
         raise JudgekitError("--positive and --abstain apply to a declared --scale", exit_code=2)
-    table = parse_labels(_read(labels, "label table"), source=labels, scale=chosen_scale)
-    from judgekit.calibration.guards import check_not_selection_set, load_usage, random_sample_only
-
-    table, provenance = random_sample_only(table)  # rates and gates use the random-sample items only
-    if provenance.random:
-        typer.echo(provenance.note, err=True)
-    check_not_selection_set(table, load_usage(records))  # labels that chose a judge cannot certify it
-    if policy is not None:
-        from judgekit.io.documents import read_document
-
-        doc = read_document(policy)
-        trust_policy = parse_policy(doc.data, source=policy, line_of=doc.line_of)
-    else:
-        trust_policy = TrustPolicy()
-    trust_policy = _alt_test_options(trust_policy, annotator_kind, alt_test_epsilon, table.raters, judge)
-    expert_list = None
-    if experts is not None:
-        expert_list = [e.strip() for e in experts.split(",") if e.strip()]
-        if not expert_list:
-            raise JudgekitError("--experts: no expert named", exit_code=2)
-    old = load_record(_read(baseline, "baseline record"), source=baseline) if baseline is not None else None
-    fp = resolve_fingerprint(table, judge, fingerprint)
-    result = run_calibration(
-        table,
+    kind, kinds = _annotator_kinds(annotator_kind)
+    options = CalibrationOptions(
         judge=judge,
-        experts=expert_list,
-        policy=trust_policy,
-        fingerprint=fp,
-        label_name=labels.name,
-        baseline=old,
+        experts=None if experts is None else experts.split(","),
+        fingerprint=fingerprint,
+        policy=policy,
+        baseline=baseline,
+        scale=chosen_scale,
+        records=records,
+        annotator_kind=kind,
+        annotator_kinds=kinds,
+        alt_test_epsilon=alt_test_epsilon,
     )
-    rendered = render_calibration(result, fmt)
+    result = calibrate(labels, options=options, on_note=lambda note: typer.echo(note, err=True))
     if out is not None:
-        target = out / f"calibration.{_SUFFIX[fmt]}"
-        _write(target, rendered, "report")
-        typer.echo(f"report: {target}", err=True)
-        if result.comparison is not None:
-            change = out / f"grader-change.{_SUFFIX[fmt]}"
-            _write(change, render_comparison(result.comparison, fmt), "grader-change report")
+        typer.echo(f"report: {result.write_report(out, fmt)}", err=True)
+        change = result.write_change(out, fmt)
+        if change is not None:
             typer.echo(f"grader change: {change}", err=True)
     else:
-        typer.echo(rendered, nl=False)
-    if fp is None:
+        typer.echo(result.render(fmt), nl=False)
+    if result.record is None:
         typer.echo(
             "warning: no fingerprint (--fingerprint or a fingerprint column): no record written, "
             "so no grader becomes trusted",
@@ -188,82 +144,38 @@ def calibrate(
     elif no_record:
         typer.echo("no record written (--no-record)", err=True)
     else:
-        record = build_record(
-            fingerprint=fp,
-            report=result.report,
-            gate=result.gate,
-            policy=result.policy,
-            label_table=result.label_table,
-            selective=result.selective,
-            ceiling=result.ceiling,
-            alt_test=result.alt_test,
-        )
-        path = records / record_filename(record)
-        _write(path, dump_record(record), "calibration record")
-        typer.echo(f"record: {path}", err=True)
-    if result.gate.trusted:
-        typer.echo(f"judge {judge!r}: TRUSTED", err=True)
-        return
-    failed = "; ".join(f"{c.name}: {c.message}" for c in result.gate.failed)
-    typer.echo(f"judge {judge!r}: NOT TRUSTED: {failed}", err=True)
-    raise typer.Exit(1)
+        typer.echo(f"record: {result.write_record()}", err=True)
+    typer.echo(result.summary, err=True)
+    if not result.trusted:
+        raise typer.Exit(1)
 
 
-def _alt_test_options(
-    policy: TrustPolicy, kinds: str | None, epsilon: float | None, raters: Sequence[str], judge: str
-) -> TrustPolicy:
-    """The policy with ``--annotator-kind`` and ``--alt-test-epsilon`` applied to its ``alt_test``.
+def _annotator_kinds(text: str | None) -> tuple[str | None, dict[str, str]]:
+    """``--annotator-kind`` split into the kind of every expert and the kinds of named experts.
 
     Args:
-        policy: The policy read from ``--policy`` (or the defaults).
-        kinds: ``--annotator-kind``: comma-separated ``KIND`` (every expert) or ``NAME=KIND`` entries.
-        epsilon: ``--alt-test-epsilon``.
-        raters: The label table's raters (a named expert must be one of them).
-        judge: The judge (it has no kind).
+        text: Comma-separated ``KIND`` (every expert; the last one counts) or ``NAME=KIND`` entries, or
+            ``None`` (not given). The kinds and names are checked by the calibration.
 
     Raises:
-        JudgekitError: For an unknown kind, an unknown or judge rater, an empty entry, or an epsilon
-            outside [0, 1).
+        JudgekitError: When no kind is given at all.
     """
-    from judgekit.calibration.alttest import AnnotatorKind
     from judgekit.errors import JudgekitError
 
-    known: dict[str, AnnotatorKind] = {"expert": "expert", "skilled": "skilled", "crowd": "crowd"}
-    settings = policy.alt_test
-    update: dict[str, object] = {}
-    if epsilon is not None:
-        if not 0.0 <= epsilon < 1.0:
-            raise JudgekitError(f"--alt-test-epsilon must be at least 0 and below 1 (got {epsilon:g})")
-        update["epsilon"] = epsilon
-    if kinds is not None:
-        named = dict(settings.annotator_kinds)
-        default = settings.annotator_kind
-        entries = [e.strip() for e in kinds.split(",")]
-        if not any(entries):
-            raise JudgekitError("--annotator-kind: no kind given; use expert, skilled or crowd")
-        for entry in entries:
-            name, sep, text = entry.rpartition("=")
-            name = name.strip()
-            kind = known.get(text.strip())
-            if kind is None:
-                raise JudgekitError(
-                    f"--annotator-kind: {text.strip()!r} is not a kind of annotator; "
-                    "use expert, skilled or crowd"
-                )
-            if not sep:
-                default = kind
-            elif name not in raters or name == judge:
-                raise JudgekitError(
-                    f"--annotator-kind: {name!r} is not an expert in the label table "
-                    f"(raters: {', '.join(r for r in raters if r != judge)})"
-                )
-            else:
-                named[name] = kind
-        update["annotator_kind"] = default
-        update["annotator_kinds"] = named
-    if not update:
-        return policy
-    return policy.model_copy(update={"alt_test": settings.model_copy(update=update)})
+    if text is None:
+        return None, {}
+    entries = [e.strip() for e in text.split(",")]
+    if not any(entries):
+        raise JudgekitError("--annotator-kind: no kind given; use expert, skilled or crowd")
+    default: str | None = None
+    named: dict[str, str] = {}
+    for entry in entries:
+        name, sep, kind = entry.rpartition("=")
+        if sep:
+            named[name.strip()] = kind.strip()
+        else:
+            default = kind.strip()
+    return default, named
 
 
 def trust(
@@ -286,27 +198,24 @@ def trust(
     Trusted needs a passing latest calibration record for the exact fingerprint; the latest bias report
     and the latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
     """
-    from judgekit.calibration.trust import TrustBook
-    from judgekit.settings import records_folder
-    from judgekit.verdict import Trust
+    from judgekit.api.calibration import trust_status
 
     as_json = chosen_format(fmt) == "json"
-    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
-    decision = TrustBook(records).decide(fingerprint, criterion)
+    status = trust_status(fingerprint, records, criterion=criterion)  # None: the configured records
     if as_json:
         print_document(
             "trust_status",
             {
                 "fingerprint": fingerprint,
                 "criterion": criterion,
-                "records": str(records),
-                "trusted": decision.trust is Trust.TRUSTED,
-                **decision.model_dump(mode="json"),
+                "records": str(status.records_dir),
+                "trusted": status.trusted,
+                **status.decision.model_dump(mode="json"),
             },
         )
     else:
-        typer.echo(f"{decision.trust.value}: {decision.reason}")
-    if decision.trust is not Trust.TRUSTED:
+        typer.echo(f"{status.trust.value}: {status.reason}")
+    if not status.trusted:
         raise typer.Exit(1)
 
 

@@ -1,0 +1,478 @@
+"""Calibrate a judge against expert labels in one call, and ask whether a judge is trusted and why.
+
+Two jobs, one function each:
+
+- :func:`calibrate`: a long label table (a file, or a table already read) and a
+  :class:`CalibrationOptions` in; one :class:`Calibration` out, carrying the agreement report (the judge
+  against the experts' consensus and each expert, TPR/TNR with intervals, the experts' agreement with each
+  other), the gate decision of the trust policy, and the calibration record ``judgekit calibrate`` writes.
+  Its methods render the report (Markdown, JSON or HTML) and write the report and the record, so the
+  command only renders.
+- :func:`trust_status`: whether a judge fingerprint is trusted for a criterion, and why: which calibration
+  record, which gate conditions failed, or what is missing (no record for this exact fingerprint, a bias
+  report or a failure-mode record that withdraws trust). It asks the one trust function
+  (:meth:`judgekit.calibration.trust.TrustBook.status`); nothing here decides trust itself.
+
+The steps are those ``judgekit calibrate`` has always taken, in the same order, with the same messages:
+the records folder and the policy in force (the option, else ``JUDGEKIT_RECORDS`` / the project
+configuration, else the defaults), the label table, the random-sample guard (hand-picked items stay out of
+rates and gates), the selection-set guard (labels that chose a judge cannot certify it), the policy and
+its alternative-annotator options, the baseline, the fingerprint, then the measurement
+(:func:`judgekit.calibration.pipeline.run_calibration`) and the record
+(:func:`judgekit.calibration.records.build_record`). Messages name the command line's options
+(``--experts``, ``--annotator-kind``) because the command passes them through unchanged.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Final
+
+from judgekit.calibration.trust import TrustBook, TrustStatus
+from judgekit.errors import JudgekitError
+
+if TYPE_CHECKING:
+    from judgekit.calibration.agreement import AgreementReport, Estimate, GroupAgreement, PairAgreement
+    from judgekit.calibration.compare import GraderComparison
+    from judgekit.calibration.gate import Condition, GateResult, TrustPolicy
+    from judgekit.calibration.guards import ProvenanceSummary
+    from judgekit.calibration.labels import LabelTable, Scale
+    from judgekit.calibration.pipeline import CalibrationResult
+    from judgekit.calibration.records import CalibrationRecord
+
+__all__ = [
+    "REPORT_FORMATS",
+    "Calibration",
+    "CalibrationOptions",
+    "TrustStatus",
+    "calibrate",
+    "trust_status",
+]
+
+REPORT_FORMATS: Final = ("json", "md", "html")
+"""The formats a calibration report renders to: JSON, Markdown, HTML (the file suffix is the format)."""
+
+_KINDS: Final = ("expert", "skilled", "crowd")
+_IN_MEMORY: Final = "(in memory)"
+
+
+@dataclass(frozen=True, kw_only=True)
+class CalibrationOptions:
+    """How to calibrate: the judge, the experts, the policy and the rest of ``judgekit calibrate``'s options.
+
+    Attributes:
+        judge: The rater whose labels are the judge's verdicts.
+        experts: The expert raters, or ``None`` for every rater but the judge (``--experts``); an empty
+            list is refused.
+        fingerprint: The judge's grader fingerprint, or ``None`` to take it from the table's
+            ``fingerprint`` column for the judge's rows; with neither there is no record, so nothing
+            becomes trusted.
+        policy: The trust policy: a :class:`~judgekit.calibration.gate.TrustPolicy`, a YAML or JSON file,
+            or ``None`` for the project configuration's policy, else the defaults.
+        baseline: The old grader's calibration record (a record or its file), to report the grader change;
+            ``None`` for no comparison.
+        scale: The label scale when the labels are read from a file (``None``: pass/fail verdicts). A
+            table already read keeps its own scale; giving a different one is refused.
+        records: The calibration records folder (``None``: ``JUDGEKIT_RECORDS``, the project
+            configuration, else ``calibration/records``; a folder named must exist). Its label usage log
+            is checked, and :meth:`Calibration.write_record` writes there.
+        annotator_kind: The kind of every expert for the alternative-annotator test's epsilon: ``expert``
+            (0.2), ``skilled`` (0.15) or ``crowd`` (0.1); ``None`` keeps the policy's.
+        annotator_kinds: The kind of named experts, overriding ``annotator_kind`` for them
+            (``{"alice": "expert", "bob": "crowd"}``); each must be an expert in the table.
+        alt_test_epsilon: One epsilon for every expert (at least 0, below 1), overriding the kinds and
+            the policy; ``None`` keeps them.
+    """
+
+    judge: str
+    experts: Sequence[str] | None = None
+    fingerprint: str | None = None
+    policy: TrustPolicy | str | os.PathLike[str] | None = None
+    baseline: CalibrationRecord | str | os.PathLike[str] | None = None
+    scale: Scale | None = None
+    records: str | os.PathLike[str] | None = None
+    annotator_kind: str | None = None
+    annotator_kinds: Mapping[str, str] = field(default_factory=dict)
+    alt_test_epsilon: float | None = None
+
+
+def _write(path: Path, text: str, what: str) -> None:
+    """Write ``text`` to ``path`` atomically, creating its folder; a failure names the file and ``what``."""
+    from judgekit.io.atomic import write_atomic
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(path, text)
+    except OSError as exc:
+        raise JudgekitError(f"{path}: cannot write the {what}: {exc.strerror or exc}") from None
+
+
+def _checked_format(fmt: str) -> str:
+    if fmt not in REPORT_FORMATS:
+        raise JudgekitError(f"format must be json, md or html (got {fmt!r})")
+    return fmt
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """One calibration of a judge against experts: the report, the gate decision and the record.
+
+    Attributes:
+        result: Everything measured (:class:`~judgekit.calibration.pipeline.CalibrationResult`): the
+            agreement report, the policy, the gate, selective judging, the human ceiling, the
+            alternative-annotator test and the grader change against the baseline.
+        record: The calibration record (what ``judgekit calibrate`` writes), or ``None`` when the judge has
+            no fingerprint (then nothing can become trusted). Built, not written: see :meth:`write_record`.
+        provenance: How the table's items split by provenance; rates and gates used the random-sample
+            items only, and ``provenance.note`` says so.
+        records_dir: The records folder in force (checked for the label usage log; the record's default
+            destination).
+    """
+
+    result: CalibrationResult
+    record: CalibrationRecord | None
+    provenance: ProvenanceSummary
+    records_dir: Path
+
+    @property
+    def judge(self) -> str:
+        """The judge rater's name in the label table."""
+        return self.result.report.judge
+
+    @property
+    def fingerprint(self) -> str | None:
+        """The judge's fingerprint, or ``None`` when none was given or found in the table."""
+        return self.result.fingerprint
+
+    @property
+    def report(self) -> AgreementReport:
+        """Every agreement metric: the judge against the consensus and each expert, the experts' own."""
+        return self.result.report
+
+    @property
+    def gate(self) -> GateResult:
+        """The trust policy's decision: every condition and whether it passed."""
+        return self.result.gate
+
+    @property
+    def trusted(self) -> bool:
+        """Whether the judge passed the policy (a record is still needed for it to become trusted)."""
+        return self.result.gate.trusted
+
+    @property
+    def failed_conditions(self) -> tuple[Condition, ...]:
+        """The policy's conditions the judge failed (empty when trusted)."""
+        return self.result.gate.failed
+
+    @property
+    def tpr(self) -> Estimate | None:
+        """The judge's true-positive rate (failures it catches), with its interval; ``None`` off pass/fail."""
+        binary = self.result.report.judge_vs_consensus.binary
+        return binary.tpr if binary is not None else None
+
+    @property
+    def tnr(self) -> Estimate | None:
+        """The judge's true-negative rate (passes it passes), with its interval; ``None`` off pass/fail."""
+        binary = self.result.report.judge_vs_consensus.binary
+        return binary.tnr if binary is not None else None
+
+    @property
+    def judge_vs_consensus(self) -> PairAgreement:
+        """The judge against the experts' consensus: percent agreement, kappa, alpha, confusion matrix."""
+        return self.result.report.judge_vs_consensus
+
+    @property
+    def expert_agreement(self) -> GroupAgreement:
+        """The experts' agreement with each other (alpha, Fleiss' kappa, mean pairwise), the human ceiling."""
+        return self.result.report.expert_group
+
+    @property
+    def comparison(self) -> GraderComparison | None:
+        """The grader change against the baseline record, or ``None`` without a baseline."""
+        return self.result.comparison
+
+    @property
+    def summary(self) -> str:
+        """One line: ``judge 'NAME': TRUSTED``, or ``NOT TRUSTED:`` with every failed condition and why."""
+        if self.trusted:
+            return f"judge {self.judge!r}: TRUSTED"
+        failed = "; ".join(f"{c.name}: {c.message}" for c in self.failed_conditions)
+        return f"judge {self.judge!r}: NOT TRUSTED: {failed}"
+
+    def render(self, fmt: str = "md") -> str:
+        """The calibration report as ``json``, ``md`` (Markdown) or ``html``.
+
+        Raises:
+            JudgekitError: For any other format.
+        """
+        from judgekit.reports.calibration_report import render_calibration
+
+        return render_calibration(self.result, _checked_format(fmt))
+
+    def render_change(self, fmt: str = "md") -> str | None:
+        """The grader-change report against the baseline (``json``, ``md`` or ``html``); ``None`` without one.
+
+        Raises:
+            JudgekitError: For any other format.
+        """
+        from judgekit.reports.calibration_report import render_comparison
+
+        fmt = _checked_format(fmt)
+        return None if self.result.comparison is None else render_comparison(self.result.comparison, fmt)
+
+    def write_report(self, folder: str | os.PathLike[str], fmt: str = "md") -> Path:
+        """Write the report to ``folder/calibration.<fmt>`` (the folder is created) and return the path.
+
+        Raises:
+            JudgekitError: For an unknown format, or a file that cannot be written (exit code 2).
+        """
+        path = Path(folder) / f"calibration.{_checked_format(fmt)}"
+        _write(path, self.render(fmt), "report")
+        return path
+
+    def write_change(self, folder: str | os.PathLike[str], fmt: str = "md") -> Path | None:
+        """Write the grader-change report to ``folder/grader-change.<fmt>``; ``None`` without a baseline.
+
+        Raises:
+            JudgekitError: For an unknown format, or a file that cannot be written (exit code 2).
+        """
+        text = self.render_change(fmt)
+        if text is None:
+            return None
+        path = Path(folder) / f"grader-change.{fmt}"
+        _write(path, text, "grader-change report")
+        return path
+
+    def write_record(self, folder: str | os.PathLike[str] | None = None) -> Path:
+        """Write the calibration record into ``folder`` (default :attr:`records_dir`) and return its path.
+
+        The file name is a short hash of the fingerprint and the record's UTC time
+        (:func:`~judgekit.calibration.records.record_filename`); the folder is created.
+
+        Raises:
+            JudgekitError: When there is no record (the judge has no fingerprint), or it cannot be written.
+        """
+        from judgekit.calibration.records import dump_record, record_filename
+
+        if self.record is None:
+            raise JudgekitError(
+                "no calibration record to write: the judge has no fingerprint; give "
+                "CalibrationOptions(fingerprint=...) or a fingerprint column in the label table"
+            )
+        path = Path(folder if folder is not None else self.records_dir) / record_filename(self.record)
+        _write(path, dump_record(self.record), "calibration record")
+        return path
+
+
+def _label_table(labels: LabelTable | str | os.PathLike[str], scale: Scale | None) -> tuple[LabelTable, str]:
+    """The validated table and the name its record gives it (the file's name, not its full path)."""
+    from judgekit.calibration.labels import VERDICT_SCALE, LabelTable, parse_labels
+
+    if isinstance(labels, LabelTable):
+        if scale is not None and scale != labels.scale:
+            raise JudgekitError(
+                "scale: the label table was already read with another scale; pass the scale to "
+                "parse_labels, or pass the table's file to calibrate"
+            )
+        return labels, labels.source.name if labels.source is not None else _IN_MEMORY
+    from judgekit.io.documents import read_input
+
+    path = Path(labels)
+    table = parse_labels(read_input(path, "label table"), source=path, scale=scale or VERDICT_SCALE)
+    return table, path.name
+
+
+def _policy(policy: TrustPolicy | str | os.PathLike[str] | None) -> TrustPolicy:
+    """The policy given, read from its file, or the defaults."""
+    from judgekit.calibration.gate import TrustPolicy, parse_policy
+
+    if isinstance(policy, TrustPolicy):
+        return policy
+    if policy is None:
+        return TrustPolicy()
+    from judgekit.io.documents import read_document
+
+    doc = read_document(policy)
+    return parse_policy(doc.data, source=policy, line_of=doc.line_of)
+
+
+def _kind(text: str) -> str:
+    if text not in _KINDS:
+        raise JudgekitError(
+            f"--annotator-kind: {text!r} is not a kind of annotator; use expert, skilled or crowd"
+        )
+    return text
+
+
+def _alt_test_options(policy: TrustPolicy, options: CalibrationOptions, raters: Sequence[str]) -> TrustPolicy:
+    """The policy with the options' annotator kinds and epsilon applied to its ``alt_test``.
+
+    Raises:
+        JudgekitError: For an unknown kind, a named annotator who is not an expert in the table, or an
+            epsilon outside [0, 1).
+    """
+    settings = policy.alt_test
+    update: dict[str, object] = {}
+    epsilon = options.alt_test_epsilon
+    if epsilon is not None:
+        if not 0.0 <= epsilon < 1.0:
+            raise JudgekitError(f"--alt-test-epsilon must be at least 0 and below 1 (got {epsilon:g})")
+        update["epsilon"] = epsilon
+    if options.annotator_kind is not None or options.annotator_kinds:
+        default = settings.annotator_kind if options.annotator_kind is None else _kind(options.annotator_kind)
+        named: dict[str, str] = dict(settings.annotator_kinds)
+        for name, text in options.annotator_kinds.items():
+            kind = _kind(text)
+            if name not in raters or name == options.judge:
+                raise JudgekitError(
+                    f"--annotator-kind: {name!r} is not an expert in the label table "
+                    f"(raters: {', '.join(r for r in raters if r != options.judge)})"
+                )
+            named[name] = kind
+        update["annotator_kind"] = default
+        update["annotator_kinds"] = named
+    if not update:
+        return policy
+    return policy.model_copy(update={"alt_test": settings.model_copy(update=update)})
+
+
+def _baseline(baseline: CalibrationRecord | str | os.PathLike[str] | None) -> CalibrationRecord | None:
+    from judgekit.calibration.records import CalibrationRecord, load_record
+
+    if baseline is None or isinstance(baseline, CalibrationRecord):
+        return baseline
+    from judgekit.io.documents import read_input
+
+    return load_record(read_input(baseline, "baseline record"), source=baseline)
+
+
+def calibrate(
+    labels: LabelTable | str | os.PathLike[str],
+    *,
+    options: CalibrationOptions,
+    on_note: Callable[[str], None] | None = None,
+) -> Calibration:
+    r"""Measure a judge against experts on a label table, apply the trust policy, and build the record.
+
+    The same steps, in the same order and with the same messages, as ``judgekit calibrate`` (which calls
+    this function): see the module documentation. Nothing is written: render and write with the result's
+    methods.
+
+    Args:
+        labels: A long label table (``item_id, rater, label [, criterion, case_id, confidence,
+            fingerprint, provenance]``): its ``.csv``, ``.tsv`` or ``.jsonl`` file, or a
+            :class:`~judgekit.calibration.labels.LabelTable` already read.
+        options: The judge, the experts, the policy and the rest (:class:`CalibrationOptions`).
+        on_note: Called with each note for the person calibrating as soon as it is known, before a later
+            step can stop with an error: the provenance note when the table records provenance (how many
+            hand-picked items were left out). ``None`` drops them (they stay on the result).
+
+    Returns:
+        The calibration: report, gate decision and record (``None`` without a fingerprint).
+
+    Raises:
+        JudgekitError: An input mistake (exit code 2): a records folder named that does not exist, an
+            unreadable or malformed label table or baseline, an unknown judge or expert, no expert named,
+            an item only one rater labelled, a fingerprint that contradicts the table, a bad annotator
+            kind or epsilon, a scale given with a table read with another. A guard's refusal (exit code
+            1): every item hand-picked, or labels already used to choose a judge.
+        ProblemsError: Located problems in the label table, the policy or the baseline (exit code 2).
+
+    Example, on a tiny table (too few items for the default policy, so the judge is not trusted):
+
+    >>> import tempfile
+    >>> from judgekit.calibration.labels import parse_labels
+    >>> rows = ["item_id,rater,label"] + [
+    ...     f"i{n},{rater},{label}"
+    ...     for n, (expert, judge) in enumerate([("pass", "pass"), ("fail", "fail"), ("pass", "fail")] * 4)
+    ...     for rater, label in (("alice", expert), ("judge", judge))
+    ... ]
+    >>> table = parse_labels("\n".join(rows), source="labels.csv")
+    >>> folder = tempfile.TemporaryDirectory()
+    >>> options = CalibrationOptions(judge="judge", fingerprint="fp-1", records=folder.name)
+    >>> result = calibrate(table, options=options)
+    >>> round(result.judge_vs_consensus.kappa["none"].value, 3)
+    0.4
+    >>> result.tpr.value, round(result.tnr.value, 3)
+    (1.0, 0.5)
+    >>> result.summary.split(": ")[:3]
+    ["judge 'judge'", 'NOT TRUSTED', 'min_items']
+    >>> result.record.fingerprint, result.record.trusted
+    ('fp-1', False)
+    >>> folder.cleanup()
+    """
+    from judgekit.calibration.gate import TrustPolicy
+    from judgekit.calibration.guards import check_not_selection_set, load_usage, random_sample_only
+    from judgekit.calibration.pipeline import resolve_fingerprint, run_calibration
+    from judgekit.settings import records_folder, setting
+
+    records = records_folder(options.records)  # option > JUDGEKIT_RECORDS > project configuration > default
+    policy = options.policy if isinstance(options.policy, TrustPolicy) else setting("policy", options.policy)
+    table, name = _label_table(labels, options.scale)
+    table, provenance = random_sample_only(table)  # rates and gates use the random-sample items only
+    if provenance.random and on_note is not None:
+        on_note(provenance.note)
+    check_not_selection_set(table, load_usage(records))  # labels that chose a judge cannot certify it
+    trust_policy = _alt_test_options(_policy(policy), options, table.raters)
+    experts = None
+    if options.experts is not None:
+        experts = [e.strip() for e in options.experts if e.strip()]
+        if not experts:
+            raise JudgekitError("--experts: no expert named", exit_code=2)
+    baseline = _baseline(options.baseline)
+    fingerprint = resolve_fingerprint(table, options.judge, options.fingerprint)
+    result = run_calibration(
+        table,
+        judge=options.judge,
+        experts=experts,
+        policy=trust_policy,
+        fingerprint=fingerprint,
+        label_name=name,
+        baseline=baseline,
+    )
+    record = result.to_record() if fingerprint is not None else None
+    return Calibration(result=result, record=record, provenance=provenance, records_dir=records)
+
+
+def trust_status(
+    fingerprint: str,
+    records: TrustBook | str | os.PathLike[str] | None = None,
+    *,
+    criterion: str | None = None,
+) -> TrustStatus:
+    """Whether the judge with this fingerprint is trusted (for a criterion), and why.
+
+    Trusted needs a passing latest calibration record for the *exact* fingerprint; the latest bias report
+    and the latest failure-mode record can withdraw it (the rule:
+    :meth:`judgekit.calibration.trust.TrustBook.status`). The fingerprint is compared as given, so a
+    changed model, template, rubric or parameter is a new, uncalibrated grader.
+
+    Args:
+        fingerprint: The grader's exact fingerprint.
+        records: The calibration records folder (with its ``bias/`` and ``failure-modes/`` sub-folders),
+            a :class:`~judgekit.calibration.trust.TrustBook` already read, or ``None`` for the folder in
+            force (``JUDGEKIT_RECORDS``, the project configuration, else ``calibration/records``).
+        criterion: A criterion id (``honest_reporting``, ``case.acceptance``) to also apply its
+            failure-mode decision; ``None`` asks about the judge as a whole.
+
+    Returns:
+        The status: ``trusted``, the one-line ``reason``, ``withheld_by`` (``uncalibrated``,
+        ``failed_gate``, ``bias``, ``failure_mode``, ``no_fingerprint``), the latest record with its
+        gate and failed conditions, the bias report and failure-mode record read.
+
+    Raises:
+        JudgekitError: When a records folder named does not exist (exit code 2).
+        ProblemsError: When the folder is not a folder, or a record in it is broken (exit code 2).
+
+    >>> status = trust_status("3f2a9c1d0e4b5a6f", TrustBook.from_records("calibration/records"))
+    >>> status.trusted, status.withheld_by, status.record
+    (False, ('uncalibrated',), None)
+    """
+    if not isinstance(records, TrustBook):
+        from judgekit.settings import records_folder
+
+        records = TrustBook(records_folder(records))
+    return records.status(fingerprint, criterion)
