@@ -422,7 +422,7 @@ def test_a_lossy_trace_is_graded_only_by_the_layers_it_supports(golden: Path, pa
 @pytest.mark.parametrize("grader_kind", ["layered", "tau-bench", "runner"])
 def test_every_check_names_a_contract_layer(golden: Path, judge: JudgeServer, grader_kind: str) -> None:
     """Every check any grading path produces belongs to a layer the contract classifies."""
-    from judgekit.graders.contract import layer_of
+    from judgekit.graders.registry import layer_of
     from judgekit.integrations.grading import grade_now
     from judgekit.integrations.taubench import TauBenchGrader
     from judgekit.runner import LayeredTrialGrader

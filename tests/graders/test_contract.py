@@ -8,20 +8,16 @@ from hypothesis import strategies as st
 
 from judgekit.cases import Case
 from judgekit.graders.contract import (
-    LAYERS,
     UNTRUSTED_POLICIES,
     ExpectationKind,
     GraderSpec,
     Layer,
     effective_verdict,
     make_check,
-    restrict_to_supported,
     settle,
     stated_expectations,
-    unsupported_layers,
 )
 from judgekit.graders.layered import combine
-from judgekit.transcript import Capability
 from judgekit.verdict import CheckResult, Trust, Verdict
 
 PLAIN = Case.model_validate(
@@ -41,44 +37,6 @@ def _judge(check_id: str, verdict: Verdict, trust: Trust, *, gate: bool = True) 
 
 def _fixture_pass() -> CheckResult:
     return make_check("fixture", Layer.FIXTURE, Verdict.PASS, gate=True)
-
-
-# --------------------------------------------------------------------------- layers
-
-
-def test_every_layer_is_classified() -> None:
-    assert set(LAYERS) == set(Layer)
-    for layer, info in LAYERS.items():
-        assert info.layer is layer
-        assert info.summary
-        assert info.version >= 1
-        assert all(isinstance(need, Capability) for need in info.needs)
-    assert {layer for layer, info in LAYERS.items() if info.judge_backed} == {Layer.RUBRIC}
-    assert {layer for layer, info in LAYERS.items() if info.bookkeeping} == {
-        Layer.FIXTURE,
-        Layer.CASE,
-        Layer.REFERENCE,
-        Layer.RUNNER,
-    }
-
-
-def test_every_capability_rules_out_the_layers_that_need_it() -> None:
-    for capability in Capability:
-        ruled_out = unsupported_layers({capability: "lost"})
-        assert set(ruled_out) == {layer for layer, info in LAYERS.items() if capability in info.needs}
-
-
-def test_a_lossy_trace_restricts_grounding_too() -> None:
-    checks = [
-        make_check("grounding:Fees-2026", Layer.GROUNDING, Verdict.PASS, gate=False),
-        make_check("state", Layer.STATE, Verdict.PASS, gate=True),
-        CheckResult(check_id="mine", layer="my-own-layer", verdict=Verdict.PASS),
-    ]
-    out = restrict_to_supported(checks, {Capability.TOOL_RESULTS: "2 tool call(s) have no result"})
-    assert [c.verdict for c in out] == [Verdict.INSUFFICIENT_INFORMATION, Verdict.PASS, Verdict.PASS]
-    assert out[0].reason == "lossy trace: 2 tool call(s) have no result"
-    assert out[0].score is None
-    assert restrict_to_supported(checks, None) == checks
 
 
 # --------------------------------------------------------------------------- checks

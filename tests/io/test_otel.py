@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from judgekit.errors import JudgekitError, ProblemsError
-from judgekit.graders import contract
+from judgekit.graders import registry
 from judgekit.io.otel import (
     FidelityReport,
     check_problems,
@@ -23,7 +23,7 @@ from judgekit.io.otel import (
     trace_refs,
 )
 from judgekit.results import CaseRef, make_result_line
-from judgekit.transcript import Transcript
+from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Grade, Trust, Verdict
 from support import load_file
 
@@ -31,13 +31,13 @@ FIXTURES = Path(__file__).parent / "fixtures" / "otel"
 
 
 def supportable_layers(report: FidelityReport) -> dict[str, str | None]:
-    """Every contract layer with why the trace cannot support it (``None`` when it can)."""
-    ruled_out = contract.unsupported_layers(lost_capabilities(report))
-    return {layer.value: ruled_out.get(layer) for layer in contract.Layer}
+    """Every registered layer with why the trace cannot support it (``None`` when it can)."""
+    ruled_out = registry.unsupported_layers(lost_capabilities(report))
+    return {info.name: ruled_out.get(info.name) for info in registry.registered_layers()}
 
 
 def restrict_to_supported(checks: list[CheckResult], report: FidelityReport | None) -> list[CheckResult]:
-    return contract.restrict_to_supported(checks, lost_capabilities(report) if report is not None else None)
+    return registry.restrict_to_supported(checks, lost_capabilities(report) if report is not None else None)
 
 
 LOSSLESS = ["genai_events.json", "genai_messages.json", "openinference.json"]
@@ -356,10 +356,10 @@ def test_lost_by_reads_the_report_a_transcript_carries() -> None:
     [lossless] = read_otlp_file(FIXTURES / "genai_messages.json").transcripts
     assert lost_by(lossless) == {}
     assert set(lost_by(lossy)) == {
-        contract.Capability.TOOL_CALLS,
-        contract.Capability.TOOL_RESULTS,
-        contract.Capability.ASSISTANT_TEXT,
-        contract.Capability.CONVERSATION,
+        Capability.TOOL_CALLS,
+        Capability.TOOL_RESULTS,
+        Capability.ASSISTANT_TEXT,
+        Capability.CONVERSATION,
     }
     assert lost_by(Transcript(case_id="c", trial=1)) == {}
 

@@ -936,7 +936,7 @@ def import_otel(
     named and the other traces are still imported): a trace that cannot be imported is an input error.
     """
     from judgekit.errors import ProblemsError
-    from judgekit.graders.contract import unsupported_layers
+    from judgekit.graders.registry import unsupported_layers
     from judgekit.io.atomic import write_atomic
     from judgekit.io.otel import check_problems, lost_capabilities, read_otlp_file
 

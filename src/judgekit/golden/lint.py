@@ -39,14 +39,13 @@ from typing import TYPE_CHECKING, Any
 
 from judgekit.errors import JudgekitError, ProblemsError
 from judgekit.graders.contract import (
-    LAYERS,
     Expectation,
     ExpectationKind,
     Layer,
-    layer_of,
     stated_expectations,
 )
 from judgekit.graders.layered import combine, deterministic_checks, reference_checks
+from judgekit.graders.registry import layer_info, layer_of
 from judgekit.state.provider import StateProvider
 from judgekit.transcript import Message, StateRef, Transcript
 from judgekit.verdict import CheckResult, Grade, Verdict
@@ -381,16 +380,20 @@ def do_nothing_transcript(
 
 def _deterministic_layer(check: CheckResult) -> bool:
     """True for checks of a deterministic layer that is not bookkeeping (unknown layers count)."""
-    layer = layer_of(check)
-    if layer is None:
+    info = layer_of(check)
+    if info is None:
         return True
-    info = LAYERS[layer]
     return not info.judge_backed and not info.bookkeeping
 
 
+def _judged_expectation(expectation: Expectation) -> bool:
+    info = layer_info(expectation.layer)
+    return info is not None and info.judge_backed
+
+
 def _judge_backed(check: CheckResult) -> bool:
-    layer = layer_of(check)
-    return layer is not None and LAYERS[layer].judge_backed
+    info = layer_of(check)
+    return info is not None and info.judge_backed
 
 
 def layer_outcomes(checks: Sequence[CheckResult]) -> dict[str, Verdict]:
@@ -558,8 +561,8 @@ def lint_case(
         if transcript is None:
             unreadable = "; ".join(c.reason for c in reference_checks_) or "it cannot be read"
     expectations = stated_expectations(case)
-    deterministic = [e for e in expectations if not LAYERS[e.layer].judge_backed]
-    judged = [e for e in expectations if LAYERS[e.layer].judge_backed]
+    judged = [e for e in expectations if _judged_expectation(e)]
+    deterministic = [e for e in expectations if not _judged_expectation(e)]
     findings: list[Finding] = []
 
     # 1. does a do-nothing agent get through?

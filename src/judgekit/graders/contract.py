@@ -4,10 +4,11 @@ This module is the one place where judgekit says what a verdict means. Every gra
 behind ``judgekit grade``, the demo, the pytest plugin, Inspect AI, promptfoo, tau-bench, the Python API)
 goes through :func:`settle` via :func:`judgekit.graders.layered.combine`, so none can answer differently.
 
-* **Layers** (:class:`Layer`): each says what it needs from a transcript
-  (:class:`~judgekit.transcript.Capability`) and whether it is bookkeeping (its pass proves nothing
-  about the agent). A trial imported from a lossy trace is graded only by the layers whose needs it
-  records (:func:`restrict_to_supported`).
+* **Layers** (:class:`LayerInfo`, the core names in :class:`Layer`): each says what it needs from a
+  transcript (:class:`~judgekit.transcript.Capability`) and whether it is bookkeeping (its pass proves
+  nothing about the agent). Which layers exist, in which order, is the layer registry's
+  (:mod:`judgekit.graders.registry`); a trial imported from a lossy trace is graded only by the layers
+  whose needs it records (:func:`judgekit.graders.registry.restrict_to_supported`).
 * **Expectations** (:func:`stated_expectations`): everything a case states it expects (expected state,
   required outcome, acceptance, forbidden rules and outcomes, expected route, must / must-not mention,
   per-turn texts, expected sources when grounding is on) maps to the checks that decide it.
@@ -30,7 +31,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
@@ -54,7 +55,6 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTRACT_VERSION",
-    "LAYERS",
     "UNTRUSTED_POLICIES",
     "Expectation",
     "ExpectationKind",
@@ -64,15 +64,13 @@ __all__ = [
     "LayerInfo",
     "Settlement",
     "UntrustedPolicy",
+    "describe_layer",
     "effective_verdict",
-    "layer_of",
     "layer_spec",
     "make_check",
     "not_evaluated",
-    "restrict_to_supported",
     "settle",
     "stated_expectations",
-    "unsupported_layers",
 ]
 
 CONTRACT_VERSION = 2
@@ -87,9 +85,12 @@ withheld by default.
 
 
 class Layer(StrEnum):
-    """A grader layer: the kind of check that produced a :class:`~judgekit.verdict.CheckResult`.
+    """The names of judgekit's core layers: the kinds of check a :class:`~judgekit.verdict.CheckResult` is.
 
-    ``CheckResult.layer`` holds one of these values. :data:`LAYERS` describes each.
+    ``CheckResult.layer`` holds a layer's name: one of these, or the name of a layer registered from
+    outside the core (tau-bench's reward conditions, verdicts stored by an imported harness, a user's
+    own layer; see :func:`judgekit.graders.registry.register_layer`). The registry describes each
+    (:func:`judgekit.graders.registry.layer_info`).
     """
 
     STATE = "state"
@@ -99,8 +100,6 @@ class Layer(StrEnum):
     GROUNDING = "grounding"
     RUBRIC = "rubric"
     FIXTURE = "fixture"
-    TAU_BENCH = "tau-bench"
-    IMPORTED = "imported"
     CASE = "case"
     REFERENCE = "reference"
     RUNNER = "runner"
@@ -111,138 +110,47 @@ class LayerInfo:
     """What a layer is and needs.
 
     Attributes:
-        layer: The layer.
+        name: The layer's name, as checks record it in ``CheckResult.layer`` (``state``, ``tau-bench``):
+            unique among the registered layers, without commas.
         needs: What the transcript must record faithfully for the layer's pass or fail to count.
         bookkeeping: True when a pass of this layer says nothing about the agent's work (the trial started
             from the right fixture; the transcript belongs to the case); a case whose only decided checks
             are bookkeeping never passes.
         judge_backed: True when an LLM judge decides the layer's checks (their trust matters).
-        version: Version of the layer's semantics; part of its spec and fingerprint.
+        version: Version of the layer's semantics (>= 1); part of its spec and fingerprint.
         summary: One line for documentation and reports.
+        optional: True when the layer runs only in a grading that asks for it by name, with its
+            arguments (grounding with its mode, tau-bench with its reward version); False when it runs in
+            every grading.
     """
 
-    layer: Layer
+    name: str
     needs: frozenset[Capability]
     bookkeeping: bool
     judge_backed: bool
     version: int
     summary: str
+    optional: bool = False
 
 
-def _info(
-    layer: Layer, needs: Iterable[Capability], summary: str, *, bookkeeping: bool = False, judge: bool = False
+def describe_layer(
+    name: str,
+    needs: Iterable[Capability],
+    summary: str,
+    *,
+    bookkeeping: bool = False,
+    judge: bool = False,
+    optional: bool = False,
+    version: int = 1,
 ) -> LayerInfo:
-    return LayerInfo(layer, frozenset(needs), bookkeeping, judge, 1, summary)
+    """A :class:`LayerInfo` (what every layer file declares about its layer).
 
-
-LAYERS: Mapping[Layer, LayerInfo] = {
-    info.layer: info
-    for info in (
-        _info(Layer.STATE, (Capability.FINAL_STATE,), "the end state against the expected state"),
-        _info(
-            Layer.RULES,
-            (Capability.TOOL_CALLS, Capability.TOOL_RESULTS),
-            "forbidden trajectories over the tool calls",
-        ),
-        _info(Layer.ROUTE, (Capability.TOOL_CALLS,), "the expected route, matched as an assignment"),
-        _info(Layer.TEXT, (Capability.ASSISTANT_TEXT,), "must-mention and must-not-mention texts"),
-        _info(
-            Layer.GROUNDING,
-            (Capability.TOOL_RESULTS, Capability.ASSISTANT_TEXT),
-            "expected sources retrieved or cited",
-        ),
-        _info(Layer.RUBRIC, (Capability.CONVERSATION,), "rubric criteria judged by an LLM", judge=True),
-        _info(Layer.FIXTURE, (), "the trial started from the case's fixture", bookkeeping=True),
-        _info(
-            Layer.TAU_BENCH,
-            (Capability.ASSISTANT_TEXT,),
-            "tau-bench's own reward conditions (required outputs said, episode finished)",
-        ),
-        _info(Layer.IMPORTED, (), "the verdict stored by the harness the trial was imported from"),
-        _info(Layer.CASE, (), "the transcript belongs to the case", bookkeeping=True),
-        _info(Layer.REFERENCE, (), "the case's reference solution could be read", bookkeeping=True),
-        _info(Layer.RUNNER, (), "the grader ran without raising", bookkeeping=True),
-    )
-}
-
-
-def layer_of(check: CheckResult) -> Layer | None:
-    """The :class:`Layer` of a check, or ``None`` for a layer name this contract does not know.
-
-    A user's own grading function may report any layer name; such checks are graded like any other gate
-    or scored check but no lossy-trace restriction applies to them.
+    Example:
+        >>> info = describe_layer("text", (Capability.ASSISTANT_TEXT,), "must-mention texts")
+        >>> info.needs == {Capability.ASSISTANT_TEXT}, info.optional
+        (True, False)
     """
-    try:
-        return Layer(check.layer)
-    except ValueError:
-        return None
-
-
-def unsupported_layers(lost: Mapping[Capability, str]) -> dict[Layer, str]:
-    """The layers a trace cannot support, with the reason, given what the trace lost.
-
-    Args:
-        lost: What the trace failed to record, by capability, with why (see
-            :meth:`judgekit.io.otel.FidelityReport.lost`).
-
-    Returns:
-        Each layer one of whose needs is lost, with the reasons joined; layers missing from the result are
-        supported.
-    """
-    out: dict[Layer, str] = {}
-    for layer, info in LAYERS.items():
-        reasons = [lost[need] for need in sorted(info.needs) if need in lost]
-        if reasons:
-            out[layer] = "; ".join(dict.fromkeys(reasons))
-    return out
-
-
-def restrict_to_supported(
-    checks: Sequence[CheckResult], lost: Mapping[Capability, str] | None
-) -> list[CheckResult]:
-    """Turn the verdicts of layers a lossy trace cannot support into ``insufficient_information``.
-
-    A ``pass`` or ``fail`` from such a layer becomes ``insufficient_information`` (never ``pass``), with the
-    reason and the original verdict kept as evidence. ``error``, ``not_evaluated`` and
-    ``insufficient_information`` stay as they are, and so does every check of a supported layer.
-
-    Args:
-        checks: The checks of one trial.
-        lost: What the trial's transcript failed to record (``None`` or empty: nothing was lost; the
-            checks are returned as they are).
-
-    Returns:
-        New checks (inputs are never modified).
-    """
-    if not lost:
-        return list(checks)
-    unsupported = unsupported_layers(lost)
-    out: list[CheckResult] = []
-    for check in checks:
-        layer = layer_of(check)
-        why = unsupported.get(layer) if layer is not None else None
-        if why is None or check.verdict not in (Verdict.PASS, Verdict.FAIL):
-            out.append(check)
-            continue
-        note = Evidence(
-            kind="note",
-            summary=(
-                f"the trace cannot support the {check.layer} layer; its {check.verdict.value} is not counted"
-            ),
-            data={"original_verdict": check.verdict.value, "original_reason": check.reason, "fidelity": why},
-        )
-        out.append(
-            check.model_copy(
-                update={
-                    "verdict": Verdict.INSUFFICIENT_INFORMATION,
-                    "reason": f"lossy trace: {why}",
-                    "category": None,
-                    "score": None,
-                    "evidence": (*check.evidence, note),
-                }
-            )
-        )
-    return out
+    return LayerInfo(name, frozenset(needs), bookkeeping, judge, version, summary, optional)
 
 
 # --------------------------------------------------------------------------- checks
@@ -252,7 +160,7 @@ _SCORES = {Verdict.PASS: 1.0, Verdict.FAIL: 0.0}
 
 def make_check(
     check_id: str,
-    layer: Layer,
+    layer: str,
     verdict: Verdict,
     *,
     gate: bool,
@@ -277,7 +185,7 @@ def make_check(
     """
     return CheckResult(
         check_id=check_id,
-        layer=layer.value,
+        layer=str(layer),
         verdict=verdict,
         gate=gate,
         reason=reason,
@@ -290,7 +198,7 @@ def make_check(
     )
 
 
-def not_evaluated(check_id: str, layer: Layer, reason: str, *, gate: bool = True) -> CheckResult:
+def not_evaluated(check_id: str, layer: str, reason: str, *, gate: bool = True) -> CheckResult:
     """The one check a layer reports when the case gives it nothing to check."""
     return make_check(check_id, layer, Verdict.NOT_EVALUATED, gate=gate, reason=reason)
 
@@ -670,9 +578,9 @@ class GraderSpec(FrozenModel):
         return {"fingerprint": self.fingerprint, "spec": self.model_dump(mode="json")}
 
 
-def layer_spec(layer: Layer, **args: JsonValue) -> GraderSpec:
-    """The spec of one deterministic layer, with the contract version and the layer's version."""
-    return GraderSpec(name=layer.value, version=LAYERS[layer].version, args=dict(args))
+def layer_spec(info: LayerInfo, **args: JsonValue) -> GraderSpec:
+    """The spec of one deterministic layer: its name, its version and the arguments it runs with."""
+    return GraderSpec(name=info.name, version=info.version, args=dict(args))
 
 
 @runtime_checkable

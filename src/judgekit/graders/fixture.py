@@ -25,14 +25,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from judgekit.cases import Case
+from judgekit.graders.contract import LayerInfo, describe_layer
 from judgekit.state import Snapshot, diff_states
 from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Evidence, Verdict
 
 if TYPE_CHECKING:
+    from judgekit.graders.context import LayerContext
     from judgekit.state.provider import StateProvider
 
-__all__ = ["CHECK_ID", "HASH_KEY", "LAYER", "check_fixture", "check_fixture_state"]
+__all__ = ["CHECK_ID", "HASH_KEY", "LAYER", "FixtureLayer", "check_fixture", "check_fixture_state"]
 
 LAYER = "fixture"
 CHECK_ID = "fixture"
@@ -139,3 +141,23 @@ def check_fixture(
     raw_hash = transcript.metadata.get(HASH_KEY)
     recorded_hash = raw_hash if isinstance(raw_hash, str) else None
     return check_fixture_state(fixture, recorded, recorded_hash=recorded_hash, require_record=require_record)
+
+
+class FixtureLayer:
+    """The fixture layer: :func:`check_fixture`, left out when the state layer already reported the start.
+
+    The state layer reports ``state:initial`` when the recorded start differs from the fixture or cannot be
+    read; the same finding is then not repeated here.
+    """
+
+    info: LayerInfo = describe_layer(LAYER, (), "the trial started from the case's fixture", bookkeeping=True)
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """The ``fixture`` check, or nothing when an earlier layer reported ``state:initial``."""
+        if any(c.check_id == "state:initial" for c in context.earlier):
+            return []
+        return [
+            check_fixture(
+                case, transcript, states=context.states, require_record=context.require_fixture_record
+            )
+        ]

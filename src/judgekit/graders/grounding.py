@@ -29,14 +29,17 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
 from judgekit.cases import Case
-from judgekit.graders.contract import Layer, make_check, not_evaluated
-from judgekit.transcript import Transcript
+from judgekit.graders.contract import Layer, LayerInfo, describe_layer, make_check, not_evaluated
+from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
-__all__ = ["LAYER", "GroundingMode", "SourceHit", "check_grounding", "find_source"]
+if TYPE_CHECKING:
+    from judgekit.graders.context import LayerContext
+
+__all__ = ["LAYER", "GroundingLayer", "GroundingMode", "SourceHit", "check_grounding", "find_source"]
 
 LAYER = Layer.GROUNDING.value
 """The layer name every check of this module reports."""
@@ -232,3 +235,30 @@ def check_grounding(
             )
         )
     return out
+
+
+class GroundingLayer:
+    """The grounding layer, optional: :func:`check_grounding` in the mode the grading gives (``mode``)."""
+
+    info: LayerInfo = describe_layer(
+        LAYER,
+        (Capability.TOOL_RESULTS, Capability.ASSISTANT_TEXT),
+        "expected sources retrieved or cited",
+        optional=True,
+    )
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """One scored check per expected source; one ``error`` check for a mode not in :data:`MODES`."""
+        mode = context.args(self.info).get("mode")
+        for known in MODES:
+            if mode == known:
+                return check_grounding(case, transcript, mode=known)
+        return [
+            make_check(
+                LAYER,
+                Layer.GROUNDING,
+                Verdict.ERROR,
+                gate=False,
+                reason=f"grounding mode {mode!r} is not one of " + ", ".join(MODES),
+            )
+        ]

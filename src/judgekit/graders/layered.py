@@ -1,7 +1,8 @@
 """The layered verdict: every deterministic layer on one trial, and gates combined with a quality score.
 
-:func:`deterministic_checks` runs the end-state grader, the forbidden rules, the expected route and the
-text checks on one (case, transcript) pair and returns their :class:`~judgekit.verdict.CheckResult` list.
+:func:`deterministic_checks` runs every registered layer (:mod:`judgekit.graders.registry`: the end state,
+the forbidden rules, the expected route, the texts, the fixture, then the optional and registered ones) on
+one (case, transcript) pair and returns their :class:`~judgekit.verdict.CheckResult` list.
 The judge-backed rubric layer (:mod:`judgekit.graders.rubric`, async) returns checks of the same type; the
 runner hands both lists to :func:`combine`, which decides the case verdict from the **gates** only (state,
 collateral changes, forbidden rules, route, must-not-mention, critical turns, critical rubric criteria: every
@@ -18,37 +19,37 @@ need it report ``error`` with the reason.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Executor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import JsonValue
+
 from judgekit.cases import Case
 from judgekit.errors import JudgekitError
-from judgekit.expressions import RuleCompileError, compile_case_rules
+from judgekit.graders.context import LayerContext
 from judgekit.graders.contract import (
     CONTRACT_VERSION,
     GraderSpec,
     Layer,
     UntrustedPolicy,
     effective_verdict,
-    layer_spec,
-    restrict_to_supported,
     settle,
     stated_expectations,
 )
-from judgekit.graders.fixture import check_fixture
-from judgekit.graders.grounding import GroundingMode, check_grounding
-from judgekit.graders.route import check_route
-from judgekit.graders.rules import check_rules
-from judgekit.graders.state import check_state
-from judgekit.graders.text import check_text
-from judgekit.state import Snapshot, StateDiff, diff_states
+from judgekit.graders.grounding import GroundingMode
+from judgekit.graders.registry import (
+    layer_info,
+    layer_specs,
+    registered_layers,
+    restrict_to_supported,
+    running_layers,
+)
 from judgekit.state.provider import StateProvider
 from judgekit.transcript import Transcript
 from judgekit.verdict import (
     CheckResult,
-    Evidence,
     Grade,
     Trust,
     Verdict,
@@ -72,10 +73,15 @@ __all__ = [
 # --------------------------------------------------------------------------- deterministic layers
 
 
-def _state_error(check_id: str, reason: str, evidence: Iterable[Evidence] = ()) -> CheckResult:
-    return CheckResult(
-        check_id=check_id, layer="state", verdict=Verdict.ERROR, reason=reason, evidence=tuple(evidence)
+def _options(
+    grounding: GroundingMode | None, layers: Mapping[str, Mapping[str, JsonValue]] | None
+) -> dict[str, Mapping[str, JsonValue]]:
+    """The optional layers a grading asks for, by name, with their arguments."""
+    options: dict[str, Mapping[str, JsonValue]] = (
+        {} if grounding is None else {"grounding": {"mode": grounding}}
     )
+    options.update(layers or {})
+    return options
 
 
 def deterministic_checks(
@@ -85,8 +91,9 @@ def deterministic_checks(
     states: StateProvider,
     grounding: GroundingMode | None = None,
     require_fixture_record: bool = False,
+    layers: Mapping[str, Mapping[str, JsonValue]] | None = None,
 ) -> list[CheckResult]:
-    """Run every deterministic layer (state, rules, route, text, fixture; grounding on request) on one trial.
+    """Run every registered layer that grades (:func:`judgekit.graders.registry.running_layers`) on one trial.
 
     Pure with respect to its inputs: the case, the transcript and the snapshots are never modified. Bad
     input never raises: a missing or unreadable state, arguments that are not valid JSON or a rule that
@@ -100,11 +107,14 @@ def deterministic_checks(
             (:func:`judgekit.graders.grounding.check_grounding`, scored) in this mode.
         require_fixture_record: Make a trial that records nothing about its starting state an ``error``
             of the fixture check (:func:`judgekit.graders.fixture.check_fixture`).
+        layers: The optional registered layers to run too, by name, with their arguments (tau-bench's
+            ``{"tau-bench": {"reward": "current"}}``); ``None`` runs none.
 
     Returns:
-        The checks of every layer, in the order state, rules, route, text, fixture, grounding. A layer the
-        case does not use appears as one ``not_evaluated`` check. The fixture check is left out when the
-        state layer already reported the trial's start (``state:initial``).
+        The checks of every layer, in registry order: state, rules, route, text, fixture, grounding, then
+        the registered layers. A layer the case does not use appears as one ``not_evaluated`` check. The
+        fixture check is left out when the state layer already reported the trial's start
+        (``state:initial``). A transcript of another case is one ``case`` error check.
     """
     if transcript.case_id != case.id:
         return [
@@ -115,112 +125,12 @@ def deterministic_checks(
                 reason=f"the transcript is for case '{transcript.case_id}', not '{case.id}'",
             )
         ]
-    out: list[CheckResult] = []
-    calls = transcript.calls()
-    compiled = None
-    rules_error: str | None = None
-    try:
-        compiled = compile_case_rules(case)
-    except RuleCompileError as exc:
-        rules_error = "; ".join(p.message for p in exc.problems)
-
-    spec = case.expected_state
-    ignore = spec.ignore_fields if spec is not None else ()
-    needs_state_rules = compiled is not None and compiled.needs_state
-    initial: Snapshot | None = None
-    final: Snapshot | None = None
-    missing: dict[str, str] = {}
-    changes: StateDiff | None = None
-    if spec is not None or needs_state_rules:
-        final_or_reason = states.final(transcript)
-        if isinstance(final_or_reason, str):
-            missing["final"] = final_or_reason
-        else:
-            final = final_or_reason
-        initial, fixture = states.initial(case, transcript)
-        if initial is None:
-            missing["initial"] = (
-                fixture
-                if isinstance(fixture, str)
-                else "neither the case nor the transcript names an initial_state"
-            )
-        elif isinstance(fixture, Snapshot) and fixture.tables != initial.tables:
-            drift = diff_states(fixture, initial)
-            out.append(
-                _state_error(
-                    "state:initial",
-                    "the trial did not start from the case's initial_state (was the environment reset?): "
-                    + "; ".join(drift.lines(limit=5)),
-                    (
-                        Evidence(
-                            kind="diff",
-                            summary="case fixture -> recorded initial state",
-                            data=drift.to_data(),
-                        ),
-                    ),
-                )
-            )
-        elif isinstance(fixture, str):
-            out.append(_state_error("state:initial", fixture))
-        if (
-            initial is not None
-            and final is not None
-            and (needs_state_rules or (spec is not None and spec.changes is not None))
-        ):
-            changes = diff_states(initial, final, ignore_fields=ignore)
-    if spec is not None:
-        expected: Snapshot | None = None
-        if spec.snapshot is not None or spec.from_reference:
-            exp = states.expected(case)
-            if isinstance(exp, str):
-                missing["expected"] = exp
-            else:
-                expected = exp
-        out.extend(
-            check_state(
-                spec, initial=initial, final=final, expected=expected, missing=missing, changes=changes
-            )
-        )
-    else:
-        out.extend(check_state(None, initial=None, final=None))
-
-    if compiled is None:
-        out.append(
-            CheckResult(
-                check_id="rules",
-                layer="rules",
-                verdict=Verdict.ERROR,
-                reason=f"the case's rules do not compile: {rules_error}",
-            )
-        )
-    else:
-        unavailable = None
-        if changes is None and needs_state_rules:
-            unavailable = missing.get("final") or missing.get("initial") or "no state changes"
-        out.extend(
-            check_rules(
-                case,
-                transcript,
-                compiled=compiled,
-                state_changes=changes,
-                state_unavailable=unavailable,
-                calls=calls,
-            )
-        )
-    expected_block = case.expected
-    out.extend(
-        check_route(
-            expected_block.route if expected_block else None,
-            expected_block.route_match if expected_block else "superset",
-            transcript,
-            calls=calls,
-        )
+    context = LayerContext(
+        states=states, options=_options(grounding, layers), require_fixture_record=require_fixture_record
     )
-    out.extend(check_text(case, transcript))
-    if not any(c.check_id == "state:initial" for c in out):
-        out.append(check_fixture(case, transcript, states=states, require_record=require_fixture_record))
-    if grounding is not None:
-        out.extend(check_grounding(case, transcript, mode=grounding))
+    out: list[CheckResult] = []
+    for layer in running_layers(context):
+        out.extend(layer.checks(case, transcript, context.after(tuple(out))))
     return out
 
 
@@ -312,12 +222,12 @@ def grade(case: Case, transcript: Transcript, *, states: StateProvider) -> Grade
 
 
 class LayeredGrader:
-    """Every deterministic layer, plus the rubric layer when one is given, combined into one grade.
+    """Every registered layer, plus the rubric layer when one is given, combined into one grade.
 
     This is the one place the layers are put together: the runner (``judgekit grade``), the demo and the
     integrations (Inspect AI, pytest, promptfoo, tau-bench) all grade through it. A trial imported from a
     lossy trace is graded only by the layers the trace supports; the other layers' verdicts become
-    ``insufficient_information`` (see :func:`judgekit.graders.contract.restrict_to_supported`). It
+    ``insufficient_information`` (see :func:`judgekit.graders.registry.restrict_to_supported`). It
     implements :class:`judgekit.graders.contract.Grader`.
 
     Args:
@@ -330,11 +240,14 @@ class LayeredGrader:
         untrusted: What a verdict of an untrusted judge may do (see :func:`combine`); by default it
             decides nothing.
         grounding: Also check expected sources, in this mode (see :mod:`judgekit.graders.grounding`).
+        layers: The optional registered layers to run too, by name, with their arguments (tau-bench's
+            ``{"tau-bench": {"reward": "current"}}``); they are part of the spec.
         executor: Run the deterministic layers there (one worker: the state provider is not thread-safe),
             concurrently with the rubric layer's HTTP calls; ``None`` runs them inline.
 
     Raises:
-        JudgekitError: When neither layer is enabled.
+        JudgekitError: When neither layer is enabled, or ``layers`` names a layer that is not a registered
+            optional layer.
     """
 
     def __init__(
@@ -347,6 +260,7 @@ class LayeredGrader:
         deterministic: bool = True,
         untrusted: UntrustedPolicy = "withhold",
         grounding: GroundingMode | None = None,
+        layers: Mapping[str, Mapping[str, JsonValue]] | None = None,
         executor: Executor | None = None,
     ) -> None:
         root = Path(root) if root is not None else None
@@ -356,32 +270,41 @@ class LayeredGrader:
                 "a grader with neither the deterministic layers nor a rubric grades nothing: "
                 "keep deterministic=True or pass rubric=RubricGrader(...)"
             )
+        for name in layers or {}:
+            info = layer_info(name)
+            if info is None or not info.optional or name == Layer.GROUNDING:
+                known = [i.name for i in registered_layers() if i.optional and i.name != Layer.GROUNDING]
+                raise JudgekitError(
+                    f"layers={{{name!r}: ...}}: '{name}' is not a registered optional layer (grounding takes "
+                    f"grounding=MODE); name one of: {', '.join(known) or 'none is registered'}"
+                )
         self.states = states if states is not None else StateProvider(root, transcript_dir=transcript_dir)
         self.rubric = rubric
         self.deterministic = deterministic
         self.untrusted: UntrustedPolicy = untrusted
         self.grounding: GroundingMode | None = grounding
+        self.layers: dict[str, Mapping[str, JsonValue]] = dict(layers or {})
         self.executor = executor
 
     def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
         """The deterministic layers' checks (empty when they are turned off)."""
         if not self.deterministic:
             return []
-        return deterministic_checks(case, transcript, states=self.states, grounding=self.grounding)
+        return deterministic_checks(
+            case, transcript, states=self.states, grounding=self.grounding, layers=self.layers
+        )
 
     @property
     def spec(self) -> GraderSpec:
-        """What identifies this grader: the contract, each deterministic layer, the judge's fingerprint."""
-        parts: list[GraderSpec] = []
-        if self.deterministic:
-            parts.extend(
-                layer_spec(layer)
-                for layer in (Layer.STATE, Layer.RULES, Layer.ROUTE, Layer.TEXT, Layer.FIXTURE)
-            )
-            if self.grounding is not None:
-                parts.append(layer_spec(Layer.GROUNDING, mode=self.grounding))
-        if self.rubric is not None:
-            parts.append(self.rubric.spec)
+        """What identifies this grader: the contract, each layer it runs, the judge's fingerprint.
+
+        The parts are in registry order (:func:`judgekit.graders.registry.layer_specs`), the judge's at the
+        ``rubric`` layer's place.
+        """
+        context = LayerContext(
+            states=self.states, judge=self.rubric, options=_options(self.grounding, self.layers)
+        )
+        parts = layer_specs(context, deterministic=self.deterministic)
         return GraderSpec(
             name=self.name,
             version=CONTRACT_VERSION,

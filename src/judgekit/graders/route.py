@@ -40,15 +40,18 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from judgekit.cases import ExpectedCall
+from judgekit.cases import Case, ExpectedCall
+from judgekit.graders.context import LayerContext, trial_calls
+from judgekit.graders.contract import LayerInfo, describe_layer
 from judgekit.graders.text import confirmation_before
 from judgekit.state import canonical
-from judgekit.transcript import CallRecord, Transcript
+from judgekit.transcript import CallRecord, Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
 __all__ = [
     "LAYER",
     "ActualCall",
+    "RouteLayer",
     "RouteMatch",
     "argument_problems",
     "check_route",
@@ -557,3 +560,24 @@ def _confirmation_result(
         category=FailureCategory.POLICY_VIOLATION,
         evidence=tuple(evidence[:20]),
     )
+
+
+# --------------------------------------------------------------------------- the layer
+
+
+class RouteLayer:
+    """The route layer: :func:`check_route` on the case's ``expected.route`` in its ``route_match`` mode."""
+
+    info: LayerInfo = describe_layer(
+        LAYER, (Capability.TOOL_CALLS,), "the expected route, matched as an assignment"
+    )
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """The route checks (one ``not_evaluated`` check when the case states no route)."""
+        expected = case.expected
+        return check_route(
+            expected.route if expected else None,
+            expected.route_match if expected else "superset",
+            transcript,
+            calls=context.shared(trial_calls, case, transcript),
+        )

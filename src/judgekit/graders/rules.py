@@ -47,14 +47,17 @@ from judgekit.expressions import (
     CompiledRules,
     compile_case_rules,
 )
+from judgekit.graders.context import LayerContext, trial_calls, trial_states
+from judgekit.graders.contract import LayerInfo, describe_layer
 from judgekit.io.documents import load_json_bounded
 from judgekit.state import StateDiff
-from judgekit.transcript import CallRecord, Transcript
+from judgekit.transcript import CallRecord, Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, Verdict
 
 __all__ = [
     "LAYER",
     "MAX_EVIDENCE",
+    "RulesLayer",
     "check_rules",
 ]
 
@@ -476,3 +479,41 @@ def _rule_result(rule: CompiledRule, outcome: _CallOutcome, notes: list[str]) ->
         verdict=Verdict.PASS,
         reason=f"not broken: {what}: " + "; ".join(notes),
     )
+
+
+# --------------------------------------------------------------------------- the layer
+
+
+class RulesLayer:
+    """The rules layer: :func:`check_rules` over the rules compiled and the states resolved once per trial.
+
+    Rules that do not compile are one ``rules`` error check with the compiler's problems.
+    """
+
+    info: LayerInfo = describe_layer(
+        LAYER, (Capability.TOOL_CALLS, Capability.TOOL_RESULTS), "forbidden trajectories over the tool calls"
+    )
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """One check per forbidden rule, or the one error saying why the rules do not compile."""
+        facts = context.shared(trial_states, case, transcript)
+        if facts.compiled is None:
+            return [
+                CheckResult(
+                    check_id=LAYER,
+                    layer=LAYER,
+                    verdict=Verdict.ERROR,
+                    reason=f"the case's rules do not compile: {facts.rules_error}",
+                )
+            ]
+        unavailable = None
+        if facts.changes is None and facts.needs_state:
+            unavailable = facts.missing.get("final") or facts.missing.get("initial") or "no state changes"
+        return check_rules(
+            case,
+            transcript,
+            compiled=facts.compiled,
+            state_changes=facts.changes,
+            state_unavailable=unavailable,
+            calls=context.shared(trial_calls, case, transcript),
+        )

@@ -36,17 +36,22 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from judgekit.cases import ExpectedState, FieldPredicate, TableChange, spelled, value_kind
+from judgekit.cases import Case, ExpectedState, FieldPredicate, TableChange, spelled, value_kind
+from judgekit.graders.context import LayerContext, trial_states
+from judgekit.graders.contract import LayerInfo, describe_layer
 from judgekit.graders.route import max_bipartite_matching
 from judgekit.patterns import CompiledPattern, compile_pattern
 from judgekit.state import RowChange, Snapshot, StateDiff, TableDiff, canonical, diff_records, diff_states
+from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
 __all__ = [
     "COLLATERAL_CHECK",
+    "INITIAL_CHECK",
     "LAYER",
     "STATE_CHECK",
     "PredicateFailure",
+    "StateLayer",
     "check_state",
     "evaluate_predicate",
     "lookup_field",
@@ -61,6 +66,9 @@ STATE_CHECK = "state"
 
 COLLATERAL_CHECK = "state:collateral"
 """Check id of the no-collateral-changes gate."""
+
+INITIAL_CHECK = "state:initial"
+"""Check id of the error reported when the trial did not start from the case's fixture."""
 
 _MAX_LINES = 50
 
@@ -702,3 +710,66 @@ def _match_added(
                 },
             )
         )
+
+
+# --------------------------------------------------------------------------- the layer
+
+
+class StateLayer:
+    """The state layer: the trial's start (``state:initial``, when it goes wrong), then :func:`check_state`.
+
+    The states are resolved once per trial (:func:`judgekit.graders.context.trial_states`) and shared with
+    the rules layer.
+    """
+
+    info: LayerInfo = describe_layer(
+        LAYER, (Capability.FINAL_STATE,), "the end state against the expected state"
+    )
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """``state:initial`` when the trial did not start from the fixture, then the state checks."""
+        facts = context.shared(trial_states, case, transcript)
+        out: list[CheckResult] = []
+        initial, fixture = facts.initial, facts.fixture
+        if initial is not None and isinstance(fixture, Snapshot) and fixture.tables != initial.tables:
+            drift = diff_states(fixture, initial)
+            out.append(
+                CheckResult(
+                    check_id=INITIAL_CHECK,
+                    layer=LAYER,
+                    verdict=Verdict.ERROR,
+                    reason="the trial did not start from the case's initial_state (was the environment "
+                    "reset?): " + "; ".join(drift.lines(limit=5)),
+                    evidence=(
+                        Evidence(
+                            kind="diff",
+                            summary="case fixture -> recorded initial state",
+                            data=drift.to_data(),
+                        ),
+                    ),
+                )
+            )
+        elif initial is not None and isinstance(fixture, str):
+            out.append(_error(INITIAL_CHECK, fixture))
+        spec = case.expected_state
+        if spec is None:
+            return [*out, *check_state(None, initial=None, final=None)]
+        missing = dict(facts.missing)
+        expected: Snapshot | None = None
+        if spec.snapshot is not None or spec.from_reference:
+            exp = context.states.expected(case)
+            if isinstance(exp, str):
+                missing["expected"] = exp
+            else:
+                expected = exp
+        out.extend(
+            check_state(
+                spec,
+                initial=initial,
+                final=facts.final,
+                expected=expected,
+                missing=missing,
+                changes=facts.changes,
+            )
+        )
+        return out

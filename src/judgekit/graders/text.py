@@ -28,9 +28,10 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from judgekit.cases import Case, TextLiteral, TextMatch, TextPattern
-from judgekit.graders.contract import Layer, make_check
+from judgekit.graders.context import LayerContext
+from judgekit.graders.contract import Layer, LayerInfo, describe_layer, make_check
 from judgekit.patterns import CompiledPattern, compile_pattern
-from judgekit.transcript import Transcript
+from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
 __all__ = [
@@ -38,6 +39,7 @@ __all__ = [
     "Confirmation",
     "ConfirmationStatus",
     "Reply",
+    "TextLayer",
     "action_words",
     "check_text",
     "classify_reply",
@@ -741,3 +743,19 @@ def _turn_check(  # noqa: PLR0917
             Evidence(kind="note", summary=f"turn {t + 1}: searched {len(replies[t])} assistant message(s)"),
         ),
     )
+
+
+# --------------------------------------------------------------------------- the layer
+
+
+class TextLayer:
+    """The text layer: :func:`check_text` (must-mention, must-not-mention and per-turn texts)."""
+
+    info: LayerInfo = describe_layer(
+        LAYER, (Capability.ASSISTANT_TEXT,), "must-mention and must-not-mention texts"
+    )
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """One check per text the case states (one ``not_evaluated`` check when it states none)."""
+        del context  # the texts are the case's and the transcript's alone
+        return check_text(case, transcript)

@@ -69,7 +69,8 @@ from typing import TYPE_CHECKING, Any
 
 from judgekit.cases import Case, TextPattern
 from judgekit.errors import JudgekitError, LocatedError, Problem
-from judgekit.graders.contract import GraderSpec
+from judgekit.graders.contract import LayerInfo, describe_layer
+from judgekit.graders.registry import register_layer
 from judgekit.integrations.grading import LayeredGrader
 from judgekit.integrations.taubench_replay import REPLAY_NOTES_KEY, Replayed, Replayer
 from judgekit.integrations.taubench_reward import (
@@ -90,9 +91,11 @@ from judgekit.integrations.taubench_reward import (
 from judgekit.io.documents import load_json_bounded
 from judgekit.state import Snapshot, canonical, load_state
 from judgekit.state.provider import StateProvider
+from judgekit.transcript import Capability
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Verdict
 
 if TYPE_CHECKING:
+    from judgekit.graders.context import LayerContext
     from judgekit.graders.rubric import RubricGrader
     from judgekit.io.importers import ImportedTrial
     from judgekit.stats import UndecidedPolicy
@@ -101,9 +104,13 @@ if TYPE_CHECKING:
 __all__ = [
     "DB_CHECK",
     "EPISODE_CHECK",
+    "IMPORTED_LAYER",
+    "LAYER",
     "OUTPUTS_CHECK",
+    "TAU_BENCH_LAYER",
     "Action",
     "TauBenchGrader",
+    "TauBenchLayer",
     "TauBenchRun",
     "TauBenchTask",
     "apply_diff",
@@ -116,6 +123,9 @@ __all__ = [
 
 OUTPUTS_CHECK = "tau-bench:outputs"
 """Check id of the gate: every required output was said (in a plain assistant reply, as tau-bench counts)."""
+
+LAYER = "tau-bench"
+"""The layer name every tau-bench check reports."""
 
 EPISODE_CHECK = "tau-bench:episode"
 """Check id of the gate: the episode finished (not cut off by the step limit or an error)."""
@@ -601,43 +611,68 @@ class TauBenchGrader(LayeredGrader):
     name = "tau-bench"
 
     def __init__(self, *args: Any, reward: RewardVersion = HISTORICAL, **kwargs: Any) -> None:
-        super().__init__(*args, **kwargs)
         choice = check_reward_choice(reward)
         if choice == "auto":
             raise JudgekitError("TauBenchGrader(reward=...) needs a version: '7362a17' or 'current'")
+        super().__init__(*args, layers={LAYER: {"reward": choice}}, **kwargs)
         self.reward: RewardVersion = choice
 
-    @property
-    def spec(self) -> GraderSpec:
-        """The layered grader's spec with tau-bench's own reward conditions (and version) as a layer."""
-        from judgekit.graders.contract import Layer, layer_spec
-
-        base = super().spec
-        return base.model_copy(
-            update={"parts": (*base.parts, layer_spec(Layer.TAU_BENCH, reward=self.reward))}
-        )
-
     def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        """The deterministic checks (state and ``must_mention`` not gating), then the tau-bench gates."""
-        outputs = _task_outputs(case, transcript)
+        """Every layer's checks, the tau-bench layer's last; state and ``must_mention`` do not gate here."""
         if DB_MATCH_KEY not in transcript.metadata:
             transcript = _with_snapshot_db_match(self, case, transcript)
         # tau-bench's own conditions replace judgekit's state gate only where they decide: with no
         # database comparison (an inline expected state, no replay) the state layer still gates, so a
         # wrong end state never passes on this path (the grading contract holds on every path)
         db_decided = transcript.metadata.get(DB_MATCH_KEY) is not None
-        checks = [
+        return [
             c.model_copy(update={"gate": False})
             if c.gate and ((c.layer == "state" and db_decided) or c.check_id.startswith("text:must_mention:"))
             else c
             for c in super().checks(case, transcript)
         ]
+
+
+class TauBenchLayer:
+    """tau-bench's own reward conditions as a layer (optional: it runs for a :class:`TauBenchGrader`).
+
+    Its argument is the reward logic (``{"reward": "7362a17"}`` or ``"current"``). Its checks are
+    ``tau-bench:outputs`` and ``tau-bench:db`` (which of them gates follows the reward logic; see
+    :mod:`judgekit.integrations.taubench_reward`) and ``tau-bench:episode``. The transcript's
+    ``DB_MATCH_KEY`` metadata carries the typed database comparison made at load time.
+    """
+
+    info: LayerInfo = describe_layer(
+        LAYER,
+        (Capability.ASSISTANT_TEXT,),
+        "tau-bench's own reward conditions (required outputs said, episode finished)",
+        optional=True,
+    )
+
+    def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
+        """The outputs, database and episode checks of one trial, under the grading's reward logic."""
+        choice = check_reward_choice(context.args(self.info).get("reward"))
+        if choice == "auto":
+            raise JudgekitError("the tau-bench layer needs a reward version: '7362a17' or 'current'")
+        outputs = _task_outputs(case, transcript)
         return [
-            *checks,
-            outputs_check(outputs, transcript, self.reward),
-            _with_replay_notes(db_check(outputs, transcript, self.reward), transcript),
+            outputs_check(outputs, transcript, choice),
+            _with_replay_notes(db_check(outputs, transcript, choice), transcript),
             _episode_check(transcript),
         ]
+
+
+TAU_BENCH_LAYER = TauBenchLayer()
+"""The tau-bench layer, registered with :func:`judgekit.graders.registry.register_layer` by this module."""
+
+IMPORTED_LAYER: LayerInfo = describe_layer(
+    "imported", (), "the verdict stored by the harness the trial was imported from"
+)
+"""The layer of a stored reward turned into a result line (``judgekit import tau-bench``, check
+``stored_reward``): a verdict the source harness recorded, graded by no judgekit layer."""
+
+register_layer(TAU_BENCH_LAYER)
+register_layer(IMPORTED_LAYER)
 
 
 def _task_outputs(case: Case, transcript: Transcript) -> list[str]:
