@@ -1,8 +1,119 @@
 """judgekit: layered grading for tool-using agents, with LLM judges that must earn trust.
 
 The distribution is published as ``judgekit-agents``; the import name and command are ``judgekit``.
+
+The names below are the public API, one or two per job; everything else lives in submodules that the API
+reference lists as advanced. The names are imported when first used, so ``import judgekit`` stays fast.
+
+* Cases and transcripts: :func:`load_cases`, :class:`Case`, :class:`CaseSet`, :func:`read_transcripts`,
+  :func:`to_transcript`, :class:`Transcript`.
+* The judge: :class:`JudgeConfig`, one object for every judge setting.
+* One trial: :func:`grade`, :func:`grade_async`, :func:`make_grader`, giving a :class:`Grade` whose
+  :meth:`~Grade.explain` says why.
+* A run: :func:`grade_run`, :func:`grade_run_async`, :class:`RunOptions`, :class:`RunOutcome`.
+* Results: :func:`read_results`, :func:`report`, :func:`compare`.
+* Calibration and trust: :func:`calibrate`, :class:`CalibrationOptions`, :class:`Calibration`,
+  :func:`trust_status`.
+* Contamination: :func:`build_index`, :func:`scan_export`.
+
+Examples:
+    >>> import judgekit
+    >>> sorted(judgekit.__all__)[:3]
+    ['Calibration', 'CalibrationOptions', 'Case']
 """
+
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
-__all__ = ["__version__"]
+_PUBLIC: dict[str, str] = {
+    # cases and transcripts
+    "Case": "judgekit.cases",
+    "CaseSet": "judgekit.caseset",
+    "load_cases": "judgekit.caseset:load_case_set",
+    "Transcript": "judgekit.transcript",
+    "read_transcripts": "judgekit.transcript",
+    "to_transcript": "judgekit.formats.adapters",
+    # verdicts
+    "Verdict": "judgekit.verdict",
+    "Trust": "judgekit.verdict",
+    "CheckResult": "judgekit.verdict",
+    "Grade": "judgekit.verdict",
+    "JudgekitError": "judgekit.errors",
+    # the judge
+    "JudgeConfig": "judgekit.judge_setup",
+    # one trial
+    "grade": "judgekit.api.grading",
+    "grade_async": "judgekit.api.grading",
+    "make_grader": "judgekit.api.grading",
+    # a run
+    "grade_run": "judgekit.api.runs",
+    "grade_run_async": "judgekit.api.runs",
+    "RunOptions": "judgekit.api.runs",
+    "RunOutcome": "judgekit.api.runs",
+    # calibration and trust
+    "calibrate": "judgekit.api.calibration",
+    "CalibrationOptions": "judgekit.api.calibration",
+    "Calibration": "judgekit.api.calibration",
+    "trust_status": "judgekit.api.calibration",
+}
+"""Public name -> ``module`` (the same name there) or ``module:name``."""
+
+__all__ = [
+    "Calibration",
+    "CalibrationOptions",
+    "Case",
+    "CaseSet",
+    "CheckResult",
+    "Grade",
+    "JudgeConfig",
+    "JudgekitError",
+    "RunOptions",
+    "RunOutcome",
+    "Transcript",
+    "Trust",
+    "Verdict",
+    "__version__",
+    "calibrate",
+    "grade",
+    "grade_async",
+    "grade_run",
+    "grade_run_async",
+    "load_cases",
+    "make_grader",
+    "read_transcripts",
+    "to_transcript",
+    "trust_status",
+]
+"""The public names: ``__version__`` and every key of :data:`_PUBLIC` (a test holds them equal)."""
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is imported on first use
+    from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, trust_status
+    from judgekit.api.grading import grade, grade_async, make_grader
+    from judgekit.api.runs import RunOptions, RunOutcome, grade_run, grade_run_async
+    from judgekit.cases import Case
+    from judgekit.caseset import CaseSet
+    from judgekit.caseset import load_case_set as load_cases
+    from judgekit.errors import JudgekitError
+    from judgekit.formats.adapters import to_transcript
+    from judgekit.judge_setup import JudgeConfig
+    from judgekit.transcript import Transcript, read_transcripts
+    from judgekit.verdict import CheckResult, Grade, Trust, Verdict
+
+
+def __getattr__(name: str) -> Any:
+    """Import a public name on first use (PEP 562), so that ``import judgekit`` loads nothing heavy."""
+    where = _PUBLIC.get(name)
+    if where is None:
+        raise AttributeError(f"module 'judgekit' has no attribute '{name}'")
+    module, _, attribute = where.partition(":")
+    value = getattr(importlib.import_module(module), attribute or name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_PUBLIC})

@@ -1,6 +1,6 @@
 """Setting up the judge layer from a run configuration.
 
-One place for ``judgekit grade``, ``judgekit probe-bias`` and the pytest plugin.
+One place for ``judgekit grade``, ``judgekit judge probe-bias`` and the pytest plugin.
 
 A run configuration is a YAML or JSON file (``--config`` of ``judgekit grade``, ``--judgekit-config`` of the
 pytest plugin)::
@@ -206,6 +206,36 @@ class JudgeConfig:
         values = {("mode" if name == "cache" else name): judge.get(name) for name in JUDGE_SETTINGS}
         values = {name: value for name, value in values.items() if value is not None}
         return cls(**{**values, **fields})
+
+    @classmethod
+    def from_file(cls, path: str | os.PathLike[str], **fields: Any) -> JudgeConfig:
+        r"""A configuration from a run configuration file's ``judge`` mapping (``judgekit grade --config``).
+
+        Args:
+            path: The run configuration (YAML or JSON), as text or a path object.
+            **fields: Fields given by the caller (``cassette``, ``records``, ``concurrency``...), taking
+                precedence over the file; paths are used as given (relative to the working folder).
+
+        Raises:
+            JudgekitError: When the file cannot be read, names an unknown setting, has no ``judge``
+                mapping with a model and none is given, or a value is bad (naming the setting).
+
+        Examples:
+            >>> import pathlib, tempfile
+            >>> folder = pathlib.Path(tempfile.mkdtemp())
+            >>> text = "judge:\n  model: openai/gpt-4o-mini\n  cache: replay\n"
+            >>> _ = (folder / "judge.yaml").write_text(text)
+            >>> judge = JudgeConfig.from_file(folder / "judge.yaml", cassette=folder / "judge.jsonl")
+            >>> judge.model, judge.rubric, judge.cache_mode
+            ('openai/gpt-4o-mini', 'honest-reporting', 'replay')
+        """
+        judge = load_run_config(path).get("judge") or {}
+        if "model" not in judge and "model" not in fields:
+            raise JudgekitError(
+                f"{path}: no judge model: add 'judge: {{model: ...}}' to the file or pass model=...",
+                exit_code=2,
+            )
+        return cls.from_settings(judge, **fields)
 
     @property
     def cache_mode(self) -> str:

@@ -180,6 +180,21 @@ class ResultLine(FrozenModel):
         """``(case id, trial)``: what identifies a trial within a run."""
         return (self.case.id, self.trial)
 
+    def as_grade(self) -> Grade:
+        """This trial's grade as written: case, trial, verdict, the contract's reason, quality, checks."""
+        return Grade(
+            case_id=self.case.id,
+            trial=self.trial,
+            verdict=self.verdict,
+            reason=self.reason,
+            quality=self.quality,
+            checks=self.checks,
+        )
+
+    def explain(self, *, max_lines: int = 20, show_passed: bool = True) -> str:
+        """Why this trial has its verdict, with the evidence: :meth:`judgekit.verdict.Grade.explain`."""
+        return self.as_grade().explain(max_lines=max_lines, show_passed=show_passed)
+
 
 def result_key(case_id: str, trial: int) -> tuple[str, int]:
     """The key of a trial within a run."""
