@@ -32,11 +32,11 @@ import typer
 
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.judge_options import judge_backoff_option, judge_retries_option, judge_timeout_option
-from judgekit.commands.output import chosen_format, format_option, print_document
+from judgekit.commands.output import chosen_format, format_option, print_document, print_model
 
 if TYPE_CHECKING:
+    from judgekit.api.bias import BiasProbeDocument, PositionProbeDocument
     from judgekit.calibration.agreement import Estimate
-    from judgekit.calibration.bias import BiasReport
     from judgekit.calibration.corrected import LeeAllocation
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
@@ -547,10 +547,11 @@ def failure_modes(  # noqa: PLR0917 - typer options
     """Calibrate each failure mode (criterion) on its own and gate them together with Holm's correction.
 
     Only random-sample items count when the table records provenance. With a fingerprint the decisions are
-    written as a failure-mode record, so that `judgekit trust FP --criterion ID` and graders withhold trust
-    from the modes that were not trusted. Exit 0 when every failure mode is trusted, 1 otherwise (each
+    written as a failure-mode record, so that `judgekit judge trust FP --criterion ID` and graders withhold
+    trust from the modes that were not trusted. Exit 0 when every failure mode is trusted, 1 otherwise (each
     untrusted mode is named).
     """
+    from judgekit.api.bias import write_record
     from judgekit.calibration.families import (
         FAILURE_MODES_DIR,
         build_failure_mode_record,
@@ -591,24 +592,11 @@ def failure_modes(  # noqa: PLR0917 - typer options
             label_table=LabelTableInfo(sha256=table.sha256, name=labels.name, rows=len(table.rows)),
         )
         path = records / FAILURE_MODES_DIR / failure_mode_record_filename(record)
-        _write_record(path, dump_failure_mode_record(record), "failure-mode record")
+        write_record(path, dump_failure_mode_record(record), "failure-mode record")
         typer.echo(f"failure-mode record: {path}", err=True)
     if not report.trusted:
         typer.echo(f"not trusted: {', '.join(report.untrusted)}", err=True)
         raise typer.Exit(1)
-
-
-def _write_record(path: Path, text: str, what: str) -> None:
-    from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import write_atomic
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JudgekitError(
-            f"{path.parent}: cannot create the folder for the {what}: {exc.strerror or exc}"
-        ) from None
-    write_atomic(path, text)
 
 
 # ------------------------------------------------------------------------------------------- bias
@@ -667,37 +655,29 @@ def probe_bias(  # noqa: PLR0917 - typer options
     flip rate with a paired interval. The position probe pairs transcripts of the same case (the first two
     trials of each case). Exit 0 when no must-pass probe is biased or failed, 1 otherwise.
     """
-    from pydantic import ValidationError
-
-    from judgekit.calibration.bias import (
-        BIAS_DIR,
-        PROBES,
-        PairItem,
-        ProbeItem,
-        ProbeSettings,
-        bias_report_filename,
-        dump_bias_report,
-        run_probes,
-    )
+    from judgekit.api.bias import probe_live, probe_recorded
     from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import write_atomic
-    from judgekit.settings import records_folder, resolve_settings
-    from judgekit.transcript import read_transcripts
 
     as_json = chosen_format(fmt) == "json"
     if recorded is not None or swapped is not None or fingerprint is not None:
-        _probe_recorded(
+        if recorded is None:
+            raise JudgekitError("--swapped and --fingerprint apply to --recorded FILE", exit_code=2)
+        if transcripts is not None:
+            raise JudgekitError(
+                "--recorded reads judgments already made; drop --transcripts (it is for live probes)",
+                exit_code=2,
+            )
+        position = probe_recorded(
             recorded,
             swapped,
-            transcripts=transcripts,
             fingerprint=fingerprint,
             judge=judge_model,
             tolerance=tolerance,
             records=records,
-            no_record=no_record,
+            record=not no_record,
             out=out,
-            as_json=as_json,
         )
+        _print_position(position, as_json=as_json)
         return
     if transcripts is None or judge_model is None:
         raise JudgekitError(
@@ -705,147 +685,61 @@ def probe_bias(  # noqa: PLR0917 - typer options
             "(judgments already given in both orders)",
             exit_code=2,
         )
-    transport = resolve_settings(  # flag > JUDGEKIT_JUDGE_* > project configuration; checked (exit 2)
-        flags={"judge.timeout": judge_timeout, "judge.retries": judge_retries, "judge.backoff": judge_backoff}
+    document = probe_live(
+        transcripts,
+        model=judge_model,
+        rubric=rubric,
+        api_base=judge_api_base,
+        cassette=cassette,
+        cache_mode=cache_mode,
+        probes=probes,
+        must_pass=must_pass,
+        criteria=criteria,
+        tolerance=tolerance,
+        records=records,
+        record=not no_record,
+        out=out,
+        transport_flags={
+            "judge.timeout": judge_timeout,
+            "judge.retries": judge_retries,
+            "judge.backoff": judge_backoff,
+        },
+        warn=(lambda warning: None)
+        if as_json
+        else (lambda warning: typer.echo(f"warning: {warning}", err=True)),
     )
-    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
-    mode = cache_mode or ("record" if cassette else "off")
-    if mode not in ("record", "replay", "off"):
-        raise JudgekitError(f"--cache-mode must be record, replay or off (got {mode!r})", exit_code=2)
-    if mode != "off" and cassette is None:
-        raise JudgekitError(f"--cache-mode {mode} needs --cassette FILE", exit_code=2)
-    wanted = [p.strip() for p in probes.split(",") if p.strip()]
-    unknown = [p for p in wanted if p not in PROBES]
-    if unknown or not wanted:
-        raise JudgekitError(
-            f"--probes: unknown {unknown or '(none given)'}; probes are {', '.join(PROBES)}", exit_code=2
-        )
-    trials = read_transcripts(transcripts)
-    by_case: dict[str, list[Any]] = {}
-    for t in trials:
-        by_case.setdefault(t.case_id, []).append(t)
-    crit = tuple(c.strip() for c in criteria.split(",") if c.strip()) if criteria else ()
-    pairs = [PairItem(first=ts[0], second=ts[1], criteria=crit) for ts in by_case.values() if len(ts) >= 2]
-    warnings: list[str] = []
-    if "position" in wanted and not pairs:
-        warnings.append("no case has two transcripts, so the position probe is left out")
-        wanted.remove("position")
-    if not as_json:
-        for warning in warnings:
-            typer.echo(f"warning: {warning}", err=True)
-    blocking = [p.strip() for p in must_pass.split(",") if p.strip()] if must_pass is not None else wanted
-    try:
-        settings = ProbeSettings(probes=tuple(wanted), must_pass=tuple(blocking), tolerance=tolerance)
-    except ValidationError as exc:
-        detail = "; ".join(f"{'.'.join(map(str, e['loc']))}: {e['msg']}" for e in exc.errors())
-        raise JudgekitError(f"invalid probe settings: {detail}", exit_code=2) from None
-    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
+    _print_bias(document, as_json=as_json)
 
-    grader = build_rubric_grader(
-        JudgeConfig(
-            model=judge_model,
-            rubric=rubric,
-            cassette=cassette,
-            mode=mode,
-            api_base=judge_api_base,
-            timeout=transport.value("judge.timeout"),
-            retries=transport.value("judge.retries"),
-            backoff=transport.value("judge.backoff"),
-            transport=transport.value("judge.transport"),
-            prompt_cache=transport.value("judge.prompt_cache"),
-            accepted_models=transport.value("judge.accepted_models"),
-        )
-    )
-    items = [ProbeItem(transcript=t, criteria=crit) for t in trials]
-    report = run_probes(grader, items, pairs=pairs, settings=settings)
-    if not as_json:
+
+def _print_bias(document: BiasProbeDocument, *, as_json: bool) -> None:
+    """Print live probes' report (text, or the ``bias_probe`` document); exit 1 when it blocks trust."""
+    report = document.report
+    if as_json:
+        print_model("bias_probe", document)
+    else:
         for r in report.results:
             typer.echo(r.message)
-    text = dump_bias_report(report)
-    written: list[tuple[Path, str]] = []
-    if out is not None:
-        write_atomic(out, text)
-        written.append((out, "bias_report"))
-    if not no_record:
-        path = records / BIAS_DIR / bias_report_filename(report)
-        _write_record(path, text, "bias report")
-        written.append((path, "bias_record"))
-        if not as_json:
-            typer.echo(f"bias report: {path}", err=True)
-    if as_json:
-        print_document("bias_probe", _bias_document(report, warnings, _written(*written)))
-        if report.blocks_trust:
-            raise typer.Exit(1)
-        return
+        for written in document.written:
+            if written.what == "bias_record":
+                typer.echo(f"bias report: {written.path}", err=True)
     if report.blocks_trust:
-        names = ", ".join(f"{r.probe} ({r.verdict})" for r in report.blocking)
-        typer.echo(f"judge {report.judge}: NOT TRUSTED: must-pass probe(s) not clear: {names}", err=True)
+        if not as_json:
+            names = ", ".join(f"{r.probe} ({r.verdict})" for r in report.blocking)
+            typer.echo(f"judge {report.judge}: NOT TRUSTED: must-pass probe(s) not clear: {names}", err=True)
         raise typer.Exit(1)
-    typer.echo(f"judge {report.judge}: bias probes clear", err=True)
+    if not as_json:
+        typer.echo(f"judge {report.judge}: bias probes clear", err=True)
 
 
-def _probe_recorded(
-    recorded: Path | None,
-    swapped: Path | None,
-    *,
-    transcripts: Path | None,
-    fingerprint: str | None,
-    judge: str | None,
-    tolerance: float,
-    records: Path | None,
-    no_record: bool,
-    out: Path | None,
-    as_json: bool,
-) -> None:
-    """``probe-bias --recorded``: position consistency from judgments given in both orders, no judge call.
+def _print_position(document: PositionProbeDocument, *, as_json: bool) -> None:
+    """Print ``probe-bias --recorded``'s report (text, or the ``position_probe`` document).
 
-    Prints the report (text, or the ``position_probe`` JSON document), writes it to ``out``, and files a
-    bias report under ``records/bias/`` when ``fingerprint`` is given (so the trust book withdraws trust on
-    a ``biased`` or ``error`` verdict). Exit 1 when the verdict is not ``clear``.
+    Raises:
+        typer.Exit: (1) When the verdict is not ``clear``.
     """
-    from judgekit.calibration.bias import BIAS_DIR, bias_report_filename, dump_bias_report
-    from judgekit.calibration.position import position_bias_report, position_consistency, read_recorded
-    from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import write_atomic
-    from judgekit.settings import records_folder
-
-    if recorded is None:
-        raise JudgekitError("--swapped and --fingerprint apply to --recorded FILE", exit_code=2)
-    if transcripts is not None:
-        raise JudgekitError(
-            "--recorded reads judgments already made; drop --transcripts (it is for live probes)", exit_code=2
-        )
-    if not 0.0 <= tolerance < 1.0:
-        raise JudgekitError(f"--tolerance must be in [0, 1), got {tolerance}", exit_code=2)
-    report = position_consistency(read_recorded(recorded, swapped), tolerance=tolerance)
-    written: list[tuple[Path, str]] = []
-    text = report.model_dump_json(indent=2) + "\n"
-    if out is not None:
-        write_atomic(out, text)
-        written.append((out, "position_report"))
-    warnings: list[str] = []
-    if report.only_one_order:
-        warnings.append(
-            f"{len(report.only_one_order)} item(s) judged in one order only, not paired: "
-            + ", ".join(f"{i} ({o})" for i, o in report.only_one_order)
-        )
-    if report.no_winner:
-        warnings.append(
-            f"{len(report.no_winner)} judgment(s) without a winner, their items not paired: "
-            + ", ".join(f"{i} ({o})" for i, o in report.no_winner)
-        )
-    if fingerprint is not None and not no_record:
-        bias = position_bias_report(report, fingerprint=fingerprint, judge=judge or "recorded judgments")
-        path = records_folder(records) / BIAS_DIR / bias_report_filename(bias)
-        _write_record(path, dump_bias_report(bias), "bias report")
-        written.append((path, "bias_record"))
-    elif fingerprint is None and not no_record:
-        warnings.append(
-            "no --fingerprint: no bias report written, so the trust book does not see this result"
-        )
+    report = document.report
     if as_json:
-        doc = {"report": report.model_dump(mode="json"), "warnings": warnings, "written": _written(*written)}
-        print_document("position_probe", doc)
+        print_model("position_probe", document)
     else:
         lines = [
             report.message,
@@ -858,10 +752,10 @@ def _probe_recorded(
         ]
         for line in lines:
             typer.echo(line)
-        for warning in warnings:
+        for warning in document.warnings:
             typer.echo(f"warning: {warning}", err=True)
-        for path, what in written:
-            typer.echo(f"{what.replace('_', ' ')}: {path}", err=True)
+        for written in document.written:
+            typer.echo(f"{written.what.replace('_', ' ')}: {written.path}", err=True)
     if report.verdict != "clear":
         if not as_json:
             typer.echo(f"position (recorded): NOT CLEAR: {report.verdict}", err=True)
@@ -878,39 +772,6 @@ def _est(est: Estimate, *, signed: bool = False) -> str:
     iv = est.interval
     bounds = f" [{iv.low:{f}}, {iv.high:{f}}]" if iv is not None else ""
     return f"{est.value:{f}}{bounds} (n={est.n})"
-
-
-def _bias_document(report: BiasReport, warnings: list[str], written: list[dict[str, str]]) -> dict[str, Any]:
-    """The fields of ``probe-bias``'s JSON document.
-
-    Args:
-        report: The probes' report.
-        warnings: What was left out and why (the position probe without pairs of transcripts).
-        written: The files written (the record in --records, the --out copy).
-
-    Returns:
-        ``judge``, ``fingerprint``, ``created_at``, ``settings``; ``results`` (one per probe: the bias
-        report's fields, with the paired interval of the extra flip rate as ``interval`` ``{low, high}``,
-        ``null`` when none); ``trusted`` (no must-pass probe is biased or failed), ``blocking`` (the
-        must-pass probes that are not clear, with their verdicts), ``warnings`` and ``written``.
-    """
-    data = report.model_dump(mode="json")
-    results = []
-    for result in data["results"]:
-        low, high = result.pop("low"), result.pop("high")
-        results.append({**result, "interval": None if low is None else {"low": low, "high": high}})
-    return {
-        "judge": report.judge,
-        "fingerprint": report.fingerprint,
-        "created_at": data["created_at"],
-        "bias_report_schema": report.schema_version,
-        "settings": data["settings"],
-        "results": results,
-        "trusted": not report.blocks_trust,
-        "blocking": [{"probe": r.probe, "verdict": r.verdict} for r in report.blocking],
-        "warnings": warnings,
-        "written": written,
-    }
 
 
 # ------------------------------------------------------------------------------------------- traces
@@ -936,7 +797,7 @@ def import_otel(
     named and the other traces are still imported): a trace that cannot be imported is an input error.
     """
     from judgekit.errors import ProblemsError
-    from judgekit.graders.registry import unsupported_layers
+    from judgekit.graders.contract import unsupported_layers
     from judgekit.io.atomic import write_atomic
     from judgekit.io.otel import check_problems, lost_capabilities, read_otlp_file
 
