@@ -26,7 +26,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
@@ -41,7 +41,6 @@ if TYPE_CHECKING:
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
     from judgekit.calibration.plan import LabelPlan
-    from judgekit.errors import JudgekitError
 
 __all__ = ["register"]
 
@@ -81,17 +80,6 @@ def _labels(path: Path) -> LabelTable:
     from judgekit.calibration.labels import parse_labels
 
     return parse_labels(_read(path, "label table"), source=path)
-
-
-def _problems(exc: JudgekitError) -> list[dict[str, Any]]:
-    """The located problems of an error, as objects (``file``, ``line``, ``field``, ``message``)."""
-    from judgekit.errors import LocatedError, ProblemsError
-
-    if isinstance(exc, ProblemsError):
-        return [asdict(p) for p in exc.problems]
-    if isinstance(exc, LocatedError):
-        return [asdict(exc.problem)]
-    return []
 
 
 def _written(*files: tuple[Path, str]) -> list[dict[str, str]]:
@@ -320,26 +308,6 @@ def _allocation_markdown(allocation: list[tuple[str, LeeAllocation]]) -> str:
 # ------------------------------------------------------------------------------------------- guards
 
 
-def _check(name: str, status: str, message: str, error: JudgekitError | None = None) -> dict[str, Any]:
-    """One check of ``calibrate-check`` for its JSON document.
-
-    Args:
-        name: The check: ``provenance``, ``selection_set`` or ``few_shot``.
-        status: ``passed``, ``refused`` or ``skipped`` (a check whose input was not given).
-        message: What the check found; for a refusal, the whole refusal (what is wrong, what to do).
-        error: The refusal, whose located problems become ``problems``.
-
-    Returns:
-        ``{"check", "status", "message", "problems"}``.
-    """
-    return {
-        "check": name,
-        "status": status,
-        "message": message,
-        "problems": _problems(error) if error is not None else [],
-    }
-
-
 @existing_inputs("labels", "few_shot", "prompt", "transcripts")
 def calibrate_check(  # noqa: PLR0917 - typer options
     labels: Path = typer.Argument(..., help="The labelled test set (.csv or .jsonl).", show_default=False),
@@ -373,100 +341,27 @@ def calibrate_check(  # noqa: PLR0917 - typer options
     without provenance among items with one, a malformed file); with --format json every check is run and
     reported, each with its status, and the exit code is the first refusal's.
     """
-    from judgekit.calibration.guards import (
-        ProvenanceSummary,
-        check_few_shot_overlap,
-        check_not_selection_set,
-        check_prompt_overlap,
-        load_usage,
-        parse_few_shot,
-        random_sample_only,
-    )
+    from judgekit.api.labels import check_labels
     from judgekit.errors import JudgekitError
-    from judgekit.settings import records_folder
 
     as_json = chosen_format(fmt) == "json"
-    records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
-    table = _labels(labels)
-    checks: list[dict[str, Any]] = []
-    refusals: list[JudgekitError] = []  # in check order: the first is the one text mode raises
-    summary: ProvenanceSummary | None = None
-    try:
-        _, summary = random_sample_only(table)
-        checks.append(_check("provenance", "passed", summary.note))
-    except JudgekitError as exc:
-        if not as_json:
-            raise
-        refusals.append(exc)
-        checks.append(_check("provenance", "refused", exc.message, exc))
-    usage = load_usage(records)
-    try:
-        check_not_selection_set(table, usage)
-        checks.append(
-            _check("selection_set", "passed", "the labels were never used to choose between judges")
-        )
-    except JudgekitError as exc:
-        if not as_json:
-            raise
-        refusals.append(exc)
-        checks.append(_check("selection_set", "refused", exc.message, exc))
-    if prompt is not None and transcripts is None:
-        raise JudgekitError(
-            f"--prompt {prompt}: give --transcripts too (the labelled items' transcripts), so their texts "
-            "can be looked for in the prompt",
-            exit_code=2,
-        )
-    if few_shot is not None or prompt is not None:
-        texts: dict[str, str] | None = None
-        messages: dict[str, list[str]] = {}
-        if transcripts is not None:
-            from judgekit.judges.prompt import render_transcript
-            from judgekit.transcript import read_transcripts
-
-            texts = {}
-            for t in read_transcripts(transcripts):
-                texts[f"{t.case_id}#{t.trial}"] = render_transcript(t)
-                texts.setdefault(t.case_id, render_transcript(t))
-                contents = [m.content for m in t.messages if m.content]
-                messages[f"{t.case_id}#{t.trial}"] = contents
-                messages.setdefault(t.case_id, contents)
-        examples = (
-            parse_few_shot(_read(few_shot, "few-shot file"), source=few_shot) if few_shot is not None else []
-        )
-        try:
-            if few_shot is not None:
-                check_few_shot_overlap(examples, table, item_texts=texts, source=few_shot)
-            if prompt is not None:
-                raw_prompt = _read(prompt, "prompt file").decode("utf-8", "replace")
-                check_prompt_overlap(raw_prompt, table, messages, source=prompt)
-            found = [f"{len(examples)} few-shot example(s)"] if few_shot is not None else []
-            found += ["the prompt"] if prompt is not None else []
-            checks.append(_check("few_shot", "passed", f"no labelled item is in {' or '.join(found)}"))
-        except JudgekitError as exc:
-            if not as_json:
-                raise
-            refusals.append(exc)
-            checks.append(_check("few_shot", "refused", exc.message, exc))
-    else:
-        checks.append(_check("few_shot", "skipped", "no --few-shot or --prompt file given"))
-    ok = not refusals
+    document = check_labels(
+        labels,
+        few_shot=few_shot,
+        prompt=prompt,
+        transcripts=transcripts,
+        records=records,
+        every_check=as_json,
+    )
     if as_json:
-        print_document(
-            "label_check",
-            {
-                "labels": str(labels),
-                "ok": ok,
-                "provenance": summary.model_dump(mode="json") if summary is not None else None,
-                "checks": checks,
-            },
-        )
-        if refusals:
+        print_model("label_check", document)
+        if document.exit_code:
             # the code text mode exits with: its first refusal's (1 a guard refused, 2 an input error)
-            raise typer.Exit(refusals[0].exit_code)
+            raise typer.Exit(document.exit_code)
         return
-    if summary is None:  # text mode raised at the first refusal, so a summary is always there
+    if document.provenance is None:  # text mode raised at the first refusal, so a summary is always there
         raise JudgekitError(f"{labels}: no provenance summary was produced", exit_code=1)
-    typer.echo(f"{labels}: ok ({summary.note})")
+    typer.echo(f"{labels}: ok ({document.provenance.note})")
 
 
 @existing_inputs("labels")
