@@ -24,7 +24,7 @@ from markdown_it.token import Token
 
 from judgekit.cli import main
 from judgekit.reports.calibration_report import result_markdown
-from judgekit.reports.run_compare import compare_runs
+from judgekit.reports.run_compare import compare_runs, digest_runs
 from judgekit.reports.run_markdown import (
     render_comparison_markdown,
     render_run_markdown,
@@ -156,7 +156,7 @@ def _short_md(tmp: Path, value: str) -> str:
 def _compare_md(tmp: Path, value: str) -> str:
     a = _results(tmp / "a.jsonl", "baseline", app="1.0")
     b = _results(tmp / "b.jsonl", value, app="2.0", flip=True)
-    return render_comparison_markdown(compare_runs(a, b))
+    return render_comparison_markdown(compare_runs(*digest_runs(a, b)))
 
 
 LABELS = Path(__file__).parent.parent / "calibration" / "data" / "labels_small.csv"

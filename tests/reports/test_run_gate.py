@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from judgekit.reports.run_compare import compare_runs
+from judgekit.reports.run_compare import compare_runs, digest_runs
 from judgekit.reports.run_gate import (
     check_thresholds,
     parse_fail_under,
@@ -162,7 +162,7 @@ def test_compare_names_a_lost_regression_task_even_when_the_verdict_is_no_change
         tmp_path / "b.jsonl",
         {"reg-a": ([P, F], "regression"), "reg-b": ([P, E], "regression"), "cap-a": ([P, P], "normal")},
     )
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert c.verdict == "no detectable change"
     assert [(t.case_id, t.change, t.b) for t in c.regression_lost] == [
         ("reg-a", "broken", "fail (1/2)"),
@@ -173,7 +173,7 @@ def test_compare_names_a_lost_regression_task_even_when_the_verdict_is_no_change
 def test_compare_capability_tasks_broken_are_not_regression_losses(tmp_path: Path) -> None:
     a = _run(tmp_path / "a.jsonl", {"cap-a": ([P], "normal"), "cap-b": ([P], "normal")})
     b = _run(tmp_path / "b.jsonl", {"cap-a": ([F], "normal"), "cap-b": ([F], "normal")})
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert (c.broken, c.regression_lost) == (2, ())
 
 
@@ -181,7 +181,7 @@ def test_compare_suites_follow_the_case_set_splits_as_the_report_does(tmp_path: 
     a = _run(tmp_path / "a.jsonl", {"t1": ([P], "normal"), "t2": ([P], "regression")})
     b = _run(tmp_path / "b.jsonl", {"t1": ([F], "normal"), "t2": ([F], "regression")})
     # a case's split decides its suite, whatever its category
-    c = compare_runs(a, b, splits={"t1": "regression", "t2": "capability"})
+    c = compare_runs(*digest_runs(a, b, splits={"t1": "regression", "t2": "capability"}))
     assert [t.case_id for t in c.regression_lost] == ["t1"]
     report = report_run(a, undecided="fail", splits={"t1": "regression", "t2": "capability"})[0]
     assert {s.name: s.tasks for s in report.suites} == {"capability": 1, "regression": 1}

@@ -10,7 +10,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgekit.errors import JudgekitError
-from judgekit.reports.run_compare import compare_runs
+from judgekit.reports.run_compare import compare_runs, digest_runs, task_changes
 from judgekit.reports.run_html import render_run_html
 from judgekit.reports.run_json import render_comparison_json, render_run_json
 from judgekit.reports.run_markdown import render_comparison_markdown, render_run_markdown
@@ -214,7 +214,7 @@ def test_a_rate_lies_within_its_undecided_bounds(tmp_path, tasks, policy):
 def test_compare_pass_rates_carry_intervals_and_undecided_bounds(tmp_path):
     a = _write(tmp_path / "a.jsonl", [_line("x", 1, F), _line("y", 1, P), _line("z", 1, INS)])
     b = _write(tmp_path / "b.jsonl", [_line("x", 1, P), _line("y", 1, P), _line("z", 1, P)])
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert (c.task_pass_a.successes, c.task_pass_a.n) == (1, 2)
     assert (c.task_pass_a.undecided_low, c.task_pass_a.undecided_high) == (1 / 3, 2 / 3)
     assert c.pass_rate_a == c.task_pass_a.rate == 0.5
@@ -370,7 +370,7 @@ def _paired_runs(tmp_path, fixed, broken, same_pass=5, same_fail=3):
 
 def test_compare_seed_ten_fixed_one_broken_is_real_improvement(tmp_path):
     a, b = _paired_runs(tmp_path, 10, 1)
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert (c.fixed, c.broken) == (10, 1)
     assert c.sign_test_p == pytest.approx(0.0117, abs=1e-3)
     assert c.verdict == "real improvement"
@@ -378,14 +378,52 @@ def test_compare_seed_ten_fixed_one_broken_is_real_improvement(tmp_path):
 
 def test_compare_seed_six_fixed_three_broken_is_noise(tmp_path):
     a, b = _paired_runs(tmp_path, 6, 3)
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert c.sign_test_p == pytest.approx(0.508, abs=1e-3)
     assert c.verdict == "no detectable change"
 
 
+def test_every_task_of_either_run_has_one_change_label(tmp_path):
+    # the labels the comparison counts and the viewer shows: (A's trials, B's trials) -> change
+    runs = {
+        "fixed": ([F, P], [P, P]),
+        "broken": ([P], [P, F]),
+        "still-pass": ([P], [P]),
+        "still-fail": ([P, F], [F]),
+        "undecided-a": ([E], [P]),
+        "undecided-b": ([F], [INS, F]),  # a failure decides the gate: fail in both
+        "undecided-c": ([P], [N]),
+        "only-a": ([P], []),
+        "only-b": ([], [F]),
+    }
+    a = _write(
+        tmp_path / "a.jsonl",
+        [_line(c, i, v, run_id="A") for c, (va, _) in runs.items() for i, v in enumerate(va, 1)],
+    )
+    b = _write(
+        tmp_path / "b.jsonl",
+        [_line(c, i, v, run_id="B") for c, (_, vb) in runs.items() for i, v in enumerate(vb, 1)],
+    )
+    da, db = digest_runs(a, b)
+    assert task_changes(da, db) == [
+        ("broken", "broken"),
+        ("fixed", "fixed"),
+        ("only-a", "only_in_a"),
+        ("only-b", "only_in_b"),
+        ("still-fail", "still_fail"),
+        ("still-pass", "still_pass"),
+        ("undecided-a", "undecided"),
+        ("undecided-b", "still_fail"),
+        ("undecided-c", "undecided"),
+    ]
+    c = compare_runs(da, db)
+    assert (c.fixed, c.broken, c.unchanged_pass, c.unchanged_fail, c.undecided) == (1, 1, 1, 2, 2)
+    assert (c.only_in_a, c.only_in_b) == (("only-a",), ("only-b",))
+
+
 def test_compare_regression_and_mcnemar_on_trials(tmp_path):
     a, b = _paired_runs(tmp_path, 0, 9)
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert c.verdict == "regression"
     assert (c.trials_fixed, c.trials_broken, c.trial_pairs) == (0, 9, 17)
     assert c.mcnemar_p == pytest.approx(2 * 0.5**9)
@@ -399,7 +437,7 @@ def test_compare_refuses_different_versions_and_policies_naming_them(tmp_path):
         tmp_path / "b.jsonl", [_line("x", 1, P, version=2), _line("y", 1, P, policy=("BIL-7 rev 2026-01",))]
     )
     with pytest.raises(JudgekitError) as info:
-        compare_runs(a, b)
+        compare_runs(*digest_runs(a, b))
     msg = info.value.message
     assert "case 'x': version 1 in a.jsonl, version 2 in b.jsonl" in msg
     assert "case 'y': policy revisions [BIL-7 rev 2025-09] in a.jsonl, [BIL-7 rev 2026-01] in b.jsonl" in msg
@@ -408,7 +446,7 @@ def test_compare_refuses_different_versions_and_policies_naming_them(tmp_path):
 def test_compare_undecided_tasks_are_left_out_and_listed(tmp_path):
     a = _write(tmp_path / "a.jsonl", [_line("x", 1, F), _line("y", 1, P), _line("z", 1, P)])
     b = _write(tmp_path / "b.jsonl", [_line("x", 1, E), _line("y", 1, P), _line("w", 1, P)])
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     assert c.undecided == 1
     assert c.changes[0].case_id == "x"
     assert c.only_in_a == ("z",)
@@ -419,7 +457,7 @@ def test_compare_with_no_common_task_is_an_error(tmp_path):
     a = _write(tmp_path / "a.jsonl", [_line("x", 1, F)])
     b = _write(tmp_path / "b.jsonl", [_line("y", 1, P)])
     with pytest.raises(JudgekitError, match="share no task"):
-        compare_runs(a, b)
+        compare_runs(*digest_runs(a, b))
 
 
 # --------------------------------------------------------------------------- golden files
@@ -465,7 +503,7 @@ def test_golden_html(tmp_path):
 
 def test_golden_comparison(tmp_path):
     a, b = _paired_runs(tmp_path, 10, 1)
-    c = compare_runs(a, b)
+    c = compare_runs(*digest_runs(a, b))
     _golden("run_compare.md", render_comparison_markdown(c))
     _golden("run_compare.json", render_comparison_json(c))
 

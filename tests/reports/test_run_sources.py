@@ -18,7 +18,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from judgekit.errors import JudgekitError
-from judgekit.reports.run_compare import compare_digests, compare_runs, stream_compare
+from judgekit.reports.run_compare import compare_runs, digest_runs
 from judgekit.reports.run_html import render_run_html
 from judgekit.reports.run_json import render_comparison_json, render_run_json
 from judgekit.reports.run_markdown import render_run_markdown
@@ -295,20 +295,20 @@ def test_the_lines_holdouts_are_reported(tmp_path):
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(a=result_file(), b=result_file(), splits=options().map(lambda o: o["splits"]))
-def test_the_streamed_comparison_is_the_in_memory_comparison(tmp_path, a, b, splits):
+def test_two_streamed_files_and_their_lines_in_memory_give_one_comparison(tmp_path, a, b, splits):
     path_a, path_b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
     path_a.write_bytes(a)
     path_b.write_bytes(b)
     ra, rb = read_results(path_a), read_results(path_b)
-    da, db, problems_a, problems_b = stream_compare(path_a, path_b, splits=splits)
-    assert (problems_a, problems_b) == (ra.problems, rb.problems)
+    da, db = digest_runs(path_a, path_b, splits=splits)
+    assert (da.problems, db.problems) == (ra.problems, rb.problems)
     expected: str
     try:
-        expected = render_comparison_json(compare_runs(ra, rb, splits=splits))
+        expected = render_comparison_json(compare_runs(*digest_runs(ra, rb, splits=splits)))
     except JudgekitError as exc:  # no task in common, or other case versions: the same error
         expected = f"error: {exc}"
     try:
-        got = render_comparison_json(compare_digests(da, db))
+        got = render_comparison_json(compare_runs(da, db))
     except JudgekitError as exc:
         got = f"error: {exc}"
     assert got == expected
@@ -337,6 +337,17 @@ def test_every_path_to_a_run_report_goes_through_the_one_engine():
         if rel != "bench/bench_report.py":  # its decode+count floor drives the accumulation on purpose
             assert "RunAccumulator" not in mentioned, f"{rel} drives RunAccumulator: call report_run"
         assert not {"build_run_report", "stream_run_report", "stream_history"} & called, rel
+        # a comparison is made by the one compare only, and its task labels by task_changes
+        if rel != "src/judgekit/reports/run_compare.py":
+            from_compare = {
+                a.name
+                for n in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+                if isinstance(n, ast.ImportFrom) and n.module == "judgekit.reports.run_compare"
+                for a in n.names
+            }
+            assert not {"Comparison", "TaskChange"} & from_compare & called, rel
+            assert not {"compare_digests", "stream_compare"} & called, rel
+            assert "RunDigest" not in mentioned or "compare_runs" in called, rel
         if "report_run" in called:
             callers.append(rel)
     # the report and grade commands (or the service they call) and the demo reach it

@@ -21,7 +21,7 @@ import pytest
 
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
-from judgekit.reports.run_compare import compare_runs
+from judgekit.reports.run_compare import compare_runs, digest_runs
 from judgekit.reports.viewer import (
     MARKER,
     build_viewer,
@@ -270,7 +270,7 @@ def test_the_comparison_classifies_cases_as_judgekit_compare_does(demo: Path, tm
     a, b = read_results(demo / "agent-v1.jsonl"), read_results(demo / "agent-v2.jsonl")
     build_viewer([a, b], tmp_path / "v")
     data = _load(tmp_path / "v" / "data" / "index.js")
-    expected = compare_runs(a, b)
+    expected = compare_runs(*digest_runs(a, b))
     rows = {row["case"]: row for row in data["compare"]["rows"]}
     assert {c: r["change"] for c, r in rows.items() if r["change"] in ("fixed", "broken", "undecided")} == {
         c.case_id: c.change for c in expected.changes

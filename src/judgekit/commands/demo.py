@@ -71,7 +71,7 @@ def _document(result: DemoResult) -> dict[str, Any]:
     """
     from judgekit.calibration.records import load_records
     from judgekit.demo import DEMO_RUNS
-    from judgekit.reports.run_compare import compare_runs
+    from judgekit.reports.run_compare import compare_runs, digest_runs
     from judgekit.results import read_results
     from judgekit.verdict import Verdict
 
@@ -126,7 +126,7 @@ def _document(result: DemoResult) -> dict[str, Any]:
             "reason": result.trust_reason,
             "untrusted_verdicts": result.untrusted_verdicts,
         },
-        "comparison": compare_runs(read[0], read[1]).model_dump(mode="json"),
+        "comparison": compare_runs(*digest_runs(read[0], read[1])).model_dump(mode="json"),
     }
 
 

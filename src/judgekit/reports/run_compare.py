@@ -24,29 +24,41 @@ Definitions (see ``docs/runs.md``):
 
 Runs made on different case versions or policy revisions measure different things: :func:`compare_runs`
 refuses them and names every case that differs.
+
+The one comparison: :func:`digest_runs` reads the two runs (in memory, or files streamed line by line)
+into :class:`RunDigest` s, and :func:`compare_runs` compares the digests; the viewer feeds its own digests
+as it streams the lines and labels every task with the same :func:`task_changes`.
 """
 
 from __future__ import annotations
 
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping
-from os import PathLike
+from pathlib import Path
 from typing import Literal
 
 from judgekit.errors import JudgekitError, Problem
-from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, Interval, outcomes_from_counts, task_rate
-from judgekit.results import FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
+from judgekit.reports.run_model import (
+    DEFAULT_REGRESSION_SLICES,
+    Interval,
+    ResultSource,
+    outcomes_from_counts,
+    source_lines,
+    task_rate,
+)
+from judgekit.results import FastResultLine, ResultLine, paused_gc
 from judgekit.stats import mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = [
     "COMPARE_SCHEMA_VERSION",
+    "Change",
     "Comparison",
     "RunDigest",
     "TaskChange",
-    "compare_digests",
     "compare_runs",
-    "stream_compare",
+    "digest_runs",
+    "task_changes",
 ]
 
 COMPARE_SCHEMA_VERSION = 3
@@ -55,6 +67,10 @@ COMPARE_SCHEMA_VERSION = 3
 tasks)."""
 
 PlainVerdict = Literal["real improvement", "no detectable change", "regression"]
+
+Change = Literal["fixed", "broken", "still_pass", "still_fail", "undecided", "only_in_a", "only_in_b"]
+"""A task's change from run A to run B: ``fixed`` (fail to pass), ``broken`` (pass to fail),
+``still_pass``, ``still_fail``, ``undecided`` (undecided in either run), or in one run only."""
 
 
 class TaskChange(FrozenModel):
@@ -169,43 +185,6 @@ def _label(entry: tuple[int, int, Verdict] | None) -> str:
     return f"{outcome.value} ({passes}/{total})"
 
 
-def compare_runs(
-    a: RunResults,
-    b: RunResults,
-    *,
-    alpha: float = 0.05,
-    regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
-    splits: Mapping[str, str] | None = None,
-) -> Comparison:
-    """Compare run B (the new version) with run A (the baseline) on the tasks both ran.
-
-    Args:
-        a: The baseline run.
-        b: The new run.
-        alpha: Significance level for the plain verdict, in (0, 1).
-        regression_slices: Slice names that put a case in the regression suite (as in the run report).
-        splits: Case id to its split from the case set; a ``capability`` or ``regression`` split decides
-            the case's suite whatever its slice.
-
-    Returns:
-        The comparison.
-
-    Raises:
-        JudgekitError: When the runs share no task, or were graded on different case versions or policy
-            revisions (every differing case is named), or ``alpha`` is outside (0, 1).
-    """
-    if not 0.0 < alpha < 1.0:
-        raise JudgekitError(f"--alpha must be strictly between 0 and 1, got {alpha}")
-    names = tuple(regression_slices)
-    da = RunDigest(a.name, regression_slices=names, splits=splits or {}, keep_trials=True)
-    for line in a.lines:
-        da.add(line)
-    db = RunDigest(b.name, regression_slices=names, splits=splits or {}, baseline=da)
-    for line in b.lines:
-        db.add(line)
-    return compare_digests(da, db, alpha=alpha)
-
-
 class RunDigest:
     """What a comparison needs from one run, fed one result line at a time (the lines are not kept).
 
@@ -213,6 +192,12 @@ class RunDigest:
     regression suite; the run's judge fingerprints and agent models. The baseline (``keep_trials``) also
     keeps each trial's verdict, one entry per trial; the new run, given the baseline, counts the paired
     trials as it goes (so the baseline must be fed first).
+
+    Attributes:
+        name: The run's name (its file's name).
+        path: The results file (:func:`digest_runs` sets it; otherwise ``name`` as a path).
+        problems: The file's problems, as :func:`~judgekit.results.read_results` reports them
+            (:func:`digest_runs` sets them; otherwise none).
     """
 
     def __init__(
@@ -226,6 +211,8 @@ class RunDigest:
     ) -> None:
         """Start an empty digest of the run called ``name`` (its file's name)."""
         self.name = name
+        self.path = Path(name)
+        self.problems: list[Problem] = []
         self.splits = splits
         self.names = frozenset(s.lower() for s in regression_slices)
         self.keep_trials = keep_trials
@@ -276,11 +263,50 @@ class RunDigest:
 _DECIDED = frozenset({Verdict.PASS, Verdict.FAIL})
 
 
-def compare_digests(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparison:
-    """:func:`compare_runs` from two runs' digests (``b`` fed after ``a``, with ``a`` as its baseline).
+def task_changes(a: RunDigest, b: RunDigest) -> list[tuple[str, Change]]:
+    """Every task of either run with its change from A to B, by case id.
+
+    A task's outcome follows the gate order over its trials (see the module); tasks in one run only are
+    ``only_in_a`` or ``only_in_b``.
+    """
+    out_a, out_b = a.outcomes(), b.outcomes()
+    rows: list[tuple[str, Change]] = []
+    for case_id in sorted(out_a.keys() | out_b.keys()):
+        change: Change
+        if case_id not in out_b:
+            change = "only_in_a"
+        elif case_id not in out_a:
+            change = "only_in_b"
+        else:
+            oa, ob = out_a[case_id][2], out_b[case_id][2]
+            if oa not in _DECIDED or ob not in _DECIDED:
+                change = "undecided"
+            elif oa is Verdict.FAIL and ob is Verdict.PASS:
+                change = "fixed"
+            elif oa is Verdict.PASS and ob is Verdict.FAIL:
+                change = "broken"
+            elif oa is Verdict.PASS:
+                change = "still_pass"
+            else:
+                change = "still_fail"
+        rows.append((case_id, change))
+    return rows
+
+
+def compare_runs(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparison:
+    """Compare run B (the new version) with run A (the baseline) on the tasks both ran.
+
+    Args:
+        a: The baseline run's digest (:func:`digest_runs`).
+        b: The new run's digest, fed after ``a`` with ``a`` as its baseline.
+        alpha: Significance level for the plain verdict, in (0, 1).
+
+    Returns:
+        The comparison.
 
     Raises:
-        JudgekitError: As :func:`compare_runs`.
+        JudgekitError: When the runs share no task, or were graded on different case versions or policy
+            revisions (every differing case is named), or ``alpha`` is outside (0, 1).
     """
     if not 0.0 < alpha < 1.0:
         raise JudgekitError(f"--alpha must be strictly between 0 and 1, got {alpha}")
@@ -294,19 +320,9 @@ def compare_digests(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Compa
         )
     changes: list[TaskChange] = []
     counts = {"fixed": 0, "broken": 0, "still_pass": 0, "still_fail": 0, "undecided": 0}
-    decided = _DECIDED
-    for case_id in common:
-        oa, ob = out_a[case_id][2], out_b[case_id][2]
-        if oa not in decided or ob not in decided:
-            change = "undecided"
-        elif oa is Verdict.FAIL and ob is Verdict.PASS:
-            change = "fixed"
-        elif oa is Verdict.PASS and ob is Verdict.FAIL:
-            change = "broken"
-        elif oa is Verdict.PASS:
-            change = "still_pass"
-        else:
-            change = "still_fail"
+    for case_id, change in task_changes(a, b):
+        if change in ("only_in_a", "only_in_b"):
+            continue
         counts[change] += 1
         if change in ("fixed", "broken", "undecided"):
             changes.append(
@@ -394,28 +410,46 @@ def compare_digests(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Compa
     )
 
 
-def stream_compare(
-    baseline: str | PathLike[str],
-    candidate: str | PathLike[str],
+def digest_runs(
+    baseline: ResultSource,
+    candidate: ResultSource,
     *,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     splits: Mapping[str, str] | None = None,
-) -> tuple[RunDigest, RunDigest, list[Problem], list[Problem]]:
-    """Read two results files once each, line by line, into the digests :func:`compare_digests` compares.
+) -> tuple[RunDigest, RunDigest]:
+    """Read two runs, the baseline first, into the digests :func:`compare_runs` compares.
 
-    ``compare_digests(*stream_compare(a, b)[:2])`` equals ``compare_runs(read_results(a),
-    read_results(b))``; the problems are each file's, as :func:`~judgekit.results.read_results` reports.
+    A results file given by its path is read once, line by line, and never held (one verdict per baseline
+    trial is kept to pair the trials); a run in memory is fed from its lines. Each digest carries its
+    file's problems.
+
+    Args:
+        baseline: Run A: a :class:`~judgekit.results.RunResults` or a results file's path.
+        candidate: Run B, the same way.
+        regression_slices: Slice names that put a case in the regression suite (as in the run report).
+        splits: Case id to its split from the case set; a ``capability`` or ``regression`` split decides
+            the case's suite whatever its slice.
+
+    Returns:
+        The two digests, ``b`` fed with ``a`` as its baseline.
 
     Raises:
         JudgekitError: When a file cannot be read at all.
     """
     names = tuple(regression_slices)
-    stream_a, stream_b = ResultStream(baseline), ResultStream(candidate)
+    digests: list[RunDigest] = []
     with paused_gc():
-        da = RunDigest(stream_a.path.name, regression_slices=names, splits=splits or {}, keep_trials=True)
-        for line in stream_a.report_lines():
-            da.add(line)
-        db = RunDigest(stream_b.path.name, regression_slices=names, splits=splits or {}, baseline=da)
-        for line in stream_b.report_lines():
-            db.add(line)
-    return da, db, stream_a.problems, stream_b.problems
+        for source in (baseline, candidate):
+            path, lines, problems = source_lines(source)
+            digest = RunDigest(
+                path.name,
+                regression_slices=names,
+                splits=splits or {},
+                keep_trials=not digests,
+                baseline=digests[0] if digests else None,
+            )
+            for line in lines:
+                digest.add(line)
+            digest.path, digest.problems = path, problems()
+            digests.append(digest)
+    return digests[0], digests[1]

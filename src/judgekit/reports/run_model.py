@@ -98,6 +98,7 @@ __all__ = [
     "in_capability_suite",
     "outcomes_from_counts",
     "report_run",
+    "source_lines",
     "task_outcomes",
     "task_rate",
     "trial_reasons",
@@ -1264,14 +1265,25 @@ held in memory (the lines the exact fast path is certain about come as
 those :func:`~judgekit.results.read_results` reports)."""
 
 
-def _source_lines(
-    source: ResultSource,
+def source_lines(
+    source: ResultSource, *, fast: bool = True
 ) -> tuple[Path, Iterable[ResultLine | FastResultLine], Callable[[], list[Problem]]]:
-    """The file, the valid lines and (once the lines are consumed) the problems of a result source."""
+    """The file, the valid lines in file order and the problems of a result source.
+
+    Args:
+        source: A run in memory, or a results file's path (read when the lines are iterated, once).
+        fast: Whether a streamed file's lines may come as :class:`~judgekit.results.FastResultLine`
+            (the exact fast path: same fields, same values); ``False`` gives every line as a
+            :class:`~judgekit.results.ResultLine`.
+
+    Returns:
+        The file, its valid lines, and a function giving its problems (complete once the lines are
+        consumed; those :func:`~judgekit.results.read_results` reports).
+    """
     if isinstance(source, RunResults):
         return source.path, source.lines, lambda: source.problems
     stream = ResultStream(source)
-    return stream.path, stream.report_lines(), lambda: stream.problems
+    return stream.path, stream.report_lines() if fast else stream, lambda: stream.problems
 
 
 def report_run(
@@ -1341,14 +1353,14 @@ def report_run(
         tallies = RetirementTallies()
         history_problems: list[list[Problem]] = []
         for earlier in history:
-            _, older, older_problems = _source_lines(earlier)
+            _, older, older_problems = source_lines(earlier)
             for old in older:
                 tallies.add(cast(ResultLine, old))  # only attributes are read (see RunAccumulator.add)
             history_problems.append(older_problems())
         acc = RunAccumulator(
             known_cases=known_cases, drop=drop, calibration_records=calibration_records, retirement=tallies
         )
-        path, lines, problems = _source_lines(source)
+        path, lines, problems = source_lines(source)
         for line in lines:
             acc.add(line)
         reading = acc.seen

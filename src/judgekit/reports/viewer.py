@@ -915,35 +915,24 @@ def _comparison(
     positions: Sequence[Mapping[str, list[int]]],
 ) -> dict[str, Any]:
     """The comparison page's data: compare_runs' verdict, and every case's change with both runs' trials."""
-    from judgekit.reports.run_compare import compare_digests
+    from judgekit.reports.run_compare import compare_runs, task_changes
 
     da, db = digests
-    result = compare_digests(da, db)
-    changed = {c.case_id: c.change for c in result.changes}
+    result = compare_runs(da, db)
     lost = {c.case_id for c in result.regression_lost}
     out_a, out_b = da.outcomes(), db.outcomes()
-    rows = []
-    for case_id in sorted(out_a.keys() | out_b.keys()):
-        change: str
-        if case_id in changed:
-            change = changed[case_id]
-        elif case_id not in out_b:
-            change = "only_in_a"
-        elif case_id not in out_a:
-            change = "only_in_b"
-        else:
-            change = "still_pass" if out_a[case_id][2] is Verdict.PASS else "still_fail"
-        rows.append(
-            {
-                "case": case_id,
-                "change": change,
-                "a": _outcome(out_a.get(case_id)),
-                "b": _outcome(out_b.get(case_id)),
-                "trials_a": positions[0].get(case_id, []),
-                "trials_b": positions[1].get(case_id, []),
-                "regression_lost": case_id in lost,
-            }
-        )
+    rows = [
+        {
+            "case": case_id,
+            "change": change,
+            "a": _outcome(out_a.get(case_id)),
+            "b": _outcome(out_b.get(case_id)),
+            "trials_a": positions[0].get(case_id, []),
+            "trials_b": positions[1].get(case_id, []),
+            "regression_lost": case_id in lost,
+        }
+        for case_id, change in task_changes(da, db)
+    ]
     return {
         "a": result.a,
         "b": result.b,
