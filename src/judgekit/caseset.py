@@ -105,6 +105,11 @@ class LocatedProblem(FrozenModel):
         file = str(problem.file) if problem.file is not None else None
         return cls(file=file, line=problem.line, field=problem.field, message=problem.message)
 
+    def __str__(self) -> str:
+        """The problem as :class:`~judgekit.errors.Problem` prints it: ``file:line: field: message``."""
+        file = Path(self.file) if self.file is not None else None
+        return str(Problem(file, self.line, self.field, self.message))
+
 
 class SetManifest(FrozenModel):
     """The optional ``judgekit-set.yaml`` at a golden set's root.

@@ -8,14 +8,12 @@ or truncated file, over-long line).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document
-from judgekit.errors import LocatedError
-from judgekit.io.documents import load_json_bounded
+from judgekit.commands.output import chosen_format, format_option, print_document, print_model
 
 if TYPE_CHECKING:
     from judgekit.contamination.index import Key
@@ -32,68 +30,6 @@ def _key(path: Path) -> Key:
     from judgekit.contamination.index import load_key
 
     return load_key(path)
-
-
-def _regular(path: Path | None, what: str, option: str = "", *, folders_ok: bool = False) -> None:
-    """Refuse at once an input that is a FIFO, socket, device (or folder, unless ``folders_ok``).
-
-    ``os.stat`` never blocks, so a named pipe without a writer is refused instead of waited on (exit 2).
-    """
-    if path is not None:
-        from judgekit.io.filekind import check_input_file
-
-        check_input_file(path, what=what, option=option, refuse_folders=not folders_ok)
-
-
-def _texts_jsonl(path: Path) -> list[tuple[str, list[tuple[str, str]]]]:
-    """Read ``{"id": ..., "texts": [text or {"field", "text"}, ...]}`` lines."""
-    from judgekit.errors import JudgekitError
-    from judgekit.io.documents import read_regular
-
-    out: list[tuple[str, list[tuple[str, str]]]] = []
-    _regular(path, "case texts file", "--texts")
-    try:
-        # Bytes split at newlines only: the bounded reader decodes (and checks) each line as UTF-8.
-        lines = read_regular(path, "case texts file").split(b"\n")
-    except OSError as exc:
-        raise JudgekitError(f"{path}: cannot read ({exc.strerror})") from None
-    for n, line in enumerate(lines, 1):
-        if not line.strip():
-            continue
-        try:
-            obj = load_json_bounded(line, source=path, line=n)
-        except LocatedError as exc:
-            raise JudgekitError(f"{exc.problem}; each line is one case") from None
-        if (
-            not isinstance(obj, dict)
-            or not isinstance(obj.get("id"), str)
-            or not isinstance(obj.get("texts"), list)
-        ):
-            raise JudgekitError(
-                f'{path}:{n}: expected {{"id": "...", "texts": [...]}} with a string id and a list'
-            )
-        pairs: list[tuple[str, str]] = []
-        for i, t in enumerate(obj["texts"]):
-            if isinstance(t, str):
-                pairs.append((f"texts.{i}", t))
-            elif isinstance(t, dict) and isinstance(t.get("text"), str):
-                pairs.append((str(t.get("field", f"texts.{i}")), t["text"]))
-            else:
-                raise JudgekitError(f'{path}:{n}: texts.{i} must be a string or {{"field", "text"}}')
-        out.append((obj["id"], pairs))
-    return out
-
-
-def _transcript_texts(path: Path) -> list[tuple[str, str]]:
-    """User and assistant message texts of a reference transcript file, with their field paths."""
-    from judgekit.transcript import read_reference
-
-    reference = read_reference(path)
-    out: list[tuple[str, str]] = []
-    for i, m in enumerate(reference.messages if reference is not None else ()):
-        if m.role in ("user", "assistant") and m.content and m.content.strip():
-            out.append((f"reference_solution.messages.{i}.content", m.content))
-    return out
 
 
 def keygen(
@@ -185,102 +121,41 @@ def index(  # noqa: PLR0917 - typer options
 
     Exit 0 when the index was written, 2 when the case set has problems (each named; nothing is written).
     """
-    from judgekit.contamination.index import IndexOptions, build_index, canary_for, write_index
+    from judgekit.contamination.build import IndexRefusal, index_cases
     from judgekit.errors import JudgekitError
-    from judgekit.io.documents import read_regular_text
 
     as_json = chosen_format(fmt) == "json"
-    for c in cases or []:
-        _regular(c, "case file", folders_ok=True)  # a golden-set folder is fine; a pipe or device is not
-    for b in boilerplate or []:
-        _regular(b, "boilerplate file", "--boilerplate")
-    key = _key(key_file)
-    if texts is not None:
-        if cases:
-            raise JudgekitError("give case paths or --texts, not both")
-        items: Any = _texts_jsonl(texts)
-        name = set_name or texts.stem
-    else:
-        if not cases:
-            raise JudgekitError(
-                "name the golden-set folders or case files to index (or use --texts FILE.jsonl)"
-            )
-        from judgekit.caseset import load_case_set
-
-        case_set = load_case_set(cases)
-        if case_set.problems:
-            refusal = (
-                f"the case set has {len(case_set.problems)} problem(s); fix them first (judgekit validate), "
-                "so that no case is left out of the index"
-            )
-            if as_json:
-                from dataclasses import asdict
-
-                problems = [asdict(p) for p in case_set.problems]
-                print_document(
-                    "contamination_index",
-                    {"index": str(out), "error": refusal, "problems": problems, "written": []},
-                )
-                raise typer.Exit(2)  # an invalid set to index is an input error, as in text mode
-            for p in case_set.problems:
-                typer.echo(str(p), err=True)
-            raise JudgekitError(refusal)
-        items = []
-        for lc in case_set.cases:
-            pairs = lc.case.texts()
-            if reference_transcripts and lc.case.reference_solution:
-                pairs += _transcript_texts(case_set.resolve(lc.case.reference_solution))
-            items.append((lc.case.id, pairs))
-        manifest_name = case_set.manifest.name if case_set.manifest else None
-        name = set_name or manifest_name or case_set.root.resolve().name
-    lines: list[str] = []
-    for b in boilerplate or []:
-        try:
-            lines.extend(x for x in read_regular_text(b, "boilerplate file").splitlines() if x.strip())
-        except (OSError, UnicodeDecodeError) as exc:
-            raise JudgekitError(f"{b}: cannot read the boilerplate file ({exc})") from None
-    canaries = (canary_for(key, name), *(canary or []))
-    opts = IndexOptions(
+    document = index_cases(
+        cases or [],
+        key_file=key_file,
+        out=out,
+        texts=texts,
         shingle_size=shingle_size,
         min_text_tokens=min_text_tokens,
         max_cases=max_cases,
-        boilerplate=tuple(lines),
-        canaries=canaries,
+        boilerplate=boilerplate or [],
+        set_name=set_name,
+        canaries=canary or [],
+        reference_transcripts=reference_transcripts,
     )
-    built = build_index(items, key, opts)
-    from judgekit.io.atomic import WriteFailed
-
-    try:
-        write_index(built, out, key)
-    except WriteFailed as exc:
-        raise JudgekitError(f"{out}: cannot write the index ({exc.reason}); check --out") from None
-    s = built.stats
     if as_json:
-        print_document(
-            "contamination_index",
-            {
-                "index": str(out),
-                "set_name": name,
-                "canary": canaries[0],
-                "canaries": list(built.canaries),
-                "key_fingerprint": built.key_fingerprint,
-                "shingle_size": built.shingle_size,
-                "min_text_tokens": built.min_text_tokens,
-                "max_cases": built.max_cases,
-                "stats": dict(s),
-                "problems": [],
-                "written": [{"path": str(out), "what": "contamination_index"}],
-            },
-        )
+        print_model("contamination_index", document)
+        if isinstance(document, IndexRefusal):
+            raise typer.Exit(2)  # an invalid set to index is an input error, as in text mode
         return
+    if isinstance(document, IndexRefusal):
+        for p in document.problems:
+            typer.echo(str(p), err=True)
+        raise JudgekitError(document.error)
+    s = document.stats
     typer.echo(
         f"indexed {s['cases']} cases, {s['texts']} texts: {s['shingle_entries']} shingle entries "
-        f"({s['shingle_entries_dropped_shared']} dropped as shared by more than {built.max_cases} cases, "
+        f"({s['shingle_entries_dropped_shared']} dropped as shared by more than {document.max_cases} cases, "
         f"{s['shingle_entries_dropped_boilerplate']} as boilerplate), {s['text_entries']} whole-text "
         f"entries; "
-        f"key fingerprint {built.key_fingerprint}; wrote {out}"
+        f"key fingerprint {document.key_fingerprint}; wrote {out}"
     )
-    typer.echo(f"canary for set {name!r}: {canaries[0]}")
+    typer.echo(f"canary for set {document.set_name!r}: {document.canary}")
 
 
 @existing_inputs("key_file")
