@@ -43,7 +43,7 @@ class Capability(StrEnum):
 
     A transcript written by an agent harness records all of them; one imported from a lossy trace may lose
     some (see :meth:`judgekit.io.otel.FidelityReport.lost`), and the layers needing what was lost then
-    cannot decide (:func:`judgekit.graders.contract.restrict_to_supported`).
+    cannot decide (:func:`judgekit.graders.registry.restrict_to_supported`).
 
     Attributes:
         FINAL_STATE: The world after the conversation (a snapshot; never lost by a trace).

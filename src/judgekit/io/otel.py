@@ -192,7 +192,7 @@ def lost_capabilities(report: FidelityReport) -> dict[Capability, str]:
     * ``conversation``: lost when anything at all is missing, truncated, unparseable or diverged.
 
     Which grader layers that rules out is the grading contract's business
-    (:func:`judgekit.graders.contract.unsupported_layers`).
+    (:func:`judgekit.graders.registry.unsupported_layers`).
     """
     calls_lost: list[str] = []
     if report.final_answer_only:
