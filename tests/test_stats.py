@@ -380,3 +380,74 @@ def test_curve_reason_names_what_was_missing():
         pass_k_curve([2], [1], 3, undecided_counts=[0], undecided="fail")[2].reason == "no task has 3 trials"
     )
     assert pass_k_curve([], [], 2, undecided_counts=[], undecided="fail")[0].reason == "no tasks"
+
+
+# --------------------------------------------------------------------------- the one estimate type
+
+
+def test_a_proportion_is_an_estimate_with_its_wilson_interval() -> None:
+    from judgekit.stats import Estimate, Interval, Proportion
+
+    p = Proportion.wilson(8, 10, undecided=2, undecided_low=0.6, undecided_high=0.8)
+    assert isinstance(p, Estimate)
+    assert p.value == p.rate == 0.8
+    low, high = wilson_interval(8, 10)
+    assert p.interval == Interval(low=low, high=high, confidence=0.95, method="wilson")
+    assert (p.low, p.high, p.undefined_reason) == (low, high, None)
+    # written in the run report's flat shape, and read back from it
+    flat = {
+        "successes": 8,
+        "n": 10,
+        "rate": 0.8,
+        "low": low,
+        "high": high,
+        "undecided": 2,
+        "undecided_low": 0.6,
+        "undecided_high": 0.8,
+    }
+    assert p.model_dump(mode="json") == flat
+    assert Proportion.model_validate(flat) == p
+
+
+def test_an_undefined_proportion_carries_its_reason_but_writes_the_same_json() -> None:
+    from judgekit.stats import Proportion
+
+    p = Proportion.wilson(0, 0, what="decided tasks")
+    assert (p.value, p.rate, p.low, p.high, p.interval) == (None, None, None, None, None)
+    assert p.undefined_reason == "no decided tasks to compute it on"
+    assert not p.defined
+    assert p.model_dump(mode="json") == {
+        "successes": 0,
+        "n": 0,
+        "rate": None,
+        "low": None,
+        "high": None,
+        "undecided": 0,
+        "undecided_low": None,
+        "undecided_high": None,
+    }
+    read = Proportion.model_validate(p.model_dump(mode="json"))
+    assert read.undefined_reason == "no units to compute it on"
+
+
+def test_there_is_one_interval_and_one_estimate_type() -> None:
+    import ast
+    from pathlib import Path
+
+    from judgekit.calibration import agreement
+    from judgekit.reports.run_compare import Comparison
+    from judgekit.reports.run_model import GroupSummary
+    from judgekit.stats import Estimate, Interval, Proportion
+
+    src = Path(__file__).resolve().parents[1] / "src" / "judgekit"
+    defined = [
+        (path.relative_to(src).as_posix(), node.name)
+        for path in src.rglob("*.py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8")))
+        if isinstance(node, ast.ClassDef) and node.name in ("Interval", "Estimate")
+    ]
+    assert sorted(defined) == [("stats.py", "Estimate"), ("stats.py", "Interval")]
+    assert agreement.rate(3, 4, confidence=0.95, what="items").interval.__class__ is Interval
+    assert isinstance(agreement.undefined("no items"), Estimate)
+    assert GroupSummary.model_fields["trial_pass_rate"].annotation is Proportion
+    assert Comparison.model_fields["task_pass_a"].annotation is Proportion

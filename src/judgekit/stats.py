@@ -15,12 +15,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
+from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
 from scipy import stats as _st
 
 __all__ = [
+    "Estimate",
+    "Interval",
+    "Proportion",
     "bootstrap_ci",
     "clopper_pearson_interval",
     "mcnemar_exact",
@@ -616,3 +620,172 @@ def pass_k_curve(
                 )
             )
     return tuple(out)
+
+
+# --------------------------------------------------------------------------- estimates
+
+
+class _Frozen(BaseModel):
+    """Immutable, unknown fields rejected: :class:`judgekit.verdict.FrozenModel`'s rules (a sibling layer)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Interval(_Frozen):
+    """A two-sided confidence interval.
+
+    Attributes:
+        low: Lower bound (``<= high``).
+        high: Upper bound.
+        confidence: Two-sided confidence level in (0, 1).
+        method: How it was computed: ``wilson`` (rates), ``bootstrap`` (percentile bootstrap over cases),
+            ``newcombe``, ``prediction-powered``, ``normal``...
+        note: Anything a reader should know (resamples on which the statistic was undefined), or ``None``.
+    """
+
+    low: float
+    high: float
+    confidence: float
+    method: str
+    note: str | None = None
+
+
+class Estimate(_Frozen):
+    """A statistic with its sample size, interval and, when undefined, the reason.
+
+    Attributes:
+        value: The point value, or ``None`` when the statistic is undefined for this data (never NaN).
+        n: The number of items (or, for rates, the denominator) it was computed on; ``>= 0``.
+        undefined_reason: Why ``value`` is ``None``; ``None`` when it is defined.
+        interval: The confidence interval, or ``None`` when none could be computed
+            (``interval_reason`` says why).
+        interval_reason: Why there is no interval, when there is none.
+    """
+
+    value: float | None
+    n: int = 0
+    undefined_reason: str | None = None
+    interval: Interval | None = None
+    interval_reason: str | None = None
+
+    @property
+    def defined(self) -> bool:
+        """True when the statistic has a value."""
+        return self.value is not None
+
+    def with_interval(self, interval: Interval | None, reason: str | None = None) -> Estimate:
+        """Return a copy carrying ``interval`` (or the reason there is none)."""
+        return self.model_copy(update={"interval": interval, "interval_reason": reason})
+
+
+class Proportion(Estimate):
+    """A proportion, ``successes / n``, with its 95 % Wilson interval and its bounds under undecided units.
+
+    An :class:`Estimate` (``value`` is the rate, ``None`` with its ``undefined_reason`` when ``n`` is 0)
+    that also counts the units (trials or tasks) whose outcome rests on an undecided trial. It is written
+    (and read) in the run report's flat shape: ``successes``, ``n``, ``rate``, ``low``, ``high``,
+    ``undecided``, ``undecided_low``, ``undecided_high``; the undefined reason is carried, not written.
+
+    Attributes:
+        successes: Numerator, ``0 <= successes <= n``.
+        undecided: Units whose outcome rests on an undecided trial (``>= 0``); the bounds below differ
+            from each other only when it is positive.
+        undecided_low: The rate over every unit, undecided ones included, when every undecided trial
+            counts as not passing; in [0, 1], ``None`` when there is nothing to count. It is the
+            missing-data bound, not a confidence limit: the Wilson interval is about sampling, this about
+            the verdicts nobody reached.
+        undecided_high: The same rate when every undecided trial counts as a pass (a sensitivity bound,
+            never a policy); ``undecided_low <= undecided_high``.
+    """
+
+    successes: int
+    undecided: int = 0
+    undecided_low: float | None = None
+    undecided_high: float | None = None
+
+    @classmethod
+    def wilson(
+        cls,
+        successes: int,
+        n: int,
+        *,
+        what: str = "units",
+        undecided: int = 0,
+        undecided_low: float | None = None,
+        undecided_high: float | None = None,
+    ) -> Proportion:
+        """The proportion with its 95 % Wilson interval, undefined (with the reason) when ``n`` is 0.
+
+        Args:
+            successes: Numerator.
+            n: Denominator (``<= 0``: undefined).
+            what: What ``n`` counts, for the undefined reason (``"counted trials"``).
+            undecided: Units resting on an undecided trial.
+            undecided_low: The rate with every undecided trial failing, or ``None``.
+            undecided_high: The rate with every undecided trial passing, or ``None``.
+        """
+        common = {
+            "successes": successes,
+            "n": n,
+            "undecided": undecided,
+            "undecided_low": undecided_low,
+            "undecided_high": undecided_high,
+        }
+        if n <= 0:
+            return cls(
+                value=None,
+                undefined_reason=f"no {what} to compute it on",
+                interval_reason="the statistic is undefined",
+                **common,
+            )
+        low, high = wilson_interval(successes, n)
+        return cls(
+            value=successes / n,
+            interval=Interval(low=low, high=high, confidence=0.95, method="wilson"),
+            **common,
+        )
+
+    @property
+    def rate(self) -> float | None:
+        """``successes / n``, or ``None`` when ``n`` is 0."""
+        return self.value
+
+    @property
+    def low(self) -> float | None:
+        """The Wilson interval's lower bound, or ``None`` when undefined."""
+        return self.interval.low if self.interval is not None else None
+
+    @property
+    def high(self) -> float | None:
+        """The Wilson interval's upper bound, or ``None`` when undefined."""
+        return self.interval.high if self.interval is not None else None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _from_flat(cls, data: Any) -> Any:
+        """Read the flat shape (``rate``, ``low``, ``high``) the run report writes."""
+        if not isinstance(data, dict) or "value" in data:
+            return data
+        out = {k: v for k, v in data.items() if k not in ("rate", "low", "high")}
+        rate, low, high = data.get("rate"), data.get("low"), data.get("high")
+        out["value"] = rate
+        if rate is None:
+            out.setdefault("undefined_reason", "no units to compute it on")
+            out.setdefault("interval_reason", "the statistic is undefined")
+        elif low is not None and high is not None:
+            out["interval"] = Interval(low=low, high=high, confidence=0.95, method="wilson")
+        return out
+
+    @model_serializer(mode="plain")
+    def _flat(self) -> dict[str, Any]:
+        """Write the run report's flat shape (its JSON schema is unchanged)."""
+        return {
+            "successes": self.successes,
+            "n": self.n,
+            "rate": self.value,
+            "low": self.low,
+            "high": self.high,
+            "undecided": self.undecided,
+            "undecided_low": self.undecided_low,
+            "undecided_high": self.undecided_high,
+        }

@@ -387,7 +387,7 @@ def test_nominal_scale_without_positive_labels_has_no_binary_metrics(csv_bytes):
 
 
 def test_every_defined_estimate_has_an_interval_or_says_why(good_table):
-    from judgekit.calibration.agreement import Estimate
+    from judgekit.stats import Estimate
 
     report = compute_agreement(good_table, judge="judge", experts=["e1", "e2", "e3"], resamples=100)
     seen = []

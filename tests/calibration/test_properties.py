@@ -24,7 +24,6 @@ from hypothesis import strategies as st
 
 from judgekit.calibration import agreement
 from judgekit.calibration.agreement import (
-    Estimate,
     binary_metrics,
     cohen_kappa,
     fleiss_kappa,
@@ -32,6 +31,7 @@ from judgekit.calibration.agreement import (
     krippendorff_alpha,
     percent_agreement,
 )
+from judgekit.stats import Estimate
 
 Labels = list[object]
 MetricFn = Callable[[Labels, Labels, list[object], list[object]], float | None]

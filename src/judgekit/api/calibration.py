@@ -35,13 +35,14 @@ from judgekit.calibration.trust import TrustBook, TrustStatus
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
-    from judgekit.calibration.agreement import AgreementReport, Estimate, GroupAgreement, PairAgreement
+    from judgekit.calibration.agreement import AgreementReport, GroupAgreement, PairAgreement
     from judgekit.calibration.compare import GraderComparison
     from judgekit.calibration.gate import Condition, GateResult, TrustPolicy
     from judgekit.calibration.guards import ProvenanceSummary
     from judgekit.calibration.labels import LabelTable, Scale
     from judgekit.calibration.pipeline import CalibrationResult
     from judgekit.calibration.records import CalibrationRecord
+    from judgekit.stats import Estimate
 
 __all__ = [
     "REPORT_FORMATS",

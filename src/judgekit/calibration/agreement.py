@@ -1,9 +1,10 @@
 """Agreement metrics between a judge and experts, and between the experts themselves.
 
 Public metric functions follow scikit-learn's style: plain functions of label arrays with keyword-only
-options, returning an :class:`Estimate`. A statistic that is undefined for its input (kappa when both
-raters use one label, a TPR with no failures) is an :class:`Estimate` whose ``value`` is ``None`` and
-whose ``undefined_reason`` says why; judgekit never returns NaN.
+options, returning an :class:`~judgekit.stats.Estimate` (the one estimate type, with its
+:class:`~judgekit.stats.Interval`). A statistic that is undefined for its input (kappa when both raters
+use one label, a TPR with no failures) is an estimate whose ``value`` is ``None`` and whose
+``undefined_reason`` says why; judgekit never returns NaN.
 
 Point values come from the reference implementations: Cohen's kappa from scikit-learn
 (``cohen_kappa_score``) and Krippendorff's alpha from the ``krippendorff`` package. Fleiss' kappa, Gwet's
@@ -31,7 +32,7 @@ from typing import Literal, TypeVar
 import numpy as np
 
 from judgekit.calibration.labels import ItemKey, LabelTable, Level, Scale
-from judgekit.stats import wilson_interval
+from judgekit.stats import Estimate, Interval, wilson_interval
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -42,9 +43,7 @@ __all__ = [
     "BinaryMetrics",
     "BootstrapStat",
     "ConfusionMatrix",
-    "Estimate",
     "GroupAgreement",
-    "Interval",
     "ItemRecord",
     "PairAgreement",
     "Ratings",
@@ -85,52 +84,6 @@ FloatArray = np.ndarray
 
 # --------------------------------------------------------------------------------------------------
 # Result types
-
-
-class Interval(FrozenModel):
-    """A two-sided confidence interval.
-
-    Attributes:
-        low: Lower bound.
-        high: Upper bound.
-        confidence: Two-sided confidence level in (0, 1).
-        method: ``wilson`` (rates) or ``bootstrap`` (percentile bootstrap over cases).
-        note: Anything a reader should know (resamples on which the statistic was undefined).
-    """
-
-    low: float
-    high: float
-    confidence: float
-    method: str
-    note: str | None = None
-
-
-class Estimate(FrozenModel):
-    """A statistic with its sample size, interval and, when undefined, the reason.
-
-    Attributes:
-        value: The point value, or ``None`` when the statistic is undefined for this data.
-        n: The number of items (or, for rates, the denominator) it was computed on.
-        undefined_reason: Why ``value`` is ``None``; ``None`` when it is defined.
-        interval: The confidence interval, or ``None`` when none could be computed
-            (``interval_reason`` says why).
-        interval_reason: Why there is no interval, when there is none.
-    """
-
-    value: float | None
-    n: int = 0
-    undefined_reason: str | None = None
-    interval: Interval | None = None
-    interval_reason: str | None = None
-
-    @property
-    def defined(self) -> bool:
-        """True when the statistic has a value."""
-        return self.value is not None
-
-    def with_interval(self, interval: Interval | None, reason: str | None = None) -> Estimate:
-        """Return a copy carrying ``interval`` (or the reason there is none)."""
-        return self.model_copy(update={"interval": interval, "interval_reason": reason})
 
 
 def undefined(reason: str, n: int = 0) -> Estimate:

@@ -20,8 +20,9 @@ from collections.abc import Sequence
 import numpy as np
 from scipy import stats as _st
 
-from judgekit.calibration.agreement import Estimate, Interval, undefined
+from judgekit.calibration.agreement import undefined
 from judgekit.calibration.selective import SelectiveResult, SelectiveStep, selective_threshold
+from judgekit.stats import Estimate, Interval
 
 __all__ = [
     "SelectiveResult",

@@ -32,7 +32,6 @@ from judgekit.calibration.agreement import (
     MISSING,
     AgreementReport,
     BootstrapStat,
-    Estimate,
     bootstrap,
     confusion_rows,
     kappa_from_confusion,
@@ -40,6 +39,7 @@ from judgekit.calibration.agreement import (
     rate,
     undefined,
 )
+from judgekit.stats import Estimate
 from judgekit.verdict import FrozenModel
 
 __all__ = ["CeilingMetric", "HumanCeiling", "consensus_base_rate", "consensus_shares", "human_ceiling"]

@@ -23,7 +23,6 @@ from judgekit.calibration.agreement import (
     AgreementReport,
     BootstrapStat,
     ConfusionMatrix,
-    Estimate,
     Formula,
     ItemRecord,
     alpha_from_coincidence,
@@ -41,7 +40,7 @@ from judgekit.calibration.agreement import (
 from judgekit.calibration.labels import ItemKey, Scale
 from judgekit.calibration.records import CalibrationRecord
 from judgekit.errors import JudgekitError
-from judgekit.stats import mcnemar_exact
+from judgekit.stats import Estimate, mcnemar_exact
 from judgekit.verdict import FrozenModel
 
 __all__ = ["FlippedItem", "GraderComparison", "McNemarResult", "MetricDelta", "compare_graders"]

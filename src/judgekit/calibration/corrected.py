@@ -42,10 +42,11 @@ from typing import Final
 import numpy as np
 from scipy import stats as _st
 
-from judgekit.calibration.agreement import BinaryMetrics, Estimate, Interval, undefined
+from judgekit.calibration.agreement import BinaryMetrics, undefined
 from judgekit.calibration.records import CalibrationRecord
 from judgekit.errors import JudgekitError
 from judgekit.results import ResultLine
+from judgekit.stats import Estimate, Interval
 from judgekit.verdict import CheckResult, FrozenModel, Verdict
 
 __all__ = [

@@ -15,10 +15,11 @@ from typing import Any, Literal
 
 from pydantic import Field, ValidationError
 
-from judgekit.calibration.agreement import AgreementReport, Estimate, PairAgreement
+from judgekit.calibration.agreement import AgreementReport, PairAgreement
 from judgekit.calibration.alttest import AltTestResult, AltTestSettings, alt_test_for_report
 from judgekit.calibration.ceiling import HumanCeiling, human_ceiling
 from judgekit.errors import Problem, ProblemsError
+from judgekit.stats import Estimate
 from judgekit.verdict import FrozenModel
 
 __all__ = [

@@ -45,12 +45,12 @@ from typing import Literal
 
 from pydantic import Field
 
-from judgekit.calibration.agreement import Estimate, Interval, rate, undefined
+from judgekit.calibration.agreement import rate, undefined
 from judgekit.calibration.bias import BiasReport, ProbeResult, ProbeSettings, newcombe_paired_difference
 from judgekit.calibration.labels import table_rows
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
 from judgekit.io.documents import json_error_detail, load_json_bounded
-from judgekit.stats import sign_test
+from judgekit.stats import Estimate, Interval, sign_test
 from judgekit.verdict import FrozenModel
 
 __all__ = [

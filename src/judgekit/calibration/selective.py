@@ -29,9 +29,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 from scipy import stats as _st
 
-from judgekit.calibration.agreement import Estimate, Interval, compute_agreement, rate, undefined
+from judgekit.calibration.agreement import compute_agreement, rate, undefined
 from judgekit.errors import JudgekitError
 from judgekit.judges.cascade import Cascade, CascadeStage
+from judgekit.stats import Estimate, Interval
 from judgekit.verdict import FrozenModel
 
 if TYPE_CHECKING:

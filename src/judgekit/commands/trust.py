@@ -36,11 +36,11 @@ from judgekit.commands.output import chosen_format, format_option, print_documen
 
 if TYPE_CHECKING:
     from judgekit.api.bias import BiasProbeDocument, PositionProbeDocument
-    from judgekit.calibration.agreement import Estimate
     from judgekit.calibration.corrected import LeeAllocation
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
     from judgekit.calibration.plan import LabelPlan
+    from judgekit.stats import Estimate
 
 __all__ = ["register"]
 

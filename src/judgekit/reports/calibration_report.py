@@ -17,13 +17,14 @@ from typing import Any
 from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 from markupsafe import Markup
 
-from judgekit.calibration.agreement import Estimate, PairAgreement
+from judgekit.calibration.agreement import PairAgreement
 from judgekit.calibration.alttest import AltTestResult
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.markdown_text import md_code, md_text
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
+from judgekit.stats import Estimate
 
 __all__ = [
     "base_rate_text",

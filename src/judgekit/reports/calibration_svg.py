@@ -11,7 +11,8 @@ from dataclasses import dataclass
 
 from markupsafe import escape
 
-from judgekit.calibration.agreement import ConfusionMatrix, Estimate
+from judgekit.calibration.agreement import ConfusionMatrix
+from judgekit.stats import Estimate
 
 __all__ = ["IntervalRow", "confusion_svg", "intervals_svg"]
 

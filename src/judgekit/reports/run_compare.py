@@ -40,14 +40,13 @@ from typing import Literal
 from judgekit.errors import JudgekitError, Problem
 from judgekit.reports.run_model import (
     DEFAULT_REGRESSION_SLICES,
-    Interval,
     ResultSource,
     outcomes_from_counts,
     source_lines,
     task_rate,
 )
 from judgekit.results import FastResultLine, ResultLine, paused_gc
-from judgekit.stats import mcnemar_exact, sign_test
+from judgekit.stats import Proportion, mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = [
@@ -147,8 +146,8 @@ class Comparison(FrozenModel):
     explanation: str
     pass_rate_a: float | None
     pass_rate_b: float | None
-    task_pass_a: Interval
-    task_pass_b: Interval
+    task_pass_a: Proportion
+    task_pass_b: Proportion
     changes: tuple[TaskChange, ...]
     notes: tuple[str, ...] = ()
     regression_lost: tuple[TaskChange, ...] = ()
@@ -362,7 +361,7 @@ def compare_runs(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparis
         )
     decided_tasks = len(common) - counts["undecided"]
 
-    def rate(outcomes: dict[str, tuple[int, int, Verdict]]) -> Interval:
+    def rate(outcomes: dict[str, tuple[int, int, Verdict]]) -> Proportion:
         return task_rate([outcomes[c][2] for c in common])
 
     task_a, task_b = rate(out_a), rate(out_b)

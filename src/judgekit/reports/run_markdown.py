@@ -13,8 +13,8 @@ from collections.abc import Callable, Iterable, Sequence
 from judgekit.markdown_text import md_text
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_compare import Comparison
-from judgekit.reports.run_model import CostRow, GroupSummary, Interval, KPoint, RunReport, UndecidedCase
-from judgekit.stats import UndecidedPolicy
+from judgekit.reports.run_model import CostRow, GroupSummary, KPoint, RunReport, UndecidedCase
+from judgekit.stats import Proportion, UndecidedPolicy
 from judgekit.verdict import Verdict
 
 __all__ = [
@@ -66,7 +66,7 @@ def fmt_rate(value: float | None) -> str:
     return "n/a" if value is None else f"{value:.3f}"
 
 
-def fmt_bounds(interval: Interval) -> str:
+def fmt_bounds(interval: Proportion) -> str:
     """``; 0.400 if the 10 undecided all fail, 0.450 if they all pass``, or ``""`` when none is undecided."""
     if not interval.undecided or interval.undecided_low is None or interval.undecided_high is None:
         return ""
@@ -76,15 +76,14 @@ def fmt_bounds(interval: Interval) -> str:
     return f"; {low} if the {interval.undecided} undecided all fail, {high} if they all pass"
 
 
-def fmt_interval(interval: Interval) -> str:
+def fmt_interval(interval: Proportion) -> str:
     """``0.420 [0.354, 0.489] (84/200)``, or ``n/a (0/0)`` when undefined, then the undecided bounds.
 
     Examples:
-        >>> from judgekit.reports.run_model import Interval
-        >>> fmt_interval(Interval(successes=8, n=10, rate=0.8, low=0.49, high=0.943))
+        >>> from judgekit.stats import Proportion
+        >>> fmt_interval(Proportion.wilson(8, 10))
         '0.800 [0.490, 0.943] (8/10)'
-        >>> fmt_interval(Interval(successes=8, n=12, rate=0.667, low=0.391, high=0.862, undecided=2,
-        ...                       undecided_low=0.667, undecided_high=0.833))
+        >>> fmt_interval(Proportion.wilson(8, 12, undecided=2, undecided_low=0.667, undecided_high=0.833))
         '0.667 [0.391, 0.862] (8/12); 0.667 if the 2 undecided all fail, 0.833 if they all pass'
     """
     if interval.rate is None or interval.low is None or interval.high is None:

@@ -62,11 +62,11 @@ from judgekit.reports.retirement import (
 )
 from judgekit.results import CaseRef, FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
 from judgekit.stats import (
+    Proportion,
     UndecidedPolicy,
     check_undecided_policy,
     counted_trials,
     pass_k_curve,
-    wilson_interval,
     wilson_mean_interval,
 )
 from judgekit.verdict import CheckResult, FrozenModel, Verdict, deciding_check, verdict_reason
@@ -82,7 +82,6 @@ __all__ = [
     "FailureTally",
     "GroupSummary",
     "Headline",
-    "Interval",
     "KPoint",
     "ResultSource",
     "RetirementAdvice",
@@ -123,69 +122,24 @@ _PASS = _CODE[Verdict.PASS]
 _FAIL = _CODE[Verdict.FAIL]
 
 
-class Interval(FrozenModel):
-    """A 95 % Wilson interval of a proportion.
-
-    Attributes:
-        successes: Numerator.
-        n: Denominator; the interval is ``None`` (undefined) when it is 0.
-        rate: ``successes / n``, or ``None`` when ``n`` is 0.
-        low: Lower bound, or ``None`` when undefined.
-        high: Upper bound, or ``None`` when undefined.
-        undecided: Units (trials or tasks) whose outcome rests on an undecided trial (``>= 0``); the
-            bounds below differ from each other only when it is positive.
-        undecided_low: The rate over every unit, undecided ones included, when every undecided trial
-            counts as not passing; in [0, 1], ``None`` when there is nothing to count. It is the missing-
-            data bound, not a confidence limit: the Wilson interval is about sampling, this about the
-            verdicts nobody reached.
-        undecided_high: The same rate when every undecided trial counts as a pass (a sensitivity bound,
-            never a policy); ``undecided_low <= undecided_high``.
-    """
-
-    successes: int
-    n: int
-    rate: float | None
-    low: float | None
-    high: float | None
-    undecided: int = 0
-    undecided_low: float | None = None
-    undecided_high: float | None = None
-
-
-def _interval(successes: int, n: int, *, bounds: tuple[int, int, int] | None = None) -> Interval:
+def _interval(successes: int, n: int, *, what: str, bounds: tuple[int, int, int] | None = None) -> Proportion:
     """A Wilson interval, with the rate's bounds under the undecided trials when ``bounds`` is given.
 
     ``bounds`` is ``(certain, possible, total)``: the units (trials or tasks) that pass whatever the
     undecided trials turn out to be, those that would pass if every undecided trial passed, and all the
-    units, undecided ones included.
+    units, undecided ones included. ``what`` names the units ``n`` counts, for the undefined reason.
     """
-    low_b = high_b = None
-    undecided = 0
     if bounds is not None and bounds[2] > 0:
         certain, possible, total = bounds
-        low_b, high_b, undecided = certain / total, possible / total, possible - certain
-    if n <= 0:
-        return Interval(
-            successes=successes,
-            n=n,
-            rate=None,
-            low=None,
-            high=None,
-            undecided=undecided,
-            undecided_low=low_b,
-            undecided_high=high_b,
+        return Proportion.wilson(
+            successes,
+            n,
+            what=what,
+            undecided=possible - certain,
+            undecided_low=certain / total,
+            undecided_high=possible / total,
         )
-    low, high = wilson_interval(successes, n)
-    return Interval(
-        successes=successes,
-        n=n,
-        rate=successes / n,
-        low=low,
-        high=high,
-        undecided=undecided,
-        undecided_low=low_b,
-        undecided_high=high_b,
-    )
+    return Proportion.wilson(successes, n, what=what)
 
 
 class KPoint(FrozenModel):
@@ -249,8 +203,8 @@ class GroupSummary(FrozenModel):
     trials: int
     verdicts: dict[Verdict, int]
     undecided_trials: int
-    trial_pass_rate: Interval
-    tasks_all_pass: Interval
+    trial_pass_rate: Proportion
+    tasks_all_pass: Proportion
     pass_hat: tuple[KPoint, ...]
     pass_at: tuple[KPoint, ...]
     mean_quality: float | None
@@ -715,11 +669,13 @@ def _summarise(
         trial_pass_rate=_interval(
             int(c.sum()),
             int(n.sum()),
+            what="counted trials",
             bounds=(int(passes.sum()), int((passes + undecided).sum()), int(n_all.sum())),
         ),
         tasks_all_pass=_interval(
             all_pass,
             int(counted_tasks.sum()),
+            what="tasks with a counted trial",
             bounds=(
                 int(np.sum((passes == n_all) & (n_all > 0))),
                 int(np.sum((passes + undecided == n_all) & (n_all > 0))),
@@ -807,7 +763,7 @@ def outcomes_from_counts(counts: Mapping[str, Counter[Verdict]]) -> dict[str, tu
 # --------------------------------------------------------------------------- building the report
 
 
-def task_rate(outcomes: Sequence[Verdict]) -> Interval:
+def task_rate(outcomes: Sequence[Verdict]) -> Proportion:
     """The share of tasks passing, over the decided ones, with its bounds under the undecided ones.
 
     Args:
@@ -826,7 +782,7 @@ def task_rate(outcomes: Sequence[Verdict]) -> Interval:
     passed = sum(o is Verdict.PASS for o in outcomes)
     failed = sum(o is Verdict.FAIL for o in outcomes)
     total = len(outcomes)
-    return _interval(passed, passed + failed, bounds=(passed, total - failed, total))
+    return _interval(passed, passed + failed, what="decided tasks", bounds=(passed, total - failed, total))
 
 
 def _in_regression(case: CaseRef, suite_of: Mapping[str, str], regression_slices: frozenset[str]) -> bool:
