@@ -267,10 +267,12 @@ NOT_RUNS = {
     "golden/retire.py": "edits the files of the cases named (it refuses a holdout by name)",
     "golden/generate.py": "reads existing ids and questions to avoid duplicate candidates",
     "golden/intake.py": "reads existing ids and incident links to avoid duplicate candidates",
+    "golden/coverage.py": "coverage counts every reviewed case, holdouts included",
+    "api/cases.py": "retire edits the saturated cases' files (golden/retire.py refuses a holdout by name)",
+    "contamination/build.py": "the contamination index must cover holdouts most of all",
     "commands/lint.py": "judgekit lint checks every case",
     "commands/grading.py": "judgekit check-references checks every case's reference solution",
     "commands/growing.py": "set maintenance (candidates, intake, reconcile, sample): needs every case",
-    "commands/contamination.py": "the contamination index must cover holdouts most of all",
     "reports/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
 }
 """Module that reads a case set but runs nothing against it -> why it sees every case."""
