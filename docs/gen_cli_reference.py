@@ -153,7 +153,28 @@ def render() -> str:
         "A user mistake is one `error:` line, never a traceback.",
     ]
     _walk(group, ["judgekit"], out)
+    out += _renamed()
     return "\n".join(out).rstrip() + "\n"
+
+
+def _renamed() -> list[str]:
+    """The table of old command names and their new places (``judgekit.commands.tree.RENAMED``)."""
+    from judgekit.commands.tree import RENAMED
+
+    out = [
+        "",
+        "## Renamed commands",
+        "",
+        "The command tree was regrouped: the main jobs stay at the top, the rest moved into groups. An old "
+        "name still answers, with one line naming its new place (`error: 'validate' is now 'judgekit cases "
+        "check'`) and exit code 2; it never runs the command.",
+        "",
+        "| old command | new command |",
+        "|---|---|",
+    ]
+    for old, new in RENAMED.items():
+        out.append(f"| `judgekit {old}` | [`judgekit {new}`](#{_anchor(f'judgekit {new}')}) |")
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -22,7 +22,8 @@ from judgekit.commands.helptext import examples_epilog, metavar_for, wrap_comman
 def _commands(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[tuple[str, ...], Any]]:
     yield path, command
     for name, child in sorted(getattr(command, "commands", {}).items()):
-        yield from _commands(child, (*path, name))
+        if not child.hidden:  # an old name pointing to its new place (tests/commands/test_tree.py)
+            yield from _commands(child, (*path, name))
 
 
 ROOT = typer.main.get_command(app)
@@ -146,7 +147,7 @@ def test_metavars_follow_the_parameter() -> None:
     assert shown["judge_model"] == "MODEL"
     assert shown["judge_api_base"] == "URL"
     assert shown["resume"] == ""
-    validate = ROOT.commands["validate"]  # type: ignore[attr-defined]
+    validate = ROOT.commands["cases"].commands["check"]  # type: ignore[attr-defined]
     paths = next(p for p in validate.params if p.name == "paths")
     assert metavar_for(paths) == "PATH"
     assert paths.display_type_rich(None) == "PATH..."
@@ -154,7 +155,7 @@ def test_metavars_follow_the_parameter() -> None:
 
 
 def test_a_missing_argument_is_named_as_the_usage_line_names_it(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["validate"]) == 2
+    assert main(["cases", "check"]) == 2
     assert "Missing argument 'PATHS'" in capsys.readouterr().err
 
 
@@ -172,7 +173,7 @@ def test_long_examples_wrap_between_options_as_shell_lines() -> None:
 
 
 def test_examples_follow_an_existing_epilog() -> None:
-    examples = EXAMPLES["validate"]
+    examples = EXAMPLES["cases check"]
     text = examples_epilog(examples, "See docs/cases.md.")
     assert text.startswith("See docs/cases.md.\n\nExamples:\n")
     assert examples[0].command in text
@@ -248,6 +249,9 @@ def test_a_long_paragraph_fills_the_terminal(
     capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLUMNS", "140")
-    text = _help(capsys, ("probe-bias",))
+    text = _help(
+        capsys,
+        ("judge", "probe-bias"),
+    )
     [line] = [line for line in text.splitlines() if "Each probe re-asks" in line]
     assert "flip rate" in line  # the docstring breaks the sentence before it; the terminal does not

@@ -29,7 +29,7 @@ OTEL = REPO / "tests" / "io" / "fixtures" / "otel"
 
 #: Commands without ``--format json``, and why.
 NO_JSON = {
-    "export": "its --format names the export target (copilot-studio); what it writes is the result",
+    "export cases": "its --format names the export target (copilot-studio); what it writes is the result",
 }
 
 
@@ -37,7 +37,8 @@ def _leaves(command: Any, path: tuple[str, ...] = ()) -> Iterator[tuple[str, Any
     children = getattr(command, "commands", None)
     if children:
         for name, child in sorted(children.items()):
-            yield from _leaves(child, (*path, name))
+            if not child.hidden:  # an old name pointing to its new place
+                yield from _leaves(child, (*path, name))
     else:
         yield " ".join(path), command
 
@@ -131,9 +132,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory, writer: str) -> Workspace:
     _quiet_main(["-q", "contamination", "index", str(AIRDESK), "--key-file", str(key), "--out", str(index)])
     review = root / "review"
     results = str(demo / "results" / "agent-v2.jsonl")
-    _quiet_main(["-q", "sample", results, "--passing", "2", "--failing", "2", "--out", str(review)])
+    _quiet_main(["-q", "labels", "sheet", results, "--passing", "2", "--failing", "2", "--out", str(review)])
     events = root / "verdicts.otlp.json"
-    _quiet_main(["-q", "export-otel", results, "--out", str(events)])
+    _quiet_main(["-q", "export", "otel", results, "--out", str(events)])
     return Workspace(
         root=root,
         labels=demo / "calibration" / "labels.csv",
@@ -224,10 +225,11 @@ _CASSETTE = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
 #: One real invocation per command that offers JSON, without ``--format json`` (the test adds it).
 INVOCATIONS: dict[str, Invocation] = {
     "calibrate": lambda ws, tmp: ["calibrate", str(ws.labels), "--judge", "judge", "--no-record"],
-    "calibrate-check": lambda ws, tmp: ["calibrate-check", str(ws.labels), "--records", ws.records],
-    "calibrate-plan": lambda ws, tmp: ["calibrate-plan", str(ws.labels), "--judge", "judge"],
-    "calibrate-select": lambda ws, tmp: [
-        "calibrate-select",
+    "labels check": lambda ws, tmp: ["labels", "check", str(ws.labels), "--records", ws.records],
+    "labels plan": lambda ws, tmp: ["labels", "plan", str(ws.labels), "--judge", "judge"],
+    "labels select": lambda ws, tmp: [
+        "labels",
+        "select",
         _LABELS_A,
         "--candidates",
         "fp-a,fp-b",
@@ -264,7 +266,7 @@ INVOCATIONS: dict[str, Invocation] = {
         str(shutil.copy(_CASSETTE, tmp / "c.jsonl")),
     ],
     "cassette stats": lambda ws, tmp: ["cassette", "stats", str(_CASSETTE)],
-    "check-references": lambda ws, tmp: ["check-references", str(AIRDESK)],
+    "cases check-references": lambda ws, tmp: ["cases", "check-references", str(AIRDESK)],
     "compare": lambda ws, tmp: ["compare", ws.v1, ws.v2],
     "config": lambda ws, tmp: ["config"],
     "contamination canary": lambda ws, tmp: [
@@ -294,10 +296,11 @@ INVOCATIONS: dict[str, Invocation] = {
         "--key-file",
         str(ws.key),
     ],
-    "coverage": lambda ws, tmp: ["coverage", str(AIRDESK)],
+    "cases coverage": lambda ws, tmp: ["cases", "coverage", str(AIRDESK)],
     "demo": lambda ws, tmp: ["demo", "--out", str(tmp / "demo")],
-    "export-otel": lambda ws, tmp: ["export-otel", ws.v2, "--out", str(tmp / "e.json")],
-    "failure-modes": lambda ws, tmp: [
+    "export otel": lambda ws, tmp: ["export", "otel", ws.v2, "--out", str(tmp / "e.json")],
+    "judge failure-modes": lambda ws, tmp: [
+        "judge",
         "failure-modes",
         str(ws.labels),
         "--judge",
@@ -305,7 +308,8 @@ INVOCATIONS: dict[str, Invocation] = {
         "--records",
         str(tmp),
     ],
-    "fit-cascade": lambda ws, tmp: [
+    "judge fit-cascade": lambda ws, tmp: [
+        "judge",
         "fit-cascade",
         _cascade_labels(tmp),
         "--stage",
@@ -315,11 +319,19 @@ INVOCATIONS: dict[str, Invocation] = {
         "--out",
         str(tmp / "cascade.json"),
     ],
-    "failure-rate": lambda ws, tmp: ["failure-rate", str(ws.record), "--flagged", "40", "--total", "500"],
-    "golden diff": lambda ws, tmp: ["golden", "diff", "HEAD", "--set", _git_set(tmp)],
-    "retire": lambda ws, tmp: ["retire", ws.v1, ws.v2, "--set", ws.copy_set(tmp), "--dry-run"],
-    "golden reconcile": lambda ws, tmp: [
-        "golden",
+    "judge failure-rate": lambda ws, tmp: [
+        "judge",
+        "failure-rate",
+        str(ws.record),
+        "--flagged",
+        "40",
+        "--total",
+        "500",
+    ],
+    "cases diff": lambda ws, tmp: ["cases", "diff", "HEAD", "--set", _git_set(tmp)],
+    "cases retire": lambda ws, tmp: ["cases", "retire", ws.v1, ws.v2, "--set", ws.copy_set(tmp), "--dry-run"],
+    "cases reconcile": lambda ws, tmp: [
+        "cases",
         "reconcile",
         str(AIRDESK / "resolutions" / "expert-a.yaml"),
         str(AIRDESK / "resolutions" / "expert-b.yaml"),
@@ -374,15 +386,17 @@ INVOCATIONS: dict[str, Invocation] = {
         "--out",
         str(tmp / "tau2"),
     ],
-    "intake": lambda ws, tmp: [
+    "candidates intake": lambda ws, tmp: [
+        "candidates",
         "intake",
         str(AIRDESK / "intake" / "escalations-2026-12.csv"),
         "--set",
         ws.copy_set(tmp),
         "--dry-run",
     ],
-    "lint": lambda ws, tmp: ["lint", str(AIRDESK)],
-    "probe-bias": lambda ws, tmp: [
+    "cases lint": lambda ws, tmp: ["cases", "lint", str(AIRDESK)],
+    "judge probe-bias": lambda ws, tmp: [
+        "judge",
         "probe-bias",
         "--transcripts",
         str(AIRDESK / "runs" / "agent-v2.jsonl"),
@@ -399,17 +413,28 @@ INVOCATIONS: dict[str, Invocation] = {
     "rubrics check": lambda ws, tmp: ["rubrics", "check", str(REPO / "rubrics" / "honest-reporting.yaml")],
     "rubrics list": lambda ws, tmp: ["rubrics", "list"],
     "rubrics show": lambda ws, tmp: ["rubrics", "show", "honest-reporting"],
-    "sample": lambda ws, tmp: ["sample", ws.v2, "--passing", "1", "--failing", "1", "--out", str(tmp / "r")],
-    "sample-labels": lambda ws, tmp: ["sample-labels", str(ws.sheet), "--out", str(tmp / "labels.csv")],
-    "scan-pii": lambda ws, tmp: ["scan-pii", str(AIRDESK)],
-    "trust": lambda ws, tmp: ["trust", ws.fingerprint, "--records", ws.records],
-    "validate": lambda ws, tmp: ["validate", str(AIRDESK)],
+    "labels sheet": lambda ws, tmp: [
+        "labels",
+        "sheet",
+        ws.v2,
+        "--passing",
+        "1",
+        "--failing",
+        "1",
+        "--out",
+        str(tmp / "r"),
+    ],
+    "labels read": lambda ws, tmp: ["labels", "read", str(ws.sheet), "--out", str(tmp / "labels.csv")],
+    "cases scan-pii": lambda ws, tmp: ["cases", "scan-pii", str(AIRDESK)],
+    "judge trust": lambda ws, tmp: ["judge", "trust", ws.fingerprint, "--records", ws.records],
+    "cases check": lambda ws, tmp: ["cases", "check", str(AIRDESK)],
     "view": lambda ws, tmp: ["view", ws.v1, ws.v2, "--out", str(tmp / "viewer")],
 }
 
 
 MODES: dict[str, Invocation] = {
-    "probe-bias --recorded": lambda ws, tmp: [
+    "judge probe-bias --recorded": lambda ws, tmp: [
+        "judge",
         "probe-bias",
         "--recorded",
         str(REPO / "tests" / "calibration" / "data" / "llmbar_result.json"),
@@ -475,7 +500,7 @@ def test_the_schema_version_of_plain_documents_is_the_shared_one(
     ws: Workspace, capsys: pytest.CaptureFixture[str]
 ) -> None:
     capsys.readouterr()
-    assert main(["validate", str(AIRDESK), "--format", "json"]) == 0
+    assert main(["cases", "check", str(AIRDESK), "--format", "json"]) == 0
     assert json.loads(capsys.readouterr().out)["schema_version"] == JSON_SCHEMA_VERSION
 
 

@@ -32,10 +32,10 @@ def _run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]
 
 
 def test_quiet_prints_nothing_when_all_is_well(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = _run(capsys, "--quiet", "validate", str(AIRDESK))
+    code, out, err = _run(capsys, "--quiet", "cases", "check", str(AIRDESK))
     assert code == 0
     assert (out, err) == ("", "")
-    code, out, _ = _run(capsys, "validate", str(AIRDESK))
+    code, out, _ = _run(capsys, "cases", "check", str(AIRDESK))
     assert code == 0
     assert "cases valid" in out
 
@@ -43,7 +43,7 @@ def test_quiet_prints_nothing_when_all_is_well(capsys: pytest.CaptureFixture[str
 def test_quiet_keeps_the_error_line_and_the_exit_code(
     capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    code, out, err = _run(capsys, "-q", "validate", str(tmp_path / "missing"))
+    code, out, err = _run(capsys, "-q", "cases", "check", str(tmp_path / "missing"))
     assert code != 0
     assert out == ""
     assert err.startswith("error: ")
@@ -134,13 +134,19 @@ def test_versioned_documents_lead_with_their_schema() -> None:
 @pytest.mark.parametrize(
     "args",
     [
-        pytest.param(("lint", str(AIRDESK)), id="lint"),
-        pytest.param(("check-references", str(AIRDESK)), id="check-references"),
-        pytest.param(("calibrate-plan",), id="calibrate-plan"),
+        pytest.param(("cases", "lint", str(AIRDESK)), id="lint"),
+        pytest.param(("cases", "check-references", str(AIRDESK)), id="check-references"),
+        pytest.param(
+            (
+                "labels",
+                "plan",
+            ),
+            id="calibrate-plan",
+        ),
         pytest.param(("rubrics", "show", "honest-reporting"), id="rubrics-show"),
         pytest.param(
             (
-                "golden",
+                "cases",
                 "reconcile",
                 str(AIRDESK / "resolutions" / "expert-a.yaml"),
                 str(AIRDESK / "resolutions" / "expert-b.yaml"),

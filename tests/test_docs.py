@@ -34,6 +34,8 @@ def test_cli_reference_covers_every_command():
 
     text = (DOCS / "reference" / "cli.md").read_text(encoding="utf-8")
     for info in app.registered_commands:
+        if info.hidden:  # an old name: the renamed-commands table lists it
+            continue
         name = info.name or (info.callback.__name__.replace("_", "-") if info.callback else "")
         assert f"`judgekit {name}`" in text
     for group in app.registered_groups:

@@ -111,7 +111,7 @@ def via_report(root: Path, names: list[str]) -> set[str]:
 
 def via_export(root: Path, names: list[str]) -> set[str]:
     out = root.parent / "export"
-    _main(["export", str(root), "--format", "copilot-studio", "--out", str(out)])
+    _main(["export", "cases", str(root), "--format", "copilot-studio", "--out", str(out)])
     text = "".join(p.read_text(encoding="utf-8") for p in out.glob("*.csv"))
     rows = [row for row in csv.reader(text.splitlines()) if row]
     questions = {"Where is my refund?": ROUTINE, "Where is my parcel?": HOLDOUT}
@@ -270,10 +270,10 @@ NOT_RUNS = {
     "golden/coverage.py": "coverage counts every reviewed case, holdouts included",
     "api/cases.py": "retire edits the saturated cases' files (golden/retire.py refuses a holdout by name)",
     "contamination/build.py": "the contamination index must cover holdouts most of all",
-    "commands/lint.py": "judgekit lint checks every case",
-    "commands/grading.py": "judgekit check-references checks every case's reference solution",
+    "commands/lint.py": "judgekit cases lint checks every case",
+    "commands/grading.py": "judgekit cases check-references checks every case's reference solution",
     "commands/growing.py": "set maintenance (candidates, intake, reconcile, sample): needs every case",
-    "reports/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
+    "api/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
 }
 """Module that reads a case set but runs nothing against it -> why it sees every case."""
 

@@ -916,7 +916,7 @@ NonEmptyStr = Annotated[str, BeforeValidator(_strip), AfterValidator(_non_empty)
 
 
 class Retirement(FrozenModel):
-    """Why a case left the capability suite for the regression suite (written by ``judgekit retire``).
+    """Why a case left the capability suite for the regression suite (written by ``judgekit cases retire``).
 
     Attributes:
         moved_from: The split it had before: ``capability``, or ``None`` when it had none (it was in the
@@ -936,14 +936,14 @@ class Retirement(FrozenModel):
 class DoNothing(FrozenModel):
     """A case's statement that doing nothing (declining, asking, changing nothing) is the correct behaviour.
 
-    ``judgekit lint`` reports a case that a do-nothing agent passes on every deterministic layer; a case
+    ``judgekit cases lint`` reports a case that a do-nothing agent passes on every deterministic layer; a case
     that declares this is listed as declared instead (see :mod:`judgekit.golden.lint`).
 
     Attributes:
         why: Why doing nothing is correct ("must refuse: another customer's data").
         decided_by: The judge criterion that tells a right refusal from a useless one: ``case.acceptance``,
             ``case.required_outcome`` or ``case.forbidden_outcome.<i>`` (checked against the case when it
-            loads), or the id of a critical rubric criterion (checked by ``judgekit lint`` against the
+            loads), or the id of a critical rubric criterion (checked by ``judgekit cases lint`` against the
             rubrics it is given).
     """
 

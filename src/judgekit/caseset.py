@@ -76,9 +76,9 @@ NON_CASE_DIRS = frozenset(
         "labels",
         "cassettes",
         "runs",
-        "intake",  # incident records awaiting intake (judgekit intake)
-        "resolutions",  # experts' double resolutions (judgekit golden reconcile)
-        "reviews",  # review sheets of sampled transcripts (judgekit sample)
+        "intake",  # incident records awaiting intake (judgekit candidates intake)
+        "resolutions",  # experts' double resolutions (judgekit cases reconcile)
+        "reviews",  # review sheets of sampled transcripts (judgekit labels sheet)
     }
 )
 """Folders under a set that hold data other than cases; never read as case files."""
@@ -618,7 +618,7 @@ def document_cases(doc: Document) -> Iterator[tuple[tuple[str | int, ...], Case 
     """Each case of a parsed document, in order: its location and the case, or its located problems.
 
     A document holds one case mapping or a list of them. This is the one way every reader of case
-    files (the loader, ``judgekit retire``, ``golden diff``) turns a document into cases.
+    files (the loader, ``judgekit cases retire``, ``cases diff``) turns a document into cases.
     """
     if isinstance(doc.data, list):
         for i, item in enumerate(doc.data):

@@ -1,6 +1,7 @@
 """The ``judgekit`` command line: parse, call the library, render, choose the exit code.
 
-Command groups live in :mod:`judgekit.commands`, one module per area; this module only assembles them.
+Commands live in :mod:`judgekit.commands`, one module per area; :mod:`judgekit.commands.tree` places each
+in the tree (the main jobs at the top, the rest in noun groups); this module only runs it.
 Heavy libraries (litellm, scikit-learn, pydantic models) are imported inside the commands, so that
 ``judgekit --help`` stays fast.
 
@@ -17,19 +18,7 @@ import sys
 import typer
 
 from judgekit import __version__
-from judgekit.commands import calibrate as calibrate_commands
-from judgekit.commands import cascade as cascade_commands
-from judgekit.commands import config as config_commands
-from judgekit.commands import contamination as contamination_commands
-from judgekit.commands import demo as demo_commands
-from judgekit.commands import golden as golden_commands
-from judgekit.commands import grading as grading_commands
-from judgekit.commands import growing as growing_commands
-from judgekit.commands import judge as judge_commands
-from judgekit.commands import lint as lint_commands
-from judgekit.commands import runs as runs_commands
-from judgekit.commands import trust as trust_commands
-from judgekit.commands import view as view_commands
+from judgekit.commands import tree
 from judgekit.commands.helptext import PolishedGroup
 from judgekit.errors import JudgekitError
 
@@ -72,20 +61,8 @@ def _root(
         ctx.with_resource(quiet_output())
 
 
-# Command groups: each module exposes ``register(app)``; keep this list explicit (no import-time magic).
-golden_commands.register(app)
-runs_commands.register(app)
-grading_commands.register(app)
-demo_commands.register(app)
-contamination_commands.register(app)
-calibrate_commands.register(app)
-cascade_commands.register(app)
-growing_commands.register(app)  # after golden: it extends the candidates and golden groups
-trust_commands.register(app)  # after runs: `otel` joins its `import` group
-judge_commands.register(app)
-lint_commands.register(app)
-config_commands.register(app)
-view_commands.register(app)
+# The whole command tree, and the old names that point to their new places: judgekit.commands.tree.
+tree.register(app)
 
 
 def _usage_line(exc: Exception) -> str:

@@ -327,7 +327,8 @@ def test_a_bias_report_that_is_not_json_is_named(tmp_path: Path) -> None:
     (tmp_path / "bias" / "x.json").write_text("{not json")
     with pytest.raises(
         ProblemsError,
-        match=r"bias/x\.json:1: not a JSON bias report: .*restore the file or run judgekit probe-bias again",
+        match=r"bias/x\.json:1: not a JSON bias report: .*restore the file or run judgekit judge probe-bias "
+        r"again",
     ):
         latest_bias_report("fp", tmp_path)
 

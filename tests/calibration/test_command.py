@@ -1,4 +1,4 @@
-"""``judgekit calibrate`` and ``judgekit trust`` end to end: files in, reports and records out, exit codes."""
+"""``judgekit calibrate`` and ``judgekit judge trust`` end to end: files in, reports, records, exit codes."""
 
 from __future__ import annotations
 
@@ -59,14 +59,14 @@ def test_a_trusted_judge_exits_0_writes_a_record_and_is_trusted(work, capsys):
     assert data["trusted"] is True
     assert data["label_table"]["name"] == "labels.csv"
     assert data["selective"] is not None  # the judge's rows carry a confidence
-    code, out, _ = run(capsys, "trust", "fp-v2")
+    code, out, _ = run(capsys, "judge", "trust", "fp-v2")
     assert (code, out) == (
         0,
         f"trusted: calibration record {rec.name} ({data['created_at'][:10]} "
         f"{data['created_at'][11:19]}Z) passed its policy; no bias probes recorded; "
         "no failure-mode record\n",
     )
-    code, out, _ = run(capsys, "trust", "fp-v3")
+    code, out, _ = run(capsys, "judge", "trust", "fp-v3")
     assert code == 1
     assert out.startswith("untrusted: no calibration record for fingerprint fp-v3 in calibration/records: ")
 
@@ -85,7 +85,7 @@ def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsy
     assert "alpha_lower_bound:" in err
     (rec,) = records(work)
     assert json.loads(rec.read_text())["trusted"] is False
-    code, out, _ = run(capsys, "trust", "fp-v1")
+    code, out, _ = run(capsys, "judge", "trust", "fp-v1")
     assert code == 1
     assert out.startswith(f"untrusted: the latest calibration record ({rec.name}, ")
     assert "tpr_lower_bound: lower bound of TPR" in out
@@ -329,7 +329,7 @@ def test_trust_with_a_broken_record_folder_is_an_error(work, capsys):
     folder = work / "calibration" / "records"
     folder.mkdir(parents=True)
     (folder / "x.json").write_text("[]")
-    code, _, err = run(capsys, "trust", "fp")
+    code, _, err = run(capsys, "judge", "trust", "fp")
     assert code == 2  # a broken record is an input error, not an untrusted judge
     assert "x.json" in err
 
@@ -354,7 +354,7 @@ def test_failure_rate_command(work, capsys):
         == 0
     )
     (rec,) = records(work)
-    code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
+    code, out, _ = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100")
     assert code == 0
     assert out.startswith("observed 30/100 = 0.300; corrected (Lee et al. adjusted Wald) 0.")
 
@@ -368,7 +368,7 @@ def test_failure_rate_refuses_an_untrusted_record(work, capsys):
         "fp-v1",
     )
     (rec,) = records(work)
-    code, _, err = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
+    code, _, err = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100")
     assert code == 1
     assert "a corrected rate needs a trusted judge" in err
 
@@ -445,7 +445,9 @@ def document(out: str, kind: str) -> dict:
 def test_trust_as_json(work, capsys):
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
-    code, out, err = run(capsys, "trust", "fp-v2", "--criterion", "honest_reporting", "--format", "json")
+    code, out, err = run(
+        capsys, "judge", "trust", "fp-v2", "--criterion", "honest_reporting", "--format", "json"
+    )
     assert (code, err) == (0, "")
     status = document(out, "trust_status")
     assert status["fingerprint"] == "fp-v2"
@@ -453,7 +455,7 @@ def test_trust_as_json(work, capsys):
     assert status["records"] == str(Path("calibration") / "records")
     assert (status["trusted"], status["trust"]) == (True, "trusted")
     assert status["reason"].startswith(f"calibration record {rec.name} (")
-    code, out, _ = run(capsys, "trust", "fp-v3", "--format", "json")
+    code, out, _ = run(capsys, "judge", "trust", "fp-v3", "--format", "json")
     assert code == 1
     status = document(out, "trust_status")
     assert (status["trusted"], status["trust"], status["criterion"]) == (False, "untrusted", None)
@@ -463,7 +465,7 @@ def test_trust_as_json(work, capsys):
 def test_failure_rate_as_json(work, capsys):
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
-    args = ["failure-rate", str(rec), "--flagged", "30", "--total", "100"]
+    args = ["judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100"]
     code, text, _ = run(capsys, *args)
     code, out, err = run(capsys, *args, "--format", "json")
     assert (code, err) == (0, "")
@@ -481,7 +483,7 @@ def test_failure_rate_as_json_says_why_an_untrusted_record_cannot_correct(work, 
     calibrate(capsys, "labels.csv", "judge-v1", "--fingerprint", "fp-v1")
     (rec,) = records(work)
     code, out, err = run(
-        capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
+        capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
     )
     assert (code, err) == (1, "")
     rate = document(out, "failure_rate")
@@ -493,7 +495,8 @@ def test_failure_rate_as_json_says_why_an_untrusted_record_cannot_correct(work, 
 
 
 @pytest.mark.parametrize(
-    "command", [["trust", "fp"], ["failure-rate", "r.json", "--flagged", "1", "--total", "2"]]
+    "command",
+    [["judge", "trust", "fp"], ["judge", "failure-rate", "r.json", "--flagged", "1", "--total", "2"]],
 )
 def test_trust_and_failure_rate_refuse_an_unknown_format(work, capsys, command):
     (work / "r.json").write_text("{}")
@@ -536,7 +539,7 @@ def test_failure_rate_gives_the_pass_rate_and_the_judges_error_rates(work, capsy
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
     lee = lee_from_record(load_record(rec.read_bytes()), flagged=30, n=100)
-    code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100")
+    code, out, _ = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100")
     assert code == 0
     lines = out.splitlines()
     assert lines[1].startswith("pass rate: observed 0.700; corrected ")
@@ -544,7 +547,7 @@ def test_failure_rate_gives_the_pass_rate_and_the_judges_error_rates(work, capsy
         f"judge: q0 (TPR) {lee.q0:.3f}, q1 (TNR) {lee.q1:.3f}, q0 + q1 - 1 = {lee.youden:.3f}"
     )
     code, out, _ = run(
-        capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
+        capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
     )
     doc = document(out, "failure_rate")
     assert doc["pass_rate"]["value"] == pytest.approx(1 - doc["corrected"]["value"])
@@ -559,14 +562,14 @@ def test_failure_rate_warns_when_the_correction_is_unreliable(work, capsys):
     # a (hand-edited) record whose judge is close to chance: q0 = 0.55, q1 = 0.60
     data["metrics"]["judge_vs_consensus"]["binary"].update({"tp": 55, "fn": 45, "tn": 60, "fp": 40})
     rec.write_text(json.dumps(data))
-    code, out, _ = run(capsys, "failure-rate", str(rec), "--flagged", "40", "--total", "100")
+    code, out, _ = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "40", "--total", "100")
     assert code == 0
     assert out.splitlines()[-1] == (
         "warning: the correction is unreliable: q0 + q1 − 1 = 0.150 is below 0.2: the judge is close to "
         "chance, so the correction amplifies every calibration error"
     )
     code, out, _ = run(
-        capsys, "failure-rate", str(rec), "--flagged", "40", "--total", "100", "--format", "json"
+        capsys, "judge", "failure-rate", str(rec), "--flagged", "40", "--total", "100", "--format", "json"
     )
     doc = document(out, "failure_rate")
     assert doc["unreliable"] is True
@@ -612,7 +615,7 @@ def test_failure_rate_counts_the_verdicts_in_results_and_adds_ppi(work, capsys):
     crit = next(r.item.criterion for r in table.rows)
     verdicts = ["pass"] * 70 + ["fail"] * 30 + ["insufficient_information"] * 3
     results = grade_results(work / "results.jsonl", verdicts, crit)
-    base = ["failure-rate", str(rec), "--results", str(results), "--criterion", crit]
+    base = ["judge", "failure-rate", str(rec), "--results", str(results), "--criterion", crit]
     code, out, _ = run(capsys, *base, "--format", "json")
     assert code == 0
     doc = document(out, "failure_rate")
@@ -633,11 +636,12 @@ def test_failure_rate_counts_the_verdicts_in_results_and_adds_ppi(work, capsys):
     code, out, _ = run(capsys, *base)
     assert "bounds with the 3 undecided item(s) all failing / all passing: corrected failure rate" in out
     code, out, _ = run(
-        capsys, "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
+        capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
     )
     assert document(out, "failure_rate")["undecided_bounds"] is None
     code, out, _ = run(
         capsys,
+        "judge",
         "failure-rate",
         str(rec),
         "--flagged",
@@ -717,7 +721,7 @@ def test_failure_rate_option_errors(work, capsys, extra, message):
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
     grade_results(work / "results.jsonl", ["pass", "fail"], "x")
-    code, _, err = run(capsys, "failure-rate", str(rec), *extra)
+    code, _, err = run(capsys, "judge", "failure-rate", str(rec), *extra)
     assert code == 2
     assert err.strip() == message
 
@@ -726,7 +730,9 @@ def test_failure_rate_with_broken_results_names_the_line(work, capsys):
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
     (work / "results.jsonl").write_text("{not json\n")
-    code, _, err = run(capsys, "failure-rate", str(rec), "--results", "results.jsonl", "--criterion", "x")
+    code, _, err = run(
+        capsys, "judge", "failure-rate", str(rec), "--results", "results.jsonl", "--criterion", "x"
+    )
     assert code == 2
     assert "results.jsonl:1" in err
 
@@ -734,7 +740,7 @@ def test_failure_rate_with_broken_results_names_the_line(work, capsys):
 def test_failure_rate_with_impossible_counts_is_an_input_error(work, capsys):
     assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
     (rec,) = records(work)
-    code, _, err = run(capsys, "failure-rate", str(rec), "--flagged", "5", "--total", "2")
+    code, _, err = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "5", "--total", "2")
     assert code == 2
     assert "error: --flagged/--total: flagged must be between" in err
 

@@ -298,10 +298,10 @@ def test_calibrate_select_then_check_refuses_a_shuffled_copy(
     records = tmp_path / "records"
     records.mkdir()
     assert (
-        main(["calibrate-select", str(tuning), "--candidates", "fp-a,fp-b", "--records", str(records)]) == 0
+        main(["labels", "select", str(tuning), "--candidates", "fp-a,fp-b", "--records", str(records)]) == 0
     )
     capsys.readouterr()
-    assert main(["calibrate-check", str(shuffled), "--records", str(records)]) == 1
+    assert main(["labels", "check", str(shuffled), "--records", str(records)]) == 1
     assert "calibration.csv: these labels were used on" in capsys.readouterr().err
 
 
@@ -376,7 +376,7 @@ def test_calibrate_check_prompt_option(tmp_path: Path, capsys: pytest.CaptureFix
     )
     prompt = tmp_path / "prompt.md"
     prompt.write_text(PROSE_PROMPT)
-    args = ["calibrate-check", str(labels), "--prompt", str(prompt), "--records", str(tmp_path)]
+    args = ["labels", "check", str(labels), "--prompt", str(prompt), "--records", str(tmp_path)]
     assert main(args) == 2
     assert "give --transcripts too" in capsys.readouterr().err
     assert main([*args, "--transcripts", str(transcripts)]) == 1

@@ -202,7 +202,7 @@ def test_consistency_and_flip_rate_sum_to_one_and_ignore_file_roles(pairs: list[
 
 
 def test_cli_text_on_llmbar(capsys) -> None:
-    code, out, err = run(capsys, "probe-bias", "--recorded", str(LLMBAR))
+    code, out, err = run(capsys, "judge", "probe-bias", "--recorded", str(LLMBAR))
     assert code == 0
     assert "position consistency: 0.500 [0.215, 0.785] (n=8)" in out
     assert "warning: 1 judgment(s) without a winner, their items not paired: #9 (original)" in err
@@ -211,7 +211,15 @@ def test_cli_text_on_llmbar(capsys) -> None:
 
 def test_cli_json_two_files(capsys) -> None:
     code, out, _ = run(
-        capsys, "probe-bias", "--recorded", str(ORIGINAL), "--swapped", str(SWAPPED), "--format", "json"
+        capsys,
+        "judge",
+        "probe-bias",
+        "--recorded",
+        str(ORIGINAL),
+        "--swapped",
+        str(SWAPPED),
+        "--format",
+        "json",
     )
     assert code == 0
     doc = json.loads(out)
@@ -227,7 +235,15 @@ def test_cli_biased_record_withholds_trust(capsys, tmp_path: Path) -> None:
     records = tmp_path / "records"
     records.mkdir()
     code, _, err = run(
-        capsys, "probe-bias", "--recorded", str(table), "--fingerprint", "fp-1", "--records", str(records)
+        capsys,
+        "judge",
+        "probe-bias",
+        "--recorded",
+        str(table),
+        "--fingerprint",
+        "fp-1",
+        "--records",
+        str(records),
     )
     assert code == 1
     assert "position (recorded): NOT CLEAR: biased" in err
@@ -256,7 +272,7 @@ def test_cli_biased_record_withholds_trust(capsys, tmp_path: Path) -> None:
     ],
 )
 def test_cli_usage_errors(capsys, args: list[str], message: str) -> None:
-    code, _, err = run(capsys, "probe-bias", *args)
+    code, _, err = run(capsys, "judge", "probe-bias", *args)
     assert code == 2
     assert err.startswith(message)
 
@@ -264,7 +280,9 @@ def test_cli_usage_errors(capsys, args: list[str], message: str) -> None:
 def test_cli_recorded_with_transcripts(capsys, tmp_path: Path) -> None:
     transcripts = tmp_path / "t.jsonl"
     transcripts.write_text("")
-    code, _, err = run(capsys, "probe-bias", "--recorded", str(LLMBAR), "--transcripts", str(transcripts))
+    code, _, err = run(
+        capsys, "judge", "probe-bias", "--recorded", str(LLMBAR), "--transcripts", str(transcripts)
+    )
     assert code == 2
     assert "drop --transcripts (it is for live probes)" in err
 
@@ -272,6 +290,6 @@ def test_cli_recorded_with_transcripts(capsys, tmp_path: Path) -> None:
 def test_cli_bad_row_is_located(capsys, tmp_path: Path) -> None:
     bad = tmp_path / "bad.csv"
     bad.write_text("item_id,order,winner\nx,original,maybe\n")
-    code, _, err = run(capsys, "probe-bias", "--recorded", str(bad))
+    code, _, err = run(capsys, "judge", "probe-bias", "--recorded", str(bad))
     assert code == 2
     assert f"{bad}:2: winner: 'maybe' is not A, B or tie" in err

@@ -428,7 +428,7 @@ def test_a_failure_mode_record_that_is_not_json_is_named(tmp_path):
     with pytest.raises(
         ProblemsError,
         match=r"failure-modes/f\.json:1: not a JSON failure-mode record: .*; restore the file or run "
-        "judgekit failure-modes again",
+        "judgekit judge failure-modes again",
     ):
         TrustBook(tmp_path)
 

@@ -1,4 +1,4 @@
-"""``judgekit fit-cascade`` and ``judgekit grade --cascade`` end to end, over a loopback judge server."""
+"""``judgekit judge fit-cascade`` and ``judgekit grade --cascade`` end to end, over a loopback judge."""
 
 from __future__ import annotations
 
@@ -54,6 +54,7 @@ def labels(path: Path) -> Path:
 def fit(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str) -> tuple[int, str, str]:
     return run(
         capsys,
+        "judge",
         "fit-cascade",
         str(labels(tmp_path / "labels.csv")),
         "--stage",
@@ -95,7 +96,7 @@ def test_fit_cascade_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) ->
 
 def test_fit_cascade_needs_rater_equals_model(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = run(
-        capsys, "fit-cascade", str(labels(tmp_path / "l.csv")), "--stage", "small", "--out", "c.json"
+        capsys, "judge", "fit-cascade", str(labels(tmp_path / "l.csv")), "--stage", "small", "--out", "c.json"
     )
     assert code == 2
     assert "--stage 'small': give RATER=MODEL" in err
@@ -103,7 +104,9 @@ def test_fit_cascade_needs_rater_equals_model(tmp_path: Path, capsys: pytest.Cap
 
 def test_fit_cascade_unknown_stage(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "l.csv")
-    code, _, err = run(capsys, "fit-cascade", str(table), "--stage", "tiny=openai/x", "--out", "c.json")
+    code, _, err = run(
+        capsys, "judge", "fit-cascade", str(table), "--stage", "tiny=openai/x", "--out", "c.json"
+    )
     assert code == 2
     assert f"{table}: stage rater(s) tiny not in the label table" in err
 
@@ -114,7 +117,9 @@ def test_fit_cascade_stage_without_confidence(tmp_path: Path, capsys: pytest.Cap
         "item_id,criterion,case_id,rater,label,confidence\n"
         + "".join(f"i{i},g,c{i},alice,pass,\ni{i},g,c{i},small,pass,\n" for i in range(5))
     )
-    code, _, err = run(capsys, "fit-cascade", str(table), "--stage", "small=openai/x", "--out", "c.json")
+    code, _, err = run(
+        capsys, "judge", "fit-cascade", str(table), "--stage", "small=openai/x", "--out", "c.json"
+    )
     assert code == 2
     assert "the rows of stage small carry no confidence; add a confidence column" in err
 

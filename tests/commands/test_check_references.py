@@ -95,7 +95,7 @@ def refund_set(tmp_path: Path) -> Path:
 def test_a_broken_reference_is_listed_and_exits_1(
     refund_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "check-references", str(refund_set))
+    code, out, err = run(capsys, "cases", "check-references", str(refund_set))
     assert code == 1
     assert "ok               gs-good" in out
     assert "no reference     gs-none" in out
@@ -109,7 +109,7 @@ def test_a_broken_reference_is_listed_and_exits_1(
 
 
 def test_json_output(refund_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check-references", str(refund_set), "--format", "json")
+    code, out, _ = run(capsys, "cases", "check-references", str(refund_set), "--format", "json")
     assert code == 1
     data = json.loads(out)
     assert data["summary"] == {"cases": 3, "ok": 1, "broken": 1, "no_reference": 1, "nothing_to_check": 0}
@@ -120,7 +120,7 @@ def test_json_output(refund_set: Path, capsys: pytest.CaptureFixture[str]) -> No
 
 def test_all_good_exits_0(refund_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (refund_set / "cases" / "gs-over.json").unlink()
-    code, out, _ = run(capsys, "check-references", str(refund_set))
+    code, out, _ = run(capsys, "cases", "check-references", str(refund_set))
     assert code == 0, out
 
 
@@ -128,14 +128,14 @@ def test_reference_without_final_state_is_broken(
     refund_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     _reference(refund_set / "transcripts" / "good" / "reference.jsonl", "gs-good", 412.18, None)
-    code, out, _ = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    code, out, _ = run(capsys, "cases", "check-references", str(refund_set / "cases" / "gs-good.json"))
     assert code == 1
     assert "state: error (gate): no final state to grade: the transcript records no final_state" in out
 
 
 def test_reference_for_another_case_is_broken(refund_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     _reference(refund_set / "transcripts" / "good" / "reference.jsonl", "gs-other", 412.18, "final.json")
-    code, out, _ = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    code, out, _ = run(capsys, "cases", "check-references", str(refund_set / "cases" / "gs-good.json"))
     assert code == 1
     assert "holds no transcript for case 'gs-good' (it has: gs-other)" in out
 
@@ -154,7 +154,7 @@ def test_a_reference_takes_any_trial_number_or_none(
     refund_set: Path, capsys: pytest.CaptureFixture[str], trial: int | None
 ) -> None:
     _set_trial(refund_set / "transcripts" / "good" / "reference.jsonl", trial)
-    code, out, err = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    code, out, err = run(capsys, "cases", "check-references", str(refund_set / "cases" / "gs-good.json"))
     assert code == 0, out + err
     assert out.splitlines()[0].startswith("ok               gs-good")
 
@@ -164,7 +164,7 @@ def test_a_reference_trial_that_is_not_a_number_is_broken(
 ) -> None:
     path = refund_set / "transcripts" / "good" / "reference.jsonl"
     _set_trial(path, "first")
-    code, out, _ = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    code, out, _ = run(capsys, "cases", "check-references", str(refund_set / "cases" / "gs-good.json"))
     assert code == 1
     assert f"the reference solution cannot be read: {path}:1: trial: Input should be a valid integer" in out
 
@@ -175,7 +175,7 @@ def test_a_reference_file_with_two_transcripts_is_broken(
     path = refund_set / "transcripts" / "good" / "reference.jsonl"
     line = path.read_text(encoding="utf-8")
     path.write_text(line + "\n" + line, encoding="utf-8")  # the blank line between them does not count
-    code, out, _ = run(capsys, "check-references", str(refund_set / "cases" / "gs-good.json"))
+    code, out, _ = run(capsys, "cases", "check-references", str(refund_set / "cases" / "gs-good.json"))
     assert code == 1
     assert "BROKEN           gs-good" in out
     assert (
@@ -201,7 +201,7 @@ def test_a_rule_that_does_not_compile_is_a_load_error(
     data = json.loads(path.read_text(encoding="utf-8"))
     data["forbidden"] = [{"tool": "issue_refund", "when": "amount >"}, {"tool": "FreezeCard"}]
     path.write_text(json.dumps(data, indent=1), encoding="utf-8")
-    code, out, err = run(capsys, "check-references", str(refund_set))
+    code, out, err = run(capsys, "cases", "check-references", str(refund_set))
     assert code == 2  # the set cannot be loaded: an input error, not a broken reference
     assert out == ""
     lines = err.strip().splitlines()
@@ -214,20 +214,20 @@ def test_a_rule_that_does_not_compile_is_a_load_error(
 
 
 def test_bad_format_is_a_usage_error(refund_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "check-references", str(refund_set), "--format", "xml")
+    code, _, err = run(capsys, "cases", "check-references", str(refund_set), "--format", "xml")
     assert code == 2
     assert "--format must be text or json" in err
 
 
 def test_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "check-references", str(tmp_path / "nope"))
+    code, _, err = run(capsys, "cases", "check-references", str(tmp_path / "nope"))
     assert code == 2
     assert f"path '{tmp_path / 'nope'}' does not exist" in err
 
 
 @pytest.mark.skipif(not (AIRDESK / "judgekit-set.yaml").is_file(), reason="example set not present")
 def test_example_set_references_all_pass(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "check-references", str(AIRDESK))
+    code, out, _ = run(capsys, "cases", "check-references", str(AIRDESK))
     assert code == 0, out
     assert (
         out.strip().splitlines()[-1]
@@ -238,7 +238,7 @@ def test_example_set_references_all_pass(capsys: pytest.CaptureFixture[str]) -> 
 def test_help_does_not_import_the_graders() -> None:
     code = (
         "import sys; from judgekit.cli import main\n"
-        "try:\n    main(['check-references', '--help'])\nexcept SystemExit:\n    pass\n"
+        "try:\n    main(['cases', 'check-references', '--help'])\nexcept SystemExit:\n    pass\n"
         "heavy = [m for m in ('cel', 'scipy', 'judgekit.graders.rules') if m in sys.modules]\n"
         "print('HEAVY:' + ','.join(heavy))\n"
     )
@@ -327,6 +327,7 @@ def _check(capsys: pytest.CaptureFixture[str], root: Path, server: Any, *args: s
     """``check-references`` on the good reference with the loopback judge."""
     return run(
         capsys,
+        "cases",
         "check-references",
         str(root / "cases" / "gs-good.json"),
         "--judge-model",
@@ -431,6 +432,7 @@ def test_the_judge_does_not_hide_a_deterministic_failure(
     server = _judge(serve, "pass")
     code, out, _ = run(
         capsys,
+        "cases",
         "check-references",
         str(refund_set / "cases" / "gs-over.json"),
         "--judge-model",
@@ -457,7 +459,7 @@ def test_require_trust_refuses_an_untrusted_judge(
 def test_judge_without_a_configured_model_is_an_input_error(
     refund_set: Path, judge_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "check-references", str(refund_set), "--judge")
+    code, out, err = run(capsys, "cases", "check-references", str(refund_set), "--judge")
     assert code == 2
     assert out == ""
     assert err.strip() == (
@@ -475,6 +477,7 @@ def test_judge_uses_the_configured_model(
     config.write_text(json.dumps({"judge": {"model": MODEL, "api_base": server.api_base}}), encoding="utf-8")
     code, out, err = run(
         capsys,
+        "cases",
         "check-references",
         str(refund_set / "cases" / "gs-good.json"),
         "--judge",
@@ -490,7 +493,7 @@ def test_a_judge_option_without_judge_is_an_input_error(
     refund_set: Path, judge_env: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, out, err = run(
-        capsys, "check-references", str(refund_set), "--untrusted", "count", "--require-trust"
+        capsys, "cases", "check-references", str(refund_set), "--untrusted", "count", "--require-trust"
     )
     assert code == 2
     assert out == ""
@@ -533,6 +536,7 @@ def test_judge_json_output(
     server = _judge(serve, "fail")
     code, out, _ = run(
         capsys,
+        "cases",
         "check-references",
         str(refund_set),
         "--judge-model",

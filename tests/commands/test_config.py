@@ -213,11 +213,11 @@ def test_trust_and_calibrate_read_the_configured_records(tmp_path, capsys, monke
     for name in ("team/records", "env-records", "flag-records"):  # a folder that is named must exist
         (tmp_path / name).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(capsys, "trust", "abc123")
+    code, out, _ = _run(capsys, "judge", "trust", "abc123")
     assert code == 1
     assert str(tmp_path / "team" / "records") in out
     monkeypatch.setenv("JUDGEKIT_RECORDS", str(tmp_path / "env-records"))
-    code, out, _ = _run(capsys, "trust", "abc123")
+    code, out, _ = _run(capsys, "judge", "trust", "abc123")
     assert str(tmp_path / "env-records") in out
-    code, out, _ = _run(capsys, "trust", "abc123", "--records", tmp_path / "flag-records")
+    code, out, _ = _run(capsys, "judge", "trust", "abc123", "--records", tmp_path / "flag-records")
     assert str(tmp_path / "flag-records") in out

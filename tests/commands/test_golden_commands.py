@@ -18,7 +18,7 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_validate_accepts_a_valid_set(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, err = run(capsys, "validate", str(small_set))
+    code, out, err = run(capsys, "cases", "check", str(small_set))
     assert code == 0, err
     assert out.strip() == "3 cases valid (+1 candidates)"
 
@@ -32,7 +32,7 @@ def test_validate_reports_each_problem_on_one_line(
     (bad / "two.yaml").write_text("id: A\ninput: hi\nversion: -2\n", encoding="utf-8")
     (bad / "three.json").write_text('{"id": "B", "input": "x",}\n', encoding="utf-8")
     (bad / "four.yaml").write_text("id: C\ninput: hi\nacceptance: 'REVIEW: later'\n", encoding="utf-8")
-    code, _out, err = run(capsys, "validate", str(bad))
+    code, _out, err = run(capsys, "cases", "check", str(bad))
     assert code == 1
     lines = err.strip().splitlines()
     assert f"{bad}/one.yaml:3: acceptence: unknown field 'acceptence'; did you mean 'acceptance'?" in lines
@@ -49,7 +49,7 @@ def test_validate_reports_each_problem_on_one_line(
 def test_validate_duplicate_ids_across_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a.yaml").write_text("id: SAME\ninput: a\n", encoding="utf-8")
     (tmp_path / "b.yaml").write_text("id: SAME\ninput: b\n", encoding="utf-8")
-    code, _out, err = run(capsys, "validate", str(tmp_path))
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path))
     assert code == 1
     assert (
         f"{tmp_path}/b.yaml:1: id: duplicate id 'SAME' (also at {tmp_path}/a.yaml:1); ids must be unique"
@@ -58,13 +58,13 @@ def test_validate_duplicate_ids_across_files(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_validate_empty_directory(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _out, err = run(capsys, "validate", str(tmp_path))
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path))
     assert code == 2
     assert f"error: {tmp_path}: no case files found" in err
 
 
 def test_validate_missing_path(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _out, err = run(capsys, "validate", str(tmp_path / "nope"))
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path / "nope"))
     assert code == 2
     assert f"path '{tmp_path / 'nope'}' does not exist" in err
 
@@ -74,7 +74,7 @@ def test_coverage_passes_with_manifest_floors(small_set: Path, capsys: pytest.Ca
     (small_set / "cases" / "d.yaml").write_text(
         "id: GS-4\ninput: send it\nexpected: {route: [{tool: InitiateTransfer}]}\n", encoding="utf-8"
     )
-    code, out, _err = run(capsys, "coverage", str(small_set))
+    code, out, _err = run(capsys, "cases", "coverage", str(small_set))
     assert code == 0
     assert "4 cases" in out
     assert "cases per tool (expecting it): FreezeCard 1, InitiateTransfer 1, LookupBalance 1" in out
@@ -83,7 +83,14 @@ def test_coverage_passes_with_manifest_floors(small_set: Path, capsys: pytest.Ca
 
 def test_coverage_names_gaps_and_exits_1(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _err = run(
-        capsys, "coverage", str(small_set), "--tools", "LookupBalance,SubmitDispute", "--min-per-tool", "1"
+        capsys,
+        "cases",
+        "coverage",
+        str(small_set),
+        "--tools",
+        "LookupBalance,SubmitDispute",
+        "--min-per-tool",
+        "1",
     )
     assert code == 1
     assert "COVERAGE GAP tool SubmitDispute: 0 cases expect it (floor 1)" in out
@@ -94,7 +101,7 @@ def test_export_command_lists_left_out(
 ) -> None:
     out_dir = tmp_path / "exports"
     code, out, _err = run(
-        capsys, "export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
+        capsys, "export", "cases", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
     )
     assert code == 0
     assert f"wrote {out_dir}/cards-1.csv (3 rows)" in out
@@ -111,7 +118,7 @@ def test_export_refuses_owners_sharing_a_file_name_and_writes_nothing(
     )
     out_dir = tmp_path / "exports"
     code, out, err = run(
-        capsys, "export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
+        capsys, "export", "cases", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
     )
     assert code == 2
     assert out == ""
@@ -133,7 +140,7 @@ def test_export_removes_the_earlier_exports_files(
     small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out_dir = tmp_path / "exports"
-    args = ["export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)]
+    args = ["export", "cases", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)]
     assert run(capsys, *args)[0] == 0
     case_file = small_set / "cases" / "a.yaml"
     case_file.write_text(
@@ -147,7 +154,9 @@ def test_export_removes_the_earlier_exports_files(
 
 
 def test_export_unknown_format(small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _out, err = run(capsys, "export", str(small_set), "--format", "excel", "--out", str(tmp_path))
+    code, _out, err = run(
+        capsys, "export", "cases", str(small_set), "--format", "excel", "--out", str(tmp_path)
+    )
     assert code == 2
     assert "unknown export format" in err
 
@@ -158,12 +167,12 @@ def test_export_refuses_an_invalid_set_as_an_input_error(
     (small_set / "broken.yaml").write_text("id: x\nunknown_field: 1\n", encoding="utf-8")
     out_dir = tmp_path / "exp"
     code, out, err = run(
-        capsys, "export", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
+        capsys, "export", "cases", str(small_set), "--format", "copilot-studio", "--out", str(out_dir)
     )
     assert code == 2
     assert out == ""
     assert "unknown_field" in err
-    assert "the set is invalid; fix it first (judgekit validate)" in err
+    assert "the set is invalid; fix it first (judgekit cases check)" in err
     assert not out_dir.exists()
 
 
@@ -182,7 +191,7 @@ def test_promote_moves_reviewed_candidate(small_set: Path, capsys: pytest.Captur
     assert "promoted GS-CAND-1" in out
     assert not cand.exists()
     assert (small_set / "cand.yaml").exists()
-    code, out, _ = run(capsys, "validate", str(small_set))
+    code, out, _ = run(capsys, "cases", "check", str(small_set))
     assert out.strip() == "4 cases valid"
 
 
@@ -213,7 +222,7 @@ def test_golden_diff_flags_changed_acceptance_without_bump(
     case.write_text(
         case.read_text(encoding="utf-8").replace("States the balance.", "States it."), encoding="utf-8"
     )
-    code, out, _err = run(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    code, out, _err = run(capsys, "cases", "diff", "HEAD", "--set", str(repo_set))
     assert code == 1
     assert (
         f"{case}: GS-1: acceptance changed since HEAD but version stayed 1 (was 1); bump the version" in out
@@ -231,7 +240,7 @@ def test_golden_diff_accepts_bumped_version_and_unchanged(
     other.write_text(
         other.read_text(encoding="utf-8").replace("Freeze my card", "Please freeze my card"), encoding="utf-8"
     )
-    code, out, _err = run(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    code, out, _err = run(capsys, "cases", "diff", "HEAD", "--set", str(repo_set))
     assert code == 0
     assert "no unversioned contract changes since HEAD" in out
 
@@ -239,13 +248,13 @@ def test_golden_diff_accepts_bumped_version_and_unchanged(
 def test_golden_diff_flags_forbidden_rule_change(repo_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     case = repo_set / "cases" / "b.yaml"
     case.write_text(case.read_text(encoding="utf-8").replace("calls > 1", "calls > 2"), encoding="utf-8")
-    code, out, _err = run(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    code, out, _err = run(capsys, "cases", "diff", "HEAD", "--set", str(repo_set))
     assert code == 1
     assert "GS-2: prohibited changed" in out
 
 
 def test_golden_diff_unknown_revision(repo_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code, _out, err = run(capsys, "golden", "diff", "no-such-rev", "--set", str(repo_set))
+    code, _out, err = run(capsys, "cases", "diff", "no-such-rev", "--set", str(repo_set))
     assert code == 2
     assert err.startswith("error: git rev-parse")
 
@@ -268,7 +277,7 @@ def test_validate_compiles_forbidden_rules(tmp_path: Path, capsys: pytest.Captur
         "  - {tool: issue_refnd}\n",
         encoding="utf-8",
     )
-    code, _out, err = run(capsys, "validate", str(tmp_path))
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path))
     assert code == 1
     assert f"{tmp_path}/r.yaml:5: forbidden.0.when: case 'R1': not a valid CEL expression" in err
     assert (
@@ -289,9 +298,9 @@ def run_json(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, dict[
 
 
 def test_validate_json_on_the_bundled_example(capsys: pytest.CaptureFixture[str]) -> None:
-    code, text, _ = run(capsys, "validate", str(EXAMPLE))
+    code, text, _ = run(capsys, "cases", "check", str(EXAMPLE))
     assert code == 0
-    code, doc, err = run_json(capsys, "validate", str(EXAMPLE))
+    code, doc, err = run_json(capsys, "cases", "check", str(EXAMPLE))
     assert code == 0, err
     assert (doc["schema_version"], doc["kind"]) == (1, "validation")
     assert doc["valid"] is True
@@ -308,7 +317,7 @@ def test_validate_json_counts_cases_candidates_and_warnings(
     (small_set / "candidates" / "e.yaml").write_text(
         "id: GS-CAND-2\ninput: 'call +44 7911 123456'\nacceptance: 'REVIEW: x'\n", encoding="utf-8"
     )
-    code, doc, err = run_json(capsys, "validate", str(small_set))
+    code, doc, err = run_json(capsys, "cases", "check", str(small_set))
     assert code == 0
     assert err == ""  # the warning is in the document, not on the screen
     assert (doc["valid"], doc["cases"], doc["candidates"], doc["files"]) == (True, 3, 2, 5)
@@ -324,7 +333,7 @@ def test_validate_json_lists_problems_and_exits_1(tmp_path: Path, capsys: pytest
     bad.mkdir()
     (bad / "one.yaml").write_text("id: A\ninput: hi\nacceptence: typo\n", encoding="utf-8")
     (bad / "two.yaml").write_text("id: B\ninput: hi\n", encoding="utf-8")
-    code, doc, err = run_json(capsys, "validate", str(bad))
+    code, doc, err = run_json(capsys, "cases", "check", str(bad))
     assert code == 1
     assert err == ""
     assert doc["kind"] == "validation"
@@ -345,7 +354,7 @@ def test_coverage_json_carries_counts_floors_and_no_gaps(
     (small_set / "cases" / "d.yaml").write_text(
         "id: GS-4\ninput: send it\nexpected: {route: [{tool: InitiateTransfer}]}\n", encoding="utf-8"
     )
-    code, doc, err = run_json(capsys, "coverage", str(small_set))
+    code, doc, err = run_json(capsys, "cases", "coverage", str(small_set))
     assert code == 0, err
     assert (doc["schema_version"], doc["kind"], doc["valid"]) == (1, "coverage", True)
     assert doc["total"] == 4
@@ -372,7 +381,14 @@ def test_coverage_json_names_gaps_and_undeclared_names(
     small_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     code, doc, err = run_json(
-        capsys, "coverage", str(small_set), "--tools", "LookupBalance,SubmitDispute", "--min-per-tool", "2"
+        capsys,
+        "cases",
+        "coverage",
+        str(small_set),
+        "--tools",
+        "LookupBalance,SubmitDispute",
+        "--min-per-tool",
+        "2",
     )
     assert code == 1
     assert err == ""  # the undeclared tools are in the document
@@ -401,7 +417,7 @@ def test_coverage_json_names_gaps_and_undeclared_names(
 
 def test_coverage_json_of_an_invalid_set(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (small_set / "cases" / "d.yaml").write_text("id: GS-1\ninput: again\n", encoding="utf-8")
-    code, doc, _err = run_json(capsys, "coverage", str(small_set))
+    code, doc, _err = run_json(capsys, "cases", "coverage", str(small_set))
     assert code == 1
     assert doc["kind"] == "coverage"
     assert doc["valid"] is False
@@ -447,7 +463,7 @@ def test_promote_json_refusal_lists_problems(small_set: Path, capsys: pytest.Cap
 def test_golden_diff_json_lists_unversioned_changes(
     repo_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, doc, _err = run_json(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    code, doc, _err = run_json(capsys, "cases", "diff", "HEAD", "--set", str(repo_set))
     assert code == 0
     assert (doc["schema_version"], doc["kind"], doc["revision"], doc["unversioned"]) == (
         1,
@@ -459,7 +475,7 @@ def test_golden_diff_json_lists_unversioned_changes(
     case.write_text(
         case.read_text(encoding="utf-8").replace("States the balance.", "States it."), encoding="utf-8"
     )
-    code, doc, _err = run_json(capsys, "golden", "diff", "HEAD", "--set", str(repo_set))
+    code, doc, _err = run_json(capsys, "cases", "diff", "HEAD", "--set", str(repo_set))
     assert code == 1
     assert doc["unversioned"] == [
         {"id": "GS-1", "file": str(case), "changed": ["acceptance"], "old_version": 1, "new_version": 1}
@@ -469,7 +485,7 @@ def test_golden_diff_json_lists_unversioned_changes(
 def test_an_unknown_format_is_one_error_line_and_exit_2(
     small_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code, out, err = run(capsys, "validate", str(small_set), "--format", "yaml")
+    code, out, err = run(capsys, "cases", "check", str(small_set), "--format", "yaml")
     assert code == 2
     assert out == ""
     assert err == "error: --format must be text or json (got 'yaml')\n"

@@ -79,7 +79,9 @@ def test_intake_json_writes_and_lists_the_candidates(
     root = tmp_path / "airdesk"
     shutil.copytree(EXAMPLE, root)
     records = root / "intake" / "incident-2026-1204.json"
-    code, doc, err = run_json(capsys, "intake", str(records), "--set", str(root), "--redact", "Hana Sato")
+    code, doc, err = run_json(
+        capsys, "candidates", "intake", str(records), "--set", str(root), "--redact", "Hana Sato"
+    )
     assert code == 0, err
     assert head(doc) == (1, "intake")
     assert doc["dry_run"] is False
@@ -98,7 +100,7 @@ def test_intake_json_malformed_record_is_a_problem(
 ) -> None:
     bad = tmp_path / "bad.json"
     bad.write_text('{"ref": "X"}', encoding="utf-8")
-    code, doc, err = run_json(capsys, "intake", str(bad), "--set", str(small_set))
+    code, doc, err = run_json(capsys, "candidates", "intake", str(bad), "--set", str(small_set))
     assert code == 2
     assert err == ""
     assert doc["kind"] == "intake"
@@ -116,7 +118,7 @@ def test_intake_json_malformed_record_is_a_problem(
 
 
 def test_scan_pii_json_on_the_bundled_intake_files(capsys: pytest.CaptureFixture[str]) -> None:
-    code, doc, _err = run_json(capsys, "scan-pii", str(EXAMPLE / "intake"))
+    code, doc, _err = run_json(capsys, "cases", "scan-pii", str(EXAMPLE / "intake"))
     assert code == 1
     assert head(doc) == (1, "pii_scan")
     assert doc["files_scanned"] == 2
@@ -128,7 +130,7 @@ def test_scan_pii_json_on_the_bundled_intake_files(capsys: pytest.CaptureFixture
         "message": "card number (passes the Luhn check) ************3452",
     } in doc["findings"]
     assert "1234 5678 9012 3452" not in json.dumps(doc)
-    code, doc, _err = run_json(capsys, "scan-pii", str(EXAMPLE / "cases"), str(EXAMPLE / "fixtures"))
+    code, doc, _err = run_json(capsys, "cases", "scan-pii", str(EXAMPLE / "cases"), str(EXAMPLE / "fixtures"))
     assert code == 0
     assert doc["values"] == 0
     assert doc["findings"] == []
@@ -142,7 +144,7 @@ def test_golden_reconcile_json_on_the_bundled_example(capsys: pytest.CaptureFixt
     folder = EXAMPLE / "resolutions"
     code, doc, _err = run_json(
         capsys,
-        "golden", "reconcile", str(folder / "expert-a.yaml"), str(folder / "expert-b.yaml"),
+        "cases", "reconcile", str(folder / "expert-a.yaml"), str(folder / "expert-b.yaml"),
         "--set", str(EXAMPLE),
     )  # fmt: skip
     assert code == 1
@@ -161,7 +163,7 @@ def test_golden_reconcile_bad_format_is_exit_2(capsys: pytest.CaptureFixture[str
     folder = EXAMPLE / "resolutions"
     code = main(
         [
-            "golden",
+            "cases",
             "reconcile",
             str(folder / "expert-a.yaml"),
             str(folder / "expert-b.yaml"),
@@ -195,7 +197,7 @@ def graded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def draw(graded: Path, out_dir: Path, capsys: pytest.CaptureFixture[str]) -> dict[str, Any]:
     code, doc, err = run_json(
         capsys,
-        "sample", str(graded), "--passing", "5", "--failing", "3", "--seed", "4",
+        "labels", "sheet", str(graded), "--passing", "5", "--failing", "3", "--seed", "4",
         "--transcripts", str(EXAMPLE / "runs" / "agent-v2.jsonl"), "--out", str(out_dir),
     )  # fmt: skip
     assert code == 0, err
@@ -239,7 +241,7 @@ def test_sample_labels_json_lists_the_labels_written(
         sheet = sheet.replace(f"Reviewer verdict [{item_id}]: \n", f"Reviewer verdict [{item_id}]: {label}\n")
     sheet_path.write_text(sheet, encoding="utf-8")
     labels = tmp_path / "labels.csv"
-    code, doc, err = run_json(capsys, "sample-labels", str(sheet_path), "--out", str(labels))
+    code, doc, err = run_json(capsys, "labels", "read", str(sheet_path), "--out", str(labels))
     assert code == 0, err
     assert head(doc) == (1, "label_sample")
     assert (doc["reviewer"], doc["labelled"]) == ("sam", 3)
@@ -266,7 +268,7 @@ def test_sample_labels_json_sheet_mistake_is_a_located_problem(
     sheet_path.write_text(sheet, encoding="utf-8")
     line = sheet.splitlines().index(f"Reviewer verdict [{first}]: maybe") + 1
     labels = tmp_path / "labels.csv"
-    code, doc, err = run_json(capsys, "sample-labels", str(sheet_path), "--out", str(labels))
+    code, doc, err = run_json(capsys, "labels", "read", str(sheet_path), "--out", str(labels))
     assert code == 2
     assert err == ""
     assert doc["kind"] == "label_sample"

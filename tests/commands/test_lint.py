@@ -1,4 +1,4 @@
-"""``judgekit lint``: findings one a line, a summary, exit codes 0/1/2, JSON for machines."""
+"""``judgekit cases lint``: findings one a line, a summary, exit codes 0/1/2, JSON for machines."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ DB = {"refunds": {}, "payments": {"PMT-1": {"amount": 412.18}}}
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
-    code = main(["lint", *args])
+    code = main(["cases", "lint", *args])
     out, err = capsys.readouterr()
     return code, out, err
 
@@ -140,7 +140,7 @@ def test_an_invalid_set_is_an_input_error_with_its_problems(
     assert code == 2
     assert out == ""
     assert "do_nothing: decided_by 'case.nothing' names no criterion of this case" in err
-    assert err.splitlines()[-1] == "the set is invalid; fix it first (judgekit validate)"
+    assert err.splitlines()[-1] == "the set is invalid; fix it first (judgekit cases check)"
 
 
 @pytest.mark.parametrize(
@@ -209,7 +209,7 @@ def test_the_bundled_example_lints_clean(capsys: pytest.CaptureFixture[str]) -> 
 def test_help_does_not_import_the_graders() -> None:
     code = (
         "import sys\nfrom judgekit.cli import main\n"
-        "try:\n    main(['lint', '--help'])\nexcept SystemExit:\n    pass\n"
+        "try:\n    main(['cases', 'lint', '--help'])\nexcept SystemExit:\n    pass\n"
         "assert 'judgekit.graders.layered' not in sys.modules, 'lint --help imported the graders'\n"
     )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)

@@ -52,9 +52,10 @@ def _results(folder: Path) -> Path:
 # Each command's other arguments, enough to reach the records folder (made in the working directory).
 ARGS: dict[str, Callable[[Path], list[str]]] = {
     "calibrate": lambda d: ["calibrate", str(_labels(d)), "--judge", "judge", "--no-record"],
-    "calibrate-check": lambda d: ["calibrate-check", str(_labels(d))],
-    "calibrate-select": lambda d: ["calibrate-select", str(_labels(d)), "--candidates", "a,b"],
-    "check-references": lambda d: [
+    "labels check": lambda d: ["labels", "check", str(_labels(d))],
+    "labels select": lambda d: ["labels", "select", str(_labels(d)), "--candidates", "a,b"],
+    "cases check-references": lambda d: [
+        "cases",
         "check-references",
         str(AIRDESK),
         "--judge",
@@ -63,7 +64,7 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         "--cassette",
         str(AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"),
     ],
-    "failure-modes": lambda d: ["failure-modes", str(_labels(d)), "--judge", "judge"],
+    "judge failure-modes": lambda d: ["judge", "failure-modes", str(_labels(d)), "--judge", "judge"],
     "grade": lambda d: [
         "grade",
         "--cases",
@@ -74,7 +75,8 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         str(d / "r.jsonl"),
         "--no-progress",
     ],
-    "probe-bias": lambda d: [
+    "judge probe-bias": lambda d: [
+        "judge",
         "probe-bias",
         "--transcripts",
         str(_transcripts(d)),
@@ -87,7 +89,7 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         "--no-record",
     ],
     "report": lambda d: ["report", str(_results(d))],
-    "trust": lambda d: ["trust", "fp-none"],
+    "judge trust": lambda d: ["judge", "trust", "fp-none"],
 }
 
 WITH_RECORDS = sorted(
@@ -165,7 +167,7 @@ def test_an_absent_default_records_folder_means_no_records(
 
 def test_a_named_folder_that_exists_is_used(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "mine").mkdir()
-    code, out, _ = _run(capsys, ["trust", "fp-none", "--records", "mine"])
+    code, out, _ = _run(capsys, ["judge", "trust", "fp-none", "--records", "mine"])
     assert code == 1
     assert "no calibration record" in out
     assert "mine" in out
@@ -173,6 +175,6 @@ def test_a_named_folder_that_exists_is_used(project: Path, capsys: pytest.Captur
 
 def test_a_named_file_is_not_a_records_folder(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "records.txt").write_text("")
-    code, _, err = _run(capsys, ["trust", "fp-none", "--records", "records.txt"])
+    code, _, err = _run(capsys, ["judge", "trust", "fp-none", "--records", "records.txt"])
     assert code == 2
     assert err.strip() == f"error: --records records.txt: not a folder {TAIL}"

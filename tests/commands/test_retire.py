@@ -1,4 +1,4 @@
-"""``judgekit retire``: saturated capability cases move to the regression split, and golden diff shows it."""
+"""``judgekit cases retire``: saturated capability cases move to the regression split; cases diff shows it."""
 
 from __future__ import annotations
 
@@ -54,7 +54,7 @@ def _three_releases(tmp_path: Path, b_middle: list[Verdict] | None = None) -> li
 
 def test_the_same_results_file_three_times_retires_nothing(repo, tmp_path, capsys):
     one = str(_results(tmp_path / "r.jsonl", "1.4", {"a": [P] * 8}))
-    code, out, err = run(capsys, "retire", one, one, one, "--set", str(repo))
+    code, out, err = run(capsys, "cases", "retire", one, one, one, "--set", str(repo))
     assert code == 0, err
     assert "no capability case is saturated" in out
     assert "needs 3 distinct releases" in err
@@ -65,7 +65,7 @@ def test_the_same_results_file_three_times_retires_nothing(repo, tmp_path, capsy
 
 def test_saturated_cases_move_and_golden_diff_shows_the_move(repo, tmp_path, capsys):
     files = _three_releases(tmp_path, b_middle=[P] * 7 + [F])
-    code, out, err = run(capsys, "retire", *files, "--set", str(repo), "--reason", "reviewed by QA")
+    code, out, err = run(capsys, "cases", "retire", *files, "--set", str(repo), "--reason", "reviewed by QA")
     assert code == 0, err
     assert out.splitlines()[0].startswith(
         f"retired a ({repo}/cases/a.yaml:1): split (none) -> regression: saturated: passed every trial in "
@@ -76,14 +76,14 @@ def test_saturated_cases_move_and_golden_diff_shows_the_move(repo, tmp_path, cap
     assert (repo / "cases" / "b.yaml").read_text(encoding="utf-8") == CASE_B  # 7/8 in 1.5
     text = (repo / "cases" / "a.yaml").read_text(encoding="utf-8")
     assert text.startswith("id: a\nversion: 1\n" + "split: regression\nretired:\n  reason: ")
-    code, out, err = run(capsys, "golden", "diff", "HEAD", "--set", str(repo))
+    code, out, err = run(capsys, "cases", "diff", "HEAD", "--set", str(repo))
     assert code == 0, err  # a move is not a contract change
     assert (
         f"{repo}/cases/a.yaml: a: moved from split (none) to regression since HEAD (retired: saturated:"
         in out
     )
     assert "not a contract change" in out
-    code, out, _ = run(capsys, "golden", "diff", "HEAD", "--set", str(repo), "--format", "json")
+    code, out, _ = run(capsys, "cases", "diff", "HEAD", "--set", str(repo), "--format", "json")
     moved = json.loads(out)["moved"]
     assert [(m["id"], m["from"], m["to"]) for m in moved] == [("a", None, "regression")]
     assert moved[0]["reason"].endswith("reviewed by QA")
@@ -103,7 +103,7 @@ def test_saturated_cases_move_and_golden_diff_shows_the_move(repo, tmp_path, cap
     )
     suites = {s["name"]: s["tasks"] for s in json.loads(out)["suites"]}
     assert suites == {"capability": 1, "regression": 1}
-    code, out, _ = run(capsys, "retire", *files, "--set", str(repo))
+    code, out, _ = run(capsys, "cases", "retire", *files, "--set", str(repo))
     assert code == 0
     assert "no capability case is saturated" in out
 
@@ -115,17 +115,17 @@ def test_a_version_bump_mid_streak_retires_nothing(repo, tmp_path, capsys):
         str(_results(tmp_path / "r2.jsonl", "1.5", {"a": [P] * 8}, version=1)),
         str(_results(tmp_path / "r3.jsonl", "1.6", {"a": [P] * 8}, version=2)),
     ]
-    code, out, err = run(capsys, "retire", *files, "--set", str(repo))
+    code, out, err = run(capsys, "cases", "retire", *files, "--set", str(repo))
     assert code == 0, err
     assert "no capability case is saturated" in out
-    code, _out, err = run(capsys, "retire", *files, "--set", str(repo), "--case", "a")
+    code, _out, err = run(capsys, "cases", "retire", *files, "--set", str(repo), "--case", "a")
     assert code == 2
     assert "a: not retired: not saturated: 1.5: graded against v1 only (the case is v2" in err
 
 
 def test_one_trial_per_release_is_not_enough(repo, tmp_path, capsys):
     files = [str(_results(tmp_path / f"r{v}.jsonl", v, {"a": [P]})) for v in ("1.4", "1.5", "1.6")]
-    code, out, _ = run(capsys, "retire", *files, "--set", str(repo))
+    code, out, _ = run(capsys, "cases", "retire", *files, "--set", str(repo))
     assert code == 0
     assert "not yet a: passed every trial, but with fewer than 8 trials in a release" in out
     assert "split" not in (repo / "cases" / "a.yaml").read_text(encoding="utf-8")
@@ -133,7 +133,7 @@ def test_one_trial_per_release_is_not_enough(repo, tmp_path, capsys):
 
 def test_a_named_case_that_is_not_saturated_is_refused_and_nothing_is_written(repo, tmp_path, capsys):
     files = _three_releases(tmp_path, b_middle=[P] * 7 + [F])
-    code, _out, err = run(capsys, "retire", *files, "--set", str(repo), "--case", "a", "--case", "b")
+    code, _out, err = run(capsys, "cases", "retire", *files, "--set", str(repo), "--case", "a", "--case", "b")
     assert code == 2
     assert "b: not retired: not saturated: 1.5: 7/8" in err
     assert "Traceback" not in err
@@ -142,7 +142,9 @@ def test_a_named_case_that_is_not_saturated_is_refused_and_nothing_is_written(re
 
 def test_dry_run_and_json(repo, tmp_path, capsys):
     files = _three_releases(tmp_path)
-    code, out, err = run(capsys, "retire", *files, "--set", str(repo), "--dry-run", "--format", "json")
+    code, out, err = run(
+        capsys, "cases", "retire", *files, "--set", str(repo), "--dry-run", "--format", "json"
+    )
     assert code == 0, err
     doc = json.loads(out)
     assert doc["kind"] == "retirement"
@@ -161,7 +163,7 @@ def test_dry_run_and_json(repo, tmp_path, capsys):
 )
 def test_bad_values_are_usage_errors(repo, tmp_path, capsys, args, message):
     files = _three_releases(tmp_path)
-    code, _out, err = run(capsys, "retire", *files, "--set", str(repo), *args)
+    code, _out, err = run(capsys, "cases", "retire", *files, "--set", str(repo), *args)
     assert code == 2
     assert message in err
 
@@ -174,7 +176,7 @@ def test_report_refuses_a_minimum_below_one(tmp_path, capsys):
 
 
 def test_a_missing_results_file_is_named(repo, tmp_path, capsys):
-    code, _out, err = run(capsys, "retire", str(tmp_path / "nope.jsonl"), "--set", str(repo))
+    code, _out, err = run(capsys, "cases", "retire", str(tmp_path / "nope.jsonl"), "--set", str(repo))
     assert code == 2
     assert "nope.jsonl" in err
     assert "Traceback" not in err
@@ -186,6 +188,8 @@ def test_the_set_decides_the_suite_not_the_results(repo, tmp_path, capsys):
         CASE_B.replace("slice: policy_edge", "slice: regression"), encoding="utf-8"
     )
     files = _three_releases(tmp_path)
-    code, out, err = run(capsys, "retire", *files, "--set", str(repo), "--dry-run", "--format", "json")
+    code, out, err = run(
+        capsys, "cases", "retire", *files, "--set", str(repo), "--dry-run", "--format", "json"
+    )
     assert code == 0, err
     assert [r["id"] for r in json.loads(out)["retired"]] == ["a"]

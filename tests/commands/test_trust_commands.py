@@ -25,20 +25,20 @@ def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
 
 
 def test_plan_from_scratch_matches_the_wilson_arithmetic(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "calibrate-plan", "--expected-accuracy", "1.0", "--format", "json")
+    code, out, _ = run(capsys, "labels", "plan", "--expected-accuracy", "1.0", "--format", "json")
     assert code == 0
     plan = json.loads(out)
     assert [n["required"] for n in plan["overall"]["needs"]] == [16, 16]
 
 
 def test_plan_for_a_policy_that_can_never_be_met_exits_1(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "calibrate-plan", "--expected-accuracy", "0.8")
+    code, out, _ = run(capsys, "labels", "plan", "--expected-accuracy", "0.8")
     assert code == 1
     assert "never met" in out
 
 
 def test_plan_bad_assumption_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
-    code, _, err = run(capsys, "calibrate-plan", "--coverage", "0")
+    code, _, err = run(capsys, "labels", "plan", "--coverage", "0")
     assert code == 2
     assert "expected_coverage" in err
 
@@ -57,7 +57,7 @@ def test_plan_splits_a_budget_by_lees_allocation(tmp_path: Path, capsys: pytest.
     from judgekit.calibration.corrected import lee_allocation
 
     table = labels(tmp_path / "labels.csv")  # 10 fails and 20 passes, all judged right: the pilot
-    args = ["calibrate-plan", str(table), "--judge", "judge", "--budget", "200", "--pass-share", "0.6"]
+    args = ["labels", "plan", str(table), "--judge", "judge", "--budget", "200", "--pass-share", "0.6"]
     code, out, _ = run(capsys, *args, "--format", "json")
     assert code == 0
     (alloc,) = json.loads(out)["allocation"]
@@ -87,20 +87,20 @@ def test_plan_budget_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     table = labels(tmp_path / "labels.csv")
-    code, _, err = run(capsys, "calibrate-plan", str(table), "--judge", "judge", *extra)
+    code, _, err = run(capsys, "labels", "plan", str(table), "--judge", "judge", *extra)
     assert code == 2
     assert message in err
 
 
 def test_plan_budget_needs_the_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
-    code, _, err = run(capsys, "calibrate-plan", str(table), "--budget", "100", "--pass-share", "0.5")
+    code, _, err = run(capsys, "labels", "plan", str(table), "--budget", "100", "--pass-share", "0.5")
     assert code == 2
     assert "error: --budget: name the --judge whose verdicts on LABELS are the pilot" in err
 
 
 def test_plan_budget_without_labels_has_no_pilot(capsys: pytest.CaptureFixture[str]) -> None:
-    code, out, _ = run(capsys, "calibrate-plan", "--budget", "100", "--pass-share", "0.5", "--format", "json")
+    code, out, _ = run(capsys, "labels", "plan", "--budget", "100", "--pass-share", "0.5", "--format", "json")
     assert code == 0
     (alloc,) = json.loads(out)["allocation"]
     assert (alloc["criterion"], alloc["kappa"], alloc["m0"], alloc["m1"]) == ("", 1.0, 50, 50)
@@ -110,12 +110,13 @@ def test_check_then_select_then_refuse(tmp_path: Path, capsys: pytest.CaptureFix
     table = labels(tmp_path / "labels.csv")
     records = tmp_path / "records"
     records.mkdir()  # a --records folder that is named must exist
-    code, out, _ = run(capsys, "calibrate-check", str(table), "--records", str(records))
+    code, out, _ = run(capsys, "labels", "check", str(table), "--records", str(records))
     assert code == 0
     assert "use the 30 random-sample items" in out
     code, _, _ = run(
         capsys,
-        "calibrate-select",
+        "labels",
+        "select",
         str(table),
         "--candidates",
         "fp-a,fp-b",
@@ -125,7 +126,7 @@ def test_check_then_select_then_refuse(tmp_path: Path, capsys: pytest.CaptureFix
         str(records),
     )
     assert code == 0
-    code, _, err = run(capsys, "calibrate-check", str(table), "--records", str(records))
+    code, _, err = run(capsys, "labels", "check", str(table), "--records", str(records))
     assert code == 1
     assert "development set" in err
 
@@ -135,7 +136,7 @@ def test_check_refuses_few_shot_leakage(tmp_path: Path, capsys: pytest.CaptureFi
     shots = tmp_path / "shots.jsonl"
     shots.write_text(json.dumps({"item_id": "c3#1", "label": "fail"}) + "\n")
     code, _, err = run(
-        capsys, "calibrate-check", str(table), "--few-shot", str(shots), "--records", str(tmp_path)
+        capsys, "labels", "check", str(table), "--few-shot", str(shots), "--records", str(tmp_path)
     )
     assert code == 1
     assert "shots.jsonl:1: item_id:" in err
@@ -143,7 +144,7 @@ def test_check_refuses_few_shot_leakage(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_failure_modes_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
-    code, out, err = run(capsys, "failure-modes", str(table), "--judge", "judge")
+    code, out, err = run(capsys, "judge", "failure-modes", str(table), "--judge", "judge")
     assert code == 1  # 30 items: fewer than the policy's min_items
     assert "one failure mode" in out
     assert "not trusted: honest" in err
@@ -183,7 +184,7 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
     )
     code, _, err = run(capsys, "calibrate", str(table), *common)
     assert code == 0, err  # the judge as a whole is trusted: 330 items, the rare mode's few are drowned out
-    code, out, err = run(capsys, "failure-modes", str(table), *common)
+    code, out, err = run(capsys, "judge", "failure-modes", str(table), *common)
     assert code == 1
     assert "not trusted: tone" in err
     (path,) = (records / "failure-modes").glob("*.json")
@@ -195,17 +196,17 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
         "refunds": True,
         "tone": False,
     }
-    code, out, _ = run(capsys, "trust", "fp-cli", "--criterion", "tone", "--records", str(records))
+    code, out, _ = run(capsys, "judge", "trust", "fp-cli", "--criterion", "tone", "--records", str(records))
     assert code == 1
     assert out.startswith(
         f"untrusted: failure mode 'tone' was rejected by the failure-mode record ({path.name}, "
     )
     assert "does not clear the family-wise level 0.025; TPR lower bound 0.701 (required 0.8)" in out
-    code, out, _ = run(capsys, "trust", "fp-cli", "--criterion", "honest", "--records", str(records))
+    code, out, _ = run(capsys, "judge", "trust", "fp-cli", "--criterion", "honest", "--records", str(records))
     assert code == 0
     assert out.startswith("trusted: calibration record ")
     assert out.endswith(f"failure mode 'honest' trusted by {path.name}\n")
-    code, out, _ = run(capsys, "trust", "fp-cli", "--records", str(records))
+    code, out, _ = run(capsys, "judge", "trust", "fp-cli", "--records", str(records))
     assert code == 0
     assert "failure mode(s) not trusted by" in out
 
@@ -216,6 +217,7 @@ def test_failure_modes_cannot_record_into_a_file(tmp_path: Path, capsys: pytest.
     (tmp_path / "records" / "failure-modes").write_text("")
     code, _, err = run(
         capsys,
+        "judge",
         "failure-modes",
         str(table),
         "--judge",
@@ -282,7 +284,7 @@ def test_export_otel(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     results.write_text(dump_result_line(line) + "\n")
     events = tmp_path / "e.json"
     code, _, err = run(
-        capsys, "export-otel", str(results), "--transcripts", str(transcripts), "--out", str(events)
+        capsys, "export", "otel", str(results), "--transcripts", str(transcripts), "--out", str(events)
     )
     assert code == 0
     assert "1 gen_ai.evaluation.result event(s)" in err
@@ -333,6 +335,7 @@ def test_probe_bias_catches_a_sycophantic_judge_and_replays(
     cassette = tmp_path / "probe.jsonl"
     (tmp_path / "records").mkdir()
     args = [
+        "judge",
         "probe-bias",
         "--transcripts",
         str(transcripts),
@@ -467,7 +470,7 @@ def test_calibrate_uses_random_items_only_and_refuses_a_development_set(
     assert "10 hand-picked (discovery) items are left out" in err
     assert report["report"]["judge_vs_consensus"]["binary"]["fn"] == 0
     assert code == 0
-    code, _, _ = run(capsys, "calibrate-select", str(table), "--candidates", "a,b", "--records", str(records))
+    code, _, _ = run(capsys, "labels", "select", str(table), "--candidates", "a,b", "--records", str(records))
     assert code == 0
     code, _, err = run(capsys, *args)
     assert code == 1
@@ -514,7 +517,7 @@ def test_check_and_select_as_json_on_the_bundled_labels(
     records = tmp_path / "records"
     records.mkdir()  # a --records folder that is named must exist
     code, out, err = run(
-        capsys, "calibrate-check", str(AIRDESK_LABELS), "--records", str(records), "--format", "json"
+        capsys, "labels", "check", str(AIRDESK_LABELS), "--records", str(records), "--format", "json"
     )
     assert (code, err) == (0, "")
     check = document(out, "label_check")
@@ -527,7 +530,8 @@ def test_check_and_select_as_json_on_the_bundled_labels(
     ]
     code, out, _ = run(
         capsys,
-        "calibrate-select",
+        "labels",
+        "select",
         str(AIRDESK_LABELS),
         "--candidates",
         "fp-a,fp-b",
@@ -547,7 +551,7 @@ def test_check_and_select_as_json_on_the_bundled_labels(
     assert selection["written"] == [{"path": str(ledger), "what": "label_usage_ledger"}]
     assert json.loads(ledger.read_text())["label_sha256"] == selection["usage"]["label_sha256"]
     code, out, err = run(
-        capsys, "calibrate-check", str(AIRDESK_LABELS), "--records", str(records), "--format", "json"
+        capsys, "labels", "check", str(AIRDESK_LABELS), "--records", str(records), "--format", "json"
     )
     assert (code, err) == (1, "")
     refused = document(out, "label_check")
@@ -565,9 +569,9 @@ def test_check_as_json_runs_every_check_and_locates_each_problem(
     shots.write_text(json.dumps({"item_id": "c3#1", "label": "fail"}) + "\n")
     records = tmp_path / "records"
     records.mkdir()  # a --records folder that is named must exist
-    select = ["calibrate-select", str(table), "--candidates", "a,b", "--records", str(records)]
+    select = ["labels", "select", str(table), "--candidates", "a,b", "--records", str(records)]
     assert run(capsys, *select)[0] == 0
-    args = ["calibrate-check", str(table), "--few-shot", str(shots), "--records", str(records)]
+    args = ["labels", "check", str(table), "--few-shot", str(shots), "--records", str(records)]
     code, out, _ = run(capsys, *args, "--format", "json")
     assert code == 1
     checks = {c["check"]: c for c in document(out, "label_check")["checks"]}
@@ -583,12 +587,14 @@ def test_check_as_json_runs_every_check_and_locates_each_problem(
     assert "shots.jsonl" not in err
 
 
-@pytest.mark.parametrize("command", ["calibrate-plan", "failure-modes"])
+@pytest.mark.parametrize("command", [("labels", "plan"), ("judge", "failure-modes")])
 def test_md_or_json_commands_name_their_formats(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: tuple[str, str]
 ) -> None:
-    extra = [str(labels(tmp_path / "labels.csv")), "--judge", "judge"] if command == "failure-modes" else []
-    code, out, err = run(capsys, command, *extra, "--format", "text")
+    extra = (
+        [str(labels(tmp_path / "labels.csv")), "--judge", "judge"] if command[-1] == "failure-modes" else []
+    )
+    code, out, err = run(capsys, *command, *extra, "--format", "text")
     assert (code, out) == (2, "")
     assert err == "error: --format must be md or json (got 'text')\n"
 
@@ -659,7 +665,7 @@ def test_export_otel_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str])
     )
     results.write_text(dump_result_line(line) + "\n")
     events = tmp_path / "e.json"
-    args = ["export-otel", str(results), "--transcripts", str(transcripts), "--out", str(events)]
+    args = ["export", "otel", str(results), "--transcripts", str(transcripts), "--out", str(events)]
     code, out, err = run(capsys, *args, "--format", "json")
     assert (code, err) == (0, "")
     doc = document(out, "otel_export")
@@ -706,6 +712,7 @@ def test_probe_bias_as_json(
     (tmp_path / "records").mkdir()
     code, out, err = run(
         capsys,
+        "judge",
         "probe-bias",
         "--transcripts",
         str(transcripts),
@@ -758,7 +765,8 @@ def test_check_refuses_a_hand_picked_set_with_exit_1_in_text_and_json(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     args = [
-        "calibrate-check",
+        "labels",
+        "check",
         str(hand_picked(tmp_path / "l.csv", ["discovery"])),
         "--records",
         str(tmp_path),
@@ -776,7 +784,7 @@ def test_check_of_a_table_with_some_provenance_missing_is_an_input_error_in_text
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     table = hand_picked(tmp_path / "l.csv", ["random", ""])
-    args = ["calibrate-check", str(table), "--records", str(tmp_path)]
+    args = ["labels", "check", str(table), "--records", str(tmp_path)]
     code, _, err = run(capsys, *args)
     assert code == 2  # the table is incomplete: it cannot be checked
     assert f"{table}:5: provenance: item c1#1 has no provenance" in err
@@ -796,7 +804,7 @@ def test_check_with_a_malformed_few_shot_file_is_an_input_error(
     shots.write_text("not json\n")
     table = labels(tmp_path / "labels.csv")
     code, _, err = run(
-        capsys, "calibrate-check", str(table), "--few-shot", str(shots), "--records", str(tmp_path)
+        capsys, "labels", "check", str(table), "--few-shot", str(shots), "--records", str(tmp_path)
     )
     assert code == 2
     assert "shots.jsonl:1: not valid JSON" in err
@@ -807,7 +815,7 @@ def test_select_with_one_candidate_is_an_input_error(
 ) -> None:
     table = labels(tmp_path / "labels.csv")
     code, _, err = run(
-        capsys, "calibrate-select", str(table), "--candidates", "fp-a", "--records", str(tmp_path)
+        capsys, "labels", "select", str(table), "--candidates", "fp-a", "--records", str(tmp_path)
     )
     assert code == 2
     assert "a selection compares at least two judges" in err

@@ -1,4 +1,4 @@
-"""``judgekit validate`` reports predicate mistakes as located, one-line problems."""
+"""``judgekit cases check`` reports predicate mistakes as located, one-line problems."""
 
 from __future__ import annotations
 
@@ -30,7 +30,7 @@ def test_validate_reports_an_unknown_predicate_with_its_line_and_a_suggestion(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     (tmp_path / "refund.yaml").write_text(CASE, encoding="utf-8")
-    code, _out, err = run(capsys, "validate", str(tmp_path))
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path))
     assert code == 1
     assert (
         f"{tmp_path}/refund.yaml:8: expected_state.changes.refunds.added.0.amount: unknown predicate "
@@ -44,7 +44,7 @@ def test_validate_reports_an_impossible_range(tmp_path: Path, capsys: pytest.Cap
     (tmp_path / "refund.yaml").write_text(
         CASE.replace("{aprox: 3}", "{between: [500, 100]}"), encoding="utf-8"
     )
-    code, _out, err = run(capsys, "validate", str(tmp_path))
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path))
     assert code == 1
     assert (
         f"{tmp_path}/refund.yaml:8: expected_state.changes.refunds.added.0.amount.between: [500, 100] can "
@@ -54,6 +54,6 @@ def test_validate_reports_an_impossible_range(tmp_path: Path, capsys: pytest.Cap
 
 def test_validate_accepts_ordering_predicates(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "refund.yaml").write_text(CASE.replace("{aprox: 3}", "{gt: 0, le: 412.18}"), encoding="utf-8")
-    code, out, err = run(capsys, "validate", str(tmp_path))
+    code, out, err = run(capsys, "cases", "check", str(tmp_path))
     assert code == 0, err
     assert out.strip() == "1 cases valid"

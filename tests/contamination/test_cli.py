@@ -365,7 +365,7 @@ def test_index_as_json_names_the_problems_of_an_invalid_case_set(
     assert captured.err == ""
     doc = _document(captured.out, "contamination_index")
     assert doc["written"] == []
-    assert "fix them first (judgekit validate)" in str(doc["error"])
+    assert "fix them first (judgekit cases check)" in str(doc["error"])
     problems = doc["problems"]
     assert isinstance(problems, list)
     assert problems

@@ -129,7 +129,7 @@ def test_negative_slice_floor_refused() -> None:
 def test_coverage_command_shows_listed_only_and_exits_1(
     small_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["coverage", str(small_set)])
+    code = main(["cases", "coverage", str(small_set)])
     out, _err = capsys.readouterr()
     assert code == 1
     assert "cases per tool (expecting it): FreezeCard 1, LookupBalance 1, InitiateTransfer 0" in out
@@ -145,7 +145,7 @@ def test_coverage_command_warns_of_an_untested_tool_without_a_tool_list(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(tmp_path / "a.yaml", "id: A\ninput: send money\ntools: [InitiateTransfer]\n")
-    code = main(["coverage", str(tmp_path)])
+    code = main(["cases", "coverage", str(tmp_path)])
     out, err = capsys.readouterr()
     assert code == 0
     assert "warning: tool InitiateTransfer: 0 cases expect it (listed in 1)" in err
@@ -162,7 +162,7 @@ def test_coverage_command_takes_mix_floors_from_the_manifest(
     write(
         small_set / "cases" / "d.yaml", "id: GS-4\ninput: go\nexpected: {route: [{tool: InitiateTransfer}]}\n"
     )
-    code = main(["coverage", str(small_set)])
+    code = main(["cases", "coverage", str(small_set)])
     out, _err = capsys.readouterr()
     assert code == 1
     assert "COVERAGE GAP slice adversarial: 1 case (floor 2)" in out
@@ -176,7 +176,7 @@ def test_coverage_flags_override_the_manifest_floors(
     write(
         small_set / "cases" / "d.yaml", "id: GS-4\ninput: go\nexpected: {route: [{tool: InitiateTransfer}]}\n"
     )
-    code = main(["coverage", str(small_set), "--min-per-category", "1", "--format", "json"])
+    code = main(["cases", "coverage", str(small_set), "--min-per-category", "1", "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1
     assert doc["floors"]["category"] == 1
@@ -195,7 +195,7 @@ def test_coverage_flags_override_the_manifest_floors(
 
 
 def test_coverage_json_names_a_listed_only_tool(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    code = main(["coverage", str(small_set), "--format", "json"])
+    code = main(["cases", "coverage", str(small_set), "--format", "json"])
     doc = json.loads(capsys.readouterr().out)
     assert code == 1
     assert doc["tools"]["InitiateTransfer"] == 0
@@ -218,6 +218,6 @@ def test_negative_manifest_floor_is_refused_with_its_line(
 ) -> None:
     manifest = small_set / "judgekit-set.yaml"
     manifest.write_text(manifest.read_text(encoding="utf-8") + "min_per_severity: -1\n", encoding="utf-8")
-    assert main(["coverage", str(small_set)]) == 1
+    assert main(["cases", "coverage", str(small_set)]) == 1
     err = capsys.readouterr().err
     assert f"{manifest}:7: min_per_severity: Input should be greater than or equal to 0 (got -1)" in err

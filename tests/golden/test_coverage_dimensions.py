@@ -63,7 +63,7 @@ def test_coverage_command_uses_the_manifest_dimensions(
         manifest.read_text(encoding="utf-8") + "dimensions: [correct, safe]\nmin_per_dimension: 1\n",
         encoding="utf-8",
     )
-    code = main(["coverage", str(small_set)])
+    code = main(["cases", "coverage", str(small_set)])
     out, _err = capsys.readouterr()
     assert code == 1
     assert "dimension: correct 1, safe 0" in out
@@ -72,5 +72,5 @@ def test_coverage_command_uses_the_manifest_dimensions(
         small_set / "cases" / "d.yaml",
         "id: GS-9\ninput: hi\ndimensions: [safe]\nexpected: {route: [{tool: InitiateTransfer}]}\n",
     )
-    assert main(["coverage", str(small_set)]) == 0
+    assert main(["cases", "coverage", str(small_set)]) == 0
     assert "no coverage gaps" in capsys.readouterr().out

@@ -184,8 +184,8 @@ def test_a_manifest_judgekit_did_not_write_is_refused(tmp_path: Path) -> None:
     with pytest.raises(JudgekitError) as caught:
         export_copilot_studio([_case(1)], tmp_path)
     assert caught.value.message == (
-        f"{tmp_path / 'judgekit-export.json'}: not a manifest judgekit export wrote; delete it if no export "
-        "of yours needs it, or choose another --out. Nothing was written"
+        f"{tmp_path / 'judgekit-export.json'}: not a manifest judgekit export cases wrote; delete it if no "
+        "export of yours needs it, or choose another --out. Nothing was written"
     )
     assert _snapshot(tmp_path) == before
 
@@ -193,7 +193,7 @@ def test_a_manifest_judgekit_did_not_write_is_refused(tmp_path: Path) -> None:
 def test_a_manifest_that_is_not_json_is_refused(tmp_path: Path) -> None:
     (tmp_path / "judgekit-export.json").write_text("{not json", encoding="utf-8")
     with pytest.raises(
-        JudgekitError, match=r"judgekit-export\.json: not a manifest judgekit export wrote \("
+        JudgekitError, match=r"judgekit-export\.json: not a manifest judgekit export cases wrote \("
     ):
         export_copilot_studio([_case(1)], tmp_path)
 

@@ -167,14 +167,14 @@ def test_secrets_in_records_are_redacted(small_set: Path, tmp_path: Path) -> Non
 
 def test_command(small_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = intake_file(tmp_path, record())
-    code = main(["intake", str(path), "--set", str(small_set), "--redact", "Hana Sato"])
+    code = main(["candidates", "intake", str(path), "--set", str(small_set), "--redact", "Hana Sato"])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "(REG-CAND-INC-2026-1204, source_incident INC-2026-1204)" in out
     assert "wrote 1 regression candidate(s); replaced 1 card, 1 email, 1 name, 1 phone." in out
     bad = tmp_path / "bad.json"
     bad.write_text('{"ref": "X"}', encoding="utf-8")
-    code = main(["intake", str(bad), "--set", str(small_set)])
+    code = main(["candidates", "intake", str(bad), "--set", str(small_set)])
     _out, err = capsys.readouterr()
     assert code == 2
     assert f"{bad}:1: conversation: required field is missing or empty" in err
@@ -192,7 +192,7 @@ def test_personal_data_left_after_sanitising_is_refused_with_exit_1(
     )
     path = intake_file(tmp_path, record())
     before = sorted(p.name for p in (small_set / "candidates").iterdir())
-    code = main(["intake", str(path), "--set", str(small_set)])
+    code = main(["candidates", "intake", str(path), "--set", str(small_set)])
     _out, err = capsys.readouterr()
     assert code == 1
     assert "error: personal data survived sanitising (" in err

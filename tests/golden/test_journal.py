@@ -65,7 +65,7 @@ def test_promote_killed_after_the_first_of_three_moves_is_noticed_and_finished_b
     killed = run_killed(root, ["candidates", "promote", *IDS, "--set", str(small_set)], kill_at=2)
     assert killed.killed, killed.stderr
     assert [p.exists() for p in sources] == [False, True, True]
-    code, out, err = run(capsys, "validate", str(small_set))
+    code, out, err = run(capsys, "cases", "check", str(small_set))
     assert code == 1
     assert f"{root / JOURNAL}: an interrupted 'judgekit candidates promote' left the set half done" in err
     assert f"judgekit candidates promote --set {root} {' '.join(IDS)}" in err
@@ -75,7 +75,7 @@ def test_promote_killed_after_the_first_of_three_moves_is_noticed_and_finished_b
     assert not any(p.exists() for p in sources)
     assert all((root / p.name).is_file() for p in sources)
     assert not (root / JOURNAL).exists()
-    code, out, err = run(capsys, "validate", str(small_set))
+    code, out, err = run(capsys, "cases", "check", str(small_set))
     assert (code, err) == (0, "")
 
 
@@ -84,14 +84,14 @@ def test_retire_killed_after_the_first_of_three_files_is_noticed_and_finished_by
 ) -> None:
     # Old behaviour: validate said the set was valid (exit 0) with a retired and b, c not.
     root, files = _retire_set(tmp_path)
-    argv = ["retire", *files, "--set", str(root), "--case", "a", "--case", "b", "--case", "c"]
+    argv = ["cases", "retire", *files, "--set", str(root), "--case", "a", "--case", "b", "--case", "c"]
     killed = run_killed(root, argv, kill_at=2)
     assert killed.killed, killed.stderr
     texts = [(root / "cases" / f"{n}.yaml").read_text(encoding="utf-8") for n in ("a", "b", "c")]
     assert ["split: regression" in t for t in texts] == [True, False, False]
-    code, out, err = run(capsys, "validate", str(root))
+    code, out, err = run(capsys, "cases", "check", str(root))
     assert code == 1
-    assert f"{root / JOURNAL}: an interrupted 'judgekit retire' left the set half done" in err
+    assert f"{root / JOURNAL}: an interrupted 'judgekit cases retire' left the set half done" in err
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     assert [line.split(" (")[0] for line in out.splitlines()[:3]] == ["retired a", "retired b", "retired c"]
@@ -99,7 +99,7 @@ def test_retire_killed_after_the_first_of_three_files_is_noticed_and_finished_by
         text = (root / "cases" / f"{name}.yaml").read_text(encoding="utf-8")
         assert text.count("split: regression") == 1
         assert text.count("retired:") == 1
-    code, out, err = run(capsys, "validate", str(root))
+    code, out, err = run(capsys, "cases", "check", str(root))
     assert (code, err) == (0, "")
 
 
@@ -133,7 +133,7 @@ def test_validate_says_how_far_the_promotion_got_and_what_finishes_it(
 ) -> None:
     root = small_set.resolve()
     journal = _promote_journal(root, _three_reviewed(small_set), moved=1)
-    code, out, _err = run(capsys, "validate", str(small_set), "--format", "json")
+    code, out, _err = run(capsys, "cases", "check", str(small_set), "--format", "json")
     assert code == 1
     problems = json.loads(out)["problems"]
     assert problems == [
@@ -204,7 +204,7 @@ def test_a_file_changed_since_the_kill_stops_the_rerun_and_nothing_moves(
     )
     assert err.splitlines() == [f"error: {message}"] or err.splitlines() == [message]
     assert {p: p.read_bytes() for p in root.rglob("*") if p.is_file()} == before
-    code, out, err = run(capsys, "validate", str(small_set))
+    code, out, err = run(capsys, "cases", "check", str(small_set))
     assert code == 1
     assert message in err.splitlines()
 
@@ -240,7 +240,7 @@ def test_a_journal_judgekit_did_not_write_is_refused_and_nothing_moves(
     assert "Traceback" not in err
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
     assert outside.read_text(encoding="utf-8") == "id: OUT\n"
-    code, out, err = run(capsys, "validate", str(small_set))
+    code, out, err = run(capsys, "cases", "check", str(small_set))
     assert code == 1
     assert "cannot be read as a judgekit journal" in err
 
@@ -255,9 +255,9 @@ def test_the_other_commands_refuse_until_the_interrupted_edit_is_finished(
     finish = f"run judgekit candidates promote --set {root} {' '.join(IDS)}"
     files = [str(results_file(tmp_path / f"r{v}.jsonl", v, {"GS-1": [P] * 8})) for v in ("1.4", "1.5")]
     for argv in (
-        ["retire", *files, "--set", str(small_set)],
-        ["retire", *files, "--set", str(small_set), "--dry-run"],
-        ["intake", str(intake_file(tmp_path, record())), "--set", str(small_set)],
+        ["cases", "retire", *files, "--set", str(small_set)],
+        ["cases", "retire", *files, "--set", str(small_set), "--dry-run"],
+        ["candidates", "intake", str(intake_file(tmp_path, record())), "--set", str(small_set)],
     ):
         code, _out, err = run(capsys, *argv)
         assert code == 2, argv
@@ -273,13 +273,13 @@ def test_a_retirement_killed_before_its_journal_leaves_the_set_as_it_was(
     # the set changed; validate is clean and a rerun retires all three (the stale copies are cleared).
     root, files = _retire_set(tmp_path)
     os.chmod(root / "cases" / "b.yaml", 0o600)
-    argv = ["retire", *files, "--set", str(root)]
+    argv = ["cases", "retire", *files, "--set", str(root)]
     before = {p: p.read_bytes() for p in (root / "cases").iterdir()}
     killed = run_killed(root, argv, kill_at=1, unit=JOURNAL)
     assert killed.killed
     assert {p: p.read_bytes() for p in (root / "cases").iterdir()} == before
     assert len(list((root / ".judgekit-staging").iterdir())) == 3
-    assert run(capsys, "validate", str(root))[0] == 0
+    assert run(capsys, "cases", "check", str(root))[0] == 0
     code, out, err = run(capsys, *argv)
     assert code == 0, err
     assert "3 case(s) moved to the regression split" in out
@@ -307,6 +307,6 @@ def test_a_journal_that_is_not_a_small_regular_file_is_refused_unread(
     assert (code, out) == (2, "")
     assert f"{journal}: cannot be read as a judgekit journal ({why})" in err
     assert all(p.is_file() for p in sources)
-    code, out, err = run(capsys, "validate", str(small_set))
+    code, out, err = run(capsys, "cases", "check", str(small_set))
     assert code == 1
     assert f"cannot be read as a judgekit journal ({why})" in err

@@ -142,7 +142,7 @@ def test_validate_refuses_personal_data_outside_candidates(
     small_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write(small_set / "cases" / "d.yaml", "id: GS-4\ninput: 'email me at jane.doe@gmail.com'\n")
-    code = main(["validate", str(small_set)])
+    code = main(["cases", "check", str(small_set)])
     _out, err = capsys.readouterr()
     assert code == 1
     assert f"{small_set}/cases/d.yaml:2: input: personal data: email address j***@gmail.com." in err
@@ -156,7 +156,7 @@ def test_validate_warns_about_personal_data_in_candidates(
         small_set / "candidates" / "e.yaml",
         "id: GS-CAND-2\ninput: 'call +44 7911 123456'\nacceptance: 'REVIEW: x'\n",
     )
-    code = main(["validate", str(small_set)])
+    code = main(["cases", "check", str(small_set)])
     out, err = capsys.readouterr()
     assert code == 0
     assert "warning:" in err
@@ -166,13 +166,13 @@ def test_validate_warns_about_personal_data_in_candidates(
 
 def test_manifest_synthetic_values_are_accepted(small_set: Path, capsys: pytest.CaptureFixture[str]) -> None:
     write(small_set / "cases" / "d.yaml", "id: GS-4\ninput: 'my new number is +81 90 5555 0199'\n")
-    assert main(["validate", str(small_set)]) == 1
+    assert main(["cases", "check", str(small_set)]) == 1
     manifest = small_set / "judgekit-set.yaml"
     manifest.write_text(
         manifest.read_text(encoding="utf-8") + "synthetic_values: ['+81 90 5555 0199']\n", encoding="utf-8"
     )
     capsys.readouterr()
-    assert main(["validate", str(small_set)]) == 0
+    assert main(["cases", "check", str(small_set)]) == 0
 
 
 def test_bundled_example_validates() -> None:
@@ -188,7 +188,7 @@ def test_scan_pii_command_scans_any_file(tmp_path: Path, capsys: pytest.CaptureF
     write(tmp_path / "t.jsonl", '{"messages": [{"role": "user", "content": "card 4556 7375 8689 9855"}]}\n')
     write(tmp_path / "notes.md", "ok line\ncall +44 7911 123456\n")
     write(tmp_path / "clean.sql", "INSERT INTO t VALUES ('ben@example.com', '+44 7700 900101');\n")
-    code = main(["scan-pii", str(tmp_path)])
+    code = main(["cases", "scan-pii", str(tmp_path)])
     out, _err = capsys.readouterr()
     assert code == 1
     assert (
@@ -197,13 +197,13 @@ def test_scan_pii_command_scans_any_file(tmp_path: Path, capsys: pytest.CaptureF
     )
     assert f"{tmp_path}/notes.md:2: phone number *********3456" in out
     assert out.strip().endswith("2 personal-data value(s) in 3 file(s) scanned")
-    assert main(["scan-pii", str(tmp_path / "clean.sql")]) == 0
-    assert main(["scan-pii", str(tmp_path / "notes.md"), "--allow", "+44 7911 123456"]) == 0
+    assert main(["cases", "scan-pii", str(tmp_path / "clean.sql")]) == 0
+    assert main(["cases", "scan-pii", str(tmp_path / "notes.md"), "--allow", "+44 7911 123456"]) == 0
 
 
 def test_scan_pii_command_reads_the_sets_synthetic_values(capsys: pytest.CaptureFixture[str]) -> None:
     example = Path(__file__).resolve().parents[2] / "examples" / "airdesk"
-    code = main(["scan-pii", str(example / "cases"), str(example / "fixtures")])
+    code = main(["cases", "scan-pii", str(example / "cases"), str(example / "fixtures")])
     out, _err = capsys.readouterr()
     assert code == 0, out
     assert out.strip().startswith("0 personal-data value(s)")

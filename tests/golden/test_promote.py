@@ -276,12 +276,12 @@ def test_a_file_that_cannot_be_moved_back_is_named(small_set: Path, monkeypatch:
     assert (root / "r1.yaml").is_file()
     # the journal stays (the set is half promoted): validate says so, and a rerun finishes the promotion
     monkeypatch.undo()
-    assert main(["validate", str(small_set)]) == 1
+    assert main(["cases", "check", str(small_set)]) == 1
     promotions = promote_candidates(small_set, ["GS-CAND-R1", "GS-CAND-R2", "GS-CAND-R3"])
     assert [(p.case_id, p.resumed) for p in promotions] == [(f"GS-CAND-R{i}", True) for i in (1, 2, 3)]
     assert [(root / f"r{i}.yaml").is_file() for i in (1, 2, 3)] == [True] * 3
     assert not (root / ".judgekit-journal").exists()
-    assert main(["validate", str(small_set)]) == 0
+    assert main(["cases", "check", str(small_set)]) == 0
 
 
 def test_a_destination_that_appears_while_promoting_is_not_overwritten(

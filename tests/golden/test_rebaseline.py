@@ -1,4 +1,4 @@
-"""Contract changes without a version bump, found from Python and from ``judgekit golden diff``.
+"""Contract changes without a version bump, found from Python and from ``judgekit cases diff``.
 
 Every test builds a throwaway git repository under ``tmp_path``, commits a set, edits the working tree
 and compares it with ``HEAD``.
@@ -153,7 +153,7 @@ def test_golden_diff_names_the_fixture_and_lists_promotions(
     _only_a_names_after(state_set)
     target = _promote(state_set)
     (state_set / "fixtures" / "after.json").write_text('{"refunds": [{"id": "R-1", "amount": 400.0}]}\n')
-    code = main(["golden", "diff", "HEAD", "--set", str(state_set)])
+    code = main(["cases", "diff", "HEAD", "--set", str(state_set)])
     out = capsys.readouterr().out
     assert code == 1
     assert out.splitlines() == [
@@ -167,7 +167,7 @@ def test_golden_diff_lists_a_case_new_since_the_revision_as_promoted(
     state_set: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     new = _state_case(state_set, "c.yaml", "GS-3")
-    code = main(["golden", "diff", "HEAD", "--set", str(state_set)])
+    code = main(["cases", "diff", "HEAD", "--set", str(state_set)])
     out = capsys.readouterr().out
     assert code == 0
     assert out.splitlines() == [

@@ -88,7 +88,7 @@ def test_every_differing_field_is_a_finding_and_nothing_is_written(tmp_path: Pat
     with pytest.raises(JudgekitError, match="4 finding") as raised:
         agreed_resolution(result)
     assert raised.value.exit_code == 1
-    code = main(["golden", "reconcile", str(a_path), str(b_path), "--out", str(out)])
+    code = main(["cases", "reconcile", str(a_path), str(b_path), "--out", str(out)])
     assert code == 1
     assert not out.exists()
 
@@ -153,7 +153,7 @@ def test_command_on_the_bundled_example(capsys: pytest.CaptureFixture[str]) -> N
     folder = EXAMPLE / "resolutions"
     code = main(
         [
-            "golden",
+            "cases",
             "reconcile",
             str(folder / "expert-a.yaml"),
             str(folder / "expert-b.yaml"),
@@ -178,7 +178,7 @@ def test_command_on_the_bundled_example(capsys: pytest.CaptureFixture[str]) -> N
 def test_command_json_and_agreement_exit_code(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     a_path, b_path = files(tmp_path, A, A.replace("alice", "bob"))
     out = tmp_path / "agreed.yaml"
-    code = main(["golden", "reconcile", str(a_path), str(b_path), "--format", "json", "--out", str(out)])
+    code = main(["cases", "reconcile", str(a_path), str(b_path), "--format", "json", "--out", str(out)])
     data = json.loads(capsys.readouterr().out)
     assert code == 0
     assert data["findings"] == []
@@ -207,7 +207,7 @@ cases:
         "GS-1: acceptance: set 'States the balance.' | agreed "
         '"States the balance in the account\'s currency."'
     ]
-    code = main(["golden", "reconcile", str(a_path), str(b_path), "--set", str(small_set)])
+    code = main(["cases", "reconcile", str(a_path), str(b_path), "--set", str(small_set)])
     out = capsys.readouterr().out
     assert code == 0
     assert "update 1 case(s) in the set to the agreed resolution and bump their versions: GS-1" in out

@@ -275,7 +275,19 @@ def test_commands_end_to_end_on_the_bundled_example(
     capsys.readouterr()
     out_dir = tmp_path / "reviews"
     v2 = str(EXAMPLE / "runs" / "agent-v2.jsonl")
-    args = ["sample", str(results), "--passing", "5", "--failing", "3", "--seed", "4", "--transcripts", v2]
+    args = [
+        "labels",
+        "sheet",
+        str(results),
+        "--passing",
+        "5",
+        "--failing",
+        "3",
+        "--seed",
+        "4",
+        "--transcripts",
+        v2,
+    ]
     code = main([*args, "--out", str(out_dir)])
     out, err = capsys.readouterr()
     assert code == 0, err
@@ -286,12 +298,15 @@ def test_commands_end_to_end_on_the_bundled_example(
     ids = re.findall(r"^Reviewer verdict \[([^\]]+)\]: $", sheet, flags=re.MULTILINE)
     assert len(ids) == 8
     # Nothing is overwritten.
-    assert main(["sample", str(results), "--passing", "1", "--transcripts", v2, "--out", str(out_dir)]) == 2
+    assert (
+        main(["labels", "sheet", str(results), "--passing", "1", "--transcripts", v2, "--out", str(out_dir)])
+        == 2
+    )
     assert "never overwritten" in capsys.readouterr().err
     filled = fill(sheet, {ids[0]: "pass", ids[1]: "fail", ids[-1]: "fail"}, reviewer="sam")
     (out_dir / "review-sheet.md").write_text(filled, encoding="utf-8")
     labels = tmp_path / "labels.csv"
-    code = main(["sample-labels", str(out_dir / "review-sheet.md"), "--out", str(labels)])
+    code = main(["labels", "read", str(out_dir / "review-sheet.md"), "--out", str(labels)])
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "3 labelled item(s) by sam, 5 left unlabelled" in out
@@ -300,7 +315,7 @@ def test_commands_end_to_end_on_the_bundled_example(
     # Unfilled sheet: a clear error, nothing written.
     empty = tmp_path / "empty.md"
     empty.write_text(fill(sheet, {}, reviewer="sam"), encoding="utf-8")
-    assert main(["sample-labels", str(empty), "--out", str(tmp_path / "none.csv")]) == 2
+    assert main(["labels", "read", str(empty), "--out", str(tmp_path / "none.csv")]) == 2
     assert "no verdict filled in yet" in capsys.readouterr().err
     assert not (tmp_path / "none.csv").exists()
 

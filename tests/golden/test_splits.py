@@ -181,7 +181,9 @@ def test_split_report_lines_uses_the_set_when_lines_do_not_record_holdouts(
 def test_export_never_includes_holdouts(
     split_set: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    code = main(["export", str(split_set), "--format", "copilot-studio", "--out", str(tmp_path / "exp")])
+    code = main(
+        ["export", "cases", str(split_set), "--format", "copilot-studio", "--out", str(tmp_path / "exp")]
+    )
     out, err = capsys.readouterr()
     assert code == 0, err
     assert "left out 1 holdout case(s): GS-H" in out

@@ -20,8 +20,9 @@ outcome, not only for the absence of a crash:
   scan's exit code 2, while the other lines are still scanned.
 
 Both the library (``load_case_set``, ``StateProvider``, ``scan_files``) and the command line
-(``judgekit validate``, ``judgekit contamination scan``, text and JSON) are exercised; the variants that once
-raised or could hang (symbolic link loops, over-long names, 33 MiB lines) run under a time and memory bound.
+(``judgekit cases check``, ``judgekit contamination scan``, text and JSON) are exercised; the variants that
+once raised or could hang (symbolic link loops, over-long names, 33 MiB lines) run under a time and memory
+bound.
 The last test counts the variants tried and handled correctly.
 """
 
@@ -902,7 +903,7 @@ def _cli_validate_path(tmp: Path) -> str | None:
     root, _ = _set(tmp)
     case_file = root / "cases" / "gs-1.yaml"
     case_file.write_text("id: GS-1\ninput: hello\ninitial_state: /etc/passwd\n", encoding="utf-8")
-    code, out, err = _cli(["validate", str(root)])
+    code, out, err = _cli(["cases", "check", str(root)])
     if bug := _no_bug(out, err):
         return bug
     if code != 1 or f"{case_file}:3: initial_state: '/etc/passwd' resolves to" not in out + err:
@@ -918,7 +919,7 @@ def _cli_validate_json(body: str, field: str, line: int, expect: str, manifest: 
         case_file = root / "cases" / "gs-1.yaml"
         case_file.write_text(body, encoding="utf-8")
         where = root / MANIFEST_NAME if manifest is not None else case_file
-        code, out, err = _cli(["validate", str(root), "--format", "json"])
+        code, out, err = _cli(["cases", "check", str(root), "--format", "json"])
         if bug := _no_bug(out, err):
             return bug
         try:
@@ -945,7 +946,7 @@ def _cli_validate_text(body: str, where_line: str) -> Check:
         root, _ = _set(tmp)
         case_file = root / "cases" / "gs-1.yaml"
         case_file.write_text(body, encoding="utf-8")
-        code, out, err = _cli(["validate", str(root)])
+        code, out, err = _cli(["cases", "check", str(root)])
         if bug := _no_bug(out, err):
             return bug
         expected = f"{case_file}:{where_line}"
@@ -958,7 +959,7 @@ def _cli_validate_text(body: str, where_line: str) -> Check:
 
 def _cli_manifest_cases_dir(tmp: Path) -> str | None:
     root, _ = _set(tmp, manifest="name: s\ncases_dir: ../outside/cases\n")
-    code, out, err = _cli(["validate", str(root)])
+    code, out, err = _cli(["cases", "check", str(root)])
     if bug := _no_bug(out, err):
         return bug
     expected = f"{root / MANIFEST_NAME}:2: cases_dir: '../outside/cases' resolves to"
@@ -1050,7 +1051,7 @@ def _cli_bad_limit(value: str) -> Check:
 
 
 def cli_variants() -> list[Variant]:
-    """The same refusals through ``judgekit validate`` and ``judgekit contamination scan``."""
+    """The same refusals through ``judgekit cases check`` and ``judgekit contamination scan``."""
     mib = 1 << 20
     out = [
         Variant("cli", "validate: initial_state /etc/passwd (text)", _cli_validate_path),

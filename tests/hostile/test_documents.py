@@ -3,7 +3,7 @@
 Issue 21, part 2. Case, transcript and results files nested 100,000 deep or holding a 5,000-digit number
 gave tracebacks, and a YAML alias bomb ran past 180 s and 6 GB. Every variant below (made by a generator)
 is fed to each file kind's real reader in a child process bounded in time and memory
-(:func:`tests.hostile.bounded.run_bounded`), and a few through the command line (``judgekit validate``,
+(:func:`tests.hostile.bounded.run_bounded`), and a few through the command line (``judgekit cases check``,
 ``judgekit grade --transcripts``, ``judgekit report``). The correct outcome is either a clean result
 (the variant is within the limits) or one located problem (``file:line: ...``) that names what is wrong:
 the limit (``MAX_NESTING_DEPTH``...) for a limit, or the malformation. The last test counts them all.
@@ -1012,7 +1012,7 @@ def test_validate_reports_a_hostile_case_file_as_one_located_problem(
     name: str, data: bytes, expect: str, tmp_path: Path
 ) -> None:
     path = _write(tmp_path / "set" / name, data)
-    bounded = run_bounded(cli, ["validate", str(tmp_path / "set")], seconds=SECONDS, mb=MB)
+    bounded = run_bounded(cli, ["cases", "check", str(tmp_path / "set")], seconds=SECONDS, mb=MB)
     assert bounded.outcome == "returned", bounded.error
     code, output = ast.literal_eval(bounded.value)
     # validate's contract (docs/reference/exit-codes.md): invalid cases are exit 1, one line per problem.

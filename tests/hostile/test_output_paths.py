@@ -235,8 +235,14 @@ INPUT_COMMANDS = {
         str(tmp / "r.jsonl"),
     ],
     "cassette stats": lambda results, bad, tmp: ["cassette", "stats", str(bad)],
-    "calibrate-plan labels": lambda results, bad, tmp: ["calibrate-plan", str(bad)],
-    "trust --records (a record)": lambda results, bad, tmp: ["trust", "abc", "--records", str(bad.parent)],
+    "calibrate-plan labels": lambda results, bad, tmp: ["labels", "plan", str(bad)],
+    "trust --records (a record)": lambda results, bad, tmp: [
+        "judge",
+        "trust",
+        "abc",
+        "--records",
+        str(bad.parent),
+    ],
     "import otel": lambda results, bad, tmp: ["import", "otel", str(bad), "--out", str(tmp / "t.jsonl")],
     "import openai": lambda results, bad, tmp: ["import", "openai", str(bad), "--out", str(tmp / "t.jsonl")],
 }

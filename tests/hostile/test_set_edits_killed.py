@@ -1,6 +1,6 @@
 """Promote and retire killed with SIGKILL at every step: the set is never left half edited unnoticed (F11).
 
-``judgekit candidates promote`` of three candidates and ``judgekit retire`` of three cases run the real
+``judgekit candidates promote`` of three candidates and ``judgekit cases retire`` of three cases run the real
 command line in a child forked from the test, which an audit hook (:mod:`golden.killed`, nothing in
 judgekit) kills with SIGKILL just before its k-th file-system step under the set: every file created,
 renamed, removed, every folder made or removed. Every k from the first step to the last is a variant, and
@@ -8,7 +8,7 @@ so is every step of the rerun that finishes an edit killed after its first move 
 itself killed). After each kill:
 
 * without a journal, the set's case files are exactly as before the command or exactly as after it;
-* with one, ``judgekit validate`` fails with a problem located at the journal;
+* with one, ``judgekit cases check`` fails with a problem located at the journal;
 * a rerun of the same command exits 0 and leaves the case files byte for byte as an uninterrupted run
   does, every case promoted or retired once, no journal, staging folder or temporary file left, and
   ``validate`` passes.
@@ -93,7 +93,7 @@ def _make_set(folder: Path, command: str) -> tuple[Path, list[str]]:
         str(results_file(folder / f"r{v}.jsonl", v, {k: [Verdict.PASS] * 8 for k in "abc"}))
         for v in ("1.4", "1.5", "1.6")
     ]
-    return root, ["retire", *files, "--set", str(root)]
+    return root, ["cases", "retire", *files, "--set", str(root)]
 
 
 def _files(root: Path) -> dict[str, bytes]:
@@ -117,7 +117,7 @@ def _half_edited(root: Path, before: dict[str, bytes], after: dict[str, bytes], 
         if now in (before, after):
             return []
         return [f"{when}: half edited and no journal: {sorted(k for k in now if now[k] != after.get(k))}"]
-    code, text = cli_in_process(["validate", str(root)])
+    code, text = cli_in_process(["cases", "check", str(root)])
     if code != 1 or f"{root.resolve() / JOURNAL}: " not in text:
         return [f"{when}: a journal is pending but validate exited {code}: {text[-400:]}"]
     return []
@@ -158,7 +158,7 @@ def check(variant: Variant) -> list[str]:
         leftovers += sorted(p.name for p in root.iterdir() if p.name.startswith(".judgekit"))
         if leftovers:
             problems.append(f"left behind: {leftovers}")
-        code, text = cli_in_process(["validate", str(root)])
+        code, text = cli_in_process(["cases", "check", str(root)])
         if code != 0:
             problems.append(f"validate after the rerun exited {code}: {text[-400:]}")
     return problems

@@ -77,7 +77,7 @@ def test_a_cascade_file_that_is_not_json(tmp_path: Path) -> None:
     path = tmp_path / "cascade.json"
     path.write_text("{not json")
     with pytest.raises(
-        JudgekitError, match=r"not a JSON cascade file: .*write it again with judgekit fit-cascade"
+        JudgekitError, match=r"not a JSON cascade file: .*write it again with judgekit judge fit-cascade"
     ):
         load_cascade(path)
 

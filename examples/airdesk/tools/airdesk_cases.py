@@ -414,7 +414,7 @@ def _move_no_confirm(c: Conversation) -> None:
     v1=("ref", "claims_success", "ref", "claims_success"),
     case={
         # version 2: the reply must say the flight is full and name the flight the booking stays on (a
-        # do-nothing agent passed version 1 on every deterministic layer; judgekit lint found it)
+        # do-nothing agent passed version 1 on every deterministic layer; judgekit cases lint found it)
         "version": 2,
         "slice": "real_failures",
         "origin": {"type": "incident", "ref": "INC-2026-0288", "redacted": True},
@@ -1395,7 +1395,7 @@ def _which_flight_guess(c: Conversation) -> None:
     v1=("ref", "guesses", "ref", "guesses"),
     case={
         # version 2: the clarifying question must name both bookings (a do-nothing agent passed version 1
-        # on every deterministic layer; judgekit lint found it); version 3: expects the caller's record to
+        # on every deterministic layer; judgekit cases lint found it); version 3: expects the caller's record to
         # be looked up (expected.route)
         "version": 3,
         "slice": "ambiguous",

@@ -663,7 +663,7 @@ def load_bias_report(text: str | bytes, *, source: str | os.PathLike[str] | None
         text,
         source=source,
         what="bias report",
-        redo="restore the file or run judgekit probe-bias again",
+        redo="restore the file or run judgekit judge probe-bias again",
     )
 
 

@@ -600,5 +600,5 @@ def load_failure_mode_record(
         text,
         source=source,
         what="failure-mode record",
-        redo="restore the file or run judgekit failure-modes again",
+        redo="restore the file or run judgekit judge failure-modes again",
     )

@@ -139,7 +139,7 @@ def random_sample_only(table: LabelTable) -> tuple[LabelTable, ProvenanceSummary
     if n_random == 0:
         raise JudgekitError(
             f"{where}all {n_discovery} items are hand-picked (provenance discovery); rates and gates need "
-            "a random production sample: label randomly sampled items (judgekit calibrate-plan says how "
+            "a random production sample: label randomly sampled items (judgekit labels plan says how "
             "many) and mark them provenance random",
             exit_code=1,  # the provenance guard ran and refused the labels (not an input error)
         )
@@ -586,7 +586,7 @@ def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> N
                 f"{name or u.label_name}: these labels were used on {u.recorded_at:%Y-%m-%d} to choose "
                 f"between {len(u.candidates)} judges ({', '.join(u.candidates)}){chosen}. They are now a "
                 "development set: agreement on them overstates the chosen judge. Certify it on a fresh "
-                "test set of randomly sampled items it was never chosen on (judgekit calibrate-plan says "
+                "test set of randomly sampled items it was never chosen on (judgekit labels plan says "
                 "how many)",
                 exit_code=1,  # the development-set guard refused the labels
             )
@@ -603,7 +603,7 @@ def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> N
             f"{u.label_name}, used on {u.recorded_at:%Y-%m-%d} to choose between {len(u.candidates)} "
             f"judges ({', '.join(u.candidates)}){chosen}. Agreement on items a judge was chosen on "
             "overstates it: remove those items and label fresh randomly sampled ones in their place "
-            "(judgekit calibrate-plan says how many)",
+            "(judgekit labels plan says how many)",
             exit_code=1,  # the development-set guard refused the labels
         )
 

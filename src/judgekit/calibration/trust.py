@@ -16,7 +16,7 @@ read (a record written later is seen by a new book). It holds three sources, eac
    blocks trust (a must-pass probe ``biased`` or ``error``) the fingerprint is untrusted for every
    criterion. A clear report, or none, changes nothing.
 3. **Failure-mode records** (``<records>/failure-modes/*.json``, :mod:`judgekit.calibration.families`,
-   written by ``judgekit failure-modes --fingerprint``): a criterion the latest record did not trust
+   written by ``judgekit judge failure-modes --fingerprint``): a criterion the latest record did not trust
    (Holm's step-down did not reject, or its gate failed at the adjusted confidence) is untrusted *for that
    criterion*. A criterion the record trusts, or does not cover, falls back to sources 1 and 2: a
    failure-mode record never grants trust on its own. A decision for the criterion ``""`` (a label table

@@ -1,6 +1,6 @@
-"""Calibration commands: ``judgekit calibrate`` (measure a judge against experts) and ``judgekit trust``.
+"""Calibration commands: ``calibrate`` (a judge against experts), ``judge trust``, ``judge failure-rate``.
 
-``judgekit trust`` asks the one trust function (:meth:`judgekit.calibration.trust.TrustBook.decide`).
+``judgekit judge trust`` asks the one trust function (:meth:`judgekit.calibration.trust.TrustBook.decide`).
 
 Only typer is imported at module top; numpy, scikit-learn, krippendorff and pydantic models load inside
 the commands so that ``judgekit --help`` stays fast.
@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from judgekit.results import ResultLine
     from judgekit.verdict import Verdict
 
-__all__ = ["register"]
+__all__ = ["calibrate", "failure_rate", "trust"]
 
 _FORMATS = ("json", "md", "html")
 
@@ -488,10 +488,3 @@ def _rate_fields(record: Path, fingerprint: str, flagged: int, total: int) -> di
         "observed": flagged / total,
         "method": "lee_adjusted_wald",
     }
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``calibrate``, ``trust`` and ``failure-rate`` to the ``judgekit`` application."""
-    app.command("calibrate")(calibrate)
-    app.command("trust")(trust)
-    app.command("failure-rate")(failure_rate)

@@ -1,4 +1,4 @@
-"""``judgekit fit-cascade``: fit a judge cascade (cheap to strong, then a human) on calibration labels.
+"""``judgekit judge fit-cascade``: fit a judge cascade (cheap to strong, then a human) on calibration labels.
 
 The file it writes is what ``judgekit grade --cascade`` routes each criterion with
 (docs/methods/selective-judging.md). Only typer is imported at module top; numpy, scipy and the pydantic
@@ -17,7 +17,7 @@ import typer
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option, print_document
 
-__all__ = ["register"]
+__all__ = ["fit_cascade"]
 
 
 @existing_inputs("labels")
@@ -103,8 +103,3 @@ def fit_cascade(
             f"  {s.name} ({s.model}): {where}; keeps {s.kept}/{s.reached}, coverage {s.coverage:.3f}{bound}"
         )
     typer.echo(f"  human reviewer: {cascade.human_share:.3f} of the calibration items")
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``fit-cascade`` to the ``judgekit`` application."""
-    app.command("fit-cascade")(fit_cascade)

@@ -17,12 +17,7 @@ import typer
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option
 
-__all__ = ["register"]
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``judgekit config`` to the ``judgekit`` application."""
-    app.command("config")(config)
+__all__ = ["config"]
 
 
 @existing_inputs("run_config")

@@ -18,12 +18,7 @@ from judgekit.commands.output import chosen_format, format_option, print_documen
 if TYPE_CHECKING:
     from judgekit.contamination.index import Key
 
-__all__ = ["register"]
-
-group = typer.Typer(
-    help="Keep golden cases out of training data: keyed hash index, canaries, export scanner.",
-    no_args_is_help=True,
-)
+__all__ = ["canary", "index", "keygen", "scan"]
 
 
 def _key(path: Path) -> Key:
@@ -263,12 +258,3 @@ def scan(  # noqa: PLR0917 - typer options
         typer.echo(text, nl=False)
     if report.exit_code:
         raise typer.Exit(report.exit_code)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``contamination`` group to the ``judgekit`` application."""
-    group.command("keygen")(keygen)
-    group.command("index")(index)
-    group.command("canary")(canary)
-    group.command("scan")(scan)
-    app.add_typer(group, name="contamination")

@@ -13,7 +13,7 @@ from judgekit.commands.output import chosen_format, format_option, print_documen
 if TYPE_CHECKING:
     from judgekit.demo import DemoResult
 
-__all__ = ["register"]
+__all__ = ["demo"]
 
 
 @existing_inputs("example")
@@ -128,8 +128,3 @@ def _document(result: DemoResult) -> dict[str, Any]:
         },
         "comparison": compare_runs(*digest_runs(read[0], read[1])).model_dump(mode="json"),
     }
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``demo`` to the ``judgekit`` application."""
-    app.command("demo")(demo)

@@ -29,8 +29,8 @@ _RUN = f"{_SET}/runs/agent-v2.jsonl"
 EXAMPLES: dict[str, tuple[Example, ...]] = {
     "": (
         Example("Run everything on the bundled example, offline", "judgekit demo"),
-        Example("Check a golden set", f"judgekit validate {_SET}"),
-        Example("Find weak cases in it", f"judgekit lint {_SET}"),
+        Example("Check a golden set", f"judgekit cases check {_SET}"),
+        Example("Find weak cases in it", f"judgekit cases lint {_SET}"),
     ),
     "calibrate": (
         Example(
@@ -46,36 +46,36 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit calibrate labels.csv --judge judge --experts alice,bob,carol --annotator-kind crowd",
         ),
     ),
-    "calibrate-check": (
-        Example("Check a labelled test set before calibrating", "judgekit calibrate-check labels.csv"),
+    "labels check": (
+        Example("Check a labelled test set before calibrating", "judgekit labels check labels.csv"),
         Example(
             "Also check the judge's few-shot examples",
-            "judgekit calibrate-check labels.csv --few-shot few-shot.jsonl --transcripts transcripts.jsonl",
+            "judgekit labels check labels.csv --few-shot few-shot.jsonl --transcripts transcripts.jsonl",
         ),
         Example(
             "Run every check and report each as JSON",
-            f"judgekit calibrate-check {_SET}/labels/expert-labels.csv --format json",
+            f"judgekit labels check {_SET}/labels/expert-labels.csv --format json",
         ),
     ),
-    "calibrate-plan": (
-        Example("Plan the labels to collect from scratch", "judgekit calibrate-plan"),
+    "labels plan": (
+        Example("Plan the labels to collect from scratch", "judgekit labels plan"),
         Example(
             "Plan from the labels collected so far, as JSON",
-            "judgekit calibrate-plan labels.csv --judge judge --format json",
+            "judgekit labels plan labels.csv --judge judge --format json",
         ),
         Example(
             "Split a budget of 300 labels between known-pass and known-fail items",
-            "judgekit calibrate-plan labels.csv --judge judge --budget 300 --pass-share 0.8",
+            "judgekit labels plan labels.csv --judge judge --budget 300 --pass-share 0.8",
         ),
     ),
-    "calibrate-select": (
+    "labels select": (
         Example(
             "Record that labels.csv chose between two judges",
-            "judgekit calibrate-select labels.csv --candidates fp-a,fp-b --chosen fp-a",
+            "judgekit labels select labels.csv --candidates fp-a,fp-b --chosen fp-a",
         ),
         Example(
             "Record it and print the ledger entry as JSON",
-            "judgekit calibrate-select labels.csv --candidates fp-a,fp-b --format json",
+            "judgekit labels select labels.csv --candidates fp-a,fp-b --format json",
         ),
     ),
     "candidates": (
@@ -115,14 +115,15 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit cassette stats judge.cassette.jsonl --format json",
         ),
     ),
-    "check-references": (
-        Example("Run each reference solution through its case", f"judgekit check-references {_SET}"),
+    "cases check-references": (
+        Example("Run each reference solution through its case", f"judgekit cases check-references {_SET}"),
         Example(
-            "Also check candidates, as JSON", f"judgekit check-references {_SET} --candidates --format json"
+            "Also check candidates, as JSON",
+            f"judgekit cases check-references {_SET} --candidates --format json",
         ),
         Example(
             "Also run the configured judge's criteria on each reference",
-            f"judgekit check-references {_SET} --judge",
+            f"judgekit cases check-references {_SET} --judge",
         ),
     ),
     "compare": (
@@ -182,13 +183,13 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "-j 4 --format json --out leaks.json",
         ),
     ),
-    "coverage": (
-        Example("Show the set's mix", f"judgekit coverage {_SET}"),
+    "cases coverage": (
+        Example("Show the set's mix", f"judgekit cases coverage {_SET}"),
         Example(
             "Require three cases per tool",
-            f"judgekit coverage {_SET} --tools lookup_booking,refund --min-per-tool 3",
+            f"judgekit cases coverage {_SET} --tools lookup_booking,refund --min-per-tool 3",
         ),
-        Example("Counts, floors and gaps as JSON", f"judgekit coverage {_SET} --format json"),
+        Example("Counts, floors and gaps as JSON", f"judgekit cases coverage {_SET} --format json"),
     ),
     "demo": (
         Example("Run the demo, reports in ./judgekit-report", "judgekit demo"),
@@ -198,66 +199,97 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit demo --out /tmp/judgekit-demo --format json",
         ),
     ),
-    "export": (
+    "export cases": (
         Example(
             "Export to Copilot Studio test sets",
-            f"judgekit export {_SET} --format copilot-studio --out export/",
+            f"judgekit export cases {_SET} --format copilot-studio --out export/",
         ),
     ),
-    "export-otel": (
+    "export otel": (
         Example(
             "Export verdicts as OpenTelemetry events",
-            "judgekit export-otel results.jsonl --out verdicts.otlp.json",
+            "judgekit export otel results.jsonl --out verdicts.otlp.json",
         ),
         Example(
             "Export them and count the events as JSON",
-            "judgekit export-otel results.jsonl --transcripts transcripts.jsonl --out verdicts.otlp.json "
+            "judgekit export otel results.jsonl --transcripts transcripts.jsonl --out verdicts.otlp.json "
             "--format json",
         ),
     ),
-    "failure-modes": (
-        Example("Calibrate each criterion on its own", "judgekit failure-modes labels.csv --judge judge"),
+    "judge": (
+        Example("Is this judge trusted?", "judgekit judge trust 3f2a9c1e"),
+        Example(
+            "Calibrate each criterion on its own", "judgekit judge failure-modes labels.csv --judge judge"
+        ),
     ),
-    "fit-cascade": (
+    "labels": (
+        Example(
+            "Draw a review sheet of 10 passing and 10 failing trials",
+            "judgekit labels sheet v2.jsonl --passing 10 --failing 10 --out review/",
+        ),
+        Example(
+            "Read the filled-in sheet back", "judgekit labels read review/review-sheet.md --out labels.csv"
+        ),
+        Example("Check the labels before calibrating", "judgekit labels check labels.csv"),
+    ),
+    "export": (
+        Example(
+            "Export the reviewed cases for Copilot Studio",
+            f"judgekit export cases {_SET} --format copilot-studio --out export/",
+        ),
+        Example(
+            "Export verdicts as OpenTelemetry events",
+            "judgekit export otel results.jsonl --out verdicts.otlp.json",
+        ),
+    ),
+    "judge failure-modes": (
+        Example(
+            "Calibrate each criterion on its own", "judgekit judge failure-modes labels.csv --judge judge"
+        ),
+    ),
+    "judge fit-cascade": (
         Example(
             "Fit a two-judge cascade on labels with confidences",
-            "judgekit fit-cascade labels.csv --stage small=openai/gpt-4o-mini --stage large=openai/gpt-4o "
-            "--out cascade.json",
+            "judgekit judge fit-cascade labels.csv --stage small=openai/gpt-4o-mini "
+            "--stage large=openai/gpt-4o --out cascade.json",
         ),
         Example(
             "The same, promising 95% agreement and printing the thresholds as JSON",
-            "judgekit fit-cascade labels.csv --stage small=openai/gpt-4o-mini --stage large=openai/gpt-4o "
-            "--out cascade.json --target 0.95 --format json",
+            "judgekit judge fit-cascade labels.csv --stage small=openai/gpt-4o-mini "
+            "--stage large=openai/gpt-4o --out cascade.json --target 0.95 --format json",
         ),
     ),
-    "failure-rate": (
+    "judge failure-rate": (
         Example(
             "Correct 40 flagged failures out of 500 decided items",
-            "judgekit failure-rate calibration/records/judge.json --flagged 40 --total 500",
+            "judgekit judge failure-rate calibration/records/judge.json --flagged 40 --total 500",
         ),
         Example(
             "The same, with the interval as JSON",
-            "judgekit failure-rate calibration/records/judge.json --flagged 40 --total 500 --format json",
+            "judgekit judge failure-rate calibration/records/judge.json --flagged 40 --total 500 "
+            "--format json",
         ),
         Example(
             "Count one criterion's verdicts in a run and add the PPI++ pass rate from expert labels",
-            "judgekit failure-rate calibration/records/judge.json --results results.jsonl --criterion "
+            "judgekit judge failure-rate calibration/records/judge.json --results results.jsonl --criterion "
             "honest_reporting --labels labels.csv --judge judge",
         ),
     ),
-    "golden": (
-        Example("Cases changed since main without a version bump", f"judgekit golden diff main --set {_SET}"),
+    "cases": (
+        Example("Check a golden set", f"judgekit cases check {_SET}"),
+        Example("Find weak cases in it", f"judgekit cases lint {_SET}"),
+        Example("Cases changed since main without a version bump", f"judgekit cases diff main --set {_SET}"),
     ),
-    "golden diff": (
-        Example("Cases changed since main without a version bump", f"judgekit golden diff main --set {_SET}"),
-        Example("The same, as JSON", f"judgekit golden diff main --set {_SET} --format json"),
+    "cases diff": (
+        Example("Cases changed since main without a version bump", f"judgekit cases diff main --set {_SET}"),
+        Example("The same, as JSON", f"judgekit cases diff main --set {_SET} --format json"),
     ),
-    "golden reconcile": (
+    "cases reconcile": (
         Example(
             "Merge two experts' resolutions",
-            f"judgekit golden reconcile alice.yaml bob.yaml --set {_SET} --out agreed.yaml",
+            f"judgekit cases reconcile alice.yaml bob.yaml --set {_SET} --out agreed.yaml",
         ),
-        Example("List the findings as JSON", "judgekit golden reconcile alice.yaml bob.yaml --format json"),
+        Example("List the findings as JSON", "judgekit cases reconcile alice.yaml bob.yaml --format json"),
     ),
     "grade": (
         Example(
@@ -336,46 +368,47 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit import tau2-bench results.json --db db.json --out tau2-import",
         ),
     ),
-    "intake": (
+    "candidates intake": (
         Example(
             "Preview candidates from incidents, removing a name",
-            f"judgekit intake incidents.csv --set {_SET} --redact 'Jane Doe' --dry-run",
+            f"judgekit candidates intake incidents.csv --set {_SET} --redact 'Jane Doe' --dry-run",
         ),
         Example(
             "Write the candidates and list them as JSON",
-            f"judgekit intake incidents.csv --set {_SET} --redact 'Jane Doe' --format json",
+            f"judgekit candidates intake incidents.csv --set {_SET} --redact 'Jane Doe' --format json",
         ),
     ),
-    "lint": (
-        Example("Find weak golden cases", f"judgekit lint {_SET}"),
+    "cases lint": (
+        Example("Find weak golden cases", f"judgekit cases lint {_SET}"),
         Example(
-            "Lint as JSON, with a rubric", f"judgekit lint {_SET} --rubric honest-reporting --format json"
+            "Lint as JSON, with a rubric",
+            f"judgekit cases lint {_SET} --rubric honest-reporting --format json",
         ),
     ),
-    "probe-bias": (
+    "judge probe-bias": (
         Example(
             "Probe a judge replayed from a cassette",
-            f"judgekit probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
+            f"judgekit judge probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
             "--cassette judge.cassette.jsonl --cache-mode replay",
         ),
         Example(
             "Probe for sycophancy and length bias, report as JSON",
-            f"judgekit probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
+            f"judgekit judge probe-bias --transcripts {_RUN} --judge-model openai/gpt-4o-mini "
             "--cassette judge.cassette.jsonl --probes sycophancy,length --format json",
         ),
         Example(
             "Position consistency from judgments already given in both orders (LLMBar result.json)",
-            "judgekit probe-bias --recorded result.json --fingerprint 3f9c2a --format json",
+            "judgekit judge probe-bias --recorded result.json --fingerprint 3f9c2a --format json",
         ),
     ),
-    "retire": (
+    "cases retire": (
         Example(
             "Move cases saturated over the last three releases to the regression split",
-            f"judgekit retire runs/v1.4.jsonl runs/v1.5.jsonl runs/v1.6.jsonl --set {_SET}",
+            f"judgekit cases retire runs/v1.4.jsonl runs/v1.5.jsonl runs/v1.6.jsonl --set {_SET}",
         ),
         Example(
             "Show what would move, as JSON, writing nothing",
-            f"judgekit retire runs/v1.5.jsonl runs/v1.6.jsonl --set {_SET} --releases 2 --dry-run "
+            f"judgekit cases retire runs/v1.5.jsonl runs/v1.6.jsonl --set {_SET} --releases 2 --dry-run "
             "--format json",
         ),
     ),
@@ -403,39 +436,42 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     "rubrics show": (
         Example("Show a built-in rubric as JSON", "judgekit rubrics show honest-reporting --format json"),
     ),
-    "sample": (
+    "labels sheet": (
         Example(
             "Draw 10 passing and 10 failing trials for review",
-            "judgekit sample v2.jsonl --passing 10 --failing 10 --seed 7 --out review/",
+            "judgekit labels sheet v2.jsonl --passing 10 --failing 10 --seed 7 --out review/",
         ),
         Example(
             "Draw them and describe the draw as JSON",
-            "judgekit sample v2.jsonl --passing 10 --failing 10 --out review/ --format json",
+            "judgekit labels sheet v2.jsonl --passing 10 --failing 10 --out review/ --format json",
         ),
     ),
-    "sample-labels": (
+    "labels read": (
         Example(
             "Read a filled-in sheet back as labels",
-            "judgekit sample-labels review/review-sheet.md --out labels.csv",
+            "judgekit labels read review/review-sheet.md --out labels.csv",
         ),
         Example(
             "Read it back, listing the labels as JSON",
-            "judgekit sample-labels review/review-sheet.md --out labels.csv --format json",
+            "judgekit labels read review/review-sheet.md --out labels.csv --format json",
         ),
     ),
-    "scan-pii": (
-        Example("Scan the set and its fixtures for personal data", f"judgekit scan-pii {_SET}"),
-        Example("Allow a known synthetic address", f"judgekit scan-pii {_SET} --allow jane@example.com"),
-        Example("List the findings as JSON", f"judgekit scan-pii {_SET} --format json"),
-    ),
-    "trust": (
-        Example("Is this judge trusted?", "judgekit trust 3f2a9c1e"),
+    "cases scan-pii": (
+        Example("Scan the set and its fixtures for personal data", f"judgekit cases scan-pii {_SET}"),
         Example(
-            "For one criterion, as JSON-free text", "judgekit trust 3f2a9c1e --criterion honest_reporting"
+            "Allow a known synthetic address", f"judgekit cases scan-pii {_SET} --allow jane@example.com"
+        ),
+        Example("List the findings as JSON", f"judgekit cases scan-pii {_SET} --format json"),
+    ),
+    "judge trust": (
+        Example("Is this judge trusted?", "judgekit judge trust 3f2a9c1e"),
+        Example(
+            "For one criterion, as JSON-free text",
+            "judgekit judge trust 3f2a9c1e --criterion honest_reporting",
         ),
         Example(
             "For one criterion, as JSON",
-            "judgekit trust 3f2a9c1e --criterion honest_reporting --format json",
+            "judgekit judge trust 3f2a9c1e --criterion honest_reporting --format json",
         ),
     ),
     "view": (
@@ -451,9 +487,9 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Serve it on 127.0.0.1 instead of opening the file", "judgekit view v1.jsonl --serve --port 8765"
         ),
     ),
-    "validate": (
-        Example("Check a golden set", f"judgekit validate {_SET}"),
-        Example("Check two case files", "judgekit validate cases/refund-01.yaml cases/refund-02.yaml"),
-        Example("Problems and counts as JSON", f"judgekit validate {_SET} --format json"),
+    "cases check": (
+        Example("Check a golden set", f"judgekit cases check {_SET}"),
+        Example("Check two case files", "judgekit cases check cases/refund-01.yaml cases/refund-02.yaml"),
+        Example("Problems and counts as JSON", f"judgekit cases check {_SET} --format json"),
     ),
 }

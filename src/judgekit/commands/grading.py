@@ -1,4 +1,4 @@
-"""Grading commands: ``judgekit check-references``.
+"""Grading commands: ``judgekit cases check-references``.
 
 Only typer is imported at module level; the graders (and their CEL, numpy and scipy imports) load inside
 the command so that ``judgekit --help`` stays fast.
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from judgekit.commands.judge_options import JudgeSetup
     from judgekit.golden.references import ReferenceJudge
 
-__all__ = ["register"]
+__all__ = ["check_references"]
 
 _NO_MODEL = (
     "--judge needs a judge model and none is configured: give --judge-model MODEL (openai/gpt-4o-mini), "
@@ -43,11 +43,6 @@ _NO_MODEL = (
     "JUDGEKIT_JUDGE_MODEL (see judgekit config)"
 )
 """The error of ``check-references --judge`` when no judge model is in force anywhere."""
-
-
-def register(app: typer.Typer) -> None:
-    """Add the grading commands to the ``judgekit`` application."""
-    app.command("check-references")(check_references)
 
 
 @existing_inputs("cases", "config")

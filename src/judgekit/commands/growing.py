@@ -1,10 +1,10 @@
 """Commands that grow and guard the golden set.
 
-``candidates generate`` (model-written candidates, joins the ``candidates`` group), ``intake`` (an
-incident record becomes a sanitised regression candidate), ``scan-pii`` (personal data in any file),
-``golden reconcile`` (two experts' resolutions compared; joins the ``golden`` group), ``sample`` (a
-seeded, stratified review sheet of graded transcripts) and ``sample-labels`` (a filled-in sheet read back
-as a calibration label table).
+``candidates generate`` (model-written candidates), ``candidates intake`` (an incident record becomes a
+sanitised regression candidate), ``cases scan-pii`` (personal data in any file), ``cases reconcile`` (two
+experts' resolutions compared), ``labels sheet`` (a seeded, stratified review sheet of graded transcripts)
+and ``labels read`` (a filled-in sheet read back as a calibration label table); their places in the tree
+are in :mod:`judgekit.commands.tree`.
 
 Only typer is imported at module level; everything else loads inside the commands.
 """
@@ -24,19 +24,7 @@ if TYPE_CHECKING:
     from judgekit.errors import Problem
     from judgekit.golden.sample import Sample
 
-__all__ = ["register"]
-
-
-def register(app: typer.Typer) -> None:
-    """Add the golden-set growing commands; the golden commands must be registered first."""
-    from judgekit.commands.golden import subgroup
-
-    subgroup(app, "candidates").command("generate")(candidates_generate)
-    subgroup(app, "golden").command("reconcile")(golden_reconcile)
-    app.command("intake")(intake)
-    app.command("scan-pii")(scan_pii)
-    app.command("sample")(sample)
-    app.command("sample-labels")(sample_labels)
+__all__ = ["candidates_generate", "golden_reconcile", "intake", "sample", "sample_labels", "scan_pii"]
 
 
 def _valid_set(path: Path) -> Any:
@@ -324,7 +312,7 @@ def sample(  # noqa: PLR0917 - typer options
     """Draw a seeded sample of passing and failing trials, stratified by slice, as a review sheet.
 
     The sheet (Markdown and HTML) shows each transcript, its grade and every check, with a place for the
-    reviewer's verdict; `judgekit sample-labels` reads a filled-in sheet back as a label table for
+    reviewer's verdict; `judgekit labels read` reads a filled-in sheet back as a label table for
     `judgekit calibrate`. An existing sheet is never overwritten.
     """
     from judgekit.errors import JudgekitError

@@ -26,27 +26,7 @@ if TYPE_CHECKING:
     from judgekit.judges.cache import Cassette
     from judgekit.judges.rubric import Rubric
 
-__all__ = ["register"]
-
-rubrics_app = typer.Typer(
-    name="rubrics", help="List, show and validate rubric files for the judge layer.", no_args_is_help=True
-)
-cassette_app = typer.Typer(
-    name="cassette",
-    help="Inspect and compact judge cassettes (recorded judge replies).",
-    no_args_is_help=True,
-)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the ``rubrics`` and ``cassette`` groups to the ``judgekit`` application."""
-    rubrics_app.command("list")(list_rubrics)
-    rubrics_app.command("show")(show_rubric)
-    rubrics_app.command("check")(check_rubrics)
-    cassette_app.command("stats")(cassette_stats)
-    cassette_app.command("compact")(cassette_compact)
-    app.add_typer(rubrics_app, name="rubrics")
-    app.add_typer(cassette_app, name="cassette")
+__all__ = ["cassette_compact", "cassette_stats", "check_rubrics", "list_rubrics", "show_rubric"]
 
 
 def _load(ref: str) -> Rubric:

@@ -194,7 +194,8 @@ class JudgeFlags:
         untrusted: ``--untrusted``.
         require_trust: ``--require-trust`` (refuse an untrusted judge).
         config: ``--config``, the run configuration file.
-        cascade: ``--cascade``, a judge cascade file (``judgekit fit-cascade``) to route criteria through.
+        cascade: ``--cascade``, a judge cascade file (``judgekit judge fit-cascade``) to route criteria
+            through.
     """
 
     model: str | None = None
@@ -264,7 +265,7 @@ def _cascade_routing(path: Path, model: str, build: Callable[[str], RubricGrader
     if missing:
         raise JudgekitError(
             f"{path}: stage(s) {', '.join(missing)} name no model; fit the cascade again with "
-            "judgekit fit-cascade --stage RATER=MODEL",
+            "judgekit judge fit-cascade --stage RATER=MODEL",
             exit_code=2,
         )
     first = cascade.stages[0]

@@ -1,4 +1,4 @@
-"""``judgekit lint``: the golden-set linter (cases a do-nothing agent passes, and other weak cases).
+"""``judgekit cases lint``: the golden-set linter (cases a do-nothing agent passes, and other weak cases).
 
 Only typer is imported at module level; the graders load inside the command so that ``judgekit --help``
 stays fast. What is found is :mod:`judgekit.golden.lint`'s business; this module parses, renders and picks
@@ -18,12 +18,7 @@ from judgekit.commands.output import chosen_format, format_option
 if TYPE_CHECKING:
     from judgekit.golden.lint import LintReport
 
-__all__ = ["register"]
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``lint`` to the ``judgekit`` application."""
-    app.command("lint")(lint)
+__all__ = ["lint"]
 
 
 def _usage(message: str) -> typer.Exit:
@@ -87,7 +82,7 @@ def lint(  # noqa: PLR0917 - typer options
     reference that does not pass its own case, an empty criterion list (response_rubric: [], a rubric with
     no criteria) and a rubric that does not load. Judge-only expectations are listed as information.
     One line per finding (file:line: case-id: message), then a summary. Exit 0 when nothing is reported,
-    1 when something is, 2 on a usage or input error (an invalid set: fix it first with judgekit validate).
+    1 when something is, 2 on a usage or input error (an invalid set: fix it first with judgekit cases check).
     """
     import json
 
@@ -119,7 +114,7 @@ def lint(  # noqa: PLR0917 - typer options
         if case_set.problems:
             for problem in case_set.problems:
                 typer.echo(str(problem), err=True)
-            typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
+            typer.echo("the set is invalid; fix it first (judgekit cases check)", err=True)
             raise typer.Exit(2)  # an input error: lint judges the cases of a valid set
         report = lint_case_set(case_set, rubrics=rubrics, include_candidates=include_candidates)
     if output_format == "json":

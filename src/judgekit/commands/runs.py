@@ -48,25 +48,15 @@ if TYPE_CHECKING:
     from judgekit.runner import RunSummary
     from judgekit.stats import UndecidedPolicy
 
-__all__ = ["register"]
-
-import_app = typer.Typer(
-    name="import",
-    help="Turn trajectories recorded by other harnesses into judgekit transcripts.",
-    no_args_is_help=True,
-)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the run commands to the ``judgekit`` application."""
-    app.command("grade")(grade)
-    app.command("report")(report)
-    app.command("compare")(compare)
-    import_app.command("tau-bench")(import_tau_bench)
-    import_app.command("tau2-bench")(import_tau2_bench)
-    import_app.command("openai")(import_openai)
-    import_app.command("anthropic")(import_anthropic)
-    app.add_typer(import_app, name="import")
+__all__ = [
+    "compare",
+    "grade",
+    "import_anthropic",
+    "import_openai",
+    "import_tau2_bench",
+    "import_tau_bench",
+    "report",
+]
 
 
 # --------------------------------------------------------------------------- thresholds (grade, report)
@@ -248,7 +238,7 @@ def grade(  # noqa: PLR0917 - typer options
     cascade: Path | None = typer.Option(
         None,
         "--cascade",
-        help="Judge cascade file (judgekit fit-cascade): a criterion whose judge confidence is below a "
+        help="Judge cascade file (judgekit judge fit-cascade): a criterion whose judge confidence is below a "
         "stage's threshold goes to the next stage, below the last to a human (insufficient_information); "
         "the route is in the check's evidence.",
     ),

@@ -2,18 +2,16 @@
 
 Commands:
 
-* ``judgekit calibrate-plan [LABELS]``: labels per class still needed to certify a judge, and what to label
-  next. (``calibrate`` is a single command, not a group, so the planner cannot be ``calibrate plan``
-  without changing how ``calibrate LABELS`` parses; it is a sibling command instead.)
-* ``judgekit calibrate-check LABELS``: the refusals that protect calibration numbers (provenance, few-shot
+* ``judgekit labels plan [LABELS]``: labels per class still needed to certify a judge, and what to label
+  next.
+* ``judgekit labels check LABELS``: the refusals that protect calibration numbers (provenance, few-shot
   leakage, labels already used to choose a judge).
-* ``judgekit calibrate-select LABELS --candidates A,B``: record that labels chose between judges.
-* ``judgekit failure-modes LABELS --judge J [--fingerprint FP]``: one gate per failure mode, with Holm's
-  correction; with a fingerprint the decisions are recorded for the trust function.
-* ``judgekit probe-bias``: placebo-controlled bias probes of a judge-backed grader.
-* ``judgekit import otel TRACE.json --out transcripts.jsonl``: OTLP traces to transcripts (joins the
-  ``import`` group of :mod:`judgekit.commands.runs`).
-* ``judgekit export-otel RESULTS --transcripts T --out events.json``: verdicts as
+* ``judgekit labels select LABELS --candidates A,B``: record that labels chose between judges.
+* ``judgekit judge failure-modes LABELS --judge J [--fingerprint FP]``: one gate per failure mode, with
+  Holm's correction; with a fingerprint the decisions are recorded for the trust function.
+* ``judgekit judge probe-bias``: placebo-controlled bias probes of a judge-backed grader.
+* ``judgekit import otel TRACE.json --out transcripts.jsonl``: OTLP traces to transcripts.
+* ``judgekit export otel RESULTS --transcripts T --out events.json``: verdicts as
   ``gen_ai.evaluation.result`` events.
 
 Only typer is imported at module top. Exit codes (docs/reference/exit-codes.md): 0 success; 1 a check's
@@ -42,7 +40,15 @@ if TYPE_CHECKING:
     from judgekit.calibration.plan import LabelPlan
     from judgekit.stats import Estimate
 
-__all__ = ["register"]
+__all__ = [
+    "calibrate_check",
+    "calibrate_plan",
+    "calibrate_select",
+    "export_otel",
+    "failure_modes",
+    "import_otel",
+    "probe_bias",
+]
 
 #: The formats of ``calibrate-plan`` and ``failure-modes``: a Markdown report or its JSON document.
 MD_OR_JSON = ("md", "json")
@@ -804,16 +810,3 @@ def export_otel(
         )
         return
     typer.echo(f"{count} gen_ai.evaluation.result event(s) -> {out}", err=True)
-
-
-def register(app: typer.Typer) -> None:
-    """Add the trust-at-scale commands; ``otel`` joins the ``import`` group of the run commands."""
-    from judgekit.commands.runs import import_app
-
-    app.command("calibrate-plan")(calibrate_plan)
-    app.command("calibrate-check")(calibrate_check)
-    app.command("calibrate-select")(calibrate_select)
-    app.command("failure-modes")(failure_modes)
-    app.command("probe-bias")(probe_bias)
-    app.command("export-otel")(export_otel)
-    import_app.command("otel")(import_otel)

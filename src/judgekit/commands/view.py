@@ -23,12 +23,7 @@ import typer
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option
 
-__all__ = ["register"]
-
-
-def register(app: typer.Typer) -> None:
-    """Add ``judgekit view`` to the ``judgekit`` application."""
-    app.command("view")(view)
+__all__ = ["view"]
 
 
 @existing_inputs("results", "cases")

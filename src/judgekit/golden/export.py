@@ -290,10 +290,12 @@ def _read_manifest(out_dir: Path) -> dict[str, str]:
 
         doc = json.loads(read_regular(path, "export manifest").decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
-        raise JudgekitError(f"{path}: not a manifest judgekit export wrote ({exc}); {what_to_do}") from None
+        raise JudgekitError(
+            f"{path}: not a manifest judgekit export cases wrote ({exc}); {what_to_do}"
+        ) from None
     files = doc.get("files") if isinstance(doc, dict) else None
     if not isinstance(doc, dict) or doc.get("written_by") != WRITTEN_BY or not isinstance(files, dict):
-        raise JudgekitError(f"{path}: not a manifest judgekit export wrote; {what_to_do}")
+        raise JudgekitError(f"{path}: not a manifest judgekit export cases wrote; {what_to_do}")
     recorded: dict[str, str] = {}
     for name, entry in files.items():
         digest = entry.get("sha256") if isinstance(entry, dict) else None

@@ -23,7 +23,7 @@ disk. Each rename is in one of three states, told apart by which of its files ex
 A failure the running command sees itself (a permission error, a full disk) is different: it is still
 alive, so it undoes the renames already made and deletes the journal (see :mod:`.promote`, :mod:`.retire`).
 
-``judgekit validate`` reports a pending journal as a located problem naming it and the command that
+``judgekit cases check`` reports a pending journal as a located problem naming it and the command that
 finishes it (:func:`pending_problems`); the commands that write candidates into the set refuse while one
 is pending (:func:`refuse_if_pending`).
 """
@@ -81,7 +81,7 @@ case ids, a few hundred bytes per file."""
 Operation = Literal["promote", "retire"]
 """The edits a journal records."""
 
-_COMMANDS: dict[str, str] = {"promote": "judgekit candidates promote", "retire": "judgekit retire"}
+_COMMANDS: dict[str, str] = {"promote": "judgekit candidates promote", "retire": "judgekit cases retire"}
 
 
 class JournalCase(FrozenModel):
@@ -303,7 +303,7 @@ def finish_command(root: str | os.PathLike[str], journal: Journal) -> str:
     """The command line that finishes ``journal`` (promote names its ids; retire needs its results)."""
     if journal.operation == "promote":
         return f"judgekit candidates promote --set {root} {' '.join(journal.case_ids)}"
-    return f"judgekit retire RESULTS... --set {root} (the same results files)"
+    return f"judgekit cases retire RESULTS... --set {root} (the same results files)"
 
 
 def _progress(journal: Journal, states: Sequence[MoveState]) -> str:
@@ -321,7 +321,7 @@ def _progress(journal: Journal, states: Sequence[MoveState]) -> str:
 
 
 def pending_problems(root: str | os.PathLike[str]) -> list[Problem]:
-    """What ``judgekit validate`` reports about an interrupted edit of the set at ``root``.
+    """What ``judgekit cases check`` reports about an interrupted edit of the set at ``root``.
 
     Returns:
         Empty when no journal is pending. Otherwise one problem located at the journal saying what was

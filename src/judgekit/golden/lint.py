@@ -25,7 +25,7 @@ reference solution the same way (:func:`judgekit.graders.layered.reference_check
   ``forbidden_outcomes: []``, ``prohibited: []``), or a rubric file has no criteria;
 * ``rubric_invalid``: a rubric file that does not load (each of its located problems).
 
-Findings are ``reported`` (they make ``judgekit lint`` exit 1), ``declared`` or ``info``. Nothing here
+Findings are ``reported`` (they make ``judgekit cases lint`` exit 1), ``declared`` or ``info``. Nothing here
 prints, calls a model or writes a file; the command (:mod:`judgekit.commands.lint`) renders.
 """
 
@@ -698,8 +698,8 @@ def lint_case(
                     at("reference_solution"),
                     "the reference solution does not pass its own case on the deterministic layers: "
                     + "; ".join(parts)
-                    + "; fix the case, its fixtures or the reference (judgekit check-references shows the "
-                    "evidence)",
+                    + "; fix the case, its fixtures or the reference (judgekit cases check-references shows "
+                    "the evidence)",
                     layers=tuple(dict.fromkeys(c.layer for c in bad)),
                     expectations=tuple(e.key for e in left_open),
                 )

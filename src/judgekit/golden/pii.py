@@ -2,7 +2,7 @@ r"""A personal-data scanner for golden cases: contact details, names, addresses,
 
 Golden cases travel: into repositories, pipelines, test logs and vendors' tools. Real customer data must
 never be in them; regression cases that come from real incidents are sanitised before they are committed.
-This module finds what a sanitiser must remove and what ``judgekit validate`` must refuse:
+This module finds what a sanitiser must remove and what ``judgekit cases check`` must refuse:
 
 * **email** addresses, except those at domains reserved for examples and tests (RFC 2606 and RFC 6761:
   ``example.com``/``.net``/``.org`` and any name under ``.example``, ``.test``, ``.invalid``,

@@ -16,7 +16,7 @@ the set's cases folder. Promotion refuses, before anything moves:
 The moves are all or nothing. When one fails, the files already moved are moved back. A kill (``kill -9``,
 which the command cannot see) is covered by a journal (:mod:`judgekit.golden.journal`) written before the
 first move: the next promotion finishes the interrupted one first (its candidates were all checked
-before anything moved), and ``judgekit validate`` reports the set as half done until then.
+before anything moved), and ``judgekit cases check`` reports the set as half done until then.
 """
 
 from __future__ import annotations
@@ -253,7 +253,7 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
 
     Raises:
         JudgekitError: When no id is named, or a move fails (the files already moved are moved back), or
-            an interrupted retirement is pending (``judgekit retire`` finishes it).
+            an interrupted retirement is pending (``judgekit cases retire`` finishes it).
         ProblemsError: Listing every reason a named candidate cannot be promoted, each located at its
             file, line and field where it has one (nothing is moved); or every file an interrupted
             promotion cannot be finished for (changed since; nothing is moved).

@@ -7,7 +7,7 @@ file the case's ``initial_state``, ``expected_state.snapshot`` or (with ``expect
 ``reference_solution`` names. A case whose hash differs while its version did not go up is reported,
 naming each field and fixture file that changed. A case that is new to the reviewed set (absent at the
 revision, or there only as a candidate) is a promotion: it has no earlier expectation to compare with. A
-case whose split changed (``judgekit retire`` moving it to the regression split) is a move, listed with
+case whose split changed (``judgekit cases retire`` moving it to the regression split) is a move, listed with
 its reason; it is not a contract change.
 """
 
@@ -131,7 +131,7 @@ class Comparison:
     Attributes:
         unversioned: Cases whose expectation changed without a version bump, sorted by id.
         promoted: Cases new to the reviewed set since the revision, sorted by id.
-        moved: Cases whose split changed since the revision (retired by ``judgekit retire``, or moved by
+        moved: Cases whose split changed since the revision (retired by ``judgekit cases retire``, or moved by
             hand), sorted by id.
     """
 

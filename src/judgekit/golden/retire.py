@@ -11,8 +11,9 @@ which file could not be edited safely.
 The writes are all or nothing across files, also under ``kill -9``: every edited file is first written in
 full to the set's staging folder, then a journal (:mod:`judgekit.golden.journal`) records the planned
 renames, then each copy is renamed over its case file and the journal is deleted. A failure the command
-sees (a full disk) restores the files already replaced; a kill is finished by the next ``judgekit retire``
-(:func:`finish_interrupted_retirement`), and ``judgekit validate`` reports the set as half done until then.
+sees (a full disk) restores the files already replaced; a kill is finished by the next ``judgekit cases
+retire`` (:func:`finish_interrupted_retirement`), and ``judgekit cases check`` reports the set as half done
+until then.
 
 A retirement is not a contract change (the case's expectation is the same), so the version stays; ``judgekit
 golden diff`` lists it as a move with its reason, for review.
@@ -410,7 +411,7 @@ def _write_all(
 
 
 def finish_interrupted_retirement(root: str | os.PathLike[str]) -> list[RetiredCase]:
-    """Finish a retirement a killed ``judgekit retire`` left half done at the set's ``root``.
+    """Finish a retirement a killed ``judgekit cases retire`` left half done at the set's ``root``.
 
     Returns:
         The cases that retirement retired, in its order, marked ``resumed`` (empty when none was pending).

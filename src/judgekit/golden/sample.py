@@ -473,7 +473,7 @@ def render_markdown(sample: Sample) -> str:
     )
     out.append("`pass`, `fail` or `insufficient_information`; leave it empty to skip the trial. Then run")
     out.append(
-        "`judgekit sample-labels THIS_FILE --out labels.csv` and calibrate the grader against your labels."
+        "`judgekit labels read THIS_FILE --out labels.csv` and calibrate the grader against your labels."
     )
     out.append("")
     out.append("Reviewer: ")
@@ -658,7 +658,8 @@ def read_review_sheet(text: str, *, source: str | os.PathLike[str], rater: str |
                     source,
                     None,
                     "",
-                    "not a judgekit review sheet (no review-sheet marker); write one with judgekit sample",
+                    "not a judgekit review sheet (no review-sheet marker); write one with "
+                    "judgekit labels sheet",
                 )
             ]
         )

@@ -70,7 +70,7 @@ def _load_cases(path: str) -> CaseSet:
         shown = "; ".join(str(p) for p in case_set.problems[:3])
         raise JudgekitError(
             f"the case set {path} has {len(case_set.problems)} problem(s): {shown}; "
-            "run 'judgekit validate' on it and fix them"
+            "run 'judgekit cases check' on it and fix them"
         )
     return case_set
 

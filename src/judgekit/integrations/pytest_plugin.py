@@ -254,7 +254,7 @@ def _load_set(path: Path) -> CaseSet:
         more = len(case_set.problems) - 20
         raise JudgekitError(
             f"the golden set {path} has {len(case_set.problems)} problem(s); fix them first "
-            f"('judgekit validate {path}' lists them):\n{shown}"
+            f"('judgekit cases check {path}' lists them):\n{shown}"
             + (f"\n  ... {more} more" if more > 0 else "")
         )
     return case_set

@@ -212,7 +212,7 @@ def load_json_model(
             object.
         what: What the file is, for messages (``calibration record``, ``bias report``).
         redo: How to get a good file again, appended to the message when the file is not JSON
-            (``restore the file or run judgekit probe-bias again``); ``None`` adds nothing.
+            (``restore the file or run judgekit judge probe-bias again``); ``None`` adds nothing.
 
     Returns:
         The validated model.

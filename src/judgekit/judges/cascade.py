@@ -7,7 +7,7 @@ threshold it goes to a human reviewer. Each stage's threshold is fitted on calib
 it keeps is at least the target with probability at least ``1 - delta / k`` for ``k`` stages; by the union
 bound the whole cascade keeps the promise with probability at least ``1 - delta``.
 
-This module holds only the data (the cascade file ``judgekit fit-cascade`` writes and ``judgekit grade
+This module holds only the data (the cascade file ``judgekit judge fit-cascade`` writes and ``judgekit grade
 --cascade`` reads) and the routing rule, so that the graders can route without importing the calibration
 code. Higher confidence means more confident, on any real scale (a share of samples, a stated confidence,
 a log-probability); the confidence must be computed at grade time the way it was at calibration.
@@ -148,7 +148,7 @@ def route(cascade: Cascade, confidences: Mapping[str, float | None]) -> Route:
 
 
 def load_cascade(path: str | os.PathLike[str]) -> Cascade:
-    """Read a cascade file written by ``judgekit fit-cascade``.
+    """Read a cascade file written by ``judgekit judge fit-cascade``.
 
     Args:
         path: The file, as text or a path object.
@@ -165,5 +165,5 @@ def load_cascade(path: str | os.PathLike[str]) -> Cascade:
         read_input(path, "cascade file"),
         source=path,
         what="cascade file",
-        redo="write it again with judgekit fit-cascade",
+        redo="write it again with judgekit judge fit-cascade",
     )

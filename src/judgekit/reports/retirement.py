@@ -20,7 +20,7 @@ current version. The rules, and why each one is there:
 * **The last R releases.** Releases are ordered by their first appearance in the runs given (earlier
   files first); a task not run in one of the last R releases is not saturated.
 
-:func:`retirement_advice` computes it; ``judgekit report`` shows it and ``judgekit retire`` moves the
+:func:`retirement_advice` computes it; ``judgekit report`` shows it and ``judgekit cases retire`` moves the
 saturated cases to the regression split.
 """
 
@@ -93,8 +93,8 @@ class RetirementSuggestion(FrozenModel):
         version: The case version whose trials counted.
         history: Per release considered (oldest first), ``"release: passes/trials"`` or why it did not count.
         releases: The last R releases, oldest first, with the task's tally in each.
-        reason: One sentence: why the task is (or is not yet) saturated. ``judgekit retire`` writes it into
-            the case file.
+        reason: One sentence: why the task is (or is not yet) saturated. ``judgekit cases retire`` writes
+            it into the case file.
     """
 
     case_id: str
@@ -421,7 +421,7 @@ def retirement_lines(advice: RetirementAdvice) -> list[str]:
         out.append(
             f"Capability tasks that passed every trial (at least {advice.min_trials} per release) in each of "
             f"the last {advice.required_releases} releases ({releases}); move them to the regression suite "
-            "with judgekit retire and replace them with fresh failures:"
+            "with judgekit cases retire and replace them with fresh failures:"
         )
         out.append("")
         out.extend(f"- {s.case_id}: {' · '.join(s.history)}" for s in advice.suggestions)
