@@ -51,6 +51,7 @@ from pydantic import (
 from judgekit.errors import Problem
 from judgekit.io.documents import Document, format_loc
 from judgekit.patterns import pattern_problem
+from judgekit.textnorm import REVIEW_GUARD
 from judgekit.verdict import FailureCategory, FrozenModel
 
 __all__ = [
@@ -99,14 +100,6 @@ _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
 
 # --------------------------------------------------------------------------- the review guard
 
-_INVISIBLE_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Mn", "Me", "Zl", "Zp"})
-"""Unicode general categories the review guard drops: controls, format characters (zero-width space,
-byte order mark, bidirectional marks, tags), surrogates, private use, unassigned code points, combining
-marks, and line and paragraph separators."""
-
-_IGNORABLE_LETTERS = frozenset("\u115f\u1160\u3164\uffa0")
-"""The Hangul fillers: letters (``Lo``) that Unicode lists as default-ignorable (they show as nothing)."""
-
 _REVIEW_MARKER = re.compile(r"review\s*:")
 _MARKER_WORD = re.compile(r"([^\W\d_]+)\s*:")
 _REVIEW_WORD = "review"
@@ -135,7 +128,7 @@ def review_guard_text(text: str) -> str:
     The text is decomposed (NFKD), stripped of every character in an invisible category (controls, format
     characters such as the zero-width space and the byte order mark, combining marks...) and of the Hangul
     fillers, recomposed (NFKC, so fullwidth ``ＲＥＶＩＥＷ：`` reads as ``REVIEW:``), stripped of leading
-    whitespace and case-folded.
+    whitespace and case-folded: the profile :data:`judgekit.textnorm.REVIEW_GUARD`.
 
     Args:
         text: An acceptance criterion as written.
@@ -143,13 +136,7 @@ def review_guard_text(text: str) -> str:
     Returns:
         The folded text (for checks only; never shown or stored).
     """
-    decomposed = unicodedata.normalize("NFKD", text)
-    kept = "".join(
-        ch
-        for ch in decomposed
-        if unicodedata.category(ch) not in _INVISIBLE_CATEGORIES and ch not in _IGNORABLE_LETTERS
-    )
-    return unicodedata.normalize("NFKC", kept).lstrip().casefold()
+    return REVIEW_GUARD.apply(text)
 
 
 def starts_with_review_marker(text: str | None) -> bool:

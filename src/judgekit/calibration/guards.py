@@ -30,8 +30,6 @@ import bisect
 import hashlib
 import json
 import os
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -48,6 +46,7 @@ from judgekit.io.documents import (
     jsonl_lines,
     load_json_bounded,
 )
+from judgekit.textnorm import TEXT_DIGESTS, WORDS
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -180,9 +179,12 @@ class FewShotExample(FrozenModel):
 
 
 def text_digest(text: str) -> str:
-    """SHA-256 of text after NFKC normalisation, case folding and whitespace collapsing."""
-    norm = " ".join(unicodedata.normalize("NFKC", text).casefold().split())
-    return hashlib.sha256(norm.encode("utf-8")).hexdigest()
+    """SHA-256 of text after NFKC normalisation, case folding and whitespace collapsing.
+
+    The profile :data:`judgekit.textnorm.TEXT_DIGESTS`: the hex digest is compared with the digests of
+    labelled items, so changing that profile changes which examples are found.
+    """
+    return hashlib.sha256(TEXT_DIGESTS.apply(text).encode("utf-8")).hexdigest()
 
 
 def parse_few_shot(
@@ -291,12 +293,13 @@ def check_few_shot_overlap(
 PROMPT_MIN_WORDS = 8
 """Messages shorter than this many words are not looked for in a prompt (too common to identify an item)."""
 
-_WORD = re.compile(r"\w+")
-
 
 def _words(text: str) -> list[str]:
-    """The words of text after NFKC normalisation and case folding; punctuation and white space split."""
-    return _WORD.findall(unicodedata.normalize("NFKC", text).casefold())
+    """The words of text after NFKC normalisation and case folding; punctuation and white space split.
+
+    The profile :data:`judgekit.textnorm.WORDS`, split at its spaces.
+    """
+    return WORDS.apply(text).split()
 
 
 class PromptOverlap(FrozenModel):

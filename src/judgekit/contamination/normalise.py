@@ -4,7 +4,8 @@ Every text is folded the same way on both sides of a contamination check, when t
 the golden cases and when a training export is scanned:
 
 1. Unicode NFKC, then full case folding (:meth:`str.casefold`), then NFKC again (case folding can undo
-   NFKC for a handful of characters).
+   NFKC for a handful of characters): the profile :data:`judgekit.textnorm.CONTAMINATION` does steps 1
+   and 2.
 2. Every character that :meth:`str.isalnum` accepts (Unicode letters and numbers) is kept. Every line break
    (``\n``, ``\r``, ``\v``, ``\f``, ``\x1c``-``\x1e``, ``\x85``, U+2028, U+2029) becomes ``\n``. Every
    other character (spaces, punctuation, symbols, the underscore, combining marks, controls, lone
@@ -19,9 +20,10 @@ record it so that a scan can say when it differs.
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
+
+from judgekit.textnorm import CONTAMINATION, LINE_BREAKS
+from judgekit.textnorm import UNICODE_VERSION as _UNICODE_VERSION
 
 __all__ = [
     "ASCII_FOLD_TABLE",
@@ -37,19 +39,11 @@ __all__ = [
 NORMALISATION_VERSION = 1
 """Bumped whenever any text would normalise differently; part of the index format."""
 
-UNICODE_VERSION: str = unicodedata.unidata_version
+UNICODE_VERSION: str = _UNICODE_VERSION
 """Version of the Unicode database used by NFKC, case folding and character classes in this process."""
 
 FIELD_SEPARATOR = b"\x01"
 """Byte that separates texts inside a folded buffer (:func:`fold_many`); never produced by :func:`fold`."""
-
-_LINE_BREAKS = "\n\r\v\f\x1c\x1d\x1e\x85\u2028\u2029"
-_LINE_BREAK_RE = re.compile("[" + re.escape(_LINE_BREAKS[1:]) + "]")
-# Python's ``\w`` is ``str.isalnum() or "_"`` and ``\s`` is ``str.isspace()``. Spaces are left alone
-# (they are most of the non-word characters, and a regex replacement per space is slow); other
-# whitespace becomes a space, and so does everything that is neither a word character nor whitespace.
-_OTHER_SPACE_RE = re.compile(r"[^\S \n]")
-_NON_WORD_RE = re.compile(r"[^\w\s]|_")
 
 
 def _ascii_table(*, keep_separator: bool) -> bytes:
@@ -60,7 +54,7 @@ def _ascii_table(*, keep_separator: bool) -> bytes:
             table[b] = ord(ch.lower())
         elif b >= 128:
             table[b] = b  # never used on ASCII input; identity keeps the table total
-    for ch in _LINE_BREAKS:
+    for ch in LINE_BREAKS:
         if ord(ch) < 128:
             table[ord(ch)] = ord("\n")
     if keep_separator:
@@ -76,15 +70,6 @@ ASCII texts is ``FIELD_SEPARATOR.join(texts)`` translated by this table (when no
 separator)."""
 
 
-def _fold_unicode(text: str) -> str:
-    s = unicodedata.normalize("NFKC", text).casefold()
-    if not unicodedata.is_normalized("NFKC", s):
-        s = unicodedata.normalize("NFKC", s)
-    s = _LINE_BREAK_RE.sub("\n", s)
-    s = _OTHER_SPACE_RE.sub(" ", s)
-    return _NON_WORD_RE.sub(" ", s)
-
-
 def fold(text: str) -> str:
     r"""Fold a text: NFKC and case folding, punctuation to spaces, line breaks to ``\n``.
 
@@ -98,7 +83,7 @@ def fold(text: str) -> str:
     """
     if text.isascii():
         return text.encode("ascii").translate(_ASCII_TABLE).decode("ascii")
-    return _fold_unicode(text)
+    return CONTAMINATION.apply(text)
 
 
 def tokens(text: str) -> list[str]:
@@ -132,6 +117,6 @@ def fold_many(texts: Sequence[str]) -> bytes:
     if joined.isascii() and joined.count("\x01") == len(texts) - 1:
         return joined.encode("ascii").translate(_ASCII_TABLE_SEP)
     return FIELD_SEPARATOR.join(
-        t.encode("ascii").translate(_ASCII_TABLE) if t.isascii() else _fold_unicode(t).encode("utf-8")
+        t.encode("ascii").translate(_ASCII_TABLE) if t.isascii() else CONTAMINATION.apply(t).encode("utf-8")
         for t in texts
     )

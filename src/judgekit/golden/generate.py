@@ -28,7 +28,6 @@ import contextlib
 import json
 import re
 import tempfile
-import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -38,6 +37,7 @@ from judgekit.cases import REVIEW_PREFIX, Case
 from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import move_file, write_atomic
+from judgekit.textnorm import WORDS
 
 if TYPE_CHECKING:
     from judgekit.judges.client import JudgeClient
@@ -97,18 +97,15 @@ _KINDS = ("should_trigger", "must_not_trigger")
 #: Exit code of a model reply that cannot be used, or a model call that failed after its retries: 1, an
 #: outside service failing (the exit-code table), not a mistake in the user's input (2).
 _UNUSABLE_REPLY = 1
-_PUNCT = re.compile(r"[^\w\s]", re.UNICODE)
-_SPACES = re.compile(r"\s+")
 
 
 def normalise_text(text: str) -> str:
     """The form utterances are compared in: NFKC, case folded, punctuation dropped, spaces collapsed.
 
     ``"When can I check in online?"`` and ``"when can i  check-in online"`` both become
-    ``"when can i check in online"``.
+    ``"when can i check in online"``. The profile :data:`judgekit.textnorm.WORDS`.
     """
-    folded = unicodedata.normalize("NFKC", text).casefold()
-    return _SPACES.sub(" ", _PUNCT.sub(" ", folded)).strip()
+    return WORDS.apply(text)
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,6 @@ Which checks gate:
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -31,6 +30,7 @@ from judgekit.cases import Case, TextLiteral, TextMatch, TextPattern
 from judgekit.graders.context import LayerContext
 from judgekit.graders.contract import Layer, LayerInfo, describe_layer, make_check
 from judgekit.patterns import CompiledPattern, compile_pattern
+from judgekit.textnorm import TEXT_MATCHING, TEXT_PATTERNS
 from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -55,54 +55,23 @@ __all__ = [
 LAYER = Layer.TEXT.value
 """The layer name every check of this module reports."""
 
-_PUNCT = str.maketrans(
-    {
-        "\u2018": "'",
-        "\u2019": "'",
-        "\u201a": "'",
-        "\u201b": "'",
-        "\u2032": "'",
-        "\u201c": '"',
-        "\u201d": '"',
-        "\u201e": '"',
-        "\u201f": '"',
-        "\u2033": '"',
-        "\u2010": "-",
-        "\u2011": "-",
-        "\u2012": "-",
-        "\u2013": "-",
-        "\u2014": "-",
-        "\u2015": "-",
-        "\u2212": "-",
-    }
-)
-_SPACE = re.compile(r"\s+")
-
-
-def _strip_format_chars(text: str) -> str:
-    if text.isascii():
-        return text
-    return "".join(ch for ch in text if unicodedata.category(ch) != "Cf")
-
-
-def _base_normalise(text: str) -> str:
-    if not text.isascii():
-        text = _strip_format_chars(unicodedata.normalize("NFKC", text)).translate(_PUNCT)
-    return _SPACE.sub(" ", text).strip()
-
 
 def normalise(text: str, *, fold_case: bool = True) -> str:
     """Normalise text for matching (see the module docstring).
+
+    The profile :data:`judgekit.textnorm.TEXT_MATCHING`, or :data:`judgekit.textnorm.TEXT_PATTERNS`
+    without case folding.
 
     Args:
         text: Any text.
         fold_case: Whether to case-fold (``"Straße"`` becomes ``"strasse"``).
 
     Returns:
-        The normalised text; normalising twice changes nothing.
+        The normalised text. Normalising it again changes it only where a dropped format character stood
+        between a letter and a combining mark: ``a``, a zero-width space and a combining diaeresis become
+        ``a`` and the mark, which a second pass composes to ``ä``.
     """
-    out = _base_normalise(text)
-    return out.casefold() if fold_case else out
+    return (TEXT_MATCHING if fold_case else TEXT_PATTERNS).apply(text)
 
 
 def _compiled(pattern: str, ignore_case: bool) -> CompiledPattern:

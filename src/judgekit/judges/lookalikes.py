@@ -29,6 +29,8 @@ import sys
 import unicodedata
 from pathlib import Path
 
+from judgekit.textnorm import LOOKALIKE_NFKC, LOOKALIKE_NFKD
+
 __all__ = [
     "BRACKET_CATEGORIES",
     "BRACKET_NAME_WORDS",
@@ -83,6 +85,10 @@ def _code_points() -> list[str]:
     return [chr(i) for i in range(sys.maxunicode + 1) if not 0xD800 <= i <= 0xDFFF]
 
 
+_COMPATIBILITY_FORMS = (LOOKALIKE_NFKC, LOOKALIKE_NFKD)
+"""The forms of a character a bracket may hide in besides the character itself: its NFKC and NFKD forms."""
+
+
 def bracket_lookalikes() -> frozenset[str]:
     """Every bracket lookalike of the running Python's Unicode version (the rule in the module docstring).
 
@@ -95,7 +101,7 @@ def bracket_lookalikes() -> frozenset[str]:
         c
         for c in chars
         if unicodedata.decomposition(c)
-        and any(d in named for form in ("NFKC", "NFKD") for d in unicodedata.normalize(form, c))
+        and any(d in named for profile in _COMPATIBILITY_FORMS for d in profile.apply(c))
     }
     return frozenset(named | derived)
 
@@ -109,7 +115,7 @@ def is_bracket(char: str) -> bool:
     Returns:
         ``True`` when ``char`` or its NFKC or NFKD form holds a named bracket.
     """
-    forms = {char, unicodedata.normalize("NFKC", char), unicodedata.normalize("NFKD", char)}
+    forms = {char, *(profile.apply(char) for profile in _COMPATIBILITY_FORMS)}
     return any(_named_bracket(c) for form in forms for c in form)
 
 

@@ -32,7 +32,6 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -40,6 +39,7 @@ from typing import Any, Final
 
 from pydantic import Field
 
+from judgekit.textnorm import QUOTE_MATCHING, REFUSAL_PROSE, REPLY_KEYS, VERDICT_OPTIONS
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = [
@@ -102,8 +102,6 @@ REFUSAL_PATTERNS: Final = (
 apostrophes and collapsed spaces, in the prose *outside* the reply's JSON objects): a reply that says it
 will not do the job is an error even when it also holds a verdict."""
 
-_ZERO_WIDTH = dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u200e\u200f"), None)
-_SPACES = re.compile(r"\s+")
 _ELLIPSIS = re.compile(r"\s*(?:\.\.\.|…|\[\.\.\.\])\s*")
 _EDGE_QUOTES = "\"'“”‘’«»`"
 
@@ -364,9 +362,11 @@ def find_json_objects(text: str) -> list[dict[str, Any]]:
 
 
 def normalise_for_match(text: str) -> str:
-    """Normalise for quote matching: NFKC, zero-width characters removed, case folded, spaces collapsed."""
-    text = unicodedata.normalize("NFKC", text).translate(_ZERO_WIDTH).casefold()
-    return _SPACES.sub(" ", text).strip()
+    """Normalise for quote matching: NFKC, zero-width characters removed, case folded, spaces collapsed.
+
+    The profile :data:`judgekit.textnorm.QUOTE_MATCHING`.
+    """
+    return QUOTE_MATCHING.apply(text)
 
 
 def quote_occurs(quote: str, haystacks: Iterable[str]) -> bool:
@@ -394,33 +394,23 @@ def quote_occurs(quote: str, haystacks: Iterable[str]) -> bool:
 def normalise_option(value: str) -> str:
     """An option's comparable form: NFC, zero-width removed, case-folded, spaces and hyphens as ``_``.
 
+    The profile :data:`judgekit.textnorm.VERDICT_OPTIONS`.
+
     Examples:
         >>> normalise_option(" Insufficient-Information\u200b")
         'insufficient_information'
     """
-    text = unicodedata.normalize("NFC", value).translate(_ZERO_WIDTH).strip().casefold()
-    return re.sub(r"[\s-]+", "_", text)
+    return VERDICT_OPTIONS.apply(value)
 
 
 _REFUSAL = re.compile("|".join(REFUSAL_PATTERNS))
-_APOSTROPHES = dict.fromkeys(map(ord, "\u2018\u2019\u02bc\u2032\uff07`\u00b4"), "'")
 _RAW_KEPT_CHARS: Final = 2_000
 _STOP = "stop"
 
 
-def _strip_format(text: str) -> str:
-    """NFKC with every format character (category ``Cf``: zero-width, bidi controls...) removed."""
-    text = unicodedata.normalize("NFKC", text)
-    return "".join(c for c in text if unicodedata.category(c) != "Cf") if not text.isascii() else text
-
-
-def _key_form(key: str) -> str:
-    return _SPACES.sub("", _strip_format(key)).casefold()
-
-
 def _refusal_in(prose: str) -> str | None:
     """The refusal phrase in ``prose`` (normalised), or ``None``."""
-    text = _SPACES.sub(" ", _strip_format(prose).translate(_APOSTROPHES).casefold())
+    text = REFUSAL_PROSE.apply(prose)
     found = _REFUSAL.search(text)
     return found.group() if found else None
 
@@ -493,10 +483,10 @@ def find_reply_object(
     scan = scan_json_objects(raw)
     if scan.stopped:
         return None, scan.stopped
-    key_form = _key_form(key)
+    key_form = REPLY_KEYS.apply(key)
     for found in scan.objects:
         for k in found.value:
-            if k != key and _key_form(k) == key_form:
+            if k != key and REPLY_KEYS.apply(k) == key_form:
                 return None, (
                     f"key {k!r} at character {found.start + 1} looks like {key!r} but is not it (case, "
                     "spaces, zero-width or compatibility characters): not a verdict, and ambiguous"

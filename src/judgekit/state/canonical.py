@@ -5,7 +5,8 @@ Two states are equal exactly when their canonical forms are equal:
 * mapping key order is irrelevant (mappings compare as mappings);
 * numbers compare by value: an integral float becomes an int, so ``1 == 1.0``; booleans stay booleans
   but, as in Python and SQLite (which has no boolean type), ``True`` equals ``1``;
-* text is Unicode-normalised to NFC, so a composed and a decomposed ``é`` are the same;
+* text is Unicode-normalised to NFC (the profile :data:`judgekit.textnorm.STATE_TEXT`), so a composed and
+  a decomposed ``é`` are the same;
 * tuples become lists; bytes become ``{"$bytes": "<hex>"}``.
 """
 
@@ -14,14 +15,11 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import unicodedata
 from typing import Any
 
+from judgekit.textnorm import STATE_TEXT
+
 __all__ = ["canonical", "canonical_hash", "canonical_json"]
-
-
-def _text(value: str) -> str:
-    return value if value.isascii() else unicodedata.normalize("NFC", value)
 
 
 def canonical(value: Any) -> Any:
@@ -39,13 +37,13 @@ def canonical(value: Any) -> Any:
     if value is None or isinstance(value, bool | int):
         return value
     if isinstance(value, str):
-        return _text(value)
+        return STATE_TEXT.apply(value)
     if isinstance(value, float):
         if math.isfinite(value) and value.is_integer() and abs(value) < 2**63:
             return int(value)
         return value
     if isinstance(value, dict):
-        return {_text(str(k)): canonical(v) for k, v in value.items()}
+        return {STATE_TEXT.apply(str(k)): canonical(v) for k, v in value.items()}
     if isinstance(value, list | tuple):
         return [canonical(v) for v in value]
     if isinstance(value, bytes | bytearray | memoryview):
