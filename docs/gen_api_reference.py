@@ -40,7 +40,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
         "Calibration and trust",
         ("calibrate", "CalibrationOptions", "Calibration", "trust_status", "TrustStatus"),
     ),
-    ("Contamination", ("build_index", "scan_export")),
+    ("Contamination", ("index_cases", "scan_exports")),
     ("Errors", ("JudgekitError",)),
 )
 """The jobs, in the order a newcomer meets them, and the public names of each (names not exported are

@@ -14,7 +14,7 @@ reference lists as advanced. The names are imported when first used, so ``import
 * Results: :func:`read_results`, :func:`report`, :func:`compare`.
 * Calibration and trust: :func:`calibrate`, :class:`CalibrationOptions`, :class:`Calibration`,
   :func:`trust_status`.
-* Contamination: :func:`build_index`, :func:`scan_export`.
+* Contamination: :func:`index_cases`, :func:`scan_exports`.
 
 Examples:
     >>> import judgekit
@@ -59,6 +59,11 @@ _PUBLIC: dict[str, str] = {
     "CalibrationOptions": "judgekit.api.calibration",
     "Calibration": "judgekit.api.calibration",
     "trust_status": "judgekit.api.calibration",
+    # results
+    "read_results": "judgekit.results",
+    # contamination
+    "index_cases": "judgekit.api.contamination",
+    "scan_exports": "judgekit.api.contamination",
 }
 """Public name -> ``module`` (the same name there) or ``module:name``."""
 
@@ -82,9 +87,12 @@ __all__ = [
     "grade_async",
     "grade_run",
     "grade_run_async",
+    "index_cases",
     "load_cases",
     "make_grader",
+    "read_results",
     "read_transcripts",
+    "scan_exports",
     "to_transcript",
     "trust_status",
 ]
@@ -92,6 +100,7 @@ __all__ = [
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is imported on first use
     from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, trust_status
+    from judgekit.api.contamination import index_cases, scan_exports
     from judgekit.api.grading import grade, grade_async, make_grader
     from judgekit.api.runs import RunOptions, RunOutcome, grade_run, grade_run_async
     from judgekit.cases import Case
@@ -100,6 +109,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is i
     from judgekit.errors import JudgekitError
     from judgekit.formats.adapters import to_transcript
     from judgekit.judge_setup import JudgeConfig
+    from judgekit.results import read_results
     from judgekit.transcript import Transcript, read_transcripts
     from judgekit.verdict import CheckResult, Grade, Trust, Verdict
 

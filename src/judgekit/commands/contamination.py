@@ -220,9 +220,8 @@ def scan(  # noqa: PLR0917 - typer options
     `-` scans JSONL piped to standard input (findings name it `<stdin>`, with line numbers as for a file):
     the way to scan a decompressed or generated export.
     """
-    from judgekit.contamination.index import read_index
-    from judgekit.contamination.parallel import check_exports, scan_files
-    from judgekit.contamination.report import build_report, render_json, render_markdown
+    from judgekit.api.contamination import scan_exports
+    from judgekit.contamination.report import render_json, render_markdown
     from judgekit.contamination.scan import ScanOptions, max_line_bytes_from_mb
     from judgekit.errors import JudgekitError
 
@@ -236,18 +235,9 @@ def scan(  # noqa: PLR0917 - typer options
         )
     except JudgekitError as exc:
         raise JudgekitError(exc.message, exit_code=2) from None
-    check_exports(exports)  # before the key and index are read: nothing waits on a pipe or a device
-    key = _key(key_file)
-    idx = read_index(index_path, key)  # verifies the index's MAC with the key before anything is used
-    result = scan_files(
-        [Path(e) for e in exports],
-        idx,
-        key,
-        options,
-        processes=processes,
-        split_bytes=int(split_mb * (1 << 20)),
+    report = scan_exports(
+        exports, index=index_path, key_file=key_file, options=options, processes=processes, split_mb=split_mb
     )
-    report = build_report(result, idx, threshold=threshold)
     text = render_json(report) if fmt == "json" else render_markdown(report)
     if out is not None:
         from judgekit.io.atomic import write_atomic

@@ -1,0 +1,67 @@
+"""The contamination service: index the cases, scan exports, the same report as the command."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from contamination.conftest import CLEAN_TEXTS, DENVER, KEY_BYTES, OPENING, chat
+from judgekit.api.contamination import index_cases, scan_exports
+from judgekit.cli import main
+from judgekit.contamination.report import render_json
+from judgekit.contamination.scan import ScanOptions
+from judgekit.errors import JudgekitError
+
+CASES = {
+    "a.yaml": f'id: gs-031\ninput: "{OPENING}"\n',
+    "b.yaml": f'id: gs-044\ninput: "{DENVER}"\n',
+}
+
+
+@pytest.fixture
+def indexed(tmp_path: Path) -> dict[str, Path]:
+    golden = tmp_path / "golden"
+    golden.mkdir()
+    for name, text in CASES.items():
+        (golden / name).write_text(text, encoding="utf-8")
+    key = tmp_path / "key"
+    key.write_bytes(KEY_BYTES)
+    index = tmp_path / "golden.jkc"
+    document = index_cases([golden], key_file=key, out=index)
+    assert document.model_dump()["stats"]["cases"] == 2
+    return {"key": key, "index": index, "tmp": tmp_path}
+
+
+def _export(tmp: Path, name: str, *texts: str) -> Path:
+    path = tmp / name
+    path.write_text("".join(json.dumps(chat(t)) + "\n" for t in texts), encoding="utf-8")
+    return path
+
+
+def test_a_leaked_case_is_found_and_a_clean_export_is_clean(indexed: dict[str, Path]) -> None:
+    leaked = _export(indexed["tmp"], "leaked.jsonl", CLEAN_TEXTS[0], f"please answer: {DENVER.upper()}")
+    clean = _export(indexed["tmp"], "clean.jsonl", *CLEAN_TEXTS)
+    report = scan_exports([leaked], index=indexed["index"], key_file=indexed["key"])
+    assert (report.status, report.exit_code, [c.case_id for c in report.leaks]) == ("leaked", 1, ["gs-044"])
+    report = scan_exports([clean], index=indexed["index"], key_file=indexed["key"])
+    assert (report.status, report.exit_code, report.leaks) == ("clean", 0, [])
+
+
+def test_the_command_prints_the_report_the_service_returns(
+    indexed: dict[str, Path], capsys: pytest.CaptureFixture[str]
+) -> None:
+    leaked = _export(indexed["tmp"], "leaked.jsonl", f"{OPENING}")
+    options = ScanOptions(threshold=0.5)
+    report = scan_exports([leaked], index=indexed["index"], key_file=indexed["key"], options=options)
+    argv = ["contamination", "scan", str(leaked), "--index", str(indexed["index"])]
+    assert main([*argv, "--key-file", str(indexed["key"]), "--format", "json"]) == report.exit_code == 1
+    assert json.loads(capsys.readouterr().out) == json.loads(render_json(report))
+
+
+def test_a_split_size_of_zero_is_refused_naming_the_option(indexed: dict[str, Path]) -> None:
+    export = _export(indexed["tmp"], "e.jsonl", *CLEAN_TEXTS)
+    with pytest.raises(JudgekitError, match=r"split_mb \(--split-mb\) must be above 0 MiB \(got 0\)") as info:
+        scan_exports([export], index=indexed["index"], key_file=indexed["key"], split_mb=0)
+    assert info.value.exit_code == 2
