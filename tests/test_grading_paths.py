@@ -1,9 +1,11 @@
 """Every grading path holds the one grading contract (src/judgekit/graders/contract.py).
 
-The paths are enumerated in :data:`PATHS`: the Python API, the runner behind ``judgekit grade``, the
-command itself, the pytest plugin, Inspect AI, promptfoo and tau-bench (the demo grades through the
-runner's ``LayeredTrialGrader``; the structural test below checks that no module builds a verdict of its
-own). Each scenario states what a pass means and checks it on every path:
+The paths that grade one trial are enumerated in :data:`PATHS`: the Python API, the pytest plugin,
+Inspect AI, promptfoo and tau-bench. The paths that grade a run (``judgekit grade`` with or without
+``--batch``, the demo, Ray, the pytest plugin's trials, the Python API's ``grade_run``) all reach one run
+service, ``judgekit.api.runs``: ``tests/api/test_runs.py`` holds that every one of them reaches it, and
+checks the same scenarios there once, on the service. The structural test below checks that no module
+builds a verdict of its own. Each scenario states what a pass means and checks it on every path:
 
 * a plain task contract graded without a judge is never ``pass`` (its required outcome was not checked);
 * a missing required mention fails the case;
@@ -178,72 +180,10 @@ Path_ = Callable[[Path, Case, Transcript, "RubricGrader | None", UntrustedPolicy
 def via_api(
     root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
 ) -> Outcome:
-    from judgekit.integrations.grading import explain, grade_now
+    from judgekit.integrations.grading import grade_now
 
     grade = grade_now(LayeredGrader(root, rubric=rubric, untrusted=policy), case, t)
-    return grade.verdict, explain(grade)
-
-
-def via_runner(
-    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
-) -> Outcome:
-    from judgekit.results import read_results
-    from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
-
-    work = root.parent / f"runner-{case.id}-{policy}-{rubric is not None}"
-    work.mkdir()
-    (work / "t.jsonl").write_text(t.model_dump_json() + "\n")
-    plan = plan_trials(load_case_set(root), [work / "t.jsonl"])
-    grader = LayeredTrialGrader(root, rubric, policy)
-    out = work / "r.jsonl"
-    try:
-        state = prepare_output(out, plan, resume=False, judge_fingerprint=grader.judge_fingerprint)
-        asyncio.run(run_trials(plan, grader, out=out, state=state))
-    finally:
-        grader.close()
-    (line,) = read_results(out).lines
-    return line.verdict, line.reason + " " + " ".join(c.reason for c in line.checks)
-
-
-def via_cli(
-    root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
-) -> Outcome:
-    from judgekit.cli import main
-
-    work = root.parent / f"cli-{case.id}-{policy}-{rubric is not None}"
-    work.mkdir()
-    (work / "t.jsonl").write_text(t.model_dump_json() + "\n")
-    args = [
-        "grade",
-        "--cases",
-        str(root),
-        "--transcripts",
-        str(work / "t.jsonl"),
-        "--out",
-        str(work / "r.jsonl"),
-    ]
-    (work / "records").mkdir()  # a --records folder that is named must exist
-    args += ["--no-progress", "--untrusted", policy, "--records", str(work / "records")]
-    if rubric is not None:
-        assert rubric.trust_status("polite").trust is Trust.UNTRUSTED, "the command trusts records only"
-        (work / "run.yaml").write_text(json.dumps({"judge": {"api_base": rubric.client.settings.api_base}}))
-        args += ["--judge-model", rubric.client.params.model, "--config", str(work / "run.yaml")]
-        args += ["--rubric", str(_rubric_file(work))]
-    with pytest.MonkeyPatch.context() as env:
-        env.setenv("OPENAI_API_KEY", "sk-paths-cli")
-        code = main(args)
-    assert code in (0, None), code
-    line = json.loads((work / "r.jsonl").read_text().splitlines()[0])
-    return Verdict(line["verdict"]), line["reason"] + " " + " ".join(c["reason"] for c in line["checks"])
-
-
-def _rubric_file(work: Path) -> Path:
-    path = work / "paths.yaml"
-    path.write_text(
-        "id: paths\nversion: '1'\ncriteria:\n"
-        "  - id: polite\n    text: The agent is polite.\n    critical: false\n"
-    )
-    return path
+    return grade.verdict, grade.explain()
 
 
 def via_pytest(
@@ -316,8 +256,6 @@ def via_taubench(
 
 PATHS: dict[str, Path_] = {
     "api": via_api,
-    "runner": via_runner,
-    "cli": via_cli,
     "pytest": via_pytest,
     "inspect": via_inspect,
     "promptfoo": via_promptfoo,
@@ -380,7 +318,7 @@ def test_counting_an_uncalibrated_judge_is_an_explicit_opt_in(
 
 # `judgekit grade` takes trust from calibration records only: tests/commands/test_contract_cli.py
 # calibrates the judge with `judgekit calibrate` and shows the command then lets it decide.
-@pytest.mark.parametrize("path", [p for p in PATHS if p != "cli"])
+@pytest.mark.parametrize("path", PATHS)
 def test_a_calibrated_judge_decides(golden: Path, judge: JudgeServer, path: str) -> None:
     case = _case(golden, "plain-address")
     verdict, _ = PATHS[path](
@@ -389,7 +327,7 @@ def test_a_calibrated_judge_decides(golden: Path, judge: JudgeServer, path: str)
     assert verdict is Verdict.PASS
 
 
-LOSSY_PATHS = ("api", "runner", "cli", "pytest", "tau-bench")
+LOSSY_PATHS = ("api", "pytest", "tau-bench")
 """The paths that take a transcript as recorded; Inspect and promptfoo build theirs from their own state,
 which is never an imported trace."""
 
@@ -487,16 +425,17 @@ def test_no_module_decides_a_verdict_outside_the_contract() -> None:
 
 
 def test_every_grading_path_grades_through_the_layered_grader() -> None:
-    """The integrations, the runner, the demo and Ray grading build their graders from LayeredGrader.
+    """The integrations, the runner, the run service and Ray grading build their graders from LayeredGrader.
 
-    Ray grading (``integrations/ray_grading.py``) runs the runner's ``run_trials`` with its
+    The demo grades its runs through the run service (``tests/api/test_runs.py`` holds that it reaches
+    it). Ray grading (``integrations/ray_grading.py``) runs the service's ``grade_trials`` with a
     ``LayeredTrialGrader`` on the workers; ``tests/integrations/test_ray_grading.py`` checks that its lines
     equal what ``judgekit grade`` writes for the same trials (the scenarios here would each start a Ray
     cluster, so they are not repeated on it).
     """
     modules = (
         "runner.py",
-        "demo.py",
+        "api/runs.py",
         "integrations/grading.py",
         "integrations/taubench.py",
         "integrations/ray_grading.py",

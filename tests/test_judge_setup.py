@@ -181,3 +181,52 @@ def test_files_and_folders_named_as_text(tmp_path: Path) -> None:
     )
     assert built.fingerprint == demo_rubric_grader(str(cassette), CacheMode.REPLAY).fingerprint
     assert built.trust_status("case.acceptance").trust.value == "untrusted"
+
+
+def test_a_judge_config_is_keyword_only_frozen_and_checked_when_made() -> None:
+    import dataclasses
+
+    from judgekit.judge_setup import JudgeConfig
+
+    with pytest.raises(TypeError):
+        JudgeConfig("openai/x")  # type: ignore[misc]
+    config = JudgeConfig(model="openai/x")
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        config.model = "openai/y"  # type: ignore[misc]
+    assert (config.cache_mode, config.judge_params.samples, config.client_settings.concurrency) == (
+        "off",
+        1,
+        8,
+    )
+    for fields, message in (
+        ({"mode": "sometimes"}, "judge setting cache: must be record, replay or off (got 'sometimes')"),
+        (
+            {"input_cost_per_token": 1e-6},
+            "judge setting input_cost_per_token is set but output_cost_per_token",
+        ),
+        ({"retries": -1}, "judge setting retries: "),
+        ({"samples": 0}, "judge setting samples: "),
+    ):
+        with pytest.raises(JudgekitError) as info:
+            JudgeConfig(model="openai/x", **fields)
+        assert info.value.exit_code == 2
+        assert info.value.message.startswith(message), info.value.message
+
+
+def test_a_judge_config_from_a_run_configuration(tmp_path: Path) -> None:
+    from judgekit.judge_setup import JudgeConfig
+
+    judge = load_run_config(AIRDESK / "judge.yaml")["judge"]
+    cassette = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
+    config = JudgeConfig.from_settings(judge, cassette=cassette, records=tmp_path)
+    assert (config.model, config.mode, config.cache_mode, config.samples) == (
+        "openai/airdesk-synthetic-judge",
+        "replay",
+        "replay",
+        1,
+    )
+    assert JudgeConfig.from_settings(judge, samples=3).samples == 3  # a field given wins over the mapping
+    assert (
+        build_rubric_grader(config).fingerprint
+        == build_rubric_grader(JudgeConfig.from_settings(judge, cassette=cassette, timeout=5.0)).fingerprint
+    )

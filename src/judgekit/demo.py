@@ -550,14 +550,12 @@ def _grade_run(
     book: TrustBook,
     say: Say,
 ) -> DemoRunFacts:
+    from judgekit.api.runs import RunOptions, grade_run
     from judgekit.judges.cache import CacheMode
     from judgekit.results import read_results
-    from judgekit.runner import LayeredTrialGrader, prepare_output, run_trials
+    from judgekit.secrets import Redactor
 
     rubric = demo_rubric_grader(cassette, CacheMode.REPLAY, trust=book)
-    grader = LayeredTrialGrader(case_set.root, rubric)  # the default untrusted policy: withhold
-    grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
-    state = prepare_output(results, plan, resume=False, judge_fingerprint=grader.judge_fingerprint)
     grading: dict[str, Any] = {
         "cases": "examples/airdesk",
         "judge_model": DEMO_JUDGE_MODEL,
@@ -568,20 +566,13 @@ def _grade_run(
         "calibration_sample": CALIBRATION_SAMPLE,
         "trust_records": "calibration/records (the demo's own report folder)",
     }
-    try:
-        summary = asyncio.run(
-            run_trials(
-                plan,
-                grader,
-                out=results,
-                state=state,
-                concurrency=8,
-                grading=grading,
-                progress=_LineProgress(name, say),
-            )
-        )
-    finally:
-        grader.close()
+    # the default untrusted policy (withhold); the demo's lines carry no provenance, and secrets are
+    # removed by their key shapes; its report pages are built from the lines below
+    options = RunOptions(grading=grading, provenance=False, report=False, redactor=Redactor())
+    outcome = grade_run(
+        case_set, plan, results, judge=rubric, options=options, progress=_LineProgress(name, say)
+    )
+    summary = outcome.summary
     misses = _replay_misses(rubric)
     if misses:
         raise _stale_cassette(cassette, misses)
@@ -683,9 +674,10 @@ def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[s
 
 
 def _compare(baseline: Path, candidate: Path) -> Comparison:
-    from judgekit.reports.run_compare import compare_runs, digest_runs
+    from judgekit.reports.run_compare import compare_runs
+    from judgekit.results import read_results
 
-    return compare_runs(*digest_runs(baseline, candidate))
+    return compare_runs(read_results(baseline), read_results(candidate))
 
 
 def run_demo(

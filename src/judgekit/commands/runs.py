@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
@@ -40,7 +40,10 @@ from judgekit.commands.judge_options import (
 from judgekit.commands.output import chosen_format, format_option
 
 if TYPE_CHECKING:
+    from judgekit.api.runs import RunOptions, RunOutcome
+    from judgekit.commands.judge_options import JudgeSetup
     from judgekit.errors import Problem
+    from judgekit.graders.grounding import GroundingMode
     from judgekit.io.importers import ImportResult
     from judgekit.reports.run_gate import Threshold
     from judgekit.reports.run_model import RunReport
@@ -282,28 +285,24 @@ def grade(  # noqa: PLR0917 - typer options
     trials per verdict, errors, pass rates per suite, each threshold and whether the gate passed, the
     results file, the judge's trust and cost; the progress bar, notes and warnings stay on standard error.
     """
-    import asyncio
+    from dataclasses import replace
 
-    from judgekit.caseset import load_case_set
-    from judgekit.errors import JudgekitError
-    from judgekit.graders.grounding import MODES as GROUNDING_MODES
-    from judgekit.runner import LayeredTrialGrader, plan_trials, prepare_output, run_trials
-    from judgekit.secrets import Redactor
+    from judgekit.api.runs import RunOptions, grade_run
+    from judgekit.reports.run_gate import parse_thresholds
 
     output_format = chosen_format(output_format)
-    from judgekit.runner import check_retry_errors
-
-    check_retry_errors(resume=resume, retry_errors=retry_errors)  # before a judge is set up
-    if batch_poll is not None and not batch:
-        raise JudgekitError("--batch-poll is the polling interval of --batch: give --batch too", exit_code=2)
-    if batch_poll is not None:
-        from judgekit.batch_grading import check_poll_interval
-
-        check_poll_interval(batch_poll)  # before the judge is set up, so nothing else is printed first
-    if grounding is not None and grounding not in GROUNDING_MODES:
-        raise JudgekitError(
-            f"--grounding must be one of {', '.join(GROUNDING_MODES)} (got '{grounding}')", exit_code=2
-        )
+    options = RunOptions(  # checked before a judge is set up, so an option's error is the only line
+        resume=resume,
+        retry_errors=retry_errors,
+        grounding=cast("GroundingMode | None", grounding),
+        holdout=tuple(holdout),
+        fsync=fsync,
+        batch=batch,
+        batch_poll=batch_poll,
+        thresholds=tuple(parse_thresholds(fail_under, fail_under_k, max_errors)),
+        report=output_format == "json",
+        require_trust=require_trust,
+    )
     setup = setup_judge(
         JudgeFlags(
             model=judge_model,
@@ -323,284 +322,96 @@ def grade(  # noqa: PLR0917 - typer options
         ),
         settings={"cases": cases, "concurrency": concurrency},
     )
-    effective = setup.effective
-    cases = effective.path("cases")
+    cases = _golden_set(setup)
+    options = replace(
+        options,
+        concurrency=setup.concurrency,
+        untrusted=setup.untrusted,
+        grading=_grading_record(setup, cases, grounding),
+    )
+    outcome = grade_run(
+        cases,
+        [*transcripts, *(more_transcripts or [])],
+        out,
+        judge=setup.grader,
+        options=options,
+        progress=_RichProgress(progress),
+        say=lambda text: typer.echo(text, err=True),
+    )
+    _render_grade(outcome, options, output_format, judged=setup.grader is not None)
+
+
+def _golden_set(setup: JudgeSetup) -> Path:
+    """The golden set in force (``--cases``, else the configuration).
+
+    Raises:
+        JudgekitError: (exit code 2) When none is given anywhere.
+    """
+    from judgekit.errors import JudgekitError
+
+    cases = setup.effective.path("cases")
     if cases is None:
         raise JudgekitError(
             "no golden set: give --cases FOLDER, or set cases in [tool.judgekit] of pyproject.toml or in "
             "judgekit.toml (see judgekit config)",
             exit_code=2,
         )
-    records = setup.records
-    concurrency = setup.concurrency
-    untrusted = setup.untrusted
-    judge_model = setup.model
-    judge_api_base = setup.api_base
-    rubric = setup.rubric
-    mode = setup.mode
-    cassette = setup.cassette
-    settings = effective.run_config
-    redactor = Redactor.from_environ()
-    case_set = load_case_set([cases])
-    try:
-        case_set.raise_if_invalid()
-    except JudgekitError as exc:  # an unusable golden set is an input error here, not a finding
-        exc.exit_code = 2
-        raise
-    from judgekit.io.paths import expand_input_paths
+    return cases
 
-    transcript_files = expand_input_paths(
-        [*transcripts, *(more_transcripts or [])], what="transcript file", option="--transcripts"
-    )
-    plan = plan_trials(case_set, transcript_files, holdout=holdout)
-    held_out = plan.held_out
-    if held_out:
-        typer.echo(
-            f"note: left out {len(held_out)} trial(s) of holdout case(s) "
-            f"{', '.join(sorted({t.case.id for t in held_out}))}; name one with --holdout ID to grade it",
-            err=True,
-        )
-    rubric_grader = setup.grader
-    overall = setup.trust
-    grader = LayeredTrialGrader(case_set.root, rubric_grader, untrusted, grounding)
-    grader.set_sources({t.key: Path(t.source.file).resolve().parent for t in plan.trials})
-    try:
-        state = prepare_output(
-            out,
-            plan,
-            resume=resume,
-            judge_fingerprint=grader.judge_fingerprint,
-            grader=grader.spec,
-            retry_errors=retry_errors,
-        )
-    except JudgekitError as exc:  # an existing --out, a results file that cannot be resumed: input errors
-        grader.close()
-        exc.exit_code = 2
-        raise
-    for problem in plan.problems:
-        typer.echo(f"warning: {problem}", err=True)
-    if state.dropped_line is not None:
-        typer.echo(
-            f"{out}:{state.dropped_line}: the last line was cut off by the interruption; it was dropped and "
-            "that trial is graded again",
-            err=True,
-        )
-    if state.retry:
-        typer.echo(
-            f"{out}: retrying {len(state.retry)} trial(s) whose line ended in error; their new lines replace "
-            "the old ones",
-            err=True,
-        )
-    if state.errors_not_planned:
-        typer.echo(
-            f"{out}: {state.errors_not_planned} line(s) that ended in error are of trials not in these "
-            "--transcripts; they are kept as they are (give their transcripts to retry them)",
-            err=True,
-        )
-    grading_record: dict[str, Any] = {
+
+def _grading_record(setup: JudgeSetup, cases: Path, grounding: str | None) -> dict[str, Any]:
+    """The configuration judgekit records in every line of the run (the service removes secrets)."""
+    judged = setup.model is not None
+    record: dict[str, Any] = {
         "cases": str(cases),
-        "judge_model": judge_model,
-        "judge_api_base": judge_api_base,
-        "rubric": rubric if judge_model else None,
-        "cache_mode": mode if judge_model else None,
-        "concurrency": concurrency,
-        "untrusted_policy": untrusted,
-        "config": settings,
+        "judge_model": setup.model,
+        "judge_api_base": setup.api_base,
+        "rubric": setup.rubric if judged else None,
+        "cache_mode": setup.mode if judged else None,
+        "concurrency": setup.concurrency,
+        "untrusted_policy": setup.untrusted,
+        "config": setup.effective.run_config,
     }
-    if effective.project is not None:
-        grading_record["project_config"] = str(effective.project.path)
-    # the holdouts named (plan.holdouts) are recorded in every line's grading["holdouts"] by run_trials
+    if setup.effective.project is not None:
+        record["project_config"] = str(setup.effective.project.path)
+    # the holdouts named (plan.holdouts) are recorded in every line's grading["holdouts"] by the runner
     if grounding is not None:
-        grading_record["grounding"] = grounding
-    from judgekit.provenance import collect_provenance
+        record["grounding"] = grounding
+    return record
 
-    judge_fp = grader.judge_fingerprint
-    provenance = collect_provenance(
-        method="layered" + (f"+rubric:{judge_fp['label']}" if judge_fp is not None else ""),
-        seed=rubric_grader.client.params.seed if rubric_grader is not None else None,
-        case_set=cases,
-        thresholds={
-            "untrusted_policy": untrusted,
-            "judge_samples": rubric_grader.client.params.samples if rubric_grader is not None else None,
-            "judge_temperature": rubric_grader.client.params.temperature
-            if rubric_grader is not None
-            else None,
-        },
-    )
-    bar = _RichProgress(progress)
-    batch_record: dict[str, Any] | None = None
-    run_options: dict[str, Any] = {
-        "out": out,
-        "state": state,
-        "concurrency": concurrency,
-        "grading": redactor.data(grading_record),
-        "redactor": redactor,
-        "progress": bar,
-        "fsync": fsync,
-        "provenance": provenance,
-    }
-    try:
-        if batch:
-            from judgekit.batch_grading import POLL_DEFAULT_S, grade_in_batch
 
-            batch_run = asyncio.run(
-                grade_in_batch(
-                    plan,
-                    grader,
-                    resume=resume,
-                    poll_s=batch_poll if batch_poll is not None else POLL_DEFAULT_S,
-                    echo=lambda text: typer.echo(text, err=True),
-                    **run_options,
-                )
-            )
-            summary = batch_run.summary
-            if batch_run.state is not None:
-                batch_record = {**batch_run.state.record(), "state_file": str(batch_run.state_file)}
-        else:
-            summary = asyncio.run(run_trials(plan, grader, **run_options))
-    finally:
-        grader.close()
-    counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
+def _render_grade(outcome: RunOutcome, options: RunOptions, output_format: str, *, judged: bool) -> None:
+    """Print what ``grade`` did (a line of text, or the ``grade_summary`` document), then exit as it says.
+
+    Raises:
+        typer.Exit: 2 when input lines were left out, else 1 when a threshold was missed.
+    """
+    from judgekit.api.runs import untrusted_note
+
+    summary = outcome.summary
     if output_format == "text":
+        counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
         typer.echo(
             f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
             + (f" ({counts})" if counts else "")
             + (f"; {summary.retried} of them retried after an error" if summary.retried else "")
             + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
-            + (f"; {_cost_text(summary)}" if rubric_grader is not None else "")
+            + (f"; {_cost_text(summary)}" if judged else "")
             + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
-            + f" -> {out}"
+            + f" -> {outcome.results}"
         )
-        if rubric_grader is not None:
-            typer.echo(_untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded))
-    from judgekit.reports.run_gate import parse_thresholds
-
-    thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
-    run_report: RunReport | None = None
-    if thresholds or output_format == "json":
-        # the figures `judgekit report --cases` would show for this results file (undecided counts as fail)
-        from judgekit.golden.splits import holdout_ids, split_report_lines
-        from judgekit.reports.run_model import report_run
-        from judgekit.results import read_results
-
-        graded = split_report_lines(read_results(out), holdout, set_holdouts=holdout_ids(case_set)).results
-        splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        run_report, _ = report_run(graded, undecided="fail", splits=splits)
-    gate = _threshold_rows(run_report, thresholds) if run_report is not None else []
-    misses = [miss for row in gate for miss in row["misses"]]
-    missed = _say_gate(thresholds, misses) if thresholds else False
-    if output_format == "json" and run_report is not None:
+        if judged:
+            typer.echo(untrusted_note(options.untrusted, summary.untrusted_verdicts, summary.graded))
+    missed = _say_gate(options.thresholds, outcome.gate.misses) if options.thresholds else False
+    if output_format == "json" and outcome.report is not None:
         from judgekit.commands.output import print_document
-        from judgekit.verdict import Verdict
 
-        judge: dict[str, Any] | None = None
-        if rubric_grader is not None and overall is not None:  # a judge always has its trust decision
-            judge = {
-                "model": judge_model,
-                "fingerprint": rubric_grader.fingerprint,
-                "trust": overall.trust.value,
-                "trust_reason": overall.reason,
-                "records": str(records),
-                "require_trust": require_trust,
-                "cache_mode": mode,
-                "cassette": str(cassette) if cassette is not None else None,
-                "untrusted_policy": untrusted,
-                "untrusted_verdicts_counted": summary.untrusted_verdicts,
-                "untrusted_note": _untrusted_note(untrusted, summary.untrusted_verdicts, summary.graded),
-                "transport": {
-                    "timeout_s": rubric_grader.client.settings.timeout,
-                    "retries": rubric_grader.client.settings.max_retries,
-                    "backoff_s": rubric_grader.client.settings.backoff_base,
-                },
-            }
-        print_document(
-            "grade_summary",
-            {
-                "run_id": summary.run_id,
-                "results": str(out),
-                "cases": str(cases),
-                "planned": summary.planned,
-                "graded": summary.graded,
-                "already_graded": summary.skipped_done,
-                "retried": summary.retried,
-                "seconds": round(summary.seconds, 3),
-                "verdicts": {v.value: summary.verdicts.get(v, 0) for v in Verdict},
-                "errors": summary.verdicts.get(Verdict.ERROR, 0),
-                "grader_errors": summary.grader_errors,
-                "cost_usd": summary.cost_usd if not summary.unpriced_trials else None,
-                "cost_known_usd": summary.cost_usd,
-                "unpriced_trials": summary.unpriced_trials,
-                "cost_unknown_reason": summary.cost_unknown_reason,
-                "judge": judge,
-                "batch": batch_record,
-                "trials_in_results": run_report.run.trials,
-                "undecided_policy": run_report.undecided_policy,
-                # pass^1 per suite, the figure --fail-under checks (None when undefined)
-                "pass_rates": {
-                    suite.name: suite.pass_hat[0].value if suite.pass_hat else None
-                    for suite in run_report.suites
-                },
-                "suites": [suite.model_dump(mode="json") for suite in run_report.suites],
-                "gate": {
-                    "checked": bool(thresholds),
-                    "passed": not misses if thresholds else None,
-                    "thresholds": gate,
-                    "misses": misses,
-                },
-                "input_problems": [
-                    {
-                        "file": str(p.file) if p.file is not None else None,
-                        "line": p.line,
-                        "field": p.field,
-                        "message": redactor.text(p.message),
-                    }
-                    for p in plan.problems
-                ],
-                "dropped_line": state.dropped_line,
-                "holdouts_left_out": sorted({t.case.id for t in held_out}),
-                "exit_code": 2 if plan.problems else 1 if missed else 0,
-            },
-        )
-    if plan.problems:
-        typer.echo(f"{len(plan.problems)} input line(s) left out (see warnings above)", err=True)
+        print_document("grade_summary", outcome.document())
+    if outcome.input_problems:
+        typer.echo(f"{len(outcome.input_problems)} input line(s) left out (see warnings above)", err=True)
         raise typer.Exit(2)
     if missed:
         raise typer.Exit(1)
-
-
-def _threshold_rows(report: RunReport, thresholds: Sequence[Threshold]) -> list[dict[str, Any]]:
-    """Each threshold checked on its own: its fields, whether it was met, and its misses.
-
-    Args:
-        report: The run's report (the figures ``judgekit report`` shows).
-        thresholds: The parsed ``--fail-under``, ``--fail-under-k`` and ``--max-errors`` values.
-
-    Returns:
-        One row per threshold: ``option`` (as written), ``kind``, ``suite``, ``k``, ``minimum``,
-        ``maximum``, ``met`` (no miss) and ``misses`` (one message per suite that missed it).
-    """
-    from judgekit.reports.run_gate import check_thresholds
-
-    rows: list[dict[str, Any]] = []
-    for threshold in thresholds:
-        missed = check_thresholds(report, [threshold])
-        rows.append({**threshold.model_dump(mode="json"), "met": not missed, "misses": list(missed)})
-    return rows
-
-
-def _untrusted_note(policy: str, counted: int, graded: int) -> str:
-    """The summary line on untrusted judge verdicts, whatever the policy."""
-    if policy == "count":
-        return (
-            f"untrusted judge verdicts counted: {counted} (--untrusted count): verdicts resting on a judge "
-            f"no calibration record trusts are included in the {graded} graded trial(s)"
-        )
-    if policy == "fail_only":
-        return f"untrusted judge verdicts counted: {counted} (--untrusted fail_only: only their fails count)"
-    return (
-        f"untrusted judge verdicts counted: 0 (--untrusted {policy}: a judge no calibration record trusts "
-        "decides nothing; opt in with --untrusted count)"
-    )
 
 
 # --------------------------------------------------------------------------- report
@@ -880,7 +691,7 @@ def compare(  # noqa: PLR0917 - typer options
     policy revisions, each case named; no task in common) or a results file has problems.
     """
     from judgekit.io.atomic import write_atomic
-    from judgekit.reports.run_compare import compare_runs, digest_runs
+    from judgekit.reports.run_compare import compare_digests, stream_compare
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
     with _input_errors():
@@ -892,11 +703,12 @@ def compare(  # noqa: PLR0917 - typer options
             case_set.raise_if_invalid()
             splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
         # each file read once, line by line: memory flat in trials (one verdict per baseline trial kept)
-        a, b = digest_runs(baseline, candidate, regression_slices=regression_slice, splits=splits)
-        problems_a, problems_b = a.problems, b.problems
+        a, b, problems_a, problems_b = stream_compare(
+            baseline, candidate, regression_slices=regression_slice, splits=splits
+        )
         for p in [*problems_a, *problems_b]:
             typer.echo(f"warning: {p}", err=True)
-        result = compare_runs(a, b, alpha=alpha)
+        result = compare_digests(a, b, alpha=alpha)
     if output_format == "json":
         from judgekit.reports.run_json import render_comparison_json
 

@@ -225,6 +225,11 @@ class RubricGrader:
         """Short human label of the fingerprint."""
         return self._fingerprint.label
 
+    @property
+    def trust(self) -> TrustLookup | None:
+        """The trust lookup deciding this grader's verdicts (``None``: every verdict untrusted)."""
+        return self._trust
+
     def trust_status(self, criterion: str) -> TrustDecision:
         """Trust of this grader's verdicts on one criterion (from the ``trust`` lookup; else untrusted)."""
         return self._trust(self.fingerprint, criterion) if self._trust is not None else _NO_LOOKUP

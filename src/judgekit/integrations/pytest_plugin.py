@@ -347,11 +347,11 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
 def _trials(
     case_set: CaseSet, files: list[Path], holdout: Sequence[str], option: str
 ) -> tuple[list[Trial | Problem], list[str]]:
+    from judgekit.api.runs import plan_run
     from judgekit.errors import JudgekitError
-    from judgekit.runner import plan_trials
 
-    try:
-        plan = plan_trials(case_set, files, holdout=holdout, option=option)
+    try:  # the trials `judgekit grade` would grade: the run service's planning step
+        _, plan = plan_run(case_set, files, holdout=holdout, holdout_option=option, transcripts_option="")
     except JudgekitError as exc:
         raise pytest.UsageError(f"judgekit: {exc.message}") from None
     values: list[Trial | Problem] = []

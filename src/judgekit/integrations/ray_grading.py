@@ -7,7 +7,7 @@ cluster:
    rule, same first-kept duplicates as ``judgekit grade``) and turns each planned trial into a record
    (:func:`trial_records`, columns :data:`RECORD_COLUMNS`);
 2. each worker builds one :class:`TrialBatchGrader` (the cases are pickled once into its constructor, not
-   into every batch) and grades each batch of records with :func:`judgekit.runner.run_trials` and
+   into every batch) and grades each batch of records with :func:`judgekit.api.runs.grade_trials` and
    :class:`judgekit.runner.LayeredTrialGrader`, the very code ``judgekit grade`` runs: the same checks,
    verdicts, redaction and :func:`~judgekit.results.make_result_line`/
    :func:`~judgekit.results.dump_result_line` lines;
@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import JsonValue
 
+from judgekit.api.runs import RunOptions, grade_trials, open_results
 from judgekit.errors import JudgekitError, Problem
 from judgekit.integrations.grading import require_extra
 from judgekit.results import TrialSource
@@ -46,8 +47,6 @@ from judgekit.runner import (
     PlannedTrial,
     RunPlan,
     parse_transcript_line,
-    prepare_output,
-    run_trials,
 )
 from judgekit.secrets import Redactor
 from judgekit.verdict import Verdict
@@ -113,9 +112,10 @@ class TrialBatchGrader:
     """Grades batches of trial records on the deterministic layers: a Ray Data ``map_batches`` callable.
 
     One instance per worker (Ray builds it once per actor): the cases and options are shipped once, and
-    the state cache lives across batches. Each batch goes through :func:`judgekit.runner.run_trials` with a
-    :class:`judgekit.runner.LayeredTrialGrader` without a judge, so a line is exactly what ``judgekit
-    grade`` writes for that trial (a grader that raises gives the trial an ``error`` verdict, as there).
+    the state cache lives across batches. Each batch goes through :func:`judgekit.api.runs.grade_trials`
+    (the grading step of ``judgekit grade``) with a :class:`judgekit.runner.LayeredTrialGrader` without a
+    judge, so a line is exactly what ``judgekit grade`` writes for that trial (a grader that raises gives
+    the trial an ``error`` verdict, as there).
 
     Args:
         cases: The cases the records may name (every reviewed case the plan graded).
@@ -205,14 +205,13 @@ class TrialBatchGrader:
         with tempfile.TemporaryDirectory(prefix="judgekit-ray-") as folder:
             part = Path(folder) / "part.jsonl"
             asyncio.run(
-                run_trials(
+                grade_trials(
                     plan,
                     self.grader,
-                    out=part,
+                    part,
                     state=OutputState(run_id=self.run_id),
-                    concurrency=1,
+                    options=RunOptions(concurrency=1, redactor=self.redactor),
                     grading=self.grading,
-                    redactor=self.redactor,
                     provenance=self.provenance,
                 )
             )
@@ -396,12 +395,7 @@ def grade_on_ray(
 
     ray = _ray()
     if out is not None:
-        try:
-            state = prepare_output(out, plan, resume=False, judge_fingerprint=None)
-        except JudgekitError as exc:
-            exc.exit_code = 2
-            raise
-        run_id = run_id or state.run_id
+        run_id = run_id or open_results(out, plan).run_id
     run_id = run_id or new_run_id()
     started = time.perf_counter()
     run = RayRun(run_id=run_id, graded=0, verdicts=dict.fromkeys(Verdict, 0), problems=list(plan.problems))
