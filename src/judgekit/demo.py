@@ -674,10 +674,9 @@ def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[s
 
 
 def _compare(baseline: Path, candidate: Path) -> Comparison:
-    from judgekit.reports.run_compare import compare_runs
-    from judgekit.results import read_results
+    from judgekit.reports.run_compare import compare_runs, digest_runs
 
-    return compare_runs(read_results(baseline), read_results(candidate))
+    return compare_runs(*digest_runs(baseline, candidate))
 
 
 def run_demo(

@@ -691,7 +691,7 @@ def compare(  # noqa: PLR0917 - typer options
     policy revisions, each case named; no task in common) or a results file has problems.
     """
     from judgekit.io.atomic import write_atomic
-    from judgekit.reports.run_compare import compare_digests, stream_compare
+    from judgekit.reports.run_compare import compare_runs, digest_runs
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
     with _input_errors():
@@ -703,12 +703,11 @@ def compare(  # noqa: PLR0917 - typer options
             case_set.raise_if_invalid()
             splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
         # each file read once, line by line: memory flat in trials (one verdict per baseline trial kept)
-        a, b, problems_a, problems_b = stream_compare(
-            baseline, candidate, regression_slices=regression_slice, splits=splits
-        )
+        a, b = digest_runs(baseline, candidate, regression_slices=regression_slice, splits=splits)
+        problems_a, problems_b = a.problems, b.problems
         for p in [*problems_a, *problems_b]:
             typer.echo(f"warning: {p}", err=True)
-        result = compare_digests(a, b, alpha=alpha)
+        result = compare_runs(a, b, alpha=alpha)
     if output_format == "json":
         from judgekit.reports.run_json import render_comparison_json
 
