@@ -18,7 +18,7 @@ import typer
 
 from judgekit.commands.golden import problem_data, problems_in_document
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document
+from judgekit.commands.output import chosen_format, format_option, print_document, print_model
 
 if TYPE_CHECKING:
     from judgekit.errors import Problem
@@ -429,67 +429,18 @@ def sample_labels(
     output_format: str = format_option(),
 ) -> None:
     """Read a filled-in review sheet back as a label table (grader and reviewer rows) for calibration."""
-    from judgekit.calibration.labels import parse_labels
-    from judgekit.errors import JudgekitError
-    from judgekit.golden.sample import GRADER_RATER, labels_csv, read_review_sheet
-    from judgekit.io.atomic import write_atomic
-    from judgekit.io.documents import decode_utf8
+    from judgekit.golden.review_labels import LabelSampleDocument, read_sheet_file, write_label_table
 
     output_format = chosen_format(output_format)
-    if not sheet.is_file():
-        raise JudgekitError(f"{sheet}: no such review sheet")
-    empty: dict[str, Any] = {
-        "sheet": str(sheet),
-        "reviewer": rater,
-        "written": [],
-        "labelled": 0,
-        "unlabelled": [],
-        "agree_with_grader": 0,
-        "rows": [],
-        "next": None,
-    }
+    empty = LabelSampleDocument(sheet=str(sheet), reviewer=rater).model_dump(mode="json")
     with problems_in_document(output_format, "label_sample", empty):
-        from judgekit.io.documents import read_regular
-
-        labels = read_review_sheet(
-            decode_utf8(read_regular(sheet, "review sheet"), sheet), source=sheet, rater=rater
-        )
-    if not labels.rows:
-        raise JudgekitError(f"{sheet}: no verdict filled in yet; nothing was written")
-    text = labels_csv(labels)
-    parse_labels(
-        text, source=out.with_suffix(".csv")
-    )  # the table calibrate will read: checked before writing
-    write_atomic(out, text)
-    agree = sum(1 for r in labels.rows if r[2] == r[4])
+        labels = read_sheet_file(sheet, rater=rater)
+    document = write_label_table(labels, sheet=sheet, out=out)
     if output_format == "json":
-        print_document(
-            "label_sample",
-            {
-                "sheet": str(sheet),
-                "reviewer": labels.reviewer,
-                "written": [str(out)],
-                "labelled": len(labels.rows),
-                "unlabelled": labels.unlabelled,
-                "agree_with_grader": agree,
-                "rows": [
-                    {
-                        "item_id": item_id,
-                        "case_id": case_id,
-                        "grader_verdict": grader,
-                        "grader_fingerprint": fingerprint,
-                        "reviewer_label": label,
-                        "notes": notes,
-                    }
-                    for item_id, case_id, grader, fingerprint, label, notes in labels.rows
-                ],
-                "next": f"judgekit calibrate {out} --judge {GRADER_RATER}",
-                "problems": [],
-            },
-        )
+        print_model("label_sample", document)
         return
     typer.echo(
-        f"wrote {out}: {len(labels.rows)} labelled item(s) by {labels.reviewer}, "
-        f"{len(labels.unlabelled)} left unlabelled; the reviewer agrees with the grader on {agree} of "
-        f"{len(labels.rows)}. Next: judgekit calibrate {out} --judge {GRADER_RATER}"
+        f"wrote {out}: {document.labelled} labelled item(s) by {document.reviewer}, "
+        f"{len(document.unlabelled)} left unlabelled; the reviewer agrees with the grader on "
+        f"{document.agree_with_grader} of {document.labelled}. Next: {document.next}"
     )
