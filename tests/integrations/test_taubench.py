@@ -374,3 +374,26 @@ def test_results_and_replay_files_named_as_text(results: Path, tmp_path: Path) -
     replayed = load_run(str(results), db=results.parent / "db", replay=str(replay))
     assert replayed.problems[0].message.endswith(f"task-7 trial 2: not in the replay file {replay}")
     assert replayed.problems[0].file == results
+
+
+def test_the_tau_bench_layer_runs_where_asked_and_names_a_reward_that_is_no_version() -> None:
+    from judgekit.cases import Case
+    from judgekit.graders.context import LayerContext
+    from judgekit.graders.layered import deterministic_checks
+    from judgekit.integrations.taubench import TAU_BENCH_LAYER, TauBenchGrader
+    from judgekit.state.provider import StateProvider
+    from judgekit.transcript import Transcript
+
+    case = Case.model_validate({"id": "t", "input": "x", "expected": {"must_mention": ["ok"]}})
+    said = Transcript.model_validate({"case_id": "t", "messages": [{"role": "assistant", "content": "ok"}]})
+    # registered by the integration, optional: a plain grading does not run it, a tau-bench grading does
+    assert all(c.layer != "tau-bench" for c in deterministic_checks(case, said, states=StateProvider()))
+    assert TauBenchGrader(reward="current").layers == {"tau-bench": {"reward": "current"}}
+    asked = deterministic_checks(
+        case, said, states=StateProvider(), layers={"tau-bench": {"reward": "current"}}
+    )
+    assert [c.check_id for c in asked if c.layer == "tau-bench"] == [OUTPUTS_CHECK, DB_CHECK, EPISODE_CHECK]
+    context = LayerContext(states=StateProvider(), options={"tau-bench": {"reward": "v9"}})
+    [bad] = TAU_BENCH_LAYER.checks(case, said, context)
+    assert bad.verdict is Verdict.ERROR
+    assert bad.reason == "the tau-bench layer's reward 'v9' is not a version: give '7362a17' or 'current'"

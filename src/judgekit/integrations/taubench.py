@@ -74,6 +74,7 @@ from judgekit.graders.registry import register_layer
 from judgekit.integrations.grading import LayeredGrader
 from judgekit.integrations.taubench_replay import REPLAY_NOTES_KEY, Replayed, Replayer
 from judgekit.integrations.taubench_reward import (
+    CURRENT,
     DB_CHECK,
     DB_MATCH_KEY,
     HISTORICAL,
@@ -650,15 +651,27 @@ class TauBenchLayer:
     )
 
     def checks(self, case: Case, transcript: Transcript, context: LayerContext) -> list[CheckResult]:
-        """The outputs, database and episode checks of one trial, under the grading's reward logic."""
-        choice = check_reward_choice(context.args(self.info).get("reward"))
-        if choice == "auto":
-            raise JudgekitError("the tau-bench layer needs a reward version: '7362a17' or 'current'")
-        outputs = _task_outputs(case, transcript)
+        """The outputs, database and episode checks of one trial, under the grading's reward logic.
+
+        A reward that is not a version (a grading configured by hand) is one ``error`` check saying so.
+        """
+        reward = context.args(self.info).get("reward")
+        for version in (HISTORICAL, CURRENT):
+            if reward == version:
+                outputs = _task_outputs(case, transcript)
+                return [
+                    outputs_check(outputs, transcript, version),
+                    _with_replay_notes(db_check(outputs, transcript, version), transcript),
+                    _episode_check(transcript),
+                ]
         return [
-            outputs_check(outputs, transcript, choice),
-            _with_replay_notes(db_check(outputs, transcript, choice), transcript),
-            _episode_check(transcript),
+            CheckResult(
+                check_id=LAYER,
+                layer=LAYER,
+                verdict=Verdict.ERROR,
+                reason=f"the tau-bench layer's reward {reward!r} is not a version: give '7362a17' or "
+                "'current'",
+            )
         ]
 
 
