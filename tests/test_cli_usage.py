@@ -148,7 +148,15 @@ def test_an_unknown_command_is_one_line_and_exit_2(
 def test_a_misspelt_command_gets_a_suggestion(capsys: pytest.CaptureFixture[str]) -> None:
     code, _, err = _run(capsys, "valdate")
     assert code == 2
-    assert "did you mean 'validate'" in _one_error_line(err).lower()
+    assert "did you mean 'cases check'" in _one_error_line(err).lower()  # never the hidden old name
+
+
+def test_a_misspelt_old_name_suggests_its_new_place(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = _run(capsys, "probe-bais")
+    assert code == 2
+    assert _one_error_line(err) == (
+        "error: No such command 'probe-bais'; did you mean 'judge probe-bias'? (see 'judgekit --help')"
+    )
 
 
 @pytest.mark.parametrize("flag", ["-h", "--help"])

@@ -73,16 +73,21 @@ def _usage_line(exc: Exception) -> str:
     ctx = getattr(exc, "ctx", None)
     command_path = getattr(ctx, "command_path", "judgekit") or "judgekit"
     command = getattr(ctx, "command", None)
-    if (
-        message.startswith("No such command")
-        and "did you mean" not in message.lower()
-        and command is not None
-    ):
+    if message.startswith("No such command") and command is not None:
+        # click's own suggestions count the hidden old names; suggest visible commands, else an old
+        # top-level name's new place
+        message = message.split(" Did you mean")[0]
         wanted = message.split("'")[1] if message.count("'") >= 2 else ""
-        names = list(getattr(command, "commands", {}))
-        close = difflib.get_close_matches(wanted, names, n=1)
+        commands = getattr(command, "commands", {})
+        where = {name: name for name, cmd in commands.items() if not getattr(cmd, "hidden", False)}
+        if getattr(ctx, "parent", None) is None:  # an old top-level name suggests its new place
+            from judgekit.commands.tree import RENAMED
+
+            where = {**{old: new for old, new in RENAMED.items() if " " not in old}, **where}
+        close = list(dict.fromkeys(where[n] for n in difflib.get_close_matches(wanted, list(where), n=2)))
         if close:
-            message = f"{message.rstrip('.')}; did you mean '{close[0]}'?"
+            shown = "', '".join(close)
+            message = f"{message.rstrip('.')}; did you mean '{shown}'?"
     return f"error: {message} (see '{command_path} --help')"
 
 
