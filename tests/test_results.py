@@ -209,3 +209,11 @@ def test_a_result_stream_yields_the_lines_read_results_keeps_and_the_same_proble
     assert stream.truncated is expected.truncated is True
     assert list(stream) == lines  # iterating again reads the file again, with fresh problems
     assert stream.problems == expected.problems
+
+
+def test_a_run_iterates_its_valid_lines_in_file_order(tmp_path) -> None:
+    from judgekit.results import RunResults
+
+    run = RunResults(path=tmp_path / "r.jsonl")
+    assert list(run) == []
+    assert run  # a dataclass with no __len__: an empty run is still a run (truthiness unchanged)

@@ -330,6 +330,10 @@ class RunResults:
         """The ``(case id, trial)`` keys present."""
         return {line.key for line in self.lines}
 
+    def __iter__(self) -> Iterator[ResultLine]:
+        """The valid lines, in file order (``for line in read_results(path)``)."""
+        return iter(self.lines)
+
 
 def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes | None, bool]]:
     """Yield ``(line number, raw bytes, ends with newline)`` for each non-blank line of a file.
