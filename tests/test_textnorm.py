@@ -9,12 +9,14 @@ update the pins."""
 from __future__ import annotations
 
 import hashlib
+import re
 from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from judgekit import textnorm
 from judgekit.calibration.guards import text_digest
 from judgekit.contamination.index import IndexOptions, build_index, key_from_bytes, write_index
 from judgekit.judges.cache import request_key
@@ -617,3 +619,15 @@ def test_canonical_state_hash_is_unchanged() -> None:
 def test_cassette_key_is_unchanged() -> None:
     request = {"model": "m", "messages": [{"role": "user", "content": _JOINED}], "temperature": 0}
     assert request_key(request) == "60173d05450a88e37c2864ede2e6761f84ce231711c2f82fc6e0036312332457"
+
+
+def test_only_textnorm_normalises() -> None:
+    """Every other module names a profile instead of calling :func:`unicodedata.normalize` itself."""
+    src = Path(textnorm.__file__).parent
+    calls = re.compile(r"\bunicodedata\.(?:normalize|is_normalized)\(|from unicodedata import")
+    callers = {
+        p.relative_to(src).as_posix()
+        for p in src.rglob("*.py")
+        if calls.search(p.read_text(encoding="utf-8"))
+    }
+    assert callers == {"textnorm.py"}
