@@ -84,7 +84,13 @@ def test_the_main_contract_runs_from_the_command_line_down_to_verdicts() -> None
     layers = _layer_modules(_contract("layers"))
     assert layers[0] == ["judgekit.cli"]
     assert layers[1] == ["judgekit.commands"]
-    assert layers[-1] == ["judgekit.errors", "judgekit.stats", "judgekit.verdict"]
+    assert layers[-1] == [
+        "judgekit.errors",
+        "judgekit.stats",
+        "judgekit.textnorm",
+        "judgekit.verdict",
+        "judgekit.version",
+    ]
 
 
 def test_every_module_is_placed_in_a_layer(graph: grimp.ImportGraph) -> None:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
-__version__ = "0.1.0"
+from judgekit.version import __version__
 
 _PUBLIC: dict[str, str] = {
     # cases and transcripts

@@ -17,10 +17,10 @@ import sys
 
 import typer
 
-from judgekit import __version__
 from judgekit.commands import tree
 from judgekit.commands.helptext import PolishedGroup
 from judgekit.errors import JudgekitError
+from judgekit.version import __version__
 
 app = typer.Typer(
     name="judgekit",

@@ -21,8 +21,8 @@ from pathlib import Path
 
 from pydantic import Field, JsonValue
 
-from judgekit import __version__
 from judgekit.verdict import FrozenModel
+from judgekit.version import __version__
 
 __all__ = [
     "DEFAULT_DEPENDENCIES",

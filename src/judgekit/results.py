@@ -33,7 +33,6 @@ from typing import Annotated, Any
 import msgspec
 from pydantic import Field, JsonValue, ValidationError
 
-from judgekit import __version__
 from judgekit.errors import LocatedError, Problem
 from judgekit.io.documents import (
     _DIGITS_TO_ZERO,
@@ -53,6 +52,7 @@ from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor
 from judgekit.transcript import RunRecord
 from judgekit.verdict import CheckResult, FailureCategory, FrozenModel, Grade, Trust, Verdict
+from judgekit.version import __version__
 
 __all__ = [
     "SCHEMA_VERSION",

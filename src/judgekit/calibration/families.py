@@ -43,7 +43,6 @@ from typing import Final, Literal
 from pydantic import Field, field_validator
 from scipy import stats as _st
 
-from judgekit import __version__
 from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
 from judgekit.calibration.labels import LabelTable, check_items_have_two_raters, check_raters
@@ -51,6 +50,7 @@ from judgekit.calibration.records import LabelTableInfo
 from judgekit.errors import JudgekitError
 from judgekit.markdown_text import md_code, md_text
 from judgekit.verdict import FrozenModel
+from judgekit.version import __version__
 
 __all__ = [
     "FAILURE_MODES_DIR",

@@ -20,7 +20,6 @@ from os import PathLike
 from pathlib import Path
 from typing import Final, Literal
 
-from judgekit import __version__
 from judgekit.calibration.agreement import AgreementReport
 from judgekit.calibration.alttest import AltTestResult
 from judgekit.calibration.beyond import SelectiveResult
@@ -28,6 +27,7 @@ from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.gate import GateResult, TrustPolicy
 from judgekit.errors import JudgekitError
 from judgekit.verdict import FrozenModel
+from judgekit.version import __version__
 
 __all__ = [
     "RECORD_SCHEMA",

@@ -1172,7 +1172,7 @@ def evaluation_events(
     Returns:
         An OTLP JSON ``ExportLogsServiceRequest`` (``{"resourceLogs": [...]}``).
     """
-    from judgekit import __version__
+    from judgekit.version import __version__
 
     stamp = str(int((now or datetime.now(UTC)).timestamp() * 1e9))
     records: list[dict[str, Any]] = []

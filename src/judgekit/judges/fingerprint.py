@@ -17,10 +17,10 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from judgekit import __version__
 from judgekit.judges.client import JudgeParams
 from judgekit.judges.rubric import Rubric
 from judgekit.verdict import FrozenModel
+from judgekit.version import __version__
 
 __all__ = ["PARSER_VERSION", "Fingerprint", "judge_fingerprint"]
 

@@ -88,7 +88,7 @@ def render_demo_index(
     """
     from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
 
-    from judgekit import __version__
+    from judgekit.version import __version__
 
     env = Environment(
         loader=FileSystemLoader(_TEMPLATES),
