@@ -4,7 +4,7 @@ What one run measures, on the same generated results file and transcripts (like 
 writes: a state check, a forbidden-call rule with its call evidence, a text check and a judged criterion
 with a quote and its judge note, per trial; six messages with two tool calls per transcript):
 
-1. **build**: ``read_results`` + :func:`judgekit.reports.viewer.build_viewer` (every transcript read,
+1. **build**: ``read_results`` + :func:`judgekit.api.viewer.write_viewer` (every transcript read,
    every chunk written), wall seconds, and the folder's size (index and chunks).
 2. **the viewer's run page** in headless Chromium (Debian's ``chromium``, through Playwright) from
    ``file://``: time to first render (navigation start to the table's first rows in the page, read as
@@ -47,7 +47,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 
-from judgekit.reports.viewer import build_viewer  # noqa: E402
+from judgekit.api.viewer import write_viewer  # noqa: E402
 from judgekit.results import (  # noqa: E402
     CaseRef,
     TrialSource,
@@ -387,7 +387,7 @@ def main() -> None:
     t0 = time.perf_counter()
     run = read_results(results)
     t_read = time.perf_counter() - t0
-    built = build_viewer([run], out)
+    built = write_viewer([run], out)
     t_build = time.perf_counter() - t0
     index_size = (out / "data" / "index.js").stat().st_size + sum(
         p.stat().st_size for p in (out / "data" / "run0").glob("rows-*.js")

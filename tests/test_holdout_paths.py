@@ -273,7 +273,7 @@ NOT_RUNS = {
     "commands/lint.py": "judgekit cases lint checks every case",
     "commands/grading.py": "judgekit cases check-references checks every case's reference solution",
     "commands/growing.py": "set maintenance (candidates, intake, reconcile, sample): needs every case",
-    "reports/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
+    "api/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
 }
 """Module that reads a case set but runs nothing against it -> why it sees every case."""
 

@@ -152,10 +152,10 @@ def _inspect(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 
 def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
-    from judgekit.reports.viewer import build_viewer
+    from judgekit.api.viewer import write_viewer
 
     out = path.parent / "viewer-for-reasons"
-    build_viewer([read_results(path)], out)
+    write_viewer([read_results(path)], out)
     data = load_viewer_data(out / "data" / "index.js")  # the rows joined from rows-K.js, as the page does
     ids = [case["id"] for case in data["cases"]]
     rows = data["runs"][0]["rows"]  # [case index, trial, verdict, ..., reason]

@@ -650,10 +650,10 @@ def _trust_line(label: str, decision: TrustDecision, records: Path) -> str:
 
 def _write_viewer(folder: Path, cases_dir: Path, results: Sequence[Path]) -> ViewerBuild:
     """``judgekit view RUN_A RUN_B --cases SET --out folder``: the trial viewer of the demo's two runs."""
-    from judgekit.reports.viewer import build_viewer, case_infos
+    from judgekit.api.viewer import write_viewer
     from judgekit.results import read_results
 
-    return build_viewer([read_results(p) for p in results], folder, cases=case_infos(cases_dir))
+    return write_viewer([read_results(p) for p in results], folder, cases=cases_dir)
 
 
 def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[str, str]:

@@ -19,17 +19,15 @@ from typing import Any
 
 import pytest
 
+from judgekit.api.viewer import read_transcripts_for, write_viewer
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 from judgekit.reports.run_compare import compare_runs, digest_runs
 from judgekit.reports.viewer import (
     MARKER,
-    build_viewer,
-    case_infos,
     diff_rows,
     js_assign,
     locate_quote,
-    read_transcripts_for,
     trial_detail,
     trial_row,
 )
@@ -115,7 +113,7 @@ RULE = CheckResult(
 
 
 def test_the_run_rows_carry_what_the_run_page_lists(demo: Path, tmp_path: Path) -> None:
-    build = build_viewer([read_results(demo / "agent-v1.jsonl")], tmp_path / "v")
+    build = write_viewer([read_results(demo / "agent-v1.jsonl")], tmp_path / "v")
     data = _load(tmp_path / "v" / "data" / "index.js")
     (run,) = data["runs"]
     assert len(run["rows"]) == 104 == build.runs[0]["trials"]
@@ -253,7 +251,7 @@ def test_an_expected_change_not_made_is_a_missing_row() -> None:
 
 
 def test_details_are_written_in_chunks_of_trials(demo: Path, tmp_path: Path) -> None:
-    build = build_viewer([read_results(demo / "agent-v1.jsonl")], tmp_path / "v", chunk_size=10)
+    build = write_viewer([read_results(demo / "agent-v1.jsonl")], tmp_path / "v", chunk_size=10)
     assert build.runs[0]["chunks"] == 11
     chunk_files = sorted((tmp_path / "v" / "data" / "run0").glob("chunk-*.js"))
     assert len(chunk_files) == 11
@@ -268,7 +266,7 @@ def test_details_are_written_in_chunks_of_trials(demo: Path, tmp_path: Path) -> 
 
 def test_the_comparison_classifies_cases_as_judgekit_compare_does(demo: Path, tmp_path: Path) -> None:
     a, b = read_results(demo / "agent-v1.jsonl"), read_results(demo / "agent-v2.jsonl")
-    build_viewer([a, b], tmp_path / "v")
+    write_viewer([a, b], tmp_path / "v")
     data = _load(tmp_path / "v" / "data" / "index.js")
     expected = compare_runs(*digest_runs(a, b))
     rows = {row["case"]: row for row in data["compare"]["rows"]}
@@ -290,8 +288,7 @@ def test_the_comparison_classifies_cases_as_judgekit_compare_does(demo: Path, tm
 
 
 def test_cases_add_their_split_and_expectations(demo: Path, tmp_path: Path) -> None:
-    infos = case_infos(AIRDESK)
-    build_viewer([read_results(demo / "agent-v1.jsonl")], tmp_path / "v", cases=infos)
+    write_viewer([read_results(demo / "agent-v1.jsonl")], tmp_path / "v", cases=AIRDESK)
     data = _load(tmp_path / "v" / "data" / "index.js")
     assert data["with_cases"] is True
     double = next(c for c in data["cases"] if c["id"] == "gs-double-charge")
@@ -319,7 +316,7 @@ def test_hostile_transcript_text_is_data_never_markup(tmp_path: Path) -> None:
         evidence=(Evidence(kind="judge", summary=HOSTILE, quote=HOSTILE, message_index=1),),
     )
     results = _write(tmp_path / "r.jsonl", [_line(tmp_path, "c-1", 1, messages, (judged,))])
-    build_viewer([read_results(results)], tmp_path / "v")
+    write_viewer([read_results(results)], tmp_path / "v")
     for path in (tmp_path / "v").rglob("*.js"):
         text = path.read_text(encoding="utf-8")
         assert "<" not in text or path.name == "viewer.js", path
@@ -350,7 +347,7 @@ def test_js_assign_escapes_script_ends_and_line_separators() -> None:
 def test_a_missing_transcript_file_makes_the_trial_say_why(tmp_path: Path) -> None:
     results = _write(tmp_path / "r.jsonl", [_line(tmp_path, "c-1", 1, MESSAGES, (RULE,))])
     (tmp_path / "transcripts.jsonl").unlink()
-    build = build_viewer([read_results(results)], tmp_path / "v")
+    build = write_viewer([read_results(results)], tmp_path / "v")
     (detail,) = _load(tmp_path / "v" / "data" / "run0" / "chunk-0.js")
     assert detail["messages"] is None
     assert detail["transcript_unavailable"] == (
@@ -551,10 +548,10 @@ def test_serve_listens_on_loopback_only(demo: Path, tmp_path: Path) -> None:
             process.wait(timeout=10)
 
 
-def test_build_viewer_refuses_more_than_two_runs(demo: Path, tmp_path: Path) -> None:
+def test_the_viewer_refuses_more_than_two_runs(demo: Path, tmp_path: Path) -> None:
     run = read_results(demo / "agent-v1.jsonl")
     with pytest.raises(JudgekitError, match=r"shows one run, or two side by side; got 3 results files"):
-        build_viewer([run, run, run], tmp_path / "v")
+        write_viewer([run, run, run], tmp_path / "v")
 
 
 def test_error_serve_port_in_use(demo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -58,9 +58,10 @@ def view(  # noqa: PLR0917 - typer options
     every check and its evidence. With --format json the paths written and the counts are one document
     (kind viewer) on standard output.
     """
+    from judgekit.api.viewer import TranscriptReader, case_infos
     from judgekit.commands.output import print_document
     from judgekit.errors import JudgekitError
-    from judgekit.reports.viewer import build_viewer, case_infos, check_out_folder
+    from judgekit.reports.viewer import build_viewer, check_out_folder
 
     output_format = chosen_format(output_format)
     if len(results) > 2:
@@ -80,7 +81,9 @@ def view(  # noqa: PLR0917 - typer options
         import tempfile
 
         out = Path(tempfile.mkdtemp(prefix="judgekit-view-"))
-    built = build_viewer(results, out, cases=infos, regression_slices=regression_slice)
+    built = build_viewer(
+        results, out, transcripts=TranscriptReader, cases=infos, regression_slices=regression_slice
+    )
     problems = [p for run in built.runs for p in run["problems"]]
     for problem in problems:
         typer.echo(f"warning: {problem}", err=True)

@@ -20,24 +20,27 @@ Content-Security-Policy allows scripts and styles from the folder only and nothi
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
-from array import array
-from collections import OrderedDict, defaultdict
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import closing
 from dataclasses import dataclass, field
 from importlib import resources
 from os import PathLike
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from judgekit.errors import JudgekitError, Problem
 from judgekit.io.folders import StagedFolder, check_folder
-from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite
-from judgekit.results import ResultLine, ResultStream, RunResults
+from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite, source_lines
+from judgekit.results import ResultLine, RunResults
 from judgekit.secrets import Redactor, redact
 from judgekit.verdict import CheckResult, Evidence, Trust, Verdict, evidence_line, verdict_reason
+
+if TYPE_CHECKING:
+    from judgekit.cases import Case
+    from judgekit.transcript import Transcript
 
 __all__ = [
     "CHUNK_SIZE",
@@ -45,17 +48,17 @@ __all__ = [
     "ROWS_PER_FILE",
     "CaseInfo",
     "TranscriptLookup",
-    "TranscriptReader",
+    "TranscriptSource",
     "ViewerBuild",
     "build_viewer",
-    "case_infos",
+    "case_info",
     "check_out_folder",
     "diff_rows",
+    "display_messages",
     "display_path",
     "escaped_secrets",
     "js_assign",
     "locate_quote",
-    "read_transcripts_for",
     "trial_detail",
     "trial_row",
     "trial_trust",
@@ -514,7 +517,7 @@ def _source(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any] | None
 # --------------------------------------------------------------------------- transcripts
 
 
-def _display_messages(transcript: Any) -> tuple[list[dict[str, Any]], list[int]]:
+def display_messages(transcript: Transcript) -> tuple[list[dict[str, Any]], list[int]]:
     """A :class:`~judgekit.transcript.Transcript`'s messages for display, and each call's message index."""
     calls_at: list[int] = []
     names: dict[str, tuple[int, str]] = {}
@@ -544,16 +547,6 @@ def _display_messages(transcript: Any) -> tuple[list[dict[str, Any]], list[int]]
             )
         out.append(item)
     return out, calls_at
-
-
-def _resolve_source(file: str, results_folder: Path) -> Path | None:
-    path = Path(file)
-    if path.is_absolute():
-        return path if path.is_file() else None
-    for candidate in (Path.cwd() / path, results_folder / path):
-        if candidate.is_file():
-            return candidate
-    return None
 
 
 def display_path(file: str | PathLike[str], results_folder: str | PathLike[str]) -> str:
@@ -591,208 +584,6 @@ def display_path(file: str | PathLike[str], results_folder: str | PathLike[str])
     return path.as_posix()
 
 
-_OPEN_FILES = 8
-"""Transcript files kept open (with their line offsets) at once while the viewer reads chunk by chunk."""
-
-
-class _TranscriptFile:
-    """One transcript file read on demand: the byte offset of every line seen so far, and its handle.
-
-    Lines asked for in order are read front to back once; a line before the furthest one read is found
-    again by its offset (8 bytes kept per line, never the lines).
-    """
-
-    def __init__(self, recorded: str, results_folder: Path) -> None:
-        self.recorded = recorded
-        self.path = _resolve_source(recorded, results_folder)
-        self.shown = display_path(self.path if self.path is not None else recorded, results_folder)
-        self.offsets = array("q")
-        self.next = 0
-        self.ended = False
-        self.handle: BinaryIO | None = None
-        self.error: str | None = None
-        if self.path is None:
-            shown = display_path(recorded, results_folder)
-            self.error = f"transcript file {shown} not found (moved or deleted since grading)"
-            return
-        try:
-            from judgekit.io.documents import open_regular
-
-            self.handle = open_regular(self.path, "transcript file")
-        except OSError as exc:
-            self.error = f"transcript file {self.shown} cannot be read: {exc.strerror}"
-
-    def close(self) -> None:
-        if self.handle is not None:
-            self.handle.close()
-            self.handle = None
-
-    def _read_at(self, offset: int) -> tuple[bytes | None, int]:
-        """The line at ``offset`` (``None`` when too long, ``b""`` at the end) and the next line's offset."""
-        from judgekit.io.documents import MAX_LINE_BYTES
-
-        handle = self.handle
-        if handle is None:
-            return b"", offset
-        handle.seek(offset)
-        raw: bytes = handle.readline(MAX_LINE_BYTES + 1)
-        if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n"):
-            return raw, offset + len(raw)
-        piece = raw
-        while piece and not piece.endswith(b"\n"):
-            piece = handle.readline(1024 * 1024)
-        return None, handle.tell()
-
-    def line(self, number: int) -> tuple[bool, bytes | None]:
-        """Whether the file has line ``number`` (1-based), and its bytes (``None`` when too long)."""
-        if number <= len(self.offsets):
-            raw, _ = self._read_at(self.offsets[number - 1])
-            return True, raw
-        raw = b""
-        while not self.ended and len(self.offsets) < number:
-            raw, end = self._read_at(self.next)
-            if raw == b"":
-                self.ended = True
-                break
-            self.offsets.append(self.next)
-            self.next = end
-        if len(self.offsets) < number:
-            return False, None
-        return True, raw
-
-
-class TranscriptReader:
-    """Reads the transcripts of result lines batch by batch, keeping a few files open (memory flat).
-
-    Args:
-        results_folder: The folder of the results file (relative sources are looked up from the working
-            folder, then from it; pages name files relative to it: :func:`display_path`).
-    """
-
-    def __init__(self, results_folder: str | PathLike[str]) -> None:
-        """Prepare to read transcripts for the results file in ``results_folder``."""
-        self.folder = Path(results_folder)
-        self._files: OrderedDict[str, _TranscriptFile] = OrderedDict()
-
-    def __enter__(self) -> TranscriptReader:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-    def close(self) -> None:
-        """Close every transcript file still open."""
-        for file in self._files.values():
-            file.close()
-        self._files.clear()
-
-    def _file(self, recorded: str) -> _TranscriptFile:
-        file = self._files.get(recorded)
-        if file is not None:
-            self._files.move_to_end(recorded)
-            return file
-        file = _TranscriptFile(recorded, self.folder)
-        self._files[recorded] = file
-        while len(self._files) > _OPEN_FILES:
-            self._files.popitem(last=False)[1].close()
-        return file
-
-    def lookups(self, lines: Sequence[ResultLine]) -> list[TranscriptLookup]:
-        """The transcript of each line (or why it is unavailable), in the order of ``lines``.
-
-        A transcript line several result lines name is parsed once; its sha256 is compared with the first
-        of them.
-        """
-        from judgekit.io.documents import load_json_bounded
-
-        out: list[TranscriptLookup | None] = [None] * len(lines)
-        wanted: dict[str, dict[int, list[int]]] = defaultdict(lambda: defaultdict(list))
-        for position, line in enumerate(lines):
-            if line.source is None:
-                out[position] = TranscriptLookup(
-                    None, unavailable="the result line names no transcript source"
-                )
-            else:
-                wanted[line.source.file][line.source.line].append(position)
-        for recorded, by_line in wanted.items():
-            file = self._file(recorded)
-            for number in sorted(by_line):
-                graded = by_line[number]
-                if file.error is not None:
-                    lookup = TranscriptLookup(None, unavailable=file.error, file=file.shown)
-                else:
-                    present, raw = file.line(number)
-                    if present:
-                        lookup = _transcript_at(file, number, raw, lines[graded[0]], load_json_bounded)
-                    else:
-                        lookup = TranscriptLookup(
-                            None,
-                            unavailable=f"{file.shown} has no line {number} (the file was shortened)",
-                            file=file.shown,
-                        )
-                for position in graded:
-                    out[position] = lookup
-        return [lookup if lookup is not None else TranscriptLookup(None) for lookup in out]
-
-
-def read_transcripts_for(
-    lines: Sequence[ResultLine], results_folder: str | PathLike[str]
-) -> dict[int, TranscriptLookup]:
-    """Read the transcript of every trial from the file and line its result line names.
-
-    Each transcript file is read front to back (a line before the furthest read is found by its offset);
-    only the lines the results name are parsed. A relative source path is looked up from the working
-    folder, then from the results file's folder.
-
-    Args:
-        lines: The result lines, in results order.
-        results_folder: The folder of the results file.
-
-    Returns:
-        Position of each trial in ``lines`` -> its transcript, or why it is unavailable (no source in
-        the result line, the file missing or unreadable, the line gone or not a transcript); a line
-        whose sha256 differs from the one graded is shown with a warning. Files are named as
-        :func:`display_path` names them.
-    """
-    with TranscriptReader(results_folder) as reader:
-        return dict(enumerate(reader.lookups(lines)))
-
-
-def _transcript_at(
-    file: _TranscriptFile, number: int, raw: bytes | None, first: ResultLine, load: Any
-) -> TranscriptLookup:
-    """The transcript on one line of a transcript file, or why it cannot be shown."""
-    from pydantic import ValidationError
-
-    from judgekit.errors import LocatedError
-    from judgekit.transcript import Transcript
-
-    where = f"{file.shown}:{number}"
-    if raw is None:
-        return TranscriptLookup(None, unavailable=f"{where}: the line is too long to read", file=file.shown)
-    digest = hashlib.sha256(raw.rstrip(b"\r\n")).hexdigest()
-    warning = None
-    if first.source is not None and first.source.sha256 and first.source.sha256 != digest:
-        warning = (
-            f"{where} changed since it was graded (sha256 differs): the transcript shown may not be the "
-            "one graded"
-        )
-    try:
-        data = load(raw.decode("utf-8-sig"), source=file.shown, line=number)
-        transcript = Transcript.model_validate(data)
-    except UnicodeDecodeError as exc:
-        return TranscriptLookup(
-            None, unavailable=f"{where}: not valid UTF-8 (byte offset {exc.start})", file=file.shown
-        )
-    except LocatedError as exc:
-        return TranscriptLookup(None, unavailable=f"{where}: {exc.problem.message}", file=file.shown)
-    except ValidationError as exc:
-        err = exc.errors(include_url=False)[0]
-        return TranscriptLookup(None, unavailable=f"{where}: not a transcript: {err['msg']}", file=file.shown)
-    messages, calls = _display_messages(transcript)
-    return TranscriptLookup(messages, calls, warning=warning, file=file.shown)
-
-
 # --------------------------------------------------------------------------- cases
 
 
@@ -809,55 +600,39 @@ class CaseInfo:
     text: tuple[tuple[str, str], ...] = ()
 
 
-def case_infos(cases: str | PathLike[str]) -> dict[str, CaseInfo]:
-    """Read a case set for the viewer: each reviewed case's split and what it expects.
+def case_info(case: Case, where: str) -> CaseInfo:
+    """What the viewer shows about one case: its split and what it expects, as labelled texts.
 
     Args:
-        cases: The golden set's folder.
+        case: The case (reviewed, from a valid set).
+        where: Its file and line as pages name them (``cases/refund.yaml:3``, see :func:`display_path`).
 
     Returns:
-        Case id -> its :class:`CaseInfo`.
-
-    Raises:
-        JudgekitError: (exit code 2) When the set is not valid (every problem listed).
+        Its :class:`CaseInfo`.
     """
-    from judgekit.caseset import load_case_set
-
-    case_set = load_case_set([Path(cases)])
-    try:
-        case_set.raise_if_invalid()
-    except JudgekitError as exc:
-        exc.exit_code = 2
-        raise
-    out: dict[str, CaseInfo] = {}
-    for loaded in case_set.reviewed():
-        case = loaded.case
-        text: list[tuple[str, str]] = []
-        if case.input:
-            text.append(("input", case.input))
-        if case.turns:
-            text.append(
-                ("turns", _pretty([t.model_dump(mode="json", exclude_defaults=True) for t in case.turns]))
-            )
-        if case.user is not None:
-            text.append(
-                ("user simulation", _pretty(case.user.model_dump(mode="json", exclude_defaults=True)))
-            )
-        for label, value in (("user goal", case.user_goal), ("required outcome", case.required_outcome)):
-            if value:
-                text.append((label, value))
-        if case.expected is not None:
-            text.append(("expected", _pretty(case.expected.model_dump(mode="json", exclude_defaults=True))))
-        if case.expected_state is not None:
-            state = case.expected_state.model_dump(mode="json", exclude_defaults=True)
-            text.append(("expected state", _pretty(state)))
-        if case.forbidden:
-            text.append(
-                ("forbidden", _pretty([r.model_dump(mode="json", exclude_none=True) for r in case.forbidden]))
-            )
-        text.append(("case file", f"{display_path(loaded.path, cases)}:{loaded.line}"))
-        out[case.id] = CaseInfo(split=case.split, text=tuple(text))
-    return out
+    text: list[tuple[str, str]] = []
+    if case.input:
+        text.append(("input", case.input))
+    if case.turns:
+        text.append(
+            ("turns", _pretty([t.model_dump(mode="json", exclude_defaults=True) for t in case.turns]))
+        )
+    if case.user is not None:
+        text.append(("user simulation", _pretty(case.user.model_dump(mode="json", exclude_defaults=True))))
+    for label, value in (("user goal", case.user_goal), ("required outcome", case.required_outcome)):
+        if value:
+            text.append((label, value))
+    if case.expected is not None:
+        text.append(("expected", _pretty(case.expected.model_dump(mode="json", exclude_defaults=True))))
+    if case.expected_state is not None:
+        state = case.expected_state.model_dump(mode="json", exclude_defaults=True)
+        text.append(("expected state", _pretty(state)))
+    if case.forbidden:
+        text.append(
+            ("forbidden", _pretty([r.model_dump(mode="json", exclude_none=True) for r in case.forbidden]))
+        )
+    text.append(("case file", where))
+    return CaseInfo(split=case.split, text=tuple(text))
 
 
 # --------------------------------------------------------------------------- the folder
@@ -977,30 +752,29 @@ network).</noscript></main>
 """
 
 
-class _RunSource:
-    """One run to show: its result lines one at a time, and afterwards its problems.
+class TranscriptSource(Protocol):
+    """The transcripts of a results file's lines, batch by batch (the loader one layer up reads them).
 
-    A :class:`~judgekit.results.RunResults` already in memory is used as it is; a results file is read
-    line by line (:class:`~judgekit.results.ResultStream`), never held whole.
+    :func:`build_viewer` opens one per run (given the results file's folder), asks it for each chunk's
+    transcripts in results order, and closes it when the run is written.
     """
 
-    def __init__(self, run: RunResults | str | PathLike[str]) -> None:
-        self.run = run if isinstance(run, RunResults) else None
-        self.stream = None if isinstance(run, RunResults) else ResultStream(run)
-        self.path = run.path if isinstance(run, RunResults) else Path(run)
+    def lookups(self, lines: Sequence[ResultLine]) -> list[TranscriptLookup]:
+        """The transcript of each line, or why it is unavailable, in the order of ``lines``."""
+        ...
 
-    def lines(self) -> Iterator[ResultLine]:
-        if self.run is not None:
-            return iter(self.run.lines)
-        if self.stream is None:  # pragma: no cover - one of the two is always set
-            return iter(())
-        return iter(self.stream)
+    def close(self) -> None:
+        """Release what it holds open."""
+        ...
 
-    @property
-    def problems(self) -> list[Problem]:
-        if self.run is not None:
-            return self.run.problems
-        return self.stream.problems if self.stream is not None else []
+
+@dataclass
+class _RunSource:
+    """One run to show: its file, its result lines one at a time, and afterwards its problems."""
+
+    path: Path
+    lines: Iterable[ResultLine]
+    problems: Callable[[], list[Problem]]
 
 
 def _shown_problem(problem: Problem, results_folder: Path) -> str:
@@ -1074,7 +848,7 @@ class _Builder:
         )
         return index
 
-    def add_run(self, r: int, source: _RunSource) -> None:
+    def add_run(self, r: int, source: _RunSource, reader: TranscriptSource) -> None:
         """Read one run's lines once, writing its chunks and row files as they fill."""
         folder = source.path.parent
         digest = None
@@ -1092,7 +866,7 @@ class _Builder:
         batch: list[ResultLine] = []
         rows: list[list[Any]] = []
         trials = chunks = parts = unavailable = 0
-        with TranscriptReader(folder) as reader:
+        with closing(reader):
 
             def flush_chunk() -> None:
                 nonlocal chunks, unavailable
@@ -1114,7 +888,7 @@ class _Builder:
                 parts += 1
                 rows.clear()
 
-            for line in source.lines():
+            for line in source.lines:
                 rows.append(trial_row(line, self._case(line)))
                 run_ids.setdefault(line.run_id)
                 if digest is not None:
@@ -1139,14 +913,15 @@ class _Builder:
             self.digests.append(digest)
             self.positions.append(dict(by_case))
         self.row_files.append(parts)
-        problems = [str(p) for p in source.problems]
+        found = source.problems()
+        problems = [str(p) for p in found]
         self.run_docs.append(
             {
                 "name": source.path.name,
                 "file": source.path.name,
                 "run_ids": list(run_ids),
                 "chunks": chunks,
-                "problems": [_shown_problem(p, folder) for p in source.problems],
+                "problems": [_shown_problem(p, folder) for p in found],
                 "row_files": parts,
                 "rows_parts": [],
             }
@@ -1167,6 +942,7 @@ def build_viewer(
     results: Sequence[RunResults | str | PathLike[str]],
     out: str | PathLike[str],
     *,
+    transcripts: Callable[[Path], TranscriptSource],
     cases: Mapping[str, CaseInfo] | None = None,
     chunk_size: int = CHUNK_SIZE,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
@@ -1188,7 +964,9 @@ def build_viewer(
         results: One or two runs: results files (read streaming) or runs read with
             :func:`~judgekit.results.read_results` (the first is the baseline when there are two).
         out: The folder to write (see :func:`check_out_folder`); an earlier viewer there is replaced.
-        cases: What the case set says about each case (:func:`case_infos`), or ``None`` for the results alone.
+        transcripts: Opens the transcripts of the results file in a folder
+            (:class:`judgekit.api.viewer.TranscriptReader` reads them from the files the lines name).
+        cases: What the case set says about each case (:func:`case_info`), or ``None`` for the results alone.
         chunk_size: Trials per detail chunk file.
         regression_slices: Slice names that form the regression suite (as in ``judgekit report``).
         redactor: Removes secrets from the data's JSON text before ``<`` and U+2028/U+2029 are escaped
@@ -1216,7 +994,10 @@ def build_viewer(
                 "wrote"
             )
     check_out_folder(out)
-    sources = [_RunSource(run) for run in results]
+    sources = []
+    for run in results:
+        path, lines, problems = source_lines(run, fast=False)  # every line a ResultLine
+        sources.append(_RunSource(path, cast(Iterable[ResultLine], lines), problems))
     with StagedFolder(
         out,
         marker=MARKER,
@@ -1233,7 +1014,7 @@ def build_viewer(
             redactor=redactor if redactor is not None else escaped_secrets(),
         )
         for r, source in enumerate(sources):
-            builder.add_run(r, source)
+            builder.add_run(r, source, transcripts(source.path.parent))
         comparison = _comparison(builder.digests, builder.positions) if builder.compare else None
         document = {
             "schema_version": 1,
