@@ -25,7 +25,7 @@ from judgekit.commands.output import JSON_SCHEMA_VERSION
 
 REPO = Path(__file__).resolve().parents[1]
 AIRDESK = REPO / "examples" / "airdesk"
-OTEL = REPO / "tests" / "io" / "fixtures" / "otel"
+OTEL = REPO / "tests" / "formats" / "fixtures" / "otel"
 
 #: Commands without ``--format json``, and why.
 NO_JSON = {

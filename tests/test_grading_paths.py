@@ -333,7 +333,7 @@ which is never an imported trace."""
 
 
 def _lossy(t: Transcript) -> Transcript:
-    from judgekit.io.otel import FidelityReport
+    from judgekit.fidelity import FidelityReport
 
     report = FidelityReport(
         trace_id="t1",
@@ -396,7 +396,7 @@ ALLOWED_GRADE_BUILDERS = {
     # a grader that raised: an error verdict, never a pass
     ("runner.py", "_error_grade"),
     # the verdicts another harness stored (tau-bench's reward), kept apart as layer "imported"
-    ("io/importers.py", "reward_result_lines"),
+    ("formats/importers.py", "reward_result_lines"),
 }
 
 

@@ -270,9 +270,9 @@ def test_a_bad_transcript_line_is_still_a_located_problem_not_a_refusal(tmp_path
 
 from judgekit.calibration.records import load_records  # noqa: E402
 from judgekit.calibration.trust import TrustBook  # noqa: E402
-from judgekit.io.adapters import read_anthropic  # noqa: E402
-from judgekit.io.importers import read_openai_chat, read_tau_bench  # noqa: E402
-from judgekit.io.otel import read_otlp_file  # noqa: E402
+from judgekit.formats.adapters import read_anthropic  # noqa: E402
+from judgekit.formats.importers import read_openai_chat, read_tau_bench  # noqa: E402
+from judgekit.formats.otel import read_otlp_file  # noqa: E402
 from judgekit.results import iter_result_lines, read_results  # noqa: E402
 from judgekit.state.snapshot import load_state, snapshot_from_sqlite  # noqa: E402
 from judgekit.transcript import iter_transcripts, read_transcripts  # noqa: E402

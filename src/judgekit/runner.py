@@ -346,11 +346,11 @@ def _foreign_conversation(path: Path, number: int, data: Any) -> JudgekitError |
 
     Only a line that failed as a transcript is asked: an object with a ``messages`` list that either has
     no ``case_id`` or carries keys only a chat request has (``tools``, ``model``, ``system``...), in a
-    shape :func:`judgekit.io.adapters.detect_format` recognises.
+    shape :func:`judgekit.formats.adapters.detect_format` recognises.
     """
     import shlex
 
-    from judgekit.io.adapters import detect_format
+    from judgekit.formats.adapters import detect_format
 
     if not isinstance(data, dict) or not isinstance(data.get("messages"), list):
         return None

@@ -42,7 +42,7 @@ class Capability(StrEnum):
     """What a transcript can record, and so what a grader layer may need from it.
 
     A transcript written by an agent harness records all of them; one imported from a lossy trace may lose
-    some (see :meth:`judgekit.io.otel.FidelityReport.lost`), and the layers needing what was lost then
+    some (see :func:`judgekit.fidelity.lost_by`), and the layers needing what was lost then
     cannot decide (:func:`judgekit.graders.registry.restrict_to_supported`).
 
     Attributes:

@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 
 from judgekit.cli import main
-from judgekit.io.otel import fidelity_of
+from judgekit.fidelity import fidelity_of
 from judgekit.transcript import read_transcripts
 from judges.server import JudgeServer, Reply, verdict_reply
 
-FIXTURES = Path(__file__).parents[1] / "io" / "fixtures" / "otel"
+FIXTURES = Path(__file__).parents[1] / "formats" / "fixtures" / "otel"
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -482,8 +482,8 @@ def test_library_grader_honours_the_fidelity_of_imported_traces(tmp_path: Path) 
     import asyncio
 
     from judgekit.caseset import load_case_set
+    from judgekit.formats.otel import read_otlp_file
     from judgekit.graders.layered import LayeredGrader
-    from judgekit.io.otel import read_otlp_file
     from judgekit.verdict import Verdict
 
     cases = tmp_path / "set" / "cases"

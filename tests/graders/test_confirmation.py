@@ -12,6 +12,7 @@ import pytest
 
 from graders._build import make_transcript
 from judgekit.cases import ExpectedCall
+from judgekit.formats.importers import read_tau_bench
 from judgekit.graders.route import check_route
 from judgekit.graders.rules import check_rules
 from judgekit.graders.text import (
@@ -22,7 +23,6 @@ from judgekit.graders.text import (
     key_arguments,
     user_confirmed_before,
 )
-from judgekit.io.importers import read_tau_bench
 from judgekit.transcript import Transcript
 
 DATA = Path(__file__).resolve().parent / "data"

@@ -472,7 +472,7 @@ GOOD_ANTHROPIC = (
     b'{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":"{}"}]},'
     b'{"role":"assistant","content":[{"type":"text","text":"Refunded."}]}],"metadata":{"x":SLOT}}'
 )
-#: One tau-bench episode (the shape of ``tests/io/test_importers.py``); the slot is ``info.source``.
+#: One tau-bench episode (the shape of ``tests/formats/test_importers.py``); the slot is ``info.source``.
 GOOD_TAU_EPISODE = (
     b'{"task_id":3,"trial":0,"reward":1.0,"info":{"task":{"user_id":"u1","instruction":"book",'
     b'"actions":[],"outputs":["42"]},"source":SLOT},"traj":[{"role":"system","content":"# Policy"},'
@@ -522,7 +522,7 @@ def _import_outcome(read: Callable[[Path], object], path: Path) -> str:
 
 def read_openai_chat_file(work: str, variant: Variant) -> str:
     """An OpenAI chat JSONL export, read by ``read_openai_chat``; the slot is a ``metadata`` value."""
-    from judgekit.io.importers import read_openai_chat
+    from judgekit.formats.importers import read_openai_chat
 
     path = _write(Path(work) / "chat.jsonl", _fill(GOOD_OPENAI_CHAT, variant) + b"\n")
     return _import_outcome(read_openai_chat, path)
@@ -530,7 +530,7 @@ def read_openai_chat_file(work: str, variant: Variant) -> str:
 
 def read_anthropic_file(work: str, variant: Variant) -> str:
     """An Anthropic messages JSONL export, read by ``read_anthropic``; the slot is a ``metadata`` value."""
-    from judgekit.io.adapters import read_anthropic
+    from judgekit.formats.adapters import read_anthropic
 
     path = _write(Path(work) / "claude.jsonl", _fill(GOOD_ANTHROPIC, variant) + b"\n")
     return _import_outcome(read_anthropic, path)
@@ -542,7 +542,7 @@ def read_tau_bench_list(work: str, variant: Variant) -> str:
     The slot is an episode's ``info.source``; a list that breaks a limit stops the import
     (``file:line: ...; nothing imported``).
     """
-    from judgekit.io.importers import read_tau_bench
+    from judgekit.formats.importers import read_tau_bench
 
     data = (
         b"[\n"
@@ -557,7 +557,7 @@ def read_tau_bench_list(work: str, variant: Variant) -> str:
 
 def read_tau_bench_jsonl(work: str, variant: Variant) -> str:
     """A tau-bench results file as JSONL (one episode a line), read by ``read_tau_bench``."""
-    from judgekit.io.importers import read_tau_bench
+    from judgekit.formats.importers import read_tau_bench
 
     path = _write(Path(work) / "raw.jsonl", _fill(GOOD_TAU_EPISODE, variant) + b"\n")
     return _import_outcome(read_tau_bench, path)
@@ -566,7 +566,7 @@ def read_tau_bench_jsonl(work: str, variant: Variant) -> str:
 def read_otlp_export(work: str, variant: Variant) -> str:
     """An OTLP JSON trace export, read by ``read_otlp_file``; the slot is a span's (unread) ``x`` field."""
     from judgekit.errors import JudgekitError
-    from judgekit.io.otel import read_otlp_file
+    from judgekit.formats.otel import read_otlp_file
 
     path = _write(Path(work) / "trace.json", _fill(_otlp_template(), variant))
     try:
@@ -588,7 +588,7 @@ def read_otlp_attribute(work: str, variant: Variant) -> str:
     line (the attribute is one string of the export), hence ``UNLOCATED``.
     """
     from judgekit.errors import JudgekitError
-    from judgekit.io.otel import read_otlp_file
+    from judgekit.formats.otel import read_otlp_file
 
     raw = variant.value
     try:

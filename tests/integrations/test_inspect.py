@@ -332,7 +332,7 @@ def test_missing_extra_gives_the_install_command() -> None:
 
 def test_core_never_imports_integrations() -> None:
     code = (
-        "import sys, judgekit.cli, judgekit.runner, judgekit.graders.layered, judgekit.io.importers\n"
+        "import sys, judgekit.cli, judgekit.runner, judgekit.graders.layered, judgekit.formats.importers\n"
         "print(sorted(m for m in sys.modules if m.startswith(('judgekit.integrations', 'inspect_ai'))))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -2,4 +2,29 @@
 
 Modules here import only typer at the top; everything heavy is imported inside the command functions so
 that ``judgekit --help`` stays fast.
+
+What lives here:
+
+* :mod:`~judgekit.commands.tree`: every command's place below ``judgekit``, and where each old name went.
+* :mod:`~judgekit.commands.runs`: ``grade``, ``report``, ``compare`` and ``import``.
+* :mod:`~judgekit.commands.demo`: ``demo``, the main job on the bundled example.
+* :mod:`~judgekit.commands.view`: ``view``, the static trial viewer.
+* :mod:`~judgekit.commands.config`: ``config``, the configuration in force and where each value came from.
+* :mod:`~judgekit.commands.calibrate`: ``calibrate`` and the judge-trust commands built on it.
+* :mod:`~judgekit.commands.trust`: label planning, refusals, failure modes, bias probes, trace import.
+* :mod:`~judgekit.commands.cascade`: fitting a judge cascade on calibration labels.
+* :mod:`~judgekit.commands.judge`: ``rubrics`` and ``cassette``.
+* :mod:`~judgekit.commands.golden`: golden-set commands (validate, coverage, export, retire, promote, diff).
+* :mod:`~judgekit.commands.growing`: commands that grow and guard the golden set.
+* :mod:`~judgekit.commands.grading`: ``cases check-references``.
+* :mod:`~judgekit.commands.lint`: ``cases lint``, the golden-set linter.
+* :mod:`~judgekit.commands.contamination`: ``keygen``, ``index``, ``canary``, ``scan``.
+* :mod:`~judgekit.commands.judge_options`: the judge options and set-up shared by every grading command.
+* :mod:`~judgekit.commands.inputs`: input paths a command reads (a missing one is a usage error).
+* :mod:`~judgekit.commands.output`: ``--quiet``, redacted standard streams, JSON versions.
+* :mod:`~judgekit.commands.helptext`: help texts, wrapped and given metavars, for every command at once.
+* :mod:`~judgekit.commands.examples`: the examples that end each command's help.
+
+What may import it: only ``cli`` (the layer above). ``demo`` and ``integrations`` call the library
+(``api``, ``runner``...), never a command.
 """

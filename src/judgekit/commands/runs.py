@@ -43,8 +43,8 @@ if TYPE_CHECKING:
     from judgekit.api.runs import RunOptions, RunOutcome
     from judgekit.commands.judge_options import JudgeSetup
     from judgekit.errors import Problem
+    from judgekit.formats.importers import ImportResult
     from judgekit.graders.grounding import GroundingMode
-    from judgekit.io.importers import ImportResult
     from judgekit.reports.run_gate import Threshold
     from judgekit.reports.run_model import RunReport
     from judgekit.results import ResultLine
@@ -772,8 +772,8 @@ def _write_import(
             entries could not be imported; the others were still written.
     """
     from judgekit.commands.output import print_document
+    from judgekit.formats.importers import reward_result_lines, transcript_lines
     from judgekit.io.atomic import write_atomic
-    from judgekit.io.importers import reward_result_lines, transcript_lines
     from judgekit.results import dump_result_line
     from judgekit.runner import new_run_id
     from judgekit.secrets import Redactor
@@ -841,7 +841,7 @@ def import_tau_bench(  # noqa: PLR0917 - typer options
     output_format: str = format_option(),
 ) -> None:
     """Import tau-bench trajectories: one transcript per (task, trial); trials become 1-based."""
-    from judgekit.io.importers import read_tau_bench
+    from judgekit.formats.importers import read_tau_bench
 
     output = chosen_format(output_format)
     result = read_tau_bench(source, case_prefix=case_prefix, agent_model=agent_model)
@@ -882,9 +882,9 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
     reward is not reproduced.
     """
     from judgekit.commands.output import print_document
+    from judgekit.formats.importers import reward_result_lines
     from judgekit.integrations import tau2bench
     from judgekit.io.atomic import write_atomic
-    from judgekit.io.importers import reward_result_lines
     from judgekit.results import dump_result_line
     from judgekit.runner import new_run_id
     from judgekit.secrets import Redactor
@@ -951,7 +951,7 @@ def import_openai(  # noqa: PLR0917 - typer options
     output_format: str = format_option(),
 ) -> None:
     """Import OpenAI chat JSONL conversations as transcripts."""
-    from judgekit.io.importers import read_openai_chat
+    from judgekit.formats.importers import read_openai_chat
 
     output = chosen_format(output_format)
     result = read_openai_chat(source, case_id_field=case_id_field, agent_model=agent_model)
@@ -983,7 +983,7 @@ def import_anthropic(  # noqa: PLR0917 - typer options
     output_format: str = format_option(),
 ) -> None:
     """Import Anthropic messages JSONL conversations (tool_use / tool_result blocks) as transcripts."""
-    from judgekit.io.adapters import read_anthropic
+    from judgekit.formats.adapters import read_anthropic
 
     output = chosen_format(output_format)
     result = read_anthropic(source, case_id_field=case_id_field, agent_model=agent_model)

@@ -698,9 +698,10 @@ def import_otel(
     named and the other traces are still imported): a trace that cannot be imported is an input error.
     """
     from judgekit.errors import ProblemsError
+    from judgekit.fidelity import lost_capabilities
+    from judgekit.formats.otel import check_problems, read_otlp_file
     from judgekit.graders.contract import unsupported_layers
     from judgekit.io.atomic import write_atomic
-    from judgekit.io.otel import check_problems, lost_capabilities, read_otlp_file
 
     as_json = chosen_format(fmt) == "json"
     result = read_otlp_file(trace, case_id=case_id)
@@ -776,8 +777,8 @@ def export_otel(
     each problem named).
     """
     from judgekit.errors import ProblemsError
+    from judgekit.formats.otel import evaluation_events, trace_refs
     from judgekit.io.atomic import write_atomic
-    from judgekit.io.otel import evaluation_events, trace_refs
     from judgekit.results import read_results
     from judgekit.transcript import read_transcripts
 

@@ -215,7 +215,7 @@ def combine(
 
 def grade(case: Case, transcript: Transcript, *, states: StateProvider) -> Grade:
     """Grade one trial on the deterministic layers alone (``combine(deterministic_checks(...))``)."""
-    from judgekit.io.otel import lost_by
+    from judgekit.fidelity import lost_by
 
     checks = restrict_to_supported(deterministic_checks(case, transcript, states=states), lost_by(transcript))
     return combine(case, transcript.trial, checks)
@@ -319,8 +319,8 @@ class LayeredGrader:
         """Grade one trial on every enabled layer, settled by the grading contract."""
         import asyncio
 
+        from judgekit.fidelity import lost_by
         from judgekit.graders.rubric import JudgmentCost
-        from judgekit.io.otel import lost_by
 
         cost = JudgmentCost()
         if self.rubric is None:

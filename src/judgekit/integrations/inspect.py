@@ -127,7 +127,7 @@ def transcript_from_state(state: TaskState, *, case_id: str | None = None) -> Tr
     Raises:
         JudgekitError: When the messages do not form a valid transcript.
     """
-    from judgekit.io.adapters import openai_chat_transcript
+    from judgekit.formats.adapters import openai_chat_transcript
 
     cid = case_id if case_id is not None else _case_id(state)
     states: dict[str, Any] = {}

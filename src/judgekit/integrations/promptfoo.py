@@ -8,7 +8,7 @@ What is graded:
 
 * **the conversation**: ``output`` may be a conversation (JSON text or an already parsed object): a
   list of OpenAI chat or Anthropic messages, or ``{"messages": [...], "final_state": ..., ...}``; it is
-  read by :func:`judgekit.io.adapters.to_transcript` and refused, with what was expected, when it is in
+  read by :func:`judgekit.formats.adapters.to_transcript` and refused, with what was expected, when it is in
   neither shape. Plain text is read as the agent's reply to ``context["prompt"]``.
 * **the case**: the golden set named by ``config.cases`` (a folder or case file; relative paths resolve
   against promptfoo's working folder) and the case ``config.case_id``, else ``vars.case_id``. A holdout
@@ -128,7 +128,7 @@ def _conversation(output: Any) -> Any:
 
 
 def _transcript(output: Any, context: Mapping[str, Any], case: Case) -> Transcript:
-    from judgekit.io.adapters import openai_chat_transcript, to_transcript
+    from judgekit.formats.adapters import openai_chat_transcript, to_transcript
 
     data = _conversation(output)
     conversation = data if isinstance(data, Mapping) else None

@@ -61,7 +61,7 @@ from judgekit.io.documents import MAX_IMPORT_BYTES, load_json_bounded
 from judgekit.state import canonical
 
 if TYPE_CHECKING:
-    from judgekit.io.importers import ImportedTrial
+    from judgekit.formats.importers import ImportedTrial
 
 __all__ = [
     "CASES_FILE",
@@ -892,7 +892,7 @@ def _simulation(
     model: str | None,
     seen: set[tuple[str, int]],
 ) -> tuple[ImportedTrial, Tau2Task] | Problem:
-    from judgekit.io.importers import ImportedTrial
+    from judgekit.formats.importers import ImportedTrial
     from judgekit.transcript import RunRecord, Transcript
 
     if not isinstance(sim, Mapping):
@@ -1029,8 +1029,8 @@ def write_run(
     Raises:
         JudgekitError: When the folder or a file cannot be written.
     """
+    from judgekit.formats.importers import transcript_lines
     from judgekit.io.atomic import write_atomic
-    from judgekit.io.importers import transcript_lines
 
     folder = Path(out)
     written = {"cases": folder / CASES_FILE, "transcripts": folder / TRANSCRIPTS_FILE}

@@ -12,7 +12,7 @@ and required ``outputs``) becomes a :class:`~judgekit.cases.Case` (:func:`task_c
 * optionally (``route=True``) ``expected.route``: the ground-truth actions with exact arguments. tau-bench
   does not grade the route, so it is off by default.
 
-Trajectories are read with :func:`judgekit.io.importers.read_tau_bench` (not duplicated here); each
+Trajectories are read with :func:`judgekit.formats.importers.read_tau_bench` (not duplicated here); each
 transcript also gets ``ended_by``: ``user_stop``, ``terminate_tool`` (transfer to a human agent) or
 ``max_steps_or_error`` (tau-bench recorded no reward details: the episode never finished).
 
@@ -96,9 +96,9 @@ from judgekit.transcript import Capability
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Grade, Verdict
 
 if TYPE_CHECKING:
+    from judgekit.formats.importers import ImportedTrial
     from judgekit.graders.context import LayerContext
     from judgekit.graders.rubric import RubricGrader
-    from judgekit.io.importers import ImportedTrial
     from judgekit.stats import UndecidedPolicy
     from judgekit.transcript import Transcript
 
@@ -446,7 +446,7 @@ def load_run(
     choice = check_reward_choice(reward)
     results = Path(results)
     replay = Path(replay) if replay is not None else None
-    from judgekit.io.importers import ImportedTrial, read_tau_bench
+    from judgekit.formats.importers import ImportedTrial, read_tau_bench
     from judgekit.transcript import StateRef
 
     if replay is not None and tools is not None:

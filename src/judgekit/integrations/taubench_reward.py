@@ -41,7 +41,7 @@ from judgekit.errors import JudgekitError
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
 if TYPE_CHECKING:
-    from judgekit.io.importers import ImportedTrial
+    from judgekit.formats.importers import ImportedTrial
     from judgekit.state import Snapshot
     from judgekit.transcript import Transcript
 

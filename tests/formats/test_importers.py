@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.io.adapters import parse_anthropic_line, read_anthropic
-from judgekit.io.importers import (
+from judgekit.formats.adapters import parse_anthropic_line, read_anthropic
+from judgekit.formats.importers import (
     ImportedTrial,
     read_openai_chat,
     read_tau_bench,

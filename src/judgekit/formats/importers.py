@@ -16,7 +16,7 @@ Three formats are read:
   case's conversations appear. ``tools`` is hashed into the run record's ``tool_definitions_hash``.
 * **Anthropic messages JSONL**: one conversation a line, ``{"system": ..., "messages": [...], "tools":
   [...], ...}`` with ``tool_use`` / ``tool_result`` content blocks: read by
-  :func:`judgekit.io.adapters.read_anthropic`, which sits above this module (it converts with the
+  :func:`judgekit.formats.adapters.read_anthropic`, which sits above this module (it converts with the
   adapter) and reads case id, trial, ``metadata``, ``model`` and the states with this module's
   ``_line_header``, as for OpenAI chat lines; ``tools`` is hashed the same way.
 

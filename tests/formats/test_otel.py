@@ -10,18 +10,15 @@ from typing import Any
 import pytest
 
 from judgekit.errors import JudgekitError, ProblemsError
-from judgekit.graders import registry
-from judgekit.io.otel import (
-    FidelityReport,
+from judgekit.fidelity import FidelityReport, fidelity_of, lost_by, lost_capabilities
+from judgekit.formats.otel import (
     check_problems,
     evaluation_events,
-    fidelity_of,
     import_otlp,
-    lost_by,
-    lost_capabilities,
     read_otlp_file,
     trace_refs,
 )
+from judgekit.graders import registry
 from judgekit.results import CaseRef, make_result_line
 from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Grade, Trust, Verdict

@@ -6,7 +6,7 @@ Harnesses hand judgekit a conversation as it was sent to or received from a mode
   ``developer``), ``user``, ``assistant`` (with ``tool_calls``: ``{"id", "type": "function", "function":
   {"name", "arguments"}}``, arguments a JSON string or an object) and ``tool`` (``tool_call_id``,
   ``content``); the legacy ``function`` role is read as a tool result. This is the shape judgekit's own
-  transcripts use, so the adapter reuses :func:`judgekit.io.importers.parse_openai_chat_line`.
+  transcripts use, so the adapter reuses :func:`judgekit.formats.importers.parse_openai_chat_line`.
 * **Anthropic messages** (:func:`anthropic_transcript`): a top-level ``system`` prompt (text or text
   blocks) and ``messages`` whose ``role`` is ``user`` or ``assistant`` and whose ``content`` is text or a
   list of content blocks: ``text``, ``tool_use`` (``id``, ``name``, ``input``) in assistant turns,
@@ -35,7 +35,7 @@ from typing import Any, Literal
 from pydantic import JsonValue, ValidationError
 
 from judgekit.errors import JudgekitError, Problem
-from judgekit.io.importers import (
+from judgekit.formats.importers import (
     ImportedTrial,
     ImportResult,
     _line_header,

@@ -1,7 +1,7 @@
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.io.adapters import (
+from judgekit.formats.adapters import (
     anthropic_transcript,
     detect_format,
     openai_chat_transcript,
