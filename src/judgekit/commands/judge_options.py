@@ -278,6 +278,85 @@ def _cascade_routing(path: Path, model: str, build: Callable[[str], RubricGrader
     return CascadeRouting(cascade=cascade, escalate_to=tuple(build(str(s.model)) for s in cascade.stages[1:]))
 
 
+def _effective_settings(flags: JudgeFlags, settings: Mapping[str, Any] | None) -> EffectiveSettings:
+    """The settings in force: flag > environment > file (--config, then the project configuration) > default.
+
+    See docs/configuration.md; ``settings`` are the command's other flags, by dotted name.
+    """
+    from judgekit.settings import resolve_settings
+
+    return resolve_settings(
+        flags={
+            **(settings or {}),
+            "records": flags.records,
+            "untrusted": flags.untrusted,
+            "judge.model": flags.model,
+            "judge.api_base": flags.api_base,
+            "judge.rubric": flags.rubric,
+            "judge.max_cost": flags.max_cost,
+            "judge.cache": flags.cache_mode,
+            "judge.cassette": flags.cassette,
+            "judge.timeout": flags.timeout,
+            "judge.retries": flags.retries,
+            "judge.backoff": flags.backoff,
+        },
+        run_config=flags.config,
+    )
+
+
+def _build_judge(
+    effective: EffectiveSettings,
+    flags: JudgeFlags,
+    *,
+    records: Path,
+    rubric: str,
+    cassette: Path | None,
+    mode: str,
+) -> tuple[RubricGrader, TrustDecision]:
+    """Build the judge in force (and its cascade) and decide its trust, saying so on standard error.
+
+    The records are read once into a :class:`~judgekit.calibration.trust.TrustBook`; with
+    ``--require-trust`` an untrusted judge is refused (exit code 1).
+    """
+    import typer
+
+    from judgekit.calibration.trust import TrustBook
+    from judgekit.errors import JudgekitError
+    from judgekit.judge_setup import JUDGE_SETTINGS, JudgeConfig, build_rubric_grader
+
+    book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
+    judge = {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS}
+    concurrency = int(effective.value("concurrency"))
+
+    def build(stage_model: str, routing: CascadeRouting | None = None) -> RubricGrader:
+        return build_rubric_grader(
+            JudgeConfig.from_settings(
+                judge,
+                model=stage_model,
+                rubric=rubric,
+                cassette=cassette,
+                mode=mode,
+                concurrency=concurrency,
+                trust=book,
+                cascade=routing,
+            )
+        )
+
+    model = str(effective.value("judge.model"))
+    grader = build(model, _cascade_routing(flags.cascade, model, build) if flags.cascade else None)
+    try:
+        overall = (book.require if flags.require_trust else book.decide)(grader.fingerprint)
+    except JudgekitError as exc:  # --require-trust refused the judge
+        exc.exit_code = 1
+        raise
+    typer.echo(
+        f"judge {grader.fingerprint[:12]}: {overall.trust.value} "
+        f"(calibration records: {records}): {overall.reason}",
+        err=True,
+    )
+    return grader, overall
+
+
 def setup_judge(
     flags: JudgeFlags,
     *,
@@ -317,26 +396,9 @@ def setup_judge(
 
     from judgekit.errors import JudgekitError
     from judgekit.graders.contract import UNTRUSTED_POLICIES
-    from judgekit.settings import records_folder, resolve_settings
+    from judgekit.settings import records_folder
 
-    # flag > environment > file (--config, then the project configuration) > default: docs/configuration.md
-    effective = resolve_settings(
-        flags={
-            **(settings or {}),
-            "records": flags.records,
-            "untrusted": flags.untrusted,
-            "judge.model": flags.model,
-            "judge.api_base": flags.api_base,
-            "judge.rubric": flags.rubric,
-            "judge.max_cost": flags.max_cost,
-            "judge.cache": flags.cache_mode,
-            "judge.cassette": flags.cassette,
-            "judge.timeout": flags.timeout,
-            "judge.retries": flags.retries,
-            "judge.backoff": flags.backoff,
-        },
-        run_config=flags.config,
-    )
+    effective = _effective_settings(flags, settings)
     if effective.project is not None:
         typer.echo(f"note: configuration from {effective.project.path} (see judgekit config)", err=True)
     records = records_folder(effective=effective)  # a folder that was named must exist (exit 2)
@@ -367,36 +429,8 @@ def setup_judge(
     grader: RubricGrader | None = None
     overall: TrustDecision | None = None
     if model is not None:
-        from judgekit.calibration.trust import TrustBook
-        from judgekit.judge_setup import JUDGE_SETTINGS, JudgeConfig, build_rubric_grader
-
-        book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
-        judge = {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS}
-
-        def build(stage_model: str, routing: CascadeRouting | None = None) -> RubricGrader:
-            return build_rubric_grader(
-                JudgeConfig.from_settings(
-                    judge,
-                    model=stage_model,
-                    rubric=rubric,
-                    cassette=cassette,
-                    mode=mode,
-                    concurrency=concurrency,
-                    trust=book,
-                    cascade=routing,
-                )
-            )
-
-        grader = build(model, _cascade_routing(flags.cascade, model, build) if flags.cascade else None)
-        try:
-            overall = (book.require if flags.require_trust else book.decide)(grader.fingerprint)
-        except JudgekitError as exc:  # --require-trust refused the judge
-            exc.exit_code = 1
-            raise
-        typer.echo(
-            f"judge {grader.fingerprint[:12]}: {overall.trust.value} "
-            f"(calibration records: {records}): {overall.reason}",
-            err=True,
+        grader, overall = _build_judge(
+            effective, flags, records=records, rubric=rubric, cassette=cassette, mode=mode
         )
     return JudgeSetup(
         effective=effective,
