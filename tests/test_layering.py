@@ -114,6 +114,11 @@ def test_every_module_is_placed_in_a_layer(graph: grimp.ImportGraph) -> None:
     assert unplaced == []
 
 
+def test_no_module_imports_the_front_door(graph: grimp.ImportGraph) -> None:
+    """``judgekit/__init__`` imports the public API from every layer; importing it from inside runs upward."""
+    assert sorted(graph.find_modules_that_directly_import("judgekit")) == []
+
+
 def test_every_package_is_one_layer_of_the_main_contract(graph: grimp.ImportGraph) -> None:
     """The main contract names only top-level modules and packages: no package straddles two layers."""
     placed = [m for layer in _layer_modules(_contract("layers")) for m in layer]
