@@ -4,9 +4,9 @@ An importer that cannot carry everything the agent did into a :class:`~judgekit.
 stores a :class:`FidelityReport` in ``transcript.metadata["fidelity"]``: counts of what was missing,
 truncated, unparseable or diverged, and every issue located. :func:`lost_capabilities` turns a report into
 the :class:`~judgekit.transcript.Capability` values the record failed to carry, each with its reason, and
-:func:`lost_by` reads them from a transcript (empty for a transcript that is no lossy import). The grading
-contract (:mod:`judgekit.graders.contract`) then makes the verdicts of the layers needing a lost capability
-``insufficient_information``, never ``pass``.
+:func:`lost_by` reads them from a transcript (empty for a transcript that is no lossy import). The layer
+registry (:func:`judgekit.graders.registry.restrict_to_supported`) then makes the verdicts of the layers
+needing a lost capability ``insufficient_information``, never ``pass``.
 
 Today the OpenTelemetry importer (:mod:`judgekit.formats.otel`) writes these reports; the model lives here,
 below every importer and above the transcript, so that any importer can write one and the graders can read

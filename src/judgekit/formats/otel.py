@@ -31,8 +31,8 @@ model span recorded adds the call and its result where it happened in time.
 Every transcript carries a :class:`~judgekit.fidelity.FidelityReport` in ``metadata["fidelity"]`` (content
 missing or truncated, tool results missing, arguments unparseable, final answer only, missing parents,
 diverged histories) and the trace's identity in ``metadata["otel"]``.
-:func:`~judgekit.fidelity.lost_capabilities` says what a lossy trace failed to record; the grading contract
-(:mod:`judgekit.graders.contract`) turns the verdicts of the layers needing it into
+:func:`~judgekit.fidelity.lost_capabilities` says what a lossy trace failed to record; the layer registry
+(:func:`judgekit.graders.registry.restrict_to_supported`) turns the verdicts of the layers needing it into
 ``insufficient_information``, never ``pass``.
 
 Bad input is named: a file that is not OTLP JSON, a span without ids, two spans with one id, a trace
