@@ -54,9 +54,7 @@ def _expected(lines: Lines) -> dict[tuple[str, int], str]:
 
 
 def _grade(line: ResultLine) -> Grade:
-    return Grade(
-        case_id=line.case.id, trial=line.trial, verdict=line.verdict, reason=line.reason, checks=line.checks
-    )
+    return line.as_grade()
 
 
 def _report(path: Path):
@@ -123,7 +121,7 @@ def _explain(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     out = {}
     for line in lines:
         if line.verdict is not Verdict.PASS:
-            why = _grade(line).explain().splitlines()[1]
+            why = line.explain().splitlines()[1]
             assert why.startswith("  why: ")
             out[(line.case.id, line.trial)] = why.removeprefix("  why: ")
     return out
@@ -228,6 +226,7 @@ def _callers() -> set[str]:
 
 CARRIED_BY = {
     "judgekit.integrations.pytest_plugin": "prints explain(), checked as 'explain (pytest plugin)'",
+    "judgekit.results": "ResultLine.explain() is as_grade().explain(): 'explain (pytest plugin)'",
 }
 """Modules that only pass on another path's reason, and the path that checks it."""
 
