@@ -697,67 +697,24 @@ def import_otel(
     Exit 0 when every trace was imported, 2 when some were refused (cycles, unknown conventions; each is
     named and the other traces are still imported): a trace that cannot be imported is an input error.
     """
-    from judgekit.errors import ProblemsError
-    from judgekit.fidelity import lost_capabilities
-    from judgekit.formats.otel import check_problems, read_otlp_file
-    from judgekit.graders.contract import unsupported_layers
-    from judgekit.io.atomic import write_atomic
+    from judgekit.api.traces import import_otel_traces
 
     as_json = chosen_format(fmt) == "json"
-    result = read_otlp_file(trace, case_id=case_id)
-    written: list[tuple[Path, str]] = []
-    exit_code = 2  # traces refused while others were imported: input that cannot be used, as below
-    try:
-        check_problems(result)
-    except ProblemsError as exc:
-        if not as_json:
-            raise
-        exit_code = exc.exit_code  # every trace refused: the code text mode exits with
-    else:
-        lines = [t.model_dump_json() for t in result.transcripts]
-        write_atomic(out, "\n".join(lines) + "\n")
-        written.append((out, "transcripts"))
-        if fidelity is not None:
-            write_atomic(
-                fidelity, json.dumps([r.model_dump(mode="json") for r in result.reports], indent=2) + "\n"
-            )
-            written.append((fidelity, "fidelity_reports"))
+    document = import_otel_traces(trace, out, case_id=case_id, fidelity=fidelity, every_problem=as_json)
     if as_json:
-        traces = [
-            {
-                "case_id": t.case_id,
-                "trial": t.trial,
-                "summary": report.summary(),
-                "fidelity": report.model_dump(mode="json"),
-                "unsupported_layers": [
-                    {"layer": str(layer), "verdict": "insufficient_information", "reason": why}
-                    for layer, why in unsupported_layers(lost_capabilities(report)).items()
-                ],
-            }
-            for t, report in zip(result.transcripts, result.reports, strict=True)
-        ]
-        print_document(
-            "otel_import",
-            {
-                "trace_file": str(trace),
-                "imported": len(result.transcripts),
-                "traces": traces,
-                "problems": [asdict(p) for p in result.problems],
-                "written": _written(*written),
-            },
-        )
-        if result.problems:
-            raise typer.Exit(exit_code)
+        print_model("otel_import", document)
+        if document.exit_code:
+            raise typer.Exit(document.exit_code)
         return
-    for report in result.reports:
-        typer.echo(report.summary())
-        for layer, why in unsupported_layers(lost_capabilities(report)).items():
-            typer.echo(f"  {layer}: insufficient_information ({why})")
-    typer.echo(f"{len(result.transcripts)} transcript(s) -> {out}", err=True)
-    for problem in result.problems:
+    for entry in document.traces:
+        typer.echo(entry.summary)
+        for layer in entry.unsupported_layers:
+            typer.echo(f"  {layer.layer}: insufficient_information ({layer.reason})")
+    typer.echo(f"{document.imported} transcript(s) -> {out}", err=True)
+    for problem in document.problems:
         typer.echo(f"error: {problem}", err=True)
-    if result.problems:
-        raise typer.Exit(exit_code)
+    if document.exit_code:
+        raise typer.Exit(document.exit_code)
 
 
 @existing_inputs("results", "transcripts")
