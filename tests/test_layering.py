@@ -336,7 +336,7 @@ def test_the_generator_takes_what_a_module_owns_from_its_docstring_and_refuses_n
 SRC = ROOT / "src" / "judgekit"
 #: ``judgekit/api/__init__.py`` introduces the public API and is written by the lead of issue 34; it is not
 #: held to the map rule below until it lists its modules.
-NOT_MAPPED = {"api"}
+NOT_MAPPED: set[str] = set()
 
 
 def _subpackages() -> list[str]:

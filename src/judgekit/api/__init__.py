@@ -1,10 +1,20 @@
 """The jobs judgekit does, one function each: the service every path calls.
 
-What lives here: the functions behind ``judgekit``'s public names (grade a trial, grade a run to a results
-file, report and compare results, calibrate a label table, ask whether a judge is trusted, index and scan
-for contamination). The command line, the demo and every integration (pytest, Inspect AI, promptfoo, Ray,
-tau-bench) call these functions instead of wiring the pipeline themselves.
+The command line, the demo and every integration (pytest, Inspect AI, promptfoo, Ray, tau-bench) call
+these functions instead of wiring the pipeline themselves; ``judgekit``'s public names are taken from here.
 
-What may import it: ``cli``, ``commands``, ``demo`` and ``integrations`` (the layers above it). It imports
-everything below it (settings, runner, reports, calibration, graders, judges, io...).
+What lives here:
+
+* :mod:`~judgekit.api.grading`: grade one trial (``grade``, ``grade_async``, ``make_grader``).
+* :mod:`~judgekit.api.runs`: grade a run to a results file (``grade_run``, ``RunOptions``, ``RunOutcome``).
+* :mod:`~judgekit.api.calibration`: calibrate a label table (``calibrate``); trust (``trust_status``).
+* :mod:`~judgekit.api.labels`: the checks of a label table before it certifies a judge.
+* :mod:`~judgekit.api.bias`: bias probes of a judge, live or from recorded judgments.
+* :mod:`~judgekit.api.cases`: golden-set jobs that need run results (retiring saturated cases).
+* :mod:`~judgekit.api.contamination`: index the cases, scan exports (``index_cases``, ``scan_exports``).
+* :mod:`~judgekit.api.traces`: OpenTelemetry traces imported as transcripts.
+* :mod:`~judgekit.api.viewer`: the viewer's reading of transcripts and case sets, and the folder written.
+
+What may import it: ``cli``, ``commands``, ``demo`` and ``integrations`` (the layers above it); the
+package ``judgekit`` re-exports its public names. It imports every layer below it.
 """
