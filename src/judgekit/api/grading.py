@@ -64,7 +64,8 @@ def make_grader(
         transcript_dir: Folder that relative state paths inside transcripts resolve against.
 
     Returns:
-        A :class:`~judgekit.graders.layered.LayeredGrader`; ``await grader.grade(case, transcript)``.
+        A :class:`~judgekit.graders.layered.LayeredGrader`; ``await grader.grade(case, transcript)``, and
+        ``grader.judge_fingerprint`` is what a calibration record must name to trust its judge.
 
     Raises:
         JudgekitError: When the judge's rubric cannot be loaded.
@@ -85,6 +86,7 @@ async def grade_async(
     *,
     grader: Grader | None = None,
     root: str | os.PathLike[str] | None = None,
+    transcript_dir: str | os.PathLike[str] | None = None,
 ) -> Grade:
     """Grade one trial from asynchronous code (an Inspect AI scorer, an agent loop).
 
@@ -95,11 +97,14 @@ async def grade_async(
         grader: The grader (:func:`make_grader`, or any object with ``async grade(case, transcript)``);
             ``None`` builds the deterministic layers over ``root``.
         root: The golden set's root, used when ``grader`` is ``None``.
+        transcript_dir: Folder that relative state paths inside the transcript resolve against (the
+            transcripts file's folder, for transcripts read with :func:`judgekit.read_transcripts`); used
+            when ``grader`` is ``None``.
 
     Returns:
         The :class:`~judgekit.verdict.Grade`; ``grade.explain()`` says why.
     """
-    used = grader if grader is not None else make_grader(root=root)
+    used = grader if grader is not None else make_grader(root=root, transcript_dir=transcript_dir)
     return await used.grade(case, transcript)
 
 
@@ -109,6 +114,7 @@ def grade(
     *,
     grader: Grader | None = None,
     root: str | os.PathLike[str] | None = None,
+    transcript_dir: str | os.PathLike[str] | None = None,
 ) -> Grade:
     """Grade one trial from synchronous code (a pytest test, a script); see :func:`grade_async`.
 
@@ -118,7 +124,9 @@ def grade(
     try:
         asyncio.get_running_loop()
     except RuntimeError:
-        return asyncio.run(grade_async(case, transcript, grader=grader, root=root))
+        return asyncio.run(
+            grade_async(case, transcript, grader=grader, root=root, transcript_dir=transcript_dir)
+        )
     raise JudgekitError(
         "judgekit.grade() was called inside a running event loop; use 'await judgekit.grade_async(...)'"
     )

@@ -312,6 +312,14 @@ class LayeredGrader:
             parts=tuple(parts),
         )
 
+    @property
+    def judge_fingerprint(self) -> str | None:
+        """The judge's fingerprint (SHA-256 hex): what a calibration record must name to trust this judge.
+
+        ``None`` when the grader has no judge (the deterministic layers alone).
+        """
+        return self.rubric.fingerprint if self.rubric is not None else None
+
     name = "layered"
     """The spec name of this grader class (subclasses that add checks name themselves)."""
 
