@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from judgekit.errors import Problem
     from judgekit.golden.coverage import CoverageReport
 
-__all__ = ["coverage", "export", "golden_diff", "promote", "retire", "validate"]
+__all__ = ["register"]
 
 
 def _load(paths: list[Path]) -> CaseSet:
@@ -263,7 +263,7 @@ def export(
     case_set = _load([path])
     if case_set.problems:
         _print_problems(case_set)
-        typer.echo("the set is invalid; fix it first (judgekit cases check)", err=True)
+        typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
         raise typer.Exit(2)  # an input error: export needs a valid set (validate is the check that says 1)
     from judgekit.caseset import select_cases
 
@@ -341,7 +341,7 @@ def golden_diff(
 
     The contract is the expected outcome, the acceptance criterion, the forbidden rules and the bytes of
     the fixture files the case's initial and expected states name. Cases new to the reviewed set (promoted
-    candidates) are listed as promoted and not compared; cases whose split changed (judgekit cases retire) are
+    candidates) are listed as promoted and not compared; cases whose split changed (judgekit retire) are
     listed as moved, with the reason their retired: record gives (no version bump needed).
     """
     from judgekit.golden.rebaseline import compare_with_revision
@@ -470,10 +470,39 @@ def retire(  # noqa: PLR0917 - typer options
     if report.retired and not dry_run:
         typer.echo(
             f"{len(report.retired)} case(s) moved to the regression split; review the edit (git diff, or "
-            "judgekit cases diff HEAD) and commit it"
+            "judgekit golden diff HEAD) and commit it"
         )
     elif not report.retired:
         typer.echo(
             f"no capability case is saturated (every trial passed, at least {min_trials} per release, in "
             f"each of the last {releases} releases)"
         )
+
+
+def subgroup(app: typer.Typer, name: str) -> typer.Typer:
+    """The command group ``name`` (``candidates``, ``golden``) that :func:`register` added to ``app``.
+
+    Other command modules add their subcommands to it, so that ``judgekit candidates generate`` sits beside
+    ``judgekit candidates promote``.
+
+    Raises:
+        LookupError: When :func:`register` has not added that group (register the golden commands first).
+    """
+    for info in app.registered_groups:
+        if info.name == name and info.typer_instance is not None:
+            return info.typer_instance
+    raise LookupError(f"no '{name}' command group: call judgekit.commands.golden.register(app) first")
+
+
+def register(app: typer.Typer) -> None:
+    """Add the golden-set commands to the ``judgekit`` application."""
+    app.command("validate")(validate)
+    app.command("coverage")(coverage)
+    app.command("export")(export)
+    app.command("retire")(retire)
+    candidates = typer.Typer(help="Candidate cases awaiting review.", no_args_is_help=True)
+    candidates.command("promote")(promote)
+    app.add_typer(candidates, name="candidates")
+    golden = typer.Typer(help="The golden set's history.", no_args_is_help=True)
+    golden.command("diff")(golden_diff)
+    app.add_typer(golden, name="golden")

@@ -21,18 +21,26 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 from typing import Any, Literal
 
+from pydantic import Field
+
 from judgekit.cases import Case, confine_path
 from judgekit.caseset import CASE_FILE_SUFFIXES, NON_CASE_DIRS, CaseSet, document_cases, load_case_set
 from judgekit.errors import JudgekitError
 from judgekit.io.documents import Document, parse_text
+from judgekit.verdict import FrozenModel
 
 __all__ = [
     "EXPECTATION_FIELDS",
     "Comparison",
+    "GoldenDiffDocument",
     "Move",
+    "MovedCase",
+    "PromotedCase",
     "Promotion",
     "Rebaseline",
+    "UnversionedCase",
     "compare_with_revision",
+    "diff_with_revision",
     "expectation_fields",
     "find_unversioned_changes",
 ]
@@ -408,3 +416,114 @@ def find_unversioned_changes(set_path: str | os.PathLike[str], rev: str) -> list
             invalid now, or a fixture file cannot be read.
     """
     return compare_with_revision(set_path, rev).unversioned
+
+
+class UnversionedCase(FrozenModel):
+    """A case whose contract changed since the revision while its version stayed.
+
+    Attributes:
+        id: The case.
+        file: Its file.
+        changed: The contract parts that changed (``expected``, ``acceptance``, fixture paths...).
+        old_version: Its version at the revision.
+        new_version: Its version now (the same: the version was not bumped).
+    """
+
+    id: str
+    file: str
+    changed: list[str]
+    old_version: int
+    new_version: int
+
+
+class PromotedCase(FrozenModel):
+    """A case new to the reviewed set since the revision (nothing to compare).
+
+    Attributes:
+        id: The case.
+        file: Its file.
+        source: ``candidate`` (a candidate at the revision) or ``new`` (not in the set); printed as ``from``.
+        version: Its version now.
+    """
+
+    id: str
+    file: str
+    source: str = Field(serialization_alias="from")
+    version: int
+
+
+class MovedCase(FrozenModel):
+    """A case whose split changed since the revision (judgekit cases retire): not a contract change.
+
+    Attributes:
+        id: The case.
+        file: Its file.
+        old_split: Its split at the revision (``None`` when it had none); printed as ``from``.
+        new_split: Its split now (``None`` when it has none); printed as ``to``.
+        reason: The reason its ``retired:`` record gives, or ``None``.
+    """
+
+    id: str
+    file: str
+    old_split: str | None = Field(serialization_alias="from")
+    new_split: str | None = Field(serialization_alias="to")
+    reason: str | None
+
+
+class GoldenDiffDocument(FrozenModel):
+    """Cases whose contract changed since a revision (the ``golden_diff`` document).
+
+    Attributes:
+        revision: The git revision compared with.
+        unversioned: Contract changes without a version bump (each one is a finding).
+        promoted: Cases new to the reviewed set.
+        moved: Cases whose split changed.
+    """
+
+    revision: str
+    unversioned: list[UnversionedCase]
+    promoted: list[PromotedCase]
+    moved: list[MovedCase]
+
+
+def diff_with_revision(set_path: str | os.PathLike[str], rev: str) -> GoldenDiffDocument:
+    """Compare a golden set with a git revision: :func:`compare_with_revision` as a document.
+
+    Args:
+        set_path: The set's root folder.
+        rev: A git revision (``main``, ``HEAD~1``, a commit).
+
+    Returns:
+        The unversioned contract changes, the promoted cases and the moved ones, in set order.
+
+    Raises:
+        JudgekitError: As :func:`compare_with_revision` (not a git work tree, an unknown revision).
+    """
+    comparison = compare_with_revision(set_path, rev)
+    return GoldenDiffDocument(
+        revision=rev,
+        unversioned=[
+            UnversionedCase(
+                id=item.case_id,
+                file=str(item.path),
+                changed=list(item.changed),
+                old_version=item.old_version,
+                new_version=item.new_version,
+            )
+            for item in comparison.unversioned
+        ],
+        promoted=[
+            PromotedCase(id=item.case_id, file=str(item.path), source=item.source, version=item.version)
+            for item in comparison.promoted
+        ],
+        moved=[
+            MovedCase(
+                id=item.case_id,
+                file=str(item.path),
+                old_split=item.old_split,
+                new_split=item.new_split,
+                reason=item.reason,
+            )
+            for item in comparison.moved
+        ],
+    )
