@@ -47,6 +47,7 @@ __all__ = [
     "ItemRecord",
     "PairAgreement",
     "Ratings",
+    "ac1_from",
     "alpha_formula",
     "alpha_from_coincidence",
     "binary_metrics",
@@ -515,9 +516,14 @@ def _fleiss_from(stats: np.ndarray, n_raters: int) -> tuple[np.ndarray, np.ndarr
     return value, defined
 
 
-def _ac1_from(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    # columns: sum of per-item agreement (items with >= 2 labels), count of those items,
-    # count of items with >= 1 label, sum over those items of each label's share (V columns)
+def ac1_from(stats: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Gwet's AC1 from batched additive per-item sums ``(B, 3 + V)``, with whether each is defined.
+
+    Columns: the sum of per-item agreement (items with at least two labels), the count of those items,
+    the count of items with at least one label, then each of the V labels' share summed over those items.
+    AC1 = (pa − pe) / (1 − pe); defined when some item has two labels and ``pe < 1``; an undefined row's
+    value is 0.
+    """
     pa_sum, count2, count1, shares = stats[:, 0], stats[:, 1], stats[:, 2], stats[:, 3:]
     q = shares.shape[1]
     pa = pa_sum / np.where(count2 > 0, count2, 1.0)
@@ -835,7 +841,7 @@ def gwet_ac1(reliability_data: Sequence[Sequence[object]], *, labels: Sequence[o
 
 def _ac1_estimate(codes: np.ndarray, n_values: int) -> Estimate:
     rows = _ac1_rows(codes, n_values)
-    value, defined = _ac1_from(rows.sum(axis=0)[None, :])
+    value, defined = ac1_from(rows.sum(axis=0)[None, :])
     n = int(rows[:, 1].sum())
     if not defined[0]:
         return undefined("no item has two or more substantive labels", n)
@@ -1050,7 +1056,7 @@ def _pair(
     ac1 = _ac1_estimate(pair_codes, v)
     if ac1.defined:
         name = f"{tag}:ac1"
-        pending.stats.append(BootstrapStat(name, ratings.by_case(_ac1_rows(pair_codes, v)), _ac1_from))
+        pending.stats.append(BootstrapStat(name, ratings.by_case(_ac1_rows(pair_codes, v)), ac1_from))
         pending.targets[name] = ac1
     bin_metrics: BinaryMetrics | None = None
     bin_reason: str | None = None
@@ -1145,7 +1151,7 @@ def _group(
                 pending.targets[name] = fleiss
     ac1 = _ac1_estimate(codes, v)
     if ac1.defined:
-        pending.stats.append(BootstrapStat("experts:ac1", ratings.by_case(_ac1_rows(codes, v)), _ac1_from))
+        pending.stats.append(BootstrapStat("experts:ac1", ratings.by_case(_ac1_rows(codes, v)), ac1_from))
         pending.targets["experts:ac1"] = ac1
     mean_pairwise = {
         "percent_agreement": _mean_of([p.percent_agreement for p in pairs], "percent agreement"),

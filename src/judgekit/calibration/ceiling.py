@@ -32,6 +32,7 @@ from judgekit.calibration.agreement import (
     MISSING,
     AgreementReport,
     BootstrapStat,
+    ac1_from,
     bootstrap,
     confusion_rows,
     kappa_from_confusion,
@@ -112,16 +113,6 @@ def _ac1_pair_rows(a: np.ndarray, b: np.ndarray, n_values: int) -> np.ndarray:
     return out
 
 
-def _ac1(s: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    pa_sum, both, anyone, shares = s[:, 0], s[:, 1], s[:, 2], s[:, 3:]
-    q = shares.shape[1]
-    pa = pa_sum / np.where(both > 0, both, 1.0)
-    pi = shares / np.where(anyone > 0, anyone, 1.0)[:, None]
-    pe = (pi * (1.0 - pi)).sum(axis=1) / (q - 1)
-    defined = (both > 0) & (pe < 1.0 - 1e-12)
-    return np.where(defined, (pa - pe) / np.where(defined, 1.0 - pe, 1.0), 0.0), defined
-
-
 def _percent(s: np.ndarray, n_values: int) -> tuple[np.ndarray, np.ndarray]:
     conf = s.reshape(-1, n_values, n_values)
     n = conf.sum(axis=(1, 2))
@@ -134,7 +125,7 @@ def _pair_stat(
     metric: CeilingMetric, a: np.ndarray, b: np.ndarray, n_values: int
 ) -> tuple[np.ndarray, _Formula]:
     if metric == "gwet_ac1":
-        return _ac1_pair_rows(a, b, n_values), _ac1
+        return _ac1_pair_rows(a, b, n_values), ac1_from
     rows = confusion_rows(a, b, n_values)
     if metric == "cohen_kappa":
         return rows, lambda s: kappa_from_confusion(s.reshape(-1, n_values, n_values), "none")
