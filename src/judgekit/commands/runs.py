@@ -509,11 +509,63 @@ def report(  # noqa: PLR0917 - typer options
     pass^4, --max-errors 0 when any trial's verdict is error. One line per missed threshold says the
     figure, the threshold and the suite. Input problems (exit 2) take precedence over a missed threshold.
     """
-    from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import write_atomic
-    from judgekit.secrets import Redactor
-
     output_format = chosen_format(output_format, _REPORT_FORMATS)
+    policy = _check_report_options(
+        output_format,
+        short=short,
+        link=link,
+        top=top,
+        retire_min_trials=retire_min_trials,
+        k=k,
+        undecided=undecided,
+    )
+    thresholds = _parse_thresholds(fail_under, fail_under_k, max_errors, k=k)
+    with _input_errors():
+        model, older_problems = _report_model(
+            results,
+            history,
+            cases=cases,
+            records=records,
+            holdout=set(holdout),
+            undecided=policy,
+            k=k,
+            retire_after=retire_after,
+            retire_min_trials=retire_min_trials,
+            regression_slices=regression_slice,
+        )
+    from judgekit.reports.run_gate import with_thresholds
+
+    model = with_thresholds(model, thresholds)  # the headline and the exit code: one check
+    _emit(_render_report(model, output_format, short=short, top=top, link=link), output)
+    for problem in [*model.problems, *(p for problems in older_problems for p in problems)]:
+        typer.echo(f"warning: {problem}", err=True)
+    missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
+    if model.problems:
+        raise typer.Exit(2)
+    if missed:
+        raise typer.Exit(1)
+
+
+def _check_report_options(
+    output_format: str,
+    *,
+    short: bool,
+    link: str | None,
+    top: int,
+    retire_min_trials: int,
+    k: int | None,
+    undecided: str,
+) -> UndecidedPolicy:
+    """Refuse options of ``report`` that cannot go together; the undecided policy they name.
+
+    Raises:
+        JudgekitError: (exit code 2) On ``--short`` without Markdown, ``--link`` or ``--top`` without
+            ``--short``, ``--top`` outside 0..100, an unknown ``--undecided`` policy or a
+            ``--retire-min-trials`` below 1.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.stats import check_undecided_policy
+
     if short and output_format != "md":
         raise JudgekitError(
             f"--short makes a Markdown pull-request comment, not {output_format}: use --format md --short, "
@@ -530,19 +582,29 @@ def report(  # noqa: PLR0917 - typer options
         raise JudgekitError(
             f"--top must be between 0 and 100 (got {top}): it counts rows of reasons", exit_code=2
         )
-    from judgekit.stats import check_undecided_policy
-
     try:
         policy = check_undecided_policy(undecided)
     except ValueError as exc:
         raise JudgekitError(f"--undecided: {exc}", exit_code=2) from None
-    from judgekit.reports.run_gate import parse_thresholds
-
     if retire_min_trials < 1:
         raise JudgekitError(
             f"--retire-min-trials must be at least 1 (got {retire_min_trials}); the seed recommends 8",
             exit_code=2,
         )
+    return policy
+
+
+def _parse_thresholds(
+    fail_under: list[str], fail_under_k: list[str], max_errors: list[str], *, k: int | None
+) -> list[Threshold]:
+    """The thresholds of ``report``, each reachable with the report's ``--k``.
+
+    Raises:
+        JudgekitError: (exit code 2) When a threshold needs a pass^k beyond ``--k``.
+    """
+    from judgekit.errors import JudgekitError
+    from judgekit.reports.run_gate import parse_thresholds
+
     needed = [t for t in parse_thresholds(fail_under, fail_under_k) if k is not None and t.k > k]
     if needed:
         raise JudgekitError(
@@ -550,76 +612,88 @@ def report(  # noqa: PLR0917 - typer options
             "raise --k or leave it out",
             exit_code=2,
         )
-    with _input_errors():
-        known = None
-        splits: dict[str, str] = {}
-        set_holdouts: set[str] = set()
-        if cases is not None:
-            from judgekit.caseset import load_case_set
-            from judgekit.golden.splits import holdout_ids
+    return list(parse_thresholds(fail_under, fail_under_k, max_errors))
 
-            case_set = load_case_set([cases])
-            case_set.raise_if_invalid()
-            known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
-            splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-            set_holdouts = holdout_ids(case_set)
-        from judgekit.calibration.records import load_records
-        from judgekit.settings import records_folder
 
-        # flag > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
-        calibration_records = tuple(load_records(records_folder(records)))
-        model, older_problems, holdout_notes = _streamed_report(
-            results,
-            history,
-            holdout=set(holdout),
-            set_holdouts=set_holdouts,
-            undecided=policy,
-            k=k,
-            retire_after=retire_after,
-            retire_min_trials=retire_min_trials,
-            regression_slices=regression_slice,
-            known_cases=known,
-            splits=splits,
-            calibration_records=calibration_records,
-        )
+def _report_model(
+    results: Path,
+    history: Sequence[Path],
+    *,
+    cases: Path | None,
+    records: Path | None,
+    holdout: set[str],
+    **options: Any,
+) -> tuple[RunReport, list[list[Problem]]]:
+    """The run report of a results file: the case set's versions and splits, the calibration records.
+
+    Returns:
+        The report (with its holdout notes) and each history file's problems.
+
+    Raises:
+        JudgekitError: When the case set is unusable or a file cannot be read.
+    """
+    known = None
+    splits: dict[str, str] = {}
+    set_holdouts: set[str] = set()
+    if cases is not None:
+        from judgekit.caseset import load_case_set
+        from judgekit.golden.splits import holdout_ids
+
+        case_set = load_case_set([cases])
+        case_set.raise_if_invalid()
+        known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
+        splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
+        set_holdouts = holdout_ids(case_set)
+    from judgekit.calibration.records import load_records
+    from judgekit.settings import records_folder
+
+    # flag > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
+    calibration_records = tuple(load_records(records_folder(records)))
+    model, older_problems, holdout_notes = _streamed_report(
+        results,
+        history,
+        holdout=holdout,
+        set_holdouts=set_holdouts,
+        known_cases=known,
+        splits=splits,
+        calibration_records=calibration_records,
+        **options,
+    )
     if holdout_notes:  # the report says when a holdout was used, or left out
         model = model.model_copy(update={"notes": (*model.notes, *holdout_notes)})
-    from judgekit.reports.run_gate import with_thresholds
+    return model, older_problems
 
-    thresholds = parse_thresholds(fail_under, fail_under_k, max_errors)
-    model = with_thresholds(model, thresholds)  # the headline and the exit code: one check
+
+def _render_report(model: RunReport, output_format: str, *, short: bool, top: int, link: str | None) -> str:
+    """The report as HTML, JSON, Markdown or the short Markdown comment."""
     if output_format == "html":
         from judgekit.reports.run_html import render_run_html
 
-        text = render_run_html(model)
-    elif output_format == "json":
+        return render_run_html(model)
+    if output_format == "json":
         from judgekit.reports.run_json import render_run_json
 
-        text = render_run_json(model)
-    elif short:
+        return render_run_json(model)
+    if short:
         from judgekit.reports.run_markdown import render_short_markdown
 
-        text = render_short_markdown(model, top=top, link=link)
-    else:
-        from judgekit.reports.run_markdown import render_run_markdown
+        return render_short_markdown(model, top=top, link=link)
+    from judgekit.reports.run_markdown import render_run_markdown
 
-        text = render_run_markdown(model)
+    return render_run_markdown(model)
+
+
+def _emit(text: str, output: Path | None) -> None:
+    """Write ``text``, secrets removed, to ``output`` (saying so on standard error), else standard output."""
+    from judgekit.io.atomic import write_atomic
+    from judgekit.secrets import Redactor
+
     text = Redactor.from_environ().text(text)
     if output is None:
         typer.echo(text, nl=not text.endswith("\n"))
     else:
         write_atomic(output, text)
         typer.echo(f"wrote {output}", err=True)
-    for problem in model.problems:
-        typer.echo(f"warning: {problem}", err=True)
-    for problems in older_problems:
-        for p in problems:
-            typer.echo(f"warning: {p}", err=True)
-    missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
-    if model.problems:
-        raise typer.Exit(2)
-    if missed:
-        raise typer.Exit(1)
 
 
 def _streamed_report(
@@ -690,7 +764,6 @@ def compare(  # noqa: PLR0917 - typer options
     the other says. Exit code 2 when the runs cannot be compared (graded on different case versions or
     policy revisions, each case named; no task in common) or a results file has problems.
     """
-    from judgekit.io.atomic import write_atomic
     from judgekit.reports.run_compare import compare_runs, digest_runs
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
@@ -716,11 +789,7 @@ def compare(  # noqa: PLR0917 - typer options
         from judgekit.reports.run_markdown import render_comparison_markdown
 
         text = render_comparison_markdown(result)
-    if output is None:
-        typer.echo(text, nl=not text.endswith("\n"))
-    else:
-        write_atomic(output, text)
-        typer.echo(f"wrote {output}", err=True)
+    _emit(text, output)
     typer.echo(f"verdict: {result.verdict} ({result.explanation})", err=True)
     for lost in result.regression_lost:
         typer.echo(
