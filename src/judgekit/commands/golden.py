@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from judgekit.errors import Problem
     from judgekit.golden.coverage import CoverageReport
 
-__all__ = ["register"]
+__all__ = ["coverage", "export", "golden_diff", "promote", "retire", "validate"]
 
 
 def _load(paths: list[Path]) -> CaseSet:
@@ -36,12 +36,9 @@ def problem_data(problem: Problem) -> dict[str, Any]:
         ``{file, line, field, message}``: the file as text (``None`` when it concerns no single file), the
         1-based line (``None`` when unknown), the dotted field (``""`` for the whole file) and the message.
     """
-    return {
-        "file": str(problem.file) if problem.file is not None else None,
-        "line": problem.line,
-        "field": problem.field,
-        "message": problem.message,
-    }
+    from judgekit.caseset import LocatedProblem
+
+    return LocatedProblem.of(problem).model_dump()
 
 
 @contextlib.contextmanager
@@ -263,7 +260,7 @@ def export(
     case_set = _load([path])
     if case_set.problems:
         _print_problems(case_set)
-        typer.echo("the set is invalid; fix it first (judgekit validate)", err=True)
+        typer.echo("the set is invalid; fix it first (judgekit cases check)", err=True)
         raise typer.Exit(2)  # an input error: export needs a valid set (validate is the check that says 1)
     from judgekit.caseset import select_cases
 
@@ -341,60 +338,31 @@ def golden_diff(
 
     The contract is the expected outcome, the acceptance criterion, the forbidden rules and the bytes of
     the fixture files the case's initial and expected states name. Cases new to the reviewed set (promoted
-    candidates) are listed as promoted and not compared; cases whose split changed (judgekit retire) are
+    candidates) are listed as promoted and not compared; cases whose split changed (judgekit cases retire) are
     listed as moved, with the reason their retired: record gives (no version bump needed).
     """
-    from judgekit.golden.rebaseline import compare_with_revision
+    from judgekit.golden.rebaseline import diff_with_revision
 
     output_format = chosen_format(output_format)
-    comparison = compare_with_revision(set_path, rev)
-    found = comparison.unversioned
+    document = diff_with_revision(set_path, rev)
+    found = document.unversioned
     if output_format == "json":
-        print_document(
-            "golden_diff",
-            {
-                "revision": rev,
-                "unversioned": [
-                    {
-                        "id": item.case_id,
-                        "file": str(item.path),
-                        "changed": list(item.changed),
-                        "old_version": item.old_version,
-                        "new_version": item.new_version,
-                    }
-                    for item in found
-                ],
-                "promoted": [
-                    {"id": item.case_id, "file": str(item.path), "from": item.source, "version": item.version}
-                    for item in comparison.promoted
-                ],
-                "moved": [
-                    {
-                        "id": item.case_id,
-                        "file": str(item.path),
-                        "from": item.old_split,
-                        "to": item.new_split,
-                        "reason": item.reason,
-                    }
-                    for item in comparison.moved
-                ],
-            },
-        )
+        print_model("golden_diff", document)
         if found:
             raise typer.Exit(1)
         return
-    for promoted in comparison.promoted:
+    for promoted in document.promoted:
         where = f"a candidate at {rev}" if promoted.source == "candidate" else f"not in the set at {rev}"
-        typer.echo(f"{promoted.path}: {promoted.case_id}: promoted since {rev} ({where}); nothing to compare")
-    for move in comparison.moved:
+        typer.echo(f"{promoted.file}: {promoted.id}: promoted since {rev} ({where}); nothing to compare")
+    for move in document.moved:
         why = f" (retired: {move.reason})" if move.reason else ""
         typer.echo(
-            f"{move.path}: {move.case_id}: moved from split {move.old_split or '(none)'} to "
+            f"{move.file}: {move.id}: moved from split {move.old_split or '(none)'} to "
             f"{move.new_split or '(none)'} since {rev}{why}; not a contract change"
         )
     for item in found:
         typer.echo(
-            f"{item.path}: {item.case_id}: {', '.join(item.changed)} changed since {rev} but version stayed "
+            f"{item.file}: {item.id}: {', '.join(item.changed)} changed since {rev} but version stayed "
             f"{item.new_version} (was {item.old_version}); bump the version"
         )
     if found:
@@ -470,39 +438,10 @@ def retire(  # noqa: PLR0917 - typer options
     if report.retired and not dry_run:
         typer.echo(
             f"{len(report.retired)} case(s) moved to the regression split; review the edit (git diff, or "
-            "judgekit golden diff HEAD) and commit it"
+            "judgekit cases diff HEAD) and commit it"
         )
     elif not report.retired:
         typer.echo(
             f"no capability case is saturated (every trial passed, at least {min_trials} per release, in "
             f"each of the last {releases} releases)"
         )
-
-
-def subgroup(app: typer.Typer, name: str) -> typer.Typer:
-    """The command group ``name`` (``candidates``, ``golden``) that :func:`register` added to ``app``.
-
-    Other command modules add their subcommands to it, so that ``judgekit candidates generate`` sits beside
-    ``judgekit candidates promote``.
-
-    Raises:
-        LookupError: When :func:`register` has not added that group (register the golden commands first).
-    """
-    for info in app.registered_groups:
-        if info.name == name and info.typer_instance is not None:
-            return info.typer_instance
-    raise LookupError(f"no '{name}' command group: call judgekit.commands.golden.register(app) first")
-
-
-def register(app: typer.Typer) -> None:
-    """Add the golden-set commands to the ``judgekit`` application."""
-    app.command("validate")(validate)
-    app.command("coverage")(coverage)
-    app.command("export")(export)
-    app.command("retire")(retire)
-    candidates = typer.Typer(help="Candidate cases awaiting review.", no_args_is_help=True)
-    candidates.command("promote")(promote)
-    app.add_typer(candidates, name="candidates")
-    golden = typer.Typer(help="The golden set's history.", no_args_is_help=True)
-    golden.command("diff")(golden_diff)
-    app.add_typer(golden, name="golden")
