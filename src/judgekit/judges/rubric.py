@@ -34,9 +34,9 @@ import re
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.verdict import FailureCategory, FrozenModel
@@ -78,6 +78,17 @@ _REQUIRED_TEMPLATE_VARIABLES = frozenset({"criterion", "transcript", "output_ins
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
 
 
+def _id_shape(value: str) -> str:
+    """``value`` if 1-128 letters, digits, ``_ . -`` starting with a letter or digit; else ValueError."""
+    if not _ID.match(value):
+        raise ValueError("must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit")
+    return value
+
+
+_Id = Annotated[str, AfterValidator(_id_shape)]
+"""A criterion's or rubric's id (validated by :func:`_id_shape`)."""
+
+
 class Criterion(FrozenModel):
     """One thing a judge decides about a transcript.
 
@@ -93,22 +104,13 @@ class Criterion(FrozenModel):
             ``None`` uses the generic guidance.
     """
 
-    id: str
+    id: _Id
     text: str = Field(min_length=1)
     critical: bool = False
     weight: float = Field(default=1.0, ge=0.0)
     dimension: str = Field(default="quality", min_length=1)
     category: FailureCategory | None = None
     insufficient_when: str | None = None
-
-    @field_validator("id")
-    @classmethod
-    def _id_shape(cls, value: str) -> str:
-        if not _ID.match(value):
-            raise ValueError(
-                "must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit"
-            )
-        return value
 
     @field_validator("text", "insufficient_when")
     @classmethod
@@ -158,22 +160,13 @@ class Rubric(FrozenModel):
             (:data:`judgekit.judges.prompt.DEFAULT_TEMPLATE`).
     """
 
-    id: str
+    id: _Id
     version: str
     title: str = ""
     description: str = ""
     criteria: tuple[Criterion, ...] = Field(min_length=1)
     verdict: VerdictMenu = VerdictMenu()
     template: str | None = None
-
-    @field_validator("id")
-    @classmethod
-    def _id_shape(cls, value: str) -> str:
-        if not _ID.match(value):
-            raise ValueError(
-                "must be 1-128 letters, digits, '_', '.' or '-', starting with a letter or digit"
-            )
-        return value
 
     @field_validator("version", mode="before")
     @classmethod
