@@ -251,8 +251,8 @@ def index_cases(
         case_set = load_case_set(case_paths)
         if case_set.problems:
             refusal = (
-                f"the case set has {len(case_set.problems)} problem(s); fix them first (judgekit validate), "
-                "so that no case is left out of the index"
+                f"the case set has {len(case_set.problems)} problem(s); fix them first (judgekit cases "
+                "check), so that no case is left out of the index"
             )
             problems = [LocatedProblem.of(p) for p in case_set.problems]
             return IndexRefusal(index=str(out), error=refusal, problems=problems)
