@@ -310,18 +310,12 @@ def batch_target(client: JudgeClient) -> BatchTarget:
             "grade without --batch",
             exit_code=2,
         )
-    p = client.params
-    sampling: dict[str, Any] = {"temperature": p.temperature, "max_tokens": p.max_tokens}
-    if p.top_p is not None:
-        sampling["top_p"] = p.top_p
-    if p.seed is not None:
-        sampling["seed"] = p.seed
     route = resolve_route(
         litellm,
         model=model,
         api_base=client.settings.api_base,
         api_key=api_key or "batch-check",  # the key is checked by the client's preflight, not here
-        sampling=sampling,
+        sampling=client.sampling(),
     )
     if route is None or route.kind != "openai":
         raise JudgekitError(

@@ -591,7 +591,7 @@ class JudgeClient:
                 model=model,
                 api_base=self.settings.api_base,
                 api_key=self._api_key,
-                sampling=self._sampling(),
+                sampling=self.sampling(),
             )
             if route is not None:
                 self._lean = LeanTransport(litellm, route, pool=self.settings.concurrency)
@@ -628,8 +628,11 @@ class JudgeClient:
             return "replay"
         return f"lean-{self._lean.route.kind}" if self._lean is not None else "litellm"
 
-    def _sampling(self) -> dict[str, Any]:
-        """The sampling parameters every request of this client carries (as :meth:`build_request` sets)."""
+    def sampling(self) -> dict[str, Any]:
+        """The sampling parameters every request of this client carries (as :meth:`build_request` sets).
+
+        ``temperature`` and ``max_tokens`` always; ``top_p`` and ``seed`` when the judge parameters set them.
+        """
         p = self.params
         sampling: dict[str, Any] = {"temperature": p.temperature, "max_tokens": p.max_tokens}
         if p.top_p is not None:
