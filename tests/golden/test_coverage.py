@@ -8,7 +8,7 @@ import pytest
 from judgekit.cases import Case
 from judgekit.caseset import load_case_set
 from judgekit.cli import main
-from judgekit.golden.coverage import Gap, compute_coverage
+from judgekit.golden.coverage import INVALID_SET_NOTE, Gap, compute_coverage, coverage_report
 
 from .conftest import write
 
@@ -221,3 +221,31 @@ def test_negative_manifest_floor_is_refused_with_its_line(
     assert main(["cases", "coverage", str(small_set)]) == 1
     err = capsys.readouterr().err
     assert f"{manifest}:7: min_per_severity: Input should be greater than or equal to 0 (got -1)" in err
+
+
+def test_coverage_report_fills_from_the_manifest_and_ranks_each_count(small_set: Path) -> None:
+    report = coverage_report(load_case_set(small_set), floors={"tool": 2, "severity": None})
+    assert report.valid
+    assert report.declared == {
+        "tools": ["LookupBalance", "FreezeCard", "InitiateTransfer"],
+        "sources": ["Fees-2026"],
+        "dimensions": [],
+    }
+    assert report.floors == {"tool": 2, "source": 1, "slice": 0, "category": 0, "severity": 0, "dimension": 5}
+    assert report.tools is not None
+    tools = report.tools or {}
+    assert list(tools) == sorted(tools, key=lambda t: (-tools[t], t))
+    assert report.untested_tools() == ["InitiateTransfer"]
+    gaps = [(g.what, g.name, g.count, g.floor) for g in report.gaps or []]
+    assert ("tool", "InitiateTransfer", 0, 2) in gaps
+    assert report.notes == []
+
+
+def test_coverage_report_of_an_invalid_set_counts_nothing(small_set: Path) -> None:
+    write(small_set / "cases" / "bad.yaml", "id: GS-9\nunknown_field: 1\n")
+    report = coverage_report(load_case_set(small_set), tools=["A"])
+    assert not report.valid
+    assert [p.file for p in report.problems] == [str(small_set / "cases" / "bad.yaml")] * len(report.problems)
+    assert (report.total, report.tools, report.gaps, report.floors) == (None, None, None, None)
+    assert report.notes == [INVALID_SET_NOTE]
+    assert report.untested_tools() == []
