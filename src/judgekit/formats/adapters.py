@@ -27,7 +27,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from os import PathLike
 from pathlib import Path
 from typing import Any, Literal
@@ -259,6 +259,38 @@ def openai_chat_transcript(
 # --------------------------------------------------------------------------- Anthropic messages
 
 
+def _not_anthropic(where: str, expected: str, found: str) -> JudgekitError:
+    return _refuse("not an Anthropic transcript", where, expected, found)
+
+
+def _blocks(content: list[Any], where: str) -> Iterator[tuple[str, Mapping[str, Any], Any]]:
+    """Each content block of ``content`` with its place (``{where}[j]``) and its ``type``, in order.
+
+    Raises:
+        JudgekitError: When an item is not an object with a ``type`` (checked as the item is reached).
+    """
+    for j, block in enumerate(content):
+        place = f"{where}[{j}]"
+        if not isinstance(block, Mapping) or "type" not in block:
+            raise _not_anthropic(place, "a content block with a 'type'", _kind(block))
+        yield place, block, block["type"]
+
+
+def _other_block(kind: Any, place: str, omitted: list[str], expected: str) -> None:
+    """Handle a block its turn does not read: note an omitted one, drop a thinking one, refuse the rest.
+
+    An omitted block (image, document...) is added to ``omitted``; a thinking block is dropped; any other
+    is refused as not ``expected``. A user turn does not call this: it refuses thinking blocks too.
+
+    Raises:
+        JudgekitError: When ``kind`` is neither omitted nor skipped.
+    """
+    if kind in _OMITTED_BLOCKS:
+        omitted.append(str(kind))
+    elif kind not in _SKIPPED_BLOCKS:
+        raise _not_anthropic(f"{place}.type", expected, repr(kind))
+
+
 def _text_of(content: Any, where: str) -> tuple[str, list[str]]:
     """Text of a ``content`` that is a string or a list of blocks; returns (text, omitted block types)."""
     if content is None:
@@ -266,28 +298,14 @@ def _text_of(content: Any, where: str) -> tuple[str, list[str]]:
     if isinstance(content, str):
         return content, []
     if not isinstance(content, list):
-        raise _refuse(
-            "not an Anthropic transcript", where, "text or a list of content blocks", _kind(content)
-        )
+        raise _not_anthropic(where, "text or a list of content blocks", _kind(content))
     texts: list[str] = []
     omitted: list[str] = []
-    for j, block in enumerate(content):
-        if not isinstance(block, Mapping) or "type" not in block:
-            raise _refuse(
-                "not an Anthropic transcript", f"{where}[{j}]", "a content block with a 'type'", _kind(block)
-            )
-        kind = block["type"]
+    for place, block, kind in _blocks(content, where):
         if kind == "text":
             texts.append(str(block.get("text", "")))
-        elif kind in _OMITTED_BLOCKS:
-            omitted.append(str(kind))
-        elif kind not in _SKIPPED_BLOCKS:
-            raise _refuse(
-                "not an Anthropic transcript",
-                f"{where}[{j}].type",
-                "text (or image/document blocks) inside a tool result",
-                repr(kind),
-            )
+        else:
+            _other_block(kind, place, omitted, "text (or image/document blocks) inside a tool result")
     return "\n".join(t for t in texts if t), omitted
 
 
@@ -301,9 +319,7 @@ def _system_text(system: Any) -> str | None:
 def _server_result(block: Mapping[str, Any], where: str) -> dict[str, Any]:
     """A server tool's result block (``web_search_tool_result`` and the like) as a tool message."""
     if not isinstance(block.get("tool_use_id"), str):
-        raise _refuse(
-            "not an Anthropic transcript", where, f"{block['type']} with a text 'tool_use_id'", _kind(block)
-        )
+        raise _not_anthropic(where, f"{block['type']} with a text 'tool_use_id'", _kind(block))
     content = block.get("content")
     if isinstance(content, str):
         text = content
@@ -320,37 +336,27 @@ def _assistant(content: Any, i: int, omitted: list[str]) -> list[dict[str, Any]]
     if isinstance(content, str):
         return [{"role": "assistant", "content": content}]
     if not isinstance(content, list):
-        raise _refuse(
-            "not an Anthropic transcript", f"messages[{i}].content", "text or content blocks", _kind(content)
-        )
+        raise _not_anthropic(f"messages[{i}].content", "text or content blocks", _kind(content))
     texts: list[str] = []
     calls: list[dict[str, Any]] = []
     results: list[dict[str, Any]] = []
-    for j, block in enumerate(content):
-        where = f"messages[{i}].content[{j}]"
-        if not isinstance(block, Mapping) or "type" not in block:
-            raise _refuse("not an Anthropic transcript", where, "a content block with a 'type'", _kind(block))
-        kind = block["type"]
+    for where, block, kind in _blocks(content, f"messages[{i}].content"):
         if kind == "text":
             texts.append(str(block.get("text", "")))
         elif isinstance(kind, str) and kind != "tool_result" and kind.endswith("_tool_result"):
             results.append(_server_result(block, where))
         elif kind in {"tool_use", "server_tool_use", "mcp_tool_use"}:
             if not isinstance(block.get("id"), str) or not isinstance(block.get("name"), str):
-                raise _refuse(
-                    "not an Anthropic transcript", where, "tool_use with text 'id' and 'name'", _kind(block)
-                )
+                raise _not_anthropic(where, "tool_use with text 'id' and 'name'", _kind(block))
             raw_input = block.get("input", {})
             arguments = raw_input if isinstance(raw_input, Mapping) else json.dumps(raw_input)
             calls.append({"id": block["id"], "name": block["name"], "arguments": arguments})
-        elif kind in _OMITTED_BLOCKS:
-            omitted.append(str(kind))
-        elif kind not in _SKIPPED_BLOCKS:
-            raise _refuse(
-                "not an Anthropic transcript",
-                f"{where}.type",
+        else:
+            _other_block(
+                kind,
+                where,
+                omitted,
                 "text, tool_use, server tool blocks, thinking or redacted_thinking in an assistant turn",
-                repr(kind),
             )
     text = "\n".join(t for t in texts if t)
     out: dict[str, Any] = {"role": "assistant", "content": text or None}
@@ -363,20 +369,13 @@ def _user(content: Any, i: int, omitted: list[str]) -> list[dict[str, Any]]:
     if isinstance(content, str):
         return [{"role": "user", "content": content}]
     if not isinstance(content, list):
-        raise _refuse(
-            "not an Anthropic transcript", f"messages[{i}].content", "text or content blocks", _kind(content)
-        )
+        raise _not_anthropic(f"messages[{i}].content", "text or content blocks", _kind(content))
     out: list[dict[str, Any]] = []
     texts: list[str] = []
-    for j, block in enumerate(content):
-        where = f"messages[{i}].content[{j}]"
-        if not isinstance(block, Mapping) or "type" not in block:
-            raise _refuse("not an Anthropic transcript", where, "a content block with a 'type'", _kind(block))
-        kind = block["type"]
+    for where, block, kind in _blocks(content, f"messages[{i}].content"):
         if kind == "tool_result":
             if not isinstance(block.get("tool_use_id"), str):
-                raise _refuse(
-                    "not an Anthropic transcript",
+                raise _not_anthropic(
                     where,
                     "tool_result with a text 'tool_use_id'",
                     _kind(block),
@@ -391,8 +390,7 @@ def _user(content: Any, i: int, omitted: list[str]) -> list[dict[str, Any]]:
         elif kind in _OMITTED_BLOCKS:
             omitted.append(str(kind))
         else:
-            raise _refuse(
-                "not an Anthropic transcript",
+            raise _not_anthropic(
                 f"{where}.type",
                 "text, tool_result, image or document in a user turn",
                 repr(kind),
@@ -439,7 +437,7 @@ def anthropic_transcript(
     from judgekit.transcript import RunRecord
 
     if not isinstance(messages, Sequence) or isinstance(messages, str | bytes):
-        raise _refuse("not an Anthropic transcript", "messages", ANTHROPIC_SHAPE, _kind(messages))
+        raise _not_anthropic("messages", ANTHROPIC_SHAPE, _kind(messages))
     converted: list[dict[str, Any]] = []
     omitted: list[str] = []
     system_text = _system_text(system)
@@ -447,7 +445,7 @@ def anthropic_transcript(
         converted.append({"role": "system", "content": system_text})
     for i, message in enumerate(messages):
         if not isinstance(message, Mapping):
-            raise _refuse("not an Anthropic transcript", f"messages[{i}]", ANTHROPIC_SHAPE, _kind(message))
+            raise _not_anthropic(f"messages[{i}]", ANTHROPIC_SHAPE, _kind(message))
         role = message.get("role")
         if role not in _ANTHROPIC_ROLES or "tool_calls" in message:
             hint = (
@@ -456,8 +454,7 @@ def anthropic_transcript(
                 else ""
             )
             found = "tool_calls" if "tool_calls" in message else f"role {role!r}"
-            raise _refuse(
-                "not an Anthropic transcript",
+            raise _not_anthropic(
                 f"messages[{i}]",
                 "role user or assistant with content blocks",
                 found + hint,
