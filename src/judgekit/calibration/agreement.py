@@ -880,7 +880,11 @@ def binary_metrics(
     a, b = _codes_of(y_true, labels, "y_true"), _codes_of(y_pred, labels, "y_pred")
     pos = np.array([x in positive for x in labels])
     tp, fn, tn, fp = (int(x) for x in binary_rows(a, b, pos).sum(axis=0))
-    n = tp + fn + tn + fp
+    return _binary_metrics(tp, fn, tn, fp, n=tp + fn + tn + fp, confidence=confidence)
+
+
+def _binary_metrics(tp: int, fn: int, tn: int, fp: int, *, n: int, confidence: float) -> BinaryMetrics:
+    """:class:`BinaryMetrics` of failure-positive counts over ``n`` items both labelled (Wilson rates, F1)."""
     f1_value, f1_defined = f1_from(np.array([[tp, fn, tn, fp]], dtype=float))
     return BinaryMetrics(
         tp=tp,
@@ -1068,27 +1072,11 @@ def _pair(
         positive = np.array([x in scale.positive for x in scale.values])
         rows = binary_rows(ref, rated, positive)
         tp, fn, tn, fp = (int(x) for x in rows.sum(axis=0))
-        f1_value, f1_defined = f1_from(rows.sum(axis=0)[None, :])
-        f1 = (
-            Estimate(value=float(f1_value[0]), n=tp + fn + fp)
-            if f1_defined[0]
-            else undefined("no reference failures and no flagged failures (2TP + FP + FN = 0)")
-        )
-        if f1.defined:
+        bin_metrics = _binary_metrics(tp, fn, tn, fp, n=n, confidence=confidence)
+        if bin_metrics.f1.defined:
             name = f"{tag}:f1"
             pending.stats.append(BootstrapStat(name, ratings.by_case(rows), f1_from))
-            pending.targets[name] = f1
-        bin_metrics = BinaryMetrics(
-            tp=tp,
-            fn=fn,
-            tn=tn,
-            fp=fp,
-            tpr=rate(tp, tp + fn, confidence=confidence, what="reference failures"),
-            tnr=rate(tn, tn + fp, confidence=confidence, what="reference non-failures"),
-            precision=rate(tp, tp + fp, confidence=confidence, what="flagged failures"),
-            f1=f1,
-            base_rate=rate(tp + fn, n, confidence=confidence, what="items both labelled"),
-        )
+            pending.targets[name] = bin_metrics.f1
     return PairAgreement(
         a=a,
         b=b,
