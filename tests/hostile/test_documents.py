@@ -653,13 +653,13 @@ def read_cassette(work: str, variant: Variant) -> str:
 
 
 def read_contamination_texts(work: str, variant: Variant) -> str:
-    """A contamination text file (JSONL, one case's ``id`` and ``texts`` a line), read by ``_texts_jsonl``."""
-    from judgekit.commands.contamination import _texts_jsonl
+    """A contamination text file (JSONL, one case's ``id`` and ``texts`` a line): ``read_texts_file``."""
+    from judgekit.contamination.build import read_texts_file
     from judgekit.errors import JudgekitError
 
     path = _write(Path(work) / "texts.jsonl", _fill(GOOD_TEXTS, variant) + b"\n")
     try:
-        items = _texts_jsonl(path)
+        items = read_texts_file(path)
     except JudgekitError as exc:
         return f"error: {exc.message}"
     return "ok" if items and items[-1][0] == "c1" else f"the good case was not read: {items!r}"[:400]
