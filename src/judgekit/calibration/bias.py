@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING, Final, Literal
 
 from pydantic import Field
 
+from judgekit.calibration.records import stamped_filename
 from judgekit.errors import JudgekitError
 from judgekit.judges.parse import (
     ParsedVerdict,
@@ -640,8 +641,7 @@ def dump_bias_report(report: BiasReport) -> str:
 
 def bias_report_filename(report: BiasReport) -> str:
     """``<fingerprint hash 16>-<UTC time>.json``, under the records folder's ``bias/``."""
-    digest = hashlib.sha256(report.fingerprint.encode("utf-8")).hexdigest()[:16]
-    return f"{digest}-{report.created_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    return stamped_filename(report.fingerprint, report.created_at)
 
 
 def load_bias_report(text: str | bytes, *, source: str | os.PathLike[str] | None = None) -> BiasReport:
@@ -655,7 +655,6 @@ def load_bias_report(text: str | bytes, *, source: str | os.PathLike[str] | None
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
-    source = Path(source) if source is not None else None
     from judgekit.io.documents import load_json_model
 
     return load_json_model(

@@ -32,12 +32,10 @@ fingerprint did not trust is untrusted for that criterion, whatever the judge's 
 
 from __future__ import annotations
 
-import hashlib
 import math
 import os
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import Final, Literal
 
 from pydantic import Field, field_validator
@@ -46,7 +44,7 @@ from scipy import stats as _st
 from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
 from judgekit.calibration.labels import LabelTable, check_items_have_two_raters, check_raters
-from judgekit.calibration.records import LabelTableInfo
+from judgekit.calibration.records import LabelTableInfo, stamped_filename
 from judgekit.errors import JudgekitError
 from judgekit.markdown_text import md_code, md_text
 from judgekit.verdict import FrozenModel
@@ -569,9 +567,8 @@ def failure_mode_record_filename(record: FailureModeRecord) -> str:
 
     The file goes in the records folder's :data:`FAILURE_MODES_DIR` sub-folder.
     """
-    digest = hashlib.sha256(record.fingerprint.encode("utf-8")).hexdigest()[:16]
     when = record.created_at if record.created_at.tzinfo else record.created_at.replace(tzinfo=UTC)
-    return f"{digest}-{when.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    return stamped_filename(record.fingerprint, when)
 
 
 def dump_failure_mode_record(record: FailureModeRecord) -> str:
@@ -592,7 +589,6 @@ def load_failure_mode_record(
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
-    source = Path(source) if source is not None else None
     from judgekit.io.documents import load_json_model
 
     return load_json_model(

@@ -38,6 +38,7 @@ __all__ = [
     "load_record",
     "load_records",
     "record_filename",
+    "stamped_filename",
 ]
 
 RECORD_SCHEMA: Final = "judgekit.calibration-record/1"
@@ -140,10 +141,19 @@ def build_record(
     )
 
 
+def stamped_filename(fingerprint: str, created_at: datetime) -> str:
+    """The file name of a calibration record, bias report or failure-mode record.
+
+    ``<sha256(fingerprint)[:16]>-<UTC time>.json``: names of one fingerprint sort by date. A naive
+    ``created_at`` is taken as local time (``astimezone``).
+    """
+    digest = hashlib.sha256(fingerprint.encode("utf-8")).hexdigest()[:16]
+    return f"{digest}-{created_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+
+
 def record_filename(record: CalibrationRecord) -> str:
     """File name for a record: a short hash of the fingerprint and the UTC time, so names sort by date."""
-    digest = hashlib.sha256(record.fingerprint.encode("utf-8")).hexdigest()[:16]
-    return f"{digest}-{record.created_at.astimezone(UTC).strftime('%Y%m%dT%H%M%SZ')}.json"
+    return stamped_filename(record.fingerprint, record.created_at)
 
 
 def dump_record(record: CalibrationRecord) -> str:
@@ -160,7 +170,6 @@ def load_record(text: str | bytes, *, source: str | os.PathLike[str] | None = No
         ProblemsError: When it is not JSON, or a field is missing, unknown or invalid (one problem each,
             naming ``source`` and the field).
     """
-    source = Path(source) if source is not None else None
     from judgekit.io.documents import load_json_model
 
     return load_json_model(CalibrationRecord, text, source=source, what="calibration record")
