@@ -26,6 +26,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from pydantic import JsonValue
+
 from judgekit.cases import Case, TextLiteral, TextMatch, TextPattern
 from judgekit.graders.context import LayerContext
 from judgekit.graders.contract import Layer, LayerInfo, describe_layer, make_check
@@ -552,6 +554,29 @@ def _excerpt(text: str, found: str, width: int = 80) -> str:
     return ("..." if start else "") + norm[start:end] + ("..." if end < len(norm) else "")
 
 
+def _hit_evidence(what: str, hit: tuple[int, str, str], data: JsonValue = None) -> Evidence:
+    """The evidence of ``what`` found by :func:`_search_messages`: the message and an excerpt around it.
+
+    Args:
+        what: What was found, as the summary names it (``'refund'``, ``turn 2: 'yes'``).
+        hit: The message index, the text found and the message's text.
+        data: Structured detail to keep with it (``None``: none).
+    """
+    index, found, text = hit
+    return Evidence(
+        kind="text",
+        summary=f"{what} found in assistant message {index}",
+        quote=_excerpt(text, found),
+        message_index=index,
+        data=data,
+    )
+
+
+def _found_check(check_id: str, gate: bool, what: str, hit: tuple[int, str, str]) -> CheckResult:
+    """A passed check whose text was found (see :func:`_hit_evidence`)."""
+    return make_check(check_id, Layer.TEXT, Verdict.PASS, gate=gate, evidence=(_hit_evidence(what, hit),))
+
+
 def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
     """Run the case's text checks on the transcript's assistant messages.
 
@@ -589,24 +614,15 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
         if hit is None:
             out.append(CheckResult(check_id=check_id, layer=LAYER, verdict=Verdict.PASS, gate=True))
             continue
-        index, found, text = hit
         out.append(
             CheckResult(
                 check_id=check_id,
                 layer=LAYER,
                 verdict=Verdict.FAIL,
                 gate=True,
-                reason=f"assistant message {index} mentions {_label(item)} (must not mention)",
+                reason=f"assistant message {hit[0]} mentions {_label(item)} (must not mention)",
                 category=FailureCategory.POLICY_VIOLATION,
-                evidence=(
-                    Evidence(
-                        kind="text",
-                        summary=f"{_label(item)} found in assistant message {index}",
-                        quote=_excerpt(text, found),
-                        message_index=index,
-                        data={"matched": found},
-                    ),
-                ),
+                evidence=(_hit_evidence(_label(item), hit, data={"matched": hit[1]}),),
             )
         )
     for i, item in enumerate(must):
@@ -614,23 +630,7 @@ def check_text(case: Case, transcript: Transcript) -> list[CheckResult]:
         check_id = f"text:must_mention:{i}"
         gate = not is_scored(item)
         if hit is not None:
-            index, found, text = hit
-            out.append(
-                make_check(
-                    check_id,
-                    Layer.TEXT,
-                    Verdict.PASS,
-                    gate=gate,
-                    evidence=(
-                        Evidence(
-                            kind="text",
-                            summary=f"{_label(item)} found in assistant message {index}",
-                            quote=_excerpt(text, found),
-                            message_index=index,
-                        ),
-                    ),
-                )
-            )
+            out.append(_found_check(check_id, gate, _label(item), hit))
             continue
         out.append(
             make_check(
@@ -682,21 +682,7 @@ def _turn_check(  # noqa: PLR0917
         )
     hit = _search_messages(item, replies[t], forms)
     if hit is not None:
-        index, found, text = hit
-        return make_check(
-            check_id,
-            Layer.TEXT,
-            Verdict.PASS,
-            gate=critical,
-            evidence=(
-                Evidence(
-                    kind="text",
-                    summary=f"turn {t + 1}: {item!r} found in assistant message {index}",
-                    quote=_excerpt(text, found),
-                    message_index=index,
-                ),
-            ),
-        )
+        return _found_check(check_id, critical, f"turn {t + 1}: {item!r}", hit)
     return make_check(
         check_id,
         Layer.TEXT,
