@@ -298,6 +298,25 @@ def _detect_format(source: Path | None, fmt: str | None) -> str:
     )
 
 
+def table_text(data: str | bytes, source: Path | None, *, not_utf8: str) -> str:
+    """The text of a table file (a leading byte-order mark dropped).
+
+    Args:
+        data: The file's bytes or text.
+        source: The file, for the message.
+        not_utf8: What the message says when the bytes are not UTF-8 (``the label table is not UTF-8
+            text``); the offending byte's offset follows it.
+
+    Raises:
+        JudgekitError: ``<source>: <not_utf8> (byte <offset>)`` when the bytes are not UTF-8.
+    """
+    raw = data.encode("utf-8") if isinstance(data, str) else data
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError as exc:
+        raise JudgekitError(f"{source}: {not_utf8} (byte {exc.start})") from None
+
+
 def table_rows(
     text: str,
     source: Path | None,
@@ -404,10 +423,7 @@ def parse_labels(
     """
     source = Path(source) if source is not None else None
     raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise JudgekitError(f"{source}: the label table is not UTF-8 text (byte {exc.start})") from None
+    text = table_text(raw, source, not_utf8="the label table is not UTF-8 text")
     kind = _detect_format(source, fmt)
     problems: list[Problem] = []
     rows: list[LabelRow] = []

@@ -47,7 +47,7 @@ from pydantic import Field
 
 from judgekit.calibration.agreement import rate, undefined
 from judgekit.calibration.bias import BiasReport, ProbeResult, ProbeSettings, newcombe_paired_difference
-from judgekit.calibration.labels import table_rows
+from judgekit.calibration.labels import table_rows, table_text
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
 from judgekit.io.documents import json_error_detail, load_json_bounded
 from judgekit.stats import Estimate, Interval, sign_test
@@ -130,11 +130,7 @@ def parse_judgments(
         JudgekitError: When the bytes are not UTF-8 or the format cannot be told.
     """
     path = Path(source) if source is not None else None
-    raw = data.encode("utf-8") if isinstance(data, str) else data
-    try:
-        text = raw.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise JudgekitError(f"{path}: the judgments are not UTF-8 text (byte {exc.start})") from None
+    text = table_text(data, path, not_utf8="the judgments are not UTF-8 text")
     suffix = path.suffix.lower() if path is not None else ""
     kind = fmt or {".csv": "csv", ".jsonl": "jsonl", ".ndjson": "jsonl"}.get(suffix)
     if kind not in ("csv", "jsonl"):
