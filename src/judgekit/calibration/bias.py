@@ -52,7 +52,6 @@ from judgekit.judges.parse import (
     ParsedVerdict,
     find_reply_object,
     normalise_option,
-    parse_verdict,
     reduce_samples,
     verdict_json_schema,
 )
@@ -343,15 +342,7 @@ async def _ask_verdict(
             item=f"{transcript.case_id}#{transcript.trial}/{criterion.id}",
             cache_breaks=prompt.cache_breaks,
         )
-        if result.error is not None:
-            return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)
-        return parse_verdict(
-            result.content,
-            options=menu.options,
-            haystacks=prompt.quote_haystacks,
-            finish_reason=result.finish_reason,
-            max_quotes=menu.max_quotes,
-        )
+        return grader.verdict_of(result, prompt)
 
     samples = await asyncio.gather(*(one(sample_base + i) for i in range(client.params.samples)))
     reduced = reduce_samples(samples)

@@ -45,7 +45,13 @@ from judgekit.judges.parse import (
     reduce_samples,
     verdict_json_schema,
 )
-from judgekit.judges.prompt import PromptRenderer, TrialData, render_case_facts, render_transcript
+from judgekit.judges.prompt import (
+    PromptRenderer,
+    RenderedPrompt,
+    TrialData,
+    render_case_facts,
+    render_transcript,
+)
 from judgekit.judges.rubric import Criterion, Rubric
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Trust, TrustDecision, Verdict
 
@@ -251,6 +257,22 @@ class RubricGrader:
             criteria.extend(extra)
         return criteria, skipped
 
+    def verdict_of(self, result: CallResult, prompt: RenderedPrompt) -> ParsedVerdict:
+        """The verdict of one judge call on ``prompt``: its reply parsed against the rubric's verdict menu.
+
+        A call that failed (``result.error``) is an ``error`` verdict with the call's reason and detail.
+        """
+        if result.error is not None:
+            return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)
+        menu = self.rubric.verdict
+        return parse_verdict(
+            result.content,
+            options=menu.options,
+            haystacks=prompt.quote_haystacks,
+            finish_reason=result.finish_reason,
+            max_quotes=menu.max_quotes,
+        )
+
     async def judge(
         self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
     ) -> SampledVerdict:
@@ -288,15 +310,7 @@ class RubricGrader:
                 request, item=f"{item}/sample {sample}", cache_breaks=prompt.cache_breaks
             )
             costs.append(JudgmentCost.of_call(result))
-            if result.error is not None:
-                return ParsedVerdict(verdict=Verdict.ERROR, reason=result.error, detail=result.error_detail)
-            return parse_verdict(
-                result.content,
-                options=menu.options,
-                haystacks=prompt.quote_haystacks,
-                finish_reason=result.finish_reason,
-                max_quotes=menu.max_quotes,
-            )
+            return self.verdict_of(result, prompt)
 
         samples = await asyncio.gather(*(one(i) for i in range(self.client.params.samples)))
         return reduce_samples(samples), _total_cost(costs)
