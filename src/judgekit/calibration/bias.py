@@ -36,7 +36,6 @@ the grader's own request (same key), so grading and probing share recorded repli
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import os
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -55,7 +54,7 @@ from judgekit.judges.parse import (
     reduce_samples,
     verdict_json_schema,
 )
-from judgekit.judges.prompt import SYSTEM_PROMPT, fence, render_case_facts, render_transcript
+from judgekit.judges.prompt import block_tag, fence, judge_messages, render_case_facts, render_transcript
 from judgekit.stats import wilson_interval
 from judgekit.transcript import Message, Transcript
 from judgekit.verdict import FrozenModel, Verdict
@@ -374,11 +373,7 @@ _PAIR_OPTIONS: Final = ("first", "second", "tie")
 
 
 def _pair_messages(criterion: Criterion, first: str, second: str, facts: str) -> tuple[dict[str, str], ...]:
-    digest = hashlib.sha256()
-    for part in ("pairwise/1", criterion.id, first, second, facts):
-        digest.update(part.encode("utf-8"))
-        digest.update(b"\x00")
-    nonce = digest.hexdigest()[:16]
+    nonce = block_tag("pairwise/1", criterion.id, first, second, facts)
     user = PAIR_TEMPLATE.format(
         criterion_id=criterion.id,
         criterion_text=criterion.text,
@@ -387,10 +382,7 @@ def _pair_messages(criterion: Criterion, first: str, second: str, facts: str) ->
         second=fence("second", second, nonce),
         nonce=nonce,
     )
-    return (
-        {"role": "system", "content": SYSTEM_PROMPT},
-        {"role": "user", "content": user},
-    )
+    return judge_messages(user)
 
 
 def _parse_pair(raw: str | None, finish_reason: str | None, refusal: str | None) -> tuple[str | None, str]:

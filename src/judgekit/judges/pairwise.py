@@ -24,7 +24,14 @@ from typing import TYPE_CHECKING, Any, Literal
 from judgekit.judges.client import JudgeClient
 from judgekit.judges.fingerprint import judge_fingerprint
 from judgekit.judges.parse import PARSE_FAILURE, find_reply_object, normalise_option
-from judgekit.judges.prompt import SYSTEM_PROMPT, fence, render_case_facts, render_transcript
+from judgekit.judges.prompt import (
+    SYSTEM_PROMPT,
+    block_tag,
+    fence,
+    judge_messages,
+    render_case_facts,
+    render_transcript,
+)
 from judgekit.judges.rubric import Criterion, Rubric
 from judgekit.verdict import FrozenModel
 
@@ -161,11 +168,7 @@ class PairwiseJudge:
         self.fingerprint_spec = fp.spec
 
     def _messages(self, criterion: Criterion, facts: str, a: str, b: str) -> tuple[dict[str, str], ...]:
-        digest = hashlib.sha256()
-        for part in (self.template_hash, criterion.id, facts, a, b):
-            digest.update(part.encode("utf-8"))
-            digest.update(b"\x00")
-        nonce = digest.hexdigest()[:16]
+        nonce = block_tag(self.template_hash, criterion.id, facts, a, b)
         user = PAIRWISE_TEMPLATE.format(
             criterion_id=criterion.id,
             dimension=criterion.dimension,
@@ -175,10 +178,7 @@ class PairwiseJudge:
             second=fence("conversation_b", b, nonce),
             nonce=nonce,
         )
-        return (
-            {"role": "system", "content": SYSTEM_PROMPT},
-            {"role": "user", "content": user},
-        )
+        return judge_messages(user)
 
     async def _ask(self, messages: tuple[dict[str, str], ...], *, item: str, swapped: bool) -> Preference:
         request = self.client.build_request(messages, schema=None)

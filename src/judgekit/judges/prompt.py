@@ -90,7 +90,9 @@ __all__ = [
     "PromptRenderer",
     "RenderedPrompt",
     "TrialData",
+    "block_tag",
     "fence",
+    "judge_messages",
     "message_texts",
     "neutralise",
     "output_instructions",
@@ -536,7 +538,12 @@ def output_instructions(options: tuple[str, ...], max_quotes: int) -> str:
     )
 
 
-def _tag(*parts: str) -> str:
+def judge_messages(user: str) -> tuple[dict[str, str], ...]:
+    """The chat messages of one judge request: the fixed :data:`SYSTEM_PROMPT`, then ``user``."""
+    return ({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user})
+
+
+def block_tag(*parts: str) -> str:
     """A block tag: the first 16 hex digits of the SHA-256 of ``parts``, each followed by a NUL byte."""
     digest = hashlib.sha256()
     for part in parts:
@@ -746,8 +753,8 @@ class PromptRenderer:
             judgekit.judges.sandbox.TemplateRenderError: When the template fails in another way.
         """
         case_facts = trial.case_facts
-        facts_nonce = _tag(self.template_hash, criterion.id, "case_facts", case_facts)
-        nonce = _tag(self.template_hash, criterion.id, trial.transcript_text, case_facts)
+        facts_nonce = block_tag(self.template_hash, criterion.id, "case_facts", case_facts)
+        nonce = block_tag(self.template_hash, criterion.id, trial.transcript_text, case_facts)
         # equal to fence("transcript", trial.transcript_text, nonce), without neutralising it again
         fenced_transcript = _fenced("transcript", _mask(trial.neutral_transcript, nonce), nonce)
         fenced_facts = fence("case_facts", case_facts, facts_nonce)
@@ -780,7 +787,7 @@ class PromptRenderer:
             else (None, None)
         )
         return RenderedPrompt(
-            messages=({"role": "system", "content": SYSTEM_PROMPT}, {"role": "user", "content": user}),
+            messages=judge_messages(user),
             nonce=nonce,
             facts_nonce=facts_nonce,
             trial=trial,
