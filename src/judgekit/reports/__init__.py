@@ -16,6 +16,7 @@ What lives here:
 * :mod:`~judgekit.reports.calibration_svg`: inline SVG figures for calibration reports.
 * :mod:`~judgekit.reports.demo_index`: the index page of ``judgekit demo``'s report folder.
 * :mod:`~judgekit.reports.viewer`: the static trial viewer (``judgekit view``).
+* :mod:`~judgekit.reports.jinja`: the Jinja environment the HTML reports render their templates in.
 
 What may import it: the layers above it in the import contract (``batch_grading`` up to ``cli``);
 ``golden``, ``runner``, ``contamination`` and ``judge_setup`` are its siblings and do not. It may import

@@ -11,10 +11,9 @@ it is shown in backticks); judgekit's own text and figures are written as they a
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
+from jinja2 import Environment
 from markupsafe import Markup
 
 from judgekit.calibration.agreement import PairAgreement
@@ -24,6 +23,7 @@ from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.markdown_text import md_code, md_text
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
+from judgekit.reports.jinja import TEMPLATES, template_environment
 from judgekit.stats import Estimate
 
 __all__ = [
@@ -39,18 +39,9 @@ __all__ = [
     "result_markdown",
 ]
 
-_TEMPLATES = Path(__file__).parent / "templates"
-
 
 def _env() -> Environment:
-    env = Environment(
-        loader=FileSystemLoader(str(_TEMPLATES)),
-        autoescape=select_autoescape(["html", "j2"]),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-    )
+    env = template_environment(keep_trailing_newline=True)
     env.filters["est"] = fmt_estimate
     env.filters["num"] = _num
     env.globals["cond_num"] = _cond_num
@@ -456,7 +447,7 @@ def comparison_html(cmp: GraderComparison) -> str:
 
 
 def _css() -> Markup:
-    return Markup((_TEMPLATES / "calibration_style.css.j2").read_text(encoding="utf-8"))
+    return Markup((TEMPLATES / "calibration_style.css.j2").read_text(encoding="utf-8"))
 
 
 def render_calibration(result: CalibrationResult, fmt: str) -> str:

@@ -8,11 +8,10 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import Path
+
+from judgekit.reports.jinja import template_environment
 
 __all__ = ["DemoFacts", "DemoPage", "DemoRunFacts", "render_demo_index"]
-
-_TEMPLATES = Path(__file__).parent / "templates"
 
 
 @dataclass(frozen=True)
@@ -86,17 +85,9 @@ def render_demo_index(
         facts: Calibration sample, graded runs, trust and the contract's undecided trials; ``None`` leaves
             the section out.
     """
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
-
     from judgekit.version import __version__
 
-    env = Environment(
-        loader=FileSystemLoader(_TEMPLATES),
-        autoescape=select_autoescape(("html", "j2")),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = template_environment()
     return env.get_template("demo_index.html.j2").render(
         pages=pages, problems=problems, synthetic_note=synthetic_note, facts=facts, version=__version__
     )

@@ -9,14 +9,13 @@ Jinja2's autoescaping, and by :func:`_xml` inside the SVG.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import Path
 
+from judgekit.reports.jinja import template_environment
 from judgekit.reports.run_compare import Comparison
 from judgekit.reports.run_markdown import fmt_interval
 
 __all__ = ["render_comparison_html", "svg_outcomes", "svg_pass_rates"]
 
-_TEMPLATES = Path(__file__).parent / "templates"
 _OUTCOMES = (
     ("fixed", "#2e7d32"),
     ("broken", "#b3261e"),
@@ -104,16 +103,9 @@ def render_comparison_html(comparison: Comparison, *, notes: Sequence[str] = ())
         comparison: The comparison of run B against run A.
         notes: Extra notes shown first (for example that the data are synthetic).
     """
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
     from markupsafe import Markup
 
-    env = Environment(
-        loader=FileSystemLoader(_TEMPLATES),
-        autoescape=select_autoescape(("html", "j2")),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = template_environment()
     env.filters["interval"] = fmt_interval
     template = env.get_template("run_comparison.html.j2")
     return template.render(

@@ -8,8 +8,8 @@ autoescaping.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 
+from judgekit.reports.jinja import template_environment
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_markdown import (
     CORRECTED_HEADER,
@@ -37,7 +37,6 @@ from judgekit.verdict import Verdict
 
 __all__ = ["render_run_html", "svg_pass_k_curve"]
 
-_TEMPLATES = Path(__file__).parent / "templates"
 _COLOURS = ("#1f5fa8", "#b8461b", "#2e7d32", "#6a1b9a")
 
 
@@ -187,16 +186,9 @@ def render_run_html(report: RunReport) -> str:
     The page states the undecided policy in force and lists the cases with undecided trials (the first
     :data:`~judgekit.reports.run_markdown.UNDECIDED_CASES_SHOWN`, with a count of the rest).
     """
-    from jinja2 import Environment, FileSystemLoader, StrictUndefined, select_autoescape
     from markupsafe import Markup
 
-    env = Environment(
-        loader=FileSystemLoader(_TEMPLATES),
-        autoescape=select_autoescape(("html", "j2")),
-        undefined=StrictUndefined,
-        trim_blocks=True,
-        lstrip_blocks=True,
-    )
+    env = template_environment()
     env.filters["rate"] = fmt_rate
     env.filters["interval"] = fmt_interval
     env.filters["kpoint"] = fmt_k
