@@ -30,7 +30,7 @@ import os
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeVar
 
 from pydantic import Field, model_validator
 
@@ -62,6 +62,7 @@ OPTIONAL_COLUMNS = ("criterion", "case_id", "confidence", "fingerprint", "proven
 PROVENANCES = ("random", "discovery")
 """Where an item came from: a random production sample, or hand-picked during discovery."""
 KNOWN_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
+_K = TypeVar("_K")
 
 
 class Scale(FrozenModel):
@@ -380,6 +381,18 @@ def table_rows(
         yield line, obj
 
 
+def _first_seen(seen: dict[_K, tuple[str, int]], key: _K, value: str, line: int) -> tuple[str, int] | None:
+    """The (value, line) ``key`` was first seen with when it differs from ``value``, else ``None``.
+
+    When ``value`` agrees (or ``key`` is new), ``seen`` keeps the first (value, line) of ``key``.
+    """
+    prev = seen.get(key)
+    if prev is not None and prev[0] != value:
+        return prev
+    seen.setdefault(key, (value, line))
+    return None
+
+
 def _text_field(
     obj: dict[str, object], name: str, line: int, source: Path | None, problems: list[Problem]
 ) -> str | None:
@@ -487,47 +500,29 @@ def parse_labels(
             continue
         item = ItemKey(item_id, criterion)
         case = case_id if case_id is not None else item_id
-        prev_case = case_seen.get(item)
-        if prev_case is not None and prev_case[0] != case:
-            problems.append(
-                Problem(
-                    source,
-                    line,
-                    "case_id",
-                    f"item {item} is in case {case!r} here but in case {prev_case[0]!r} "
-                    f"on line {prev_case[1]}",
-                )
+        prev_case = _first_seen(case_seen, item, case, line)
+        if prev_case is not None:
+            message = (
+                f"item {item} is in case {case!r} here but in case {prev_case[0]!r} on line {prev_case[1]}"
             )
+            problems.append(Problem(source, line, "case_id", message))
             continue
-        case_seen.setdefault(item, (case, line))
-        if provenance is not None:
-            prev_prov = prov_seen.get(item)
-            if prev_prov is not None and prev_prov[0] != provenance:
-                problems.append(
-                    Problem(
-                        source,
-                        line,
-                        "provenance",
-                        f"item {item} is {provenance!r} here but {prev_prov[0]!r} on line {prev_prov[1]}; "
-                        "an item has one provenance",
-                    )
-                )
-                continue
-            prov_seen.setdefault(item, (provenance, line))
-        if fingerprint is not None:
-            prev_fp = fp_seen.get(rater)
-            if prev_fp is not None and prev_fp[0] != fingerprint:
-                problems.append(
-                    Problem(
-                        source,
-                        line,
-                        "fingerprint",
-                        f"rater {rater!r} has a different fingerprint on line {prev_fp[1]}; "
-                        "one label table calibrates one grader version per rater",
-                    )
-                )
-                continue
-            fp_seen.setdefault(rater, (fingerprint, line))
+        prev_prov = _first_seen(prov_seen, item, provenance, line) if provenance is not None else None
+        if prev_prov is not None:
+            message = (
+                f"item {item} is {provenance!r} here but {prev_prov[0]!r} on line {prev_prov[1]}; "
+                "an item has one provenance"
+            )
+            problems.append(Problem(source, line, "provenance", message))
+            continue
+        prev_fp = _first_seen(fp_seen, rater, fingerprint, line) if fingerprint is not None else None
+        if prev_fp is not None:
+            message = (
+                f"rater {rater!r} has a different fingerprint on line {prev_fp[1]}; "
+                "one label table calibrates one grader version per rater"
+            )
+            problems.append(Problem(source, line, "fingerprint", message))
+            continue
         row = LabelRow(item, rater, label, line, case, confidence, fingerprint, provenance)
         prev = seen.get((item, rater))
         if prev is not None:
