@@ -290,6 +290,7 @@ NOT_RUNS = {
     "golden/generate.py": "reads existing ids and questions to avoid duplicate candidates",
     "golden/intake.py": "reads existing ids and incident links to avoid duplicate candidates",
     "golden/coverage.py": "coverage counts every reviewed case, holdouts included",
+    "golden/validation.py": "judgekit cases check validates every case, holdouts included",
     "api/cases.py": "retire edits the saturated cases' files (golden/retire.py refuses a holdout by name)",
     "contamination/build.py": "the contamination index must cover holdouts most of all",
     "commands/lint.py": "judgekit cases lint checks every case",

@@ -87,46 +87,31 @@ def validate(
     as a warning in candidates. Prints every problem as file:line: field: message. Exit 0 when valid, 1
     when not.
     """
-    from judgekit.golden.journal import pending_problems
-    from judgekit.golden.pii import personal_data_problems
+    from judgekit.golden.validation import validation_report
 
     output_format = chosen_format(output_format)
-    case_set = _load(paths)
-    case_set.problems.extend(pending_problems(case_set.root))  # a promote or retire killed half way
-    pii_problems, pii_warnings = personal_data_problems(
-        case_set.cases, allow=case_set.manifest.synthetic_values if case_set.manifest else ()
-    )
-    case_set.problems.extend(pii_problems)
-    case_set.warnings.extend(pii_warnings)
-    reviewed = len(case_set.reviewed())
-    candidates = len(case_set.candidates())
-    files = len({p.file for p in case_set.problems})
+    report = validation_report(_load(paths))
     if output_format == "json":
-        print_document(
-            "validation",
-            {
-                "valid": not case_set.problems,
-                "cases": reviewed,
-                "candidates": candidates,
-                "files": len(case_set.files),
-                "files_with_problems": files,
-                "problems": [problem_data(p) for p in case_set.problems],
-                "warnings": [problem_data(w) for w in case_set.warnings],
-            },
-        )
-        if case_set.problems:
+        print_model("validation", report)
+        if not report.valid:
             raise typer.Exit(1)
         return
-    _print_problems(case_set)
-    if case_set.problems:
+    for warning in report.warnings:
+        typer.echo(f"warning: {warning}", err=True)
+    for problem in report.problems:
+        typer.echo(str(problem), err=True)
+    if not report.valid:
+        count, files = len(report.problems), report.files_with_problems
         typer.echo(
-            f"{len(case_set.problems)} problem{'s' if len(case_set.problems) != 1 else ''} in {files} "
-            f"file{'s' if files != 1 else ''}; {reviewed + candidates} valid case(s) in "
-            f"{len(case_set.files)} file(s)",
+            f"{count} problem{'s' if count != 1 else ''} in {files} "
+            f"file{'s' if files != 1 else ''}; {report.cases + report.candidates} valid case(s) in "
+            f"{report.files} file(s)",
             err=True,
         )
         raise typer.Exit(1)
-    typer.echo(f"{reviewed} cases valid" + (f" (+{candidates} candidates)" if candidates else ""))
+    typer.echo(
+        f"{report.cases} cases valid" + (f" (+{report.candidates} candidates)" if report.candidates else "")
+    )
 
 
 def _mix_line(title: str, counts: dict[str, int]) -> str:
