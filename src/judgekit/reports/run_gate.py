@@ -87,6 +87,17 @@ def _rate(text: str, whole: str) -> float:
     return value
 
 
+def _whole(text: str, whole: str, name: str, *, least: int) -> int:
+    """``text`` as a whole number of at least ``least``, or a ValueError naming ``name`` in ``whole``."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = least - 1
+    if value < least:
+        raise ValueError(f"'{whole}': {name} must be a whole number of at least {least}, got '{text}'")
+    return value
+
+
 def parse_fail_under(text: str) -> Threshold:
     """Parse a ``--fail-under`` value: ``X`` or ``SUITE:X``, pass^1 at least X.
 
@@ -135,12 +146,7 @@ def parse_fail_under_k(text: str) -> Threshold:
     k_text, sep, rate_text = rest.partition("=")
     if not sep:
         raise ValueError(f"'{text}': write K=X (pass^K at least X), for example --fail-under-k 3=0.8")
-    try:
-        k = int(k_text.strip())
-    except ValueError:
-        k = 0
-    if k < 1:
-        raise ValueError(f"'{text}': K must be a whole number of at least 1, got '{k_text}'")
+    k = _whole(k_text, text, "K", least=1)
     return Threshold(
         option=f"--fail-under-k {text}",
         kind="pass_hat",
@@ -167,12 +173,7 @@ def parse_max_errors(text: str) -> Threshold:
         0
     """
     suite, rest = _split_suite(text, "--max-errors")
-    try:
-        n = int(rest)
-    except ValueError:
-        n = -1
-    if n < 0:
-        raise ValueError(f"'{text}': N must be a whole number of at least 0, got '{rest}'")
+    n = _whole(rest, text, "N", least=0)
     return Threshold(option=f"--max-errors {text}", kind="max_errors", suite=suite, maximum=n)
 
 
