@@ -167,26 +167,19 @@ def _disabled(name: str) -> Condition:
     return Condition(name=name, passed=None, observed=None, threshold=None, message="disabled by the policy")
 
 
+def _failed_undefined(name: str, threshold: float, message: str) -> Condition:
+    """A failed condition whose value could not be observed (undefined, or without an interval)."""
+    return Condition(name=name, passed=False, observed=None, threshold=threshold, message=message)
+
+
 def _lower_bound(name: str, what: str, est: Estimate | None, threshold: float | None) -> Condition:
     if threshold is None:
         return _disabled(name)
     if est is None or est.value is None:
         reason = est.undefined_reason if est is not None else "not computed"
-        return Condition(
-            name=name,
-            passed=False,
-            observed=None,
-            threshold=threshold,
-            message=f"{what} is undefined: {reason}",
-        )
+        return _failed_undefined(name, threshold, f"{what} is undefined: {reason}")
     if est.interval is None:
-        return Condition(
-            name=name,
-            passed=False,
-            observed=None,
-            threshold=threshold,
-            message=f"{what} has no interval: {est.interval_reason}",
-        )
+        return _failed_undefined(name, threshold, f"{what} has no interval: {est.interval_reason}")
     low = est.interval.low
     ok = low >= threshold
     return Condition(
@@ -277,12 +270,8 @@ def evaluate_gate(
         ab = report.abstention.abstention
         if ab.value is None:
             conditions.append(
-                Condition(
-                    name="max_abstention",
-                    passed=False,
-                    observed=None,
-                    threshold=policy.max_abstention,
-                    message=f"abstention is undefined: {ab.undefined_reason}",
+                _failed_undefined(
+                    "max_abstention", policy.max_abstention, f"abstention is undefined: {ab.undefined_reason}"
                 )
             )
         else:
@@ -317,12 +306,8 @@ def evaluate_gate(
 def _alt_condition(result: AltTestResult) -> Condition:
     name = "alt_test"
     if result.winning_rate is None:
-        return Condition(
-            name=name,
-            passed=False,
-            observed=None,
-            threshold=0.5,
-            message=f"the alternative-annotator test is undefined: {result.undefined_reason}",
+        return _failed_undefined(
+            name, 0.5, f"the alternative-annotator test is undefined: {result.undefined_reason}"
         )
     won = sum(a.rejected for a in result.annotators)
     ok = bool(result.passed)
@@ -348,14 +333,14 @@ def _gap_condition(
             "the experts' agreement with each other needs two or more experts; "
             f"there is {len(report.experts)}"
         )
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+        return _failed_undefined(name, max_gap, msg)
     if ceiling.experts.value is None:
         msg = f"the experts' mean pairwise {metric} is undefined: {ceiling.experts.undefined_reason}"
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+        return _failed_undefined(name, max_gap, msg)
     undefined_judge = [p.a for p in report.judge_vs_experts if _pair_metric(p, metric).value is None]
     if undefined_judge or ceiling.judge.value is None or ceiling.difference.value is None:
         msg = f"the judge's {metric} is undefined against {', '.join(undefined_judge) or 'an expert'}"
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+        return _failed_undefined(name, max_gap, msg)
     shortfall = -ceiling.difference.value
     base = ceiling.base_rate.value
     at_base = "" if base is None or metric != "cohen_kappa" else f" (consensus base rate {base:.3f})"
@@ -375,7 +360,7 @@ def _gap_condition(
     interval = ceiling.difference.interval
     if interval is None:
         msg = f"{seen}, with no interval: {ceiling.difference.interval_reason}"
-        return Condition(name=name, passed=False, observed=None, threshold=max_gap, message=msg)
+        return _failed_undefined(name, max_gap, msg)
     upper = -interval.low
     ok = upper <= max_gap
     return Condition(
