@@ -11,7 +11,8 @@ it is shown in backticks); judgekit's own text and figures are written as they a
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import Any, TypeVar
 
 from jinja2 import Environment
 from markupsafe import Markup
@@ -456,13 +457,7 @@ def render_calibration(result: CalibrationResult, fmt: str) -> str:
     Raises:
         ValueError: For any other format.
     """
-    if fmt == "json":
-        return result_json(result)
-    if fmt == "md":
-        return result_markdown(result)
-    if fmt == "html":
-        return result_html(result)
-    raise ValueError(f"unknown format {fmt!r}; use json, md or html")
+    return _renderer(_RESULT_RENDERERS, fmt)(result)
 
 
 def render_comparison(cmp: GraderComparison, fmt: str) -> str:
@@ -471,10 +466,30 @@ def render_comparison(cmp: GraderComparison, fmt: str) -> str:
     Raises:
         ValueError: For any other format.
     """
-    if fmt == "json":
-        return comparison_json(cmp)
-    if fmt == "md":
-        return comparison_markdown(cmp)
-    if fmt == "html":
-        return comparison_html(cmp)
-    raise ValueError(f"unknown format {fmt!r}; use json, md or html")
+    return _renderer(_COMPARISON_RENDERERS, fmt)(cmp)
+
+
+_T = TypeVar("_T")
+
+_RESULT_RENDERERS: dict[str, Callable[[CalibrationResult], str]] = {
+    "json": result_json,
+    "md": result_markdown,
+    "html": result_html,
+}
+_COMPARISON_RENDERERS: dict[str, Callable[[GraderComparison], str]] = {
+    "json": comparison_json,
+    "md": comparison_markdown,
+    "html": comparison_html,
+}
+
+
+def _renderer(renderers: dict[str, Callable[[_T], str]], fmt: str) -> Callable[[_T], str]:
+    """The renderer of format ``fmt`` (``json``, ``md`` or ``html``).
+
+    Raises:
+        ValueError: For any other format.
+    """
+    renderer = renderers.get(fmt)
+    if renderer is None:
+        raise ValueError(f"unknown format {fmt!r}; use json, md or html")
+    return renderer
