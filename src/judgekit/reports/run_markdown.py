@@ -166,6 +166,13 @@ def _names(values: Iterable[str], empty: str) -> str:
     return ", ".join(md_text(v) for v in values) or empty
 
 
+def _notes_section(notes: Sequence[str]) -> list[str]:
+    """A ``## Notes`` section listing ``notes`` (escaped), or no lines when there are none."""
+    if not notes:
+        return []
+    return ["## Notes", "", *(f"- {md_text(n)}" for n in notes), ""]
+
+
 def _table(header: Sequence[str], rows: Iterable[Sequence[str]]) -> list[str]:
     """A Markdown table; every cell is Markdown already (untrusted values went through ``md_text``)."""
     out = ["| " + " | ".join(header) + " |", "|" + "|".join("---" for _ in header) + "|"]
@@ -500,11 +507,7 @@ def render_run_markdown(report: RunReport) -> str:
         # The advice names releases (agent models, app versions) and case ids: the whole line is escaped.
         out.append("- " + md_text(line[2:]) if line.startswith("- ") else md_text(line))
     out.append("")
-    if report.notes:
-        out.append("## Notes")
-        out.append("")
-        out.extend(f"- {md_text(n)}" for n in report.notes)
-        out.append("")
+    out.extend(_notes_section(report.notes))
     return "\n".join(out)
 
 
@@ -738,9 +741,5 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         if c.only_in_b:
             out.append(f"- only in {b}: {_names(c.only_in_b, '')}")
         out.append("")
-    if c.notes:
-        out.append("## Notes")
-        out.append("")
-        out.extend(f"- {md_text(n)}" for n in c.notes)
-        out.append("")
+    out.extend(_notes_section(c.notes))
     return "\n".join(out)
