@@ -991,6 +991,25 @@ class _Pending:
     targets: dict[str, Estimate]
 
 
+def _alpha_estimates(ratings: Ratings, codes: np.ndarray, tag: str, pending: _Pending) -> dict[str, Estimate]:
+    """Krippendorff's alpha of the raters' ``codes`` ``(raters, items)`` at each level of the scale.
+
+    Each defined one waits in ``pending`` for its case-bootstrap interval, named ``<tag>:alpha:<level>``.
+    """
+    v = ratings.n_values
+    numeric = ratings.scale.numeric_values()
+    coinc = ratings.by_case(coincidence_rows(codes, v))
+    alphas: dict[str, Estimate] = {}
+    for level in ratings.scale.levels():
+        est = _alpha_estimate(codes, v, level, numeric)
+        alphas[level] = est
+        if est.defined:
+            name = f"{tag}:alpha:{level}"
+            pending.stats.append(BootstrapStat(name, coinc, alpha_formula(v, level, numeric)))
+            pending.targets[name] = est
+    return alphas
+
+
 def _kappa_variants(scale: Scale) -> tuple[KappaWeights, ...]:
     return ("none",) if scale.level == "nominal" else ("none", "linear", "quadratic")
 
@@ -1033,7 +1052,6 @@ def _pair(
 ) -> PairAgreement:
     scale = ratings.scale
     v = ratings.n_values
-    numeric = scale.numeric_values()
     both = (ref >= 0) & (rated >= 0)
     n = int(both.sum())
     tag = f"{a}~{b}"
@@ -1048,15 +1066,7 @@ def _pair(
             pending.stats.append(BootstrapStat(name, conf_rows, kappa_formula(v, w)))
             pending.targets[name] = est
     pair_codes = np.stack([ref, rated])
-    coinc = ratings.by_case(coincidence_rows(pair_codes, v))
-    alphas: dict[str, Estimate] = {}
-    for level in scale.levels():
-        est = _alpha_estimate(pair_codes, v, level, numeric)
-        alphas[level] = est
-        if est.defined:
-            name = f"{tag}:alpha:{level}"
-            pending.stats.append(BootstrapStat(name, coinc, alpha_formula(v, level, numeric)))
-            pending.targets[name] = est
+    alphas = _alpha_estimates(ratings, pair_codes, tag, pending)
     ac1 = _ac1_estimate(pair_codes, v)
     if ac1.defined:
         name = f"{tag}:ac1"
@@ -1108,19 +1118,9 @@ def _mean_of(estimates: Sequence[Estimate], what: str) -> Estimate:
 def _group(
     ratings: Ratings, experts: Sequence[str], pairs: Sequence[PairAgreement], pending: _Pending
 ) -> GroupAgreement:
-    scale = ratings.scale
     v = ratings.n_values
-    numeric = scale.numeric_values()
     codes = np.stack([ratings.row(e) for e in experts])
-    alphas: dict[str, Estimate] = {}
-    coinc = ratings.by_case(coincidence_rows(codes, v))
-    for level in scale.levels():
-        est = _alpha_estimate(codes, v, level, numeric)
-        alphas[level] = est
-        if est.defined:
-            name = f"experts:alpha:{level}"
-            pending.stats.append(BootstrapStat(name, coinc, alpha_formula(v, level, numeric)))
-            pending.targets[name] = est
+    alphas = _alpha_estimates(ratings, codes, "experts", pending)
     m = len(experts)
     if m < 3:
         fleiss = undefined(f"Fleiss' kappa is reported for three or more experts; there are {m}")
