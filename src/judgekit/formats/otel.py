@@ -91,6 +91,9 @@ _EVENT_ROLES: Final = {
 _TRUNCATION = re.compile(r"(\[truncated\]|\(truncated\)|<truncated>|\[\.\.\. ?truncated[^\]]*\])\s*$", re.I)
 _OPENLLMETRY = re.compile(r"^gen_ai\.(prompt|completion)\.(\d+)\.(.+)$")
 _OPENINFERENCE = re.compile(r"^llm\.(input|output)_messages\.(\d+)\.message\.(.+)$")
+_FLAT_CONVENTIONS = (("openllmetry", _OPENLLMETRY, "prompt"), ("openinference", _OPENINFERENCE, "input"))
+"""The conventions that flatten a span's messages into indexed attributes, in the order they are read: the
+convention's name, its attribute pattern, and the kind of its input messages (the other kind is output)."""
 _TOOL_CALL_KEY = re.compile(r"^tool_calls\.(\d+)\.(.+)$")
 _OI_CONTENTS = re.compile(r"^contents\.(\d+)\.message_content\.(\w+)$")
 
@@ -429,6 +432,13 @@ def _event_message(event: _Event, span_id: str) -> _Msg | None:
     )
 
 
+def _inputs_first(
+    indexed: dict[tuple[str, int], dict[str, Any]], input_kind: str
+) -> list[tuple[tuple[str, int], dict[str, Any]]]:
+    """The indexed messages, the ``input_kind`` ones first, each kind by index."""
+    return sorted(indexed.items(), key=lambda kv: (kv[0][0] != input_kind, kv[0][1]))
+
+
 def _indexed(attrs: Mapping[str, Any], pattern: re.Pattern[str]) -> dict[tuple[str, int], dict[str, Any]]:
     out: dict[tuple[str, int], dict[str, Any]] = {}
     for key, value in attrs.items():
@@ -507,26 +517,18 @@ def _read_span(span: _Span, log_events: Sequence[_Event]) -> _SpanRead:
             if msg is None:
                 continue
             (read.outputs if e.name == "gen_ai.choice" else read.inputs).append(msg)
-    # OpenLLMetry indexed attributes
-    ol = _indexed(a, _OPENLLMETRY)
-    if ol:
-        read.conventions.add("openllmetry")
+    # OpenLLMetry indexed attributes, then OpenInference flattened attributes
+    for convention, pattern, input_kind in _FLAT_CONVENTIONS:
+        indexed = _indexed(a, pattern)
+        if not indexed:
+            continue
+        read.conventions.add(convention)
         read.is_model = True
-        for (kind, _), fields in sorted(ol.items(), key=lambda kv: (kv[0][0] != "prompt", kv[0][1])):
-            msg = _flat_message(fields, span, openinference=False)
+        for (kind, _), fields in _inputs_first(indexed, input_kind):
+            msg = _flat_message(fields, span, openinference=convention == "openinference")
             if not msg.role:
-                msg.role = "user" if kind == "prompt" else "assistant"
-            (read.inputs if kind == "prompt" else read.outputs).append(msg)
-    # OpenInference flattened attributes
-    oi = _indexed(a, _OPENINFERENCE)
-    if oi:
-        read.conventions.add("openinference")
-        read.is_model = True
-        for (kind, _), fields in sorted(oi.items(), key=lambda kv: (kv[0][0] != "input", kv[0][1])):
-            msg = _flat_message(fields, span, openinference=True)
-            if not msg.role:
-                msg.role = "user" if kind == "input" else "assistant"
-            (read.inputs if kind == "input" else read.outputs).append(msg)
+                msg.role = "user" if kind == input_kind else "assistant"
+            (read.inputs if kind == input_kind else read.outputs).append(msg)
     # tool executions
     if op == "execute_tool":
         read.conventions.add("genai-tool-spans")
