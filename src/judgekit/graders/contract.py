@@ -339,24 +339,19 @@ def stated_expectations(case: Case, *, grounding: bool = False) -> tuple[Expecta
             hint="record the trial's tool calls",
         )
     if expected is not None:
-        for i, item in enumerate(expected.must_mention):
-            add(
-                ExpectationKind.MUST_MENTION,
-                f"must_mention:{i}",
-                f"must mention {_mention_label(item)}",
-                (f"text:must_mention:{i}",),
-                layer=Layer.TEXT,
-                hint="record the assistant's messages",
-            )
-        for i, item in enumerate(expected.must_not_mention):
-            add(
-                ExpectationKind.MUST_NOT_MENTION,
-                f"must_not_mention:{i}",
-                f"must not mention {_mention_label(item)}",
-                (f"text:must_not_mention:{i}",),
-                layer=Layer.TEXT,
-                hint="record the assistant's messages",
-            )
+        for kind, items in (
+            (ExpectationKind.MUST_MENTION, expected.must_mention),
+            (ExpectationKind.MUST_NOT_MENTION, expected.must_not_mention),
+        ):
+            for i, item in enumerate(items):
+                add(
+                    kind,
+                    f"{kind}:{i}",
+                    f"{kind.replace('_', ' ')} {_mention_label(item)}",
+                    (f"text:{kind}:{i}",),
+                    layer=Layer.TEXT,
+                    hint="record the assistant's messages",
+                )
         if grounding:
             for source in dict.fromkeys(expected.sources):
                 add(
