@@ -66,6 +66,7 @@ __all__ = [
     "UntrustedPolicy",
     "describe_layer",
     "effective_verdict",
+    "first_few",
     "layer_spec",
     "make_check",
     "not_evaluated",
@@ -156,6 +157,14 @@ def describe_layer(
 # --------------------------------------------------------------------------- checks
 
 _SCORES = {Verdict.PASS: 1.0, Verdict.FAIL: 0.0}
+
+
+def first_few(items: Sequence[str], shown: int = 5) -> str:
+    """The first ``shown`` of ``items`` joined by ``; ``, with ``; ...`` after them when there are more.
+
+    A failed check's reason lists its problems this way; an empty ``items`` gives ``""``.
+    """
+    return "; ".join(items[:shown]) + ("; ..." if len(items) > shown else "")
 
 
 def make_check(

@@ -42,7 +42,7 @@ from typing import Any, Literal
 
 from judgekit.cases import Case, ExpectedCall
 from judgekit.graders.context import LayerContext, trial_calls
-from judgekit.graders.contract import LayerInfo, describe_layer
+from judgekit.graders.contract import LayerInfo, describe_layer, first_few
 from judgekit.graders.text import confirmation_before
 from judgekit.state import canonical
 from judgekit.transcript import CallRecord, Capability, Transcript
@@ -458,9 +458,7 @@ def _route_result(
         check_id="route",
         layer=LAYER,
         verdict=Verdict.FAIL,
-        reason=f"{mode} route not followed: "
-        + "; ".join(problems[:5])
-        + ("; ..." if len(problems) > 5 else ""),
+        reason=f"{mode} route not followed: " + first_few(problems),
         category=category,
         evidence=tuple(evidence[:20]),
     )

@@ -38,7 +38,7 @@ from typing import Any
 
 from judgekit.cases import Case, ExpectedState, FieldPredicate, TableChange, spelled, value_kind
 from judgekit.graders.context import LayerContext, trial_states
-from judgekit.graders.contract import LayerInfo, describe_layer
+from judgekit.graders.contract import LayerInfo, describe_layer, first_few
 from judgekit.graders.route import max_bipartite_matching
 from judgekit.patterns import CompiledPattern, compile_pattern
 from judgekit.state import RowChange, Snapshot, StateDiff, TableDiff, canonical, diff_records, diff_states
@@ -367,9 +367,7 @@ def _collateral_result(collateral: StateDiff, *, note: str = "") -> CheckResult:
         check_id=COLLATERAL_CHECK,
         layer=LAYER,
         verdict=Verdict.FAIL,
-        reason=f"{count} row(s) changed that the expected state does not cover: "
-        + "; ".join(lines[:5])
-        + ("; ..." if len(lines) > 5 else ""),
+        reason=f"{count} row(s) changed that the expected state does not cover: " + first_few(lines),
         category=FailureCategory.POLICY_VIOLATION,
         evidence=(_diff_evidence(collateral, "collateral changes (initial -> final)"),),
     )
@@ -505,8 +503,7 @@ def _snapshot_failure(
         layer=LAYER,
         verdict=Verdict.FAIL,
         reason=f"the final state differs from {form}{note} in {diff.change_count()} row(s): "
-        + "; ".join(lines[:5])
-        + ("; ..." if len(lines) > 5 else ""),
+        + first_few(lines),
         category=category,
         evidence=(_diff_evidence(diff, f"differences from {form} (expected -> actual)"),),
     )
@@ -550,9 +547,7 @@ def _check_changes(
             check_id=STATE_CHECK,
             layer=LAYER,
             verdict=Verdict.FAIL,
-            reason=f"{len(problems)} expected change(s) not made as expected: "
-            + "; ".join(problems[:5])
-            + ("; ..." if len(problems) > 5 else ""),
+            reason=f"{len(problems)} expected change(s) not made as expected: " + first_few(problems),
             category=category,
             evidence=tuple(found.missing + found.wrong),
         )
