@@ -468,6 +468,21 @@ def _first_set(*values: str | None) -> str | None:
     return None
 
 
+def _llm_provider(
+    litellm: Any, model: str, api_base: str | None
+) -> tuple[str, str, str | None, str | None] | None:
+    """``litellm.get_llm_provider``'s model name, provider, derived key and derived base, or ``None``.
+
+    ``None`` when litellm cannot resolve the model (any exception it raises): the caller then leaves the
+    calls to litellm's own client.
+    """
+    try:
+        name, provider, dynamic_key, dynamic_base = litellm.get_llm_provider(model=model, api_base=api_base)
+    except Exception:
+        return None
+    return name, provider, dynamic_key, dynamic_base
+
+
 def _openai_endpoint(
     litellm: Any, api_key: str | None, dynamic_key: str | None, api_base: str | None, dynamic_base: str | None
 ) -> tuple[str, str] | None:
@@ -544,10 +559,10 @@ def resolve_route(
     Returns:
         The route, or ``None`` for another provider, a model whose parameters litellm rewrites, or no key.
     """
-    try:
-        name, provider, dynamic_key, dynamic_base = litellm.get_llm_provider(model=model, api_base=api_base)
-    except Exception:
+    resolved = _llm_provider(litellm, model, api_base)
+    if resolved is None:
         return None
+    name, provider, dynamic_key, dynamic_base = resolved
     if provider not in ("openai", "anthropic"):
         return None
     if not _litellm_sends_unchanged(litellm, name, provider, sampling):
@@ -1116,10 +1131,10 @@ def bounded_litellm_client(
     """
     import httpx
 
-    try:
-        _name, provider, dynamic_key, dynamic_base = litellm.get_llm_provider(model=model, api_base=api_base)
-    except Exception:
+    resolved = _llm_provider(litellm, model, api_base)
+    if resolved is None:
         return None
+    _name, provider, dynamic_key, dynamic_base = resolved
     if provider == "openai":
         endpoint = _openai_endpoint(litellm, api_key, dynamic_key, api_base, dynamic_base)
         if endpoint is None:
