@@ -130,6 +130,11 @@ class _CallOutcome:
     evaluated: int = 0
     started: float = field(default_factory=time.monotonic)
 
+    def violated(self) -> bool:
+        """Count one violation; returns whether to keep its evidence (fewer than MAX_EVIDENCE kept so far)."""
+        self.violation_count += 1
+        return len(self.violations) < MAX_EVIDENCE
+
     def out_of_time(self, what: str, done: int, total: int) -> bool:
         """Whether the rule's time for this trial is spent; if so, records why the rest is not evaluated."""
         if time.monotonic() - self.started <= CEL_TIME_LIMIT_SECONDS:
@@ -243,8 +248,7 @@ def _check_calls(
         record = calls[i]
         outcome.evaluated += 1
         if cond is None:
-            outcome.violation_count += 1
-            if len(outcome.violations) < MAX_EVIDENCE:
+            if outcome.violated():
                 outcome.violations.append(_call_evidence(record, rule, {}))
             continue
         args = record.call.arguments
@@ -280,11 +284,9 @@ def _check_calls(
                     f"{', '.join(sorted(args)) or 'none'})"
                 )
             outcome.errors.append(f"call {record.index} ({record.call.name}): {reason}")
-        elif truth:
-            outcome.violation_count += 1
-            if len(outcome.violations) < MAX_EVIDENCE:
-                values = {n: context[n] for n in sorted(cond.names) if n in context and n != "args"}
-                outcome.violations.append(_call_evidence(record, rule, values))
+        elif truth and outcome.violated():
+            values = {n: context[n] for n in sorted(cond.names) if n in context and n != "args"}
+            outcome.violations.append(_call_evidence(record, rule, values))
 
 
 def _state_rows(diff: StateDiff) -> Iterator[tuple[str, str, str, Any, Any, list[str]]]:
@@ -318,23 +320,21 @@ def _check_state(
         truth, reason = _evaluate(cond, {n: cond.bind(n, context[n]) for n in cond.names if n in context})
         if truth is None:
             outcome.errors.append(f"{table}/{key} ({op}): {reason}")
-        elif truth:
-            outcome.violation_count += 1
-            if len(outcome.violations) < MAX_EVIDENCE:
-                outcome.violations.append(
-                    Evidence(
-                        kind="diff",
-                        summary=f"{table}/{key} ({op}) breaks '{cond.source}'",
-                        data={
-                            "table": table,
-                            "key": key,
-                            "op": op,
-                            "changed": changed,
-                            "row": row,
-                            "old": old if op != "added" else None,
-                        },
-                    )
+        elif truth and outcome.violated():
+            outcome.violations.append(
+                Evidence(
+                    kind="diff",
+                    summary=f"{table}/{key} ({op}) breaks '{cond.source}'",
+                    data={
+                        "table": table,
+                        "key": key,
+                        "op": op,
+                        "changed": changed,
+                        "row": row,
+                        "old": old if op != "added" else None,
+                    },
                 )
+            )
 
 
 def _check_messages(rule: CompiledRule, transcript: Transcript, outcome: _CallOutcome) -> None:
@@ -346,17 +346,15 @@ def _check_messages(rule: CompiledRule, transcript: Transcript, outcome: _CallOu
     for index, text in transcript.assistant_texts():
         outcome.evaluated += 1
         match = pattern.search(normalise(text, fold_case=False))
-        if match is not None:
-            outcome.violation_count += 1
-            if len(outcome.violations) < MAX_EVIDENCE:
-                outcome.violations.append(
-                    Evidence(
-                        kind="text",
-                        summary=f"assistant message {index} matches /{pattern.pattern}/",
-                        quote=match.group(0),
-                        message_index=index,
-                    )
+        if match is not None and outcome.violated():
+            outcome.violations.append(
+                Evidence(
+                    kind="text",
+                    summary=f"assistant message {index} matches /{pattern.pattern}/",
+                    quote=match.group(0),
+                    message_index=index,
                 )
+            )
 
 
 def check_rules(
