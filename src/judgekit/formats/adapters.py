@@ -38,8 +38,8 @@ from judgekit.errors import JudgekitError, Problem
 from judgekit.formats.importers import (
     ImportedTrial,
     ImportResult,
+    _import_entries,
     _line_header,
-    _read_chat_file,
     _sha256,
     parse_openai_chat_line,
 )
@@ -599,4 +599,4 @@ def read_anthropic(
     Raises:
         JudgekitError: When the file cannot be read.
     """
-    return _read_chat_file(path, parse_anthropic_line, case_id_field=case_id_field, agent_model=agent_model)
+    return _import_entries(path, parse_anthropic_line, case_id_field=case_id_field, agent_model=agent_model)

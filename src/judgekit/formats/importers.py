@@ -267,18 +267,7 @@ def read_tau_bench(
     Raises:
         JudgekitError: When the file cannot be read or is not JSON at all.
     """
-    path = Path(path)
-    return _import_entries(
-        path,
-        lambda episode, line, counter: parse_tau_bench_episode(
-            episode,
-            source=path,
-            line=line,
-            case_prefix=case_prefix,
-            agent_model=agent_model,
-            trial_counter=counter,
-        ),
-    )
+    return _import_entries(path, parse_tau_bench_episode, case_prefix=case_prefix, agent_model=agent_model)
 
 
 # --------------------------------------------------------------------------- OpenAI chat JSONL
@@ -455,43 +444,29 @@ def read_openai_chat(
     Raises:
         JudgekitError: When the file cannot be read.
     """
-    return _read_chat_file(path, parse_openai_chat_line, case_id_field=case_id_field, agent_model=agent_model)
-
-
-def _read_chat_file(
-    path: str | PathLike[str],
-    parse_line: Callable[..., ImportedTrial | Problem],
-    *,
-    case_id_field: str | None,
-    agent_model: str | None,
-) -> ImportResult:
-    """Read a chat JSONL file with one format's line parser (``parse_openai_chat_line`` or the like)."""
-    source = Path(path)
-    return _import_entries(
-        source,
-        lambda data, line, counter: parse_line(
-            data,
-            source=source,
-            line=line,
-            case_id_field=case_id_field,
-            agent_model=agent_model,
-            trial_counter=counter,
-        ),
-    )
+    return _import_entries(path, parse_openai_chat_line, case_id_field=case_id_field, agent_model=agent_model)
 
 
 def _import_entries(
-    path: Path, parse: Callable[[Any, int, Counter[str]], ImportedTrial | Problem]
+    path: str | PathLike[str], parse_entry: Callable[..., ImportedTrial | Problem], **options: Any
 ) -> ImportResult:
-    """Parse every entry of a JSON list or JSONL file; bad entries become problems, duplicates are dropped."""
-    result = ImportResult(path)
+    """Parse every entry of a JSON list or JSONL file; bad entries become problems, duplicates are dropped.
+
+    Args:
+        path: The file.
+        parse_entry: One format's entry parser (``parse_openai_chat_line`` or the like), called with the
+            entry, ``source``, ``line``, ``trial_counter`` (shared by the whole file) and ``options``.
+        options: The parser's own keyword arguments (``agent_model``...).
+    """
+    source = Path(path)
+    result = ImportResult(source)
     counter: Counter[str] = Counter()
-    for item in _read_json_or_jsonl(path):
+    for item in _read_json_or_jsonl(source):
         if isinstance(item, Problem):
             result.problems.append(item)
             continue
         line, data = item
-        parsed = parse(data, line, counter)
+        parsed = parse_entry(data, source=source, line=line, trial_counter=counter, **options)
         if isinstance(parsed, Problem):
             result.problems.append(parsed)
         else:
