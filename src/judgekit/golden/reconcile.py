@@ -265,6 +265,19 @@ def _key(value: Any) -> str:
     return json.dumps(value, sort_keys=True, ensure_ascii=False)
 
 
+def _unmatched(items: list[Any], others: list[Any]) -> list[Any]:
+    """The items left over, in order, once each is paired with an equal one (by ``_key``) of ``others``."""
+    left = Counter(_key(v) for v in others)
+    out: list[Any] = []
+    for v in items:
+        k = _key(v)
+        if left[k]:
+            left[k] -= 1
+        else:
+            out.append(v)
+    return out
+
+
 def _diff(case_id: str, path: str, a: Any, b: Any, out: list[Finding]) -> None:
     if a == b:
         return
@@ -277,22 +290,7 @@ def _diff(case_id: str, path: str, a: Any, b: Any, out: list[Finding]) -> None:
             for i in range(max(len(a), len(b))):
                 _diff(case_id, f"{path}.{i}", a[i] if i < len(a) else None, b[i] if i < len(b) else None, out)
             return
-        b_left = Counter(_key(v) for v in b)
-        only_a: list[Any] = []
-        for v in a:
-            k = _key(v)
-            if b_left[k]:
-                b_left[k] -= 1
-            else:
-                only_a.append(v)
-        a_count = Counter(_key(v) for v in a)
-        only_b: list[Any] = []
-        for v in b:
-            k = _key(v)
-            if a_count[k]:
-                a_count[k] -= 1
-            else:
-                only_b.append(v)
+        only_a, only_b = _unmatched(a, b), _unmatched(b, a)
         if not only_a and not only_b:
             return  # the same items in another order
         if (
