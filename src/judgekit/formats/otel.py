@@ -281,6 +281,10 @@ class _SpanRead:
     notes: list[FidelityIssue] = field(default_factory=list)
     is_model: bool = False
 
+    def note(self, kind: str, detail: str, span: _Span) -> None:
+        """Record a fidelity issue (a :class:`FidelityIssue` kind) found on ``span``."""
+        self.notes.append(FidelityIssue(kind=kind, detail=detail, span_id=span.span_id))
+
 
 def _json_attr(value: Any, span: _Span, key: str, read: _SpanRead) -> Any:
     if not isinstance(value, str):
@@ -288,14 +292,12 @@ def _json_attr(value: Any, span: _Span, key: str, read: _SpanRead) -> Any:
     try:
         return load_json_bounded(value, source=None, what="the attribute")
     except LocatedError as exc:
-        read.notes.append(
-            FidelityIssue(
-                kind="content_truncated",
-                detail=f"attribute {key} on span {span.span_id} ({len(value)} characters) is not usable JSON "
-                f"({exc.problem.message}); a malformed value was probably cut off by an attribute length "
-                "limit",
-                span_id=span.span_id,
-            )
+        read.note(
+            "content_truncated",
+            f"attribute {key} on span {span.span_id} ({len(value)} characters) is not usable JSON "
+            f"({exc.problem.message}); a malformed value was probably cut off by an attribute length "
+            "limit",
+            span,
         )
         return None
 
@@ -333,13 +335,7 @@ def _parts_messages(value: Any, span: _Span, read: _SpanRead, key: str) -> list[
     if value is None:
         return out
     if not isinstance(value, list):
-        read.notes.append(
-            FidelityIssue(
-                kind="content_missing",
-                detail=f"{key} on span {span.span_id} is not a list",
-                span_id=span.span_id,
-            )
-        )
+        read.note("content_missing", f"{key} on span {span.span_id} is not a list", span)
         return out
     for m in value:
         if not isinstance(m, dict):
@@ -360,12 +356,8 @@ def _parts_messages(value: Any, span: _Span, read: _SpanRead, key: str) -> list[
             elif kind == "tool_call_response":
                 responses.append((str(part.get("id") or ""), _text_of(part.get("response"))))
             else:
-                read.notes.append(
-                    FidelityIssue(
-                        kind="unsupported_part",
-                        detail=f"a {kind!r} part in {key} on span {span.span_id} was left out",
-                        span_id=span.span_id,
-                    )
+                read.note(
+                    "unsupported_part", f"a {kind!r} part in {key} on span {span.span_id} was left out", span
                 )
         if role == "system" and not texts and not calls:
             continue
@@ -550,12 +542,10 @@ def _read_span(span: _Span, log_events: Sequence[_Event]) -> _SpanRead:
         }
     if not read.is_model and (op in ("chat", "text_completion", "generate_content") or oi_kind == "LLM"):
         read.is_model = True
-        read.notes.append(
-            FidelityIssue(
-                kind="content_missing",
-                detail=f"model span {span.span_id} ({span.name}) recorded no messages (content capture off?)",
-                span_id=span.span_id,
-            )
+        read.note(
+            "content_missing",
+            f"model span {span.span_id} ({span.name}) recorded no messages (content capture off?)",
+            span,
         )
     return read
 
