@@ -27,7 +27,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -524,6 +524,14 @@ def _provider_error(what: str, target: BatchTarget, exc: BaseException) -> Judge
     )
 
 
+async def _provider_call(what: str, target: BatchTarget, call: Awaitable[Any]) -> Any:
+    """The reply of a litellm files or batches ``call``; any failure is :func:`_provider_error` (exit 1)."""
+    try:
+        return await call
+    except Exception as exc:
+        raise _provider_error(what, target, exc) from None
+
+
 def _as_dict(obj: Any) -> dict[str, Any]:
     if isinstance(obj, dict):
         return obj
@@ -538,10 +546,11 @@ def _as_dict(obj: Any) -> dict[str, Any]:
 async def upload(target: BatchTarget, content: bytes, *, name: str) -> str:
     """Upload a batch input file (``litellm.acreate_file``, purpose ``batch``) and return its file id."""
     litellm = import_litellm()
-    try:
-        made = await litellm.acreate_file(file=(name, content), purpose="batch", **target.litellm_args())
-    except Exception as exc:
-        raise _provider_error("uploading the batch input file", target, exc) from None
+    made = await _provider_call(
+        "uploading the batch input file",
+        target,
+        litellm.acreate_file(file=(name, content), purpose="batch", **target.litellm_args()),
+    )
     file_id = _as_dict(made).get("id")
     if not isinstance(file_id, str) or not file_id:
         raise JudgekitError("the provider's reply to the batch file upload has no file id", exit_code=1)
@@ -551,16 +560,17 @@ async def upload(target: BatchTarget, content: bytes, *, name: str) -> str:
 async def submit(target: BatchTarget, input_file_id: str) -> dict[str, Any]:
     """Create the batch (``litellm.acreate_batch``) over an uploaded input file; the provider's batch."""
     litellm = import_litellm()
-    try:
-        batch = await litellm.acreate_batch(
+    batch = await _provider_call(
+        "creating the batch",
+        target,
+        litellm.acreate_batch(
             completion_window=COMPLETION_WINDOW,
             endpoint=BATCH_ENDPOINT,
             input_file_id=input_file_id,
             metadata={"created_by": "judgekit"},
             **target.litellm_args(),
-        )
-    except Exception as exc:
-        raise _provider_error("creating the batch", target, exc) from None
+        ),
+    )
     data = _as_dict(batch)
     if not isinstance(data.get("id"), str) or not data["id"]:
         raise JudgekitError("the provider's reply to the batch creation has no batch id", exit_code=1)
@@ -588,10 +598,8 @@ async def find_batch(target: BatchTarget, input_file_id: str) -> dict[str, Any] 
     litellm = import_litellm()
     after: str | None = None
     for _ in range(LIST_PAGES_MAX):
-        try:
-            page = _as_dict(await litellm.alist_batches(after=after, limit=100, **target.litellm_args()))
-        except Exception as exc:
-            raise _provider_error("listing the batches", target, exc) from None
+        listed = litellm.alist_batches(after=after, limit=100, **target.litellm_args())
+        page = _as_dict(await _provider_call("listing the batches", target, listed))
         data = page.get("data")
         batches = [_as_dict(b) for b in data] if isinstance(data, list) else []
         for batch in batches:
@@ -609,26 +617,26 @@ async def find_batch(target: BatchTarget, input_file_id: str) -> dict[str, Any] 
 async def retrieve(target: BatchTarget, batch_id: str) -> dict[str, Any]:
     """The provider's batch (``litellm.aretrieve_batch``): status, file ids, counts, errors."""
     litellm = import_litellm()
-    try:
-        # without batch_ignore_default_logging, litellm's logging downloads a completed batch's output file
-        # again in the background to price it (and prints a traceback when that download fails)
-        batch = await litellm.aretrieve_batch(
+    # without batch_ignore_default_logging, litellm's logging downloads a completed batch's output file
+    # again in the background to price it (and prints a traceback when that download fails)
+    batch = await _provider_call(
+        f"reading batch {batch_id}",
+        target,
+        litellm.aretrieve_batch(
             batch_id=batch_id,
             litellm_metadata={"batch_ignore_default_logging": True},
             **target.litellm_args(),
-        )
-    except Exception as exc:
-        raise _provider_error(f"reading batch {batch_id}", target, exc) from None
+        ),
+    )
     return _as_dict(batch)
 
 
 async def download(target: BatchTarget, file_id: str) -> bytes:
     """A file's bytes (``litellm.afile_content``)."""
     litellm = import_litellm()
-    try:
-        content = await litellm.afile_content(file_id=file_id, **target.litellm_args())
-    except Exception as exc:
-        raise _provider_error(f"downloading file {file_id}", target, exc) from None
+    content = await _provider_call(
+        f"downloading file {file_id}", target, litellm.afile_content(file_id=file_id, **target.litellm_args())
+    )
     data = getattr(content, "content", content)
     if isinstance(data, str):
         return data.encode("utf-8")
