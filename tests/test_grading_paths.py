@@ -180,9 +180,9 @@ Path_ = Callable[[Path, Case, Transcript, "RubricGrader | None", UntrustedPolicy
 def via_api(
     root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
 ) -> Outcome:
-    from judgekit.integrations.grading import grade_now
+    from judgekit.api.grading import grade as grade_trial
 
-    grade = grade_now(LayeredGrader(root, rubric=rubric, untrusted=policy), case, t)
+    grade = grade_trial(case, t, grader=LayeredGrader(root, rubric=rubric, untrusted=policy))
     return grade.verdict, grade.explain()
 
 
@@ -230,7 +230,6 @@ def via_inspect(
 def via_promptfoo(
     root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
 ) -> Outcome:
-    from judgekit.integrations.grading import explain
     from judgekit.integrations.promptfoo import grade_output, grading_result
 
     output = json.dumps({"messages": [m.model_dump(mode="json", exclude_none=True) for m in t.messages]})
@@ -241,17 +240,17 @@ def via_promptfoo(
     grade = grade_output(output, context, grader=LayeredGrader(root, rubric=rubric, untrusted=policy))
     result = grading_result(grade)
     assert result["pass"] is (grade.verdict is Verdict.PASS)
-    return grade.verdict, result["reason"] + explain(grade)
+    return grade.verdict, result["reason"] + grade.explain()
 
 
 def via_taubench(
     root: Path, case: Case, t: Transcript, rubric: RubricGrader | None, policy: UntrustedPolicy
 ) -> Outcome:
-    from judgekit.integrations.grading import explain, grade_now
+    from judgekit.api.grading import grade as grade_trial
     from judgekit.integrations.taubench import TauBenchGrader
 
-    grade = grade_now(TauBenchGrader(root, rubric=rubric, untrusted=policy), case, t)
-    return grade.verdict, explain(grade)
+    grade = grade_trial(case, t, grader=TauBenchGrader(root, rubric=rubric, untrusted=policy))
+    return grade.verdict, grade.explain()
 
 
 PATHS: dict[str, Path_] = {
@@ -360,8 +359,8 @@ def test_a_lossy_trace_is_graded_only_by_the_layers_it_supports(golden: Path, pa
 @pytest.mark.parametrize("grader_kind", ["layered", "tau-bench", "runner"])
 def test_every_check_names_a_contract_layer(golden: Path, judge: JudgeServer, grader_kind: str) -> None:
     """Every check any grading path produces belongs to a layer the contract classifies."""
+    from judgekit.api.grading import grade as grade_trial
     from judgekit.graders.registry import layer_of
-    from judgekit.integrations.grading import grade_now
     from judgekit.integrations.taubench import TauBenchGrader
     from judgekit.runner import LayeredTrialGrader
 
@@ -370,9 +369,9 @@ def test_every_check_names_a_contract_layer(golden: Path, judge: JudgeServer, gr
         case = _case(golden, case_id)
         for t in (transcript(case_id), _lossy(transcript(case_id)), transcript("someone-else")):
             if grader_kind == "layered":
-                grade = grade_now(LayeredGrader(golden, rubric=rubric), case, t)
+                grade = grade_trial(case, t, grader=LayeredGrader(golden, rubric=rubric))
             elif grader_kind == "tau-bench":
-                grade = grade_now(TauBenchGrader(golden, rubric=rubric), case, t)
+                grade = grade_trial(case, t, grader=TauBenchGrader(golden, rubric=rubric))
             else:
                 runner = LayeredTrialGrader(golden, rubric)
                 try:
@@ -397,6 +396,8 @@ ALLOWED_GRADE_BUILDERS = {
     ("runner.py", "_error_grade"),
     # the verdicts another harness stored (tau-bench's reward), kept apart as layer "imported"
     ("formats/importers.py", "reward_result_lines"),
+    # a result line read back as the grade it records (verdict and reason copied, nothing decided)
+    ("results.py", "as_grade"),
 }
 
 

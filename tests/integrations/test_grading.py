@@ -9,13 +9,13 @@ from typing import Any
 
 import pytest
 
+from judgekit.api.grading import grade as grade_trial
 from judgekit.cases import Case
 from judgekit.errors import JudgekitError
 from judgekit.graders.contract import GraderSpec
 from judgekit.integrations.grading import (
     LayeredGrader,
     as_grader,
-    grade_now,
     require_extra,
 )
 from judgekit.transcript import Transcript
@@ -120,8 +120,8 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
 def test_the_default_grader_is_every_deterministic_layer() -> None:
     grader = as_grader(None)
     assert isinstance(grader, LayeredGrader)
-    assert grade_now(grader, CASE, transcript("7")).verdict is Verdict.PASS
-    failed = grade_now(grader, CASE, transcript("8"))
+    assert grade_trial(CASE, transcript("7"), grader=grader).verdict is Verdict.PASS
+    failed = grade_trial(CASE, transcript("8"), grader=grader)
     assert failed.verdict is Verdict.FAIL
     assert "call #0: refund" in failed.explain()
 
@@ -133,14 +133,14 @@ def test_functions_plain_and_async_are_graders() -> None:
     async def grade(case: Case, t: Transcript) -> Grade:
         return Grade(case_id=case.id, trial=t.trial, verdict=Verdict.PASS)
 
-    assert grade_now(as_grader(checks), CASE, transcript("7")).verdict is Verdict.ERROR
-    assert grade_now(as_grader(grade), CASE, transcript("7")).verdict is Verdict.PASS
+    assert grade_trial(CASE, transcript("7"), grader=as_grader(checks)).verdict is Verdict.ERROR
+    assert grade_trial(CASE, transcript("7"), grader=as_grader(grade)).verdict is Verdict.PASS
 
     def wrong(case: Case, t: Transcript) -> Any:
         return "pass"
 
     with pytest.raises(JudgekitError, match="'wrong' returned str; it must return a judgekit Grade"):
-        grade_now(as_grader(wrong), CASE, transcript("7"))
+        grade_trial(CASE, transcript("7"), grader=as_grader(wrong))
     with pytest.raises(JudgekitError, match="cannot grade with a int"):
         as_grader(3)
 
@@ -153,7 +153,7 @@ def test_an_object_with_async_grade_is_used_as_it_is() -> None:
     mine = Mine()
     wrapped = as_grader(mine)  # it has no spec, so it is named by its class
     assert wrapped.spec.name.endswith("test_an_object_with_async_grade_is_used_as_it_is.<locals>.Mine")
-    assert grade_now(wrapped, CASE, transcript("7")).verdict is Verdict.NOT_EVALUATED
+    assert grade_trial(CASE, transcript("7"), grader=wrapped).verdict is Verdict.NOT_EVALUATED
 
     class WithSpec(Mine):
         spec = GraderSpec(name="mine")
@@ -162,11 +162,11 @@ def test_an_object_with_async_grade_is_used_as_it_is() -> None:
     assert as_grader(with_spec) is with_spec  # a full Grader is used as it is
 
 
-def test_grade_now_inside_an_event_loop_says_to_await() -> None:
+def test_grade_inside_an_event_loop_says_to_await() -> None:
     async def inside() -> None:
-        grade_now(as_grader(None), CASE, transcript("7"))
+        grade_trial(CASE, transcript("7"), grader=as_grader(None))
 
-    with pytest.raises(JudgekitError, match=r"use 'await grader.grade\(case, transcript\)'"):
+    with pytest.raises(JudgekitError, match=r"use 'await judgekit.grade_async\(...\)'"):
         asyncio.run(inside())
 
 

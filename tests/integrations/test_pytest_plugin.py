@@ -145,7 +145,7 @@ def test_failure_message_in_a_real_pytest_run_is_the_explanation(pytester: pytes
     assert "users" in out
     # the plugin's own frames are hidden: the traceback ends in the test
     assert "def bound(" not in out
-    assert "grade_now(" not in out
+    assert "grade_trial(" not in out
 
 
 def test_golden_cases_collect_as_parametrised_tests_with_case_ids(pytester: pytest.Pytester) -> None:

@@ -1,4 +1,4 @@
-"""What every integration shares: one grader interface, a readable explanation, and extras.
+"""What every integration shares: one grader interface and optional extras.
 
 :class:`LayeredGrader` grades one (case, transcript) pair the way ``judgekit grade`` does: every
 deterministic layer (state, rules, route, text) and, when given, the judge-backed rubric layer, combined
@@ -7,16 +7,13 @@ accept it, a bare :class:`~judgekit.graders.rubric.RubricGrader` (the rubric lay
 function ``(case, transcript) -> Grade | list[CheckResult]`` (plain or async), normalised by
 :func:`as_grader`.
 
-:func:`explain` turns a :class:`~judgekit.verdict.Grade` into the text a person reads when a case fails:
-each failed, errored or undecided check with its reason, the structural diff lines, the offending call
-with its index and arguments, and the quoted evidence.
+A grade explains itself: :meth:`judgekit.verdict.Grade.explain` is the text a person reads when a case
+fails, and :meth:`judgekit.verdict.Grade.why` its one line.
 """
 
 from __future__ import annotations
 
-import asyncio
 import inspect as _pyinspect
-import json
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -26,7 +23,7 @@ from typing import TYPE_CHECKING
 from judgekit.errors import JudgekitError
 from judgekit.graders.contract import CONTRACT_VERSION, Grader, GraderSpec
 from judgekit.graders.layered import LayeredGrader
-from judgekit.verdict import CheckResult, Evidence, Grade, Verdict, verdict_reason
+from judgekit.verdict import CheckResult, Grade
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -37,10 +34,6 @@ __all__ = [
     "Grader",
     "LayeredGrader",
     "as_grader",
-    "explain",
-    "explain_check",
-    "first_reason",
-    "grade_now",
     "require_extra",
 ]
 
@@ -166,127 +159,3 @@ def as_grader(grader: object = None, *, root: str | os.PathLike[str] | None = No
         f"cannot grade with a {type(grader).__name__}: pass a LayeredGrader, a RubricGrader, an object "
         "with 'async def grade(case, transcript)', or a function (case, transcript) -> Grade"
     )
-
-
-def grade_now(grader: Grader, case: Case, transcript: Transcript) -> Grade:
-    """Grade from synchronous code (pytest tests, promptfoo assertions).
-
-    Raises:
-        JudgekitError: When called from inside a running event loop (``await grader.grade(...)`` there).
-    """
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(grader.grade(case, transcript))
-    raise JudgekitError(
-        "grade_now() was called inside a running event loop; use 'await grader.grade(case, transcript)'"
-    )
-
-
-# --------------------------------------------------------------------------- explanations
-
-_MARK = {
-    Verdict.FAIL: "FAIL",
-    Verdict.ERROR: "ERROR",
-    Verdict.INSUFFICIENT_INFORMATION: "UNDECIDED",
-    Verdict.NOT_EVALUATED: "SKIPPED",
-    Verdict.PASS: "PASS",
-}
-
-
-def _short(value: object, limit: int = 200) -> str:
-    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
-def _evidence_lines(evidence: Evidence, *, max_lines: int) -> list[str]:
-    out: list[str] = []
-    if evidence.kind == "call" or evidence.call_index is not None:
-        args = "" if evidence.arguments is None else _short(evidence.arguments)
-        where = f"call #{evidence.call_index}" if evidence.call_index is not None else "call"
-        out.append(f"{where}: {evidence.tool or '?'}({args})")
-        if evidence.summary:
-            out.append(evidence.summary)
-    elif evidence.kind == "diff":
-        out.append(evidence.summary)
-        data = evidence.data
-        lines = data.get("lines") if isinstance(data, dict) else None
-        if isinstance(lines, list):
-            shown = [str(x) for x in lines[:max_lines]]
-            out.extend(f"  {line}" for line in shown)
-            if len(lines) > max_lines:
-                out.append(f"  ... {len(lines) - max_lines} more line(s)")
-    elif evidence.summary:
-        out.append(evidence.summary)
-    if evidence.quote:
-        where = f" (message {evidence.message_index})" if evidence.message_index is not None else ""
-        out.append(f'quote{where}: "{evidence.quote}"')
-    return out
-
-
-def explain_check(check: CheckResult, *, max_lines: int = 20) -> str:
-    """One check as readable lines: verdict, id, gate and category, reason, then its evidence."""
-    tags = ["gate" if check.gate else "scored"]
-    if check.category is not None:
-        tags.append(check.category.value)
-    if check.trust.value != "not_required":
-        tags.append(check.trust.value)
-    head = f"{_MARK[check.verdict]} {check.check_id} [{', '.join(tags)}]"
-    if check.reason:
-        head += f": {check.reason}"
-    lines = [head]
-    for evidence in check.evidence:
-        lines.extend(f"    {line}" for line in _evidence_lines(evidence, max_lines=max_lines))
-    return "\n".join(lines)
-
-
-def explain(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> str:
-    """A grade as the text a person reads: why the case has its verdict, with the evidence.
-
-    Failed gates come first, then errors, undecided checks and failed scored checks; passed and skipped
-    checks are listed by id only.
-
-    Args:
-        grade: The grade.
-        max_lines: Most diff lines shown per piece of evidence (the rest is counted).
-        show_passed: List the ids of passed and skipped checks at the end.
-
-    Returns:
-        Several lines of text, starting ``case <id> trial <n>: <VERDICT>``, then (unless it passed)
-        ``  why: <reason>`` with :func:`first_reason`'s one line.
-    """
-    quality = "" if grade.quality is None else f" (quality {grade.quality:.2f})"
-    lines = [f"case {grade.case_id} trial {grade.trial}: {grade.verdict.value.upper()}{quality}"]
-    why = first_reason(grade)  # the one-line reason every report, viewer and integration shows
-    if why:
-        lines.append(f"  why: {why}")
-    counted = grade.metadata.get("untrusted_verdicts")
-    if counted:
-        lines.append(
-            f"  untrusted: {len(counted)} verdict(s) counted from a judge no calibration record trusts "
-            f"({', '.join(counted)}; --untrusted {grade.metadata.get('untrusted_policy')})"
-        )
-    order = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
-    shown = sorted(
-        (c for c in grade.checks if c.verdict in order),
-        key=lambda c: (not c.gate, order.index(c.verdict)),
-    )
-    lines.extend("  " + explain_check(c, max_lines=max_lines).replace("\n", "\n  ") for c in shown)
-    if show_passed:
-        passed = [c.check_id for c in grade.checks if c.verdict is Verdict.PASS]
-        skipped = [c.check_id for c in grade.checks if c.verdict is Verdict.NOT_EVALUATED]
-        if passed:
-            lines.append("  passed: " + ", ".join(passed))
-        if skipped:
-            lines.append("  not evaluated: " + ", ".join(skipped))
-    return "\n".join(lines)
-
-
-def first_reason(grade: Grade) -> str:
-    """Why the case has its verdict, in one line, or ``""`` (:func:`judgekit.verdict.verdict_reason`).
-
-    A failed case: its first failed gate with the evidence; a case the grading contract kept from passing
-    (an expectation nobody decided, an untrusted judge): the contract's reason; else the check that
-    decided the verdict.
-    """
-    return verdict_reason(grade.verdict, grade.reason, grade.checks)

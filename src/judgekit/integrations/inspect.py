@@ -35,7 +35,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.integrations.grading import Grader, as_grader, explain, first_reason, require_extra
+from judgekit.integrations.grading import Grader, as_grader, require_extra
 
 require_extra("inspect_ai", "inspect")
 
@@ -196,10 +196,10 @@ def score_from_grade(grade: Grade, *, answer: str | None = None) -> Score:
     if "judge" in grade.metadata:
         metadata["judge"] = grade.metadata["judge"]
     metadata = json.loads(json.dumps(metadata, default=str))
-    explanation = explain(grade)
+    explanation = grade.explain()
     if grade.verdict is Verdict.PASS:
         return Score(value=CORRECT, answer=answer, explanation=explanation, metadata=metadata)
-    why = first_reason(grade)
+    why = grade.why()
     metadata["judgekit_reason"] = why  # the one line every judgekit report gives this trial
     if grade.verdict is Verdict.FAIL:
         return Score(value=INCORRECT, answer=answer, explanation=explanation, metadata=metadata)

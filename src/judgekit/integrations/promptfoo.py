@@ -162,20 +162,19 @@ def grade_output(output: Any, context: Mapping[str, Any], *, grader: object = No
     Raises:
         JudgekitError: On a configuration mistake or a conversation in an unknown shape.
     """
-    from judgekit.integrations.grading import as_grader, grade_now
+    from judgekit.api.grading import grade
+    from judgekit.integrations.grading import as_grader
 
     case, root = _case(context)
     transcript = _transcript(output, context, case)
-    return grade_now(as_grader(grader, root=root), case, transcript)
+    return grade(case, transcript, grader=as_grader(grader, root=root))
 
 
 def grading_result(grade: Grade) -> dict[str, Any]:
     """A judgekit grade in promptfoo's ``GradingResult`` shape (see the module docs)."""
-    from judgekit.integrations.grading import explain
-
     passed = grade.verdict is Verdict.PASS
     score = (grade.quality if grade.quality is not None else 1.0) if passed else 0.0
-    reason = explain(grade)
+    reason = grade.explain()
     if grade.verdict in _LABEL:
         reason = f"{_LABEL[grade.verdict]} (judgekit could not decide; this is not a pass): {reason}"
     components: list[dict[str, Any]] = []

@@ -108,8 +108,9 @@ def assert_grade(
     """
     transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
     __tracebackhide__ = True
+    from judgekit.api.grading import grade as grade_trial
     from judgekit.errors import JudgekitError
-    from judgekit.integrations.grading import LayeredGrader, as_grader, explain, grade_now
+    from judgekit.integrations.grading import LayeredGrader, as_grader
     from judgekit.verdict import Verdict
 
     if isinstance(case, Trial):
@@ -133,11 +134,11 @@ def assert_grade(
         the_grader = as_grader(grader)
     if isinstance(the_grader, LayeredGrader) and trial.folder is not None:
         the_grader = _for_folder(the_grader, trial.folder)
-    grade = grade_now(the_grader, trial.case, trial.transcript)
+    grade = grade_trial(trial.case, trial.transcript, grader=the_grader)
     if grade.verdict is not wanted:
         where = f" ({trial.where})" if trial.where else ""
         raise GradeAssertionError(
-            f"expected {wanted.value}, got {grade.verdict.value}{where}\n" + explain(grade), grade
+            f"expected {wanted.value}, got {grade.verdict.value}{where}\n" + grade.explain(), grade
         )
     return grade
 
