@@ -217,17 +217,9 @@ class PairwiseJudge:
                     swapped=True,
                 ),
             )
-            if p1.choice is None or p2.choice is None:
-                bad = p1 if p1.choice is None else p2
-                return PairwiseResult(
-                    criterion_id=criterion.id,
-                    winner=None,
-                    position_consistent=None,
-                    shown_first=p1,
-                    shown_second=p2,
-                    error=f"{bad.reason}: {bad.detail}",
-                )
-            consistent = p1.choice == p2.choice
+            # an order without a usable answer leaves no comparison: its reason is the error
+            bad = p1 if p1.choice is None else p2 if p2.choice is None else None
+            consistent = None if bad is not None else p1.choice == p2.choice
             winner = p1.choice if consistent and p1.choice != "insufficient_information" else None
             return PairwiseResult(
                 criterion_id=criterion.id,
@@ -235,6 +227,7 @@ class PairwiseJudge:
                 position_consistent=consistent,
                 shown_first=p1,
                 shown_second=p2,
+                error=f"{bad.reason}: {bad.detail}" if bad is not None else None,
             )
 
         return list(await asyncio.gather(*(one(c) for c in self.rubric.criteria)))
