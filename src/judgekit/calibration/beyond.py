@@ -27,6 +27,7 @@ from judgekit.stats import Estimate, Interval
 __all__ = [
     "SelectiveResult",
     "SelectiveStep",
+    "check_correction_counts",
     "prediction_powered_mean",
     "rogan_gladen",
     "selective_threshold",
@@ -37,6 +38,18 @@ def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
     return float(_st.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
+def check_correction_counts(flagged: int, n: int, *, tp: int, fn: int, tn: int, fp: int) -> None:
+    """Refuse the counts of a failure-rate correction (new data, calibration confusion) that cannot be.
+
+    Raises:
+        ValueError: When a confusion count is negative, ``n < 1``, or ``flagged`` is outside ``[0, n]``.
+    """
+    if min(tp, fn, tn, fp) < 0:
+        raise ValueError("confusion counts must be non-negative")
+    if n < 1 or not 0 <= flagged <= n:
+        raise ValueError(f"flagged must be between 0 and n >= 1, got flagged={flagged}, n={n}")
 
 
 def rogan_gladen(
@@ -73,10 +86,7 @@ def rogan_gladen(
     Raises:
         ValueError: When a count is negative or ``flagged`` is outside ``[0, n]``.
     """
-    if min(tp, fn, tn, fp) < 0:
-        raise ValueError("confusion counts must be non-negative")
-    if n < 1 or not 0 <= flagged <= n:
-        raise ValueError(f"flagged must be between 0 and n >= 1, got flagged={flagged}, n={n}")
+    check_correction_counts(flagged, n, tp=tp, fn=fn, tn=tn, fp=fp)
     z = _z(confidence)
     n_pos, n_neg = tp + fn, tn + fp
     if n_pos == 0:

@@ -43,6 +43,7 @@ import numpy as np
 from scipy import stats as _st
 
 from judgekit.calibration.agreement import BinaryMetrics, undefined
+from judgekit.calibration.beyond import check_correction_counts
 from judgekit.calibration.records import CalibrationRecord
 from judgekit.errors import JudgekitError
 from judgekit.results import ResultLine
@@ -277,10 +278,7 @@ def lee_from_confusion(
     Raises:
         ValueError: When a count is negative or ``flagged`` is outside ``[0, n]``.
     """
-    if min(tp, fn, tn, fp) < 0:
-        raise ValueError("confusion counts must be non-negative")
-    if n < 1 or not 0 <= flagged <= n:
-        raise ValueError(f"flagged must be between 0 and n >= 1, got flagged={flagged}, n={n}")
+    check_correction_counts(flagged, n, tp=tp, fn=fn, tn=tn, fp=fp)
     return lee_corrected_rate(
         n - flagged, n, q0_hits=tp, m0=tp + fn, q1_hits=tn, m1=tn + fp, confidence=confidence
     )
