@@ -346,9 +346,8 @@ def batch_price(client: JudgeClient) -> tuple[Callable[[Completion], float | Non
     s = client.settings
     model = client.params.model
     if s.input_cost_per_token is not None and s.output_cost_per_token is not None:
-        given_in, given_out = s.input_cost_per_token, s.output_cost_per_token
         return (
-            lambda c: c.prompt_tokens * given_in + c.completion_tokens * given_out,
+            _per_token(s.input_cost_per_token, s.output_cost_per_token),
             "the judge settings' input_cost_per_token and output_cost_per_token, as given (set them to the "
             "provider's batch prices)",
         )
@@ -356,23 +355,34 @@ def batch_price(client: JudgeClient) -> tuple[Callable[[Completion], float | Non
         info = import_litellm().get_model_info(model=model) or {}
     except Exception:
         info = {}
-    batch_in, batch_out = info.get("input_cost_per_token_batches"), info.get("output_cost_per_token_batches")
-    if isinstance(batch_in, int | float) and isinstance(batch_out, int | float):
-        b_in, b_out = float(batch_in), float(batch_out)
+    batch = _listed_prices(info, "input_cost_per_token_batches", "output_cost_per_token_batches")
+    if batch is not None:
         return (
-            lambda c: c.prompt_tokens * b_in + c.completion_tokens * b_out,
-            f"litellm's batch prices for {model} (input_cost_per_token_batches {b_in:g}, "
-            f"output_cost_per_token_batches {b_out:g} USD per token)",
+            _per_token(*batch),
+            f"litellm's batch prices for {model} (input_cost_per_token_batches {batch[0]:g}, "
+            f"output_cost_per_token_batches {batch[1]:g} USD per token)",
         )
-    reg_in, reg_out = info.get("input_cost_per_token"), info.get("output_cost_per_token")
-    if isinstance(reg_in, int | float) and isinstance(reg_out, int | float):
-        r_in, r_out = float(reg_in), float(reg_out)
+    regular = _listed_prices(info, "input_cost_per_token", "output_cost_per_token")
+    if regular is not None:
         return (
-            lambda c: c.prompt_tokens * r_in + c.completion_tokens * r_out,
-            f"litellm has no batch price for {model}: its regular prices are recorded (input {r_in:g}, "
-            f"output {r_out:g} USD per token), an upper bound on what the batch costs",
+            _per_token(*regular),
+            f"litellm has no batch price for {model}: its regular prices are recorded (input {regular[0]:g}, "
+            f"output {regular[1]:g} USD per token), an upper bound on what the batch costs",
         )
     return (lambda c: None, f"unknown: {client.unpriced_reason()}")
+
+
+def _listed_prices(info: Mapping[str, Any], input_key: str, output_key: str) -> tuple[float, float] | None:
+    """The input and output USD per token litellm's model ``info`` lists under those keys (both numbers)."""
+    p_in, p_out = info.get(input_key), info.get(output_key)
+    if isinstance(p_in, int | float) and isinstance(p_out, int | float):
+        return float(p_in), float(p_out)
+    return None
+
+
+def _per_token(p_in: float, p_out: float) -> Callable[[Completion], float | None]:
+    """Price a reply at ``p_in`` USD per prompt token and ``p_out`` per completion token."""
+    return lambda c: c.prompt_tokens * p_in + c.completion_tokens * p_out
 
 
 # --------------------------------------------------------------------------- collect and answer
