@@ -450,3 +450,31 @@ def test_every_path_reaches_the_one_service(
 def _no_project_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """Run from a folder without a project configuration, so only the options given count."""
     monkeypatch.chdir(tmp_path)
+
+
+def test_the_headline_is_the_line_judgekit_grade_prints(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from judgekit.cli import main
+
+    example = Path(__file__).resolve().parents[2] / "examples" / "airdesk"
+    run_file = example / "runs" / "agent-v1.jsonl"
+    outcome = grade_run(example, [run_file], tmp_path / "api.jsonl")
+    assert outcome.headline.startswith(f"run {outcome.run_id}: graded 104 trial(s) in ")
+    counts = ", ".join(f"{n} {v}" for v, n in outcome.verdicts.items() if n)
+    assert outcome.headline.endswith(f"s ({counts}) -> {tmp_path / 'api.jsonl'}")
+    capsys.readouterr()
+    argv = [
+        "grade",
+        "--cases",
+        str(example),
+        "--transcripts",
+        str(run_file),
+        "--out",
+        str(tmp_path / "cli.jsonl"),
+    ]
+    assert main(argv) == 0
+    printed = capsys.readouterr().out.splitlines()[0]
+    assert printed.split(" in ")[1].split("s ", 1)[1] == outcome.headline.split(" in ")[1].split("s ", 1)[
+        1
+    ].replace("api.jsonl", "cli.jsonl")

@@ -285,10 +285,60 @@ class RunOutcome(FrozenModel):
     summary: SkipValidation[RunSummary] = Field(exclude=True)
     report: SkipValidation[RunReport | None] = Field(default=None, exclude=True)
     notes: tuple[str, ...] = Field(default=(), exclude=True)
+    judged: bool = Field(default=False, exclude=True)
 
     def document(self) -> dict[str, Any]:
         """The ``grade_summary`` document's fields, as JSON values."""
         return self.model_dump(mode="json")
+
+    @property
+    def headline(self) -> str:
+        """What the run did, in the one line ``judgekit grade`` prints.
+
+        ``run <id>: graded <n> trial(s) in <s>s (<count> <verdict>, ...)``, then (when they apply) the
+        trials retried after an error, those already graded, the judge's cost (dollars, or unknown and
+        why: never a made-up $0), grader errors, and ``-> <results file>``.
+
+        Examples:
+            >>> from judgekit.runner import RunSummary
+            >>> from judgekit.verdict import Verdict
+            >>> summary = RunSummary(run_id="r1", planned=3, skipped_done=0, graded=3,
+            ...     verdicts={Verdict.PASS: 2, Verdict.FAIL: 1}, grader_errors=0, cost_usd=0.0125,
+            ...     untrusted_verdicts=0, seconds=1.25, problems=[])
+            >>> headline(summary, results="v1.jsonl", judged=True)
+            'run r1: graded 3 trial(s) in 1.2s (2 pass, 1 fail); judge cost $0.0125 -> v1.jsonl'
+        """
+        return headline(self.summary, results=self.results, judged=self.judged)
+
+
+def headline(summary: RunSummary, *, results: str, judged: bool) -> str:
+    """The one line a run prints (:attr:`RunOutcome.headline`), from the runner's summary.
+
+    Args:
+        summary: What the runner did.
+        results: The results file, as the user named it.
+        judged: Whether a judge graded (its cost is then part of the line).
+    """
+    counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
+    return (
+        f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
+        + (f" ({counts})" if counts else "")
+        + (f"; {summary.retried} of them retried after an error" if summary.retried else "")
+        + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
+        + (f"; {cost_text(summary)}" if judged else "")
+        + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
+        + f" -> {results}"
+    )
+
+
+def cost_text(summary: RunSummary) -> str:
+    """The judge cost of a run for people: dollars, or unknown with why (never a fake $0.0000)."""
+    if not summary.unpriced_trials:
+        return f"judge cost ${summary.cost_usd:.4f}"
+    known = summary.graded - summary.unpriced_trials
+    return f"judge cost unknown for {summary.unpriced_trials} trial(s) ({summary.cost_unknown_reason})" + (
+        f", ${summary.cost_usd:.4f} for the other {known}" if known else ""
+    )
 
 
 def untrusted_note(policy: str, counted: int, graded: int) -> str:
@@ -787,4 +837,5 @@ def _outcome(
         summary=summary,
         report=report,
         notes=notes,
+        judged=rubric is not None,
     )

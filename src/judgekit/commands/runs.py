@@ -48,7 +48,6 @@ if TYPE_CHECKING:
     from judgekit.reports.run_gate import Threshold
     from judgekit.reports.run_model import RunReport
     from judgekit.results import ResultLine
-    from judgekit.runner import RunSummary
     from judgekit.stats import UndecidedPolicy
 
 __all__ = [
@@ -390,16 +389,7 @@ def _render_grade(outcome: RunOutcome, options: RunOptions, output_format: str, 
 
     summary = outcome.summary
     if output_format == "text":
-        counts = ", ".join(f"{n} {v.value}" for v, n in summary.verdicts.items() if n)
-        typer.echo(
-            f"run {summary.run_id}: graded {summary.graded} trial(s) in {summary.seconds:.1f}s"
-            + (f" ({counts})" if counts else "")
-            + (f"; {summary.retried} of them retried after an error" if summary.retried else "")
-            + (f"; {summary.skipped_done} already graded" if summary.skipped_done else "")
-            + (f"; {_cost_text(summary)}" if judged else "")
-            + (f"; {summary.grader_errors} grader error(s)" if summary.grader_errors else "")
-            + f" -> {outcome.results}"
-        )
+        typer.echo(outcome.headline)
         if judged:
             typer.echo(untrusted_note(options.untrusted, summary.untrusted_verdicts, summary.graded))
     missed = _say_gate(options.thresholds, outcome.gate.misses) if options.thresholds else False
@@ -1064,14 +1054,4 @@ def import_anthropic(  # noqa: PLR0917 - typer options
         kind="Anthropic messages",
         source_format="anthropic-messages",
         output=output,
-    )
-
-
-def _cost_text(summary: RunSummary) -> str:
-    """The judge cost of a run for people: dollars, or unknown with why (never a fake $0.0000)."""
-    if not summary.unpriced_trials:
-        return f"judge cost ${summary.cost_usd:.4f}"
-    known = summary.graded - summary.unpriced_trials
-    return f"judge cost unknown for {summary.unpriced_trials} trial(s) ({summary.cost_unknown_reason})" + (
-        f", ${summary.cost_usd:.4f} for the other {known}" if known else ""
     )
