@@ -31,7 +31,7 @@ from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 from pydantic import ValidationError
 
@@ -355,21 +355,29 @@ def batch_price(client: JudgeClient) -> tuple[Callable[[Completion], float | Non
         info = import_litellm().get_model_info(model=model) or {}
     except Exception:
         info = {}
-    batch = _listed_prices(info, "input_cost_per_token_batches", "output_cost_per_token_batches")
-    if batch is not None:
-        return (
-            _per_token(*batch),
-            f"litellm's batch prices for {model} (input_cost_per_token_batches {batch[0]:g}, "
-            f"output_cost_per_token_batches {batch[1]:g} USD per token)",
-        )
-    regular = _listed_prices(info, "input_cost_per_token", "output_cost_per_token")
-    if regular is not None:
-        return (
-            _per_token(*regular),
-            f"litellm has no batch price for {model}: its regular prices are recorded (input {regular[0]:g}, "
-            f"output {regular[1]:g} USD per token), an upper bound on what the batch costs",
-        )
+    for input_key, output_key, basis in _LITELLM_PRICES:
+        prices = _listed_prices(info, input_key, output_key)
+        if prices is not None:
+            return _per_token(*prices), basis.format(model=model, p_in=prices[0], p_out=prices[1])
     return (lambda c: None, f"unknown: {client.unpriced_reason()}")
+
+
+_LITELLM_PRICES: Final = (
+    (
+        "input_cost_per_token_batches",
+        "output_cost_per_token_batches",
+        "litellm's batch prices for {model} (input_cost_per_token_batches {p_in:g}, "
+        "output_cost_per_token_batches {p_out:g} USD per token)",
+    ),
+    (
+        "input_cost_per_token",
+        "output_cost_per_token",
+        "litellm has no batch price for {model}: its regular prices are recorded (input {p_in:g}, "
+        "output {p_out:g} USD per token), an upper bound on what the batch costs",
+    ),
+)
+"""litellm's per-token price keys a batch is priced by, in order (batch prices, then regular ones as an upper
+bound), each with the basis recorded for it."""
 
 
 def _listed_prices(info: Mapping[str, Any], input_key: str, output_key: str) -> tuple[float, float] | None:
