@@ -252,7 +252,7 @@ PATHS: dict[str, Path_] = {
     "promptfoo": via_promptfoo,
 }
 
-REPORT_SIDE = {"commands/runs.py"}
+REPORT_SIDE = {"api/reports.py"}
 """Path modules that read a case set only to report (grade goes through the run service): their holdout
 rule is golden.splits' (``split_report_lines``, ``holdout_ids``), not select_cases."""
 
@@ -260,10 +260,10 @@ NEVER_NAMED = {"export"}
 """Paths with no way to name a holdout: an exported case would be tuned against in the other tool."""
 
 PATH_MODULES = {
-    # grade is one call to the run service (api/runs.py); report leaves holdout trials out by the
-    # report-side rule (golden.splits), which via_report checks
-    "commands/runs.py": ("grade", "report"),
-    "api/runs.py": ("run service",),
+    # the grade command is one call to the run service; the report command one call to api/reports.py,
+    # which leaves holdout trials out by the report-side rule (golden.splits), which via_report checks
+    "api/runs.py": ("grade", "run service"),
+    "api/reports.py": ("report",),
     "commands/golden.py": ("export",),
     "runner.py": ("runner",),
     "integrations/pytest_plugin.py": (

@@ -107,6 +107,19 @@ def run_report(trials: Trials, policy: UndecidedPolicy) -> Figures:
     return {p.k: p.value for p in suite.pass_hat}
 
 
+def report_service(trials: Trials, policy: UndecidedPolicy) -> Figures:
+    """``judgekit.report(path, undecided=POLICY)``, which ``judgekit report`` calls: both give it."""
+    import judgekit
+
+    with tempfile.TemporaryDirectory() as tmp:
+        report = judgekit.report(_write_results(trials, Path(tmp) / "r.jsonl"), undecided=policy)
+    (suite,) = report.suites
+    assert report.undecided_policy == policy
+    figures = {p.k: p.value for p in suite.pass_hat}
+    assert report_command(trials, policy) == figures
+    return figures
+
+
 def report_command(trials: Trials, policy: UndecidedPolicy) -> Figures:
     """``judgekit report --undecided POLICY --format json``."""
     from typer.testing import CliRunner
@@ -149,7 +162,7 @@ def inspect_reducer(trials: Trials, policy: UndecidedPolicy) -> Figures:
 CALLERS: dict[str, Callable[[Trials, UndecidedPolicy], Figures]] = {
     "judgekit.integrations.taubench": taubench_table,
     "judgekit.reports.run_model": run_report,
-    "judgekit.commands.runs": report_command,
+    "judgekit.api.reports": report_service,
     "judgekit.integrations.inspect": inspect_reducer,
 }
 """Module that computes pass^k -> how this test reaches it."""

@@ -61,6 +61,8 @@ _PUBLIC: dict[str, str] = {
     "trust_status": "judgekit.api.calibration",
     # results
     "read_results": "judgekit.results",
+    "report": "judgekit.api.reports",
+    "compare": "judgekit.api.reports",
     # contamination
     "index_cases": "judgekit.api.contamination",
     "scan_exports": "judgekit.api.contamination",
@@ -83,6 +85,7 @@ __all__ = [
     "Verdict",
     "__version__",
     "calibrate",
+    "compare",
     "grade",
     "grade_async",
     "grade_run",
@@ -92,6 +95,7 @@ __all__ = [
     "make_grader",
     "read_results",
     "read_transcripts",
+    "report",
     "scan_exports",
     "to_transcript",
     "trust_status",
@@ -102,6 +106,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is i
     from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, trust_status
     from judgekit.api.contamination import index_cases, scan_exports
     from judgekit.api.grading import grade, grade_async, make_grader
+    from judgekit.api.reports import compare, report
     from judgekit.api.runs import RunOptions, RunOutcome, grade_run, grade_run_async
     from judgekit.cases import Case
     from judgekit.caseset import CaseSet

@@ -46,7 +46,6 @@ if TYPE_CHECKING:
     from judgekit.formats.importers import ImportResult
     from judgekit.graders.grounding import GroundingMode
     from judgekit.reports.run_gate import Threshold
-    from judgekit.reports.run_model import RunReport
     from judgekit.results import ResultLine
     from judgekit.stats import UndecidedPolicy
 
@@ -510,24 +509,27 @@ def report(  # noqa: PLR0917 - typer options
         undecided=undecided,
     )
     thresholds = _parse_thresholds(fail_under, fail_under_k, max_errors, k=k)
+    from judgekit.api.reports import render_report
+    from judgekit.api.reports import report as report_run_service
+
     with _input_errors():
-        model, older_problems = _report_model(
+        older_problems: list[Problem] = []
+        model = report_run_service(
             results,
-            history,
             cases=cases,
-            records=records,
-            holdout=set(holdout),
             undecided=policy,
             k=k,
+            history=history,
+            records=records,
+            holdout=holdout,
             retire_after=retire_after,
             retire_min_trials=retire_min_trials,
             regression_slices=regression_slice,
+            thresholds=thresholds,
+            warn=older_problems.append,
         )
-    from judgekit.reports.run_gate import with_thresholds
-
-    model = with_thresholds(model, thresholds)  # the headline and the exit code: one check
-    _emit(_render_report(model, output_format, short=short, top=top, link=link), output)
-    for problem in [*model.problems, *(p for problems in older_problems for p in problems)]:
+    _emit(render_report(model, output_format, short=short, top=top, link=link), output)
+    for problem in [*model.problems, *older_problems]:
         typer.echo(f"warning: {problem}", err=True)
     missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
     if model.problems:
@@ -605,74 +607,6 @@ def _parse_thresholds(
     return list(parse_thresholds(fail_under, fail_under_k, max_errors))
 
 
-def _report_model(
-    results: Path,
-    history: Sequence[Path],
-    *,
-    cases: Path | None,
-    records: Path | None,
-    holdout: set[str],
-    **options: Any,
-) -> tuple[RunReport, list[list[Problem]]]:
-    """The run report of a results file: the case set's versions and splits, the calibration records.
-
-    Returns:
-        The report (with its holdout notes) and each history file's problems.
-
-    Raises:
-        JudgekitError: When the case set is unusable or a file cannot be read.
-    """
-    known = None
-    splits: dict[str, str] = {}
-    set_holdouts: set[str] = set()
-    if cases is not None:
-        from judgekit.caseset import load_case_set
-        from judgekit.golden.splits import holdout_ids
-
-        case_set = load_case_set([cases])
-        case_set.raise_if_invalid()
-        known = {c.case.id: (c.case.version, c.case.policy_refs) for c in case_set.reviewed()}
-        splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        set_holdouts = holdout_ids(case_set)
-    from judgekit.calibration.records import load_records
-    from judgekit.settings import records_folder
-
-    # flag > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
-    calibration_records = tuple(load_records(records_folder(records)))
-    model, older_problems, holdout_notes = _streamed_report(
-        results,
-        history,
-        holdout=holdout,
-        set_holdouts=set_holdouts,
-        known_cases=known,
-        splits=splits,
-        calibration_records=calibration_records,
-        **options,
-    )
-    if holdout_notes:  # the report says when a holdout was used, or left out
-        model = model.model_copy(update={"notes": (*model.notes, *holdout_notes)})
-    return model, older_problems
-
-
-def _render_report(model: RunReport, output_format: str, *, short: bool, top: int, link: str | None) -> str:
-    """The report as HTML, JSON, Markdown or the short Markdown comment."""
-    if output_format == "html":
-        from judgekit.reports.run_html import render_run_html
-
-        return render_run_html(model)
-    if output_format == "json":
-        from judgekit.reports.run_json import render_run_json
-
-        return render_run_json(model)
-    if short:
-        from judgekit.reports.run_markdown import render_short_markdown
-
-        return render_short_markdown(model, top=top, link=link)
-    from judgekit.reports.run_markdown import render_run_markdown
-
-    return render_run_markdown(model)
-
-
 def _emit(text: str, output: Path | None) -> None:
     """Write ``text``, secrets removed, to ``output`` (saying so on standard error), else standard output."""
     from judgekit.io.atomic import write_atomic
@@ -684,45 +618,6 @@ def _emit(text: str, output: Path | None) -> None:
     else:
         write_atomic(output, text)
         typer.echo(f"wrote {output}", err=True)
-
-
-def _streamed_report(
-    results: Path,
-    history: Sequence[Path],
-    *,
-    holdout: set[str],
-    set_holdouts: set[str],
-    undecided: UndecidedPolicy,
-    **options: Any,
-) -> tuple[RunReport, list[list[Problem]], list[str]]:
-    """The run report of a results file read line by line (memory flat in trials), holdouts handled.
-
-    The same report as reading every line and leaving the holdout trials out first
-    (:func:`judgekit.golden.splits.split_report_lines`): the holdouts the lines record are only known
-    once the file is read, so when one of them turns out to have trials in the report, the file is read
-    again with it left out.
-
-    Returns:
-        The report, each history file's problems, and the report's holdout notes.
-
-    Raises:
-        JudgekitError: When a file cannot be read, or a --holdout name is not a holdout case.
-    """
-    from judgekit.golden.splits import check_holdout_names, holdout_notes
-    from judgekit.reports.run_model import report_run
-
-    drop = frozenset(set_holdouts - holdout)
-    while True:
-        model, seen = report_run(results, undecided=undecided, history=history, drop=drop, **options)
-        holdouts = seen.line_holdouts | set_holdouts
-        check_holdout_names(holdout, holdouts)
-        needed = frozenset(holdouts - holdout)
-        if not (needed - drop) & seen.cases.keys():
-            break
-        drop = needed  # a holdout recorded by the lines had trials in the report: read again without them
-    kept = [cid for cid in seen.cases if cid not in seen.dropped]
-    used = sorted(cid for cid in kept if cid in holdouts)
-    return model, seen.history_problems, holdout_notes(used, dict(sorted(seen.dropped.items())))
 
 
 # --------------------------------------------------------------------------- compare
@@ -754,23 +649,19 @@ def compare(  # noqa: PLR0917 - typer options
     the other says. Exit code 2 when the runs cannot be compared (graded on different case versions or
     policy revisions, each case named; no task in common) or a results file has problems.
     """
-    from judgekit.reports.run_compare import compare_runs, digest_runs
+    from judgekit.api.reports import compare as compare_service
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
-    with _input_errors():
-        splits: dict[str, str] = {}
-        if cases is not None:
-            from judgekit.caseset import load_case_set
+    problems: list[Problem] = []
 
-            case_set = load_case_set([cases])
-            case_set.raise_if_invalid()
-            splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-        # each file read once, line by line: memory flat in trials (one verdict per baseline trial kept)
-        a, b = digest_runs(baseline, candidate, regression_slices=regression_slice, splits=splits)
-        problems_a, problems_b = a.problems, b.problems
-        for p in [*problems_a, *problems_b]:
-            typer.echo(f"warning: {p}", err=True)
-        result = compare_runs(a, b, alpha=alpha)
+    def warn(problem: Problem) -> None:
+        problems.append(problem)
+        typer.echo(f"warning: {problem}", err=True)
+
+    with _input_errors():
+        result = compare_service(
+            baseline, candidate, cases=cases, alpha=alpha, regression_slices=regression_slice, warn=warn
+        )
     if output_format == "json":
         from judgekit.reports.run_json import render_comparison_json
 
@@ -795,7 +686,7 @@ def compare(  # noqa: PLR0917 - typer options
         typer.echo(
             f"regression: the sign test shows a significant regression: {result.explanation}", err=True
         )
-    if problems_a or problems_b:
+    if problems:
         raise typer.Exit(2)
     if result.regression_lost or result.verdict == "regression":
         raise typer.Exit(1)
