@@ -7,6 +7,7 @@ What lives here:
 
 * :mod:`~judgekit.api.grading`: grade one trial (``grade``, ``grade_async``, ``make_grader``).
 * :mod:`~judgekit.api.runs`: grade a run to a results file (``grade_run``, ``RunOptions``, ``RunOutcome``).
+* :mod:`~judgekit.api.reports`: report a results file and compare two runs (``report``, ``compare``).
 * :mod:`~judgekit.api.calibration`: calibrate a label table (``calibrate``); trust (``trust_status``).
 * :mod:`~judgekit.api.labels`: the checks of a label table before it certifies a judge.
 * :mod:`~judgekit.api.bias`: bias probes of a judge, live or from recorded judgments.
