@@ -62,7 +62,7 @@ class WrittenFile(FrozenModel):
     what: str
 
 
-def write_record(path: Path, text: str, what: str) -> None:
+def write_record(path: str | os.PathLike[str], text: str, what: str) -> None:
     """Write a record file atomically, creating its folder.
 
     Args:
@@ -73,6 +73,7 @@ def write_record(path: Path, text: str, what: str) -> None:
     Raises:
         JudgekitError: (exit 2) When the folder cannot be created or the file cannot be written.
     """
+    path = Path(path)
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except OSError as exc:

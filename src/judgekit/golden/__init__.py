@@ -16,6 +16,7 @@ What lives here:
 * :mod:`~judgekit.golden.rebaseline`: what a case's grading depends on must not change without a version bump.
 * :mod:`~judgekit.golden.reconcile`: double resolution by two experts; every difference is a finding.
 * :mod:`~judgekit.golden.review_labels`: a filled-in review sheet read back as a label table.
+* :mod:`~judgekit.golden.validation`: a loaded set's problems plus a half-done edit and personal data.
 * :mod:`~judgekit.golden.sample`: seeded, stratified review samples of graded transcripts.
 
 What may import it: the layers above it in the import contract (``batch_grading`` up to ``cli``);
