@@ -673,6 +673,24 @@ class Estimate(_Frozen):
         """True when the statistic has a value."""
         return self.value is not None
 
+    def __str__(self) -> str:
+        """The estimate as a person reads it: value, interval and n, or why it is undefined.
+
+        Examples:
+            >>> print(Estimate(value=0.9692, n=65, interval=Interval(low=0.8946, high=0.9915,
+            ...     confidence=0.95, method="wilson")))
+            0.969 (95% CI 0.895 to 0.992, n=65)
+            >>> print(Estimate(value=None, n=0, undefined_reason="no positive items"))
+            undefined (no positive items)
+        """
+        if self.value is None:
+            return f"undefined ({self.undefined_reason or 'no value'})"
+        if self.interval is None:
+            why = f"; no interval: {self.interval_reason}" if self.interval_reason else ""
+            return f"{self.value:.3f} (n={self.n}{why})"
+        i = self.interval
+        return f"{self.value:.3f} ({i.confidence:.0%} CI {i.low:.3f} to {i.high:.3f}, n={self.n})"
+
     def with_interval(self, interval: Interval | None, reason: str | None = None) -> Estimate:
         """Return a copy carrying ``interval`` (or the reason there is none)."""
         return self.model_copy(update={"interval": interval, "interval_reason": reason})
