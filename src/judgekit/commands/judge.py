@@ -12,17 +12,14 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document
-from judgekit.errors import LocatedError
-from judgekit.io.documents import load_json_bounded
+from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
-    from judgekit.errors import JudgekitError
     from judgekit.judges.cache import Cassette
     from judgekit.judges.rubric import Rubric
 
@@ -40,30 +37,15 @@ def _load(ref: str) -> Rubric:
 
 def list_rubrics(output_format: str = format_option()) -> None:
     """List the rubrics that ship with judgekit: id, version, criteria (gates) and title."""
-    from judgekit.judges.rubric import builtin_rubric_ids, load_builtin_rubric
+    from judgekit.judges.rubric import rubric_list
 
     output_format = chosen_format(output_format)
-    rows: list[dict[str, Any]] = []
-    for rubric_id in builtin_rubric_ids():
-        rubric = load_builtin_rubric(rubric_id)
-        rows.append(
-            {
-                "id": rubric.id,
-                "version": rubric.version,
-                "title": rubric.title,
-                "criteria": len(rubric.criteria),
-                "gates": sum(1 for c in rubric.criteria if c.critical),
-                "content_hash": rubric.content_hash,
-            }
-        )
+    document = rubric_list()
     if output_format == "json":
-        print_document("rubric_list", {"rubrics": rows})
+        print_model("rubric_list", document)
         return
-    for row in rows:
-        typer.echo(
-            f"{row['id']}\tv{row['version']}\t{row['criteria']} criteria ({row['gates']} gates)"
-            f"\t{row['title']}"
-        )
+    for row in document.rubrics:
+        typer.echo(f"{row.id}\tv{row.version}\t{row.criteria} criteria ({row.gates} gates)\t{row.title}")
 
 
 def show_rubric(
@@ -72,15 +54,13 @@ def show_rubric(
 ) -> None:
     """Show a rubric's criteria, verdict menu, content hash and template hash."""
     from judgekit.judges.prompt import PromptRenderer
+    from judgekit.judges.rubric import RubricDocument
 
     output_format = chosen_format(output_format)
     loaded = _load(rubric)
     renderer = PromptRenderer(loaded)
     if output_format == "json":
-        data = loaded.model_dump(mode="json")
-        data["content_hash"] = loaded.content_hash
-        data["template_hash"] = renderer.template_hash
-        print_document("rubric", data)
+        print_model("rubric", RubricDocument.of(loaded, renderer.template_hash))
         return
     typer.echo(f"{loaded.id} v{loaded.version}: {loaded.title}")
     if loaded.description:
@@ -98,77 +78,27 @@ def show_rubric(
             typer.echo(f"  insufficient_information when: {c.insufficient_when}")
 
 
-def _problem_rows(path: Path, exc: JudgekitError) -> list[dict[str, Any]]:
-    """What is wrong with a rubric file: one row per located problem.
-
-    Each row has ``file``, ``line`` (``None`` when unknown), ``field`` (dotted, ``""`` for the whole file),
-    ``message`` and ``text`` (the line the text output prints).
-    """
-    from judgekit.errors import LocatedError, ProblemsError
-
-    if isinstance(exc, ProblemsError):
-        problems = exc.problems
-    elif isinstance(exc, LocatedError):
-        problems = [exc.problem]
-    else:
-        return [{"file": str(path), "line": None, "field": "", "message": exc.message, "text": exc.message}]
-    return [
-        {
-            "file": str(p.file) if p.file is not None else str(path),
-            "line": p.line,
-            "field": p.field,
-            "message": p.message,
-            "text": str(p),
-        }
-        for p in problems
-    ]
-
-
 @existing_inputs("files")
 def check_rubrics(
     files: list[Path] = typer.Argument(..., help="Rubric files to validate."),
     output_format: str = format_option(),
 ) -> None:
     """Validate rubric files (fields, criteria, verdict menu, template); exit 1 when any is invalid."""
-    from judgekit.errors import JudgekitError
-    from judgekit.judges.rubric import load_rubric
+    from judgekit.judges.rubric import check_rubric_file, check_rubric_files
 
     output_format = chosen_format(output_format)
-    rows: list[dict[str, Any]] = []
+    checks = []
     for path in files:
-        try:
-            rubric = load_rubric(path)
-        except JudgekitError as exc:
-            typer.echo(exc.message, err=True)
-            rows.append(
-                {
-                    "file": str(path),
-                    "ok": False,
-                    "id": None,
-                    "version": None,
-                    "criteria": None,
-                    "problems": _problem_rows(path, exc),
-                }
-            )
-            continue
-        rows.append(
-            {
-                "file": str(path),
-                "ok": True,
-                "id": rubric.id,
-                "version": rubric.version,
-                "criteria": len(rubric.criteria),
-                "problems": [],
-            }
-        )
-        if output_format == "text":
-            typer.echo(f"{path}: ok ({rubric.id} v{rubric.version}, {len(rubric.criteria)} criteria)")
-    bad = sum(not row["ok"] for row in rows)
+        check, error = check_rubric_file(path)
+        checks.append(check)
+        if error is not None:
+            typer.echo(error.message, err=True)
+        elif output_format == "text":
+            typer.echo(f"{path}: ok ({check.id} v{check.version}, {check.criteria} criteria)")
+    document = check_rubric_files(checks)
     if output_format == "json":
-        print_document(
-            "rubric_check", {"checked": len(rows), "valid": len(rows) - bad, "invalid": bad, "files": rows}
-        )
-    if bad:
+        print_model("rubric_check", document)
+    if document.invalid:
         raise typer.Exit(1)
 
 
@@ -189,36 +119,20 @@ def cassette_stats(
     output_format: str = format_option(),
 ) -> None:
     """Count a cassette's records, unusable lines and models; print its metadata header."""
-    output_format = chosen_format(output_format)
-    cassette = _cassette(path)
-    models: dict[str, int] = {}
-    from judgekit.io.documents import open_regular_text
+    from judgekit.judges.cache import cassette_stats as stats_of
 
-    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
-        for line in fh:
-            try:
-                model = load_json_bounded(line, source=path).get("request", {}).get("model")
-            except (LocatedError, AttributeError):
-                continue
-            if isinstance(model, str):
-                models[model] = models.get(model, 0) + 1
+    output_format = chosen_format(output_format)
+    document = stats_of(_cassette(path))
     if output_format == "json":
-        print_document(
-            "cassette_stats",
-            {
-                "file": str(path),
-                "recorded_replies": len(cassette),
-                "unusable_lines": cassette.skipped_lines,
-                "models": dict(sorted(models.items())),
-                "meta": cassette.meta or None,
-            },
-        )
+        print_model("cassette_stats", document)
         return
-    typer.echo(f"{path}: {len(cassette)} recorded replies, {cassette.skipped_lines} unusable line(s)")
-    for model, n in sorted(models.items()):
+    typer.echo(
+        f"{path}: {document.recorded_replies} recorded replies, {document.unusable_lines} unusable line(s)"
+    )
+    for model, n in document.models.items():
         typer.echo(f"  {model}: {n} line(s)")
-    if cassette.meta:
-        typer.echo(f"  meta: {json.dumps(cassette.meta, ensure_ascii=False, sort_keys=True)}")
+    if document.meta:
+        typer.echo(f"  meta: {json.dumps(document.meta, ensure_ascii=False, sort_keys=True)}")
 
 
 @existing_inputs("path")
@@ -227,27 +141,12 @@ def cassette_compact(
     output_format: str = format_option(),
 ) -> None:
     """Rewrite a cassette sorted by key, one record per key, so that it diffs cleanly when committed."""
+    from judgekit.judges.cache import compact_cassette
+
     output_format = chosen_format(output_format)
-    cassette = _cassette(path)
-    from judgekit.io.documents import open_regular_text
-
-    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
-        before = sum(1 for _ in fh)
-    kept = cassette.compact()
-    from judgekit.io.documents import open_regular_text
-
-    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
-        after = sum(1 for _ in fh)
+    document = compact_cassette(_cassette(path))
     if output_format == "json":
-        print_document(
-            "cassette_compaction",
-            {
-                "file": str(path),
-                "lines_before": before,
-                "records_kept": kept,
-                "lines_after": after,
-                "meta_header": bool(cassette.meta),
-            },
-        )
+        print_model("cassette_compaction", document)
         return
-    typer.echo(f"{path}: {before} line(s) -> {kept} record(s)" + (" + meta header" if cassette.meta else ""))
+    header = " + meta header" if document.meta_header else ""
+    typer.echo(f"{path}: {document.lines_before} line(s) -> {document.records_kept} record(s)" + header)

@@ -42,8 +42,18 @@ from judgekit.errors import JudgekitError, LocatedError
 from judgekit.io.atomic import append_whole, write_atomic
 from judgekit.io.documents import load_json_bounded
 from judgekit.secrets import output_redactor, register_secret
+from judgekit.verdict import FrozenModel
 
-__all__ = ["CacheMode", "CachedReply", "Cassette", "request_key"]
+__all__ = [
+    "CacheMode",
+    "CachedReply",
+    "Cassette",
+    "CassetteCompaction",
+    "CassetteStats",
+    "cassette_stats",
+    "compact_cassette",
+    "request_key",
+]
 
 REDACTED = "[REDACTED]"
 
@@ -267,3 +277,92 @@ class Cassette:
         self._offset = 0
         self._load_new()
         return len(records)
+
+
+class CassetteStats(FrozenModel):
+    """What a cassette holds (the ``cassette_stats`` document ``judgekit cassette stats`` prints).
+
+    Attributes:
+        file: The cassette file.
+        recorded_replies: Distinct recorded replies (one per request key).
+        unusable_lines: Torn or malformed lines, skipped.
+        models: Lines per requested model, sorted by model name (lines without a model are not counted).
+        meta: The metadata header, or ``None`` when the cassette has none.
+    """
+
+    file: str
+    recorded_replies: int
+    unusable_lines: int
+    models: dict[str, int]
+    meta: dict[str, Any] | None
+
+
+def _lines(path: Path) -> Iterator[str]:
+    from judgekit.io.documents import open_regular_text
+
+    with open_regular_text(path, "judge cassette", encoding="utf-8", errors="replace") as fh:
+        yield from fh
+
+
+def cassette_stats(cassette: Cassette) -> CassetteStats:
+    """Count a loaded cassette's records, unusable lines and lines per model.
+
+    Args:
+        cassette: The cassette (its file is read again, line by line, for the models).
+
+    Returns:
+        The counts and the metadata header.
+    """
+    models: dict[str, int] = {}
+    for line in _lines(cassette.path):
+        try:
+            model = load_json_bounded(line, source=cassette.path).get("request", {}).get("model")
+        except (LocatedError, AttributeError):
+            continue
+        if isinstance(model, str):
+            models[model] = models.get(model, 0) + 1
+    return CassetteStats(
+        file=str(cassette.path),
+        recorded_replies=len(cassette),
+        unusable_lines=cassette.skipped_lines,
+        models=dict(sorted(models.items())),
+        meta=cassette.meta or None,
+    )
+
+
+class CassetteCompaction(FrozenModel):
+    """What compacting a cassette did (the ``cassette_compaction`` document of ``cassette compact``).
+
+    Attributes:
+        file: The cassette file.
+        lines_before: Lines before (records, repeats, torn lines and the header).
+        records_kept: Records written, one per key.
+        lines_after: Lines after (``records_kept``, plus one with a metadata header).
+        meta_header: Whether the cassette has a metadata header (kept first).
+    """
+
+    file: str
+    lines_before: int
+    records_kept: int
+    lines_after: int
+    meta_header: bool
+
+
+def compact_cassette(cassette: Cassette) -> CassetteCompaction:
+    """Rewrite a cassette sorted by key, one record per key (:meth:`Cassette.compact`), and count lines.
+
+    Args:
+        cassette: The cassette rewritten.
+
+    Returns:
+        The line counts before and after.
+    """
+    before = sum(1 for _ in _lines(cassette.path))
+    kept = cassette.compact()
+    return CassetteCompaction(
+        file=str(cassette.path),
+        lines_before=before,
+        records_kept=kept,
+        lines_after=sum(1 for _ in _lines(cassette.path)),
+        meta_header=bool(cassette.meta),
+    )

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
 from judgekit.verdict import FailureCategory, FrozenModel
 
 if TYPE_CHECKING:
@@ -48,12 +48,21 @@ __all__ = [
     "TEMPLATE_VARIABLES",
     "Criterion",
     "Rubric",
+    "RubricCheck",
+    "RubricChecks",
+    "RubricDocument",
+    "RubricList",
+    "RubricProblem",
+    "RubricSummary",
     "VerdictMenu",
     "builtin_rubric_dir",
     "builtin_rubric_ids",
+    "check_rubric_file",
+    "check_rubric_files",
     "load_builtin_rubric",
     "load_rubric",
     "rubric_from_data",
+    "rubric_list",
 ]
 
 VerdictOption = Literal["pass", "fail", "insufficient_information"]
@@ -383,3 +392,210 @@ def load_builtin_rubric(rubric_id: str) -> Rubric:
             f"no built-in rubric {rubric_id!r}; available: {', '.join(builtin_rubric_ids()) or '(none)'}"
         )
     return load_rubric(path)
+
+
+class RubricSummary(FrozenModel):
+    """One shipped rubric in the ``rubric_list`` document.
+
+    Attributes:
+        id: The rubric's id.
+        version: Its version.
+        title: Its title (``""`` when it has none).
+        criteria: How many criteria it has (at least 1).
+        gates: How many of them are gates (``critical``), 0 to ``criteria``.
+        content_hash: :attr:`Rubric.content_hash`.
+    """
+
+    id: str
+    version: str
+    title: str
+    criteria: int
+    gates: int
+    content_hash: str
+
+
+class RubricList(FrozenModel):
+    """The rubrics that ship with judgekit (the ``rubric_list`` document ``judgekit rubrics list`` prints).
+
+    Attributes:
+        rubrics: One summary per shipped rubric, sorted by id; empty when none ships.
+    """
+
+    rubrics: list[RubricSummary]
+
+
+def rubric_list() -> RubricList:
+    """Summarise every shipped rubric (id, version, title, criteria, gates, content hash).
+
+    Returns:
+        The list, sorted by id.
+    """
+    summaries = []
+    for rubric_id in builtin_rubric_ids():
+        rubric = load_builtin_rubric(rubric_id)
+        summaries.append(
+            RubricSummary(
+                id=rubric.id,
+                version=rubric.version,
+                title=rubric.title,
+                criteria=len(rubric.criteria),
+                gates=sum(1 for c in rubric.criteria if c.critical),
+                content_hash=rubric.content_hash,
+            )
+        )
+    return RubricList(rubrics=summaries)
+
+
+class RubricDocument(FrozenModel):
+    """A rubric with its hashes (the ``rubric`` document ``judgekit rubrics show`` prints).
+
+    The fields are :class:`Rubric`'s, in its order, followed by the two hashes.
+
+    Attributes:
+        id: The rubric's id.
+        version: Its version.
+        title: Its title (``""`` when none).
+        description: Its description (``""`` when none).
+        criteria: Its criteria, in order.
+        verdict: Its verdict menu.
+        template: Its custom user-message template, or ``None`` for the default one.
+        content_hash: :attr:`Rubric.content_hash`.
+        template_hash: The hash of the prompt template the judge is given
+            (:attr:`judgekit.judges.prompt.PromptRenderer.template_hash`).
+    """
+
+    id: str
+    version: str
+    title: str
+    description: str
+    criteria: tuple[Criterion, ...]
+    verdict: VerdictMenu
+    template: str | None
+    content_hash: str
+    template_hash: str
+
+    @classmethod
+    def of(cls, rubric: Rubric, template_hash: str) -> RubricDocument:
+        """The document of ``rubric``.
+
+        Args:
+            rubric: The rubric shown.
+            template_hash: The hash of its rendered prompt template.
+
+        Returns:
+            Its fields and both hashes.
+        """
+        return cls(**dict(rubric), content_hash=rubric.content_hash, template_hash=template_hash)
+
+
+class RubricProblem(FrozenModel):
+    """One thing wrong with a rubric file.
+
+    Attributes:
+        file: The file the problem is in.
+        line: Its line (1-based), or ``None`` when unknown.
+        field: The dotted field, ``""`` for the whole file.
+        message: What is wrong.
+        text: The line the text output prints (file, line, field and message).
+    """
+
+    file: str
+    line: int | None
+    field: str
+    message: str
+    text: str
+
+
+class RubricCheck(FrozenModel):
+    """Whether one rubric file is valid.
+
+    Attributes:
+        file: The file checked.
+        ok: True when it loaded.
+        id: The rubric's id, ``None`` when it did not load.
+        version: Its version, ``None`` when it did not load.
+        criteria: How many criteria it has, ``None`` when it did not load.
+        problems: What is wrong, empty when ``ok``.
+    """
+
+    file: str
+    ok: bool
+    id: str | None
+    version: str | None
+    criteria: int | None
+    problems: list[RubricProblem]
+
+
+class RubricChecks(FrozenModel):
+    """Rubric files checked (the ``rubric_check`` document ``judgekit rubrics check`` prints).
+
+    Attributes:
+        checked: Files checked.
+        valid: Files that loaded.
+        invalid: Files that did not (``checked - valid``).
+        files: One check per file, in the order given.
+    """
+
+    checked: int
+    valid: int
+    invalid: int
+    files: list[RubricCheck]
+
+
+def _problems(path: Path, exc: JudgekitError) -> list[RubricProblem]:
+    if isinstance(exc, ProblemsError):
+        problems = exc.problems
+    elif isinstance(exc, LocatedError):
+        problems = [exc.problem]
+    else:
+        return [RubricProblem(file=str(path), line=None, field="", message=exc.message, text=exc.message)]
+    return [
+        RubricProblem(
+            file=str(p.file) if p.file is not None else str(path),
+            line=p.line,
+            field=p.field,
+            message=p.message,
+            text=str(p),
+        )
+        for p in problems
+    ]
+
+
+def check_rubric_file(path: Path) -> tuple[RubricCheck, JudgekitError | None]:
+    """Load one rubric file and say whether it is valid.
+
+    Args:
+        path: The rubric file (YAML or JSON).
+
+    Returns:
+        The check, and the error that made the file invalid (``None`` when it loaded).
+    """
+    try:
+        rubric = load_rubric(path)
+    except JudgekitError as exc:
+        check = RubricCheck(
+            file=str(path), ok=False, id=None, version=None, criteria=None, problems=_problems(path, exc)
+        )
+        return check, exc
+    check = RubricCheck(
+        file=str(path),
+        ok=True,
+        id=rubric.id,
+        version=rubric.version,
+        criteria=len(rubric.criteria),
+        problems=[],
+    )
+    return check, None
+
+
+def check_rubric_files(checks: list[RubricCheck]) -> RubricChecks:
+    """Count the checks of several rubric files.
+
+    Args:
+        checks: One check per file (:func:`check_rubric_file`).
+
+    Returns:
+        The ``rubric_check`` document.
+    """
+    bad = sum(not check.ok for check in checks)
+    return RubricChecks(checked=len(checks), valid=len(checks) - bad, invalid=bad, files=checks)
