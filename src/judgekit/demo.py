@@ -413,10 +413,11 @@ def _label_csv(rows: Sequence[dict[str, str]]) -> str:
 def _calibrate(
     case_set: CaseSet, root: Path, out: Path, cassette: Path, say: Say, *, display: Path
 ) -> _Calibrated:
+    from dataclasses import replace
+
+    from judgekit.api.calibration import CalibrationOptions, calibrate
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import parse_labels
-    from judgekit.calibration.pipeline import run_calibration
-    from judgekit.calibration.records import build_record, dump_record, record_filename
     from judgekit.judges.cache import CacheMode
 
     grader = demo_rubric_grader(cassette, CacheMode.REPLAY)
@@ -446,14 +447,17 @@ def _calibrate(
     labels_path = _write(out / "calibration" / "labels.csv", text)
     table = parse_labels(text.encode("utf-8"), source=labels_path)
     expert_names = sorted({r["rater"] for r in experts})
-    result = run_calibration(
-        table,
+    records = out / "calibration" / "records"
+    records.mkdir(parents=True, exist_ok=True)  # a records folder named must exist: its usage log is read
+    # the default policy, whatever the project configuration says: the demo shows the defaults
+    options = CalibrationOptions(
         judge=JUDGE_RATER,
         experts=expert_names,
         policy=TrustPolicy(),
         fingerprint=grader.fingerprint,
-        label_name=labels_path.name,
+        records=records,
     )
+    calibration = calibrate(table, options=options)
     note = (
         f"SYNTHETIC DATA: the items are the trials of the example's calibration sample "
         f"({CALIBRATION_SAMPLE}, another agent version's transcripts, which the demo does not grade); the "
@@ -462,21 +466,13 @@ def _calibrate(
         f"{', '.join(expert_names)}) are invented. They show how calibration works, not how good any real "
         "judge is."
     )
-    result = result.model_copy(
-        update={"report": result.report.model_copy(update={"notes": (note, *result.report.notes)})}
+    measured = calibration.result.report
+    result = calibration.result.model_copy(
+        update={"report": measured.model_copy(update={"notes": (note, *measured.notes)})}
     )
-    record = build_record(
-        fingerprint=grader.fingerprint,
-        report=result.report,
-        gate=result.gate,
-        policy=result.policy,
-        label_table=result.label_table,
-        selective=result.selective,
-        ceiling=result.ceiling,
-        alt_test=result.alt_test,
-    )
-    records = out / "calibration" / "records"
-    record_file = _write(records / record_filename(record), dump_record(record))
+    # the record keeps the report, so it is built again with the note
+    calibration = replace(calibration, result=result, record=result.to_record())
+    record_file = calibration.write_record(records)
     r = result.report
     jc = r.judge_vs_consensus
     versions = sorted({t.run.app_version for _, t in trials if t.run and t.run.app_version})
@@ -657,26 +653,24 @@ def _write_viewer(folder: Path, cases_dir: Path, results: Sequence[Path]) -> Vie
 
 
 def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[str, str]:
-    """The run's HTML report, as ``judgekit report --cases`` renders it, and its headline line."""
-    from judgekit.golden.splits import holdout_ids, split_report_lines
-    from judgekit.reports.run_html import render_run_html
-    from judgekit.reports.run_model import report_run
-    from judgekit.results import read_results
+    """The run's HTML report, as ``judgekit report --cases`` renders it without records, and its headline."""
+    import tempfile
 
-    reviewed = case_set.reviewed()
-    known = {c.case.id: (c.case.version, c.case.policy_refs) for c in reviewed}
-    splits = {c.case.id: c.case.split for c in reviewed if c.case.split}
-    split = split_report_lines(read_results(results), (), set_holdouts=holdout_ids(case_set))
-    # as `judgekit report --cases` does, with its default undecided policy
-    model, _ = report_run(split.results, undecided="fail", known_cases=known, splits=splits)
-    model = model.model_copy(update={"notes": (*notes, *model.notes, *split.notes)})
-    return render_run_html(model), model.headline.text if model.headline is not None else ""
+    from judgekit.api.reports import render_report, report
+
+    # the default undecided policy (fail), and no calibration records: an empty folder, never the
+    # environment's or the project's (the demo's pages do not depend on where it runs)
+    with tempfile.TemporaryDirectory(prefix="judgekit-demo-") as no_records:
+        model = report(results, cases=case_set, records=no_records)
+    model = model.model_copy(update={"notes": (*notes, *model.notes)})
+    return render_report(model, "html"), model.headline.text if model.headline is not None else ""
 
 
 def _compare(baseline: Path, candidate: Path) -> Comparison:
-    from judgekit.reports.run_compare import compare_runs, digest_runs
+    """``judgekit compare BASELINE CANDIDATE``: the two runs task by task."""
+    from judgekit.api.reports import compare
 
-    return compare_runs(*digest_runs(baseline, candidate))
+    return compare(baseline, candidate)
 
 
 def run_demo(
