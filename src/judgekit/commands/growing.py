@@ -12,17 +12,13 @@ Only typer is imported at module level; everything else loads inside the command
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import typer
 
-from judgekit.commands.golden import problem_data, problems_in_document
+from judgekit.commands.golden import problems_in_document
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document, print_model
-
-if TYPE_CHECKING:
-    from judgekit.errors import Problem
-    from judgekit.golden.sample import Sample
+from judgekit.commands.output import chosen_format, format_option, print_model
 
 __all__ = ["candidates_generate", "golden_reconcile", "intake", "sample", "sample_labels", "scan_pii"]
 
@@ -36,21 +32,6 @@ def _valid_set(path: Path) -> Any:
 
 
 # --------------------------------------------------------------------------- candidates generate
-
-
-def _empty_candidates(tool: str, model: str, dry_run: bool) -> dict[str, Any]:
-    """The ``candidates`` document's fields when nothing was generated (the set refused, say)."""
-    return {
-        "tool": tool,
-        "model": model,
-        "dry_run": dry_run,
-        "written": [],
-        "duplicates": [],
-        "personal_data": [],
-        "counts": {"written": 0, "duplicates": 0, "personal_data": 0},
-        "usage": {},
-        "problems": [],
-    }
 
 
 @existing_inputs("set_path")
@@ -78,10 +59,8 @@ def candidates_generate(  # noqa: PLR0917 - typer options
     gate reads and promotion refuses until a person writes it. Utterances already in the set (by
     normalised text) or holding personal data are left out. An unusable reply writes nothing.
     """
-    import json
-
     from judgekit.errors import JudgekitError
-    from judgekit.golden.generate import dumps_summary, generate_candidates
+    from judgekit.golden.generate import CandidatesDocument, candidates_document, generate_candidates
     from judgekit.judges.cache import CacheMode, Cassette
     from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
 
@@ -91,7 +70,8 @@ def candidates_generate(  # noqa: PLR0917 - typer options
         raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)
     if mode != "off" and cassette is None:
         raise JudgekitError(f"--cache-mode {mode} needs --cassette FILE", exit_code=2)
-    with problems_in_document(output_format, "candidates", _empty_candidates(tool, model, dry_run)):
+    empty = CandidatesDocument(tool=tool, model=model, dry_run=dry_run).model_dump(mode="json")
+    with problems_in_document(output_format, "candidates", empty):
         case_set = _valid_set(set_path)
     client = JudgeClient(
         JudgeParams(model=model, temperature=temperature, max_tokens=max_tokens),
@@ -110,21 +90,7 @@ def candidates_generate(  # noqa: PLR0917 - typer options
         dry_run=dry_run,
     )
     if output_format == "json":
-        summary = json.loads(dumps_summary(result))
-        for entry, f in zip(summary["written"], result.written, strict=True):
-            entry["input"] = f.data["input"]
-        print_document(
-            "candidates",
-            {
-                **_empty_candidates(tool, model, dry_run),
-                **summary,
-                "counts": {
-                    "written": len(result.written),
-                    "duplicates": len(result.duplicates),
-                    "personal_data": len(result.personal_data),
-                },
-            },
-        )
+        print_model("candidates", candidates_document(result, tool=tool, model=model, dry_run=dry_run))
         return
     verb = "would write" if dry_run else "wrote"
     for f in result.written:
@@ -163,21 +129,17 @@ def intake(  # noqa: PLR0917 - typer options
     is every --redact value. A record with a missing or malformed field stops the
     intake with its file, line and field; nothing is written then.
     """
-    import json
-
-    from judgekit.golden.intake import intake_incidents, summary_json
+    from judgekit.golden.intake import IntakeDocument, intake_document, intake_incidents
 
     output_format = chosen_format(output_format)
-    empty: dict[str, Any] = {"dry_run": dry_run, "written": [], "skipped": [], "redactions": {}}
+    empty = IntakeDocument(dry_run=dry_run).model_dump(mode="json")
     with problems_in_document(output_format, "intake", empty):
         case_set = _valid_set(set_path)
         result = intake_incidents(
             records, case_set, redact_names=redact, id_prefix=id_prefix, dry_run=dry_run
         )
     if output_format == "json":
-        summary = json.loads(summary_json(result))
-        summary["redactions"] = dict(sorted(summary["redactions"].items()))
-        print_document("intake", {"dry_run": dry_run, **summary, "problems": []})
+        print_model("intake", intake_document(result, dry_run=dry_run))
         return
     verb = "would write" if dry_run else "wrote"
     for f in result.written:
@@ -204,27 +166,17 @@ def scan_pii(
     masked (last four characters). The synthetic_values of the golden set holding the first path (its
     judgekit-set.yaml, found upwards) are not reported.
     """
-    from judgekit.golden.pii import manifest_synthetic_values, scan_files
+    from judgekit.golden.pii import pii_scan
 
     output_format = chosen_format(output_format)
-    declared = manifest_synthetic_values(paths[0]) if paths else ()
-    findings, scanned = scan_files(paths, allow=[*allow, *declared])
+    document = pii_scan(paths, allow=allow)
     if output_format == "json":
-        print_document(
-            "pii_scan",
-            {
-                "values": len(findings),
-                "files_scanned": scanned,
-                "findings": [problem_data(p) for p in findings],
-            },
-        )
-        if findings:
-            raise typer.Exit(1)
-        return
-    for problem in findings:
-        typer.echo(str(problem))
-    typer.echo(f"{len(findings)} personal-data value(s) in {scanned} file(s) scanned")
-    if findings:
+        print_model("pii_scan", document)
+    else:
+        for problem in document.findings:
+            typer.echo(str(problem))
+        typer.echo(f"{document.values} personal-data value(s) in {document.files_scanned} file(s) scanned")
+    if document.findings:
         raise typer.Exit(1)
 
 
@@ -248,24 +200,13 @@ def golden_reconcile(
     Exit 0 when they agree (and --out is written), 1 when there are findings to settle (nothing is
     written). Files that do not resolve the same cases are named and not compared.
     """
-    from judgekit.golden.reconcile import reconcile
+    from judgekit.golden.reconcile import reconcile, reconciliation_document
 
     output_format = chosen_format(output_format)
     result = reconcile(a, b, set_path=set_path, out=out)
     a_name, b_name = result.a.expert, result.b.expert
     if output_format == "json":
-        print_document(
-            "reconciliation",
-            {
-                "experts": [a_name, b_name],
-                "cases": len(result.a.cases),
-                "agreed": result.agreed,
-                "disputed": result.disputed(),
-                "findings": [f.to_data() for f in result.findings],
-                "set_updates": [f.to_data() for f in result.set_updates],
-                "written": str(out) if out is not None and result.agree else None,
-            },
-        )
+        print_model("reconciliation", reconciliation_document(result, out))
     else:
         for finding in result.findings:
             typer.echo(finding.describe(a_name, b_name))
@@ -315,8 +256,16 @@ def sample(  # noqa: PLR0917 - typer options
     reviewer's verdict; `judgekit labels read` reads a filled-in sheet back as a label table for
     `judgekit calibrate`. An existing sheet is never overwritten.
     """
+    from judgekit.caseset import LocatedProblem
     from judgekit.errors import JudgekitError
-    from judgekit.golden.sample import draw_sample, render_html, render_markdown, resolve_transcripts
+    from judgekit.golden.sample import (
+        SampleDocument,
+        draw_sample,
+        render_html,
+        render_markdown,
+        resolve_transcripts,
+        sample_document,
+    )
     from judgekit.io.atomic import write_atomic
     from judgekit.results import read_results
 
@@ -325,19 +274,14 @@ def sample(  # noqa: PLR0917 - typer options
     if output_format == "text":
         for problem in run.problems:
             typer.echo(f"warning: {problem}", err=True)
-    empty: dict[str, Any] = {
-        "sample_id": None,
-        "seed": seed,
-        "results": str(results),
-        "run_ids": run.run_ids,
-        "requested": {"passing": passing, "failing": failing},
-        "pools": {},
-        "not_drawable": {},
-        "items": [],
-        "notes": [],
-        "written": [],
-        "warnings": [problem_data(p) for p in run.problems],
-    }
+    empty = SampleDocument(
+        sample_id=None,
+        seed=seed,
+        results=str(results),
+        run_ids=run.run_ids,
+        requested={"passing": passing, "failing": failing},
+        warnings=[LocatedProblem.of(p) for p in run.problems],
+    ).model_dump(mode="json")
     with problems_in_document(output_format, "sample", empty):
         drawn = resolve_transcripts(
             draw_sample(run, passing=passing, failing=failing, seed=seed), transcripts=transcripts
@@ -353,7 +297,7 @@ def sample(  # noqa: PLR0917 - typer options
     write_atomic(md_path, render_markdown(drawn))
     write_atomic(html_path, render_html(drawn))
     if output_format == "json":
-        print_document("sample", _sample_data(drawn, [md_path, html_path], run.problems))
+        print_model("sample", sample_document(drawn, [md_path, html_path], run.problems))
         return
     for pool in ("passing", "failing"):
         strata = drawn.strata.get(pool, {})
@@ -367,56 +311,6 @@ def sample(  # noqa: PLR0917 - typer options
     for note in drawn.notes:
         typer.echo(f"note: {note}")
     typer.echo(f"wrote {md_path} and {html_path} (sample {drawn.sample_id}, seed {seed})")
-
-
-def _sample_data(drawn: Sample, written: list[Path], warnings: list[Problem]) -> dict[str, Any]:
-    """The ``sample`` document's fields: how the sample was drawn, what it holds and the files written.
-
-    Args:
-        drawn: The sample drawn (its transcripts resolved).
-        written: The review sheets written (Markdown, then HTML).
-        warnings: Problems of the results file (lines that could not be read).
-
-    Returns:
-        The fields: ``sample_id``, ``seed``, ``results``, ``run_ids``, ``requested`` (trials asked for per
-        pool), ``pools`` (per pool: trials ``available`` and ``drawn``, and both per stratum),
-        ``not_drawable`` (trials of other verdicts, by verdict), ``items`` (each sampled trial), ``notes``,
-        ``written`` (the sheets' paths), ``warnings`` and ``problems`` (none: a refusal writes nothing).
-    """
-    return {
-        "sample_id": drawn.sample_id,
-        "seed": drawn.seed,
-        "results": str(drawn.results),
-        "run_ids": drawn.run_ids,
-        "requested": drawn.requested,
-        "pools": {
-            pool: {
-                "available": drawn.pool_sizes.get(pool, 0),
-                "drawn": sum(d for _, d in drawn.strata.get(pool, {}).values()),
-                "strata": {
-                    stratum: {"available": n, "drawn": d}
-                    for stratum, (n, d) in drawn.strata.get(pool, {}).items()
-                },
-            }
-            for pool in ("passing", "failing")
-        },
-        "not_drawable": drawn.not_drawable,
-        "items": [
-            {
-                "item_id": item.item_id,
-                "pool": item.pool,
-                "stratum": item.stratum,
-                "case_id": item.line.case.id,
-                "trial": item.line.trial,
-                "verdict": item.line.verdict.value,
-            }
-            for item in drawn.items
-        ],
-        "notes": drawn.notes,
-        "written": [str(path) for path in written],
-        "warnings": [problem_data(p) for p in warnings],
-        "problems": [],
-    }
 
 
 @existing_inputs("sheet")

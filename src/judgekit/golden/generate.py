@@ -25,7 +25,6 @@ The pipeline is strict about what it writes:
 from __future__ import annotations
 
 import contextlib
-import json
 import re
 import tempfile
 from collections.abc import Iterable, Mapping, Sequence
@@ -33,23 +32,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
 from judgekit.cases import REVIEW_PREFIX, Case
-from judgekit.caseset import CaseSet
+from judgekit.caseset import CaseSet, LocatedProblem
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import move_file, write_atomic
 from judgekit.textnorm import WORDS
+from judgekit.verdict import FrozenModel
 
 if TYPE_CHECKING:
     from judgekit.judges.client import JudgeClient
 
 __all__ = [
     "GENERATION_SCHEMA",
+    "CandidateCounts",
     "CandidateFile",
+    "CandidatesDocument",
+    "GeneratedCandidate",
     "GenerationResult",
+    "LeftOutDuplicate",
+    "LeftOutPersonalData",
     "build_candidates",
     "build_prompt",
     "candidates_dir",
-    "dumps_summary",
+    "candidates_document",
     "existing_questions",
     "generate_candidates",
     "normalise_text",
@@ -487,15 +494,111 @@ def generate_candidates(
     return result
 
 
-def dumps_summary(result: GenerationResult) -> str:
-    """A JSON summary of a generation (ids, files, what was left out), for ``--format json``."""
-    return json.dumps(
-        {
-            "written": [{"id": f.case_id, "file": str(f.path)} for f in result.written],
-            "duplicates": [{"utterance": u, "duplicates": d} for u, d in result.duplicates],
-            "personal_data": [{"utterance": u, "found": d} for u, d in result.personal_data],
-            "usage": result.usage,
-        },
-        indent=2,
-        ensure_ascii=False,
+class GeneratedCandidate(FrozenModel):
+    """One candidate written (or, with ``--dry-run``, that would be).
+
+    Attributes:
+        id: The candidate's case id.
+        file: Its file.
+        input: The utterance (the case's ``input``).
+    """
+
+    id: str
+    file: str
+    input: Any
+
+
+class LeftOutDuplicate(FrozenModel):
+    """An utterance left out because the set or the batch already holds it.
+
+    Attributes:
+        utterance: The utterance.
+        duplicates: What it duplicates (a case id, or the batch).
+    """
+
+    utterance: str
+    duplicates: str
+
+
+class LeftOutPersonalData(FrozenModel):
+    """An utterance left out for holding personal data.
+
+    Attributes:
+        utterance: The utterance, its values replaced by placeholders.
+        found: What was found.
+    """
+
+    utterance: str
+    found: str
+
+
+class CandidateCounts(FrozenModel):
+    """How many utterances were written and left out (each >= 0).
+
+    Attributes:
+        written: Candidates written.
+        duplicates: Utterances left out as duplicates.
+        personal_data: Utterances left out for personal data.
+    """
+
+    written: int = 0
+    duplicates: int = 0
+    personal_data: int = 0
+
+
+class CandidatesDocument(FrozenModel):
+    """A generation (the ``candidates`` document ``judgekit candidates generate`` prints).
+
+    Attributes:
+        tool: The tool under test.
+        model: The model that wrote the utterances.
+        dry_run: Whether nothing was written.
+        written: The candidates written, in order.
+        duplicates: The utterances left out as duplicates.
+        personal_data: The utterances left out for personal data.
+        counts: The lengths of the three lists.
+        usage: The judge client's usage totals (calls, tokens, cost); empty when nothing was asked.
+        problems: Why the set was refused (empty when it was not; nothing is generated then).
+    """
+
+    tool: str
+    model: str
+    dry_run: bool
+    written: list[GeneratedCandidate] = Field(default_factory=list)
+    duplicates: list[LeftOutDuplicate] = Field(default_factory=list)
+    personal_data: list[LeftOutPersonalData] = Field(default_factory=list)
+    counts: CandidateCounts = CandidateCounts()
+    usage: dict[str, Any] = Field(default_factory=dict)
+    problems: list[LocatedProblem] = Field(default_factory=list)
+
+
+def candidates_document(
+    result: GenerationResult, *, tool: str, model: str, dry_run: bool
+) -> CandidatesDocument:
+    """The ``candidates`` document of a generation.
+
+    Args:
+        result: What the generation produced and left out.
+        tool: The tool under test.
+        model: The model that wrote the utterances.
+        dry_run: Whether nothing was written.
+
+    Returns:
+        The document (no problems: a refused set never reaches a generation).
+    """
+    return CandidatesDocument(
+        tool=tool,
+        model=model,
+        dry_run=dry_run,
+        written=[
+            GeneratedCandidate(id=f.case_id, file=str(f.path), input=f.data["input"]) for f in result.written
+        ],
+        duplicates=[LeftOutDuplicate(utterance=u, duplicates=d) for u, d in result.duplicates],
+        personal_data=[LeftOutPersonalData(utterance=u, found=d) for u, d in result.personal_data],
+        counts=CandidateCounts(
+            written=len(result.written),
+            duplicates=len(result.duplicates),
+            personal_data=len(result.personal_data),
+        ),
+        usage=result.usage,
     )

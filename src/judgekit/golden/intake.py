@@ -35,7 +35,6 @@ import csv
 import difflib
 import functools
 import io
-import json
 import os
 import re
 from collections import Counter
@@ -44,16 +43,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from pydantic import Field
+
 from judgekit.cases import REVIEW_PREFIX, Case
-from judgekit.caseset import CaseSet
+from judgekit.caseset import CaseSet, LocatedProblem
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.golden.generate import CandidateFile, candidates_dir, write_candidate_files
 from judgekit.io.documents import Document
+from judgekit.verdict import FrozenModel
 
 __all__ = [
+    "IntakeDocument",
     "IntakeRecord",
     "IntakeResult",
+    "IntakeSkipped",
+    "IntakeWritten",
     "build_regression_candidates",
+    "intake_document",
     "intake_incidents",
     "parse_conversation",
     "read_intake",
@@ -477,16 +483,67 @@ def intake_incidents(
     return result
 
 
-def summary_json(result: IntakeResult) -> str:
-    """A JSON summary for ``--format json``."""
-    return json.dumps(
-        {
-            "written": [
-                {"id": f.case_id, "file": str(f.path), "source_incident": f.data["source_incident"]}
-                for f in result.written
-            ],
-            "skipped": [{"ref": r, "case": c} for r, c in result.skipped],
-            "redactions": dict(result.redactions),
-        },
-        indent=2,
+class IntakeWritten(FrozenModel):
+    """One regression candidate written (or, with ``--dry-run``, that would be).
+
+    Attributes:
+        id: The candidate's case id.
+        file: Its file.
+        source_incident: The incident record it came from (its ``ref``).
+    """
+
+    id: str
+    file: str
+    source_incident: str
+
+
+class IntakeSkipped(FrozenModel):
+    """An incident left out because a case already links it.
+
+    Attributes:
+        ref: The incident's ``ref``.
+        case: The case that links it.
+    """
+
+    ref: str
+    case: str
+
+
+class IntakeDocument(FrozenModel):
+    """An intake (the ``intake`` document ``judgekit candidates intake`` prints).
+
+    Attributes:
+        dry_run: Whether nothing was written.
+        written: The candidates written, in order.
+        skipped: The incidents already linked.
+        redactions: Values replaced, per kind, sorted by kind.
+        problems: Why the records or the set were refused (empty when they were not; nothing is written
+            then).
+    """
+
+    dry_run: bool
+    written: list[IntakeWritten] = Field(default_factory=list)
+    skipped: list[IntakeSkipped] = Field(default_factory=list)
+    redactions: dict[str, int] = Field(default_factory=dict)
+    problems: list[LocatedProblem] = Field(default_factory=list)
+
+
+def intake_document(result: IntakeResult, *, dry_run: bool) -> IntakeDocument:
+    """The ``intake`` document of an intake.
+
+    Args:
+        result: What the intake wrote and skipped.
+        dry_run: Whether nothing was written.
+
+    Returns:
+        The document (no problems: a refused intake never returns a result).
+    """
+    return IntakeDocument(
+        dry_run=dry_run,
+        written=[
+            IntakeWritten(id=f.case_id, file=str(f.path), source_incident=f.data["source_incident"])
+            for f in result.written
+        ],
+        skipped=[IntakeSkipped(ref=r, case=c) for r, c in result.skipped],
+        redactions=dict(sorted(result.redactions.items())),
     )

@@ -59,19 +59,23 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal, get_args
 
+from judgekit.caseset import LocatedProblem
 from judgekit.errors import Problem
+from judgekit.verdict import FrozenModel
 
 __all__ = [
     "KINDS",
     "PLACEHOLDERS",
     "Finding",
     "PiiKind",
+    "PiiScan",
     "case_names",
     "iban_valid",
     "luhn_valid",
     "manifest_synthetic_values",
     "mask",
     "personal_data_problems",
+    "pii_scan",
     "redact_personal_data",
     "scan_data",
     "scan_files",
@@ -821,3 +825,38 @@ def manifest_synthetic_values(path: str | os.PathLike[str]) -> tuple[str, ...]:
                     f"{manifest}: not a valid set manifest: {exc.errors()[0]['msg']}"
                 ) from None
     return ()
+
+
+class PiiScan(FrozenModel):
+    """Personal data found in files (the ``pii_scan`` document ``judgekit cases scan-pii`` prints).
+
+    Attributes:
+        values: Personal-data values found (>= 0).
+        files_scanned: Text files read (>= 0).
+        findings: Each value found, located, its value masked.
+    """
+
+    values: int
+    files_scanned: int
+    findings: list[LocatedProblem]
+
+
+def pii_scan(paths: Sequence[Path], *, allow: Iterable[str] = ()) -> PiiScan:
+    """Scan files and folders for personal data (:func:`scan_files`), leaving out known synthetic values.
+
+    Args:
+        paths: Files or folders; the golden set holding the first one (its ``judgekit-set.yaml``, found
+            upwards) declares ``synthetic_values`` that are not reported.
+        allow: Further values known to be synthetic.
+
+    Returns:
+        What was found and how many files were read.
+
+    Raises:
+        JudgekitError: When a path does not exist or the set's manifest is invalid.
+    """
+    declared = manifest_synthetic_values(paths[0]) if paths else ()
+    findings, scanned = scan_files(paths, allow=[*allow, *declared])
+    return PiiScan(
+        values=len(findings), files_scanned=scanned, findings=[LocatedProblem.of(p) for p in findings]
+    )

@@ -58,12 +58,15 @@ __all__ = [
     "CONTRACT_FIELDS",
     "CaseResolution",
     "Finding",
+    "FindingDocument",
     "Reconciliation",
+    "ReconciliationDocument",
     "ResolutionFile",
     "agreed_resolution",
     "compare_resolutions",
     "read_resolution",
     "reconcile",
+    "reconciliation_document",
 ]
 
 CONTRACT_FIELDS = (
@@ -165,9 +168,9 @@ class Finding:
             return f"{self.case_id}: {self.field}: only {a_name}: {only_a}; only {b_name}: {only_b}"
         return f"{self.case_id}: {self.field}: {a_name} {_show(self.a)} | {b_name} {_show(self.b)}"
 
-    def to_data(self) -> dict[str, Any]:
-        """Plain data for JSON output."""
-        return {"case": self.case_id, "field": self.field, "kind": self.kind, "a": self.a, "b": self.b}
+    def document(self) -> FindingDocument:
+        """The finding as a field of the ``reconciliation`` document."""
+        return FindingDocument(case=self.case_id, field=self.field, kind=self.kind, a=self.a, b=self.b)
 
 
 @dataclass
@@ -507,3 +510,66 @@ def reconcile(
         text = yaml.safe_dump(agreed_resolution(result), sort_keys=False, allow_unicode=True, width=100)
         write_atomic(out, text)
     return result
+
+
+class FindingDocument(FrozenModel):
+    """One field where two resolutions differ, as printed (:class:`Finding`).
+
+    Attributes:
+        case: The case.
+        field: Dotted path of the field.
+        kind: ``value`` (the values differ) or ``items`` (a list whose items differ).
+        a: The first side's value (``None`` when absent), or the items only it has.
+        b: The second side's value, or the items only it has.
+    """
+
+    case: str
+    field: str
+    kind: str
+    a: Any
+    b: Any
+
+
+class ReconciliationDocument(FrozenModel):
+    """Two experts' resolutions compared (the ``reconciliation`` document of ``cases reconcile``).
+
+    Attributes:
+        experts: Expert A's and expert B's names.
+        cases: Cases A resolved.
+        agreed: Ids of the cases the experts agree on entirely.
+        disputed: Ids of the cases with at least one finding.
+        findings: Every field the experts differ on.
+        set_updates: When they agree and the set was given, every field where the set differs from the
+            agreed resolution (``a`` the set's value, ``b`` the agreed one).
+        written: The agreed resolution's file, or ``None`` when nothing was written.
+    """
+
+    experts: list[str]
+    cases: int
+    agreed: list[str]
+    disputed: list[str]
+    findings: list[FindingDocument]
+    set_updates: list[FindingDocument]
+    written: str | None
+
+
+def reconciliation_document(result: Reconciliation, out: Path | None) -> ReconciliationDocument:
+    """The ``reconciliation`` document of a comparison.
+
+    Args:
+        result: The comparison.
+        out: Where the agreed resolution was to be written (``None``: nowhere); it is written only when
+            the experts agree.
+
+    Returns:
+        The document.
+    """
+    return ReconciliationDocument(
+        experts=[result.a.expert, result.b.expert],
+        cases=len(result.a.cases),
+        agreed=result.agreed,
+        disputed=result.disputed(),
+        findings=[f.document() for f in result.findings],
+        set_updates=[f.document() for f in result.set_updates],
+        written=str(out) if out is not None and result.agree else None,
+    )

@@ -37,10 +37,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic import Field
+
+from judgekit.caseset import LocatedProblem
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
 from judgekit.io.documents import load_json_bounded
 from judgekit.markdown_text import md_code, md_text
-from judgekit.verdict import Verdict
+from judgekit.verdict import FrozenModel, Verdict
 
 if TYPE_CHECKING:
     from judgekit.results import ResultLine, RunResults
@@ -49,8 +52,12 @@ if TYPE_CHECKING:
 __all__ = [
     "GRADER_RATER",
     "SHEET_VERSION",
+    "PoolCounts",
     "ReviewItem",
     "Sample",
+    "SampleDocument",
+    "SampledTrial",
+    "StratumCounts",
     "allocate",
     "draw_sample",
     "labels_csv",
@@ -58,6 +65,7 @@ __all__ = [
     "render_html",
     "render_markdown",
     "resolve_transcripts",
+    "sample_document",
 ]
 
 SHEET_VERSION = 1
@@ -718,3 +726,126 @@ def labels_csv(labels: SheetLabels) -> str:
             writer.writerow([item_id, GRADER_RATER, grader_verdict, case_id, fingerprint or ""])
         writer.writerow([item_id, labels.reviewer, label, case_id, ""])
     return buffer.getvalue()
+
+
+class StratumCounts(FrozenModel):
+    """Trials of one stratum of a pool.
+
+    Attributes:
+        available: Trials in the stratum (>= 0).
+        drawn: Trials drawn from it (0 to ``available``).
+    """
+
+    available: int
+    drawn: int
+
+
+class PoolCounts(FrozenModel):
+    """Trials of one pool (``passing`` or ``failing``).
+
+    Attributes:
+        available: Trials in the pool (>= 0).
+        drawn: Trials drawn from it (0 to ``available``).
+        strata: Both counts per stratum, in draw order.
+    """
+
+    available: int
+    drawn: int
+    strata: dict[str, StratumCounts]
+
+
+class SampledTrial(FrozenModel):
+    """One trial in a review sample.
+
+    Attributes:
+        item_id: ``<case id>#<trial>``.
+        pool: ``passing`` or ``failing``.
+        stratum: The case's slice (``(none)`` when it has none).
+        case_id: The case.
+        trial: The trial number.
+        verdict: The trial's verdict.
+    """
+
+    item_id: str
+    pool: str
+    stratum: str
+    case_id: str
+    trial: int
+    verdict: str
+
+
+class SampleDocument(FrozenModel):
+    """A review sample drawn and written (the ``sample`` document ``judgekit labels sheet`` prints).
+
+    Attributes:
+        sample_id: The sample's id, ``None`` when nothing was drawn.
+        seed: The seed of the draw.
+        results: The results file.
+        run_ids: The run ids in it.
+        requested: Trials asked for per pool.
+        pools: Per pool (``passing``, ``failing``): trials available and drawn, and both per stratum;
+            empty when nothing was drawn.
+        not_drawable: Trials of other verdicts, by verdict.
+        items: The sampled trials, in sheet order.
+        notes: Things a reader should know (a pool smaller than asked for).
+        written: The review sheets written (Markdown, then HTML).
+        warnings: Lines of the results file that could not be read.
+        problems: Why nothing was drawn (empty when the sample was written).
+    """
+
+    sample_id: str | None
+    seed: int
+    results: str
+    run_ids: list[str]
+    requested: dict[str, int]
+    pools: dict[str, PoolCounts] = Field(default_factory=dict)
+    not_drawable: dict[str, int] = Field(default_factory=dict)
+    items: list[SampledTrial] = Field(default_factory=list)
+    notes: list[str] = Field(default_factory=list)
+    written: list[str] = Field(default_factory=list)
+    warnings: list[LocatedProblem] = Field(default_factory=list)
+    problems: list[LocatedProblem] = Field(default_factory=list)
+
+
+def sample_document(drawn: Sample, written: Sequence[Path], warnings: Sequence[Problem]) -> SampleDocument:
+    """The ``sample`` document: how the sample was drawn, what it holds and the files written.
+
+    Args:
+        drawn: The sample drawn (its transcripts resolved).
+        written: The review sheets written (Markdown, then HTML).
+        warnings: Problems of the results file (lines that could not be read).
+
+    Returns:
+        The document (no problems: a refusal writes nothing).
+    """
+    pools = {}
+    for pool in ("passing", "failing"):
+        strata = drawn.strata.get(pool, {})
+        pools[pool] = PoolCounts(
+            available=drawn.pool_sizes.get(pool, 0),
+            drawn=sum(d for _, d in strata.values()),
+            strata={stratum: StratumCounts(available=n, drawn=d) for stratum, (n, d) in strata.items()},
+        )
+    return SampleDocument(
+        sample_id=drawn.sample_id,
+        seed=drawn.seed,
+        results=str(drawn.results),
+        run_ids=drawn.run_ids,
+        requested=drawn.requested,
+        pools=pools,
+        not_drawable=drawn.not_drawable,
+        items=[
+            SampledTrial(
+                item_id=item.item_id,
+                pool=item.pool,
+                stratum=item.stratum,
+                case_id=item.line.case.id,
+                trial=item.line.trial,
+                verdict=item.line.verdict.value,
+            )
+            for item in drawn.items
+        ],
+        notes=drawn.notes,
+        written=[str(path) for path in written],
+        warnings=[LocatedProblem.of(p) for p in warnings],
+    )
