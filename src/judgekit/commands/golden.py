@@ -289,22 +289,13 @@ def promote(
     one file:line: field: message line, nothing is moved, and the exit code is 2. The moves are all or
     nothing: if one fails, the files already moved are moved back.
     """
-    from judgekit.golden.promote import promote_candidates
+    from judgekit.golden.promote import PromotionDocument, promote_candidates, promotion_document
 
     output_format = chosen_format(output_format)
-    with problems_in_document(output_format, "promotion", {"promoted": []}):
+    with problems_in_document(output_format, "promotion", PromotionDocument().model_dump(mode="json")):
         steps = promote_candidates(set_path, ids)
     if output_format == "json":
-        print_document(
-            "promotion",
-            {
-                "promoted": [
-                    {"id": step.case_id, "from": str(step.source), "to": str(step.destination)}
-                    for step in steps
-                ],
-                "problems": [],
-            },
-        )
+        print_model("promotion", promotion_document(steps))
         return
     for step in steps:
         resumed = " (finishing the promotion a killed run left half done)" if step.resumed else ""

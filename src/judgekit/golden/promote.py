@@ -27,8 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from pydantic import Field
+
 from judgekit.cases import REVIEW_PREFIX, review_guard_text, starts_with_review_marker
-from judgekit.caseset import LoadedCase, load_case_set
+from judgekit.caseset import LoadedCase, LocatedProblem, load_case_set
 from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.golden.journal import (
     Journal,
@@ -43,8 +45,9 @@ from judgekit.golden.journal import (
 )
 from judgekit.golden.pii import personal_data_problems
 from judgekit.io.atomic import move_file
+from judgekit.verdict import FrozenModel
 
-__all__ = ["Promotion", "promote_candidates"]
+__all__ = ["Promoted", "Promotion", "PromotionDocument", "promote_candidates", "promotion_document"]
 
 
 @dataclass(frozen=True)
@@ -332,3 +335,45 @@ def promote_candidates(set_path: str | os.PathLike[str], ids: Sequence[str]) -> 
         raise ProblemsError(problems)
     _move_all(plan, target_dir, case_set.root)
     return [*resumed, *plan]
+
+
+class Promoted(FrozenModel):
+    """One candidate moved into the set, as printed.
+
+    Attributes:
+        id: The case promoted.
+        source: Where its file was (printed as ``from``).
+        destination: Where its file is now (printed as ``to``).
+    """
+
+    id: str
+    source: str = Field(alias="from")
+    destination: str = Field(alias="to")
+
+
+class PromotionDocument(FrozenModel):
+    """Candidates promoted (the ``promotion`` document ``judgekit candidates promote`` prints).
+
+    Attributes:
+        promoted: The candidates moved, in the order given; empty when the promotion was refused.
+        problems: Why it was refused (nothing is moved then); empty when it was not.
+    """
+
+    promoted: list[Promoted] = Field(default_factory=list)
+    problems: list[LocatedProblem] = Field(default_factory=list)
+
+
+def promotion_document(steps: Sequence[Promotion]) -> PromotionDocument:
+    """The ``promotion`` document of a promotion that went through.
+
+    Args:
+        steps: The candidates moved (:func:`promote_candidates`).
+
+    Returns:
+        The document, with no problems.
+    """
+    promoted = [
+        Promoted.model_validate({"id": s.case_id, "from": str(s.source), "to": str(s.destination)})
+        for s in steps
+    ]
+    return PromotionDocument(promoted=promoted)
