@@ -27,6 +27,7 @@ __all__ = [
     "Trust",
     "TrustDecision",
     "Verdict",
+    "WrittenFile",
     "combine_gate_verdicts",
     "count_verdicts",
     "deciding_check",
@@ -41,6 +42,18 @@ class FrozenModel(BaseModel):
     """Base for judgekit's immutable data models: frozen, and unknown fields rejected."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class WrittenFile(FrozenModel):
+    """A file a command wrote, as its JSON document lists it.
+
+    Attributes:
+        path: Where, as given.
+        what: Which file it is (``contamination_key``, ``otlp_logs``, ``label_usage_ledger``, ...).
+    """
+
+    path: str
+    what: str
 
 
 class Verdict(StrEnum):

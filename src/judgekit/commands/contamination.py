@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document, print_model
+from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
     from judgekit.contamination.index import Key
@@ -37,35 +37,14 @@ def keygen(
 
     With --format json the document gives the key file and the key's public fingerprint, never the key.
     """
-    import secrets
-
-    from judgekit.contamination.index import key_from_bytes
-    from judgekit.errors import JudgekitError
-    from judgekit.io.atomic import create_new
+    from judgekit.contamination.keys import new_key
 
     as_json = chosen_format(fmt) == "json"
-    secret = secrets.token_hex(32)
-    try:
-        # redact=False: the file IS the secret the user asked for (random hex, owner-only, never shared).
-        create_new(out, secret + "\n", mode=0o600, redact=False)
-    except FileExistsError:
-        raise JudgekitError(
-            f"{out}: already exists; a key is never overwritten (choose another --out)"
-        ) from None
-    warning = "keep it secret: anyone with it and the index can test guesses of case text"
+    document = new_key(out)
     if as_json:
-        print_document(
-            "contamination_key",
-            {
-                "path": str(out),
-                "key_fingerprint": key_from_bytes(secret.encode("ascii")).fingerprint,
-                "bits": 256,
-                "written": [{"path": str(out), "what": "contamination_key"}],
-                "warning": warning,
-            },
-        )
+        print_model("contamination_key", document)
         return
-    typer.echo(f"wrote {out}; {warning}")
+    typer.echo(f"wrote {out}; {document.warning}")
 
 
 @existing_inputs("cases", "key_file", "texts", "boilerplate")
@@ -162,15 +141,14 @@ def canary(
     fmt: str = format_option(),
 ) -> None:
     """Print the set's canary string, to embed in its case files (a scan reports it verbatim)."""
-    from judgekit.contamination.index import canary_for
+    from judgekit.contamination.keys import canary_document
 
     as_json = chosen_format(fmt) == "json"
-    key = _key(key_file)
-    text = canary_for(key, set_name)
+    document = canary_document(_key(key_file), set_name)
     if as_json:
-        print_document("canary", {"set_name": set_name, "canary": text, "key_fingerprint": key.fingerprint})
+        print_model("canary", document)
         return
-    typer.echo(text)
+    typer.echo(document.canary)
 
 
 @existing_inputs("exports", "index_path", "key_file")
