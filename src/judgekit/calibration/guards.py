@@ -47,7 +47,7 @@ from judgekit.io.documents import (
     load_json_bounded,
 )
 from judgekit.textnorm import TEXT_DIGESTS, WORDS
-from judgekit.verdict import FrozenModel
+from judgekit.verdict import FrozenModel, WrittenFile
 
 __all__ = [
     "PROMPT_MIN_WORDS",
@@ -56,6 +56,7 @@ __all__ = [
     "LabelUsage",
     "PromptOverlap",
     "ProvenanceSummary",
+    "SelectionDocument",
     "check_few_shot_overlap",
     "check_not_selection_set",
     "check_prompt_overlap",
@@ -644,3 +645,23 @@ def check_rate_population(
             "estimate it on a fresh random production sample that no calibration used",
             exit_code=1,  # the rate-population guard refused the items
         )
+
+
+class SelectionDocument(FrozenModel):
+    """Labels recorded as used to choose between judges (the ``calibration_selection`` document).
+
+    Attributes:
+        labels: The label table.
+        bytes: Its size in bytes.
+        usage: The ledger entry written (:func:`record_selection`).
+        ledger: The label-usage ledger (:data:`USAGE_FILE` in the records folder).
+        written: The files written (the ledger).
+        next: What to do next: certify the chosen judge on fresh labels.
+    """
+
+    labels: str
+    bytes: int
+    usage: LabelUsage
+    ledger: str
+    written: list[WrittenFile]
+    next: str = "certify the chosen judge on fresh labels"

@@ -25,19 +25,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Literal
+from typing import Any, Literal
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from scipy import stats as _st
 
+from judgekit.calibration.corrected import LeeAllocation
 from judgekit.calibration.labels import ItemKey, LabelTable
 from judgekit.verdict import FrozenModel
 
 __all__ = [
     "ClassNeed",
+    "CriterionAllocation",
     "CriterionPlan",
     "LabelPlan",
+    "LabelPlanDocument",
     "PlanSettings",
     "expert_consensus",
     "labels_needed",
@@ -453,3 +456,56 @@ def _steps(plan: CriterionPlan, settings: PlanSettings) -> list[str]:
             f"rate of {settings.failure_rate:.0%}"
         )
     return out
+
+
+class CriterionAllocation(FrozenModel):
+    """Lee et al.'s split of a label budget for one criterion; printed flat (``criterion``, then the split).
+
+    Attributes:
+        criterion: The criterion (``""`` when the table has no criteria).
+        allocation: The split (:class:`~judgekit.calibration.corrected.LeeAllocation`).
+    """
+
+    criterion: str
+    allocation: LeeAllocation
+
+    @model_serializer(mode="wrap")
+    def _flat(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        return {"criterion": data["criterion"], **data["allocation"]}
+
+
+class LabelPlanDocument(LabelPlan):
+    """A label plan with, when asked for, the split of a label budget (the ``label_plan`` document).
+
+    Attributes:
+        allocation: One split per criterion (``--budget`` and ``--pass-share``), or ``None`` when no
+            budget was given (the field is then left out of the document).
+    """
+
+    allocation: list[CriterionAllocation] | None = None
+
+    @model_serializer(mode="wrap")
+    def _without_absent_allocation(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if self.allocation is None:
+            data.pop("allocation", None)
+        return data
+
+    @classmethod
+    def of(cls, plan: LabelPlan, allocation: list[tuple[str, LeeAllocation]] | None) -> LabelPlanDocument:
+        """The document of ``plan`` and its budget split.
+
+        Args:
+            plan: The label plan.
+            allocation: ``(criterion, split)`` per criterion, or ``None`` without a budget.
+
+        Returns:
+            The plan's fields, then the split when there is one.
+        """
+        splits = (
+            None
+            if allocation is None
+            else [CriterionAllocation(criterion=c, allocation=a) for c, a in allocation]
+        )
+        return cls(**dict(plan), allocation=splits)

@@ -296,25 +296,28 @@ def chosen_format(value: str, choices: tuple[str, ...] = TEXT_OR_JSON) -> str:
     return value
 
 
-def print_document(kind: str, data: dict[str, Any]) -> None:
+def print_document(kind: str, data: dict[str, Any], *, ascii_only: bool = False) -> None:
     """Print a command's result as one JSON document on standard output (see :func:`versioned`).
 
     Args:
         kind: What the document is (``validation``, ``coverage``, ...).
         data: Its fields; values that JSON has no type for (paths, dates) are written as text.
+        ascii_only: Write every character beyond ASCII as a JSON escape sequence (the ``label_plan``
+            and ``failure_mode_report`` documents always have); by default they are written as they are.
     """
     import json
 
     import typer
 
-    typer.echo(json.dumps(versioned(kind, data), indent=2, ensure_ascii=False, default=str))
+    typer.echo(json.dumps(versioned(kind, data), indent=2, ensure_ascii=ascii_only, default=str))
 
 
-def print_model(kind: str, document: BaseModel) -> None:
+def print_model(kind: str, document: BaseModel, *, ascii_only: bool = False) -> None:
     """Print a command's result model as its JSON document (:func:`print_document`).
 
     Args:
         kind: What the document is (``coverage``, ``retirement``, ...).
         document: The library's result model; fields print under their aliases, in declaration order.
+        ascii_only: Write every character beyond ASCII as a JSON escape (see :func:`print_document`).
     """
-    print_document(kind, document.model_dump(mode="json", by_alias=True))
+    print_document(kind, document.model_dump(mode="json", by_alias=True), ascii_only=ascii_only)

@@ -21,8 +21,6 @@ usage or input error (a missing or malformed file, a trace that cannot be import
 
 from __future__ import annotations
 
-import json
-from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +28,7 @@ import typer
 
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.judge_options import judge_backoff_option, judge_retries_option, judge_timeout_option
-from judgekit.commands.output import chosen_format, format_option, print_document, print_model
+from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
     from judgekit.api.bias import BiasProbeDocument, PositionProbeDocument
@@ -86,11 +84,6 @@ def _labels(path: Path) -> LabelTable:
     from judgekit.calibration.labels import parse_labels
 
     return parse_labels(_read(path, "label table"), source=path)
-
-
-def _written(*files: tuple[Path, str]) -> list[dict[str, str]]:
-    """The files a command wrote, as ``{"path", "what"}`` objects for its JSON document."""
-    return [{"path": str(path), "what": what} for path, what in files]
 
 
 # ------------------------------------------------------------------------------------------- plan
@@ -207,12 +200,9 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
     )
     allocation = _allocations(budget, pass_share, table, judge, chosen)
     if fmt == "json":
-        from judgekit.commands.output import versioned
+        from judgekit.calibration.plan import LabelPlanDocument
 
-        doc = plan.model_dump(mode="json")
-        if allocation is not None:
-            doc["allocation"] = [{"criterion": c, **a.model_dump(mode="json")} for c, a in allocation]
-        typer.echo(json.dumps(versioned("label_plan", doc), indent=2))
+        print_model("label_plan", LabelPlanDocument.of(plan, allocation), ascii_only=True)
     else:
         typer.echo(_plan_markdown(plan), nl=False)
         if allocation is not None:
@@ -386,8 +376,9 @@ def calibrate_select(
     fmt: str = format_option(),
 ) -> None:
     """Record that these labels were used to choose between judges: they become a development set."""
-    from judgekit.calibration.guards import USAGE_FILE, record_selection
+    from judgekit.calibration.guards import USAGE_FILE, SelectionDocument, record_selection
     from judgekit.settings import records_folder
+    from judgekit.verdict import WrittenFile
 
     as_json = chosen_format(fmt) == "json"
     records = records_folder(records)  # flag > JUDGEKIT_RECORDS > project configuration > default
@@ -404,17 +395,11 @@ def calibrate_select(
     )
     ledger = records / USAGE_FILE
     if as_json:
-        print_document(
-            "calibration_selection",
-            {
-                "labels": str(labels),
-                "bytes": len(raw),
-                "usage": usage.model_dump(mode="json"),
-                "ledger": str(ledger),
-                "written": _written((ledger, "label_usage_ledger")),
-                "next": "certify the chosen judge on fresh labels",
-            },
+        written = [WrittenFile(path=str(ledger), what="label_usage_ledger")]
+        document = SelectionDocument(
+            labels=str(labels), bytes=len(raw), usage=usage, ledger=str(ledger), written=written
         )
+        print_model("calibration_selection", document)
         return
     typer.echo(
         f"{labels.name} ({len(raw)} bytes) recorded as a development set in {ledger}; "
@@ -474,9 +459,7 @@ def failure_modes(  # noqa: PLR0917 - typer options
     fp = resolve_fingerprint(table, judge, fingerprint)
     report = calibrate_families(table, judge=judge, experts=_experts(experts), policy=pol)
     if fmt == "json":
-        from judgekit.commands.output import versioned
-
-        typer.echo(json.dumps(versioned("failure_mode_report", report.model_dump(mode="json")), indent=2))
+        print_model("failure_mode_report", report, ascii_only=True)
     else:
         typer.echo(render_families_markdown(report))
     if fp is None:
@@ -734,37 +717,17 @@ def export_otel(
     each problem named).
     """
     from judgekit.errors import ProblemsError
-    from judgekit.formats.otel import evaluation_events, trace_refs
-    from judgekit.io.atomic import write_atomic
-    from judgekit.results import read_results
-    from judgekit.transcript import read_transcripts
+    from judgekit.formats.otel import export_evaluation_events
 
     as_json = chosen_format(fmt) == "json"
-    read = read_results(results)
-    problems = [asdict(p) for p in read.problems]
-    if read.problems and not read.lines:
-        unreadable = ProblemsError(read.problems)
+    document = export_evaluation_events(results, out, transcripts=transcripts)
+    if not document.written:  # no readable line: nothing written
+        unreadable = ProblemsError(list(document.problems))
         if not as_json:
             raise unreadable
-        data = {"results": str(results), "trials": 0, "events": 0, "linked_to_traces": 0}
-        print_document("otel_export", {**data, "problems": problems, "written": []})
+        print_model("otel_export", document)
         raise typer.Exit(unreadable.exit_code)  # the code text mode exits with
-    refs = trace_refs(read_transcripts(transcripts)) if transcripts is not None else {}
-    doc = evaluation_events(read.lines, traces=refs)
-    write_atomic(out, json.dumps(doc, indent=1) + "\n")
-    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
-    count = len(records)
     if as_json:
-        print_document(
-            "otel_export",
-            {
-                "results": str(results),
-                "trials": len(read.lines),
-                "events": count,
-                "linked_to_traces": sum(1 for r in records if r.get("traceId")),
-                "problems": problems,
-                "written": _written((out, "otlp_logs")),
-            },
-        )
+        print_model("otel_export", document)
         return
-    typer.echo(f"{count} gen_ai.evaluation.result event(s) -> {out}", err=True)
+    typer.echo(f"{document.events} gen_ai.evaluation.result event(s) -> {out}", err=True)

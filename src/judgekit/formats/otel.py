@@ -55,18 +55,21 @@ from os import PathLike
 from pathlib import Path
 from typing import Any, Final, Literal
 
-from pydantic import JsonValue
+from pydantic import Field, JsonValue
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
 from judgekit.fidelity import FidelityIssue, FidelityReport
 from judgekit.io.documents import MAX_IMPORT_BYTES, load_json_bounded
 from judgekit.transcript import Transcript
+from judgekit.verdict import FrozenModel, WrittenFile
 
 __all__ = [
     "CONVENTIONS",
+    "OtelExport",
     "OtelImport",
     "check_problems",
     "evaluation_events",
+    "export_evaluation_events",
     "import_otlp",
     "read_otlp_file",
     "trace_refs",
@@ -1102,3 +1105,60 @@ def check_problems(result: OtelImport) -> None:
     """
     if result.problems and not result.transcripts:
         raise ProblemsError(result.problems)
+
+
+class OtelExport(FrozenModel):
+    """Verdicts exported as OTLP JSON logs (the ``otel_export`` document ``judgekit export otel`` prints).
+
+    Attributes:
+        results: The results file read.
+        trials: Result lines read (>= 0).
+        events: ``gen_ai.evaluation.result`` events written (one per trial and one per check).
+        linked_to_traces: Events parented to an imported trace.
+        problems: Lines of the results file that could not be read, each located.
+        written: The logs file written; empty when the results file had no readable line (then nothing
+            was written).
+    """
+
+    results: str
+    trials: int = 0
+    events: int = 0
+    linked_to_traces: int = 0
+    problems: list[Problem]
+    written: list[WrittenFile] = Field(default_factory=list)
+
+
+def export_evaluation_events(
+    results: str | PathLike[str], out: str | PathLike[str], *, transcripts: str | PathLike[str] | None = None
+) -> OtelExport:
+    """Write a results file's verdicts as OTLP JSON logs (:func:`evaluation_events`) to ``out``.
+
+    Args:
+        results: The results file (JSONL) written by ``judgekit grade``.
+        out: The OTLP JSON logs file to write (atomically).
+        transcripts: Transcripts imported from OTLP, whose traces the events are parented to (``None``:
+            no trace context).
+
+    Returns:
+        What was written; when the results file has no readable line nothing is written, ``written`` is
+        empty and ``problems`` says why.
+    """
+    from judgekit.io.atomic import write_atomic
+    from judgekit.results import read_results
+    from judgekit.transcript import read_transcripts
+
+    read = read_results(results)
+    if read.problems and not read.lines:
+        return OtelExport(results=str(results), problems=read.problems)
+    refs = trace_refs(read_transcripts(transcripts)) if transcripts is not None else {}
+    doc = evaluation_events(read.lines, traces=refs)
+    write_atomic(out, json.dumps(doc, indent=1) + "\n")
+    records = doc["resourceLogs"][0]["scopeLogs"][0]["logRecords"]
+    return OtelExport(
+        results=str(results),
+        trials=len(read.lines),
+        events=len(records),
+        linked_to_traces=sum(1 for r in records if r.get("traceId")),
+        problems=read.problems,
+        written=[WrittenFile(path=str(out), what="otlp_logs")],
+    )
