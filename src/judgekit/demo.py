@@ -246,11 +246,9 @@ class _Calibrated:
 
 
 def _write(path: Path, text: str) -> Path:
-    from judgekit.io.atomic import write_atomic
+    from judgekit.io.atomic import write_atomic_making_folder
 
-    path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(path, text)
-    return path
+    return write_atomic_making_folder(path, text, what="demo's report file")
 
 
 # --------------------------------------------------------------------------- steps

@@ -383,7 +383,8 @@ def test_an_unwritable_out_folder_is_an_error_not_a_traceback(work, capsys):
         "taken",
     )
     assert code == 2  # an output that cannot be written is an input error
-    assert "taken/calibration.md: cannot write the report" in err
+    # the one record-and-report writer names the folder it could not create (a file stands there)
+    assert "taken: cannot create the folder for the report: File exists" in err
 
 
 def test_an_unwritable_records_folder_is_an_error_not_a_traceback(work, capsys):

@@ -7,7 +7,7 @@ import textwrap
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import LineAppender, repair_tail, write_atomic
+from judgekit.io.atomic import LineAppender, repair_tail, write_atomic, write_atomic_making_folder
 
 
 def test_write_atomic_replaces_whole_file_and_leaves_no_temporary(tmp_path):
@@ -213,3 +213,18 @@ def test_line_appender_redacts_and_refuses_a_fifo(tmp_path):
     os.mkfifo(fifo)
     with pytest.raises(JudgekitError, match="named pipe"), LineAppender(fifo):
         pass
+
+
+def test_write_atomic_making_folder_creates_the_folders_and_names_one_it_cannot(tmp_path):
+    path = tmp_path / "records" / "bias" / "r.json"
+    assert write_atomic_making_folder(str(path), "{}\n", what="bias report") == path
+    assert path.read_text() == "{}\n"
+    write_atomic_making_folder(path, "[]\n", what="bias report")  # the folder exists: replaced whole
+    assert path.read_text() == "[]\n"
+    (tmp_path / "taken").write_text("a file, not a folder")
+    with pytest.raises(JudgekitError) as caught:
+        write_atomic_making_folder(tmp_path / "taken" / "r.json", "{}", what="calibration record")
+    assert str(caught.value).startswith(
+        f"{tmp_path / 'taken'}: cannot create the folder for the calibration record: "
+    )
+    assert caught.value.exit_code == 2

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any
 
 from pydantic import Field, ValidationError
@@ -34,7 +33,7 @@ from judgekit.calibration.position import (
     read_recorded,
 )
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import write_atomic
+from judgekit.io.atomic import write_atomic, write_atomic_making_folder
 from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 from judgekit.settings import records_folder, resolve_settings
 from judgekit.transcript import Transcript, read_transcripts
@@ -65,6 +64,8 @@ class WrittenFile(FrozenModel):
 def write_record(path: str | os.PathLike[str], text: str, what: str) -> None:
     """Write a record file atomically, creating its folder.
 
+    The bias and failure-mode records' name for :func:`~judgekit.io.atomic.write_atomic_making_folder`.
+
     Args:
         path: The record's path.
         text: Its contents.
@@ -73,14 +74,7 @@ def write_record(path: str | os.PathLike[str], text: str, what: str) -> None:
     Raises:
         JudgekitError: (exit 2) When the folder cannot be created or the file cannot be written.
     """
-    path = Path(path)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise JudgekitError(
-            f"{path.parent}: cannot create the folder for the {what}: {exc.strerror or exc}"
-        ) from None
-    write_atomic(path, text)
+    write_atomic_making_folder(path, text, what=what)
 
 
 class BiasProbeDocument(FrozenModel):
@@ -258,7 +252,7 @@ def probe_live(
         written.append(WrittenFile(path=str(out), what="bias_report"))
     if record:
         path = folder / BIAS_DIR / bias_report_filename(report)
-        write_record(path, text, "bias report")
+        write_atomic_making_folder(path, text, what="bias report")
         written.append(WrittenFile(path=str(path), what="bias_record"))
     return BiasProbeDocument.of(report, warnings, written)
 
@@ -334,7 +328,7 @@ def probe_recorded(
     if fingerprint is not None and record:
         bias = position_bias_report(report, fingerprint=fingerprint, judge=judge or "recorded judgments")
         path = records_folder(records) / BIAS_DIR / bias_report_filename(bias)
-        write_record(path, dump_bias_report(bias), "bias report")
+        write_atomic_making_folder(path, dump_bias_report(bias), what="bias report")
         written.append(WrittenFile(path=str(path), what="bias_record"))
     elif fingerprint is None and record:
         warnings.append(

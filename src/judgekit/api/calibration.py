@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Final
 
 from judgekit.calibration.trust import TrustBook, TrustStatus
 from judgekit.errors import JudgekitError
+from judgekit.io.atomic import write_atomic_making_folder
 
 if TYPE_CHECKING:
     from judgekit.calibration.agreement import AgreementReport, GroupAgreement, PairAgreement
@@ -98,17 +99,6 @@ class CalibrationOptions:
     annotator_kind: str | None = None
     annotator_kinds: Mapping[str, str] = field(default_factory=dict)
     alt_test_epsilon: float | None = None
-
-
-def _write(path: Path, text: str, what: str) -> None:
-    """Write ``text`` to ``path`` atomically, creating its folder; a failure names the file and ``what``."""
-    from judgekit.io.atomic import write_atomic
-
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_atomic(path, text)
-    except OSError as exc:
-        raise JudgekitError(f"{path}: cannot write the {what}: {exc.strerror or exc}") from None
 
 
 def _checked_format(fmt: str) -> str:
@@ -231,7 +221,7 @@ class Calibration:
             JudgekitError: For an unknown format, or a file that cannot be written (exit code 2).
         """
         path = Path(folder) / f"calibration.{_checked_format(fmt)}"
-        _write(path, self.render(fmt), "report")
+        write_atomic_making_folder(path, self.render(fmt), what="report")
         return path
 
     def write_change(self, folder: str | os.PathLike[str], fmt: str = "md") -> Path | None:
@@ -244,7 +234,7 @@ class Calibration:
         if text is None:
             return None
         path = Path(folder) / f"grader-change.{fmt}"
-        _write(path, text, "grader-change report")
+        write_atomic_making_folder(path, text, what="grader-change report")
         return path
 
     def write_record(self, folder: str | os.PathLike[str] | None = None) -> Path:
@@ -264,7 +254,7 @@ class Calibration:
                 "CalibrationOptions(fingerprint=...) or a fingerprint column in the label table"
             )
         path = Path(folder if folder is not None else self.records_dir) / record_filename(self.record)
-        _write(path, dump_record(self.record), "calibration record")
+        write_atomic_making_folder(path, dump_record(self.record), what="calibration record")
         return path
 
 

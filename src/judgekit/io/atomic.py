@@ -44,6 +44,7 @@ __all__ = [
     "redacted_bytes",
     "repair_tail",
     "write_atomic",
+    "write_atomic_making_folder",
     "write_temporary",
 ]
 
@@ -195,6 +196,34 @@ def write_atomic(
         raise WriteFailed(given, exc.strerror or str(exc)) from None
     if fsync:
         fsync_folder(folder)
+
+
+def write_atomic_making_folder(path: str | os.PathLike[str], data: bytes | str, *, what: str) -> Path:
+    """Create the file's folder (and its parents) if needed, then write it with :func:`write_atomic`.
+
+    For a file whose folder may not exist yet: a calibration record, a bias report, a report page.
+
+    Args:
+        path: The file to write, as text or a path object.
+        data: The content (text is encoded as UTF-8; secrets are removed, see :func:`redacted_bytes`).
+        what: What the file is, for the message (``calibration record``, ``bias report``).
+
+    Returns:
+        ``path`` as a path object.
+
+    Raises:
+        JudgekitError: (exit code 2) When the folder cannot be created (``FOLDER: cannot create the folder
+            for the WHAT: reason``), or the file cannot be written (:class:`WriteFailed`).
+    """
+    path = Path(path)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise JudgekitError(
+            f"{path.parent}: cannot create the folder for the {what}: {exc.strerror or exc}", exit_code=2
+        ) from None
+    write_atomic(path, data)
+    return path
 
 
 def create_new(
