@@ -252,6 +252,22 @@ async def grade_in_batch(
     """
     out = Path(out)
     check_poll_interval(poll_s)
+
+    async def grade_left(recorded: Mapping[str, JsonValue] | None) -> RunSummary:
+        """Grade the trials without a line, as an ordinary run, with ``recorded`` in every line."""
+        return await run_trials(
+            plan,
+            grader,
+            out=out,
+            state=state,
+            concurrency=concurrency,
+            grading=recorded,
+            redactor=redactor,
+            progress=progress,
+            fsync=fsync,
+            provenance=provenance,
+        )
+
     client = _client(grader)
     target = jb.batch_target(client)
     path = jb.state_path(out)
@@ -289,18 +305,7 @@ async def grade_in_batch(
     else:
         if not collector.requests and saved is None:
             # every request was in the cassette, or nothing is left: no batch, an ordinary run
-            summary = await run_trials(
-                plan,
-                grader,
-                out=out,
-                state=state,
-                concurrency=concurrency,
-                grading=grading,
-                redactor=redactor,
-                progress=progress,
-                fsync=fsync,
-                provenance=provenance,
-            )
+            summary = await grade_left(grading)
             echo("batch: no judge request to send (every one is in the cassette); graded directly")
             return BatchRun(summary=summary, state=None, state_file=path)
         content = jb.input_lines(collector.requests)
@@ -370,18 +375,7 @@ async def grade_in_batch(
     record["batch"] = saved.record()
     client.batch = book
     try:
-        summary = await run_trials(
-            plan,
-            grader,
-            out=out,
-            state=state,
-            concurrency=concurrency,
-            grading=record,
-            redactor=redactor,
-            progress=progress,
-            fsync=fsync,
-            provenance=provenance,
-        )
+        summary = await grade_left(record)
     finally:
         client.batch = None
     if saved.status in jb.PARTIAL_STATUSES:

@@ -322,32 +322,20 @@ def db_check(outputs: Sequence[str], transcript: Transcript, version: RewardVers
         if not gate
         else f"{version} reward"
     )
+    category: FailureCategory | None = None
     if match is None:
-        return CheckResult(
-            check_id=DB_CHECK,
-            layer="tau-bench",
-            verdict=Verdict.NOT_EVALUATED,
-            gate=gate,
-            reason="no final or expected database (give replay= or tools=)",
-        )
-    if match is True:
-        return CheckResult(
-            check_id=DB_CHECK,
-            layer="tau-bench",
-            verdict=Verdict.PASS,
-            gate=gate,
-            reason=f"the final database has the expected database's tau-bench hash ({scope})",
-        )
-    return CheckResult(
-        check_id=DB_CHECK,
-        layer="tau-bench",
-        verdict=Verdict.FAIL,
-        gate=gate,
-        reason=(
+        verdict, reason = Verdict.NOT_EVALUATED, "no final or expected database (give replay= or tools=)"
+    elif match is True:
+        verdict = Verdict.PASS
+        reason = f"the final database has the expected database's tau-bench hash ({scope})"
+    else:
+        verdict, category = Verdict.FAIL, FailureCategory.INCOMPLETE_EXECUTION
+        reason = (
             "the final database's tau-bench hash differs from the expected database's "
             f"(types kept: 1 and 1.0 differ; see the state layer for the diff) ({scope})"
-        ),
-        category=FailureCategory.INCOMPLETE_EXECUTION,
+        )
+    return CheckResult(
+        check_id=DB_CHECK, layer="tau-bench", verdict=verdict, gate=gate, reason=reason, category=category
     )
 
 
