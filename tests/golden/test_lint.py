@@ -464,7 +464,7 @@ def test_lint_case_takes_custom_checks_and_an_unlocated_case() -> None:
 
 def test_report_data_is_json_ready(tmp_path: Path) -> None:
     report = lint(make_set(tmp_path, {"weak": WEAK, "strong": STRONG}))
-    data = json.loads(json.dumps(report.to_data()))
+    data = json.loads(json.dumps(report.document().model_dump(mode="json")))
     assert data["summary"] == {
         "cases": 2,
         "reported": 1,

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option
+from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
     from judgekit.golden.lint import LintReport
@@ -84,8 +84,6 @@ def lint(  # noqa: PLR0917 - typer options
     One line per finding (file:line: case-id: message), then a summary. Exit 0 when nothing is reported,
     1 when something is, 2 on a usage or input error (an invalid set: fix it first with judgekit cases check).
     """
-    import json
-
     from judgekit.errors import JudgekitError
 
     output_format = chosen_format(output_format)
@@ -118,9 +116,7 @@ def lint(  # noqa: PLR0917 - typer options
             raise typer.Exit(2)  # an input error: lint judges the cases of a valid set
         report = lint_case_set(case_set, rubrics=rubrics, include_candidates=include_candidates)
     if output_format == "json":
-        from judgekit.commands.output import versioned
-
-        typer.echo(json.dumps(versioned("lint_report", report.to_data()), indent=2, ensure_ascii=False))
+        print_model("lint_report", report.document())
     else:
         _print_text(report, tau_bench=tau_bench is not None)
     if not report.clean:

@@ -48,7 +48,7 @@ from judgekit.graders.layered import combine, deterministic_checks, reference_ch
 from judgekit.graders.registry import layer_info, layer_of
 from judgekit.state.provider import StateProvider
 from judgekit.transcript import Message, StateRef, Transcript
-from judgekit.verdict import CheckResult, Grade, Verdict
+from judgekit.verdict import CheckResult, FrozenModel, Grade, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -59,12 +59,19 @@ __all__ = [
     "EMPTY_LIST_FIELDS",
     "NEUTRAL_REPLY",
     "CaseLint",
+    "CaseLintDocument",
+    "CheckDocument",
     "ChecksFn",
     "Finding",
+    "FindingDocument",
     "FindingKind",
+    "GradeDocument",
+    "LintDocument",
     "LintReport",
+    "LintSummary",
     "Location",
     "RubricLint",
+    "RubricLintDocument",
     "Severity",
     "do_nothing_transcript",
     "layer_outcomes",
@@ -172,18 +179,18 @@ class Finding:
         prefix = {Severity.INFO: "info: ", Severity.DECLARED: "declared: "}.get(self.severity, "")
         return f"{self.where}: {self.subject}: {prefix}{self.message}"
 
-    def to_data(self) -> dict[str, Any]:
-        """The finding as JSON-ready data."""
-        return {
-            "kind": self.kind.value,
-            "severity": self.severity.value,
-            "subject": self.subject,
-            "file": str(self.where.file) if self.where.file is not None else None,
-            "line": self.where.line,
-            "message": self.message,
-            "layers": list(self.layers),
-            "expectations": list(self.expectations),
-        }
+    def document(self) -> FindingDocument:
+        """The finding as a field of the ``lint_report`` document."""
+        return FindingDocument(
+            kind=self.kind.value,
+            severity=self.severity.value,
+            subject=self.subject,
+            file=str(self.where.file) if self.where.file is not None else None,
+            line=self.where.line,
+            message=self.message,
+            layers=list(self.layers),
+            expectations=list(self.expectations),
+        )
 
 
 @dataclass(frozen=True)
@@ -220,17 +227,17 @@ class CaseLint:
         """True when no deterministic gate fails the do-nothing trial (declared or not)."""
         return self.do_nothing.verdict is not Verdict.FAIL
 
-    def to_data(self) -> dict[str, Any]:
-        """The case's lint as JSON-ready data."""
-        return {
-            "case": self.case_id,
-            "file": str(self.where.file) if self.where.file is not None else None,
-            "line": self.where.line,
-            "status": "reported" if self.reported else "declared" if self.declared else "ok",
-            "do_nothing": _grade_data(self.do_nothing),
-            "reference": _grade_data(self.reference) if self.reference is not None else None,
-            "findings": [f.to_data() for f in self.findings],
-        }
+    def document(self) -> CaseLintDocument:
+        """The case's lint as a field of the ``lint_report`` document."""
+        return CaseLintDocument(
+            case=self.case_id,
+            file=str(self.where.file) if self.where.file is not None else None,
+            line=self.where.line,
+            status="reported" if self.reported else "declared" if self.declared else "ok",
+            do_nothing=GradeDocument.of(self.do_nothing),
+            reference=GradeDocument.of(self.reference) if self.reference is not None else None,
+            findings=[f.document() for f in self.findings],
+        )
 
 
 @dataclass(frozen=True)
@@ -249,15 +256,15 @@ class RubricLint:
     rubric: Rubric | None
     findings: tuple[Finding, ...]
 
-    def to_data(self) -> dict[str, Any]:
-        """The rubric's lint as JSON-ready data."""
-        return {
-            "rubric": self.name,
-            "file": str(self.path),
-            "loaded": self.rubric is not None,
-            "criteria": [c.id for c in self.rubric.criteria] if self.rubric is not None else [],
-            "findings": [f.to_data() for f in self.findings],
-        }
+    def document(self) -> RubricLintDocument:
+        """The rubric's lint as a field of the ``lint_report`` document."""
+        return RubricLintDocument(
+            rubric=self.name,
+            file=str(self.path),
+            loaded=self.rubric is not None,
+            criteria=[c.id for c in self.rubric.criteria] if self.rubric is not None else [],
+            findings=[f.document() for f in self.findings],
+        )
 
 
 @dataclass(frozen=True)
@@ -308,37 +315,164 @@ class LintReport:
             text += f"; {problems} rubric problem{'s' if problems != 1 else ''}"
         return text
 
-    def to_data(self) -> dict[str, Any]:
-        """The report as JSON-ready data: ``summary``, ``rubrics`` and ``cases``."""
-        return {
-            "summary": {
-                "cases": len(self.cases),
-                "reported": len(self.reported),
-                "declared": len(self.declared),
-                "rubric_problems": len(self.rubric_problems),
-                "do_nothing_accepted": [c.case_id for c in self.cases if c.do_nothing_accepted],
-            },
-            "rubrics": [r.to_data() for r in self.rubrics],
-            "cases": [c.to_data() for c in self.cases],
-        }
+    def document(self) -> LintDocument:
+        """The report as the ``lint_report`` document ``judgekit cases lint`` prints."""
+        return LintDocument(
+            summary=LintSummary(
+                cases=len(self.cases),
+                reported=len(self.reported),
+                declared=len(self.declared),
+                rubric_problems=len(self.rubric_problems),
+                do_nothing_accepted=[c.case_id for c in self.cases if c.do_nothing_accepted],
+            ),
+            rubrics=[r.document() for r in self.rubrics],
+            cases=[c.document() for c in self.cases],
+        )
 
 
-def _grade_data(grade: Grade) -> dict[str, Any]:
-    return {
-        "verdict": grade.verdict.value,
-        "reason": grade.reason,
-        "layers": {layer: verdict.value for layer, verdict in layer_outcomes(grade.checks).items()},
-        "checks": [
-            {
-                "check": c.check_id,
-                "layer": c.layer,
-                "verdict": c.verdict.value,
-                "gate": c.gate,
-                "reason": c.reason,
-            }
-            for c in grade.checks
-        ],
-    }
+class FindingDocument(FrozenModel):
+    """One finding, as printed (:class:`Finding`).
+
+    Attributes:
+        kind: What was found (a :class:`FindingKind` value).
+        severity: How much it matters (a :class:`Severity` value).
+        subject: The case id or rubric name.
+        file: The file, ``None`` when the subject has none.
+        line: 1-based line in ``file``, ``None`` when unknown.
+        message: What was found and what to do.
+        layers: The layers concerned.
+        expectations: The expectations concerned.
+    """
+
+    kind: str
+    severity: str
+    subject: str
+    file: str | None
+    line: int | None
+    message: str
+    layers: list[str]
+    expectations: list[str]
+
+
+class CheckDocument(FrozenModel):
+    """One check of a linted trial's grade.
+
+    Attributes:
+        check: The check id.
+        layer: Its layer.
+        verdict: Its verdict.
+        gate: Whether it is a gate.
+        reason: Why (``""`` when none).
+    """
+
+    check: str
+    layer: str
+    verdict: str
+    gate: bool
+    reason: str
+
+
+class GradeDocument(FrozenModel):
+    """A linted trial's grade on the deterministic layers.
+
+    Attributes:
+        verdict: The trial's verdict.
+        reason: Why (``""`` when no single reason).
+        layers: Each layer's outcome (:func:`layer_outcomes`).
+        checks: Every check.
+    """
+
+    verdict: str
+    reason: str
+    layers: dict[str, str]
+    checks: list[CheckDocument]
+
+    @classmethod
+    def of(cls, grade: Grade) -> GradeDocument:
+        """The document of ``grade``."""
+        return cls(
+            verdict=grade.verdict.value,
+            reason=grade.reason,
+            layers={layer: verdict.value for layer, verdict in layer_outcomes(grade.checks).items()},
+            checks=[
+                CheckDocument(
+                    check=c.check_id, layer=c.layer, verdict=c.verdict.value, gate=c.gate, reason=c.reason
+                )
+                for c in grade.checks
+            ],
+        )
+
+
+class CaseLintDocument(FrozenModel):
+    """One case's lint, as printed (:class:`CaseLint`).
+
+    Attributes:
+        case: The case id.
+        file: Its file, ``None`` when it has none.
+        line: Its first line, ``None`` when unknown.
+        status: ``reported``, ``declared`` or ``ok``.
+        do_nothing: The do-nothing trial's grade.
+        reference: The reference solution's grade, ``None`` without one.
+        findings: What was found.
+    """
+
+    case: str
+    file: str | None
+    line: int | None
+    status: str
+    do_nothing: GradeDocument
+    reference: GradeDocument | None
+    findings: list[FindingDocument]
+
+
+class RubricLintDocument(FrozenModel):
+    """One rubric file's lint, as printed (:class:`RubricLint`).
+
+    Attributes:
+        rubric: The rubric as named (a built-in id or a path).
+        file: The file read.
+        loaded: Whether it loaded.
+        criteria: Its criterion ids (empty when it did not load).
+        findings: Its problems.
+    """
+
+    rubric: str
+    file: str
+    loaded: bool
+    criteria: list[str]
+    findings: list[FindingDocument]
+
+
+class LintSummary(FrozenModel):
+    """The counts of a lint.
+
+    Attributes:
+        cases: Cases linted.
+        reported: Cases with a reported finding.
+        declared: Cases whose do-nothing declaration holds.
+        rubric_problems: Reported findings about rubric files.
+        do_nothing_accepted: Ids of the cases whose do-nothing trial no deterministic gate fails.
+    """
+
+    cases: int
+    reported: int
+    declared: int
+    rubric_problems: int
+    do_nothing_accepted: list[str]
+
+
+class LintDocument(FrozenModel):
+    """A lint (the ``lint_report`` document).
+
+    Attributes:
+        summary: The counts.
+        rubrics: One lint per rubric file.
+        cases: One lint per case, in set order.
+    """
+
+    summary: LintSummary
+    rubrics: list[RubricLintDocument]
+    cases: list[CaseLintDocument]
 
 
 # --------------------------------------------------------------------------- the do-nothing trial
