@@ -16,12 +16,15 @@ written, the problems are listed on it and on standard error).
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option
+
+if TYPE_CHECKING:
+    from judgekit.reports.viewer import ViewerDocument
 
 __all__ = ["view"]
 
@@ -59,9 +62,9 @@ def view(  # noqa: PLR0917 - typer options
     (kind viewer) on standard output.
     """
     from judgekit.api.viewer import TranscriptReader, case_infos
-    from judgekit.commands.output import print_document
+    from judgekit.commands.output import print_model
     from judgekit.errors import JudgekitError
-    from judgekit.reports.viewer import build_viewer, check_out_folder
+    from judgekit.reports.viewer import ViewerDocument, build_viewer, check_out_folder
 
     output_format = chosen_format(output_format)
     if len(results) > 2:
@@ -89,22 +92,10 @@ def view(  # noqa: PLR0917 - typer options
         typer.echo(f"warning: {problem}", err=True)
     for reason, count in built.unavailable_reasons:
         typer.echo(f"warning: {count} trial(s) without a transcript: {reason}", err=True)
-    if output_format == "json":
-        document: dict[str, Any] = {
-            "out": str(built.out),
-            "index": str(built.index),
-            "url": built.index.resolve().as_uri(),
-            "files": len(built.files),
-            "bytes": built.bytes,
-            "runs": list(built.runs),
-            "cases": built.cases,
-            "comparison": built.compared,
-            "transcripts_unavailable": [{"reason": r, "trials": n} for r, n in built.unavailable_reasons],
-            "served": None,
-        }
-        if not serve:
-            print_document("viewer", document)
-    else:
+    document = ViewerDocument.of(built) if output_format == "json" else None
+    if document is not None and not serve:
+        print_model("viewer", document)
+    elif document is None:
         trials = sum(run["trials"] for run in built.runs)
         typer.echo(
             f"wrote a viewer of {trials} trial(s) in {len(built.runs)} run(s)"
@@ -112,7 +103,7 @@ def view(  # noqa: PLR0917 - typer options
             + f" -> {built.index}"
         )
     if serve:
-        _serve(built.out, port, document if output_format == "json" else None)
+        _serve(built.out, port, document)
     if problems:
         raise typer.Exit(2)
 
@@ -145,12 +136,12 @@ def allowed_host(header: str | None, port: int) -> bool:
     return any(host in (name, f"{name}:{port}") for name in LOOPBACK_NAMES)
 
 
-def _serve(folder: Path, port: int, document: dict[str, Any] | None) -> None:
+def _serve(folder: Path, port: int, document: ViewerDocument | None) -> None:
     """Serve ``folder`` on 127.0.0.1 until Ctrl-C; print the address (in the JSON document when given)."""
     import functools
     import http.server
 
-    from judgekit.commands.output import print_document
+    from judgekit.commands.output import print_model
     from judgekit.errors import JudgekitError
 
     class Quiet(http.server.SimpleHTTPRequestHandler):
@@ -188,7 +179,7 @@ def _serve(folder: Path, port: int, document: dict[str, Any] | None) -> None:
         ) from None
     url = f"http://127.0.0.1:{server.server_address[1]}/index.html"
     if document is not None:
-        print_document("viewer", {**document, "served": url})
+        print_model("viewer", document.model_copy(update={"served": url}))
     else:
         typer.echo(f"serving {folder} at {url} (Ctrl-C stops)")
     try:

@@ -36,7 +36,7 @@ from judgekit.io.folders import StagedFolder, check_folder
 from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite, source_lines
 from judgekit.results import ResultLine, RunResults
 from judgekit.secrets import Redactor, redact
-from judgekit.verdict import CheckResult, Evidence, Trust, Verdict, evidence_line, verdict_reason
+from judgekit.verdict import CheckResult, Evidence, FrozenModel, Trust, Verdict, evidence_line, verdict_reason
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -49,7 +49,10 @@ __all__ = [
     "CaseInfo",
     "TranscriptLookup",
     "TranscriptSource",
+    "UnavailableTranscripts",
     "ViewerBuild",
+    "ViewerDocument",
+    "ViewerRunSummary",
     "build_viewer",
     "case_info",
     "check_out_folder",
@@ -1044,3 +1047,87 @@ def build_viewer(
         bytes=folder.bytes,
         unavailable_reasons=tuple(sorted(builder.reasons.items(), key=lambda kv: -kv[1])),
     )
+
+
+class ViewerRunSummary(FrozenModel):
+    """One run a viewer shows, as its document lists it.
+
+    Attributes:
+        name: The results file's name.
+        file: The results file.
+        trials: Trials shown (>= 1).
+        chunks: Files of trial pages written for it.
+        transcripts_unavailable: Trials whose transcript could not be read.
+        problems: Located problems of the results file, as text.
+    """
+
+    name: str
+    file: str
+    trials: int
+    chunks: int
+    transcripts_unavailable: int
+    problems: list[str]
+
+
+class UnavailableTranscripts(FrozenModel):
+    """Trials shown without their transcript for one reason.
+
+    Attributes:
+        reason: Why their transcript could not be read.
+        trials: How many trials (>= 1).
+    """
+
+    reason: str
+    trials: int
+
+
+class ViewerDocument(FrozenModel):
+    """A viewer written (the ``viewer`` document ``judgekit view`` prints).
+
+    Attributes:
+        out: The viewer folder.
+        index: Its ``index.html``.
+        url: The ``file://`` address of ``index.html``.
+        files: Files written.
+        bytes: Their total size.
+        runs: The runs shown.
+        cases: Distinct cases across the runs.
+        comparison: Whether a comparison page was built (two runs).
+        transcripts_unavailable: Trials without a transcript, per reason.
+        served: The ``http://127.0.0.1`` address the viewer is served at, ``None`` when it is not served.
+    """
+
+    out: str
+    index: str
+    url: str
+    files: int
+    bytes: int
+    runs: list[ViewerRunSummary]
+    cases: int
+    comparison: bool
+    transcripts_unavailable: list[UnavailableTranscripts]
+    served: str | None = None
+
+    @classmethod
+    def of(cls, built: ViewerBuild) -> ViewerDocument:
+        """The document of a viewer written (not served).
+
+        Args:
+            built: What :func:`build_viewer` wrote.
+
+        Returns:
+            The paths written and the counts.
+        """
+        return cls(
+            out=str(built.out),
+            index=str(built.index),
+            url=built.index.resolve().as_uri(),
+            files=len(built.files),
+            bytes=built.bytes,
+            runs=[ViewerRunSummary.model_validate(run) for run in built.runs],
+            cases=built.cases,
+            comparison=built.compared,
+            transcripts_unavailable=[
+                UnavailableTranscripts(reason=r, trials=n) for r, n in built.unavailable_reasons
+            ],
+        )
