@@ -40,6 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "DEFAULT_GRID",
+    "CascadeDocument",
     "SelectiveResult",
     "SelectiveStep",
     "candidate_thresholds",
@@ -410,3 +411,15 @@ def _none(target: float, delta: float, reason: str, steps: tuple[SelectiveStep, 
         steps=steps,
         reason=reason,
     )
+
+
+class CascadeDocument(FrozenModel):
+    """A cascade fitted and written (the ``cascade`` document ``judgekit judge fit-cascade`` prints).
+
+    Attributes:
+        out: The cascade file written.
+        cascade: The cascade, as written to ``out``.
+    """
+
+    out: str
+    cascade: Cascade

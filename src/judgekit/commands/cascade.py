@@ -15,7 +15,7 @@ from pathlib import Path
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.output import chosen_format, format_option, print_document
+from judgekit.commands.output import chosen_format, format_option, print_model
 
 __all__ = ["fit_cascade"]
 
@@ -57,7 +57,7 @@ def fit_cascade(
     """
     from judgekit.calibration.guards import random_sample_only
     from judgekit.calibration.labels import VERDICT_SCALE, parse_labels
-    from judgekit.calibration.selective import cascade_from_table
+    from judgekit.calibration.selective import CascadeDocument, cascade_from_table
     from judgekit.errors import JudgekitError
     from judgekit.io.atomic import write_atomic
     from judgekit.io.documents import read_input
@@ -91,7 +91,7 @@ def fit_cascade(
     except OSError as exc:
         raise JudgekitError(f"{out}: cannot write the cascade file: {exc.strerror or exc}") from None
     if as_json:
-        print_document("cascade", {"out": str(out), "cascade": cascade.model_dump(mode="json")})
+        print_model("cascade", CascadeDocument(out=str(out), cascade=cascade))
         return
     typer.echo(
         f"cascade: {out} (target agreement {target:g} at δ = {delta:g}, {cascade.calibration_items} items)"
