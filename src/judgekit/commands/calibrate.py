@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgekit.commands.inputs import existing_inputs
+from judgekit.commands.judge_options import records_option
 from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
@@ -67,12 +68,7 @@ def calibrate(
         "--fingerprint",
         help="The judge's grader fingerprint (else the table's fingerprint column for the judge's rows).",
     ),
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Folder the calibration record is written to (default: the configured records, else "
-        "calibration/records; a folder you name must exist).",
-    ),
+    records: Path | None = records_option("Folder the calibration record is written to"),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write a calibration record."),
     scale: str | None = typer.Option(
         None,

@@ -153,15 +153,25 @@ def untrusted_option() -> Any:
     )
 
 
-def records_option() -> Any:
-    """``--records``: the calibration records (``None``: the configured folder, else calibration/records)."""
+def records_option(
+    purpose: str = "Calibration records deciding whether the judge (by its exact fingerprint) is trusted",
+) -> Any:
+    """``--records``: the calibration records (``None``: the configured folder, else calibration/records).
+
+    Args:
+        purpose: The help's first words: what the command reads or writes there; the help goes on with
+            where the folder defaults to.
+
+    Returns:
+        A typer option for the command's signature.
+    """
     import typer
 
     return typer.Option(
         None,
         "--records",
-        help="Calibration records deciding whether the judge (by its exact fingerprint) is trusted "
-        "(default: the configured records, else calibration/records; a folder you name must exist).",
+        help=f"{purpose} (default: the configured records, else calibration/records; a folder you name must "
+        "exist).",
     )
 
 

@@ -454,12 +454,9 @@ def report(  # noqa: PLR0917 - typer options
     fail_under: list[str] = _FAIL_UNDER_OPTION,
     fail_under_k: list[str] = _FAIL_UNDER_K_OPTION,
     max_errors: list[str] = _MAX_ERRORS_OPTION,
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Calibration records: each judged criterion whose judge fingerprint has one gets its pass rate "
-        "corrected for the judge's misses and false alarms (Lee et al.), with interval and bounds "
-        "(default: the configured records, else calibration/records; a folder you name must exist).",
+    records: Path | None = records_option(
+        "Calibration records: each judged criterion whose judge fingerprint has one gets its pass rate "
+        "corrected for the judge's misses and false alarms (Lee et al.), with interval and bounds"
     ),
     short: bool = typer.Option(
         False,

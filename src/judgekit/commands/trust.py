@@ -27,7 +27,12 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.judge_options import judge_backoff_option, judge_retries_option, judge_timeout_option
+from judgekit.commands.judge_options import (
+    judge_backoff_option,
+    judge_retries_option,
+    judge_timeout_option,
+    records_option,
+)
 from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
@@ -319,12 +324,7 @@ def calibrate_check(  # noqa: PLR0917 - typer options
     transcripts: Path | None = typer.Option(
         None, "--transcripts", help="Transcripts of the labelled items (JSONL), to compare few-shot texts."
     ),
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Calibration records folder, holding the usage ledger (default: the configured records, else "
-        "calibration/records; a folder you name must exist).",
-    ),
+    records: Path | None = records_option("Calibration records folder, holding the usage ledger"),
     fmt: str = format_option(),
 ) -> None:
     """Refuse labels that would inflate a judge's numbers; say what to collect instead.
@@ -367,12 +367,7 @@ def calibrate_select(
         ..., "--candidates", help="Comma-separated judges (fingerprints) compared."
     ),
     chosen: str | None = typer.Option(None, "--chosen", help="The judge chosen."),
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Calibration records folder (default: the configured records, else calibration/records; a "
-        "folder you name must exist).",
-    ),
+    records: Path | None = records_option("Calibration records folder"),
     fmt: str = format_option(),
 ) -> None:
     """Record that these labels were used to choose between judges: they become a development set."""
@@ -423,11 +418,8 @@ def failure_modes(  # noqa: PLR0917 - typer options
         help="The judge's grader fingerprint: record the decisions for it in --records (else the table's "
         "fingerprint column for the judge's rows; neither: nothing is recorded).",
     ),
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Calibration records folder; the record goes to its failure-modes/ sub-folder (default: the "
-        "configured records, else calibration/records; a folder you name must exist).",
+    records: Path | None = records_option(
+        "Calibration records folder; the record goes to its failure-modes/ sub-folder"
     ),
 ) -> None:
     """Calibrate each failure mode (criterion) on its own and gate them together with Holm's correction.
@@ -520,12 +512,7 @@ def probe_bias(  # noqa: PLR0917 - typer options
     ),
     criteria: str | None = typer.Option(None, "--criteria", help="Rubric criteria to probe (default: all)."),
     tolerance: float = typer.Option(0.0, "--tolerance", help="Extra flip rate tolerated beyond the placebo."),
-    records: Path | None = typer.Option(
-        None,
-        "--records",
-        help="Calibration records folder (default: the configured records, else calibration/records; a "
-        "folder you name must exist).",
-    ),
+    records: Path | None = records_option("Calibration records folder"),
     judge_timeout: float | None = judge_timeout_option(),
     judge_retries: int | None = judge_retries_option(),
     judge_backoff: float | None = judge_backoff_option(),
