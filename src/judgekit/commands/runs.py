@@ -12,7 +12,7 @@ runs that cannot be compared). Without a threshold, ``grade`` and ``report`` exi
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -883,34 +883,48 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
         raise typer.Exit(1)
 
 
+_CHAT_AGENT_MODEL_OPTION = typer.Option(None, "--agent-model", help="The agent's model (default: 'model').")
+_CHAT_REWARDS_OPTION = typer.Option(
+    None, "--rewards-out", help="Also write metadata.reward as a results file."
+)
+
+
+def _import_chat(  # noqa: PLR0917 - the import commands' options, passed on
+    read: Callable[..., ImportResult],
+    source: Path,
+    out: Path,
+    case_id_field: str | None,
+    agent_model: str | None,
+    rewards: Path | None,
+    run_id: str | None,
+    output_format: str,
+    *,
+    kind: str,
+    source_format: str,
+) -> None:
+    """Read a chat JSONL file with ``read`` and write its transcripts (and rewards), as one import command."""
+    output = chosen_format(output_format)
+    result = read(source, case_id_field=case_id_field, agent_model=agent_model)
+    _write_import(
+        result, out, rewards=rewards, run_id=run_id, kind=kind, source_format=source_format, output=output
+    )
+
+
 @existing_inputs("source")
 def import_openai(  # noqa: PLR0917 - typer options
     source: Path = typer.Argument(..., help="OpenAI chat JSONL file: {messages, tools, ...} per line."),
     out: Path = typer.Option(..., "--out", help=_OUT_OPTION_HELP),
     case_id_field: str | None = typer.Option(None, "--case-id-field", help=_CASE_ID_FIELD_HELP),
-    agent_model: str | None = typer.Option(
-        None, "--agent-model", help="The agent's model (default: 'model')."
-    ),
-    rewards: Path | None = typer.Option(
-        None, "--rewards-out", help="Also write metadata.reward as a results file."
-    ),
+    agent_model: str | None = _CHAT_AGENT_MODEL_OPTION,
+    rewards: Path | None = _CHAT_REWARDS_OPTION,
     run_id: str | None = typer.Option(None, "--run-id", help=_RUN_ID_HELP),
     output_format: str = format_option(),
 ) -> None:
     """Import OpenAI chat JSONL conversations as transcripts."""
     from judgekit.formats.importers import read_openai_chat
 
-    output = chosen_format(output_format)
-    result = read_openai_chat(source, case_id_field=case_id_field, agent_model=agent_model)
-    _write_import(
-        result,
-        out,
-        rewards=rewards,
-        run_id=run_id,
-        kind="OpenAI chat",
-        source_format="openai-chat",
-        output=output,
-    )
+    args = (source, out, case_id_field, agent_model, rewards, run_id, output_format)
+    _import_chat(read_openai_chat, *args, kind="OpenAI chat", source_format="openai-chat")
 
 
 @existing_inputs("source")
@@ -920,26 +934,13 @@ def import_anthropic(  # noqa: PLR0917 - typer options
     ),
     out: Path = typer.Option(..., "--out", help=_OUT_OPTION_HELP),
     case_id_field: str | None = typer.Option(None, "--case-id-field", help=_CASE_ID_FIELD_HELP),
-    agent_model: str | None = typer.Option(
-        None, "--agent-model", help="The agent's model (default: 'model')."
-    ),
-    rewards: Path | None = typer.Option(
-        None, "--rewards-out", help="Also write metadata.reward as a results file."
-    ),
+    agent_model: str | None = _CHAT_AGENT_MODEL_OPTION,
+    rewards: Path | None = _CHAT_REWARDS_OPTION,
     run_id: str | None = typer.Option(None, "--run-id", help=_RUN_ID_HELP),
     output_format: str = format_option(),
 ) -> None:
     """Import Anthropic messages JSONL conversations (tool_use / tool_result blocks) as transcripts."""
     from judgekit.formats.adapters import read_anthropic
 
-    output = chosen_format(output_format)
-    result = read_anthropic(source, case_id_field=case_id_field, agent_model=agent_model)
-    _write_import(
-        result,
-        out,
-        rewards=rewards,
-        run_id=run_id,
-        kind="Anthropic messages",
-        source_format="anthropic-messages",
-        output=output,
-    )
+    args = (source, out, case_id_field, agent_model, rewards, run_id, output_format)
+    _import_chat(read_anthropic, *args, kind="Anthropic messages", source_format="anthropic-messages")
