@@ -652,14 +652,11 @@ def _write_viewer(folder: Path, cases_dir: Path, results: Sequence[Path]) -> Vie
 
 def _run_page(results: Path, case_set: CaseSet, notes: Sequence[str]) -> tuple[str, str]:
     """The run's HTML report, as ``judgekit report --cases`` renders it without records, and its headline."""
-    import tempfile
-
     from judgekit.api.reports import render_report, report
 
-    # the default undecided policy (fail), and no calibration records: an empty folder, never the
-    # environment's or the project's (the demo's pages do not depend on where it runs)
-    with tempfile.TemporaryDirectory(prefix="judgekit-demo-") as no_records:
-        model = report(results, cases=case_set, records=no_records)
+    # the default undecided policy (fail), and no calibration records, never the environment's or the
+    # project's (the demo's pages do not depend on where it runs)
+    model = report(results, cases=case_set, records=())
     model = model.model_copy(update={"notes": (*notes, *model.notes)})
     return render_report(model, "html"), model.headline.text if model.headline is not None else ""
 

@@ -66,7 +66,7 @@ def report(
     undecided: UndecidedPolicy = "fail",
     k: int | None = None,
     history: Sequence[ResultSource] = (),
-    records: str | os.PathLike[str] | None = None,
+    records: str | os.PathLike[str] | Sequence[CalibrationRecord] | None = None,
     holdout: Iterable[str] = (),
     retire_after: int = DEFAULT_RELEASES,
     retire_min_trials: int = DEFAULT_MIN_TRIALS,
@@ -90,7 +90,8 @@ def report(
         k: Largest k for pass^k (``None``: the largest trial count of a task).
         history: Earlier runs, oldest first, for retirement advice.
         records: The calibration records folder, for judged criteria's corrected pass rates (``None``:
-            ``JUDGEKIT_RECORDS``, the project configuration, else ``calibration/records`` when present).
+            ``JUDGEKIT_RECORDS``, the project configuration, else ``calibration/records`` when present),
+            or the records already read (``()``: none, whatever the environment says).
         holdout: Holdout cases to report anyway (their trials are otherwise left out).
         retire_after: Releases in a row a capability task must pass every trial to be suggested for
             retirement (0: no suggestions).
@@ -112,8 +113,11 @@ def report(
     from judgekit.settings import records_folder
 
     known, splits, set_holdouts = _case_set_facts(cases)
-    # option > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
-    calibration_records = tuple(load_records(records_folder(records)))
+    if records is None or isinstance(records, str | os.PathLike):
+        # option > JUDGEKIT_RECORDS > project configuration > default (which may be absent: no records)
+        calibration_records = tuple(load_records(records_folder(records)))
+    else:
+        calibration_records = tuple(records)
     model, older_problems, notes = _streamed_report(
         results,
         history,
