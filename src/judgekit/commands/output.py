@@ -60,16 +60,17 @@ class _Discard(io.TextIOBase):
         return len(text)
 
 
-class _ErrorsOnly(_Discard):
-    """A text stream that forwards only the complete lines starting with ``error:`` to another stream."""
+class _WholeLines(io.TextIOBase):
+    """A text stream that hands on whole lines: what follows the last newline waits for more text."""
 
-    def __init__(self, target: TextIO) -> None:
-        super().__init__()
-        self._target = target
-        self._pending = ""
+    _pending = ""
+
+    def writable(self) -> bool:
+        """Always writable."""
+        return True
 
     def write(self, text: str) -> int:
-        """Keep the ``error:`` lines of ``text``, drop the rest.
+        """Hand on the complete lines held with ``text``; keep the rest until a newline or a flush.
 
         Args:
             text: What a command wrote.
@@ -78,11 +79,31 @@ class _ErrorsOnly(_Discard):
             The number of characters taken (all of them).
         """
         self._pending += text
-        *lines, self._pending = self._pending.split("\n")
-        for line in lines:
+        if "\n" in text:
+            head, _, self._pending = self._pending.rpartition("\n")
+            self._lines(head + "\n")
+        return len(text)
+
+    def _lines(self, text: str) -> None:
+        """Hand on ``text``: complete lines, each ending with a newline (each subclass says how)."""
+        raise NotImplementedError(type(self).__name__)
+
+
+class _ErrorsOnly(_WholeLines):
+    """A text stream that forwards only the complete lines starting with ``error:`` to another stream."""
+
+    def __init__(self, target: TextIO) -> None:
+        super().__init__()
+        self._target = target
+
+    def isatty(self) -> bool:
+        """Never a terminal."""
+        return False
+
+    def _lines(self, text: str) -> None:
+        for line in text.split("\n")[:-1]:
             if line.lstrip().startswith(ERROR_PREFIX):
                 self._target.write(line + "\n")
-        return len(text)
 
     def flush(self) -> None:
         """Forward a last ``error:`` line that has no newline yet."""
@@ -110,7 +131,7 @@ class OutputClosed(JudgekitError):
         super().__init__("", exit_code=EXIT_OUTPUT_CLOSED)
 
 
-class _Redacting(io.TextIOBase):
+class _Redacting(_WholeLines):
     """A text stream that redacts whole lines before forwarding them to another stream.
 
     Text is held until a newline or a flush, so that a secret split over two writes is still seen whole.
@@ -127,17 +148,12 @@ class _Redacting(io.TextIOBase):
         super().__init__()
         self.target = target
         self._standard_output = standard_output
-        self._pending = ""
         self._failed: JudgekitError | None = None
 
     @property
     def failed(self) -> JudgekitError | None:
         """The error a failed write raised (every later write raises it again), or ``None``."""
         return self._failed
-
-    def writable(self) -> bool:
-        """Always writable."""
-        return True
 
     def isatty(self) -> bool:
         """Whether the stream written to is a terminal (colour and progress bars follow it)."""
@@ -155,20 +171,8 @@ class _Redacting(io.TextIOBase):
         """The encoding of the stream written to."""
         return getattr(self.target, "encoding", None) or "utf-8"
 
-    def write(self, text: str) -> int:
-        """Forward the complete lines of ``text``, redacted; keep the rest until a newline or a flush.
-
-        Args:
-            text: What a command printed.
-
-        Returns:
-            The number of characters taken (all of them).
-        """
-        self._pending += text
-        if "\n" in text:
-            head, _, self._pending = self._pending.rpartition("\n")
-            self._emit(head + "\n", flush=False)
-        return len(text)
+    def _lines(self, text: str) -> None:
+        self._emit(text, flush=False)
 
     def flush(self) -> None:
         """Forward what is held, redacted, and flush the stream written to."""
