@@ -483,14 +483,7 @@ class LabelPlanDocument(LabelPlan):
             budget was given (the field is then left out of the document).
     """
 
-    allocation: list[CriterionAllocation] | None = None
-
-    @model_serializer(mode="wrap")
-    def _without_absent_allocation(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.allocation is None:
-            data.pop("allocation", None)
-        return data
+    allocation: list[CriterionAllocation] | None = Field(default=None, exclude_if=lambda value: value is None)
 
     @classmethod
     def of(cls, plan: LabelPlan, allocation: list[tuple[str, LeeAllocation]] | None) -> LabelPlanDocument:

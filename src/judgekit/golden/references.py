@@ -12,7 +12,7 @@ import asyncio
 from collections.abc import Sequence
 from typing import Any
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field
 
 from judgekit.cases import Case
 from judgekit.caseset import LoadedCase
@@ -226,15 +226,8 @@ class ReferenceCheckDocument(FrozenModel):
 
     summary: dict[str, int]
     results: list[dict[str, Any]]
-    judge: ReferenceJudge | None = None
+    judge: ReferenceJudge | None = Field(default=None, exclude_if=lambda value: value is None)
     cost_usd: float | None = Field(default=0.0, exclude=True)
-
-    @model_serializer(mode="wrap")
-    def _without_absent_judge(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
-        data: dict[str, Any] = handler(self)
-        if self.judge is None:
-            data.pop("judge", None)
-        return data
 
     @property
     def broken(self) -> int:
