@@ -37,28 +37,15 @@ from judgekit.io.atomic import write_atomic, write_atomic_making_folder
 from judgekit.judge_setup import JudgeConfig, build_rubric_grader
 from judgekit.settings import records_folder, resolve_settings
 from judgekit.transcript import Transcript, read_transcripts
-from judgekit.verdict import FrozenModel
+from judgekit.verdict import FrozenModel, WrittenFile
 
 __all__ = [
     "BiasProbeDocument",
     "PositionProbeDocument",
-    "WrittenFile",
     "probe_live",
     "probe_recorded",
     "write_record",
 ]
-
-
-class WrittenFile(FrozenModel):
-    """A file a command wrote.
-
-    Attributes:
-        path: Where, as given or resolved.
-        what: Which file it is (``bias_report``, ``bias_record``, ``position_report``).
-    """
-
-    path: str
-    what: str
 
 
 def write_record(path: str | os.PathLike[str], text: str, what: str) -> None:

@@ -14,14 +14,13 @@ from typing import Any
 
 from pydantic import Field
 
-from judgekit.api.bias import WrittenFile
 from judgekit.caseset import LocatedProblem
 from judgekit.errors import ProblemsError
 from judgekit.fidelity import FidelityReport, lost_capabilities
 from judgekit.formats.otel import check_problems, read_otlp_file
 from judgekit.graders.registry import unsupported_layers
 from judgekit.io.atomic import write_atomic
-from judgekit.verdict import FrozenModel
+from judgekit.verdict import FrozenModel, WrittenFile
 
 __all__ = ["OtelImportDocument", "OtelTrace", "UnsupportedLayer", "import_otel_traces"]
 

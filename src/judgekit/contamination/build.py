@@ -23,12 +23,11 @@ from judgekit.io.atomic import WriteFailed
 from judgekit.io.documents import load_json_bounded, read_regular, read_regular_text
 from judgekit.io.filekind import check_input_file
 from judgekit.transcript import read_reference
-from judgekit.verdict import FrozenModel
+from judgekit.verdict import FrozenModel, WrittenFile
 
 __all__ = [
     "IndexDocument",
     "IndexRefusal",
-    "IndexWritten",
     "case_set_texts",
     "index_cases",
     "read_texts_file",
@@ -36,18 +35,6 @@ __all__ = [
 
 #: A case's texts: its id and its ``(field path, text)`` pairs.
 CaseTexts = tuple[str, list[tuple[str, str]]]
-
-
-class IndexWritten(FrozenModel):
-    """A file the index command wrote.
-
-    Attributes:
-        path: The index file.
-        what: Always ``contamination_index``.
-    """
-
-    path: str
-    what: str = "contamination_index"
 
 
 class IndexDocument(FrozenModel):
@@ -78,7 +65,7 @@ class IndexDocument(FrozenModel):
     max_cases: int
     stats: dict[str, Any]
     problems: list[LocatedProblem] = Field(default_factory=list)
-    written: list[IndexWritten]
+    written: list[WrittenFile]
 
 
 class IndexRefusal(FrozenModel):
@@ -94,7 +81,7 @@ class IndexRefusal(FrozenModel):
     index: str
     error: str
     problems: list[LocatedProblem]
-    written: list[IndexWritten] = Field(default_factory=list)
+    written: list[WrittenFile] = Field(default_factory=list)
 
 
 def _check_inputs(cases: Sequence[Path], boilerplate: Sequence[Path]) -> None:
@@ -281,5 +268,5 @@ def index_cases(
         min_text_tokens=built.min_text_tokens,
         max_cases=built.max_cases,
         stats=dict(built.stats),
-        written=[IndexWritten(path=str(out))],
+        written=[WrittenFile(path=str(out), what="contamination_index")],
     )

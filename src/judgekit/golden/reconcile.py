@@ -553,17 +553,20 @@ class ReconciliationDocument(FrozenModel):
     written: str | None
 
 
-def reconciliation_document(result: Reconciliation, out: Path | None) -> ReconciliationDocument:
+def reconciliation_document(
+    result: Reconciliation, out: str | os.PathLike[str] | None
+) -> ReconciliationDocument:
     """The ``reconciliation`` document of a comparison.
 
     Args:
         result: The comparison.
         out: Where the agreed resolution was to be written (``None``: nowhere); it is written only when
-            the experts agree.
+            the experts agree; as text or a path object.
 
     Returns:
         The document.
     """
+    out = Path(out) if out is not None else None
     return ReconciliationDocument(
         experts=[result.a.expert, result.b.expert],
         cases=len(result.a.cases),

@@ -561,15 +561,16 @@ def _problems(path: Path, exc: JudgekitError) -> list[RubricProblem]:
     ]
 
 
-def check_rubric_file(path: Path) -> tuple[RubricCheck, JudgekitError | None]:
+def check_rubric_file(path: str | os.PathLike[str]) -> tuple[RubricCheck, JudgekitError | None]:
     """Load one rubric file and say whether it is valid.
 
     Args:
-        path: The rubric file (YAML or JSON).
+        path: The rubric file (YAML or JSON), as text or a path object.
 
     Returns:
         The check, and the error that made the file invalid (``None`` when it loaded).
     """
+    path = Path(path)
     try:
         rubric = load_rubric(path)
     except JudgekitError as exc:
