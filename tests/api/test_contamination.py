@@ -65,3 +65,23 @@ def test_a_split_size_of_zero_is_refused_naming_the_option(indexed: dict[str, Pa
     with pytest.raises(JudgekitError, match=r"split_mb \(--split-mb\) must be above 0 MiB \(got 0\)") as info:
         scan_exports([export], index=indexed["index"], key_file=indexed["key"], split_mb=0)
     assert info.value.exit_code == 2
+
+
+def test_new_key_writes_an_owner_only_key_and_never_overwrites_one(tmp_path: Path) -> None:
+    import stat
+
+    from judgekit.api.contamination import new_key
+    from judgekit.contamination.index import load_key
+
+    key = tmp_path / "contamination.key"
+    document = new_key(key)
+    text = key.read_text(encoding="ascii")
+    assert len(text) == 65
+    assert text.endswith("\n")
+    assert int(text, 16) >= 0  # hex digits
+    assert stat.S_IMODE(key.stat().st_mode) == 0o600
+    assert document.key_fingerprint == load_key(key).fingerprint
+    assert text.strip() not in document.model_dump_json()  # the document never carries the key
+    with pytest.raises(JudgekitError, match=r"contamination.key: already exists; a key is never overwritten"):
+        new_key(key)
+    assert key.read_text(encoding="ascii") == text

@@ -1,6 +1,7 @@
 """Keep golden cases out of training data: index the cases once, scan every export against the index.
 
-Two jobs, one function each, behind ``judgekit contamination index`` and ``judgekit contamination scan``:
+Two jobs, one function each, behind ``judgekit contamination index`` and ``judgekit contamination scan``
+(and :func:`new_key`, ``judgekit contamination keygen``, to make the secret key both need):
 
 - :func:`index_cases` (:func:`judgekit.contamination.build.index_cases`): a keyed hash index of every
   text the golden cases carry. The index holds no text, so whoever scans an export never sees a case.
@@ -17,12 +18,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from judgekit.contamination.build import index_cases
+from judgekit.contamination.keys import new_key
 
 if TYPE_CHECKING:
     from judgekit.contamination.report import ContaminationReport
     from judgekit.contamination.scan import ScanOptions
 
-__all__ = ["index_cases", "scan_exports"]
+__all__ = ["index_cases", "new_key", "scan_exports"]
 
 
 def scan_exports(

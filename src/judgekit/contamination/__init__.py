@@ -4,6 +4,7 @@ See ``docs/contamination.md``. What lives here:
 
 * :mod:`~judgekit.contamination.normalise`: text folding (normalisation version 1).
 * :mod:`~judgekit.contamination.index`: keyed hashing and the index file format.
+* :mod:`~judgekit.contamination.keys`: a new key file (owner-only, never overwritten) and a set's canary.
 * :mod:`~judgekit.contamination.build`: a golden set (or a file of case texts) indexed in one call.
 * :mod:`~judgekit.contamination.scan`: the matcher and the streaming JSONL scanner.
 * :mod:`~judgekit.contamination.kernels`: the compiled scanning kernels (numba, optional).
