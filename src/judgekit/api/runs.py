@@ -720,17 +720,14 @@ def _provenance(cases: str, grader: LayeredTrialGrader, options: RunOptions) -> 
 
 
 def _read_back(out: str | os.PathLike[str], case_set: CaseSet, options: RunOptions) -> RunReport:
-    """The figures ``judgekit report --cases`` would show for the results file (undecided counts as fail)."""
-    from judgekit.golden.splits import holdout_ids, split_report_lines
-    from judgekit.reports.run_model import report_run
-    from judgekit.results import read_results
+    """The figures ``judgekit report --cases`` shows for the results file (undecided counts as fail).
 
-    graded = split_report_lines(
-        read_results(out), options.holdout, set_holdouts=holdout_ids(case_set)
-    ).results
-    splits = {c.case.id: c.case.split for c in case_set.reviewed() if c.case.split}
-    report, _ = report_run(graded, undecided="fail", splits=splits)
-    return report
+    The report service itself (:func:`judgekit.api.reports.report`), with no calibration records: the
+    gate ``grade`` checks is the report's by construction.
+    """
+    from judgekit.api.reports import report
+
+    return report(out, cases=case_set, records=(), holdout=options.holdout)
 
 
 def _gate(report: RunReport | None, thresholds: Sequence[Threshold]) -> GateOutcome:
