@@ -44,24 +44,7 @@ __all__ = [
     "PositionProbeDocument",
     "probe_live",
     "probe_recorded",
-    "write_record",
 ]
-
-
-def write_record(path: str | os.PathLike[str], text: str, what: str) -> None:
-    """Write a record file atomically, creating its folder.
-
-    The bias and failure-mode records' name for :func:`~judgekit.io.atomic.write_atomic_making_folder`.
-
-    Args:
-        path: The record's path.
-        text: Its contents.
-        what: What it is, for the message (``bias report``, ``failure-mode record``).
-
-    Raises:
-        JudgekitError: (exit 2) When the folder cannot be created or the file cannot be written.
-    """
-    write_atomic_making_folder(path, text, what=what)
 
 
 class BiasProbeDocument(FrozenModel):

@@ -429,7 +429,6 @@ def failure_modes(  # noqa: PLR0917 - typer options
     trust from the modes that were not trusted. Exit 0 when every failure mode is trusted, 1 otherwise (each
     untrusted mode is named).
     """
-    from judgekit.api.bias import write_record
     from judgekit.calibration.families import (
         FAILURE_MODES_DIR,
         build_failure_mode_record,
@@ -441,6 +440,7 @@ def failure_modes(  # noqa: PLR0917 - typer options
     from judgekit.calibration.guards import random_sample_only
     from judgekit.calibration.pipeline import resolve_fingerprint
     from judgekit.calibration.records import LabelTableInfo
+    from judgekit.io.atomic import write_atomic_making_folder
     from judgekit.settings import records_folder
 
     chosen_format(fmt, MD_OR_JSON)
@@ -468,7 +468,7 @@ def failure_modes(  # noqa: PLR0917 - typer options
             label_table=LabelTableInfo(sha256=table.sha256, name=labels.name, rows=len(table.rows)),
         )
         path = records / FAILURE_MODES_DIR / failure_mode_record_filename(record)
-        write_record(path, dump_failure_mode_record(record), "failure-mode record")
+        write_atomic_making_folder(path, dump_failure_mode_record(record), what="failure-mode record")
         typer.echo(f"failure-mode record: {path}", err=True)
     if not report.trusted:
         typer.echo(f"not trusted: {', '.join(report.untrusted)}", err=True)
