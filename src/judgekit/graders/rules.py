@@ -31,6 +31,7 @@ passes, and says so.
 
 from __future__ import annotations
 
+import json
 import re
 import time
 from collections.abc import Collection, Iterator, Mapping, Sequence
@@ -69,6 +70,9 @@ MAX_EVIDENCE = 20
 
 _UNDECIDED_CONFIRMATION = "\x00undecided confirmation"
 """Key in a call's context holding why the confirmation rule could not decide (never a CEL name)."""
+
+_MAX_SHOWN = 80
+"""Most characters of one value shown in a rule's evidence (longer values end with ``…``)."""
 
 _UNDEFINED = re.compile(r"Undefined variable or function: '([^']*)'")
 
@@ -218,16 +222,53 @@ def _call_contexts(
     return out
 
 
+def _shown(value: Any) -> str:
+    """A value a condition read, as JSON text (``"P-100"``, ``412.18``, ``true``), at most 80 characters."""
+    text = json.dumps(value, ensure_ascii=False, sort_keys=True, default=str)
+    return text if len(text) <= _MAX_SHOWN else text[: _MAX_SHOWN - 1] + "…"
+
+
+def _read_values(condition: CompiledCondition, values: Mapping[str, Any]) -> str:
+    """What a condition read, as ``name = value`` pairs a person reads as data, not as a call.
+
+    A name the condition only selects fields of (``identity.patient_id``) is shown field by field, each
+    by its dotted path; a field the value lacks is shown as ``absent``. Other names are shown whole.
+
+    Args:
+        condition: The compiled condition (its projections say which fields it read).
+        values: The values bound for its names (as handed to CEL).
+
+    Returns:
+        ``identity.patient_id = "P-100", patient_id = "P-101"`` (names in alphabetical order, values as
+        JSON, each clipped to 80 characters), or ``""`` when it read no value.
+    """
+    parts: list[str] = []
+    for name in sorted(values):
+        value = values[name]
+        fields = condition.projections.get(name)
+        if fields is not None and isinstance(value, dict):
+            parts.extend(
+                f"{name}.{f} = {_shown(value[f]) if f in value else 'absent'}" for f in sorted(fields)
+            )
+        else:
+            parts.append(f"{name} = {_shown(value)}")
+    return ", ".join(parts)
+
+
 def _call_evidence(record: CallRecord, rule: CompiledRule, values: dict[str, Any]) -> Evidence:
-    args = record.call.arguments
-    shown = ", ".join(f"{k}={v!r}" for k, v in values.items())
-    why = f" breaks '{rule.rule.when}'" if rule.rule.when else f": {rule.rule.tool} must never be called"
+    """The evidence of one offending call: which call, the values its condition read, and why it broke."""
+    head = f"call {record.index} {record.call.name}"
+    if rule.when is None:
+        summary = f"{head}: {rule.rule.tool} must never be called"
+    else:
+        read = _read_values(rule.when, values)
+        summary = f"{head}: {read + ', so ' if read else ''}'{rule.when.source}' is true"
     return Evidence(
         kind="call",
-        summary=f"call {record.index}: {record.call.name}({shown}){why}",
+        summary=summary,
         call_index=record.index,
         tool=record.call.name,
-        arguments=args,
+        arguments=record.call.arguments,
         message_index=record.message_index,
         data={"values": values} if values else None,
     )
@@ -285,7 +326,10 @@ def _check_calls(
                 )
             outcome.errors.append(f"call {record.index} ({record.call.name}): {reason}")
         elif truth and outcome.violated():
-            values = {n: context[n] for n in sorted(cond.names) if n in context and n != "args"}
+            whole_args = cond.projections.get("args") is None  # the arguments are the evidence's own
+            values = {
+                n: context[n] for n in sorted(cond.names) if n in context and not (n == "args" and whole_args)
+            }
             outcome.violations.append(_call_evidence(record, rule, values))
 
 
@@ -317,14 +361,16 @@ def _check_state(
             "changed": changed,
             "identity": identity,
         }
-        truth, reason = _evaluate(cond, {n: cond.bind(n, context[n]) for n in cond.names if n in context})
+        bound = {n: cond.bind(n, context[n]) for n in cond.names if n in context}
+        truth, reason = _evaluate(cond, bound)
         if truth is None:
             outcome.errors.append(f"{table}/{key} ({op}): {reason}")
         elif truth and outcome.violated():
+            read = _read_values(cond, bound)
             outcome.violations.append(
                 Evidence(
                     kind="diff",
-                    summary=f"{table}/{key} ({op}) breaks '{cond.source}'",
+                    summary=f"{table}/{key} ({op}): {read + ', so ' if read else ''}'{cond.source}' is true",
                     data={
                         "table": table,
                         "key": key,
