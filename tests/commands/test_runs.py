@@ -12,6 +12,7 @@ import pytest
 
 from judgekit.cli import main
 from judgekit.results import read_results
+from reports.test_run_compare import write_runs as write_flipped_runs
 from support import absolute_states
 
 REPO = Path(__file__).resolve().parents[2]
@@ -677,3 +678,16 @@ def test_run_commands_refuse_an_unknown_format(tmp_path, capsys, command, messag
     captured = capsys.readouterr()
     assert captured.err.strip() == message
     assert not (tmp_path / "x.jsonl").exists()
+
+
+@pytest.mark.parametrize("output_format", ["md", "json"])
+def test_compare_names_the_broken_trial_in_each_format(tmp_path, capsys, output_format):
+    # issue 35: one trial broke in a task that still fails; compare said "trials fixed / broken 4 / 1" only
+    a, b = write_flipped_runs(tmp_path)
+    assert _cli("compare", a, b, "--format", output_format) == 0
+    out = capsys.readouterr().out
+    broken = {"case_id": "refill-broke", "trial": 2, "change": "broken", "task_change": "still_fail"}
+    if output_format == "json":
+        assert [t for t in json.loads(out)["trial_changes"] if t["change"] == "broken"] == [broken]
+    else:
+        assert "| refill-broke | still_fail | none | 2 |" in out

@@ -33,6 +33,7 @@ from judgekit.reports.viewer import (
 )
 from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line, read_results
 from judgekit.verdict import CheckResult, Evidence, Grade, Trust, Verdict
+from reports.test_run_compare import write_runs as write_flipped_runs
 from support import INTERRUPTIBLE_CLI_CHILD, child_env
 from support import load_viewer_data as _load
 
@@ -285,6 +286,23 @@ def test_the_comparison_classifies_cases_as_judgekit_compare_does(demo: Path, tm
     trials_b = [data["runs"][1]["rows"][n] for n in fixed["trials_b"]]
     assert {data["cases"][r[0]]["id"] for r in trials_b} == {fixed["case"]}
     assert len(fixed["trials_a"]) == fixed["a"]["trials"]
+
+
+def test_a_trial_that_broke_in_a_still_failing_task_is_filed_under_broken(tmp_path: Path) -> None:
+    # issue 35: the change tab filed the broken trial under "still fail" only
+    a, b = write_flipped_runs(tmp_path)
+    write_viewer([read_results(a), read_results(b)], tmp_path / "v")
+    compare = _load(tmp_path / "v" / "data" / "index.js")["compare"]
+    rows = {row["case"]: row for row in compare["rows"]}
+    broke = rows["refill-broke"]
+    assert (broke["change"], broke["trials_broken"], broke["trials_fixed"]) == ("still_fail", [2], [])
+    assert broke["filed_under"] == ["still_fail", "changed", "broken", "all"]
+    assert rows["renew-mixed"]["filed_under"] == ["still_fail", "changed", "fixed", "all"]
+    assert rows["refill-fixed"]["filed_under"] == ["fixed", "changed", "all"]
+    assert rows["stock-pass"]["filed_under"] == ["still_pass", "all"]
+    assert compare["trials"] == {"pairs": 9, "fixed": 4, "broken": 1}
+    filed = {(c, t) for c, _, _, broken in compare_runs(*digest_runs(a, b)).trials_by_task() for t in broken}
+    assert {(r["case"], t) for r in compare["rows"] for t in r["trials_broken"]} == filed
 
 
 def test_cases_add_their_split_and_expectations(demo: Path, tmp_path: Path) -> None:

@@ -23,6 +23,7 @@ import pytest
 
 from judgekit.cli import main
 from reports.chromium import artifacts_folder, chromium
+from reports.test_run_compare import write_runs as write_flipped_runs
 
 HOSTILE = '</script><script>window.PWNED=1</script><img src=x onerror="window.PWNED=2"> \u2028 done'
 
@@ -247,5 +248,40 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(
     assert "unknown (model openai/x has no price in the cost map)" in page.inner_text("#trial-cost")
     watched.shot(artifacts, "hostile")
     assert watched.dialogs == []
+    assert watched.errors == []
+    assert watched.outside() == []
+
+
+@pytest.fixture(scope="module")
+def flipped_viewer(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Two runs where trial 2 of refill-broke broke while its task still fails (issue 35)."""
+    root = tmp_path_factory.mktemp("viewer-flipped")
+    a, b = write_flipped_runs(root)
+    assert main(["-q", "view", str(a), str(b), "--out", str(root / "viewer")]) in (0, None)
+    return root / "viewer"
+
+
+def test_the_change_tab_lists_a_trial_that_broke_in_a_still_failing_task_under_broken(
+    flipped_viewer: Path, watched: Watched, artifacts: Path
+) -> None:
+    watched.folder = flipped_viewer
+    page = watched.page
+    page.goto((flipped_viewer / "index.html").as_uri() + "#compare", wait_until="load")
+    page.wait_for_selector("#compare-table")
+    assert page.inner_text("#compare-trials") == "paired trials: 9 (4 fixed, 1 broken)"
+    assert page.inner_text("#show-broken") == "broken (1)"
+    page.click("#show-broken")
+    page.wait_for_selector("#show-broken.active")
+    rows = page.locator("#compare-table tbody tr")
+    assert rows.count() == 1
+    assert rows.first.get_attribute("data-case") == "refill-broke"
+    assert rows.first.locator("td").nth(1).inner_text() == "still fail; trial 2 broke"
+    flagged = rows.first.locator("td").nth(5).locator("a.flip-broken")
+    assert flagged.inner_text() == "2"
+    watched.shot(artifacts, "comparison-broken-trial")
+    page.click("#show-fixed")
+    page.wait_for_selector("#show-fixed.active")
+    shown = page.locator("#compare-table tbody tr").evaluate_all("rs => rs.map(r => r.dataset.case)")
+    assert sorted(shown) == ["refill-fixed", "renew-fixed", "renew-mixed"]
     assert watched.errors == []
     assert watched.outside() == []

@@ -14,6 +14,10 @@ Definitions (see ``docs/runs.md``):
 * **Sign test**: exact two-sided binomial test on fixed vs broken (ties left out).
 * **McNemar**: exact test on paired trials (same case, same trial number, decided in both runs). Trials of
   one task are correlated, so this is supporting detail; the verdict rests on the task-level sign test.
+* **Fixed and broken trials**: every paired trial that failed in A and passed in B (fixed) or passed in A
+  and failed in B (broken), by case id and trial number (:attr:`Comparison.trial_changes`), each with its
+  task's change. A trial can break in a task that still fails (another trial failed in A already), so a
+  broken trial is listed as broken whatever its task's change.
 * **Verdict**: ``real improvement`` when p < alpha and more fixed than broken; ``regression`` when p < alpha
   and more broken than fixed; ``no detectable change`` otherwise.
 * **Regression suite lost**: a task of the regression suite (same rule as the run report's suites: its
@@ -55,21 +59,25 @@ __all__ = [
     "Comparison",
     "RunDigest",
     "TaskChange",
+    "TrialChange",
     "compare_runs",
     "digest_runs",
     "task_changes",
 ]
 
-COMPARE_SCHEMA_VERSION = 3
+COMPARE_SCHEMA_VERSION = 4
 """Version of the :class:`Comparison` JSON schema (2: ``regression_lost``; 3: ``task_pass_a`` and
 ``task_pass_b``, each run's task pass rate with its Wilson interval and its bounds under the undecided
-tasks)."""
+tasks; 4: ``trial_changes``, every fixed and broken trial by case id and trial number)."""
 
 PlainVerdict = Literal["real improvement", "no detectable change", "regression"]
 
 Change = Literal["fixed", "broken", "still_pass", "still_fail", "undecided", "only_in_a", "only_in_b"]
 """A task's change from run A to run B: ``fixed`` (fail to pass), ``broken`` (pass to fail),
 ``still_pass``, ``still_fail``, ``undecided`` (undecided in either run), or in one run only."""
+
+BothRunsChange = Literal["fixed", "broken", "still_pass", "still_fail", "undecided"]
+"""A :data:`Change` of a task in both runs (not ``only_in_a`` or ``only_in_b``)."""
 
 
 class TaskChange(FrozenModel):
@@ -83,9 +91,26 @@ class TaskChange(FrozenModel):
     """
 
     case_id: str
-    change: Literal["fixed", "broken", "still_pass", "still_fail", "undecided"]
+    change: BothRunsChange
     a: str
     b: str
+
+
+class TrialChange(FrozenModel):
+    """One paired trial (same case id and trial number in both runs) whose decided verdict flipped.
+
+    Attributes:
+        case_id: The trial's task.
+        trial: The trial's number within its task (the result line's ``trial``, from 1).
+        change: ``fixed`` (fail in A, pass in B) or ``broken`` (pass in A, fail in B).
+        task_change: Its task's change (:data:`Change`): a trial can break in a task that still fails, or be
+            fixed in a task that still fails because another of its trials does.
+    """
+
+    case_id: str
+    trial: int
+    change: Literal["fixed", "broken"]
+    task_change: BothRunsChange
 
 
 class Comparison(FrozenModel):
@@ -106,8 +131,8 @@ class Comparison(FrozenModel):
         only_in_b: Tasks only in B.
         sign_test_p: Two-sided exact sign test p-value on fixed vs broken (1.0 with none).
         trial_pairs: Paired trials decided in both runs.
-        trials_fixed: Paired trials failing in A and passing in B.
-        trials_broken: Paired trials passing in A and failing in B.
+        trials_fixed: Paired trials failing in A and passing in B (each listed in ``trial_changes``).
+        trials_broken: Paired trials passing in A and failing in B (each listed in ``trial_changes``).
         mcnemar_p: Exact McNemar p-value on the paired trials (1.0 with no discordant pair).
         alpha: Significance level of the verdict.
         verdict: The plain verdict.
@@ -122,6 +147,8 @@ class Comparison(FrozenModel):
         notes: Caveats (different judges, different agent models).
         regression_lost: Tasks of the regression suite that passed every trial in A and do not in B
             (broken, or undecided in B), by id; any one is a regression whatever the sign test says.
+        trial_changes: Every paired trial whose verdict flipped, by id: the fixed trials first, then the
+            broken ones, each by case id and trial number; empty when no paired trial flipped.
     """
 
     schema_version: int = COMPARE_SCHEMA_VERSION
@@ -151,6 +178,28 @@ class Comparison(FrozenModel):
     changes: tuple[TaskChange, ...]
     notes: tuple[str, ...] = ()
     regression_lost: tuple[TaskChange, ...] = ()
+    trial_changes: tuple[TrialChange, ...] = ()
+
+    def trials_by_task(self) -> list[tuple[str, BothRunsChange, tuple[int, ...], tuple[int, ...]]]:
+        """The flipped trials grouped by task, in case id order, as the reports list them.
+
+        Returns:
+            Per task with a fixed or broken trial: ``(case id, the task's change, its fixed trial numbers,
+            its broken trial numbers)``; empty when no paired trial flipped.
+
+        Examples:
+            >>> broke = TrialChange(case_id="t1", trial=2, change="broken", task_change="still_fail")
+            >>> Comparison.model_construct(trial_changes=(broke,)).trials_by_task()
+            [('t1', 'still_fail', (), (2,))]
+        """
+        rows: dict[str, tuple[BothRunsChange, list[int], list[int]]] = {}
+        for t in self.trial_changes:
+            row = rows.setdefault(t.case_id, (t.task_change, [], []))
+            (row[1] if t.change == "fixed" else row[2]).append(t.trial)
+        return [
+            (case_id, change, tuple(fixed), tuple(broken))
+            for case_id, (change, fixed, broken) in sorted(rows.items())
+        ]
 
 
 def _check_comparable(a: RunDigest, b: RunDigest) -> None:
@@ -223,6 +272,7 @@ class RunDigest:
         self.models: set[str] = set()
         self.trials: dict[tuple[str, int], Verdict] = {}
         self.pairs = self.trials_fixed = self.trials_broken = 0
+        self.flipped: list[tuple[tuple[str, int], Literal["fixed", "broken"]]] = []
 
     def add(self, line: ResultLine | FastResultLine) -> None:
         """Count one result line (read by the full path, or by the exact fast path: the same values)."""
@@ -251,8 +301,10 @@ class RunDigest:
             self.pairs += 1
             if va is Verdict.FAIL and line.verdict is Verdict.PASS:
                 self.trials_fixed += 1
+                self.flipped.append((line.key, "fixed"))
             elif va is Verdict.PASS and line.verdict is Verdict.FAIL:
                 self.trials_broken += 1
+                self.flipped.append((line.key, "broken"))
 
     def outcomes(self) -> dict[str, tuple[int, int, Verdict]]:
         """Per task ``(passes, trials, outcome)``, as :func:`~judgekit.reports.run_model.task_outcomes`."""
@@ -319,9 +371,11 @@ def compare_runs(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparis
         )
     changes: list[TaskChange] = []
     counts = {"fixed": 0, "broken": 0, "still_pass": 0, "still_fail": 0, "undecided": 0}
+    of_task: dict[str, Change] = {}
     for case_id, change in task_changes(a, b):
-        if change in ("only_in_a", "only_in_b"):
+        if change in {"only_in_a", "only_in_b"}:
             continue
+        of_task[case_id] = change
         counts[change] += 1
         if change in ("fixed", "broken", "undecided"):
             changes.append(
@@ -334,6 +388,11 @@ def compare_runs(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparis
             )
     order = {"fixed": 0, "broken": 1, "undecided": 2}
     changes.sort(key=lambda c: (order[c.change], c.case_id))
+    flipped = sorted(b.flipped, key=lambda f: (order[f[1]], f[0]))
+    trials = tuple(
+        TrialChange(case_id=case_id, trial=trial, change=change, task_change=of_task[case_id])
+        for (case_id, trial), change in flipped
+    )
     regression = a.regression | b.regression
     lost = tuple(
         c
@@ -406,6 +465,7 @@ def compare_runs(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparis
         changes=tuple(changes),
         notes=tuple(notes),
         regression_lost=lost,
+        trial_changes=trials,
     )
 
 

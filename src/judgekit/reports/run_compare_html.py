@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 from judgekit.reports.jinja import template_environment
 from judgekit.reports.run_compare import Comparison
-from judgekit.reports.run_markdown import fmt_interval
+from judgekit.reports.run_markdown import TRIAL_CHANGES_HEADER, fmt_interval
 
 __all__ = ["render_comparison_html", "svg_outcomes", "svg_pass_rates"]
 
@@ -113,4 +113,6 @@ def render_comparison_html(comparison: Comparison, *, notes: Sequence[str] = ())
         notes=[*notes, *comparison.notes],
         outcomes=Markup(svg_outcomes(comparison)),  # built here from numbers and escaped labels
         rates=Markup(svg_pass_rates(comparison)),
+        trial_header=TRIAL_CHANGES_HEADER,
+        trial_rows=comparison.trials_by_task(),
     )

@@ -701,6 +701,16 @@ def _undecided_section(report: RunReport) -> list[str]:
     return out
 
 
+TRIAL_CHANGES_HEADER = ("task", "task's change", "trials fixed (fail → pass)", "trials broken (pass → fail)")
+"""The columns of a comparison's flipped trials, per task (:meth:`Comparison.trials_by_task`), in Markdown
+and HTML."""
+
+
+def _trial_numbers(trials: Sequence[int]) -> str:
+    """Every trial number, comma-separated (a comparison names each flipped trial), or ``none``."""
+    return ", ".join(map(str, trials)) or "none"
+
+
 def render_comparison_markdown(comparison: Comparison) -> str:
     """Render a run comparison as Markdown."""
     c = comparison
@@ -733,6 +743,13 @@ def render_comparison_markdown(comparison: Comparison) -> str:
             _table(["task", "change", a, b], ([md_text(t.case_id), t.change, t.a, t.b] for t in c.changes))
         )
         out.append("")
+    if c.trial_changes:
+        out.extend(["## Trials that changed", ""])
+        rows = (
+            [md_text(case), change, _trial_numbers(fixed), _trial_numbers(broken)]
+            for case, change, fixed, broken in c.trials_by_task()
+        )
+        out.extend([*_table(TRIAL_CHANGES_HEADER, rows), ""])
     if c.only_in_a or c.only_in_b:
         out.append("## Tasks in one run only")
         out.append("")

@@ -692,25 +692,41 @@ def _comparison(
     digests: Sequence[Any],
     positions: Sequence[Mapping[str, list[int]]],
 ) -> dict[str, Any]:
-    """The comparison page's data: compare_runs' verdict, and every case's change with both runs' trials."""
+    """The comparison page's data: compare_runs' verdict, and every case's change with both runs' trials.
+
+    Each row says where the page lists it (``filed_under``): its task's change, ``changed`` when the task
+    was fixed, broken or is undecided or any of its trials flipped, ``fixed`` and ``broken`` when one of
+    its trials was (a trial that broke in a task that still fails is listed under ``broken`` too), and
+    ``all``. The page only reads these lists; it classifies nothing itself.
+    """
     from judgekit.reports.run_compare import compare_runs, task_changes
 
     da, db = digests
     result = compare_runs(da, db)
     lost = {c.case_id for c in result.regression_lost}
+    flips = {case_id: (fixed, broken) for case_id, _, fixed, broken in result.trials_by_task()}
     out_a, out_b = da.outcomes(), db.outcomes()
-    rows = [
-        {
-            "case": case_id,
-            "change": change,
-            "a": _outcome(out_a.get(case_id)),
-            "b": _outcome(out_b.get(case_id)),
-            "trials_a": positions[0].get(case_id, []),
-            "trials_b": positions[1].get(case_id, []),
-            "regression_lost": case_id in lost,
-        }
-        for case_id, change in task_changes(da, db)
-    ]
+    rows = []
+    for case_id, change in task_changes(da, db):
+        fixed, broken = flips.get(case_id, ((), ()))
+        filed: list[str] = [change]
+        if change in ("fixed", "broken", "undecided") or fixed or broken:
+            filed.append("changed")
+        filed.extend(k for k, trials in (("fixed", fixed), ("broken", broken)) if trials and k != change)
+        rows.append(
+            {
+                "case": case_id,
+                "change": change,
+                "a": _outcome(out_a.get(case_id)),
+                "b": _outcome(out_b.get(case_id)),
+                "trials_a": positions[0].get(case_id, []),
+                "trials_b": positions[1].get(case_id, []),
+                "trials_fixed": list(fixed),
+                "trials_broken": list(broken),
+                "filed_under": [*filed, "all"],
+                "regression_lost": case_id in lost,
+            }
+        )
     return {
         "a": result.a,
         "b": result.b,
@@ -723,6 +739,7 @@ def _comparison(
             "still_fail": result.unchanged_fail,
             "undecided": result.undecided,
         },
+        "trials": {"pairs": result.trial_pairs, "fixed": result.trials_fixed, "broken": result.trials_broken},
         "notes": list(result.notes),
         "rows": rows,
     }

@@ -534,13 +534,22 @@
 
   var compareFilter = "changed";
 
-  function trialLinks(r, positions) {
+  function trialLinks(r, positions, change) {
     var span = el("span", { cls: "trial-links" });
     positions.forEach(function (n) {
       var row = DATA.runs[r].rows[n];
-      span.appendChild(el("a", { href: "#trial/" + r + "/" + n, cls: "tl v-" + row[VERDICT], title: row[VERDICT] + ": " + row[REASON], text: String(row[TRIAL]) }));
+      var flip = change.trials_broken.indexOf(row[TRIAL]) >= 0 ? "broken" : (change.trials_fixed.indexOf(row[TRIAL]) >= 0 ? "fixed" : "");
+      span.appendChild(el("a", { href: "#trial/" + r + "/" + n, cls: "tl v-" + row[VERDICT] + (flip ? " flip-" + flip : ""), title: row[VERDICT] + ": " + row[REASON] + (flip ? " (trial " + flip + ")" : ""), text: String(row[TRIAL]) }));
     });
     return span;
+  }
+
+  function flippedTrials(row) {
+    // the trials compare_runs found fixed or broken in this task, whatever the task's own change
+    var parts = [];
+    if (row.trials_broken.length) parts.push("trial " + row.trials_broken.join(", ") + " broke");
+    if (row.trials_fixed.length) parts.push("trial " + row.trials_fixed.join(", ") + " fixed");
+    return parts.length ? "; " + parts.join("; ") : "";
   }
 
   function comparePage() {
@@ -550,12 +559,11 @@
     document.title = "judgekit viewer: comparison " + c.a + " → " + c.b;
     clear(app);
     app.appendChild(el("p", { cls: "verdict-line", id: "compare-verdict", text: "Verdict: " + c.verdict + " (" + c.explanation + ")" }));
+    app.appendChild(el("p", { id: "compare-trials", text: "paired trials: " + c.trials.pairs + " (" + c.trials.fixed + " fixed, " + c.trials.broken + " broken)" }));
     c.notes.forEach(function (note) { app.appendChild(el("p", { cls: "note", text: "note: " + note })); });
     var kinds = ["changed", "fixed", "broken", "still_pass", "still_fail", "undecided", "only_in_a", "only_in_b", "all"];
     var tally = {};
-    c.rows.forEach(function (row) { tally[row.change] = (tally[row.change] || 0) + 1; });
-    tally.changed = (tally.fixed || 0) + (tally.broken || 0) + (tally.undecided || 0);
-    tally.all = c.rows.length;
+    c.rows.forEach(function (row) { row.filed_under.forEach(function (k) { tally[k] = (tally[k] || 0) + 1; }); });
     var bar = el("div", { cls: "filters" });
     var table = el("table", { cls: "compare", id: "compare-table" });
     kinds.forEach(function (k) {
@@ -566,17 +574,15 @@
     table.appendChild(el("thead", {}, [el("tr", {}, ["case", "change", c.a, c.b, "trials in " + c.a, "trials in " + c.b].map(function (h) { return el("th", { text: h }); }))]));
     var body = el("tbody");
     c.rows.forEach(function (row) {
-      var shown = compareFilter === "all" || row.change === compareFilter ||
-        (compareFilter === "changed" && (row.change === "fixed" || row.change === "broken" || row.change === "undecided"));
-      if (!shown) return;
+      if (row.filed_under.indexOf(compareFilter) < 0) return;  // where compare_runs files the task and its trials
       var label = function (o) { return o ? o.outcome.replace(/_/g, " ") + " (" + o.passes + "/" + o.trials + ")" : "absent"; };
       body.appendChild(el("tr", { cls: "ch-" + row.change, "data-case": row.case }, [
         el("td", { text: row.case }),
-        el("td", { text: row.change.replace(/_/g, " ") + (row.regression_lost ? " — regression suite lost it" : "") }),
+        el("td", { text: row.change.replace(/_/g, " ") + flippedTrials(row) + (row.regression_lost ? " — regression suite lost it" : "") }),
         el("td", { text: label(row.a) }),
         el("td", { text: label(row.b) }),
-        el("td", {}, [trialLinks(0, row.trials_a)]),
-        el("td", {}, [trialLinks(1, row.trials_b)])
+        el("td", {}, [trialLinks(0, row.trials_a, row)]),
+        el("td", {}, [trialLinks(1, row.trials_b, row)])
       ]));
     });
     table.appendChild(body);
