@@ -328,12 +328,9 @@ class ProjectConfig:
 
 
 def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> LocatedError:
-    message = str(exc)
-    match = re.search(r"\s*\(at line (\d+), column \d+\)$", message)
-    line = int(match.group(1)) if match else None
-    if match:
-        message = message[: match.start()]
-    return LocatedError(Problem(path, line, "", f"malformed TOML: {message}"), exit_code=2)
+    from judgekit.io.documents import toml_decode_error
+
+    return toml_decode_error(path, exc)
 
 
 def _secret_hint(problem: Problem) -> Problem:

@@ -476,7 +476,7 @@ def test_malformed_task_is_a_located_problem(
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        ({"task_id": "7"}, "simulations[1].task_id: task 7 is not among the tasks; give the tasks file"),
+        ({"task_id": "7"}, "simulations[1].task_id: task 7 is not in the tasks of the results file"),
         ({"task_id": None}, "simulations[1].task_id: task_id must be text or a number, got None"),
         ({"trial": -1}, "simulations[1].trial: trial must be a non-negative integer, got -1"),
         ({"trial": 0}, "task 1 trial 0 appears twice; the first is kept"),
@@ -540,12 +540,14 @@ def test_missing_tasks_file_is_a_usage_error(tmp_path: Path, capsys: pytest.Capt
 def test_a_task_id_that_makes_no_case_id_is_a_problem(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    path = _write(tmp_path, [_task("a b"), _task("2")], [_sim("2")])
-    code, err = _cli([str(path), "--out", str(tmp_path / "o")], capsys)
+    path = _write(tmp_path, [_task("[a b]"), _task("2")], [_sim("2")])
+    code, err = _cli([str(path), "--out", str(tmp_path / "o"), "--case-prefix", ""], capsys)
     assert code == 2
     assert (
-        f"warning: {path}: tasks[0] (task a b): makes no valid case: id: Value error, ids use letters" in err
+        f"warning: {path}: tasks[0] (task [a b]): makes no valid case: id: Value error, ids use letters"
+        in err
     )
+    assert "(case id '.5Ba.20b.5D'; give a case prefix that starts with a letter or digit)" in err
 
 
 def test_identical_gold_actions_are_one_route_step() -> None:
@@ -653,3 +655,88 @@ def test_shared_db_check_recomputed_with_retail_tools() -> None:
     assert sorted(r.reward for r in run.rewards if r.reward is not None) == [0.0] * 6 + [1.0] * 34, table
     assert {r.task_id for r in run.rewards if r.db_match is False} == {"36", "55", "62", "79", "86", "101"}
     assert run.pass_hat(1) == pytest.approx(0.85), table
+
+
+_OTHER_ORDER = [{"action_id": "1_0", "name": "cancel", "arguments": {"order_id": "#2", "reason": "x"}}]
+
+
+@pytest.mark.parametrize(
+    ("criteria", "info", "message"),
+    [
+        (
+            {"reward_basis": ["COMMUNICATE"]},
+            {"db_check": {"db_match": False, "db_reward": 0.0}},
+            "task 1: DB check computed, not in the reward basis [COMMUNICATE]; trial 0 scored 1.0 with "
+            "db_match false",
+        ),
+        (
+            {"env_assertions": [{"env_type": "user", "func_name": "assert_data_on", "arguments": {}}]},
+            {"env_assertions": [{"met": False, "reward": 0.0}]},
+            "task 1: 1 env_assertions computed, not in the reward basis [DB, COMMUNICATE]; trial 0 scored "
+            "1.0 with 0/1 env_assertions met",
+        ),
+        (
+            {"actions": _OTHER_ORDER},
+            {},
+            "task 1: 1 actions computed, not in the reward basis [DB, COMMUNICATE]; trial 0 scored 1.0 with "
+            "0/1 actions met",
+        ),
+        (
+            {"communicate_info": ["9999"], "reward_basis": ["DB"]},
+            {},
+            "task 1: 1 communicate_info computed, not in the reward basis [DB]; trial 0 scored 1.0 with 0/1 "
+            "communicate_info met",
+        ),
+        (
+            {"nl_assertions": ["The agent apologised"]},
+            {"nl_assertions": [{"nl_assertion": "The agent apologised", "met": False, "justification": ""}]},
+            "task 1: 1 nl_assertions computed, not in the reward basis [DB, COMMUNICATE]; trial 0 scored 1.0 "
+            "with 0/1 nl_assertions met",
+        ),
+    ],
+    ids=["DB", "ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION"],
+)
+def test_every_component_computed_outside_the_basis_is_a_finding(
+    criteria: dict[str, Any], info: dict[str, Any], message: str
+) -> None:
+    task = _task(**criteria)
+    sim = _sim()
+    sim["reward_info"].update(info)
+    parsed = Tau2Task.from_data(task, where="t")
+    reward = reproduce_reward(parsed, sim)
+    assert reward.reward == 1.0
+    assert message in [f.message for f in criteria_findings(parsed, [reward])]
+
+
+def test_db_in_the_basis_with_nothing_to_compare_scores_one() -> None:
+    task = Tau2Task.from_data(_task(actions=None, communicate_info=["1628"]), where="t")
+    (finding,) = criteria_findings(task)
+    assert (finding.kind, finding.component) == ("empty_scores_one", "DB")
+    assert finding.message == (
+        "task 1: DB is in the reward basis but the criteria list neither actions nor env_assertions, so "
+        "it scores 1.0 whatever the agent says or does"
+    )
+
+
+def test_a_toml_database_is_read_and_written_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    db = tmp_path / "db.toml"
+    db.write_text('[[orders]]\norder_id = "#1"\nplaced = 2026-01-31\ntotal = 1628.0\n')
+    out = tmp_path / "o"
+    code, err = _cli([str(_write(tmp_path, [_task()], [_sim()])), "--out", str(out), "--db", str(db)], capsys)
+    assert code == 0, err
+    written = json.loads((out / "fixtures" / "db.json").read_text(encoding="utf-8"))
+    assert written == {"orders": [{"order_id": "#1", "placed": "2026-01-31", "total": 1628.0}]}
+
+
+def test_the_import_prints_pass_hat_k_for_every_k_the_trials_allow(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    sims = [_sim("1", trial=0), _sim("1", trial=1, reward=0.0, db=False), _sim("1", trial=2)]
+    sims += [_sim("2", trial=0), _sim("2", trial=1)]
+    path = _write(tmp_path, [_task("1"), _task("2")], sims)
+    code = main(["import", "tau2-bench", str(path), "--out", str(tmp_path / "o")])
+    out = capsys.readouterr().out
+    assert code == 0
+    # task 1: 2 of 3 trials, task 2: 2 of 2; tau2 stops at the fewest trials of a task (k = 2)
+    assert "rewards: 4 at 1, 1 at 0; pass^1 0.833, pass^2 0.667" in out
+    assert "pass^3" not in out

@@ -811,7 +811,10 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
         None, "--tasks", help="tasks.json to take the tasks from (default: the results file's own)."
     ),
     db: Path | None = typer.Option(
-        None, "--db", help="The domain's db.json: copied to fixtures/db.json, the cases' initial state."
+        None,
+        "--db",
+        help="The domain's db.json or db.toml: written as fixtures/db.json (TOML converted), the cases' "
+        "initial state.",
     ),
     case_prefix: str = typer.Option("task-", "--case-prefix", help="Case id prefix (task-5, ...)."),
     agent_model: str | None = typer.Option(
@@ -825,8 +828,10 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
 ) -> None:
     """Import tau2-bench simulations as cases and transcripts; reproduce its reward; list what it skips.
 
-    Exit 2 when some task or simulation could not be imported (the others are written), 1 when a stored
-    reward is not reproduced.
+    Task ids that are not case ids (telecom's [mobile_data_issue]...|...) are escaped reversibly
+    (task-.5Bmobile_data_issue.5D...); the import lists which case is which task. Exit 2 when some task or
+    simulation could not be imported (the others are written) or none could (nothing is written), 1 when
+    a stored reward is not reproduced.
     """
     from judgekit.commands.output import print_document
     from judgekit.formats.importers import reward_result_lines
@@ -849,7 +854,7 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
     rid: str | None = None
     if rewards is not None:
         rid = run_id or new_run_id()
-        lines = reward_result_lines(run.trials, run_id=rid)
+        lines = reward_result_lines(run.trials, run_id=rid, source_ids=run.escaped_ids())
         write_atomic(rewards, "".join(dump_result_line(line, redactor) + "\n" for line in lines))
     if output == "text":
         for problem in run.problems:
@@ -857,7 +862,7 @@ def import_tau2_bench(  # noqa: PLR0917 - typer options
         typer.echo(
             f"imported {len(run.cases)} case(s) and {len(run.trials)} tau2-bench trial(s) -> {out}", err=True
         )
-        for line in [*tau2bench.reward_lines(run), *tau2bench.finding_lines(run)]:
+        for line in [*tau2bench.id_lines(run), *tau2bench.reward_lines(run), *tau2bench.finding_lines(run)]:
             typer.echo(redactor.text(line))
     else:
         from judgekit.commands.golden import problem_data

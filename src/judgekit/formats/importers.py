@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import json
 from collections import Counter
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -502,7 +502,11 @@ def transcript_lines(trials: Iterable[ImportedTrial]) -> Iterator[str]:
 
 
 def reward_result_lines(
-    trials: Iterable[ImportedTrial], *, run_id: str, pass_reward: float = 1.0
+    trials: Iterable[ImportedTrial],
+    *,
+    run_id: str,
+    pass_reward: float = 1.0,
+    source_ids: Mapping[str, str] | None = None,
 ) -> Iterator[ResultLine]:
     """Result lines carrying the source harness's own verdicts (its stored rewards), one per trial.
 
@@ -515,6 +519,9 @@ def reward_result_lines(
         trials: The imported trials.
         run_id: The run id to record.
         pass_reward: The smallest reward that counts as a pass.
+        source_ids: Case id -> the source's own name of the task (``tau2 task [mobile_data_issue]...``),
+            for cases whose id the import escaped; named in the check's reason, so that a report shows
+            it. ``None``: none.
 
     Yields:
         One result line per trial, with a single check ``stored_reward`` (layer ``imported``).
@@ -527,6 +534,8 @@ def reward_result_lines(
             verdict, reason = Verdict.PASS, ""
         else:
             verdict, reason = Verdict.FAIL, f"stored reward {trial.reward:g} is below {pass_reward:g}"
+        if source_ids and t.case_id in source_ids:
+            reason = f"{reason} ({source_ids[t.case_id]})" if reason else source_ids[t.case_id]
         check = CheckResult(check_id="stored_reward", layer="imported", verdict=verdict, reason=reason)
         grade = Grade(case_id=t.case_id, trial=t.trial, verdict=verdict, checks=(check,))
         yield make_result_line(

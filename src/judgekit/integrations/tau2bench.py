@@ -67,6 +67,7 @@ __all__ = [
     "CASES_FILE",
     "COMPONENTS",
     "DB_FIXTURE",
+    "DB_FORMATS",
     "DEFAULT_REWARD_BASIS",
     "TRANSCRIPTS_FILE",
     "Tau2Action",
@@ -74,16 +75,20 @@ __all__ = [
     "Tau2Reward",
     "Tau2Run",
     "Tau2Task",
+    "case_id_for",
     "criteria_findings",
     "finding_lines",
+    "id_lines",
     "is_successful",
     "load_run",
+    "read_db",
     "read_results",
     "reproduce_reward",
     "reward_lines",
     "rewards_pass_hat",
     "run_document",
     "task_case",
+    "task_id_of",
     "write_run",
 ]
 
@@ -105,6 +110,80 @@ _CRITERIA = {
 """Reward component -> the evaluation-criteria list it checks."""
 
 Json = Any
+
+
+# --------------------------------------------------------------------------- task ids and case ids
+
+_ESCAPE = "."
+"""The escape character of :func:`case_id_for`: itself and every character a case id may not hold are
+written as ``.`` and two uppercase hexadecimal digits per UTF-8 byte."""
+
+_PLAIN = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_:/-")
+"""The characters a case id may hold (``cases._ID_PATTERN``) other than the escape character."""
+
+
+def case_id_for(task_id: str, prefix: str = "task-") -> str:
+    """The judgekit case id of a tau2 task id: the prefix, then the id with its other characters escaped.
+
+    Letters, digits and ``_:/-`` are kept; ``.`` and every other character (tau2 telecom's ``[``, ``]``,
+    ``|``, spaces, non-ASCII letters) become ``.`` and two uppercase hexadecimal digits per UTF-8 byte, as
+    percent-encoding does with ``%``: ``[mobile_data_issue]data_mode_off`` gives
+    ``task-.5Bmobile_data_issue.5Ddata_mode_off``. Ids of digits (retail, airline) are unchanged
+    (``task-5``). The mapping is injective and :func:`task_id_of` reverses it, so two tau2 tasks never
+    share a case and every case names its task.
+
+    Args:
+        task_id: tau2's task id, as text (any string).
+        prefix: Put before the escaped id (``task-``); the empty prefix gives the escaped id alone.
+
+    Returns:
+        The case id. It is a valid case id when it starts with a letter or digit (always, with a prefix
+        that does; with an empty prefix, when the task id itself does).
+    """
+    out = [prefix]
+    for char in task_id:
+        if char in _PLAIN:
+            out.append(char)
+        else:
+            out.extend(f"{_ESCAPE}{byte:02X}" for byte in char.encode("utf-8", "surrogatepass"))
+    return "".join(out)
+
+
+def task_id_of(case_id: str, prefix: str = "task-") -> str | None:
+    """The tau2 task id a case id was made from by :func:`case_id_for`, or ``None`` when it was not.
+
+    Args:
+        case_id: The case id.
+        prefix: The prefix :func:`case_id_for` was given.
+
+    Returns:
+        The task id, or ``None`` when ``case_id`` does not start with ``prefix`` or is not an output of
+        :func:`case_id_for` (an escape not followed by two uppercase hexadecimal digits, bytes that are not
+        UTF-8, an escaped character that is written plain, or a character a case id may not hold).
+    """
+    if not case_id.startswith(prefix):
+        return None
+    rest = case_id[len(prefix) :]
+    raw = bytearray()
+    i = 0
+    while i < len(rest):
+        char = rest[i]
+        if char == _ESCAPE:
+            code = rest[i + 1 : i + 3]
+            if len(code) != 2 or any(c not in "0123456789ABCDEF" for c in code):
+                return None
+            raw.append(int(code, 16))
+            i += 3
+        elif char in _PLAIN:
+            raw.extend(char.encode("ascii"))
+            i += 1
+        else:
+            return None
+    try:
+        task_id = raw.decode("utf-8", "surrogatepass")
+    except UnicodeDecodeError:
+        return None
+    return task_id if case_id_for(task_id, prefix) == case_id else None
 
 
 # --------------------------------------------------------------------------- tasks
@@ -375,6 +454,8 @@ class Tau2Reward:
         note: Why the reward is what it is without components (``terminated: max_steps``, ``no evaluation
             criteria``), else ``None``.
         disagreements: Where a recomputed check differs from the stored one (empty when they agree).
+        env_checks: Per environment assertion, tau2's stored ``met`` (they call the domain's code; empty
+            when the task states none); ``None`` when it stored none for a task that states some.
     """
 
     task_id: str
@@ -391,6 +472,7 @@ class Tau2Reward:
     stored_reward: float | None
     note: str | None = None
     disagreements: tuple[str, ...] = ()
+    env_checks: tuple[bool, ...] | None = ()
 
     @property
     def breakdown(self) -> dict[str, float | None]:
@@ -538,6 +620,7 @@ def reproduce_reward(
         components=components,
         reward=reward,
         disagreements=tuple(disagreements),
+        env_checks=env,
     )
 
 
@@ -589,13 +672,38 @@ class Tau2Finding:
 
 
 def _checks_of(reward: Tau2Reward, component: str) -> tuple[bool, ...] | None:
+    """A simulation's checks of one component (``DB``: its one check), ``None`` when unknown."""
+    if component == "DB":
+        return None if reward.db_match is None else (reward.db_match,)
+    if component == "ENV_ASSERTION":
+        return reward.env_checks
     if component == "ACTION":
         return reward.action_checks
     if component == "COMMUNICATE":
         return reward.communicate_checks
-    if component == "NL_ASSERTION":
-        return reward.nl_assertions
-    return None
+    return reward.nl_assertions
+
+
+_CHECKED = {
+    "DB": "the final database against the one the gold actions make",
+    **_CRITERIA,
+}
+"""Reward component -> what its check compares, in words (the criteria list it checks)."""
+
+
+def _computed(task: Tau2Task) -> dict[str, int]:
+    """Per component, how many checks tau2 computes for the task (0: none, or it scores 1.0 trivially).
+
+    tau2's environment evaluator runs the DB check whenever the criteria list actions or environment
+    assertions (even empty lists), whatever the basis; the other components have one check per criterion.
+    """
+    return {
+        "DB": int(task.actions is not None or task.env_assertions is not None),
+        "ENV_ASSERTION": task.env_assertions or 0,
+        "ACTION": len(task.actions or ()),
+        "COMMUNICATE": len(task.communicate_info),
+        "NL_ASSERTION": len(task.nl_assertions),
+    }
 
 
 def criteria_findings(task: Tau2Task, rewards: Sequence[Tau2Reward] = ()) -> list[Tau2Finding]:
@@ -606,31 +714,31 @@ def criteria_findings(task: Tau2Task, rewards: Sequence[Tau2Reward] = ()) -> lis
         rewards: Its simulations' reproductions, to name those that scored 1.0 with an unchecked failure.
 
     Returns:
-        The findings, one per component concerned, in tau2's component order, then one per
+        The findings, in tau2's component order: per component computed but not in the reward basis
+        (``not_in_reward``: the DB check, environment assertions, actions, communicate strings, NL
+        assertions), per component in the basis with nothing to check (``empty_scores_one``), then one per
         ``communicate_info`` string that can never be met.
     """
     if not task.has_criteria:
         return []
     out: list[Tau2Finding] = []
-    sizes = {
-        "ACTION": len(task.actions or ()),
-        "COMMUNICATE": len(task.communicate_info),
-        "NL_ASSERTION": len(task.nl_assertions),
-        "ENV_ASSERTION": task.env_assertions or 0,
-    }
     basis = ", ".join(task.reward_basis)
-    for component in ("ENV_ASSERTION", "ACTION", "COMMUNICATE", "NL_ASSERTION"):
-        size = sizes[component]
-        field_name = _CRITERIA[component]
+    for component, size in _computed(task).items():
         if size and component not in task.reward_basis:
             failures = []
             for r in rewards:
                 checks = _checks_of(r, component)
                 if r.reward is not None and is_successful(r.reward) and checks and not all(checks):
                     failures.append((r.trial, sum(checks), len(checks)))
-            detail = "".join(
-                f"; trial {t} scored 1.0 with {met}/{of} {field_name} met" for t, met, of in failures
-            )
+            if component == "DB":
+                what = "DB check"
+                detail = "".join(f"; trial {t} scored 1.0 with db_match false" for t, _, _ in failures)
+            else:
+                what = f"{size} {_CRITERIA[component]}"
+                detail = "".join(
+                    f"; trial {t} scored 1.0 with {met}/{of} {_CRITERIA[component]} met"
+                    for t, met, of in failures
+                )
             out.append(
                 Tau2Finding(
                     task.task_id,
@@ -638,11 +746,15 @@ def criteria_findings(task: Tau2Task, rewards: Sequence[Tau2Reward] = ()) -> lis
                     component,
                     size,
                     tuple(failures),
-                    f"task {task.task_id}: {size} {field_name} stated, but {component} is not in the reward "
-                    f"basis [{basis}]{detail}",
+                    f"task {task.task_id}: {what} computed, not in the reward basis [{basis}]{detail}",
                 )
             )
         elif not size and component in task.reward_basis:
+            empty = (
+                "the criteria list neither actions nor env_assertions"
+                if component == "DB"
+                else f"{_CRITERIA[component]} is empty"
+            )
             out.append(
                 Tau2Finding(
                     task.task_id,
@@ -650,8 +762,8 @@ def criteria_findings(task: Tau2Task, rewards: Sequence[Tau2Reward] = ()) -> lis
                     component,
                     0,
                     (),
-                    f"task {task.task_id}: {component} is in the reward basis but {field_name} is "
-                    "empty, so it scores 1.0 whatever the agent says or does",
+                    f"task {task.task_id}: {component} is in the reward basis but {empty}, so it scores "
+                    "1.0 whatever the agent says or does",
                 )
             )
     for info in task.communicate_info:
@@ -684,6 +796,7 @@ class Tau2Run:
         rewards: The reward reproduction of each imported simulation, in the same order.
         findings: Per task (in file order), what its criteria state and its reward does not check.
         problems: Simulations or tasks that could not be imported, located (they are left out).
+        task_ids: Case id to the tau2 task id it was made from (:func:`case_id_for`), one per case.
     """
 
     source: Path
@@ -692,6 +805,7 @@ class Tau2Run:
     rewards: list[Tau2Reward]
     findings: list[Tau2Finding] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
+    task_ids: dict[str, str] = field(default_factory=dict)
 
     def pass_hat(self, k: int) -> float | None:
         """pass^k from the reproduced rewards (``None`` when undefined or a reward is unknown)."""
@@ -701,6 +815,30 @@ class Tau2Run:
                 return None
             by_task.setdefault(r.task_id, []).append(r.reward)
         return rewards_pass_hat(by_task, k)
+
+    def escaped_ids(self) -> dict[str, str]:
+        """Case id -> ``tau2 task <id>``, for each case whose task id :func:`case_id_for` escaped."""
+        return {
+            case_id: f"tau2 task {task_id}"
+            for case_id, task_id in self.task_ids.items()
+            if case_id_for(task_id, "") != task_id
+        }
+
+    @property
+    def max_k(self) -> int:
+        """The largest k pass^k is defined for: the fewest simulations of any task (0 when there are none).
+
+        tau2's ``max_k`` is the same (it also warns when a task has fewer trials than ``num_trials``).
+        """
+        counts = Counter(r.task_id for r in self.rewards)
+        return min(counts.values(), default=0)
+
+    def pass_hats(self) -> dict[int, float | None]:
+        """pass^k for every k from 1 to :attr:`max_k` (tau2's ``pass_hat_ks``), in order of k.
+
+        A value is ``None`` when a reproduced reward is unknown; the dict is empty when there are no rewards.
+        """
+        return {k: self.pass_hat(k) for k in range(1, self.max_k + 1)}
 
 
 def read_results(path: str | os.PathLike[str]) -> dict[str, Any]:
@@ -735,36 +873,106 @@ def _read_json(path: Path, what: str) -> Any:
         raise JudgekitError(f"{exc.problem}; nothing imported") from None
 
 
-def _read_tasks(
-    data: Any, source: Path, what: str, case_prefix: str
-) -> tuple[dict[str, Tau2Task], list[Problem]]:
+@dataclass
+class _Tasks:
+    """The tasks an import reads, and those it could not.
+
+    Attributes:
+        tasks: Task id to task, for every task that reads and makes a valid case.
+        rejected: Task id to where the task is (``tasks[3]``), for each task with a readable id that was
+            rejected (its problem is in ``problems``).
+        problems: One per rejected task.
+        origin: Where the tasks came from, in words (``the tasks file tasks.json``).
+        from_file: Whether they came from a tasks file the caller gave.
+    """
+
+    tasks: dict[str, Tau2Task]
+    rejected: dict[str, str]
+    problems: list[Problem]
+    origin: str
+    from_file: bool
+
+
+DB_FORMATS = (".json", ".toml")
+"""The database files :func:`read_db` reads: tau2's ``db.json`` (retail, airline) and ``db.toml``
+(telecom, whose ``user_db.toml`` is the user's device)."""
+
+
+def read_db(path: str | os.PathLike[str]) -> dict[str, Json]:
+    """Read a tau2 domain database, JSON or TOML (by its suffix), as plain data.
+
+    TOML dates and times become text as tau2 hashes them (``str(value)``: ``2025-01-15``), so the data is
+    JSON and compares as tau2's database hash does.
+
+    Args:
+        path: ``db.json`` or ``db.toml``, as text or a path object.
+
+    Returns:
+        The database: a table of the domain's collections.
+
+    Raises:
+        JudgekitError: (exit 2) When the file cannot be read, is neither ``.json`` nor ``.toml``, does not
+            parse (the message names the line), breaks a size or nesting limit, or is not a table.
+    """
+    path = Path(path)
+    suffix = path.suffix.lower()
+    if suffix not in DB_FORMATS:
+        raise JudgekitError(
+            f"{path}: a tau2 database is db.json or db.toml (read by its suffix), not '{path.suffix}'; "
+            "give the domain's database file as tau2 ships it"
+        )
+    if suffix == ".json":
+        data = _read_json(path, "database")
+    else:
+        import tomllib
+
+        from judgekit.io.documents import decode_utf8, load_toml_bounded, read_regular, toml_decode_error
+
+        try:
+            text = decode_utf8(read_regular(path, "tau2-bench database"), path)
+        except OSError as exc:
+            raise JudgekitError(f"{path}: cannot read the database: {exc.strerror}") from None
+        try:
+            data = json.loads(json.dumps(load_toml_bounded(text, source=path), default=str))
+        except tomllib.TOMLDecodeError as exc:
+            raise toml_decode_error(path, exc) from None
+    if not isinstance(data, dict):
+        raise JudgekitError(
+            f"{path}: a tau2 database is a table of the domain's collections, found {type(data).__name__}"
+        )
+    return data
+
+
+def _read_tasks(data: Any, source: Path, case_prefix: str, *, from_file: bool) -> _Tasks:
     """The tasks of a list, by id; a task that does not read (or makes no valid case) is a problem."""
-    tasks: dict[str, Tau2Task] = {}
-    problems: list[Problem] = []
     if not isinstance(data, list):
-        raise JudgekitError(f"{source}: {what} must be a list of tasks, found {type(data).__name__}")
+        raise JudgekitError(f"{source}: tasks must be a list of tasks, found {type(data).__name__}")
+    origin = f"the tasks file {source}" if from_file else f"the tasks of the results file {source}"
+    found = _Tasks({}, {}, [], origin, from_file)
     for i, raw in enumerate(data):
+        where = f"tasks[{i}]"
+        raw_id = raw.get("id") if isinstance(raw, Mapping) else None
         try:
-            task = Tau2Task.from_data(raw, where=f"{what}[{i}]")
+            task = Tau2Task.from_data(raw, where=where)
+            task_case(task, case_id=case_id_for(task.task_id, case_prefix))
         except JudgekitError as exc:
-            problems.append(Problem(source, None, "", exc.message))
-            continue
-        try:
-            task_case(task, case_id=f"{case_prefix}{task.task_id}")
+            message = exc.message
         except ValidationError as exc:
             err = exc.errors(include_url=False)[0]
             loc = ".".join(str(p) for p in err["loc"])
-            problems.append(
-                Problem(
-                    source,
-                    None,
-                    "",
-                    f"{what}[{i}] (task {task.task_id}): makes no valid case: {loc}: {err['msg']}",
+            message = f"{where} (task {task.task_id}): makes no valid case: {loc}: {err['msg']}"
+            if loc == "id":
+                message += (
+                    f" (case id {case_id_for(task.task_id, case_prefix)!r}; give a case prefix that starts "
+                    "with a letter or digit)"
                 )
-            )
+        else:
+            found.tasks.setdefault(task.task_id, task)
             continue
-        tasks.setdefault(task.task_id, task)
-    return tasks, problems
+        found.problems.append(Problem(source, None, "", message))
+        if isinstance(raw_id, str | int) and not isinstance(raw_id, bool):
+            found.rejected.setdefault(str(raw_id), where)
+    return found
 
 
 def load_run(
@@ -802,15 +1010,13 @@ def load_run(
     source = Path(results)
     data = read_results(source)
     if tools is not None and db is None:
-        raise JudgekitError("replaying the DB check with tools= needs db= (the domain's db.json)")
+        raise JudgekitError("replaying the DB check with tools= needs db= (the domain's db.json or db.toml)")
     if tasks is not None:
-        task_source = Path(tasks)
-        task_map, problems = _read_tasks(
-            _read_json(task_source, "tasks file"), task_source, "tasks", case_prefix
-        )
+        found = _read_tasks(_read_json(Path(tasks), "tasks file"), Path(tasks), case_prefix, from_file=True)
     else:
-        task_map, problems = _read_tasks(data.get("tasks", []), source, "tasks", case_prefix)
-    initial = _read_json(Path(db), "database") if tools is not None and db is not None else None
+        found = _read_tasks(data.get("tasks", []), source, case_prefix, from_file=False)
+    problems = list(found.problems)
+    initial = read_db(db) if tools is not None and db is not None else None
     info = data.get("info") if isinstance(data.get("info"), Mapping) else {}
     agent_info = info.get("agent_info") if isinstance(info, Mapping) else None
     model = agent_model or (agent_info.get("llm") if isinstance(agent_info, Mapping) else None)
@@ -818,14 +1024,18 @@ def load_run(
     rewards: list[Tau2Reward] = []
     used: dict[str, Tau2Task] = {}
     seen: set[tuple[str, int]] = set()
+    left_out: dict[str, list[int]] = {}
     for i, sim in enumerate(data["simulations"]):
-        where = f"simulations[{i}]"
+        rejected = _rejected_task(sim, found)
+        if rejected is not None:
+            left_out.setdefault(rejected, []).append(i)
+            continue
         imported = _simulation(
             sim,
-            where=where,
+            where=f"simulations[{i}]",
             source=source,
             entry=i + 1,
-            tasks=task_map,
+            tasks=found,
             case_prefix=case_prefix,
             model=model,
             seen=seen,
@@ -840,14 +1050,52 @@ def load_run(
         rewards.append(reproduce_reward(task, sim, db_match=db_match))
         trials.append(trial)
         used.setdefault(task.task_id, task)
+    problems.extend(
+        Problem(
+            source,
+            None,
+            f"simulations[{', '.join(map(str, indices))}]",
+            f"left out: task {task_id} was rejected ({found.rejected[task_id]} of {found.origin}, above)",
+        )
+        for task_id, indices in left_out.items()
+    )
+    if not trials:
+        raise JudgekitError(_nothing_imported(source, len(data["simulations"]), found, problems))
+    task_ids = {case_id_for(tid, case_prefix): tid for tid in used}
     cases = {
-        f"{case_prefix}{tid}": task_case(t, case_id=f"{case_prefix}{tid}", initial_state=initial_state)
-        for tid, t in used.items()
+        cid: task_case(used[tid], case_id=cid, initial_state=initial_state) for cid, tid in task_ids.items()
     }
     findings = [
         f for tid, t in used.items() for f in criteria_findings(t, [r for r in rewards if r.task_id == tid])
     ]
-    return Tau2Run(source, cases, trials, rewards, findings, problems)
+    return Tau2Run(source, cases, trials, rewards, findings, problems, task_ids)
+
+
+def _rejected_task(sim: Any, found: _Tasks) -> str | None:
+    """The id of the simulation's task when that task was rejected (its problem is already listed)."""
+    task_id = sim.get("task_id") if isinstance(sim, Mapping) else None
+    if isinstance(task_id, bool) or not isinstance(task_id, str | int):
+        return None
+    key = str(task_id)
+    return key if key in found.rejected and key not in found.tasks else None
+
+
+def _nothing_imported(source: Path, simulations: int, found: _Tasks, problems: Sequence[Problem]) -> str:
+    """Why an import mapped no simulation to a trial, with every problem it met (one a line)."""
+    if not simulations:
+        why = "the results file holds no simulations"
+    elif not found.tasks and found.problems:
+        why = (
+            f"every task of {found.origin} was rejected ({len(found.problems)} task problem(s) below), "
+            f"so none of the {simulations} simulation(s) has a case"
+        )
+    elif not found.tasks:
+        why = f"{found.origin} hold no task, so none of the {simulations} simulation(s) has a case"
+    else:
+        why = f"none of the {simulations} simulation(s) could be imported (problems below)"
+    lines = [f"{source}: nothing imported: {why}; no file was written"]
+    lines.extend(f"  {p}" for p in problems)
+    return "\n".join(lines)
 
 
 def _replay_db(
@@ -887,7 +1135,7 @@ def _simulation(
     where: str,
     source: Path,
     entry: int,
-    tasks: Mapping[str, Tau2Task],
+    tasks: _Tasks,
     case_prefix: str,
     model: str | None,
     seen: set[tuple[str, int]],
@@ -902,11 +1150,10 @@ def _simulation(
         return Problem(
             source, None, f"{where}.task_id", f"task_id must be text or a number, got {task_id!r:.60}"
         )
-    task = tasks.get(str(task_id))
+    task = tasks.tasks.get(str(task_id))
     if task is None:
-        return Problem(
-            source, None, f"{where}.task_id", f"task {task_id} is not among the tasks; give the tasks file"
-        )
+        hint = "" if tasks.from_file else "; give the tasks file that holds it (--tasks)"
+        return Problem(source, None, f"{where}.task_id", f"task {task_id} is not in {tasks.origin}{hint}")
     trial = sim.get("trial", 0)
     if isinstance(trial, bool) or not isinstance(trial, int) or trial < 0:
         return Problem(
@@ -938,7 +1185,7 @@ def _simulation(
     try:
         transcript = Transcript.model_validate(
             {
-                "case_id": f"{case_prefix}{task_id}",
+                "case_id": case_id_for(str(task_id), case_prefix),
                 "trial": trial + 1,
                 "messages": messages,
                 "ended_by": sim.get("termination_reason")
@@ -1004,7 +1251,7 @@ TRANSCRIPTS_FILE = "transcripts/tau2-bench.jsonl"
 """Where :func:`write_run` writes the transcripts, one a line, inside the output folder."""
 
 DB_FIXTURE = "fixtures/db.json"
-"""Where :func:`write_run` copies the database (with ``db``), and the cases' ``initial_state``."""
+"""Where :func:`write_run` writes the database (with ``db``, as JSON), and the cases' ``initial_state``."""
 
 
 def write_run(
@@ -1020,21 +1267,24 @@ def write_run(
         run: The run (its cases should have been made with ``initial_state=DB_FIXTURE`` when ``db`` is
             given).
         out: The output folder; created when absent.
-        db: The domain database to copy to ``fixtures/db.json``, or ``None``.
+        db: The domain database (``db.json``, copied once it reads, or ``db.toml``, converted to JSON by
+            :func:`read_db`) to write as ``fixtures/db.json``, or ``None``.
         redact: Applied to every line written (secrets out of the files).
 
     Returns:
         What was written: ``cases``, ``transcripts`` and, with ``db``, ``db``.
 
     Raises:
-        JudgekitError: When the folder or a file cannot be written.
+        JudgekitError: When the database does not read (nothing is written then), or the folder or a file
+            cannot be written.
     """
     from judgekit.formats.importers import transcript_lines
     from judgekit.io.atomic import write_atomic
 
     folder = Path(out)
+    db_text = _db_fixture(Path(db)) if db is not None else None
     written = {"cases": folder / CASES_FILE, "transcripts": folder / TRANSCRIPTS_FILE}
-    if db is not None:
+    if db_text is not None:
         written["db"] = folder / DB_FIXTURE
     try:
         for path in written.values():
@@ -1045,13 +1295,28 @@ def write_run(
         write_atomic(written["cases"], "".join(line + "\n" for line in cases))
         lines = [redact(line) for line in transcript_lines(run.trials)]
         write_atomic(written["transcripts"], "".join(line + "\n" for line in lines))
-        if db is not None:
-            from judgekit.io.documents import read_regular
-
-            write_atomic(written["db"], read_regular(Path(db), "tau2-bench database"))
+        if db_text is not None:
+            write_atomic(written["db"], db_text)
     except OSError as exc:
         raise JudgekitError(f"{exc.filename or out}: cannot write the import: {exc.strerror}") from None
     return written
+
+
+def _db_fixture(db: Path) -> bytes | str:
+    """What :func:`write_run` writes as ``fixtures/db.json``, read before anything is written.
+
+    A JSON database's own bytes (once they read as a database), a TOML database converted to JSON
+    (:func:`read_db`).
+    """
+    data = read_db(db)
+    if db.suffix.lower() == ".json":
+        from judgekit.io.documents import read_regular
+
+        try:
+            return read_regular(db, "tau2-bench database")
+        except OSError as exc:
+            raise JudgekitError(f"{db}: cannot read the database: {exc.strerror}") from None
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
 
 def _value(value: float | None) -> str:
@@ -1074,8 +1339,12 @@ def reward_lines(run: Tau2Run) -> list[str]:
         )
         if r.nl_assertions is not None:
             checks += f", NL assertions {sum(r.nl_assertions)}/{len(r.nl_assertions)} (stored judge)"
+        if r.env_checks:
+            checks += f", env assertions {sum(r.env_checks)}/{len(r.env_checks)} (stored)"
         if r.db_source is not None:
             checks += f", DB check {r.db_source}"
+            if "DB" not in r.reward_basis and r.db_match is not None:
+                checks += f" (db_match {str(r.db_match).lower()}, not in the reward basis)"
         line = (
             f"task {r.task_id} trial {r.trial}: reward {_value(r.reward)} (stored {_value(r.stored_reward)})"
             f" {r.note or parts} | {checks}"
@@ -1085,13 +1354,20 @@ def reward_lines(run: Tau2Run) -> list[str]:
         lines.append(line)
     counts = Counter(_value(r.reward) for r in run.rewards)
     same = sum(r.reproduced for r in run.rewards)
-    pass1 = run.pass_hat(1)
+    figures = ", ".join(
+        f"pass^{k} {'undefined' if v is None else f'{v:.3f}'}" for k, v in run.pass_hats().items()
+    )
     lines.append(
         f"reproduced {same}/{len(run.rewards)} stored rewards; rewards: "
         + ", ".join(f"{n} at {v}" for v, n in sorted(counts.items(), reverse=True))
-        + f"; pass^1 {'undefined' if pass1 is None else f'{pass1:.3f}'}"
+        + f"; {figures or 'pass^k undefined'}"
     )
     return lines
+
+
+def id_lines(run: Tau2Run) -> list[str]:
+    """Which case each tau2 task became, one line per task whose id :func:`case_id_for` escaped."""
+    return [f"case {case_id} is {name}" for case_id, name in run.escaped_ids().items()]
 
 
 def finding_lines(run: Tau2Run) -> list[str]:
@@ -1102,15 +1378,18 @@ def finding_lines(run: Tau2Run) -> list[str]:
     lines = []
     for (kind, component), found in groups.items():
         what = {
-            "not_in_reward": f"{_CRITERIA[component]} stated but {component} not in the reward basis",
-            "empty_scores_one": f"{component} in the reward basis with empty {_CRITERIA[component]} "
-            "(scores 1.0)",
+            "not_in_reward": f"{component} computed, not in the reward basis ({_CHECKED[component]})",
+            "empty_scores_one": f"{component} in the reward basis with nothing to check (scores 1.0)",
             "never_met": "communicate_info with a comma, which tau2's check never finds",
         }[kind]
         lines.append(f"{len(found)} task(s): {what}: {', '.join(f.task_id for f in found)}")
         passed = [f.task_id for f in found if f.unchecked_failures]
         if passed:
-            lines.append(f"  scored 1.0 although one of these checks failed: {', '.join(passed)}")
+            simulations = sum(len(f.unchecked_failures) for f in found)
+            lines.append(
+                f"  scored 1.0 although one of these checks failed: {', '.join(passed)} "
+                f"({simulations} simulation(s))"
+            )
     lines.extend(f.message for f in run.findings)
     return lines
 
@@ -1138,9 +1417,11 @@ def run_document(run: Tau2Run) -> dict[str, Any]:
             }
             for r in run.rewards
         ],
+        "case_ids": dict(run.task_ids),
         "reproduced": sum(r.reproduced for r in run.rewards),
         "rewards": dict(Counter(_value(r.reward) for r in run.rewards)),
         "pass_hat_1": run.pass_hat(1),
+        "pass_hat_k": {str(k): v for k, v in run.pass_hats().items()},
         "findings": [
             {
                 "task_id": f.task_id,

@@ -827,6 +827,26 @@ def load_toml_bounded(text: str, *, source: str | os.PathLike[str] | None) -> An
     return data
 
 
+def toml_decode_error(path: str | os.PathLike[str] | None, exc: ValueError) -> LocatedError:
+    """A located ``malformed TOML`` error from :mod:`tomllib`'s decode error (its line, its words).
+
+    Args:
+        path: The file, for the message (``None``: text with no file).
+        exc: The ``tomllib.TOMLDecodeError`` (a ``ValueError`` ending ``(at line N, column M)``).
+
+    Returns:
+        The error (exit code 2), at the line tomllib names, or at no line when it names none.
+    """
+    message = str(exc)
+    match = re.search(r"\s*\(at line (\d+), column \d+\)$", message)
+    line = int(match.group(1)) if match else None
+    if match:
+        message = message[: match.start()]
+    return LocatedError(
+        Problem(Path(path) if path is not None else None, line, "", f"malformed TOML: {message}"), exit_code=2
+    )
+
+
 def json_error_detail(message: str) -> str:
     """The short form of a :func:`load_json_bounded` message, for readers that say ``malformed JSON (...)``.
 
