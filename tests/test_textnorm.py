@@ -631,3 +631,81 @@ def test_only_textnorm_normalises() -> None:
         if calls.search(p.read_text(encoding="utf-8"))
     }
     assert callers == {"textnorm.py"}
+
+
+# --------------------------------------------------------------------------- excerpts (issue 35)
+
+LONG = (
+    "Thank you for waiting. I have requested the refill of your prescription RX-2231 for lisinopril "
+    "and the pharmacy will text you when it is ready for collection at the counter."
+)
+
+
+def test_an_excerpt_is_cut_between_words_never_mid_word() -> None:
+    # issue 35: a highlighted quote in the viewer was cut mid-word ("...e refill of your prescription R...")
+    at = LONG.index("RX-2231")
+    shown = textnorm.excerpt(LONG, at, at + len("RX-2231"), context=25)
+    assert shown == "...of your prescription RX-2231 for lisinopril and the..."
+    body = shown.removeprefix("...").removesuffix("...")
+    start = LONG.index(body)
+    assert LONG[start - 1] == " "
+    assert LONG[start + len(body)] == " "
+
+
+@pytest.mark.parametrize(
+    ("text", "span", "context", "expected"),
+    [
+        pytest.param("short text", "short", 5, "short text", id="everything_fits"),
+        pytest.param("x" * 40 + "NEEDLE" + "y" * 40, "NEEDLE", 4, "...xxxxNEEDLEyyyy...", id="one_long_word"),
+        pytest.param(
+            "e\u0301" * 10 + "NEEDLE" + "e\u0301" * 10,
+            "NEEDLE",
+            5,
+            "...e\u0301e\u0301NEEDLEe\u0301e\u0301...",
+            id="combining_marks_stay_with_their_letter",
+        ),
+        pytest.param(
+            "\U0001f1eb\U0001f1f7" * 5 + "NEEDLE",
+            "NEEDLE",
+            5,
+            "...\U0001f1eb\U0001f1f7\U0001f1eb\U0001f1f7NEEDLE",
+            id="flags_stay_whole",
+        ),
+        pytest.param(
+            "\U0001f469\u200d\U0001f4bb" * 4 + "NEEDLE",
+            "NEEDLE",
+            5,
+            "...\U0001f469\u200d\U0001f4bbNEEDLE",
+            id="zwj_sequences_stay_whole",
+        ),
+        pytest.param(
+            "a\ud83d\ude00" * 4 + "NEEDLE", "NEEDLE", 4, "...a\ud83d\ude00NEEDLE", id="surrogate_pairs"
+        ),
+    ],
+)
+def test_an_excerpt_without_word_boundaries_splits_no_character(
+    text: str, span: str, context: int, expected: str
+) -> None:
+    at = text.index(span)
+    assert textnorm.excerpt(text, at, at + len(span), context=context) == expected
+
+
+@given(st.text(alphabet=st.sampled_from("ab \u0301\u200d\U0001f1eb\n")), st.data())
+def test_an_excerpt_cuts_only_between_words_or_whole_characters(text: str, data: st.DataObject) -> None:
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    context = data.draw(st.integers(0, 12))
+    left, right = textnorm.excerpt_bounds(text, start, end, context=context)
+    assert max(0, start - context) <= left <= start <= end <= right <= min(len(text), end + context)
+    shown = textnorm.excerpt(text, start, end, context=context)
+    assert shown == ("..." if left else "") + text[left:right] + ("..." if right < len(text) else "")
+    word_before = any(text[i - 1].isspace() for i in range(max(1, start - context), start + 1))
+    if 0 < left < start:
+        assert (
+            text[left - 1].isspace()
+            if word_before and start - context > 0
+            else textnorm._grapheme_break(text, left)
+        )
+    word_after = any(text[i].isspace() for i in range(end, min(len(text), end + context + 1)))
+    if end < right < len(text):
+        assert text[right].isspace() if word_after else textnorm._grapheme_break(text, right)

@@ -61,6 +61,8 @@ __all__ = [
     "WORDS",
     "Form",
     "Profile",
+    "excerpt",
+    "excerpt_bounds",
 ]
 
 UNICODE_VERSION: str = unicodedata.unidata_version
@@ -407,3 +409,105 @@ PROFILES: Mapping[str, Profile] = MappingProxyType(
     }
 )
 """Every profile by name."""
+
+
+# --------------------------------------------------------------------------- excerpts
+
+ELLIPSIS = "..."
+"""What :func:`excerpt` puts where it cut text off (three full stops: the viewer strips them to find the
+quote in its message)."""
+
+_JOINERS = frozenset("\u200d\u034f")  # zero-width joiner, combining grapheme joiner
+_EXTENDERS = ((0xFE00, 0xFE0F), (0xE0100, 0xE01EF), (0x1F3FB, 0x1F3FF), (0xE0020, 0xE007F))
+"""Variation selectors, emoji skin-tone modifiers and tag characters: they extend the character before."""
+_JAMO = ((0x1100, 0x11FF), (0xA960, 0xA97F), (0xD7B0, 0xD7FF))
+
+
+def _within(ch: str, ranges: tuple[tuple[int, int], ...]) -> bool:
+    return any(lo <= ord(ch) <= hi for lo, hi in ranges)
+
+
+def _regional(ch: str) -> bool:
+    return 0x1F1E6 <= ord(ch) <= 0x1F1FF
+
+
+def _grapheme_break(text: str, i: int) -> bool:
+    """Whether ``text`` may be cut before index ``i`` without splitting a user-perceived character.
+
+    A conservative subset of Unicode's grapheme cluster rules (UAX #29): never between CR and LF, a high
+    and a low surrogate, around a joiner, before a combining mark or a variation selector, skin-tone
+    modifier or tag character, between conjoining Hangul jamo, or inside a regional-indicator pair (a flag).
+    """
+    if i <= 0 or i >= len(text):
+        return True
+    before, ch = text[i - 1], text[i]
+    if (before, ch) == ("\r", "\n") or ("\ud800" <= before <= "\udbff" and "\udc00" <= ch <= "\udfff"):
+        return False
+    if before in _JOINERS or ch in _JOINERS or unicodedata.category(ch) in ("Mn", "Mc", "Me"):
+        return False
+    if _within(ch, _EXTENDERS) or (_within(before, _JAMO) and _within(ch, _JAMO)):
+        return False
+    if _regional(before) and _regional(ch):
+        run = 0
+        while i - run - 1 >= 0 and _regional(text[i - run - 1]):
+            run += 1
+        return run % 2 == 0
+    return True
+
+
+def excerpt(text: str, start: int, end: int, *, context: int) -> str:
+    """``text[start:end]`` with up to ``context`` characters of ``text`` either side, cut between words.
+
+    Where the context is cut off, the excerpt ends at a word boundary (white space) inside the context,
+    with :data:`ELLIPSIS` marking the cut, so it never ends mid-word: the words the context had no room
+    for are left out whole. When the context on a side holds no word boundary (one long word, a URL, or
+    a script written without spaces) that side is cut at the nearest character boundary inside it that
+    splits no user-perceived character (a combining accent, an emoji sequence, a flag, a surrogate pair).
+    The span itself is kept as it is.
+
+    Args:
+        text: The whole text.
+        start: Where the quoted span starts, ``0 <= start <= end``.
+        end: Where it ends, ``end <= len(text)``.
+        context: The most characters shown either side of the span, ``>= 0``.
+
+    Returns:
+        The excerpt, with ``...`` at each end where text was left out (never white space beside it).
+
+    Examples:
+        >>> excerpt("I refunded the duplicate charge of 412.18 twice today", 35, 41, context=12)
+        '...charge of 412.18 twice today'
+        >>> excerpt("I refunded the duplicate charge of 412.18 twice today", 15, 24, context=6)
+        '...the duplicate...'
+        >>> excerpt("short", 0, 5, context=40)
+        'short'
+    """
+    left, right = excerpt_bounds(text, start, end, context=context)
+    head = ELLIPSIS if left > 0 else ""
+    tail = ELLIPSIS if right < len(text) else ""
+    return head + text[left:right] + tail
+
+
+def excerpt_bounds(text: str, start: int, end: int, *, context: int) -> tuple[int, int]:
+    """Where :func:`excerpt` cuts ``text``: ``(left, right)`` with ``left <= start`` and ``end <= right``.
+
+    ``left`` is 0, or follows white space, or (no white space in the context before the span) is the
+    first boundary between user-perceived characters inside it, or ``start``; ``right`` likewise, and
+    neither is more than ``context`` characters from the span. White space at a cut is left out.
+    """
+    left, right = max(0, start - context), min(len(text), end + context)
+    if left > 0:
+        word = next((i for i in range(left, start + 1) if text[i - 1].isspace()), None)
+        if word is None:
+            word = next(i for i in range(left, start + 1) if i == start or _grapheme_break(text, i))
+        left = word
+        while left < start and text[left].isspace():
+            left += 1
+    if right < len(text):
+        word = next((i for i in range(right, end - 1, -1) if text[i].isspace()), None)
+        if word is None:
+            word = next(i for i in range(right, end - 1, -1) if i == end or _grapheme_break(text, i))
+        right = word
+        while right > end and text[right - 1].isspace():
+            right -= 1
+    return left, right

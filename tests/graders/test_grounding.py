@@ -179,3 +179,22 @@ def test_opt_in_through_the_layered_checks_and_grade(
     capsys.readouterr()
     assert main([*args, "--out", str(tmp_path / "x.jsonl"), "--grounding", "quoted"]) == 2
     assert "--grounding must be one of" in capsys.readouterr().err
+
+
+def test_the_quote_of_a_long_reply_is_cut_between_words() -> None:
+    # issue 35: the quote was cut 60 characters either side of the source id, mid-word
+    reply = (
+        "Thank you for your patience while I looked this up for you in our published policies. Online "
+        "check-in opens 24 hours before departure (policy CHK-1), and it closes one hour before for "
+        "every international itinerary we sell."
+    )
+    [check] = check_grounding(case("CHK-1"), make_transcript(texts=[reply]))
+    quote = check.evidence[0].quote or ""
+    assert quote == (
+        "...Online check-in opens 24 hours before departure (policy CHK-1), and it closes one hour before "
+        "for every international..."
+    )
+    body = quote.removeprefix("...").removesuffix("...")
+    at = reply.index(body)
+    assert reply[at - 1] == " "
+    assert reply[at + len(body)] == " "

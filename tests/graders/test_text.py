@@ -179,3 +179,18 @@ def test_turn_never_played_is_an_error() -> None:
     checks = by_id(check_text(make_case(**TURN_CASE), _turns_transcript([["Your card is frozen."]])))
     assert checks["text:turn:1:0"].verdict is Verdict.ERROR
     assert "never played" in checks["text:turn:1:0"].reason
+
+
+def test_the_quote_of_a_long_message_is_cut_between_words() -> None:
+    # issue 35: the quote (and so the viewer's highlight) was cut 40 characters either side, mid-word
+    reply = (
+        "Thank you for waiting so patiently. For a lost card please call our fraud line straight away, "
+        "and we will block the card and send a replacement to your registered address."
+    )
+    checks = by_id(check_text(make_case(**CASE), make_transcript(texts=[reply])))
+    quote = checks["text:must_not_mention:0"].evidence[0].quote or ""
+    assert quote == "...For a lost card please call our fraud line straight away, and we will block..."
+    body = quote.removeprefix("...").removesuffix("...")
+    at = reply.index(body)
+    assert reply[at - 1] == " "
+    assert reply[at + len(body)] == " "

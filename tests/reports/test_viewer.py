@@ -631,3 +631,27 @@ def test_a_cascade_route_is_shown_as_the_route_taken(tmp_path: Path) -> None:
     (evidence,) = trial_detail(line, lookup)["checks"][0]["evidence"]
     assert json.loads(evidence["route"]) == route
     assert evidence["line"] == "cascade: decided by stage 2"
+
+
+def test_a_text_checks_highlighted_quote_starts_and_ends_between_words(tmp_path: Path) -> None:
+    # issue 35: a highlighted quote in the viewer was cut mid-word (the text check's excerpt was)
+    from graders._build import make_case, make_transcript
+    from judgekit.graders.text import check_text
+
+    reply = (
+        "Thank you for waiting so patiently. For a lost card please call our fraud line straight away, "
+        "and we will block the card and send a replacement to your registered address."
+    )
+    messages = [{"role": "user", "content": "I lost my card"}, {"role": "assistant", "content": reply}]
+    case = make_case(id="c-1", expected={"must_not_mention": ["fraud"]})
+    checks = tuple(check_text(case, make_transcript(case_id="c-1", messages=messages)))
+    results = _write(tmp_path / "r.jsonl", [_line(tmp_path, "c-1", 1, messages, checks)])
+    write_viewer([read_results(results)], tmp_path / "v")
+    (detail,) = _load(tmp_path / "v" / "data" / "run0" / "chunk-0.js")
+    (evidence,) = detail["checks"][0]["evidence"]
+    where = evidence["quote_location"]
+    assert where["message_index"] == 1
+    marked = reply[where["start"] : where["end"]]
+    assert marked == "For a lost card please call our fraud line straight away, and we will block"
+    assert reply[where["start"] - 1] == " "
+    assert reply[where["end"]] == " "

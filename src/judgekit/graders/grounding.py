@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING, Literal
 
 from judgekit.cases import Case
 from judgekit.graders.contract import Layer, LayerInfo, describe_layer, make_check, not_evaluated
+from judgekit.textnorm import excerpt
 from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -76,9 +77,8 @@ class SourceHit:
 
 
 def _excerpt(text: str, m: re.Match[str], width: int = 60) -> str:
-    start = max(0, m.start() - width)
-    end = min(len(text), m.end() + width)
-    return ("..." if start else "") + text[start:end].replace("\n", " ") + ("..." if end < len(text) else "")
+    """The match with up to ``width`` characters either side, cut between words, on one line."""
+    return excerpt(text, m.start(), m.end(), context=width).replace("\n", " ")
 
 
 def find_source(source: str, transcript: Transcript) -> list[SourceHit]:

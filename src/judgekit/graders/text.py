@@ -32,7 +32,7 @@ from judgekit.cases import Case, TextLiteral, TextMatch, TextPattern
 from judgekit.graders.context import LayerContext
 from judgekit.graders.contract import Layer, LayerInfo, describe_layer, make_check
 from judgekit.patterns import CompiledPattern, compile_pattern
-from judgekit.textnorm import TEXT_MATCHING, TEXT_PATTERNS
+from judgekit.textnorm import TEXT_MATCHING, TEXT_PATTERNS, excerpt
 from judgekit.transcript import Capability, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -545,13 +545,12 @@ def _search_messages(
 
 
 def _excerpt(text: str, found: str, width: int = 80) -> str:
+    """``found`` in ``text`` with up to ``width // 2`` characters either side, cut between words."""
     norm = normalise(text, fold_case=False)
     at = norm.casefold().find(found.casefold())
     if at < 0:
         return found
-    start = max(0, at - width // 2)
-    end = min(len(norm), at + len(found) + width // 2)
-    return ("..." if start else "") + norm[start:end] + ("..." if end < len(norm) else "")
+    return excerpt(norm, at, at + len(found), context=width // 2)
 
 
 def _hit_evidence(what: str, hit: tuple[int, str, str], data: JsonValue = None) -> Evidence:
