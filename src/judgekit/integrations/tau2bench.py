@@ -1,9 +1,12 @@
 """tau2-bench: simulation results as judgekit cases and transcripts, its reward reproduced and audited.
 
 A tau2-bench results file (``sierra-research/tau2-bench``: ``info``, ``tasks``, ``simulations``) is read
-with :func:`load_run`. Each task becomes a :class:`~judgekit.cases.Case` (:func:`task_case`):
+with :func:`load_run`. Each task becomes a :class:`~judgekit.cases.Case` (:func:`task_case`) whose id is
+the task id escaped reversibly (:func:`case_id_for`, :func:`task_id_of`: telecom's
+``[mobile_data_issue]data_mode_off|...`` is no case id as it stands):
 
-* ``initial_state``: the domain database before the simulation, when the caller names one (``db.json``);
+* ``initial_state``: the domain database before the simulation, when the caller names one (``db.json``,
+  or telecom's ``db.toml`` read by :func:`read_db` and written as JSON);
 * ``expected.route``: the task's gold ``actions`` (``evaluation_criteria.actions``), each with the
   arguments tau2 compares (all of them, or its ``compare_args``), identical actions once (one tau2 call
   satisfies them all), other calls allowed: tau2's action checks. judgekit's route is stricter in two
@@ -34,10 +37,10 @@ in the task's ``reward_basis``:
   ``reward_info.nl_assertions`` (``None`` when it stored none: the reward then cannot be reproduced).
 
 Recomputed checks that disagree with the stored ones are listed on the reproduction. :func:`criteria_findings`
-lists, per task, what its criteria state and its reward does not check: criteria whose component is not in
-the ``reward_basis`` (``not_in_reward``; with the simulations that scored 1.0 although such a check
-failed) and components in the basis whose criteria list is empty, so that they score 1.0 whatever happens
-(``empty_scores_one``).
+lists, per task, what its criteria state and its reward does not check: every component tau2 computed that
+is not in the ``reward_basis``, the DB check included (``not_in_reward``; with the simulations that scored
+1.0 although such a check failed) and components in the basis with nothing to check, so that they score
+1.0 whatever happens (``empty_scores_one``). An import that maps no simulation to a trial is an error.
 """
 
 from __future__ import annotations
@@ -362,7 +365,7 @@ def task_case(task: Tau2Task, *, case_id: str, initial_state: str | None = None)
 
     Args:
         task: The task.
-        case_id: The case id (``task-<id>`` by convention).
+        case_id: The case id (by convention :func:`case_id_for` of the task id: ``task-5``).
         initial_state: Path of the database before the simulation, relative to the case set, or ``None``.
     """
     expected: dict[str, Any] = {"must_mention": [output_pattern(c) for c in task.communicate_info]}
@@ -990,22 +993,22 @@ def load_run(
     Args:
         results: The results file (``Results``: ``info``, ``tasks``, ``simulations``).
         tasks: A ``tasks.json`` to take the tasks from instead of the results file's own ``tasks``.
-        db: The domain's ``db.json``, needed with ``tools``.
+        db: The domain's database (``db.json`` or ``db.toml``, :func:`read_db`), needed with ``tools``.
         tools: The domain's tool functions (``name -> callable(data, **kwargs)``, mutating the database in
             place) to replay the DB check: the simulation's calls on one copy of ``db``, the gold actions
             on another, compared as tau2 compares their hashes (the JSON text with sorted keys, so types
             count: ``1`` is not ``1.0``). Without them the stored ``db_check`` is used.
-        case_prefix: Prefix of case ids (``task-`` gives ``task-5``).
+        case_prefix: Prefix of case ids (``task-`` gives ``task-5``; the rest is :func:`case_id_for`'s).
         initial_state: The cases' ``initial_state`` path (where the caller puts ``db.json``), or ``None``.
         agent_model: The agent's model for the run records (default: the file's ``info.agent_info.llm``).
 
     Returns:
         The run. Simulations whose task is unknown or whose messages do not import, and tasks that do not
-        read, are listed in ``problems`` and left out.
+        read, are listed in ``problems`` and left out (the simulations of a rejected task as one problem).
 
     Raises:
-        JudgekitError: When a file cannot be read or is not a tau2 file at all, or ``tools`` is given
-            without ``db``.
+        JudgekitError: (exit 2) When a file cannot be read or is not a tau2 file at all, ``tools`` is given
+            without ``db``, or no simulation imports (the message says why and lists every problem).
     """
     source = Path(results)
     data = read_results(source)
@@ -1225,7 +1228,9 @@ def _message(m: Any) -> dict[str, Any] | str:
             return "'tool_calls' must be a list"
         if role != "assistant":
             return (
-                f"a {role} message with tool calls is not supported (judgekit records the agent's calls only)"
+                f"a {role} message with tool calls is not supported: judgekit records the agent's calls "
+                "only (tau2 telecom's user works its device tools outside solo mode; a solo-mode run, where "
+                "the agent works them, imports)"
             )
         converted = []
         for k, call in enumerate(calls):
@@ -1412,6 +1417,7 @@ def run_document(run: Tau2Run) -> dict[str, Any]:
                 "action_checks": list(r.action_checks),
                 "communicate_checks": list(r.communicate_checks),
                 "nl_assertions": list(r.nl_assertions) if r.nl_assertions is not None else None,
+                "env_assertions": list(r.env_checks) if r.env_checks is not None else None,
                 "note": r.note,
                 "disagreements": list(r.disagreements),
             }
