@@ -1,14 +1,18 @@
 #!/usr/bin/env python3
 """Set up judgekit on a fresh machine and run its main job or its tests.
 
-Needs only Python 3.11+ and the package index. Creates ``.venv`` beside this file, installs the locked
-dependencies with their hashes (``requirements/lock.txt``) and judgekit itself, then runs:
+Needs only Python 3.11+ and the package index. Creates ``.venv`` beside this file, installs locked
+dependencies with their hashes and judgekit itself, then runs:
 
-    python3 dev.py demo     # the bundled example, offline, no API key
+    python3 dev.py demo     # the bundled example, offline, no API key (runtime lock only)
     python3 dev.py test     # ruff, mypy --strict, the import contracts, the cycle check and the tests
     python3 dev.py cycles   # list every import cycle among judgekit's modules (exit 1 if there is one)
+    python3 dev.py setup    # only set up the development environment
 
-Set-up is skipped when the lock file has not changed since the last install.
+``demo`` installs ``requirements/runtime.txt`` (judgekit's runtime dependencies and its build backend);
+``test``, ``cycles`` and ``setup`` install ``requirements/lock.txt`` (those plus the development tools). Both
+are one resolution: the runtime lock is the lock's runtime part, pin for pin. Set-up is skipped when the
+environment already holds what the command needs: a development environment serves the demo too.
 """
 
 from __future__ import annotations
@@ -23,7 +27,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent
 VENV = ROOT / ".venv"
 LOCK = ROOT / "requirements" / "lock.txt"
+RUNTIME_LOCK = ROOT / "requirements" / "runtime.txt"
 STAMP = VENV / ".judgekit-installed"
+LOCKS = {"runtime": RUNTIME_LOCK, "dev": LOCK}
+"""The lock each kind of environment installs."""
+NEEDS = {"demo": "runtime", "test": "dev", "setup": "dev", "cycles": "dev"}
+"""The kind of environment each command needs: the demo runs on the runtime lock alone."""
 
 
 def _bin(name: str) -> Path:
@@ -38,23 +47,64 @@ def _run(*args: str | Path) -> None:
         sys.exit(completed.returncode)
 
 
-def setup() -> None:
-    """Create the virtual environment and install the locked dependencies plus judgekit (editable)."""
+def _digest(lock: Path) -> str:
+    return hashlib.sha256(lock.read_bytes() + (ROOT / "pyproject.toml").read_bytes()).hexdigest()
+
+
+def plan(wanted: str, stamp: str | None, digests: dict[str, str]) -> str | None:
+    """Which lock set-up installs: ``"runtime"``, ``"dev"``, or None when the environment already serves.
+
+    Args:
+        wanted: What the command needs: ``"runtime"`` (the demo) or ``"dev"`` (tests, cycle check).
+        stamp: The stamp the last completed set-up wrote (``"<kind> <digest>"``; a bare digest, written
+            before there were two locks, is a development environment), or None when there is none.
+        digests: The current digest of each kind's lock (with ``pyproject.toml``).
+
+    A development environment whose lock is current serves every command (the runtime lock is its part,
+    pin for pin), so the demo never reinstalls or downgrades it; a runtime environment is upgraded by
+    installing the development lock over it. An environment once set up for development stays one: when
+    its lock changed, even the demo installs the development lock.
+
+    >>> digests = {"runtime": "r1", "dev": "d1"}
+    >>> plan("runtime", None, digests), plan("dev", None, digests)
+    ('runtime', 'dev')
+    >>> plan("runtime", "dev d1", digests), plan("dev", "runtime r1", digests), plan("runtime", "d1", digests)
+    (None, 'dev', None)
+    >>> plan("runtime", "runtime r0", digests), plan("runtime", "dev d0", digests)
+    ('runtime', 'dev')
+    """
+    kind, _, digest = (stamp or "").strip().rpartition(" ")
+    kind = kind or ("dev" if digest else "")
+    if digest and digest == digests.get(kind) and kind in {"dev", wanted}:
+        return None
+    return "dev" if "dev" in {wanted, kind} else "runtime"
+
+
+def setup(wanted: str = "dev") -> None:
+    """Create the virtual environment and install a locked set of dependencies plus judgekit (editable).
+
+    Args:
+        wanted: ``"runtime"`` for what the demo needs, ``"dev"`` for the development tools as well; the
+            lock installed is chosen by ``plan``.
+    """
     if sys.version_info < (3, 11):
         sys.exit(f"judgekit needs Python 3.11 or newer; this is {sys.version.split()[0]}")
-    digest = hashlib.sha256(LOCK.read_bytes() + (ROOT / "pyproject.toml").read_bytes()).hexdigest()
-    if STAMP.exists() and STAMP.read_text(encoding="utf-8") == digest and _bin("judgekit").exists():
+    digests = {kind: _digest(lock) for kind, lock in LOCKS.items()}
+    stamp = STAMP.read_text(encoding="utf-8") if STAMP.exists() and _bin("judgekit").exists() else None
+    kind = plan(wanted, stamp, digests)
+    if kind is None:
         return
     if not _bin("python").exists():
         print(f"creating {VENV}", flush=True)
         venv.EnvBuilder(with_pip=True).create(VENV)
-    py = _bin("python")
-    print("installing locked dependencies (requirements/lock.txt, hashes checked)", flush=True)
+    py, lock = _bin("python"), LOCKS[kind]
+    what = "runtime" if kind == "runtime" else "development"
+    print(f"installing locked {what} dependencies ({lock.relative_to(ROOT)}, hashes checked)", flush=True)
     _run(py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--require-hashes",
-         "-r", LOCK)
+         "-r", lock)
     _run(py, "-m", "pip", "install", "--quiet", "--disable-pip-version-check", "--no-deps",
          "--no-build-isolation", "-e", ROOT)
-    STAMP.write_text(digest, encoding="utf-8")
+    STAMP.write_text(f"{kind} {digests[kind]}", encoding="utf-8")
 
 
 CYCLES_SCRIPT = r"""
@@ -168,10 +218,10 @@ def _pytest_workers(args: list[str]) -> list[str]:
 
 def main(argv: list[str]) -> int:
     """Run ``demo``, ``test`` or ``cycles`` after set-up; extra arguments go to judgekit demo or to pytest."""
-    if not argv or argv[0] not in {"demo", "test", "setup", "cycles"}:
+    if not argv or argv[0] not in NEEDS:
         print(__doc__)
         return 2
-    setup()
+    setup(NEEDS[argv[0]])
     os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
     command, rest = argv[0], argv[1:]
     if command == "demo":

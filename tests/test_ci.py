@@ -41,7 +41,39 @@ def test_the_test_command_runs_the_suite_on_every_core_unless_told_otherwise():
     for chosen in (["-n", "0"], ["-n2"], ["--numprocesses=1"], ["--dist", "load"], ["-p", "no:xdist"]):
         assert dev._pytest_workers(chosen) == [], chosen
     failures, tried = doctest.testmod(dev)
-    assert (failures, tried) == (0, 2)
+    assert (failures, tried) == (0, 6)
     lock = (REPO / "requirements" / "lock.txt").read_text(encoding="utf-8")
     assert "\npytest-xdist==" in lock
     assert "\nexecnet==" in lock
+
+
+def test_the_demo_installs_the_runtime_lock_and_everything_else_the_development_lock():
+    dev = load_file(REPO / "dev.py", "judgekit_dev_script")
+    assert dev.NEEDS == {"demo": "runtime", "test": "dev", "setup": "dev", "cycles": "dev"}
+    assert dev.LOCKS == {
+        "runtime": REPO / "requirements" / "runtime.txt",
+        "dev": REPO / "requirements" / "lock.txt",
+    }
+    assert all(lock.is_file() for lock in dev.LOCKS.values())
+
+
+def test_one_environment_serves_demo_and_test_in_either_order():
+    dev = load_file(REPO / "dev.py", "judgekit_dev_script")
+    digests = {"runtime": "r1", "dev": "d1"}
+    # a fresh clone: each command installs its own lock
+    assert dev.plan("runtime", None, digests) == "runtime"
+    assert dev.plan("dev", None, digests) == "dev"
+    # demo, then test: the development lock is installed over the runtime one
+    assert dev.plan("dev", "runtime r1", digests) == "dev"
+    # test, then demo: nothing is installed, nothing downgraded
+    assert dev.plan("runtime", "dev d1", digests) is None
+    assert dev.plan("dev", "dev d1", digests) is None
+    assert dev.plan("runtime", "runtime r1", digests) is None
+    # a stamp of the old dev.py (the development lock's digest alone) is a current development environment
+    assert dev.plan("runtime", "d1", digests) is None
+    assert dev.plan("dev", "d1", digests) is None
+    # a lock changed: reinstall; a development environment stays one even for the demo
+    assert dev.plan("runtime", "runtime r0", digests) == "runtime"
+    assert dev.plan("dev", "dev d0", digests) == "dev"
+    assert dev.plan("runtime", "dev d0", digests) == "dev"
+    assert dev.plan("runtime", "d0", digests) == "dev"
