@@ -218,7 +218,7 @@ def _workflow_steps() -> list[str]:
 
 def test_the_docs_workflow_runs_on_the_bundled_example(tmp_path: Path) -> None:
     steps = _workflow_steps()
-    assert steps[0] == "pip install judgekit"
+    assert steps[0] == "pip install judgekit-agents"
     (tmp_path / "examples").symlink_to(REPO / "examples")
     summary = tmp_path / "summary.md"
     summary.write_text("")
