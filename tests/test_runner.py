@@ -236,7 +236,10 @@ def test_resume_refuses_a_differently_graded_file(tmp_path):
             state=prepare_output(out, plan, resume=False, judge_fingerprint={"hex": "aaa"}),
         )
     )
-    with pytest.raises(JudgekitError, match="graded by another judge fingerprint"):
+    # named by the short fingerprint judgekit prints everywhere, not by a digest of the record
+    with pytest.raises(
+        JudgekitError, match=r"graded by another judge fingerprint \(judge aaa vs judge bbb now\)"
+    ):
         prepare_output(out, plan, resume=True, judge_fingerprint={"hex": "bbb"})
     # a case whose version changed
     plan_v2 = plan_trials(_case_set(tmp_path / "v2", version=2), [path])

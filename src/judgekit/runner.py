@@ -679,9 +679,13 @@ def judge_record(spec: GraderSpec) -> dict[str, JsonValue] | None:
 
 
 def _fp_label(fp: Mapping[str, Any] | None) -> str:
+    """``judge`` and the short fingerprint judgekit prints everywhere (the first 12 characters of ``hex``)."""
     if fp is None:
         return "no judge"
-    text = json.dumps(fp, sort_keys=True, default=str)
+    hex_ = fp.get("hex")
+    if isinstance(hex_, str) and hex_:
+        return f"judge {hex_[:12]}"  # a prefix `judgekit judge trust` and `calibrate --fingerprint` accept
+    text = json.dumps(fp, sort_keys=True, default=str)  # a record without its hex: a digest of it, to compare
     return "judge " + hashlib.sha256(text.encode()).hexdigest()[:12]
 
 

@@ -12,6 +12,9 @@ from judgekit.errors import JudgekitError
 
 DATA = Path(__file__).parent.parent / "calibration" / "data"
 
+#: A full judge fingerprint (64 hexadecimal characters), as judgekit writes them.
+FP_1 = "f1" * 32
+
 
 def test_probe_recorded_without_a_fingerprint_files_nothing_and_says_so(tmp_path: Path) -> None:
     out = tmp_path / "position.json"
@@ -27,13 +30,13 @@ def test_probe_recorded_with_a_fingerprint_files_a_bias_report(tmp_path: Path) -
     records = tmp_path / "records"
     records.mkdir()  # a records folder that is named must exist
     document = probe_recorded(
-        DATA / "recorded_original.csv", DATA / "recorded_swapped.csv", fingerprint="fp-1", records=records
+        DATA / "recorded_original.csv", DATA / "recorded_swapped.csv", fingerprint=FP_1, records=records
     )
     ((path, what),) = [(Path(w.path), w.what) for w in document.written]
     assert what == "bias_record"
     assert path.parent == records / "bias"
     report = load_bias_report(path.read_bytes(), source=path)
-    assert (report.fingerprint, report.judge) == ("fp-1", "recorded judgments")
+    assert (report.fingerprint, report.judge) == (FP_1, "recorded judgments")
     assert not any("no --fingerprint" in w for w in document.warnings)
 
 

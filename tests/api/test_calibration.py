@@ -24,6 +24,9 @@ DATA = Path(__file__).parents[1] / "calibration" / "data"
 POLICY = TrustPolicy(bootstrap=BootstrapSettings(resamples=200))
 SMALL_POLICY = "min_items: 40\nbootstrap:\n  resamples: 200\n"  # the command tests' policy
 EXPERTS = ("alice", "bob", "carol")
+#: Full judge fingerprints (64 hexadecimal characters), as judgekit writes them.
+FP_V1, FP_V2, FP_V3 = "b1" * 32, "b2" * 32, "b3" * 32
+FP = {"judge-v1": FP_V1, "judge-v2": FP_V2, "judge-v3": FP_V3}
 
 
 def table(
@@ -139,14 +142,14 @@ def command(capsys, *args: str) -> tuple[int, str, str]:
 
 
 def test_the_command_and_the_api_give_the_same_record_and_report(work, capsys):
-    code, out, err = command(capsys, "--judge", "judge-v2", "--fingerprint", "fp-v2", "--format", "json")
+    code, out, err = command(capsys, "--judge", "judge-v2", "--fingerprint", FP_V2, "--format", "json")
     assert code == 0, err
     (written,) = (work / "calibration" / "records").glob("*.json")
     by_command = load_record(written.read_bytes())
     result = calibrate(
         "labels.csv",
         options=CalibrationOptions(
-            judge="judge-v2", experts=EXPERTS, policy="policy.yaml", fingerprint="fp-v2"
+            judge="judge-v2", experts=EXPERTS, policy="policy.yaml", fingerprint=FP_V2
         ),
     )
     assert result.record is not None
@@ -181,7 +184,7 @@ def small(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Calibration]:
                 judge=judge,
                 experts=EXPERTS,
                 policy=policy,
-                fingerprint=f"fp-{judge}",
+                fingerprint=FP[judge],
                 records=tmp_path_factory.mktemp("records"),
             ),
         )
@@ -204,7 +207,7 @@ def test_records_and_reports_are_written_where_asked(small, tmp_path):
             judge="judge-v2",
             experts=EXPERTS,
             policy=new.result.policy,
-            fingerprint="fp-judge-v2",
+            fingerprint=FP_V2,
             baseline=old.record,
             records=tmp_path,
         ),
@@ -212,9 +215,9 @@ def test_records_and_reports_are_written_where_asked(small, tmp_path):
     report = changed.write_report(tmp_path / "out", "json")
     change = changed.write_change(tmp_path / "out", "md")
     assert report == tmp_path / "out" / "calibration.json"
-    assert json.loads(report.read_text())["comparison"]["old_fingerprint"] == "fp-judge-v1"
+    assert json.loads(report.read_text())["comparison"]["old_fingerprint"] == FP_V1
     assert change == tmp_path / "out" / "grader-change.md"
-    assert change.read_text().startswith("# Grader change: `fp-judge-v1` → `fp-judge-v2`")
+    assert change.read_text().startswith(f"# Grader change: `{FP_V1}` → `{FP_V2}`")
 
 
 def test_a_note_is_given_as_soon_as_it_is_known_even_before_an_error(tmp_path):
@@ -316,7 +319,7 @@ def book(small, *, bias: tuple[BiasReport, ...] = ()) -> TrustBook:
 
 
 def test_a_passing_record_trusts_and_names_itself(small):
-    status = trust_status("fp-judge-v2", book(small))
+    status = trust_status(FP_V2, book(small))
     record = small["judge-v2"].record
     assert record is not None
     assert (status.trusted, status.trust, status.withheld_by) == (True, Trust.TRUSTED, ())
@@ -327,7 +330,7 @@ def test_a_passing_record_trusts_and_names_itself(small):
 
 
 def test_a_failed_record_names_its_failed_conditions(small):
-    status = trust_status("fp-judge-v1", book(small), criterion="goal")
+    status = trust_status(FP_V1, book(small), criterion="goal")
     record = small["judge-v1"].record
     assert record is not None
     assert status.withheld_by == ("failed_gate",)
@@ -338,15 +341,15 @@ def test_a_failed_record_names_its_failed_conditions(small):
 
 
 def test_a_changed_grader_is_uncalibrated_and_the_other_records_are_counted(small):
-    status = trust_status("fp-judge-v3", book(small))
+    status = trust_status(FP_V3, book(small))
     assert (status.trusted, status.withheld_by, status.record) == (False, ("uncalibrated",), None)
     assert status.other_fingerprints == 2
-    assert status.reason.startswith("no calibration record for fingerprint fp-judge-v3 in recs: ")
+    assert status.reason.startswith(f"no calibration record for fingerprint {FP_V3[:12]} in recs: ")
     assert "2 record(s) there are for other fingerprints" in status.reason
 
 
 def test_a_biased_report_withdraws_trust_from_a_passing_record(small):
-    status = trust_status("fp-judge-v2", book(small, bias=(biased("fp-judge-v2"),)))
+    status = trust_status(FP_V2, book(small, bias=(biased(FP_V2),)))
     assert (status.trusted, status.withheld_by) == (False, ("bias",))
     assert status.bias_report is not None
     assert status.bias_report_file is not None
@@ -354,11 +357,13 @@ def test_a_biased_report_withdraws_trust_from_a_passing_record(small):
 
 
 def test_a_grader_without_a_fingerprint_is_never_trusted(small):
-    status = trust_status(" ", book(small))
+    status = book(small).status(" ")
     assert (status.trusted, status.withheld_by) == (False, ("no_fingerprint",))
+    with pytest.raises(JudgekitError, match="fingerprint: the fingerprint is empty"):
+        trust_status(" ", book(small))  # asked by a person: a blank fingerprint is a mistake
 
 
-@pytest.mark.parametrize("fingerprint", ["fp-judge-v1", "fp-judge-v2", "fp-judge-v3", ""])
+@pytest.mark.parametrize("fingerprint", [FP_V1, FP_V2, FP_V3])
 def test_the_status_carries_the_one_trust_decision(small, fingerprint):
     trust = book(small)
     assert trust_status(fingerprint, trust).decision == trust.decide(fingerprint)
@@ -367,8 +372,28 @@ def test_the_status_carries_the_one_trust_decision(small, fingerprint):
 def test_the_records_folder_in_force_is_read(small, tmp_path, monkeypatch):
     record = small["judge-v2"].write_record(tmp_path)
     monkeypatch.setenv("JUDGEKIT_RECORDS", str(tmp_path))
-    status = trust_status("fp-judge-v2")
+    status = trust_status(FP_V2)
     assert (status.trusted, status.records_dir, status.record_file) == (True, tmp_path, record.name)
-    assert trust_status("fp-judge-v2", str(tmp_path)).trusted
+    assert trust_status(FP_V2, str(tmp_path)).trusted
     with pytest.raises(JudgekitError, match="no such folder"):
-        trust_status("fp-judge-v2", tmp_path / "missing")
+        trust_status(FP_V2, tmp_path / "missing")
+
+
+def test_a_prefix_names_the_one_full_fingerprint_through_the_python_api(small, tmp_path, monkeypatch):
+    import judgekit
+
+    (tmp_path / ".git").mkdir()  # a project without configuration: no configured judge
+    monkeypatch.chdir(tmp_path)
+    status = judgekit.trust_status(FP_V2[:12], book(small))
+    assert (status.fingerprint, status.trusted) == (FP_V2, True)
+    small["judge-v1"].write_record(tmp_path / "recs")
+    again = calibrate(
+        DATA / "labels_small.csv",
+        options=CalibrationOptions(
+            judge="judge-v1", experts=EXPERTS, policy=POLICY, fingerprint=FP_V1[:8], records=tmp_path / "recs"
+        ),
+    )
+    assert again.record is not None
+    assert again.record.fingerprint == FP_V1  # the record is keyed by the full fingerprint
+    with pytest.raises(JudgekitError, match=r"^fingerprint: no known fingerprint starts with b3b3b3b3b3b3 "):
+        judgekit.trust_status(FP_V3[:12], book(small))

@@ -14,6 +14,15 @@ from judgekit.cli import main
 HERE = Path(__file__).parent
 LABELS = HERE / "data" / "labels_small.csv"
 EXPERTS = "alice,bob,carol"
+#: Full judge fingerprints (64 hexadecimal characters), as judgekit writes them.
+FP_V1 = "a1" * 32
+FP_V2 = "a2" * 32
+FP_V3 = "a3" * 32
+FP_GOOD = "9d" * 32
+FP_R = "0f" * 32
+FP_COL = "c0" * 32
+FP_OTHER = "0e" * 32
+FP = "ab" * 32
 
 
 @pytest.fixture
@@ -48,27 +57,29 @@ def test_a_trusted_judge_exits_0_writes_a_record_and_is_trusted(work, capsys):
         "labels.csv",
         "judge-v2",
         "--fingerprint",
-        "fp-v2",
+        FP_V2,
     )
     assert code == 0, err
     assert out.startswith("# Calibration of judge `judge-v2`")
     assert "judge 'judge-v2': TRUSTED" in err
     (rec,) = records(work)
     data = json.loads(rec.read_text())
-    assert data["fingerprint"] == "fp-v2"
+    assert data["fingerprint"] == FP_V2
     assert data["trusted"] is True
     assert data["label_table"]["name"] == "labels.csv"
     assert data["selective"] is not None  # the judge's rows carry a confidence
-    code, out, _ = run(capsys, "judge", "trust", "fp-v2")
+    code, out, _ = run(capsys, "judge", "trust", FP_V2)
     assert (code, out) == (
         0,
         f"trusted: calibration record {rec.name} ({data['created_at'][:10]} "
         f"{data['created_at'][11:19]}Z) passed its policy; no bias probes recorded; "
         "no failure-mode record\n",
     )
-    code, out, _ = run(capsys, "judge", "trust", "fp-v3")
+    code, out, _ = run(capsys, "judge", "trust", FP_V3)
     assert code == 1
-    assert out.startswith("untrusted: no calibration record for fingerprint fp-v3 in calibration/records: ")
+    assert out.startswith(
+        f"untrusted: no calibration record for fingerprint {FP_V3[:12]} in calibration/records: "
+    )
 
 
 def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsys):
@@ -77,7 +88,7 @@ def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsy
         "labels.csv",
         "judge-v1",
         "--fingerprint",
-        "fp-v1",
+        FP_V1,
     )
     assert code == 1
     assert "judge 'judge-v1': NOT TRUSTED: " in err
@@ -85,7 +96,7 @@ def test_an_untrusted_judge_exits_1_and_names_every_failed_condition(work, capsy
     assert "alpha_lower_bound:" in err
     (rec,) = records(work)
     assert json.loads(rec.read_text())["trusted"] is False
-    code, out, _ = run(capsys, "judge", "trust", "fp-v1")
+    code, out, _ = run(capsys, "judge", "trust", FP_V1)
     assert code == 1
     assert out.startswith(f"untrusted: the latest calibration record ({rec.name}, ")
     assert "tpr_lower_bound: lower bound of TPR" in out
@@ -108,7 +119,7 @@ def test_no_record_option(work, capsys):
         "labels.csv",
         "judge-v2",
         "--fingerprint",
-        "fp",
+        FP,
         "--no-record",
     )
     assert code == 0
@@ -119,7 +130,7 @@ def test_no_record_option(work, capsys):
 def test_fingerprint_from_the_label_table(work, capsys):
     text = (work / "labels.csv").read_text().splitlines()
     rows = [text[0] + ",fingerprint"] + [
-        line + (",fp-col" if ",judge-v2," in line else ",") for line in text[1:]
+        line + ("," + FP_COL if ",judge-v2," in line else ",") for line in text[1:]
     ]
     (work / "labels.csv").write_text("\n".join(rows) + "\n")
     code, _, err = calibrate(
@@ -129,16 +140,16 @@ def test_fingerprint_from_the_label_table(work, capsys):
     )
     assert code == 0, err
     (rec,) = records(work)
-    assert json.loads(rec.read_text())["fingerprint"] == "fp-col"
+    assert json.loads(rec.read_text())["fingerprint"] == FP_COL
     code, _, err = calibrate(
         capsys,
         "labels.csv",
         "judge-v2",
         "--fingerprint",
-        "other",
+        FP_OTHER,
     )
     assert code == 2  # the option contradicts the table: an input error
-    assert "error: --fingerprint 'other' differs from the fingerprint 'fp-col'" in err
+    assert f"error: --fingerprint {FP_OTHER!r} differs from the fingerprint {FP_COL!r}" in err
 
 
 @pytest.mark.parametrize("fmt", ["md", "json", "html"])
@@ -149,7 +160,7 @@ def test_out_folder_with_baseline_writes_report_and_grader_change(work, capsys, 
             "labels.csv",
             "judge-v1",
             "--fingerprint",
-            "fp-v1",
+            FP_V1,
         )[0]
         == 1
     )
@@ -159,7 +170,7 @@ def test_out_folder_with_baseline_writes_report_and_grader_change(work, capsys, 
         "labels.csv",
         "judge-v2",
         "--fingerprint",
-        "fp-v2",
+        FP_V2,
         "--baseline",
         str(baseline),
         "--out",
@@ -172,10 +183,10 @@ def test_out_folder_with_baseline_writes_report_and_grader_change(work, capsys, 
     report = (work / "rep" / f"calibration.{fmt}").read_text()
     change = (work / "rep" / f"grader-change.{fmt}").read_text()
     if fmt == "json":
-        assert json.loads(report)["comparison"]["old_fingerprint"] == "fp-v1"
+        assert json.loads(report)["comparison"]["old_fingerprint"] == FP_V1
         assert json.loads(change)["mcnemar"]["p_value"] < 0.05
     elif fmt == "md":
-        assert change.startswith("# Grader change: `fp-v1` → `fp-v2`")
+        assert change.startswith(f"# Grader change: `{FP_V1}` → `{FP_V2}`")
     else:
         assert report.count("<svg") == 8
         assert change.count("<svg") == 3
@@ -329,7 +340,7 @@ def test_trust_with_a_broken_record_folder_is_an_error(work, capsys):
     folder = work / "calibration" / "records"
     folder.mkdir(parents=True)
     (folder / "x.json").write_text("[]")
-    code, _, err = run(capsys, "judge", "trust", "fp")
+    code, _, err = run(capsys, "judge", "trust", FP)
     assert code == 2  # a broken record is an input error, not an untrusted judge
     assert "x.json" in err
 
@@ -349,7 +360,7 @@ def test_failure_rate_command(work, capsys):
             "labels.csv",
             "judge-v2",
             "--fingerprint",
-            "fp-v2",
+            FP_V2,
         )[0]
         == 0
     )
@@ -365,7 +376,7 @@ def test_failure_rate_refuses_an_untrusted_record(work, capsys):
         "labels.csv",
         "judge-v1",
         "--fingerprint",
-        "fp-v1",
+        FP_V1,
     )
     (rec,) = records(work)
     code, _, err = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100")
@@ -394,7 +405,7 @@ def test_an_unwritable_records_folder_is_an_error_not_a_traceback(work, capsys):
         "labels.csv",
         "judge-v2",
         "--fingerprint",
-        "fp",
+        FP,
         "--records",
         "recs",
     )
@@ -444,34 +455,36 @@ def document(out: str, kind: str) -> dict:
 
 
 def test_trust_as_json(work, capsys):
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     code, out, err = run(
-        capsys, "judge", "trust", "fp-v2", "--criterion", "honest_reporting", "--format", "json"
+        capsys, "judge", "trust", FP_V2, "--criterion", "honest_reporting", "--format", "json"
     )
     assert (code, err) == (0, "")
     status = document(out, "trust_status")
-    assert status["fingerprint"] == "fp-v2"
+    assert status["fingerprint"] == FP_V2
     assert status["criterion"] == "honest_reporting"
     assert status["records"] == str(Path("calibration") / "records")
     assert (status["trusted"], status["trust"]) == (True, "trusted")
     assert status["reason"].startswith(f"calibration record {rec.name} (")
-    code, out, _ = run(capsys, "judge", "trust", "fp-v3", "--format", "json")
+    code, out, _ = run(capsys, "judge", "trust", FP_V3, "--format", "json")
     assert code == 1
     status = document(out, "trust_status")
     assert (status["trusted"], status["trust"], status["criterion"]) == (False, "untrusted", None)
-    assert status["reason"].startswith("no calibration record for fingerprint fp-v3 in calibration/records")
+    assert status["reason"].startswith(
+        f"no calibration record for fingerprint {FP_V3[:12]} in calibration/records"
+    )
 
 
 def test_failure_rate_as_json(work, capsys):
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     args = ["judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100"]
     code, text, _ = run(capsys, *args)
     code, out, err = run(capsys, *args, "--format", "json")
     assert (code, err) == (0, "")
     rate = document(out, "failure_rate")
-    assert (rate["record"], rate["fingerprint"], rate["method"]) == (str(rec), "fp-v2", "lee_adjusted_wald")
+    assert (rate["record"], rate["fingerprint"], rate["method"]) == (str(rec), FP_V2, "lee_adjusted_wald")
     assert (rate["flagged"], rate["total"], rate["observed"]) == (30, 100, 0.3)
     corrected = rate["corrected"]
     assert rate["reason"] is None
@@ -481,7 +494,7 @@ def test_failure_rate_as_json(work, capsys):
 
 
 def test_failure_rate_as_json_says_why_an_untrusted_record_cannot_correct(work, capsys):
-    calibrate(capsys, "labels.csv", "judge-v1", "--fingerprint", "fp-v1")
+    calibrate(capsys, "labels.csv", "judge-v1", "--fingerprint", FP_V1)
     (rec,) = records(work)
     code, out, err = run(
         capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100", "--format", "json"
@@ -490,14 +503,14 @@ def test_failure_rate_as_json_says_why_an_untrusted_record_cannot_correct(work, 
     rate = document(out, "failure_rate")
     assert rate["corrected"] is None
     assert rate["reason"] == (
-        "the record for 'fp-v1' did not pass its policy; a corrected rate needs a trusted judge"
+        f"the record for {FP_V1!r} did not pass its policy; a corrected rate needs a trusted judge"
     )
     assert rate["observed"] == 0.3
 
 
 @pytest.mark.parametrize(
     "command",
-    [["judge", "trust", "fp"], ["judge", "failure-rate", "r.json", "--flagged", "1", "--total", "2"]],
+    [["judge", "trust", FP], ["judge", "failure-rate", "r.json", "--flagged", "1", "--total", "2"]],
 )
 def test_trust_and_failure_rate_refuse_an_unknown_format(work, capsys, command):
     (work / "r.json").write_text("{}")
@@ -537,7 +550,7 @@ def test_failure_rate_gives_the_pass_rate_and_the_judges_error_rates(work, capsy
     from judgekit.calibration.corrected import lee_from_record
     from judgekit.calibration.records import load_record
 
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     lee = lee_from_record(load_record(rec.read_bytes()), flagged=30, n=100)
     code, out, _ = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "30", "--total", "100")
@@ -557,7 +570,7 @@ def test_failure_rate_gives_the_pass_rate_and_the_judges_error_rates(work, capsy
 
 
 def test_failure_rate_warns_when_the_correction_is_unreliable(work, capsys):
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     data = json.loads(rec.read_text())
     # a (hand-edited) record whose judge is close to chance: q0 = 0.55, q1 = 0.60
@@ -610,7 +623,7 @@ def test_failure_rate_counts_the_verdicts_in_results_and_adds_ppi(work, capsys):
     from judgekit.calibration.labels import parse_labels
     from judgekit.calibration.plan import expert_consensus
 
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     table = parse_labels((work / "labels.csv").read_bytes(), source=work / "labels.csv")
     crit = next(r.item.criterion for r in table.rows)
@@ -719,7 +732,7 @@ def test_failure_rate_counts_the_verdicts_in_results_and_adds_ppi(work, capsys):
     ],
 )
 def test_failure_rate_option_errors(work, capsys, extra, message):
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     grade_results(work / "results.jsonl", ["pass", "fail"], "x")
     code, _, err = run(capsys, "judge", "failure-rate", str(rec), *extra)
@@ -728,7 +741,7 @@ def test_failure_rate_option_errors(work, capsys, extra, message):
 
 
 def test_failure_rate_with_broken_results_names_the_line(work, capsys):
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     (work / "results.jsonl").write_text("{not json\n")
     code, _, err = run(
@@ -739,7 +752,7 @@ def test_failure_rate_with_broken_results_names_the_line(work, capsys):
 
 
 def test_failure_rate_with_impossible_counts_is_an_input_error(work, capsys):
-    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", "fp-v2")[0] == 0
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
     (rec,) = records(work)
     code, _, err = run(capsys, "judge", "failure-rate", str(rec), "--flagged", "5", "--total", "2")
     assert code == 2
@@ -764,7 +777,7 @@ def alt_calibrate(capsys, work: Path, judge: str, *args: str) -> tuple[int, str,
 
 
 def test_calibrate_with_four_experts_runs_the_alt_test_and_records_it(work, capsys):
-    code, out, err = alt_calibrate(capsys, work, "judge-good", "--fingerprint", "fp-good")
+    code, out, err = alt_calibrate(capsys, work, "judge-good", "--fingerprint", FP_GOOD)
     assert code == 0, err
     assert "## Alternative-annotator test" in out
     assert "Winning rate ω = 1.000, advantage probability ρ = 0.930: the judge **PASSES**" in out
@@ -779,7 +792,7 @@ def test_calibrate_with_four_experts_runs_the_alt_test_and_records_it(work, caps
 
 
 def test_calibrate_fails_a_random_judge_on_a_required_alt_test(work, capsys):
-    code, _, err = alt_calibrate(capsys, work, "judge-random", "--no-record", "--fingerprint", "fp-r")
+    code, _, err = alt_calibrate(capsys, work, "judge-random", "--no-record", "--fingerprint", FP_R)
     assert code == 1
     assert "NOT TRUSTED: alt_test: the judge wins against 0 of 4 annotators" in err
 

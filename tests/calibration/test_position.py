@@ -25,6 +25,9 @@ LLMBAR = DATA / "llmbar_result.json"
 ORIGINAL = DATA / "recorded_original.csv"
 SWAPPED = DATA / "recorded_swapped.csv"
 
+#: A full judge fingerprint (64 hexadecimal characters), as judgekit writes them.
+FP_1 = "f1" * 32
+
 
 def run(capsys, *args: str) -> tuple[int, str, str]:
     from judgekit.cli import main  # imported here: the CLI loads every command module
@@ -241,7 +244,7 @@ def test_cli_biased_record_withholds_trust(capsys, tmp_path: Path) -> None:
         "--recorded",
         str(table),
         "--fingerprint",
-        "fp-1",
+        FP_1,
         "--records",
         str(records),
     )
@@ -251,7 +254,7 @@ def test_cli_biased_record_withholds_trust(capsys, tmp_path: Path) -> None:
     bias = load_bias_report(filed.read_bytes(), source=filed)
     assert bias.blocks_trust
     assert bias.results[0].toward_pass == 20
-    decision = TrustBook(records).decide("fp-1")
+    decision = TrustBook(records).decide(FP_1)
     assert decision.trust != "TRUSTED"
     assert "must-pass probe(s) not clear: position" in decision.reason
 

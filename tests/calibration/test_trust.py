@@ -486,3 +486,55 @@ def test_a_records_folder_named_as_text_decides(tmp_path, reports):
     assert trust_decision(FP, "honest_reporting", records_dir=str(tmp_path)).trust is Trust.TRUSTED
     book = TrustBook.from_records(str(tmp_path), calibrations=[calibration(reports, "good")])
     assert book.decide(FP, "honest_reporting").trust is Trust.TRUSTED
+
+
+# ------------------------------------------------------------------------------------ prefix-keyed records
+
+FULL = FP + "0" * 44
+"""A full fingerprint (64 hexadecimal characters) starting with :data:`FP`."""
+
+
+def test_a_calibration_record_keyed_by_a_prefix_trusts_nothing_and_says_how_to_fix_it(tmp_path, reports):
+    old = write(tmp_path, calibration(reports, "good", fingerprint=FULL[:12]))  # `--fingerprint 3f2a9c1d0e4b`
+    status = TrustBook(tmp_path).status(FULL)
+    assert (status.trusted, status.withheld_by) == (False, ("uncalibrated", "prefix_keyed"))
+    assert status.reason.endswith(
+        f"; the calibration record {old.name} is keyed by '3f2a9c1d0e4b', not by a full fingerprint (an "
+        "older judgekit wrote --fingerprint as typed), so it trusts no judge: write it again for the full "
+        f"fingerprint (`judgekit calibrate labels.csv --judge judge --fingerprint {FULL}`) and delete "
+        f"{old.name}"
+    )
+    write(tmp_path, calibration(reports, "good", fingerprint=FULL))
+    assert TrustBook(tmp_path).status(FULL).withheld_by == ("prefix_keyed",)  # until the old file is deleted
+    old.unlink()
+    assert TrustBook(tmp_path).status(FULL).trusted
+
+
+def test_a_bias_report_keyed_by_a_prefix_withholds_trust_instead_of_vanishing(
+    tmp_path, reports, family_report
+):
+    write(tmp_path, calibration(reports, "good", fingerprint=FULL))
+    report = write(tmp_path, bias("biased", fingerprint=FULL[:16]))
+    modes_file = write(tmp_path, modes(family_report, fingerprint=FULL[:12]))
+    status = TrustBook(tmp_path).status(FULL)
+    assert (status.trusted, status.withheld_by) == (False, ("prefix_keyed",))
+    assert f"the bias report {report.name} is keyed by '3f2a9c1d0e4b5a6f'" in status.reason
+    assert f"`judgekit judge probe-bias ... --fingerprint {FULL}`) and delete {report.name}" in status.reason
+    assert f"the failure-mode record {modes_file.name} is keyed by '3f2a9c1d0e4b'" in status.reason
+    other = "3f2a9c1d0e4c" + "0" * 52  # shares 11 characters, but no record's key is a prefix of it
+    assert "prefix_keyed" not in TrustBook(tmp_path).status(other).withheld_by
+
+
+def test_the_book_lists_its_full_fingerprints_and_its_prefix_keyed_records(tmp_path, reports):
+    from judgekit.calibration.fingerprints import KnownFingerprints
+
+    full = write(tmp_path, calibration(reports, "good", fingerprint=FULL))
+    old = write(tmp_path, calibration(reports, "bad", fingerprint="86b6bb71d425"))
+    known = KnownFingerprints()
+    TrustBook(tmp_path).add_fingerprints(known)
+    assert known.found == {FULL: [f"calibration record {full.name}"]}
+    assert known.searched == [f"the records in {tmp_path} (2 fingerprint(s))"]
+    [(key, say)] = known.prefix_keyed
+    assert key == "86b6bb71d425"
+    assert say.startswith(f"the calibration record {old.name} is keyed by '86b6bb71d425'")
+    assert "--fingerprint FULL`" in say

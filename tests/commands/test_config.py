@@ -16,6 +16,9 @@ RUN = AIRDESK / "runs" / "agent-v1.jsonl"
 
 pytestmark = pytest.mark.skipif(not RUN.is_file(), reason="airdesk example not present")
 
+#: A full judge fingerprint (64 hexadecimal characters), as judgekit writes them.
+FP_ABC = "abc1" * 16
+
 
 @pytest.fixture(autouse=True)
 def _clean_environment(monkeypatch):
@@ -213,11 +216,11 @@ def test_trust_and_calibrate_read_the_configured_records(tmp_path, capsys, monke
     for name in ("team/records", "env-records", "flag-records"):  # a folder that is named must exist
         (tmp_path / name).mkdir(parents=True)
     monkeypatch.chdir(tmp_path)
-    code, out, _ = _run(capsys, "judge", "trust", "abc123")
+    code, out, _ = _run(capsys, "judge", "trust", FP_ABC)
     assert code == 1
     assert str(tmp_path / "team" / "records") in out
     monkeypatch.setenv("JUDGEKIT_RECORDS", str(tmp_path / "env-records"))
-    code, out, _ = _run(capsys, "judge", "trust", "abc123")
+    code, out, _ = _run(capsys, "judge", "trust", FP_ABC)
     assert str(tmp_path / "env-records") in out
-    code, out, _ = _run(capsys, "judge", "trust", "abc123", "--records", tmp_path / "flag-records")
+    code, out, _ = _run(capsys, "judge", "trust", FP_ABC, "--records", tmp_path / "flag-records")
     assert str(tmp_path / "flag-records") in out

@@ -18,6 +18,9 @@ REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
 TAIL = "(the default calibration/records may be absent; a folder you name must exist)"
 
+#: A full judge fingerprint (64 hexadecimal characters), as judgekit writes them.
+FP_NONE = "d0" * 32
+
 
 def _labels(folder: Path) -> Path:
     path = folder / "labels.csv"
@@ -89,7 +92,7 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         "--no-record",
     ],
     "report": lambda d: ["report", str(_results(d))],
-    "judge trust": lambda d: ["judge", "trust", "fp-none"],
+    "judge trust": lambda d: ["judge", "trust", FP_NONE],
 }
 
 WITH_RECORDS = sorted(
@@ -167,7 +170,7 @@ def test_an_absent_default_records_folder_means_no_records(
 
 def test_a_named_folder_that_exists_is_used(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "mine").mkdir()
-    code, out, _ = _run(capsys, ["judge", "trust", "fp-none", "--records", "mine"])
+    code, out, _ = _run(capsys, ["judge", "trust", FP_NONE, "--records", "mine"])
     assert code == 1
     assert "no calibration record" in out
     assert "mine" in out
@@ -175,6 +178,6 @@ def test_a_named_folder_that_exists_is_used(project: Path, capsys: pytest.Captur
 
 def test_a_named_file_is_not_a_records_folder(project: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (project / "records.txt").write_text("")
-    code, _, err = _run(capsys, ["judge", "trust", "fp-none", "--records", "records.txt"])
+    code, _, err = _run(capsys, ["judge", "trust", FP_NONE, "--records", "records.txt"])
     assert code == 2
     assert err.strip() == f"error: --records records.txt: not a folder {TAIL}"

@@ -17,6 +17,9 @@ from judges.server import JudgeServer, Reply, verdict_reply
 
 FIXTURES = Path(__file__).parents[1] / "formats" / "fixtures" / "otel"
 
+#: A full judge fingerprint (64 hexadecimal characters), as judgekit writes them.
+FP_CLI = "c1" * 32
+
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
     code = main(list(args))
@@ -178,7 +181,7 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
         "--policy",
         str(policy),
         "--fingerprint",
-        "fp-cli",
+        FP_CLI,
         "--records",
         str(records),
     )
@@ -190,23 +193,23 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
     (path,) = (records / "failure-modes").glob("*.json")
     assert f"failure-mode record: {path}" in err
     data = json.loads(path.read_text())
-    assert data["fingerprint"] == "fp-cli"
+    assert data["fingerprint"] == FP_CLI
     assert {d["criterion"]: d["trusted"] for d in data["decisions"]} == {
         "honest": True,
         "refunds": True,
         "tone": False,
     }
-    code, out, _ = run(capsys, "judge", "trust", "fp-cli", "--criterion", "tone", "--records", str(records))
+    code, out, _ = run(capsys, "judge", "trust", FP_CLI, "--criterion", "tone", "--records", str(records))
     assert code == 1
     assert out.startswith(
         f"untrusted: failure mode 'tone' was rejected by the failure-mode record ({path.name}, "
     )
     assert "does not clear the family-wise level 0.025; TPR lower bound 0.701 (required 0.8)" in out
-    code, out, _ = run(capsys, "judge", "trust", "fp-cli", "--criterion", "honest", "--records", str(records))
+    code, out, _ = run(capsys, "judge", "trust", FP_CLI, "--criterion", "honest", "--records", str(records))
     assert code == 0
     assert out.startswith("trusted: calibration record ")
     assert out.endswith(f"failure mode 'honest' trusted by {path.name}\n")
-    code, out, _ = run(capsys, "judge", "trust", "fp-cli", "--records", str(records))
+    code, out, _ = run(capsys, "judge", "trust", FP_CLI, "--records", str(records))
     assert code == 0
     assert "failure mode(s) not trusted by" in out
 
@@ -223,7 +226,7 @@ def test_failure_modes_cannot_record_into_a_file(tmp_path: Path, capsys: pytest.
         "--judge",
         "judge",
         "--fingerprint",
-        "fp",
+        FP_CLI,
         "--records",
         str(tmp_path / "records"),
     )

@@ -492,8 +492,16 @@ def test_malformed_task_is_a_located_problem(
             "a tool message needs the 'id' of the call it answers",
         ),
         (
-            {"messages": [{"role": "user", "content": None, "tool_calls": [{"name": "t", "arguments": {}}]}]},
-            "a user message with tool calls is not supported",
+            {
+                "messages": [
+                    {"role": "system", "content": "x", "tool_calls": [{"name": "t", "arguments": {}}]}
+                ]
+            },
+            "a system message with tool calls is not supported (only the assistant and the user call)",
+        ),
+        (
+            {"messages": [{"role": "user", "tool_calls": [{"name": "t", "arguments": "{}"}]}]},
+            "tool_calls[0].arguments must be an object",
         ),
         ({"messages": [{"role": "assistant", "tool_calls": {"name": "t"}}]}, "'tool_calls' must be a list"),
         (
@@ -718,7 +726,9 @@ def test_db_in_the_basis_with_nothing_to_compare_scores_one() -> None:
     )
 
 
-def test_a_toml_database_is_read_and_written_as_json(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+def test_a_toml_database_is_read_and_written_as_json(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     db = tmp_path / "db.toml"
     db.write_text('[[orders]]\norder_id = "#1"\nplaced = 2026-01-31\ntotal = 1628.0\n')
     out = tmp_path / "o"

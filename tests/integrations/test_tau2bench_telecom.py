@@ -321,3 +321,57 @@ def test_the_toml_database_replays_the_db_check(tmp_path: Path) -> None:
     # the device tools are not given, so only the agent database is replayed: refuel 3.0 GB differs
     assert [by[DATA_OFF, t].db_match for t in range(4)] == [True, True, False, False]
     assert read_db(DB_TOML)["bills"][0]["line_items"][0]["date"] == "2026-10-01"
+
+
+# --------------------------------------------------------------------------- outside solo mode
+
+
+def _user_works_the_device(sim: dict[str, Any]) -> dict[str, Any]:
+    """The simulation as tau2 records it outside solo mode: the user makes the device calls and talks."""
+    device = {"check_status_bar", "toggle_roaming", "run_speed_test"}
+    messages: list[dict[str, Any]] = [{"role": "assistant", "content": "Hi! How can I help you today?"}]
+    messages.append({"role": "user", "content": "My mobile data does not work here in France."})
+    for m in sim["messages"]:
+        calls = m.get("tool_calls") or []
+        if any(c["name"] in device for c in calls):
+            user_calls = [{**c, "requestor": "user"} for c in calls]
+            messages.append({"role": "assistant", "content": f"Please run {calls[0]['name']} on your phone."})
+            messages.append({"role": "user", "content": None, "tool_calls": user_calls})
+        elif m["role"] == "tool" and m["id"] in {
+            c["id"] for x in messages for c in x.get("tool_calls") or []
+        }:
+            user_ids = {c["id"] for x in messages if x["role"] == "user" for c in x.get("tool_calls") or []}
+            messages.append({**m, "requestor": "user" if m["id"] in user_ids else "assistant"})
+        elif calls and calls[0]["name"] == "done":
+            messages.append({"role": "assistant", "content": "Roaming is on again; you are all set."})
+        else:
+            messages.append(m)
+    messages.append({"role": "user", "content": "Thanks, it works. ###STOP###"})
+    return {**sim, "messages": messages, "termination_reason": "user_stop"}
+
+
+def test_outside_solo_mode_the_users_device_calls_are_kept_apart(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = _results()
+    task = data["tasks"][1]  # [mobile_data_issue]user_abroad_roaming_enabled_off: toggle_roaming by the user
+    sims = [_user_works_the_device(s) for s in data["simulations"] if s["task_id"] == task["id"]]
+    out = tmp_path / "o"
+    code, stdout, err = _run(
+        ["import", "tau2-bench", str(_write(tmp_path, [task], sims)), "--out", str(out)], capsys
+    )
+    assert code == 0, err
+    assert "reproduced 4/4 stored rewards; rewards: 4 at 1; pass^1 1.000" in stdout
+    (loaded,) = load_case_set(out).cases
+    # the user's own action is not the agent's to make: it is left out of the route the grade checks
+    assert loaded.case.expected is None or not loaded.case.expected.route
+    transcript = read_transcripts(out / "transcripts" / "tau2-bench.jsonl")[0]
+    assert [c.call.name for c in transcript.calls()] == ["get_customer_by_phone", "refuel_data"]
+    assert [(c["name"], c["result"]) for c in transcript.metadata["user_tool_calls"]] == [
+        ("check_status_bar", "Status Bar: 📶 No Signal | 🔋 80%"),
+        ("toggle_roaming", "Data Roaming is now ON."),
+        ("run_speed_test", "Speed test result: 245.0 Mbps (excellent)"),
+    ]
+    # the results of the user's calls went with them: every tool message answers one of the agent's calls
+    answered = {m.tool_call_id for m in transcript.messages if m.role == "tool"}
+    assert answered == {c.call.id for c in transcript.calls()}

@@ -272,8 +272,10 @@ def probe_recorded(
     Args:
         recorded: The judgments (LLMBar ``result.json``, or ``.csv``/``.jsonl`` with item_id, order, winner).
         swapped: The swapped-order judgments, when ``recorded`` holds only the original order.
-        fingerprint: The judge's grader fingerprint: a bias report is filed under ``records/bias/`` so
-            the trust book withdraws trust on a ``biased`` or ``error`` verdict (``None``: none is filed).
+        fingerprint: The judge's grader fingerprint, all 64 characters or a prefix naming one known
+            fingerprint (:func:`judgekit.api.calibration.resolve_judge_fingerprint`): a bias report is filed
+            under ``records/bias/``, keyed by the full fingerprint, so the trust book withdraws trust on a
+            ``biased`` or ``error`` verdict (``None``: none is filed).
         judge: The judge's label in that report (``None``: ``recorded judgments``).
         tolerance: The position effect tolerated, in [0, 1).
         records: Calibration records folder (``None``: the configured one, else ``calibration/records``).
@@ -285,10 +287,14 @@ def probe_recorded(
 
     Raises:
         JudgekitError: (exit 2) A tolerance outside [0, 1), an unreadable judgments file, a records folder
-            named but missing or an unwritable output.
+            named but missing, a fingerprint that names no single known one, or an unwritable output.
     """
     if not 0.0 <= tolerance < 1.0:
         raise JudgekitError(f"--tolerance must be in [0, 1), got {tolerance}", exit_code=2)
+    if fingerprint is not None:
+        from judgekit.api.calibration import resolve_judge_fingerprint
+
+        fingerprint = resolve_judge_fingerprint(fingerprint, records, option="--fingerprint")
     report = position_consistency(read_recorded(recorded, swapped), tolerance=tolerance)
     written: list[WrittenFile] = []
     if out is not None:

@@ -38,6 +38,7 @@ from judgekit.io.atomic import write_atomic_making_folder
 if TYPE_CHECKING:
     from judgekit.calibration.agreement import AgreementReport, GroupAgreement, PairAgreement
     from judgekit.calibration.compare import GraderComparison
+    from judgekit.calibration.fingerprints import KnownFingerprints
     from judgekit.calibration.gate import Condition, GateResult, TrustPolicy
     from judgekit.calibration.guards import ProvenanceSummary
     from judgekit.calibration.labels import LabelTable, Scale
@@ -51,6 +52,8 @@ __all__ = [
     "CalibrationOptions",
     "TrustStatus",
     "calibrate",
+    "known_fingerprints",
+    "resolve_judge_fingerprint",
     "trust_status",
 ]
 
@@ -69,9 +72,11 @@ class CalibrationOptions:
         judge: The rater whose labels are the judge's verdicts.
         experts: The expert raters, or ``None`` for every rater but the judge (``--experts``); an empty
             list is refused.
-        fingerprint: The judge's grader fingerprint, or ``None`` to take it from the table's
-            ``fingerprint`` column for the judge's rows; with neither there is no record, so nothing
-            becomes trusted.
+        fingerprint: The judge's grader fingerprint: all 64 characters, or a prefix of at least 8 (the 12
+            judgekit prints work) naming exactly one fingerprint known from the records folder, the
+            table's ``fingerprint`` column or the configured judge (:func:`resolve_judge_fingerprint`); the
+            record is keyed by the full fingerprint. ``None`` takes it from the table's ``fingerprint``
+            column for the judge's rows; with neither there is no record, so nothing becomes trusted.
         policy: The trust policy: a :class:`~judgekit.calibration.gate.TrustPolicy`, a YAML or JSON file,
             or ``None`` for the project configuration's policy, else the defaults.
         baseline: The old grader's calibration record (a record or its file), to report the grader change;
@@ -414,7 +419,8 @@ def calibrate(
         if not experts:
             raise JudgekitError("--experts: no expert named", exit_code=2)
     baseline = _baseline(options.baseline)
-    fingerprint = resolve_fingerprint(table, options.judge, options.fingerprint)
+    known = known_fingerprints(records)  # a prefix names one of these (read only when one is given)
+    fingerprint = resolve_fingerprint(table, options.judge, options.fingerprint, known)
     result = run_calibration(
         table,
         judge=options.judge,
@@ -438,11 +444,13 @@ def trust_status(
 
     Trusted needs a passing latest calibration record for the *exact* fingerprint; the latest bias report
     and the latest failure-mode record can withdraw it (the rule:
-    :meth:`judgekit.calibration.trust.TrustBook.status`). The fingerprint is compared as given, so a
-    changed model, template, rubric or parameter is a new, uncalibrated grader.
+    :meth:`judgekit.calibration.trust.TrustBook.status`). A changed model, template, rubric or parameter
+    is a new fingerprint, so a new, uncalibrated grader.
 
     Args:
-        fingerprint: The grader's exact fingerprint.
+        fingerprint: The grader's fingerprint: all 64 characters, or a prefix of at least 8 (the 12
+            judgekit prints work) naming exactly one fingerprint of the records or of the configured judge
+            (:func:`resolve_judge_fingerprint`); the status is for that full fingerprint.
         records: The calibration records folder (with its ``bias/`` and ``failure-modes/`` sub-folders),
             a :class:`~judgekit.calibration.trust.TrustBook` already read, or ``None`` for the folder in
             force (``JUDGEKIT_RECORDS``, the project configuration, else ``calibration/records``).
@@ -451,14 +459,15 @@ def trust_status(
 
     Returns:
         The status: ``trusted``, the one-line ``reason``, ``withheld_by`` (``uncalibrated``,
-        ``failed_gate``, ``bias``, ``failure_mode``, ``no_fingerprint``), the latest record with its
-        gate and failed conditions, the bias report and failure-mode record read.
+        ``failed_gate``, ``bias``, ``failure_mode``, ``prefix_keyed``), the latest record with its gate
+        and failed conditions, the bias report and failure-mode record read.
 
     Raises:
-        JudgekitError: When a records folder named does not exist (exit code 2).
+        JudgekitError: When a records folder named does not exist, or ``fingerprint`` names no single
+            fingerprint (not hexadecimal, too short, a prefix of several or of none; exit code 2).
         ProblemsError: When the folder is not a folder, or a record in it is broken (exit code 2).
 
-    >>> status = trust_status("3f2a9c1d0e4b5a6f", TrustBook.from_records("calibration/records"))
+    >>> status = trust_status("3f2a9c1d0e4b5a6f" * 4, TrustBook.from_records("calibration/records"))
     >>> status.trusted, status.withheld_by, status.record
     (False, ('uncalibrated',), None)
     """
@@ -466,4 +475,108 @@ def trust_status(
         from judgekit.settings import records_folder
 
         records = TrustBook(records_folder(records))
-    return records.status(fingerprint, criterion)
+    return records.status(resolve_judge_fingerprint(fingerprint, records), criterion)
+
+
+def _add_configured_judge(known: KnownFingerprints) -> None:
+    """Add the fingerprint of the judge the settings configure (what ``judgekit grade`` would build).
+
+    The judge comes from ``JUDGEKIT_JUDGE_MODEL`` and the project configuration's ``judge`` settings, as
+    ``grade`` builds it without flags; it is built (nothing is sent) only to compute its fingerprint. A judge
+    that cannot be built is named in ``known.searched`` with why, and adds nothing.
+    """
+    from judgekit.judge_setup import JUDGE_SETTINGS, JudgeConfig, build_rubric_grader
+    from judgekit.settings import resolve_settings
+
+    effective = resolve_settings()
+    model = effective.value("judge.model")
+    if model is None:
+        known.searched.append(
+            "the configured judge (none: no judge.model in judgekit.toml, nor JUDGEKIT_JUDGE_MODEL)"
+        )
+        return
+    where = effective.source("judge.model")
+    cassette = effective.path("judge.cassette")
+    try:
+        grader = build_rubric_grader(
+            JudgeConfig.from_settings(
+                {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS},
+                model=str(model),
+                cassette=cassette,
+                mode=effective.value("judge.cache") or ("record" if cassette else "off"),
+            )
+        )
+    except JudgekitError as exc:
+        known.searched.append(f"the configured judge {model} ({where}; it could not be built: {exc})")
+        return
+    known.searched.append(f"the configured judge {model} ({where})")
+    known.add(grader.fingerprint, f"the configured judge {model}")
+
+
+def known_fingerprints(
+    records: TrustBook | str | os.PathLike[str] | None = None, *, configured_judge: bool = True
+) -> KnownFingerprints:
+    """The full fingerprints a typed prefix may name: the records folder's and the configured judge's.
+
+    Both are read only when a prefix must be resolved (a full fingerprint needs neither).
+
+    Args:
+        records: The calibration records folder (its calibration records, bias reports and failure-mode
+            records; a folder that does not exist holds none, as the message then says), a
+            :class:`~judgekit.calibration.trust.TrustBook` already read, or ``None`` for the folder in force.
+        configured_judge: Also the judge the settings configure (``JUDGEKIT_JUDGE_MODEL``, the project
+            configuration's ``judge`` settings), built only to compute its fingerprint.
+
+    Returns:
+        The known fingerprints, where each was seen and what was searched
+        (:class:`~judgekit.calibration.fingerprints.KnownFingerprints`); a command adds its own sources
+        (a label table's ``fingerprint`` column) before resolving.
+
+    Raises:
+        JudgekitError: When ``records`` is ``None`` and the folder configured does not exist (exit code 2).
+    """
+    from judgekit.calibration.fingerprints import KnownFingerprints
+    from judgekit.settings import records_folder
+
+    known = KnownFingerprints()
+    if isinstance(records, TrustBook):
+        known.pending.append(records.add_fingerprints)
+    else:
+        folder = records_folder() if records is None else Path(records)  # a folder that is absent: no records
+        known.pending.append(lambda k: TrustBook(folder).add_fingerprints(k))  # read only for a prefix
+    if configured_judge:
+        known.pending.append(_add_configured_judge)
+    return known
+
+
+def resolve_judge_fingerprint(
+    typed: str,
+    records: TrustBook | str | os.PathLike[str] | None = None,
+    *,
+    option: str = "fingerprint",
+) -> str:
+    """The one full fingerprint that ``typed`` (a full fingerprint or a prefix of one) names.
+
+    The rule is :func:`judgekit.calibration.fingerprints.resolve_fingerprint`'s, over
+    :func:`known_fingerprints`: a prefix of at least 8 hexadecimal characters (the 12 judgekit prints
+    work) must start exactly one fingerprint of the records folder or of the configured judge.
+
+    Args:
+        typed: What the user gave.
+        records: As for :func:`known_fingerprints`.
+        option: The option or argument named in messages (``--fingerprint``).
+
+    Returns:
+        The full fingerprint (64 lower-case hexadecimal characters).
+
+    Raises:
+        JudgekitError: (exit code 2) For text that is not hexadecimal, too short or too long, a prefix of
+            several known fingerprints (named) or of none (what was searched, and how to give the full one).
+        ProblemsError: When a record in the folder is broken (exit code 2).
+
+    >>> resolve_judge_fingerprint("86B6BB71D425" + "0" * 52, TrustBook.from_records("calibration/records"))
+    '86b6bb71d4250000000000000000000000000000000000000000000000000000'
+    """
+    from judgekit.calibration.fingerprints import resolve_fingerprint
+
+    return resolve_fingerprint(typed, known_fingerprints(records), option=option)

@@ -14,6 +14,8 @@ from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.alttest import AltTestResult, alt_test_for_report
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison, compare_graders
+from judgekit.calibration.fingerprints import KnownFingerprints
+from judgekit.calibration.fingerprints import resolve_fingerprint as resolve_typed
 from judgekit.calibration.gate import GateResult, TrustPolicy, ceiling_for, evaluate_gate
 from judgekit.calibration.labels import (
     LabelTable,
@@ -81,21 +83,46 @@ class CalibrationResult(FrozenModel):
         )
 
 
-def resolve_fingerprint(table: LabelTable, judge: str, option: str | None) -> str | None:
-    """The judge's fingerprint from ``--fingerprint`` or the table's ``fingerprint`` column.
+def resolve_fingerprint(
+    table: LabelTable, judge: str, option: str | None, known: KnownFingerprints | None = None
+) -> str | None:
+    """The judge's full fingerprint from ``--fingerprint`` or the table's ``fingerprint`` column.
+
+    Each is resolved to one full fingerprint by :func:`judgekit.calibration.fingerprints.resolve_fingerprint`
+    (a prefix of at least 8 hexadecimal characters names the one known fingerprint it starts), so the
+    record is keyed by the full fingerprint whatever was typed.
+
+    Args:
+        table: The label table (its ``fingerprint`` column on the judge's rows, if any).
+        judge: The judge rater.
+        option: ``--fingerprint`` as typed, or ``None`` (not given).
+        known: The fingerprints known to the command (records, the configured judge); the table's column
+            is added to them. ``None``: only the table's.
+
+    Returns:
+        The full fingerprint, or ``None`` when neither the option nor the column gives one.
 
     Raises:
-        JudgekitError: When both are given and differ, or the option is blank.
+        JudgekitError: When the option or the column is not a fingerprint or a prefix of exactly one known
+            fingerprint, or both are given and name different fingerprints.
     """
-    column = table.fingerprints().get(judge)
-    if option is not None and not option.strip():
-        raise JudgekitError("--fingerprint: the fingerprint is empty")
-    if option is not None and column is not None and option != column:
+    known = known if known is not None else KnownFingerprints()
+    known.searched.append("the label table's fingerprint column")
+    for rater, fingerprint in table.fingerprints().items():
+        known.add(fingerprint, f"the label table's fingerprint column for {rater!r}")
+    raw = table.fingerprints().get(judge)
+    column = (
+        None
+        if raw is None
+        else resolve_typed(raw, known, option=f"the label table's fingerprint for {judge!r}")
+    )
+    chosen = None if option is None else resolve_typed(option, known, option="--fingerprint")
+    if chosen is not None and column is not None and chosen != column:
         raise JudgekitError(
             f"--fingerprint {option!r} differs from the fingerprint {column!r} in the label table's rows for "
             f"the judge {judge!r}; calibrate the grader version that produced the labels"
         )
-    return option if option is not None else column
+    return chosen if chosen is not None else column
 
 
 def selective_for(report: AgreementReport, policy: TrustPolicy) -> SelectiveResult | None:

@@ -23,6 +23,14 @@ read (a record written later is seen by a new book). It holds three sources, eac
    without a ``criterion`` column) is about the judge on every criterion and applies to every question,
    with or without a criterion.
 
+**Prefix-keyed records.** Records are keyed by the full fingerprint (64 hexadecimal characters): every
+command resolves a typed prefix to one first (:func:`judgekit.calibration.fingerprints.resolve_fingerprint`).
+A record an older judgekit keyed by a prefix (``86b6bb71d425``) never grants trust, because trust is for an
+exact grader, and is never ignored either, because a bias report or failure-mode record so keyed may be
+withdrawing trust: while any record (of the three sources) is keyed by a proper prefix of a fingerprint, that
+fingerprint is untrusted (``withheld_by`` ``prefix_keyed``), and the reason names each such file and the
+command that writes it again for the full fingerprint (then delete the old file).
+
 Sources 2 and 3 only withdraw, so their order does not change the answer: the fingerprint is trusted for a
 criterion exactly when source 1 grants it and neither 2 nor 3 withdraws it. Each source is read on its own
 dates: a newer calibration record does not lift an older biased report or an older rejected failure mode
@@ -72,6 +80,7 @@ from judgekit.calibration.families import (
     failure_mode_record_filename,
     load_failure_mode_record,
 )
+from judgekit.calibration.fingerprints import FULL_LENGTH, KnownFingerprints
 from judgekit.calibration.gate import Condition, GateResult
 from judgekit.calibration.records import CalibrationRecord, load_record, record_filename
 from judgekit.errors import JudgekitError, Problem, ProblemsError
@@ -167,6 +176,30 @@ def _read_folder(
     return out
 
 
+def _prefix_keyed(
+    what: str, filed: _Filed[CalibrationRecord] | _Filed[BiasReport] | _Filed[FailureModeRecord], full: str
+) -> str:
+    """Why a record keyed by a prefix trusts nothing, and how to replace it.
+
+    Args:
+        what: ``calibration record``, ``bias report`` or ``failure-mode record``.
+        filed: The record and its file name.
+        full: The full fingerprint it was meant for, or ``FULL`` when not known.
+    """
+    value = filed.value
+    if isinstance(value, CalibrationRecord):
+        again = f"judgekit calibrate {value.label_table.name} --judge {value.judge} --fingerprint {full}"
+    elif isinstance(value, FailureModeRecord):
+        again = f"judgekit judge failure-modes LABELS --judge RATER --fingerprint {full}"
+    else:
+        again = f"judgekit judge probe-bias ... --fingerprint {full}"
+    return (
+        f"the {what} {filed.name} is keyed by {value.fingerprint!r}, not by a full fingerprint (an older "
+        f"judgekit wrote --fingerprint as typed), so it trusts no judge: write it again for the full "
+        f"fingerprint (`{again}`) and delete {filed.name}"
+    )
+
+
 def _bounds(d: FailureModeDecision) -> str:
     parts = []
     for rate, low, bound in (("TPR", d.tpr_low, d.tpr_bound), ("TNR", d.tnr_low, d.tnr_bound)):
@@ -195,11 +228,12 @@ def _rejection(d: FailureModeDecision, filed: _Filed[FailureModeRecord]) -> str:
     )
 
 
-WithheldBy = Literal["no_fingerprint", "uncalibrated", "failed_gate", "bias", "failure_mode"]
+WithheldBy = Literal["no_fingerprint", "uncalibrated", "failed_gate", "bias", "failure_mode", "prefix_keyed"]
 """A source that withholds trust: ``no_fingerprint`` (the grader has none), ``uncalibrated`` (no calibration
 record for this exact fingerprint: never calibrated, or the grader changed since), ``failed_gate`` (the latest
 record failed its policy), ``bias`` (the latest bias report blocks trust), ``failure_mode`` (the latest
-failure-mode record rejects the criterion)."""
+failure-mode record rejects the criterion), ``prefix_keyed`` (a record is keyed by a prefix of the
+fingerprint, not the fingerprint: it must be written again for the full one)."""
 
 
 @dataclass(frozen=True)
@@ -344,6 +378,43 @@ class TrustBook:
             f"{len(self._bias)} probed, {len(self._modes)} with failure modes)"
         )
 
+    def _filed(
+        self,
+    ) -> list[tuple[str, _Filed[CalibrationRecord] | _Filed[BiasReport] | _Filed[FailureModeRecord]]]:
+        """Every latest file of the three sources, with what it is, in the order of the module docs."""
+        return [
+            *(("calibration record", f) for f in self._calibrations.values()),
+            *(("bias report", f) for f in self._bias.values()),
+            *(("failure-mode record", f) for f in self._modes.values()),
+        ]
+
+    def add_fingerprints(self, known: KnownFingerprints) -> None:
+        """Add the fingerprints this book holds records for to ``known`` (for resolving a typed prefix).
+
+        Every full fingerprint keyed by a calibration record, bias report or failure-mode record is added
+        with the file that names it; a record keyed by anything shorter (written by judgekit before a
+        prefix was resolved to its full fingerprint) is listed in ``known.prefix_keyed`` with what to do.
+
+        Args:
+            known: The fingerprints known so far; this book's are added to it.
+        """
+        where = str(self.records_dir) + ("" if self._exists else " (the folder does not exist)")
+        count = len({f.value.fingerprint for _, f in self._filed()})
+        known.searched.append(f"the records in {where} ({count} fingerprint(s))")
+        for what, filed in self._filed():
+            key = filed.value.fingerprint
+            known.add(key, f"{what} {filed.name}")
+            if len(key) != FULL_LENGTH:
+                known.prefix_keyed.append((key, _prefix_keyed(what, filed, "FULL")))
+
+    def _prefix_keyed(self, fingerprint: str) -> list[str]:
+        """What to say of each record keyed by a proper prefix of ``fingerprint`` (it trusts nothing)."""
+        return [
+            _prefix_keyed(what, filed, fingerprint)
+            for what, filed in self._filed()
+            if filed.value.fingerprint != fingerprint and fingerprint.startswith(filed.value.fingerprint)
+        ]
+
     # ------------------------------------------------------------------------------------ the sources
 
     def _calibration(self, fingerprint: str) -> tuple[bool, str]:
@@ -452,10 +523,14 @@ class TrustBook:
             withheld.append("bias")
         if withdrawals:
             withheld.append("failure_mode")
+        legacy = self._prefix_keyed(fingerprint)
+        if legacy:
+            withheld.append("prefix_keyed")
         blockers = [
             *([] if calibrated else [calibration_reason]),
             *([] if clear else [probes_reason]),
             *withdrawals,
+            *legacy,
         ]
         bias = self._bias.get(fingerprint)
         modes = self._modes.get(fingerprint)

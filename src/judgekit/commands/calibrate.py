@@ -66,7 +66,9 @@ def calibrate(
     fingerprint: str | None = typer.Option(
         None,
         "--fingerprint",
-        help="The judge's grader fingerprint (else the table's fingerprint column for the judge's rows).",
+        help="The judge's fingerprint: the 12 characters judgekit prints, any prefix of 8 or more naming one "
+        "known fingerprint (records, label table, configured judge), or all 64 (else the table's fingerprint "
+        "column for the judge's rows). The record is keyed by the full fingerprint.",
     ),
     records: Path | None = records_option("Folder the calibration record is written to"),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write a calibration record."),
@@ -175,7 +177,12 @@ def _annotator_kinds(text: str | None) -> tuple[str | None, dict[str, str]]:
 
 
 def trust(
-    fingerprint: str = typer.Argument(..., help="The grader fingerprint to look up.", show_default=False),
+    fingerprint: str = typer.Argument(
+        ...,
+        help="The judge's fingerprint: the 12 characters judgekit prints, any prefix of 8 or more naming one "
+        "known fingerprint (records, configured judge), or all 64.",
+        show_default=False,
+    ),
     criterion: str | None = typer.Option(
         None,
         "--criterion",
@@ -191,8 +198,9 @@ def trust(
 ) -> None:
     """Print whether a grader fingerprint is trusted (for a criterion), and why (exit 0 trusted, 1 not).
 
-    Trusted needs a passing latest calibration record for the exact fingerprint; the latest bias report
-    and the latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
+    A prefix is resolved to the one full fingerprint it starts (or refused, naming the candidates). Trusted
+    needs a passing latest calibration record for that exact fingerprint; the latest bias report and the
+    latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
     """
     from judgekit.api.calibration import trust_status
 
@@ -202,7 +210,7 @@ def trust(
         print_document(
             "trust_status",
             {
-                "fingerprint": fingerprint,
+                "fingerprint": status.fingerprint,
                 "criterion": criterion,
                 "records": str(status.records_dir),
                 "trusted": status.trusted,

@@ -398,7 +398,7 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         ),
         Example(
             "Position consistency from judgments already given in both orders (LLMBar result.json)",
-            "judgekit judge probe-bias --recorded result.json --fingerprint 3f9c2a --format json",
+            "judgekit judge probe-bias --recorded result.json --fingerprint 3f2a9c1e --format json",
         ),
     ),
     "cases retire": (

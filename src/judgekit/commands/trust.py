@@ -415,8 +415,9 @@ def failure_modes(  # noqa: PLR0917 - typer options
     fingerprint: str | None = typer.Option(
         None,
         "--fingerprint",
-        help="The judge's grader fingerprint: record the decisions for it in --records (else the table's "
-        "fingerprint column for the judge's rows; neither: nothing is recorded).",
+        help="The judge's fingerprint (the 12 characters judgekit prints, a prefix of 8 or more naming one "
+        "known fingerprint, or all 64): record the decisions for its full fingerprint in --records (else the "
+        "table's fingerprint column for the judge's rows; neither: nothing is recorded).",
     ),
     records: Path | None = records_option(
         "Calibration records folder; the record goes to its failure-modes/ sub-folder"
@@ -429,6 +430,7 @@ def failure_modes(  # noqa: PLR0917 - typer options
     trust from the modes that were not trusted. Exit 0 when every failure mode is trusted, 1 otherwise (each
     untrusted mode is named).
     """
+    from judgekit.api.calibration import known_fingerprints
     from judgekit.calibration.families import (
         FAILURE_MODES_DIR,
         build_failure_mode_record,
@@ -448,7 +450,7 @@ def failure_modes(  # noqa: PLR0917 - typer options
     table, summary = random_sample_only(_labels(labels))
     typer.echo(summary.note, err=True)
     pol = _policy(policy)
-    fp = resolve_fingerprint(table, judge, fingerprint)
+    fp = resolve_fingerprint(table, judge, fingerprint, known_fingerprints(records))  # a prefix: its one full
     report = calibrate_families(table, judge=judge, experts=_experts(experts), policy=pol)
     if fmt == "json":
         print_model("failure_mode_report", report, ascii_only=True)
@@ -496,7 +498,10 @@ def probe_bias(  # noqa: PLR0917 - typer options
         None, "--swapped", help="With --recorded: the swapped-order judgments (--recorded is the original)."
     ),
     fingerprint: str | None = typer.Option(
-        None, "--fingerprint", help="With --recorded: the judge's grader fingerprint the bias report is for."
+        None,
+        "--fingerprint",
+        help="With --recorded: the judge's fingerprint the bias report is for (the 12 characters judgekit "
+        "prints, a prefix of 8 or more naming one known fingerprint, or all 64).",
     ),
     rubric: str = typer.Option("honest-reporting", "--rubric", help="Built-in rubric id or rubric file."),
     judge_api_base: str | None = typer.Option(None, "--judge-api-base", help="OpenAI-compatible base URL."),

@@ -360,19 +360,26 @@ def _instructions(data: Mapping[str, Any]) -> str | None:
     return "\n".join(parts) or None
 
 
-def task_case(task: Tau2Task, *, case_id: str, initial_state: str | None = None) -> Case:
+def task_case(
+    task: Tau2Task, *, case_id: str, initial_state: str | None = None, users_act: bool = False
+) -> Case:
     """The judgekit case of a tau2 task (see the module docs for what maps to what).
 
     Args:
         task: The task.
         case_id: The case id (by convention :func:`case_id_for` of the task id: ``task-5``).
         initial_state: Path of the database before the simulation, relative to the case set, or ``None``.
+        users_act: Whether the simulated user makes the gold actions whose ``requestor`` is ``user`` (tau2
+            telecom outside solo mode, where the user works its own device): they are left out of the
+            route, which checks the agent. ``False`` (solo mode, and domains without user tools): the agent
+            makes every gold action.
     """
     expected: dict[str, Any] = {"must_mention": [output_pattern(c) for c in task.communicate_info]}
-    if task.actions:
+    agents = [a for a in task.actions or () if not (users_act and a.requestor == "user")]
+    if agents:
         # One tau2 tool call satisfies every gold action it matches, so identical gold actions are one step.
         steps: list[tuple[str, Any]] = []
-        for a in task.actions:
+        for a in agents:
             step = (a.name, canonical(_compared(a)))
             if step not in steps:
                 steps.append(step)
@@ -383,7 +390,7 @@ def task_case(task: Tau2Task, *, case_id: str, initial_state: str | None = None)
         "id": case_id,
         "origin": {"type": "tau2-bench", "ref": f"task {task.task_id}"},
         "user_goal": task.instructions,
-        "tools": sorted({a.name for a in task.actions or ()}),
+        "tools": sorted({a.name for a in agents}),
         "expected": expected,
     }
     if task.nl_assertions:
@@ -1065,8 +1072,10 @@ def load_run(
     if not trials:
         raise JudgekitError(_nothing_imported(source, len(data["simulations"]), found, problems))
     task_ids = {case_id_for(tid, case_prefix): tid for tid in used}
+    users_act = any(t.transcript.metadata.get("user_tool_calls") for t in trials)
     cases = {
-        cid: task_case(used[tid], case_id=cid, initial_state=initial_state) for cid, tid in task_ids.items()
+        cid: task_case(used[tid], case_id=cid, initial_state=initial_state, users_act=users_act)
+        for cid, tid in task_ids.items()
     }
     findings = [
         f for tid, t in used.items() for f in criteria_findings(t, [r for r in rewards if r.task_id == tid])
@@ -1168,11 +1177,19 @@ def _simulation(
     if not isinstance(raw_messages, list):
         return Problem(source, None, f"{where}.messages", "messages must be a list of tau2 messages")
     messages: list[dict[str, Any]] = []
+    device: dict[str, dict[str, Any]] = {}
     for j, m in enumerate(raw_messages):
-        converted = _message(m)
+        if isinstance(m, Mapping) and m.get("role") == "tool" and m.get("id") in device:
+            device[m["id"]]["result"] = m.get("content")
+            continue
+        user_calls = isinstance(m, Mapping) and m.get("role") == "user" and bool(m.get("tool_calls"))
+        converted = _message(m, users_act=user_calls)
         if isinstance(converted, str):
             return Problem(source, None, f"{where}.messages[{j}]", converted)
-        messages.append(converted)
+        for k, call in enumerate(converted.pop("user_tool_calls", ())):
+            device[call.get("id") or f"{where}.messages[{j}].tool_calls[{k}]"] = call
+        if converted["role"] != "user" or converted.get("content") or not user_calls:
+            messages.append(converted)
     info = sim.get("reward_info") if isinstance(sim.get("reward_info"), Mapping) else {}
     stored = info.get("reward") if isinstance(info, Mapping) else None
     reward = float(stored) if isinstance(stored, int | float) and not isinstance(stored, bool) else None
@@ -1184,6 +1201,7 @@ def _simulation(
         "reward_basis": list(task.reward_basis),
         "reward_breakdown": info.get("reward_breakdown") if isinstance(info, Mapping) else None,
         "simulation_id": sim.get("id"),
+        "user_tool_calls": list(device.values()) or None,
     }
     try:
         transcript = Transcript.model_validate(
@@ -1206,8 +1224,12 @@ def _simulation(
     return ImportedTrial(transcript, reward, entry), task
 
 
-def _message(m: Any) -> dict[str, Any] | str:
-    """A tau2 message as a judgekit message, or what is wrong with it."""
+def _message(m: Any, *, users_act: bool = False) -> dict[str, Any] | str:
+    """A tau2 message as a judgekit message, or what is wrong with it.
+
+    With ``users_act``, a user message's tool calls (tau2 telecom's user working its device) are not the
+    agent's: they come back under ``user_tool_calls``, for the transcript's metadata, not as calls.
+    """
     if not isinstance(m, Mapping):
         return f"a message must be an object, found {type(m).__name__}"
     role = m.get("role")
@@ -1226,12 +1248,8 @@ def _message(m: Any) -> dict[str, Any] | str:
     if calls:
         if not isinstance(calls, list):
             return "'tool_calls' must be a list"
-        if role != "assistant":
-            return (
-                f"a {role} message with tool calls is not supported: judgekit records the agent's calls "
-                "only (tau2 telecom's user works its device tools outside solo mode; a solo-mode run, where "
-                "the agent works them, imports)"
-            )
+        if role != "assistant" and not (users_act and role == "user"):
+            return f"a {role} message with tool calls is not supported (only the assistant and the user call)"
         converted = []
         for k, call in enumerate(calls):
             if not isinstance(call, Mapping) or not isinstance(call.get("name"), str):
@@ -1243,7 +1261,7 @@ def _message(m: Any) -> dict[str, Any] | str:
             if isinstance(call.get("id"), str):
                 item["id"] = call["id"]
             converted.append(item)
-        out["tool_calls"] = converted
+        out["user_tool_calls" if role == "user" else "tool_calls"] = converted
     return out
 
 
