@@ -19,7 +19,10 @@ the task id escaped reversibly (:func:`case_id_for`, :func:`task_id_of`: telecom
   ``response_rubric`` line per assertion (judged, never gating: tau2 judges them and does not count them).
 
 Each simulation becomes one trial (trial ``trial + 1``: judgekit trials are 1-based) with its messages,
-tool calls and tool results; ``ended_by`` is tau2's ``termination_reason``.
+tool calls and tool results; ``ended_by`` is tau2's ``termination_reason``. The calls a simulated user makes
+on its own device (tau2 telecom outside solo mode) are not the agent's: they and their results go to the
+transcript's ``metadata.user_tool_calls``, and the gold actions whose ``requestor`` is ``user`` leave the
+route. In solo mode the agent makes those calls itself, and they are its calls and route steps.
 
 tau2's reward (``evaluator.py``, ``EvaluationType.ALL``) is reproduced per simulation
 (:func:`reproduce_reward`): a simulation that ended other than by ``agent_stop`` or ``user_stop`` scores
