@@ -191,8 +191,9 @@ def test_existing_results_need_resume(tmp_path):
     )
     with pytest.raises(JudgekitError, match="already holds results; pass --resume"):
         prepare_output(out, plan, resume=False, judge_fingerprint=None)
-    with pytest.raises(JudgekitError, match="does not exist"):
-        prepare_output(tmp_path / "no" / "r.jsonl", plan, resume=False, judge_fingerprint=None)
+    # issue 35: a results file in a folder not made yet is fine; the folder is made before grading
+    prepare_output(tmp_path / "no" / "r.jsonl", plan, resume=False, judge_fingerprint=None)
+    assert (tmp_path / "no").is_dir()
 
 
 def test_resume_after_cancellation_grades_only_missing_trials(tmp_path):

@@ -48,7 +48,7 @@ from pydantic import JsonValue, ValidationError
 
 from judgekit.errors import JudgekitError, LocatedError, Problem
 from judgekit.graders.contract import Grader, GraderSpec, UntrustedPolicy
-from judgekit.io.atomic import LineAppender, fsync_folder, repair_tail
+from judgekit.io.atomic import LineAppender, fsync_folder, make_parent_folder, repair_tail
 from judgekit.io.documents import (
     iter_lines,
     json_error_detail,
@@ -451,7 +451,7 @@ def prepare_output(
     """Check the results file and decide what is left to grade.
 
     Args:
-        out: The results file, as text or a path object.
+        out: The results file, as text or a path object; its folder is created when missing.
         plan: The planned trials.
         resume: Continue an existing file.
         judge_fingerprint: The fingerprint of this run's judge layer.
@@ -481,8 +481,7 @@ def prepare_output(
             exit_code=2,
         )
     exists = out.exists() and out.stat().st_size > 0
-    if not out.parent.is_dir():
-        raise JudgekitError(f"{out}: folder {out.parent} does not exist; create it or choose another --out")
+    make_parent_folder(out)  # --out results/run.jsonl in a fresh clone: made here, before any grading
     if not resume:
         if exists:
             raise JudgekitError(

@@ -691,3 +691,82 @@ def test_compare_names_the_broken_trial_in_each_format(tmp_path, capsys, output_
         assert [t for t in json.loads(out)["trial_changes"] if t["change"] == "broken"] == [broken]
     else:
         assert "| refill-broke | still_fail | none | 2 |" in out
+
+
+def _one_trial(tmp_path: Path) -> Path:
+    row = json.loads((RUNS / "agent-v1.jsonl").read_text().splitlines()[0])
+    path = tmp_path / "one.jsonl"
+    path.write_text(json.dumps(absolute_states(row, RUNS)) + "\n")
+    return path
+
+
+_TAU_EPISODE = {
+    "task_id": 7,
+    "trial": 0,
+    "reward": 1.0,
+    "info": {},
+    "traj": [{"role": "user", "content": "hi"}],
+}
+
+#: Every option that writes a file, each given a path in folders that do not exist yet (issue 35:
+#: `grade --out results/x.jsonl` failed in a fresh clone): (command line, the files it must write).
+_NEW_FOLDER_OUTPUTS = {
+    "grade --out": (
+        lambda t: ["grade", "--cases", AIRDESK, "--transcripts", _one_trial(t), "--out", t / "new/a/r.jsonl"],
+        ["new/a/r.jsonl"],
+    ),
+    "report -o": (lambda t: ["report", _results_file(t), "-o", t / "new/b/r.md"], ["new/b/r.md"]),
+    "compare -o": (
+        lambda t: ["compare", _results_file(t), _results_file(t), "-o", t / "new/c/c.md"],
+        ["new/c/c.md"],
+    ),
+    "import --out --rewards-out": (
+        lambda t: [
+            "import",
+            "tau-bench",
+            _tau_raw(t),
+            "--out",
+            t / "new/d/t.jsonl",
+            "--rewards-out",
+            t / "new/e/rewards.jsonl",
+        ],
+        ["new/d/t.jsonl", "new/e/rewards.jsonl"],
+    ),
+    "export otel --out": (
+        lambda t: ["export", "otel", _results_file(t), "--out", t / "new/f/o.json"],
+        ["new/f/o.json"],
+    ),
+    "view --out": (
+        lambda t: ["view", _results_file(t), "--out", t / "new/g/viewer"],
+        ["new/g/viewer/index.html"],
+    ),
+    "contamination keygen --out": (
+        lambda t: ["contamination", "keygen", "--out", t / "new/h/contamination.key"],
+        ["new/h/contamination.key"],
+    ),
+}
+
+
+def _results_file(tmp_path: Path) -> Path:
+    path = tmp_path / "results.jsonl"
+    if not path.is_file():
+        assert _cli("grade", "--cases", AIRDESK, "--transcripts", _one_trial(tmp_path), "--out", path) != 2
+    return path
+
+
+def _tau_raw(tmp_path: Path) -> Path:
+    path = tmp_path / "raw.json"
+    path.write_text(json.dumps([_TAU_EPISODE]))
+    return path
+
+
+@pytest.mark.parametrize("option", list(_NEW_FOLDER_OUTPUTS))
+def test_an_output_in_a_folder_that_does_not_exist_yet_is_written(option, tmp_path, capsys):
+    make_args, written = _NEW_FOLDER_OUTPUTS[option]
+    args = make_args(tmp_path)
+    capsys.readouterr()
+    code = _cli(*args)
+    err = capsys.readouterr().err
+    assert code != 2, err
+    assert "does not exist" not in err
+    assert [(tmp_path / name).is_file() for name in written] == [True] * len(written)

@@ -2,10 +2,11 @@
 
 Every variant runs the real command line in a child process with a timeout, as a user would. Outputs
 (``report -o``, ``compare -o``, ``grade --out``): a symlink to a file and a dangling symlink are written
-through (the link stays); a named pipe, a character device (a ``mknod`` copy of ``/dev/null``'s numbers and
-the real ``/dev/full``), a folder and a path in a missing folder are refused with exit 2, and what was
-there is unchanged. Inputs (``report``, ``compare``, ``view``, ``grade --transcripts``): a named pipe, a
-socket and a device are refused with exit 2 within the timeout, never waited on. Standard output: a full
+through (the link stays), a path in a missing folder is written (the folder made, issue 35); a named pipe,
+a character device (a ``mknod`` copy of ``/dev/null``'s numbers and the real ``/dev/full``) and a folder
+are refused with exit 2, and what was there is unchanged. Inputs (``report``, ``compare``, ``view``,
+``grade --transcripts``): a named pipe, a socket and a device are refused with exit 2 within the timeout,
+never waited on. Standard output: a full
 device is exit 2 with ``cannot write to standard output``; a closed pipe is a quiet exit 141.
 """
 
@@ -68,7 +69,7 @@ def _results(folder: Path, name: str = "run.jsonl") -> Path:
 
 @dataclass(frozen=True)
 class Target:
-    """An output path's hostile shape: how to make it, and whether the command must write through it."""
+    """An output path's hostile shape: how to make it, and whether the command must write it (or refuse)."""
 
     name: str
     make: Callable[[Path], Path]
@@ -116,13 +117,17 @@ TARGETS = [
     Target("character device (mknod)", _char_device, False),
     Target("/dev/full", _dev_full, False),
     Target("folder", _folder, False),
-    Target("path in a missing folder", _missing_folder, False),
+    Target("path in a missing folder", _missing_folder, True),
 ]
 OUTPUT_COMMANDS = {
     "report -o": lambda results, out: ["report", str(results), "--format", "md", "-o", str(out)],
     "compare -o": lambda results, out: ["compare", str(results), str(results), "-o", str(out)],
 }
-GRADE_TARGETS = [t for t in TARGETS if t.name in {"named pipe", "character device (mknod)", "folder"}]
+GRADE_TARGETS = [
+    t
+    for t in TARGETS
+    if t.name in {"named pipe", "character device (mknod)", "folder", "path in a missing folder"}
+]
 
 
 def _kind(path: Path) -> int | None:
@@ -156,10 +161,10 @@ def check_output(command: str, target: Target, tmp: Path) -> str:
     if target.written_through:
         if done.returncode != 0:
             return f"exit {done.returncode}: {done.stderr[-300:]}"
-        if not out.is_symlink():
+        if before == stat.S_IFLNK and not out.is_symlink():
             return "the symlink was replaced"
         if not out.resolve().is_file() or not out.resolve().read_text(encoding="utf-8").strip():
-            return "nothing written through the symlink"
+            return "nothing written (through the symlink)"
         return ""
     if done.returncode != 2:
         return f"exit {done.returncode} (want 2): {done.stderr[-300:]}"

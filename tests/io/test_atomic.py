@@ -7,7 +7,14 @@ import textwrap
 import pytest
 
 from judgekit.errors import JudgekitError
-from judgekit.io.atomic import LineAppender, repair_tail, write_atomic, write_atomic_making_folder
+from judgekit.io.atomic import (
+    LineAppender,
+    append_whole,
+    create_new,
+    repair_tail,
+    write_atomic,
+    write_atomic_making_folder,
+)
 
 
 def test_write_atomic_replaces_whole_file_and_leaves_no_temporary(tmp_path):
@@ -18,9 +25,49 @@ def test_write_atomic_replaces_whole_file_and_leaves_no_temporary(tmp_path):
     assert sorted(p.name for p in tmp_path.iterdir()) == ["report.md"]
 
 
-def test_write_atomic_missing_folder_is_a_user_error(tmp_path):
-    with pytest.raises(JudgekitError, match="does not exist"):
-        write_atomic(tmp_path / "nope" / "x.json", "{}")
+def test_write_atomic_creates_a_missing_folder(tmp_path):
+    # issue 35: `--out results/x.md` in a fresh clone used to fail with "folder results does not exist"
+    write_atomic(tmp_path / "nope" / "deeper" / "x.json", "{}")
+    assert (tmp_path / "nope" / "deeper" / "x.json").read_text() == "{}"
+
+
+class _DiskFull:
+    """Blocks whose reading fails as a full disk fails a write, after the folders were made."""
+
+    def __len__(self) -> int:
+        return 1
+
+    def __getitem__(self, index: int) -> bytes:
+        raise OSError(28, "No space left on device")
+
+
+def test_a_failed_write_removes_the_folders_it_made_and_only_those(tmp_path):
+    (tmp_path / "kept").mkdir()
+    with pytest.raises(JudgekitError, match="No space left on device"):
+        write_atomic(tmp_path / "kept" / "new" / "newer" / "x.bin", _DiskFull(), redact=False)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["kept"]
+    assert list((tmp_path / "kept").iterdir()) == []
+
+
+def test_appenders_and_new_files_create_a_missing_folder(tmp_path):
+    with LineAppender(tmp_path / "results" / "r.jsonl") as out:
+        out.write_line("{}")
+    append_whole(tmp_path / "cassettes" / "c.jsonl", "{}\n")
+    create_new(tmp_path / "keys" / "k", "secret\n")
+    assert [(tmp_path / f).is_file() for f in ("results/r.jsonl", "cassettes/c.jsonl", "keys/k")] == [
+        True
+    ] * 3
+
+
+def test_a_folder_that_cannot_be_made_names_the_output(tmp_path):
+    (tmp_path / "taken").write_text("a file, not a folder")
+    with pytest.raises(JudgekitError) as caught:
+        write_atomic(tmp_path / "taken" / "x.md", "x")
+    assert str(caught.value) == (
+        f"{tmp_path / 'taken'}: cannot create the folder for {tmp_path / 'taken' / 'x.md'}: File exists; "
+        "give an output path in a folder that exists or can be created"
+    )
+    assert caught.value.exit_code == 2
 
 
 def test_appender_writes_whole_lines(tmp_path):

@@ -10,6 +10,8 @@ Three guarantees, for a process that may be killed at any instant (``kill -9``, 
   primitives.
 * **Where the user meant.** An output path that is a symlink is followed and its target replaced (the
   link stays); a folder, device, named pipe or socket is refused (:func:`output_target`), never replaced.
+  A folder of the path that does not exist yet is created (:func:`make_parent_folder`), as ``mkdir -p``
+  would, so ``--out results/run.jsonl`` works in a fresh clone.
 * **Atomic.** :func:`write_atomic` writes a whole file (a report) to a temporary file in the same folder,
   flushes it to disk and renames it over the target: readers see the old file or the new one, never half
   of one. :class:`LineAppender` appends JSON lines to a results file. Each line is encoded first and
@@ -39,9 +41,11 @@ __all__ = [
     "append_whole",
     "create_new",
     "fsync_folder",
+    "make_parent_folder",
     "move_file",
     "output_target",
     "redacted_bytes",
+    "remove_made_folders",
     "repair_tail",
     "write_atomic",
     "write_atomic_making_folder",
@@ -95,7 +99,7 @@ def output_target(path: str | os.PathLike[str], *, hint: str | None = None) -> P
     path = Path(path)
     try:
         info = os.stat(path)  # follows symlinks
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):  # a new file (a file in its folder's way: see the write)
         return Path(os.path.realpath(path)) if os.path.islink(path) else path
     except OSError as exc:
         raise JudgekitError(f"{path}: cannot write: {exc.strerror}", exit_code=2) from None
@@ -143,24 +147,29 @@ def write_atomic(
     fsync: bool = True,
     redact: bool = True,
     hint: str | None = None,
+    what: str | None = None,
 ) -> None:
     """Replace ``path`` with ``data`` atomically (temporary file in the same folder, then rename).
 
     The payload is redacted first (see :func:`redacted_bytes`). A symlink is followed and its target
-    replaced; a folder, device, named pipe or socket is refused (:func:`output_target`).
+    replaced; a folder, device, named pipe or socket is refused (:func:`output_target`). A folder of the
+    path that does not exist yet is created (:func:`make_parent_folder`), and removed again when the write
+    fails.
 
     Args:
-        path: The file to write; its folder must exist, as text or a path object.
+        path: The file to write, as text or a path object.
         data: The content: text (encoded as UTF-8), bytes, or a sequence of byte blocks written one after
             the other (a large binary file, without joining the blocks in memory when ``redact`` is false).
         fsync: Flush the file and its folder to disk before returning.
         redact: Remove secrets from the payload. Only a genuinely binary format passes ``False``, with its
             reason stated at the call.
         hint: What to do instead when ``path`` is refused (see :func:`output_target`).
+        what: What the file is, for the message when its folder cannot be created (``report``); ``None``
+            names the file's path instead.
 
     Raises:
-        JudgekitError: (exit code 2) When the folder does not exist, the path is not a regular file, or the
-            file cannot be written (disk full, permissions).
+        JudgekitError: (exit code 2) When the folder cannot be created, the path is not a regular file, or
+            the file cannot be written (disk full, permissions).
     """
     given = Path(path)
     target = output_target(given, hint=hint)
@@ -173,11 +182,11 @@ def write_atomic(
     else:
         blocks = data
     folder = target.parent if str(target.parent) else Path(".")
-    if not folder.is_dir():
-        raise WriteFailed(given, f"folder {folder} does not exist; create it or choose another path")
+    made = make_parent_folder(target, what=what)
     try:
         fd, tmp_name = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=folder)
     except OSError as exc:
+        remove_made_folders(made)
         raise WriteFailed(given, exc.strerror or str(exc)) from None
     try:
         # mkstemp creates the file owner-only (0600); give it the mode a plain open() would (or keep the
@@ -193,18 +202,17 @@ def write_atomic(
     except OSError as exc:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
+        remove_made_folders(made)
         raise WriteFailed(given, exc.strerror or str(exc)) from None
     if fsync:
         fsync_folder(folder)
 
 
 def write_atomic_making_folder(path: str | os.PathLike[str], data: bytes | str, *, what: str) -> Path:
-    """Create the file's folder (and its parents) if needed, then write it with :func:`write_atomic`.
-
-    For a file whose folder may not exist yet: a calibration record, a bias report, a report page.
+    """:func:`write_atomic` for a named kind of file, returning its path (a record, a report page).
 
     Args:
-        path: The file to write, as text or a path object.
+        path: The file to write, as text or a path object; missing folders are created.
         data: The content (text is encoded as UTF-8; secrets are removed, see :func:`redacted_bytes`).
         what: What the file is, for the message (``calibration record``, ``bias report``).
 
@@ -215,15 +223,59 @@ def write_atomic_making_folder(path: str | os.PathLike[str], data: bytes | str, 
         JudgekitError: (exit code 2) When the folder cannot be created (``FOLDER: cannot create the folder
             for the WHAT: reason``), or the file cannot be written (:class:`WriteFailed`).
     """
-    path = Path(path)
+    write_atomic(path, data, what=what)
+    return Path(path)
+
+
+def make_parent_folder(path: str | os.PathLike[str], *, what: str | None = None) -> tuple[Path, ...]:
+    """Create the folder of ``path`` and its missing parents, as ``mkdir -p`` does, for an output file.
+
+    Every output path a user gives may name a folder that does not exist yet (``--out results/x.jsonl``
+    in a fresh clone): the writers create it rather than refuse.
+
+    Args:
+        path: The file about to be written, as text or a path object.
+        what: What the file is, for the message (``report``); ``None`` names ``path`` instead.
+
+    Returns:
+        The folders created, outermost first (empty when the folder existed), for
+        :func:`remove_made_folders` when the write then fails.
+
+    Raises:
+        JudgekitError: (exit code 2) When a folder cannot be created (a file stands in the way, no
+            permission): ``FOLDER: cannot create the folder for WHAT: reason; what to do``.
+    """
+    folder = Path(path).parent
+    missing: list[Path] = []
+    probe = folder
+    while str(probe) not in ("", ".") and not probe.is_dir() and probe != probe.parent:
+        missing.append(probe)
+        probe = probe.parent
+    if not missing:
+        return ()
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        folder.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
+        named = f"the {what}" if what else str(path)
         raise JudgekitError(
-            f"{path.parent}: cannot create the folder for the {what}: {exc.strerror or exc}", exit_code=2
+            f"{folder}: cannot create the folder for {named}: {exc.strerror or exc}; give an output path in "
+            "a folder that exists or can be created",
+            exit_code=2,
         ) from None
-    write_atomic(path, data)
-    return path
+    return tuple(reversed(missing))
+
+
+def remove_made_folders(made: Sequence[Path]) -> None:
+    """Remove the folders :func:`make_parent_folder` created, innermost first, where they are still empty.
+
+    Best effort: a folder something else has written into meanwhile stays.
+
+    Args:
+        made: The folders created, outermost first.
+    """
+    for folder in reversed(made):
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
 
 def create_new(
@@ -235,7 +287,7 @@ def create_new(
     failed write removes it.
 
     Args:
-        path: The new file.
+        path: The new file; its folder is created when missing (:func:`make_parent_folder`).
         data: The content (text encoded as UTF-8).
         mode: The new file's permission bits (before the umask).
         redact: Remove secrets from the payload (see :func:`redacted_bytes`); a file that IS a secret the
@@ -247,11 +299,13 @@ def create_new(
         JudgekitError: (exit code 2) When it cannot be created or written.
     """
     payload = redacted_bytes(data, redact=redact)
+    made = make_parent_folder(path)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), mode)
     except FileExistsError:
         raise
     except OSError as exc:
+        remove_made_folders(made)
         raise JudgekitError(f"{path}: cannot create: {exc.strerror}", exit_code=2) from None
     try:
         _write_all(fd, payload)
@@ -288,7 +342,7 @@ def write_temporary(data: bytes | str, *, prefix: str, suffix: str) -> Path:
 
 
 def append_whole(path: str | os.PathLike[str], data: bytes | str, *, redact: bool = True) -> None:
-    """Append ``data`` to ``path`` in one ``write`` on an ``O_APPEND`` file (created when absent).
+    """Append ``data`` to ``path`` in one ``write`` on an ``O_APPEND`` file (made with its folder if absent).
 
     For a caller that holds its own lock (the judge cassette): concurrent appenders never interleave
     within one call's data. The payload is redacted first (see :func:`redacted_bytes`); a path that exists
@@ -303,6 +357,7 @@ def append_whole(path: str | os.PathLike[str], data: bytes | str, *, redact: boo
         JudgekitError: (exit code 2) When the file is not a regular file or cannot be written.
     """
     _refuse_special(Path(path))
+    make_parent_folder(path)
     payload = redacted_bytes(data, redact=redact)
     try:
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
@@ -474,7 +529,7 @@ class LineAppender:
     process loses nothing already written); ``fsync=True`` also forces each line to disk.
 
     Args:
-        path: The file; created when absent.
+        path: The file; created when absent (with its folder, :func:`make_parent_folder`).
         fsync: Force every line to disk (slower; protects against power loss as well as kills).
         redact: Pass every line through the process-wide redactor (see :func:`redacted_bytes`).
 
@@ -493,6 +548,7 @@ class LineAppender:
 
     def __enter__(self) -> LineAppender:
         _refuse_special(self.path)
+        make_parent_folder(self.path)
         try:
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         except OSError as exc:
