@@ -414,10 +414,11 @@ def explain_check(check: CheckResult, *, max_lines: int = 20) -> str:
         max_lines: Most diff lines shown per piece of evidence (the rest is counted).
 
     Returns:
-        A first line ``<MARK> <check id> [gate|scored, category, trust]: <reason>`` (MARK one of PASS, FAIL,
-        ERROR, UNDECIDED, SKIPPED), then one indented line per piece of evidence.
+        A first line ``<MARK> <check id> [gate|scored|unscored, category, trust]: <reason>`` (MARK one of
+        PASS, FAIL, ERROR, UNDECIDED, SKIPPED; ``unscored``: neither a gate nor scored, weight 0), then one
+        indented line per piece of evidence.
     """
-    tags = ["gate" if check.gate else "scored"]
+    tags = ["gate" if check.gate else "scored" if check.weight > 0 else "unscored"]
     if check.category is not None:
         tags.append(check.category.value)
     if check.trust.value != "not_required":

@@ -68,8 +68,8 @@ def grade_references(
             continue
         reference = states.reference(case)
         if rubric is None or isinstance(reference, str):
-            _, checks = reference_checks(case, states=states)
-            out[index] = (combine(case, 1, checks), 0.0)
+            ref, checks = reference_checks(case, states=states)
+            out[index] = (combine(case, 1, checks, transcript=ref), 0.0)
         else:
             judged.append((index, case, reference))
     if judged and rubric is not None:

@@ -46,6 +46,7 @@ from judgekit.graders.registry import (
     restrict_to_supported,
     running_layers,
 )
+from judgekit.graders.unavailable import diagnose_unavailable_data
 from judgekit.state.provider import StateProvider
 from judgekit.transcript import Transcript
 from judgekit.verdict import (
@@ -144,6 +145,7 @@ def combine(
     *,
     untrusted: UntrustedPolicy = "withhold",
     grounding: bool = False,
+    transcript: Transcript | None = None,
 ) -> Grade:
     """Combine checks of every layer (deterministic and rubric) into the trial's grade, by the contract.
 
@@ -153,7 +155,9 @@ def combine(
     passing unless every expectation it states was decided. The quality score is the weighted mean of
     ``score`` over checks that do not gate and have a score; checks in ``error`` or without a score are
     left out of it (never counted as 0 or 1) and counted in ``metadata``. It is ``None`` when nothing was
-    scored, and it never changes the verdict.
+    scored, and it never changes the verdict. Given the transcript, a failed trial whose agent went on
+    after a tool answered with an error or no record gets the ``unavailable_data`` diagnosis check
+    (:func:`judgekit.graders.unavailable.diagnose_unavailable_data`: no gate, no score, after the verdict).
 
     Args:
         case: The case graded.
@@ -163,6 +167,7 @@ def combine(
             fingerprint) may do (:data:`~judgekit.graders.contract.UntrustedPolicy`); by default
             (``withhold``) it decides nothing.
         grounding: Whether grounding was checked (then the case's expected sources are expectations).
+        transcript: The trial, for the ``unavailable_data`` diagnosis; ``None`` makes none.
 
     Returns:
         The grade, with ``reason`` saying why the contract withheld a pass, and ``metadata`` holding
@@ -175,6 +180,9 @@ def combine(
     effective = [effective_verdict(c, untrusted) for c in gates]
     expectations = stated_expectations(case, grounding=grounding)
     settled = settle(combine_gate_verdicts(effective), expectations, checks, untrusted=untrusted)
+    diagnosis = diagnose_unavailable_data(settled.verdict, transcript) if transcript is not None else None
+    if diagnosis is not None:
+        checks = [*checks, diagnosis]
     scored = [c for c in checks if not c.gate and c.score is not None and c.weight > 0]
     if untrusted != "count":
         scored = [c for c in scored if c.trust is not Trust.UNTRUSTED]
@@ -218,7 +226,7 @@ def grade(case: Case, transcript: Transcript, *, states: StateProvider) -> Grade
     from judgekit.fidelity import lost_by
 
     checks = restrict_to_supported(deterministic_checks(case, transcript, states=states), lost_by(transcript))
-    return combine(case, transcript.trial, checks)
+    return combine(case, transcript.trial, checks, transcript=transcript)
 
 
 class LayeredGrader:
@@ -345,7 +353,12 @@ class LayeredGrader:
             checks = [*self.checks(case, transcript), *judged]
         checks = restrict_to_supported(checks, lost_by(transcript))
         result = combine(
-            case, transcript.trial, checks, untrusted=self.untrusted, grounding=self.grounding is not None
+            case,
+            transcript.trial,
+            checks,
+            untrusted=self.untrusted,
+            grounding=self.grounding is not None,
+            transcript=transcript,
         )
         metadata = {**result.metadata, "cost_usd": cost.usd}
         if cost.unknown_reason is not None:

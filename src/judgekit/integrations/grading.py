@@ -86,7 +86,7 @@ class _FunctionGrader:
         if isinstance(out, Grade):
             return out
         if isinstance(out, Sequence) and all(isinstance(c, CheckResult) for c in out):
-            return combine(case, transcript.trial, list(out))
+            return combine(case, transcript.trial, list(out), transcript=transcript)
         raise JudgekitError(
             f"the grading function {getattr(self.function, '__name__', self.function)!r} returned "
             f"{type(out).__name__}; it must return a judgekit Grade or a list of CheckResult"
