@@ -388,7 +388,7 @@ def calibrate(
     ... ]
     >>> table = parse_labels("\n".join(rows), source="labels.csv")
     >>> folder = tempfile.TemporaryDirectory()
-    >>> options = CalibrationOptions(judge="judge", fingerprint="fp-1", records=folder.name)
+    >>> options = CalibrationOptions(judge="judge", fingerprint="3f2a9c1d" * 8, records=folder.name)
     >>> result = calibrate(table, options=options)
     >>> round(result.judge_vs_consensus.kappa["none"].value, 3)
     0.4
@@ -396,8 +396,8 @@ def calibrate(
     (1.0, 0.5)
     >>> result.summary.split(": ")[:3]
     ["judge 'judge'", 'NOT TRUSTED', 'min_items']
-    >>> result.record.fingerprint, result.record.trusted
-    ('fp-1', False)
+    >>> result.record.fingerprint[:12], result.record.trusted
+    ('3f2a9c1d3f2a', False)
     >>> folder.cleanup()
     """
     from judgekit.calibration.gate import TrustPolicy
