@@ -44,10 +44,12 @@ from typing import TYPE_CHECKING, Any
 from judgekit.errors import JudgekitError
 
 if TYPE_CHECKING:
+    from judgekit.calibration.trust import UnlabelledPolicy
     from judgekit.graders.rubric import CascadeRouting, RubricGrader, TrustLookup
     from judgekit.judges.client import ClientSettings, JudgeParams
+    from judgekit.judges.rubric import Rubric
 
-__all__ = ["JUDGE_SETTINGS", "JudgeConfig", "build_rubric_grader", "load_run_config"]
+__all__ = ["JUDGE_SETTINGS", "JudgeConfig", "build_rubric_grader", "load_rubric_setting", "load_run_config"]
 
 JUDGE_SETTINGS: tuple[str, ...] = (
     "model",
@@ -112,7 +114,7 @@ def load_run_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
             for name in bad
         ]
         raise JudgekitError(
-            f"{path}: unknown judge setting(s) {', '.join(hints)}; "
+            f"{path}: unknown judge setting(s) {unknown_names(bad, JUDGE_SETTINGS, quote=True)}; "
             f"allowed: {', '.join(sorted(JUDGE_SETTINGS))}",
             exit_code=2,
         )
@@ -146,6 +148,9 @@ class JudgeConfig:
             ``trust``: every verdict untrusted), as text or a path object.
         trust: A trust lookup already built (a ``TrustBook`` the caller also consults), used instead of
             reading ``records`` again (``None``: read ``records``).
+        unlabelled_criteria: What a verdict on a criterion text the calibration never labelled may do,
+            when ``records`` are read: ``count`` (the default: it keeps the judge's trust, and reports
+            count it) or ``withhold`` (it is untrusted); a ``trust`` given keeps its own.
         timeout: Seconds one judge attempt may take, > 0 (``None``: the client's default, 60).
         retries: Retries after a request's first attempt, >= 0 (``None``: the client's default, 4).
         backoff: First backoff ceiling in seconds, >= 0 (``None``: the client's default, 1.0).
@@ -175,6 +180,7 @@ class JudgeConfig:
     concurrency: int = 8
     records: str | os.PathLike[str] | None = None
     trust: TrustLookup | None = None
+    unlabelled_criteria: UnlabelledPolicy = "count"
     timeout: float | None = None
     retries: int | None = None
     backoff: float | None = None
@@ -186,6 +192,9 @@ class JudgeConfig:
     accepted_models: tuple[str, ...] | list[str] | None = None
 
     def __post_init__(self) -> None:
+        from judgekit.calibration.trust import unlabelled_policy
+
+        unlabelled_policy(self.unlabelled_criteria)
         self.cache_mode  # noqa: B018 - each property checks its fields and raises on a bad value
         self.judge_params  # noqa: B018
         self.client_settings  # noqa: B018
@@ -335,6 +344,18 @@ class JudgeConfig:
             ) from None
 
 
+def load_rubric_setting(rubric: str | os.PathLike[str]) -> Rubric:
+    """The rubric a ``rubric`` setting names: a rubric file (``.yaml``/``.yml``) or a built-in rubric id.
+
+    Raises:
+        JudgekitError: When the file cannot be loaded or no built-in rubric has that id.
+    """
+    from judgekit.judges.rubric import load_builtin_rubric, load_rubric
+
+    path = Path(rubric)
+    return load_rubric(path) if path.suffix in (".yaml", ".yml") else load_builtin_rubric(str(rubric))
+
+
 def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     """The judge layer: a rubric grader over a judge client, trusted through ``config.records``.
 
@@ -347,12 +368,8 @@ def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     from judgekit.graders.rubric import RubricGrader
     from judgekit.judges.cache import CacheMode, Cassette
     from judgekit.judges.client import JudgeClient
-    from judgekit.judges.rubric import load_builtin_rubric, load_rubric
 
-    rubric = config.rubric
-    rubric_obj = (
-        load_rubric(Path(rubric)) if Path(rubric).suffix in (".yaml", ".yml") else load_builtin_rubric(rubric)
-    )
+    rubric_obj = load_rubric_setting(config.rubric)
     client = JudgeClient(
         config.judge_params,
         config.client_settings,

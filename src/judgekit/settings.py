@@ -130,6 +130,9 @@ class ProjectSettings(BaseModel):
         concurrency: Trials graded at once (1 to 1024).
         untrusted: What an uncalibrated judge's verdict may do: ``withhold``, ``count``, ``fail_only``,
             ``advisory``.
+        unlabelled_criteria: What a judge's verdict on a criterion text its calibration never labelled
+            may do: ``count`` (it keeps the judge's trust; reports count it) or ``withhold`` (it is
+            untrusted, so ``untrusted`` decides what it does).
         judge: The judge layer (a ``[tool.judgekit.judge]`` table).
     """
 
@@ -140,6 +143,7 @@ class ProjectSettings(BaseModel):
     policy: Path | None = None
     concurrency: int | None = Field(default=None, ge=1, le=1024)
     untrusted: Literal["withhold", "count", "fail_only", "advisory"] | None = None
+    unlabelled_criteria: Literal["count", "withhold"] | None = None
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
@@ -151,6 +155,7 @@ DEFAULTS: dict[str, Any] = {
     "policy": None,
     "concurrency": 8,
     "untrusted": "withhold",
+    "unlabelled_criteria": "count",
     "judge.model": None,
     "judge.api_base": None,
     "judge.rubric": "honest-reporting",
@@ -187,6 +192,7 @@ FLAGS: dict[str, str] = {
     "policy": "--policy",
     "concurrency": "--concurrency",
     "untrusted": "--untrusted",
+    "unlabelled_criteria": "--unlabelled-criteria",
     "judge.model": "--judge-model",
     "judge.api_base": "--judge-api-base",
     "judge.rubric": "--rubric",

@@ -3,7 +3,8 @@ r"""Text normalisation: every Unicode fold judgekit applies, as named profiles.
 What lives here: :class:`Profile` (one normalisation, its options and version) and one profile per purpose
 (:data:`PROFILES` lists them): matching quotes, verdict options, keys and refusals in judge replies; the
 text grader's literals and patterns; words of utterances and few-shot texts; few-shot digests; state
-values; the review guard; contamination folding; the compatibility forms behind the bracket lookalikes.
+values; the review guard; contamination folding; the compatibility forms behind the bracket lookalikes;
+the hashes of judged criterion texts.
 This is the one module of judgekit that calls :func:`unicodedata.normalize`; a caller names its profile
 (``QUOTE_MATCHING.apply(text)``) and never normalises on its own.
 
@@ -44,6 +45,7 @@ from typing import Literal
 
 __all__ = [
     "CONTAMINATION",
+    "CRITERION_TEXT",
     "LINE_BREAKS",
     "LOOKALIKE_NFKC",
     "LOOKALIKE_NFKD",
@@ -388,6 +390,12 @@ LOOKALIKE_NFKC = Profile(name="lookalike_nfkc", version="1", form="NFKC")
 LOOKALIKE_NFKD = Profile(name="lookalike_nfkd", version="1", form="NFKD")
 """A character's decomposed compatibility form (see :data:`LOOKALIKE_NFKC`)."""
 
+CRITERION_TEXT = Profile(name="criterion_text", version="1", form="NFC", strip="both", whitespace="collapse")
+"""A judged criterion's text as its hash is taken (:func:`judgekit.judges.rubric.criterion_text_hash`, the
+labelled texts of a calibration record): NFC, white space collapsed to single spaces and stripped. Only
+differences a judge does not read are removed (a composed or decomposed ``é``, a block scalar's final line
+break, a wrapped line); case, punctuation and every word stay, so a reworded criterion is another text."""
+
 PROFILES: Mapping[str, Profile] = MappingProxyType(
     {
         p.name: p
@@ -405,6 +413,7 @@ PROFILES: Mapping[str, Profile] = MappingProxyType(
             CONTAMINATION,
             LOOKALIKE_NFKC,
             LOOKALIKE_NFKD,
+            CRITERION_TEXT,
         )
     }
 )

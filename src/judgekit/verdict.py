@@ -102,11 +102,15 @@ class TrustDecision(FrozenModel):
         trust: The trust status.
         reason: Why, in one line a person can read: which calibration record trusts the fingerprint, or
             what is missing or withdrew the trust (no record, a failed record, a BIASED probe report, a
-            failure mode rejected by Holm's correction).
+            failure mode rejected by Holm's correction), and whether the criterion's text was labelled.
+        criterion_labelled: Whether the criterion's text (or, asked by id only, its id) was among those
+            the calibration record's labels were given on; ``None`` when it cannot be told (no record, a
+            record that predates criterion hashes, the judge as a whole, a lookup that does not say).
     """
 
     trust: Trust
     reason: str = ""
+    criterion_labelled: bool | None = None
 
 
 class FailureCategory(StrEnum):

@@ -29,6 +29,8 @@ from .conftest import make_csv
 T0 = datetime(2026, 1, 2, 3, 4, 5, tzinfo=UTC)
 FP = "3f2a9c1d0e4b5a6f7788"
 POLICY = TrustPolicy(bootstrap=BootstrapSettings(resamples=200))
+UNKNOWN = "criterion text: unknown (record predates criterion hashes)"
+"""What a trusted reason ends with when the record was written without its labelled criterion texts."""
 
 
 # ------------------------------------------------------------------------------------------- builders
@@ -266,7 +268,9 @@ def test_a_rejected_failure_mode_is_untrusted_for_that_criterion_only(tmp_path, 
     assert tone.holm_adjusted_p > 0.025
     trusted = book.decide(FP, "honest_reporting")
     assert trusted.trust is Trust.TRUSTED
-    assert trusted.reason.endswith(f"failure mode 'honest_reporting' trusted by {path.name}")
+    assert trusted.reason.endswith(
+        f"failure mode 'honest_reporting' trusted by {path.name}; {UNKNOWN}"  # the record predates hashes
+    )
 
 
 def test_check_ids_and_label_criteria_match_after_criterion_key(tmp_path, reports, family_report):
@@ -288,7 +292,7 @@ def test_a_criterion_the_record_does_not_cover_falls_back_to_the_calibration(
     assert decision.trust is Trust.TRUSTED
     assert decision.reason.endswith(
         f"the failure-mode record {path.name} does not cover criterion 'case.acceptance' (it covers "
-        "honest_reporting, safe_refunds, tone)"
+        f"honest_reporting, safe_refunds, tone); {UNKNOWN}"
     )
 
 

@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Final
 
-from judgekit.calibration.trust import TrustBook, TrustStatus
+from judgekit.calibration.trust import TrustBook, TrustStatus, unlabelled_policy
 from judgekit.errors import JudgekitError
 from judgekit.io.atomic import write_atomic_making_folder
 
@@ -42,8 +42,10 @@ if TYPE_CHECKING:
     from judgekit.calibration.gate import Condition, GateResult, TrustPolicy
     from judgekit.calibration.guards import ProvenanceSummary
     from judgekit.calibration.labels import LabelTable, Scale
-    from judgekit.calibration.pipeline import CalibrationResult
+    from judgekit.calibration.pipeline import CalibrationResult, CriterionText
     from judgekit.calibration.records import CalibrationRecord
+    from judgekit.caseset import CaseSet
+    from judgekit.judges.rubric import Rubric
     from judgekit.stats import Estimate
 
 __all__ = [
@@ -92,6 +94,14 @@ class CalibrationOptions:
             (``{"alice": "expert", "bob": "crowd"}``); each must be an expert in the table.
         alt_test_epsilon: One epsilon for every expert (at least 0, below 1), overriding the kinds and
             the policy; ``None`` keeps them.
+        rubric: The judge's rubric, whose criterion texts the table's rubric criterion ids
+            (``honest_reporting``) name: a rubric, a rubric file or a built-in rubric id (``--rubric``;
+            ``None``: the ``judge.rubric`` setting in force, by default ``honest-reporting``). The record
+            lists the hash of each labelled text.
+        cases: The golden set whose cases' own criteria the table's ``case.*`` criterion ids name, each
+            found by its row's ``case_id`` (else its ``item_id``, with or without a ``#trial`` suffix): a
+            case set or its folder (``--cases``; ``None``: the ``cases`` setting, else none, and those ids
+            are recorded as unresolved).
     """
 
     judge: str
@@ -104,6 +114,8 @@ class CalibrationOptions:
     annotator_kind: str | None = None
     annotator_kinds: Mapping[str, str] = field(default_factory=dict)
     alt_test_epsilon: float | None = None
+    rubric: Rubric | str | os.PathLike[str] | None = None
+    cases: CaseSet | str | os.PathLike[str] | None = None
 
 
 def _checked_format(fmt: str) -> str:
@@ -345,6 +357,40 @@ def _baseline(baseline: CalibrationRecord | str | os.PathLike[str] | None) -> Ca
     return load_record(read_input(baseline, "baseline record"), source=baseline)
 
 
+def _criterion_texts(options: CalibrationOptions) -> CriterionText:
+    """What text the judge read for a labelled (case, criterion): the rubric's, else the case's own.
+
+    Raises:
+        JudgekitError: When the rubric cannot be loaded, or a golden-set folder named does not exist.
+    """
+    from judgekit.caseset import CaseSet, load_case_set
+    from judgekit.graders.rubric import case_criteria
+    from judgekit.judge_setup import load_rubric_setting
+    from judgekit.judges.rubric import Rubric
+    from judgekit.settings import setting
+
+    given = options.rubric
+    if isinstance(given, Rubric):
+        rubric = given
+    else:
+        rubric = load_rubric_setting(setting("judge.rubric", None if given is None else os.fspath(given)))
+    texts = {c.id: c.text for c in rubric.criteria}
+    cases = options.cases if isinstance(options.cases, CaseSet) else setting("cases", options.cases)
+    if cases is not None and not isinstance(cases, CaseSet):
+        cases = load_case_set([Path(cases)], check_files=False, compile_rules=False)
+    by_id = {} if cases is None else {loaded.id: loaded.case for loaded in cases}
+
+    def text_of(case_id: str, criterion: str) -> str | None:
+        if not criterion.startswith("case."):
+            return texts.get(criterion)
+        case = by_id.get(case_id) or by_id.get(case_id.rpartition("#")[0])
+        if case is None:
+            return None
+        return next((c.text for c in case_criteria(case)[0] if c.id == criterion), None)
+
+    return text_of
+
+
 def calibrate(
     labels: LabelTable | str | os.PathLike[str],
     *,
@@ -429,6 +475,7 @@ def calibrate(
         fingerprint=fingerprint,
         label_name=name,
         baseline=baseline,
+        criterion_text=_criterion_texts(options),
     )
     record = result.to_record() if fingerprint is not None else None
     return Calibration(result=result, record=record, provenance=provenance, records_dir=records)
@@ -439,6 +486,8 @@ def trust_status(
     records: TrustBook | str | os.PathLike[str] | None = None,
     *,
     criterion: str | None = None,
+    text: str | None = None,
+    unlabelled_criteria: str | None = None,
 ) -> TrustStatus:
     """Whether the judge with this fingerprint is trusted (for a criterion), and why.
 
@@ -455,7 +504,12 @@ def trust_status(
             a :class:`~judgekit.calibration.trust.TrustBook` already read, or ``None`` for the folder in
             force (``JUDGEKIT_RECORDS``, the project configuration, else ``calibration/records``).
         criterion: A criterion id (``honest_reporting``, ``case.acceptance``) to also apply its
-            failure-mode decision; ``None`` asks about the judge as a whole.
+            failure-mode decision and say whether it was labelled; ``None`` asks about the judge as a whole.
+        text: The criterion's text as the judge reads it, to say whether that exact text was labelled in
+            calibration (``None``: by the id only).
+        unlabelled_criteria: ``count`` or ``withhold`` (a never-labelled criterion is then untrusted) when
+            the records are read here (``None``: the ``unlabelled_criteria`` setting, else ``count``); a
+            book given keeps its own.
 
     Returns:
         The status: ``trusted``, the one-line ``reason``, ``withheld_by`` (``uncalibrated``,
@@ -472,10 +526,11 @@ def trust_status(
     (False, ('uncalibrated',), None)
     """
     if not isinstance(records, TrustBook):
-        from judgekit.settings import records_folder
+        from judgekit.settings import records_folder, setting
 
-        records = TrustBook(records_folder(records))
-    return records.status(resolve_judge_fingerprint(fingerprint, records), criterion)
+        unlabelled = setting("unlabelled_criteria", unlabelled_criteria)
+        records = TrustBook(records_folder(records), unlabelled_criteria=unlabelled_policy(unlabelled))
+    return records.status(resolve_judge_fingerprint(fingerprint, records), criterion, text=text)
 
 
 def _add_configured_judge(known: KnownFingerprints) -> None:

@@ -6,7 +6,7 @@ writes the record.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from typing import Final, Literal
 
@@ -22,14 +22,29 @@ from judgekit.calibration.labels import (
     check_items_have_two_raters,
     check_raters,
 )
-from judgekit.calibration.records import CalibrationRecord, LabelTableInfo, build_record
+from judgekit.calibration.records import CalibrationRecord, LabelledCriteria, LabelTableInfo, build_record
 from judgekit.calibration.selective import SelectiveResult, selective_threshold
+from judgekit.calibration.trust import criterion_key
 from judgekit.errors import JudgekitError
+from judgekit.judges.rubric import criterion_text_hash
 from judgekit.verdict import FrozenModel
 
-__all__ = ["REPORT_SCHEMA", "CalibrationResult", "resolve_fingerprint", "run_calibration", "selective_for"]
+__all__ = [
+    "REPORT_SCHEMA",
+    "CalibrationResult",
+    "CriterionText",
+    "labelled_criteria",
+    "resolve_fingerprint",
+    "run_calibration",
+    "selective_for",
+]
 
 REPORT_SCHEMA: Final = "judgekit.calibration-report/1"
+
+CriterionText = Callable[[str, str], str | None]
+"""``(case id, criterion id) -> text``: the text the judge read for a labelled item's criterion, or ``None``
+when it cannot be found. The case id is the label table's ``case_id`` (else its ``item_id``); the criterion
+id is bare (no ``criterion:`` prefix)."""
 
 
 class CalibrationResult(FrozenModel):
@@ -48,6 +63,8 @@ class CalibrationResult(FrozenModel):
         ceiling: The judge's agreement with the experts against theirs with each other (the human
             ceiling), with a paired bootstrap interval on the difference, and the consensus base rate.
         alt_test: The alternative-annotator test (undefined, with the reason, below three experts).
+        criteria: The labelled criterion texts, by hash (:func:`labelled_criteria`); ``None`` for a result
+            made without them (its record then says nothing of which texts were labelled).
     """
 
     schema_version: Literal["judgekit.calibration-report/1"] = REPORT_SCHEMA
@@ -60,6 +77,7 @@ class CalibrationResult(FrozenModel):
     comparison: GraderComparison | None = None
     ceiling: HumanCeiling | None = None
     alt_test: AltTestResult | None = None
+    criteria: LabelledCriteria | None = None
 
     def to_record(self, *, now: datetime | None = None) -> CalibrationRecord:
         """The calibration record of this run (what ``judgekit calibrate`` writes), not yet written.
@@ -79,8 +97,40 @@ class CalibrationResult(FrozenModel):
             selective=self.selective,
             ceiling=self.ceiling,
             alt_test=self.alt_test,
+            criteria=self.criteria,
             now=now,
         )
+
+
+def labelled_criteria(table: LabelTable, text_of: CriterionText) -> LabelledCriteria:
+    """Which criterion texts the table's items were labelled on, by hash.
+
+    Args:
+        table: The label table calibrated on (after the random-sample guard).
+        text_of: The text the judge read for a case's criterion (:data:`CriterionText`).
+
+    Returns:
+        Every labelled criterion id, the distinct hashes of the texts found, and the ids some of whose
+        texts were not found (``""`` when the table has no ``criterion`` column: which texts its items
+        were labelled on is not known).
+    """
+    ids: set[str] = set()
+    hashes: set[str] = set()
+    unresolved: set[str] = set()
+    for item, case_id in table.case_of().items():
+        key = criterion_key(item.criterion)
+        if not key:
+            unresolved.add("")
+            continue
+        ids.add(key)
+        text = text_of(case_id, key)
+        if text is None:
+            unresolved.add(key)
+        else:
+            hashes.add(criterion_text_hash(text))
+    return LabelledCriteria(
+        ids=tuple(sorted(ids)), text_hashes=tuple(sorted(hashes)), unresolved=tuple(sorted(unresolved))
+    )
 
 
 def resolve_fingerprint(
@@ -156,6 +206,7 @@ def run_calibration(
     fingerprint: str | None,
     label_name: str,
     baseline: CalibrationRecord | None = None,
+    criterion_text: CriterionText | None = None,
 ) -> CalibrationResult:
     """Measure the judge, apply the gate, and compare with a baseline.
 
@@ -167,6 +218,9 @@ def run_calibration(
         fingerprint: The judge's fingerprint (see :func:`resolve_fingerprint`).
         label_name: The label file's name, for the record.
         baseline: The old grader's record, for a grader-change comparison.
+        criterion_text: Finds the text of each labelled item's criterion, to record which texts were
+            labelled (:func:`labelled_criteria`); ``None`` records none (the record then says nothing of
+            them, as one written before judgekit recorded them).
 
     Raises:
         JudgekitError: For an unknown judge or expert, an item only one rater labelled, or a baseline
@@ -206,4 +260,5 @@ def run_calibration(
         comparison=comparison,
         ceiling=ceiling,
         alt_test=alt,
+        criteria=None if criterion_text is None else labelled_criteria(table, criterion_text),
     )

@@ -2,8 +2,10 @@
 
 A record is a JSON file in the repository's ``calibration/records/`` directory. It holds the grader
 fingerprint (produced by the judge layer: model, parameters, template hash, rubric version), the label
-table's SHA-256, every metric, the policy, the trust verdict, judgekit's version and the date, and every
-item's labels (so that a later grader can be compared with this one on the same items).
+table's SHA-256, every metric, the policy, the trust verdict, judgekit's version and the date, every
+item's labels (so that a later grader can be compared with this one on the same items), and which criterion
+texts were labelled, by hash (:class:`LabelledCriteria`; absent from records written before judgekit kept
+them).
 
 Whether a fingerprint is trusted is not decided here: :meth:`judgekit.calibration.trust.TrustBook.decide`
 is the one trust function. It requires that the most recent record for the *exact* fingerprint passed its
@@ -26,6 +28,7 @@ from judgekit.calibration.beyond import SelectiveResult
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.gate import GateResult, TrustPolicy
 from judgekit.errors import JudgekitError
+from judgekit.judges.rubric import CRITERION_HASH_SCHEME
 from judgekit.verdict import FrozenModel
 from judgekit.version import __version__
 
@@ -33,6 +36,7 @@ __all__ = [
     "RECORD_SCHEMA",
     "CalibrationRecord",
     "LabelTableInfo",
+    "LabelledCriteria",
     "build_record",
     "dump_record",
     "load_record",
@@ -58,6 +62,32 @@ class LabelTableInfo(FrozenModel):
     rows: int
 
 
+class LabelledCriteria(FrozenModel):
+    """Which criterion texts a calibration's labels were given on, by hash.
+
+    Calibration speaks for a judge over the criteria it was measured on; a verdict on a criterion text
+    nobody labelled rests on that judge's agreement elsewhere. The trust function
+    (:meth:`judgekit.calibration.trust.TrustBook.status`) says in each reason whether a verdict's text is
+    listed here.
+
+    Attributes:
+        scheme: How :attr:`text_hashes` were made (:data:`judgekit.judges.rubric.CRITERION_HASH_SCHEME`);
+            hashes of another scheme are never compared, so whether a text was labelled is then unknown.
+        ids: The labelled criterion ids (the label table's ``criterion`` column, without a ``criterion:``
+            prefix), sorted; empty when the table has no ``criterion`` column.
+        text_hashes: The distinct hashes of the labelled texts, as the judge read them
+            (:func:`judgekit.judges.rubric.criterion_text_hash`), sorted.
+        unresolved: Labelled criterion ids whose text was not found (no rubric or golden set given, a
+            criterion the rubric does not have, a case not in the set), sorted; ``""`` when the table has no
+            ``criterion`` column. Whether a text of one of these was labelled is unknown.
+    """
+
+    scheme: str = CRITERION_HASH_SCHEME
+    ids: tuple[str, ...] = ()
+    text_hashes: tuple[str, ...] = ()
+    unresolved: tuple[str, ...] = ()
+
+
 class CalibrationRecord(FrozenModel):
     """One calibration of one grader version against experts.
 
@@ -76,6 +106,8 @@ class CalibrationRecord(FrozenModel):
         alt_test: The alternative-annotator test, per annotator and overall.
         judgekit_version: judgekit's version that wrote the record.
         created_at: When the record was made (UTC, ISO 8601).
+        criteria: The labelled criterion texts, by hash; ``None`` in a record written before judgekit
+            recorded them (whether a text was labelled is then unknown).
     """
 
     schema_version: Literal["judgekit.calibration-record/1"] = RECORD_SCHEMA
@@ -92,6 +124,7 @@ class CalibrationRecord(FrozenModel):
     alt_test: AltTestResult | None = None
     judgekit_version: str
     created_at: datetime
+    criteria: LabelledCriteria | None = None
 
 
 def build_record(
@@ -104,6 +137,7 @@ def build_record(
     selective: SelectiveResult | None = None,
     ceiling: HumanCeiling | None = None,
     alt_test: AltTestResult | None = None,
+    criteria: LabelledCriteria | None = None,
     now: datetime | None = None,
 ) -> CalibrationRecord:
     """Assemble a calibration record.
@@ -117,6 +151,7 @@ def build_record(
         selective: The selective-judging result, if computed.
         ceiling: The human-ceiling comparison, if computed.
         alt_test: The alternative-annotator test, if computed.
+        criteria: The labelled criterion texts, by hash (``None``: not recorded).
         now: The record's time (UTC now when ``None``).
 
     Raises:
@@ -138,6 +173,7 @@ def build_record(
         alt_test=alt_test,
         judgekit_version=__version__,
         created_at=(now or datetime.now(UTC)).replace(microsecond=0),
+        criteria=criteria,
     )
 
 

@@ -44,6 +44,17 @@ prefix) are removed, and the rest must be equal, case-sensitively. So a table la
 (``None`` or ``""``) asks about the judge as a whole: sources 1 and 2, plus any ``""`` decision; the
 failure modes it does not trust are named in the reason but do not change the answer.
 
+**Labelled criterion texts.** Calibration speaks for a judge over the criteria it was measured on, so a
+verdict on a criterion nobody labelled is still judged, but its reason says so. A calibration record lists
+the labelled criterion texts by hash (:class:`~judgekit.calibration.records.LabelledCriteria`); asked with a
+criterion's text (the graders pass the text the judge read), a trusted decision's reason ends saying
+whether that text was among them, and asked with an id only, whether the id was labelled
+(``criterion_labelled`` of the decision says it whatever the trust). A record written before judgekit kept the
+hashes says ``unknown (record predates criterion hashes)``, never either way. With
+``unlabelled_criteria="withhold"`` (the project setting ``unlabelled_criteria``) a verdict whose text was
+never labelled is untrusted (``withheld_by`` names ``unlabelled_criterion``); with ``"count"`` (the
+default) it keeps the record's trust and reports count it. An unknown answer never withholds.
+
 **Reasons.** An untrusted decision's reason lists every source that withholds trust, in the order above,
 joined by ``"; "``. A trusted decision's reason names the passing calibration record, the bias report
 (or that none was recorded) and the failure-mode decision that applies (or what the record leaves out).
@@ -84,15 +95,20 @@ from judgekit.calibration.fingerprints import FULL_LENGTH, KnownFingerprints
 from judgekit.calibration.gate import Condition, GateResult
 from judgekit.calibration.records import CalibrationRecord, load_record, record_filename
 from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.judges.rubric import CRITERION_HASH_SCHEME, criterion_text_hash
 from judgekit.verdict import Trust, TrustDecision
 
 __all__ = [
     "CHECK_PREFIX",
+    "UNLABELLED_POLICIES",
     "TrustBook",
     "TrustStatus",
+    "UnlabelledPolicy",
     "WithheldBy",
     "criterion_key",
+    "criterion_labelled",
     "trust_decision",
+    "unlabelled_policy",
 ]
 
 CHECK_PREFIX: Final = "criterion:"
@@ -119,6 +135,83 @@ def criterion_key(criterion: str) -> str:
     False
     """
     return criterion.strip().removeprefix(CHECK_PREFIX).strip()
+
+
+UnlabelledPolicy = Literal["count", "withhold"]
+"""What a judge's verdict on a criterion text its calibration never labelled may do: ``count`` (the default:
+it keeps the judge's trust; reports count such verdicts) or ``withhold`` (it is untrusted, so the untrusted
+policy decides what it does: by default nothing)."""
+
+UNLABELLED_POLICIES: tuple[str, ...] = ("count", "withhold")
+"""Every :data:`UnlabelledPolicy`, the default first."""
+
+
+def criterion_labelled(
+    record: CalibrationRecord, criterion: str, text: str | None
+) -> tuple[bool | None, str]:
+    """Whether a criterion was among those a calibration record's labels were given on, and why.
+
+    Args:
+        record: The calibration record.
+        criterion: The criterion id, as :func:`criterion_key` gives it (``""``: none).
+        text: The criterion's text as the judge read it, or ``None`` to ask by id only.
+
+    Returns:
+        ``(labelled, clause)``: ``True`` when the text's hash (or, without a text, the id) is listed,
+        ``False`` when it is not, ``None`` when it cannot be told (a record that predates the hashes,
+        another hash scheme, texts the calibration could not find); the clause says which for a reason.
+        ``(None, "")`` when asked about neither a criterion nor a text.
+    """
+    listed = record.criteria
+    if not criterion and text is None:
+        return None, ""
+    if listed is None:
+        return None, "criterion text: unknown (record predates criterion hashes)"
+    if listed.scheme != CRITERION_HASH_SCHEME:
+        return None, (
+            f"criterion text: unknown (the record hashed its labelled texts by {listed.scheme}, this "
+            f"judgekit by {CRITERION_HASH_SCHEME})"
+        )
+    name = f"criterion {criterion!r}" if criterion else "the criterion"
+    if text is not None:
+        digest = criterion_text_hash(text)
+        count = f"{len(listed.text_hashes)} labelled text(s)"
+        if digest in listed.text_hashes:
+            return True, f"{name}: its text ({digest[:12]}) is among the calibration's {count}"
+        missing = [k for k in (criterion, "") if k in listed.unresolved]
+        if missing:
+            why = (
+                "the label table had no criterion column"
+                if not missing[0]
+                else f"the calibration could not find every labelled text of {missing[0]!r}: calibrate with "
+                "--rubric and --cases"
+            )
+            return None, f"{name}: whether its text ({digest[:12]}) was labelled is unknown ({why})"
+        return False, (
+            f"{name}: its text ({digest[:12]}) was never labelled (not among the calibration's {count}): "
+            "the verdict rests on the judge's agreement on other criteria"
+        )
+    if criterion in listed.ids:
+        return True, f"{name} was labelled in the calibration (by id; its text was not given)"
+    if "" in listed.unresolved:
+        return None, f"{name}: whether it was labelled is unknown (the label table had no criterion column)"
+    labelled = ", ".join(listed.ids) or "none"
+    return False, f"{name} was never labelled in the calibration (labelled criteria: {labelled})"
+
+
+def unlabelled_policy(policy: object) -> UnlabelledPolicy:
+    """``policy`` checked against :data:`UNLABELLED_POLICIES` (the setting ``unlabelled_criteria``).
+
+    Raises:
+        JudgekitError: When it is another value (exit code 2, naming the allowed ones).
+    """
+    if policy in {"count", "withhold"}:
+        return "count" if policy == "count" else "withhold"
+    raise JudgekitError(
+        f"unlabelled_criteria (--unlabelled-criteria) must be one of {', '.join(UNLABELLED_POLICIES)} "
+        f"(got {policy!r})",
+        exit_code=2,
+    )
 
 
 def _utc(when: datetime) -> datetime:
@@ -228,12 +321,22 @@ def _rejection(d: FailureModeDecision, filed: _Filed[FailureModeRecord]) -> str:
     )
 
 
-WithheldBy = Literal["no_fingerprint", "uncalibrated", "failed_gate", "bias", "failure_mode", "prefix_keyed"]
+WithheldBy = Literal[
+    "no_fingerprint",
+    "uncalibrated",
+    "failed_gate",
+    "bias",
+    "failure_mode",
+    "prefix_keyed",
+    "unlabelled_criterion",
+]
 """A source that withholds trust: ``no_fingerprint`` (the grader has none), ``uncalibrated`` (no calibration
 record for this exact fingerprint: never calibrated, or the grader changed since), ``failed_gate`` (the latest
 record failed its policy), ``bias`` (the latest bias report blocks trust), ``failure_mode`` (the latest
 failure-mode record rejects the criterion), ``prefix_keyed`` (a record is keyed by a prefix of the
-fingerprint, not the fingerprint: it must be written again for the full one)."""
+fingerprint, not the fingerprint: it must be written again for the full one), ``unlabelled_criterion`` (the
+verdict's criterion text was never labelled in the calibration and ``unlabelled_criteria`` is
+``withhold``)."""
 
 
 @dataclass(frozen=True)
@@ -260,6 +363,8 @@ class TrustStatus:
         other_fingerprints: Calibration records in the folder for other fingerprints (0 or more): with no
             record for this one, a sign that the grader changed (a changed model, template, rubric or
             parameter is a new fingerprint).
+        criterion_labelled: Whether the criterion's text (or id, asked without a text) was labelled in the
+            latest calibration record (:func:`criterion_labelled`); ``None`` when it cannot be told.
     """
 
     fingerprint: str
@@ -275,6 +380,7 @@ class TrustStatus:
     failure_modes: FailureModeRecord | None = None
     failure_modes_file: str | None = None
     other_fingerprints: int = 0
+    criterion_labelled: bool | None = None
 
     @property
     def trusted(self) -> bool:
@@ -283,8 +389,8 @@ class TrustStatus:
 
     @property
     def decision(self) -> TrustDecision:
-        """The decision a judge-backed check carries: :attr:`trust` and :attr:`reason`."""
-        return TrustDecision(trust=self.trust, reason=self.reason)
+        """The decision a judge-backed check carries: :attr:`trust`, :attr:`reason` and whether labelled."""
+        return TrustDecision(trust=self.trust, reason=self.reason, criterion_labelled=self.criterion_labelled)
 
     @property
     def gate(self) -> GateResult | None:
@@ -304,6 +410,8 @@ class TrustBook:
         records_dir: The calibration records folder (the repository's ``calibration/records``), as text
             or a path object. A folder that does not exist holds nothing, so every fingerprint is
             untrusted (the reason says so).
+        unlabelled_criteria: What a verdict on a criterion text the calibration never labelled may do
+            (:data:`UnlabelledPolicy`): ``count`` (the default) or ``withhold``.
 
     Raises:
         ProblemsError: When ``records_dir`` is not a folder, or a calibration record, bias report or
@@ -311,11 +419,15 @@ class TrustBook:
 
     Attributes:
         records_dir: The folder read.
+        unlabelled_criteria: The policy for verdicts on never-labelled criterion texts.
     """
 
-    def __init__(self, records_dir: str | PathLike[str]) -> None:
+    def __init__(
+        self, records_dir: str | PathLike[str], *, unlabelled_criteria: UnlabelledPolicy = "count"
+    ) -> None:
         records_dir = Path(records_dir)
         self.records_dir = records_dir
+        self.unlabelled_criteria = unlabelled_policy(unlabelled_criteria)
         self._exists = records_dir.is_dir()
         if records_dir.exists() and not self._exists:
             raise ProblemsError(
@@ -349,6 +461,7 @@ class TrustBook:
         calibrations: Iterable[CalibrationRecord] = (),
         bias_reports: Iterable[BiasReport] = (),
         failure_modes: Iterable[FailureModeRecord] = (),
+        unlabelled_criteria: UnlabelledPolicy = "count",
     ) -> TrustBook:
         """A book over records already in memory (no file is read).
 
@@ -358,6 +471,7 @@ class TrustBook:
             calibrations: Calibration records.
             bias_reports: Bias reports.
             failure_modes: Failure-mode records.
+            unlabelled_criteria: As for the constructor.
 
         Returns:
             A book that decides exactly as one made from a folder holding these records under their
@@ -366,6 +480,7 @@ class TrustBook:
         records_dir = Path(records_dir)
         book = cls.__new__(cls)
         book.records_dir = records_dir
+        book.unlabelled_criteria = unlabelled_policy(unlabelled_criteria)
         book._exists = True
         book._calibrations = _latest(_Filed(r, record_filename(r)) for r in calibrations)
         book._bias = _latest(_Filed(r, bias_report_filename(r)) for r in bias_reports)
@@ -482,7 +597,9 @@ class TrustBook:
 
     # ------------------------------------------------------------------------------------ the answer
 
-    def status(self, fingerprint: str, criterion: str | None = None) -> TrustStatus:
+    def status(
+        self, fingerprint: str, criterion: str | None = None, *, text: str | None = None
+    ) -> TrustStatus:
         """Whether a grader fingerprint is trusted for a criterion, why, and the records that say so.
 
         This is where the trust rule lives; :meth:`decide` is its :class:`~judgekit.verdict.TrustDecision`.
@@ -493,13 +610,16 @@ class TrustBook:
             criterion: The bare criterion id (``honest_reporting``, ``case.acceptance``; a
                 ``criterion:`` prefix is removed, see :func:`criterion_key`); ``None`` or ``""`` asks
                 about the judge as a whole.
+            text: The criterion's text as the judge read it (``None``: asked by id only); the reason says
+                whether it was among the labelled texts of the latest calibration record.
 
         Returns:
             The status: ``TRUSTED`` when the latest calibration record for the fingerprint passed, the
-            latest bias report (if any) does not block trust, and the latest failure-mode record (if any)
-            does not reject the criterion; ``UNTRUSTED`` otherwise, never ``NOT_REQUIRED``. Its reason
-            lists every source that withholds trust, or the evidence for it (see the module docs), and
-            ``withheld_by`` names those sources.
+            latest bias report (if any) does not block trust, the latest failure-mode record (if any)
+            does not reject the criterion, and, under ``unlabelled_criteria="withhold"``, the criterion
+            was labelled (or cannot be told); ``UNTRUSTED`` otherwise, never ``NOT_REQUIRED``. Its reason
+            lists every source that withholds trust, or the evidence for it (see the module docs), then
+            whether the criterion was labelled; ``withheld_by`` names those sources.
         """
         key = criterion_key(criterion or "")
         if not fingerprint.strip():
@@ -526,12 +646,19 @@ class TrustBook:
         legacy = self._prefix_keyed(fingerprint)
         if legacy:
             withheld.append("prefix_keyed")
+        labelled, clause = (None, "") if filed is None else criterion_labelled(filed.value, key, text)
+        unlabelled = labelled is False and self.unlabelled_criteria == "withhold"
+        if unlabelled:
+            withheld.append("unlabelled_criterion")
+            clause += " (withheld: unlabelled_criteria is withhold)"
         blockers = [
             *([] if calibrated else [calibration_reason]),
             *([] if clear else [probes_reason]),
             *withdrawals,
             *legacy,
+            *([clause] if unlabelled else []),
         ]
+        said = blockers or [calibration_reason, probes_reason, *notes, *([clause] if clause else [])]
         bias = self._bias.get(fingerprint)
         modes = self._modes.get(fingerprint)
         return TrustStatus(
@@ -539,7 +666,7 @@ class TrustBook:
             criterion=key,
             records_dir=self.records_dir,
             trust=Trust.UNTRUSTED if blockers else Trust.TRUSTED,
-            reason="; ".join(blockers or [calibration_reason, probes_reason, *notes]),
+            reason="; ".join(said),
             withheld_by=tuple(withheld),
             record=filed.value if filed is not None else None,
             record_file=filed.name if filed is not None else None,
@@ -548,19 +675,31 @@ class TrustBook:
             failure_modes=modes.value if modes is not None else None,
             failure_modes_file=modes.name if modes is not None else None,
             other_fingerprints=len(self._calibrations) - (filed is not None),
+            criterion_labelled=labelled,
         )
 
-    def decide(self, fingerprint: str, criterion: str | None = None) -> TrustDecision:
+    def decide(
+        self, fingerprint: str, criterion: str | None = None, *, text: str | None = None
+    ) -> TrustDecision:
         """Whether a grader fingerprint is trusted for a criterion, and why (the one trust function).
 
         Args:
             fingerprint: As for :meth:`status`: the grader's exact fingerprint.
             criterion: As for :meth:`status`: a bare criterion id, or ``None`` for the judge as a whole.
+            text: As for :meth:`status`: the criterion's text as the judge read it, or ``None``.
 
         Returns:
-            :meth:`status`'s decision (``TRUSTED`` or ``UNTRUSTED``, and the reason).
+            :meth:`status`'s decision (``TRUSTED`` or ``UNTRUSTED``, the reason, whether labelled).
         """
-        return self.status(fingerprint, criterion).decision
+        return self.status(fingerprint, criterion, text=text).decision
+
+    def decide_text(self, fingerprint: str, criterion: str, text: str) -> TrustDecision:
+        """:meth:`decide` for one criterion and the text the judge read: what a judge-backed grader asks.
+
+        It fits :class:`judgekit.graders.rubric.TextTrustLookup`, so a rubric grader given a book as its
+        ``trust=`` says in each check's trust reason whether the criterion's text was labelled.
+        """
+        return self.decide(fingerprint, criterion, text=text)
 
     def lookup(self, fingerprint: str, criterion: str) -> TrustDecision:
         """:meth:`decide` for one criterion: the callable a judge-backed grader takes as ``trust=``."""

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 import typer
 
 from judgekit.commands.inputs import existing_inputs
-from judgekit.commands.judge_options import records_option
+from judgekit.commands.judge_options import records_option, unlabelled_criteria_option
 from judgekit.commands.output import chosen_format, format_option, print_document
 
 if TYPE_CHECKING:
@@ -71,6 +71,18 @@ def calibrate(
         "column for the judge's rows). The record is keyed by the full fingerprint.",
     ),
     records: Path | None = records_option("Folder the calibration record is written to"),
+    rubric: str | None = typer.Option(
+        None,
+        "--rubric",
+        help="The judge's rubric (built-in id or file) whose texts the table's criterion ids name; the "
+        "record lists the labelled texts by hash (default: the configured rubric, else honest-reporting).",
+    ),
+    cases: Path | None = typer.Option(
+        None,
+        "--cases",
+        help="Golden set whose cases' own criteria (case.acceptance...) the table's rows name by case_id "
+        "(default: the configured cases; without one their texts are recorded as unresolved).",
+    ),
     no_record: bool = typer.Option(False, "--no-record", help="Do not write a calibration record."),
     scale: str | None = typer.Option(
         None,
@@ -124,6 +136,8 @@ def calibrate(
         annotator_kind=kind,
         annotator_kinds=kinds,
         alt_test_epsilon=alt_test_epsilon,
+        rubric=rubric,
+        cases=cases,
     )
     result = calibrate(labels, options=options, on_note=lambda note: typer.echo(note, err=True))
     if out is not None:
@@ -183,10 +197,18 @@ def trust(
         "known fingerprint (records, configured judge), or all 64.",
         show_default=False,
     ),
+    *,
     criterion: str | None = typer.Option(
         None,
         "--criterion",
-        help="A criterion id (honest_reporting, case.acceptance): also apply its failure-mode decision.",
+        help="A criterion id (honest_reporting, case.acceptance): also apply its failure-mode decision "
+        "and say whether the calibration labelled it.",
+    ),
+    text: str | None = typer.Option(
+        None,
+        "--text",
+        help="The criterion's text as the judge reads it: say whether that exact text was labelled (a "
+        "case's acceptance differs from case to case under one id).",
     ),
     records: Path | None = typer.Option(
         None,
@@ -194,6 +216,7 @@ def trust(
         help="Folder of calibration records (with its bias/ and failure-modes/ sub-folders; default: the "
         "configured records, else calibration/records; a folder you name must exist).",
     ),
+    unlabelled_criteria: str | None = unlabelled_criteria_option(),
     fmt: str = format_option(),
 ) -> None:
     """Print whether a grader fingerprint is trusted (for a criterion), and why (exit 0 trusted, 1 not).
@@ -205,7 +228,9 @@ def trust(
     from judgekit.api.calibration import trust_status
 
     as_json = chosen_format(fmt) == "json"
-    status = trust_status(fingerprint, records, criterion=criterion)  # None: the configured records
+    status = trust_status(  # records None: the configured records
+        fingerprint, records, criterion=criterion, text=text, unlabelled_criteria=unlabelled_criteria
+    )
     if as_json:
         print_document(
             "trust_status",

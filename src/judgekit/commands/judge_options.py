@@ -45,6 +45,7 @@ __all__ = [
     "require_trust_option",
     "rubric_option",
     "setup_judge",
+    "unlabelled_criteria_option",
     "untrusted_option",
 ]
 
@@ -153,6 +154,19 @@ def untrusted_option() -> Any:
     )
 
 
+def unlabelled_criteria_option() -> Any:
+    """``--unlabelled-criteria``: what a verdict on a never-labelled text may do (``None``: configured)."""
+    import typer
+
+    return typer.Option(
+        None,
+        "--unlabelled-criteria",
+        help="What a judge's verdict on a criterion text its calibration never labelled may do: count "
+        "(default: it keeps the judge's trust; the trust reason says so and reports count it) or withhold "
+        "(it is untrusted, so --untrusted decides what it does).",
+    )
+
+
 def records_option(
     purpose: str = "Calibration records deciding whether the judge (by its exact fingerprint) is trusted",
 ) -> Any:
@@ -202,6 +216,7 @@ class JudgeFlags:
         backoff: ``--judge-backoff``.
         records: ``--records``.
         untrusted: ``--untrusted``.
+        unlabelled_criteria: ``--unlabelled-criteria``.
         require_trust: ``--require-trust`` (refuse an untrusted judge).
         config: ``--config``, the run configuration file.
         cascade: ``--cascade``, a judge cascade file (``judgekit judge fit-cascade``) to route criteria
@@ -219,6 +234,7 @@ class JudgeFlags:
     backoff: float | None = None
     records: Path | None = None
     untrusted: str | None = None
+    unlabelled_criteria: str | None = None
     require_trust: bool = False
     config: Path | None = None
     cascade: Path | None = None
@@ -300,6 +316,7 @@ def _effective_settings(flags: JudgeFlags, settings: Mapping[str, Any] | None) -
             **(settings or {}),
             "records": flags.records,
             "untrusted": flags.untrusted,
+            "unlabelled_criteria": flags.unlabelled_criteria,
             "judge.model": flags.model,
             "judge.api_base": flags.api_base,
             "judge.rubric": flags.rubric,
@@ -330,11 +347,12 @@ def _build_judge(
     """
     import typer
 
-    from judgekit.calibration.trust import TrustBook
+    from judgekit.calibration.trust import TrustBook, unlabelled_policy
     from judgekit.errors import JudgekitError
     from judgekit.judge_setup import JUDGE_SETTINGS, JudgeConfig, build_rubric_grader
 
-    book = TrustBook(records)  # read once: it decides the judge's trust and the line printed below
+    # read once: it decides the judge's trust and the line printed below
+    book = TrustBook(records, unlabelled_criteria=unlabelled_policy(effective.value("unlabelled_criteria")))
     judge = {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS}
     concurrency = int(effective.value("concurrency"))
 
@@ -404,6 +422,7 @@ def setup_judge(
 
     import typer
 
+    from judgekit.calibration.trust import unlabelled_policy
     from judgekit.errors import JudgekitError
     from judgekit.graders.contract import UNTRUSTED_POLICIES
     from judgekit.settings import records_folder
@@ -423,6 +442,7 @@ def setup_judge(
         raise JudgekitError(
             f"--untrusted must be one of {', '.join(UNTRUSTED_POLICIES)} (got '{untrusted}')", exit_code=2
         )
+    unlabelled_policy(effective.value("unlabelled_criteria"))  # checked before any judge is built
     mode = effective.value("judge.cache") or ("record" if cassette else "off")
     if mode not in ("record", "replay", "off"):
         raise JudgekitError(f"--cache-mode must be record, replay or off (got '{mode}')", exit_code=2)

@@ -35,6 +35,7 @@ from judgekit.commands.judge_options import (
     require_trust_option,
     rubric_option,
     setup_judge,
+    unlabelled_criteria_option,
     untrusted_option,
 )
 from judgekit.commands.output import chosen_format, format_option
@@ -234,6 +235,7 @@ def grade(  # noqa: PLR0917 - typer options
     ),
     config: Path | None = config_option(),
     untrusted: str | None = untrusted_option(),
+    unlabelled_criteria: str | None = unlabelled_criteria_option(),
     records: Path | None = records_option(),
     require_trust: bool = require_trust_option(),
     cascade: Path | None = typer.Option(
@@ -314,6 +316,7 @@ def grade(  # noqa: PLR0917 - typer options
             backoff=judge_backoff,
             records=records,
             untrusted=untrusted,
+            unlabelled_criteria=unlabelled_criteria,
             require_trust=require_trust,
             config=config,
             cascade=cascade,

@@ -19,8 +19,12 @@ undecided criterion is never a 0 or a 1).
 
 Trust sits beside the verdict: the grader's :attr:`RubricGrader.fingerprint` (hex) and each criterion id are
 looked up with the ``trust`` callable (:meth:`judgekit.calibration.trust.TrustBook.decide` supplies it);
-without one every verdict is ``untrusted``. What an untrusted verdict may do is the grading contract's
-business (:mod:`judgekit.graders.contract`): by default, nothing.
+without one every verdict is ``untrusted``. A lookup that also takes the criterion's text
+(:class:`TextTrustLookup`, as a ``TrustBook`` does) is given the text the judge read, so each check's trust
+reason says whether that text was labelled in calibration; the judge note records the text's hash
+(``criterion_text``) and that answer (``criterion_labelled``: true, false, or null when unknown). What an
+untrusted verdict may do is the grading contract's business (:mod:`judgekit.graders.contract`): by default,
+nothing.
 """
 
 from __future__ import annotations
@@ -29,7 +33,7 @@ import asyncio
 import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
@@ -65,6 +69,7 @@ __all__ = [
     "CascadeRouting",
     "JudgmentCost",
     "RubricGrader",
+    "TextTrustLookup",
     "TrustLookup",
     "case_criteria",
 ]
@@ -79,6 +84,24 @@ CASE_CRITERIA_VERSION = 2
 
 TrustLookup = Callable[[str, str], TrustDecision]
 """``(fingerprint hex, criterion id) -> TrustDecision``: the one trust function, as graders receive it."""
+
+
+@runtime_checkable
+class TextTrustLookup(Protocol):
+    """A trust lookup also told the criterion's text (a :class:`~judgekit.calibration.trust.TrustBook`).
+
+    A grader whose ``trust=`` has this method asks it instead of calling it, so the decision can say
+    whether the text the judge read was labelled in calibration.
+    """
+
+    def __call__(self, fingerprint: str, criterion: str, /) -> TrustDecision:
+        """The decision for a criterion id (as :data:`TrustLookup`)."""
+        ...
+
+    def decide_text(self, fingerprint: str, criterion: str, text: str) -> TrustDecision:
+        """The decision for a criterion id and the text the judge read."""
+        ...
+
 
 _NO_LOOKUP = TrustDecision(
     trust=Trust.UNTRUSTED,
@@ -236,9 +259,20 @@ class RubricGrader:
         """The trust lookup deciding this grader's verdicts (``None``: every verdict untrusted)."""
         return self._trust
 
-    def trust_status(self, criterion: str) -> TrustDecision:
-        """Trust of this grader's verdicts on one criterion (from the ``trust`` lookup; else untrusted)."""
-        return self._trust(self.fingerprint, criterion) if self._trust is not None else _NO_LOOKUP
+    def trust_status(self, criterion: str | Criterion) -> TrustDecision:
+        """Trust of this grader's verdicts on one criterion (from the ``trust`` lookup; else untrusted).
+
+        Args:
+            criterion: The criterion id, or the criterion itself: then a :class:`TextTrustLookup` is also
+                given its text.
+        """
+        if self._trust is None:
+            return _NO_LOOKUP
+        if isinstance(criterion, str):
+            return self._trust(self.fingerprint, criterion)
+        if isinstance(self._trust, TextTrustLookup):
+            return self._trust.decide_text(self.fingerprint, criterion.id, criterion.text)
+        return self._trust(self.fingerprint, criterion.id)
 
     @property
     def spec(self) -> GraderSpec:
@@ -360,12 +394,12 @@ class RubricGrader:
         """
         sampled, cost = await self._judge(criterion, trial, item=item)
         if self.cascade is None:
-            check = self._check(criterion, sampled, transcript, self.trust_status(criterion.id))
+            check = self._check(criterion, sampled, transcript, self.trust_status(criterion))
             return _with_cost(check, cost), cost
         costs = [cost]
         graders = (self, *self.cascade.escalate_to)
         tried: list[RouteStep] = []
-        check = self._check(criterion, sampled, transcript, self.trust_status(criterion.id))
+        check = self._check(criterion, sampled, transcript, self.trust_status(criterion))
         for i, (stage, grader) in enumerate(zip(self.cascade.cascade.stages, graders, strict=True)):
             if i:
                 sampled, cost = await grader._judge(criterion, trial, item=item)
@@ -375,7 +409,7 @@ class RubricGrader:
             kept = stage.keeps(conf)
             tried.append(RouteStep(stage=stage.name, confidence=conf, threshold=stage.threshold, kept=kept))
             if i:
-                check = grader._check(criterion, sampled, transcript, grader.trust_status(criterion.id))
+                check = grader._check(criterion, sampled, transcript, grader.trust_status(criterion))
             if kept:
                 total = _total_cost(costs)
                 routed = _with_route(check, Route(tried=tuple(tried), decided_by=stage.name))
@@ -428,6 +462,8 @@ class RubricGrader:
                 data={
                     "fingerprint": self.fingerprint,
                     "criterion": criterion.id,
+                    "criterion_text": criterion.text_hash,
+                    "criterion_labelled": trust.criterion_labelled,
                     "agreement": sampled.agreement,
                     "samples": [s.verdict.value for s in sampled.samples],
                     "unverified_quotes": sum(s.unverified_quotes for s in sampled.samples),

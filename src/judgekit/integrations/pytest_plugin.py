@@ -17,10 +17,12 @@ off with ``-p no:judgekit``). Importing it costs nothing: judgekit's models load
   ``--judgekit-holdout ID`` (repeatable; ini ``judgekit_holdout``, one id a line), as ``judgekit grade``
   leaves them out without ``--holdout`` (:func:`judgekit.caseset.select_cases`).
 * ``--judgekit-config FILE`` (a run configuration with a ``judge`` mapping, as ``judgekit grade
-  --config``), ``--judgekit-cassette FILE``, ``--judgekit-records DIR`` and ``--judgekit-untrusted
-  POLICY`` add the judge layer; each has an ini key of the same name with ``_`` (``judgekit_config``...).
-  The judge is trusted only through a calibration record for its exact fingerprint, and an untrusted
-  judge decides nothing unless ``--judgekit-untrusted count``.
+  --config``), ``--judgekit-cassette FILE``, ``--judgekit-records DIR``, ``--judgekit-untrusted
+  POLICY`` and ``--judgekit-unlabelled-criteria POLICY`` add the judge layer; each has an ini key of the
+  same name with ``_`` (``judgekit_config``...). The judge is trusted only through a calibration record for
+  its exact fingerprint, and an untrusted judge decides nothing unless ``--judgekit-untrusted count``; with
+  ``--judgekit-unlabelled-criteria withhold`` a verdict on a criterion text the calibration never
+  labelled is untrusted too.
 * Fixtures ``judgekit_case_set`` (the loaded set) and ``judgekit_grader`` (a
   :class:`~judgekit.integrations.grading.LayeredGrader` on the set's root, with the judge layer when
   configured).
@@ -227,6 +229,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="what an uncalibrated judge's verdict may do: withhold (default), count, fail_only, advisory",
     )
     group.addoption(
+        "--judgekit-unlabelled-criteria",
+        action="store",
+        default=None,
+        metavar="POLICY",
+        help="what a verdict on a criterion text the judge's calibration never labelled may do: count "
+        "(default: it keeps the judge's trust) or withhold (it is untrusted)",
+    )
+    group.addoption(
         "--judgekit-holdout",
         action="append",
         default=None,
@@ -243,6 +253,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("judgekit_cassette", "judge cassette to replay or record", default="")
     parser.addini("judgekit_records", "calibration records deciding the judge's trust", default="")
     parser.addini("judgekit_untrusted", "untrusted-judge policy", default="")
+    parser.addini(
+        "judgekit_unlabelled_criteria", "policy for verdicts on never-labelled criterion texts", default=""
+    )
 
 
 def _load_set(path: Path) -> CaseSet:
@@ -393,7 +406,7 @@ def _option(config: pytest.Config, name: str) -> str | None:
     value = config.getoption(f"--judgekit-{name}")
     if value:
         return str(value)
-    ini = str(config.getini(f"judgekit_{name}") or "")
+    ini = str(config.getini(f"judgekit_{name.replace('-', '_')}") or "")
     return ini or None
 
 
@@ -434,6 +447,7 @@ def _configured_grader(config: pytest.Config, root: Path) -> LayeredGrader:
             cassette=Path(cassette) if cassette is not None else None,
             mode=mode,
             records=Path(records) if records is not None else config.rootpath / "calibration" / "records",
+            unlabelled_criteria=_option(config, "unlabelled-criteria") or "count",
         )
     )
     return LayeredGrader(root, rubric=rubric, untrusted=cast(UntrustedPolicy, policy))

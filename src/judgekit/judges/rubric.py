@@ -34,17 +34,19 @@ import re
 from collections.abc import Iterable
 from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Final, Literal
 
 from pydantic import AfterValidator, Field, ValidationError, field_validator, model_validator
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
+from judgekit.textnorm import CRITERION_TEXT
 from judgekit.verdict import FailureCategory, FrozenModel
 
 if TYPE_CHECKING:
     from judgekit.judges.sandbox import LimitedSandbox
 
 __all__ = [
+    "CRITERION_HASH_SCHEME",
     "TEMPLATE_VARIABLES",
     "Criterion",
     "Rubric",
@@ -59,6 +61,7 @@ __all__ = [
     "builtin_rubric_ids",
     "check_rubric_file",
     "check_rubric_files",
+    "criterion_text_hash",
     "load_builtin_rubric",
     "load_rubric",
     "rubric_from_data",
@@ -130,6 +133,39 @@ class Criterion(FrozenModel):
         if not value:
             raise ValueError("must not be blank")
         return value
+
+    @property
+    def text_hash(self) -> str:
+        """The hash of :attr:`text` (:func:`criterion_text_hash`): what a calibration record lists."""
+        return criterion_text_hash(self.text)
+
+
+CRITERION_HASH_SCHEME: Final = "judgekit.criterion-text-sha256/1"
+"""How :func:`criterion_text_hash` hashes a criterion text; recorded with every list of hashes. A change to
+the scheme or to :data:`judgekit.textnorm.CRITERION_TEXT` is a new scheme version, and hashes of another
+version are never compared."""
+
+
+def criterion_text_hash(text: str) -> str:
+    r"""The hash of a criterion text as the judge reads it, under :data:`CRITERION_HASH_SCHEME`.
+
+    The text is normalised by :data:`judgekit.textnorm.CRITERION_TEXT` (NFC, white space collapsed and
+    stripped), encoded as UTF-8 (a lone surrogate as itself) and hashed with SHA-256.
+
+    Args:
+        text: The criterion text exactly as it is rendered into the judge's prompt (a case's acceptance as
+            written; a required outcome or a prohibition in the sentence that states it).
+
+    Returns:
+        64 lower-case hex digits; texts that differ only in what the profile removes hash alike.
+
+    >>> criterion_text_hash("Refund issued.") == criterion_text_hash("  Refund\n issued. ")
+    True
+    >>> criterion_text_hash("Refund issued.") == criterion_text_hash("refund issued.")
+    False
+    """
+    normal = CRITERION_TEXT.apply(text)
+    return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 class VerdictMenu(FrozenModel):

@@ -435,6 +435,11 @@ def render_run_markdown(report: RunReport) -> str:
         f"- Verdicts resting on untrusted judges: {run.untrusted_verdicts} in {run.trials_with_untrusted} "
         f"trial(s) (untrusted policy: {_names(run.untrusted_policies, 'n/a')})"
     )
+    if run.judge_fingerprints or run.unlabelled_verdicts:
+        meta.append(
+            "- Judge verdicts on criterion texts never labelled in calibration: "
+            f"{run.unlabelled_verdicts} in {run.trials_with_unlabelled} trial(s)"
+        )
     undecided_trials = sum(r.undecided for r in report.undecided_cases)
     meta.append(
         f"- Undecided trials: {undecided_trials} of {run.trials}, in {len(report.undecided_cases)} case(s); "

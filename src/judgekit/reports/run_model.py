@@ -101,6 +101,7 @@ __all__ = [
     "task_outcomes",
     "task_rate",
     "trial_reasons",
+    "unlabelled_judge_verdicts",
 ]
 
 REPORT_SCHEMA_VERSION = 5
@@ -322,6 +323,11 @@ class RunInfo(FrozenModel):
         trials_with_untrusted: Trials with at least one such check.
         untrusted_policies: The untrusted-judge policies the trials were graded under (``unknown`` for
             lines that did not record one).
+        unlabelled_verdicts: Judge verdicts (``pass`` or ``fail``), over every trial, on a criterion text
+            the judge's calibration never labelled (:func:`unlabelled_judge_verdicts`); >= 0. Verdicts whose
+            answer is unknown (a record that predates criterion hashes, a line graded before judgekit
+            recorded it) are not counted.
+        trials_with_unlabelled: Trials with at least one such verdict.
     """
 
     file: str
@@ -339,6 +345,8 @@ class RunInfo(FrozenModel):
     untrusted_verdicts: int = 0
     trials_with_untrusted: int = 0
     untrusted_policies: tuple[str, ...] = ()
+    unlabelled_verdicts: int = 0
+    trials_with_unlabelled: int = 0
 
 
 class CostRow(FrozenModel):
@@ -489,6 +497,32 @@ def _note_cost(check: CheckResult) -> Mapping[str, object] | None:
             cost = data.get("cost")
             return cost if isinstance(cost, dict) else None
     return None
+
+
+def unlabelled_judge_verdicts(line: ResultLine) -> int:
+    """A trial's judge verdicts (``pass`` or ``fail``) on a criterion text its calibration never labelled.
+
+    A judged check's note (the ``note`` evidence with the judge's ``fingerprint``) says so with
+    ``criterion_labelled: false`` (:mod:`judgekit.graders.rubric`); ``true`` or ``null`` (unknown: a
+    record that predates criterion hashes) and lines graded before judgekit recorded it are not counted.
+
+    Args:
+        line: A result line (a :class:`~judgekit.results.FastResultLine` reads alike).
+
+    Returns:
+        How many of its checks are such verdicts, >= 0.
+    """
+    count = 0
+    for check in line.checks:
+        if check.layer != "rubric" or check.verdict not in (Verdict.PASS, Verdict.FAIL):
+            continue
+        count += any(
+            item.kind == "note"
+            and isinstance(item.data, dict)
+            and item.data.get("criterion_labelled") is False
+            for item in check.evidence
+        )
+    return count
 
 
 def _int(value: object) -> int:
@@ -944,6 +978,8 @@ class RunAccumulator:
         self.cost_reason: str | None = None
         self.untrusted_total = 0
         self.untrusted_trials = 0
+        self.unlabelled_total = 0
+        self.unlabelled_trials = 0
         self.policies: set[str] = set()
         self.failures = FailureTally()
         self.costs = CostTally()
@@ -1017,6 +1053,9 @@ class RunAccumulator:
             self.cost_seen = True
         self.untrusted_total += line.untrusted_verdicts
         self.untrusted_trials += line.untrusted_verdicts > 0
+        unlabelled = unlabelled_judge_verdicts(line)
+        self.unlabelled_total += unlabelled
+        self.unlabelled_trials += unlabelled > 0
         self.policies.add(line.untrusted_policy or "unknown")
         self.costs.add(line)
         if self.fingerprints:
@@ -1164,7 +1203,16 @@ class RunAccumulator:
             untrusted_verdicts=self.untrusted_total,
             trials_with_untrusted=self.untrusted_trials,
             untrusted_policies=tuple(sorted(self.policies)),
+            unlabelled_verdicts=self.unlabelled_total,
+            trials_with_unlabelled=self.unlabelled_trials,
         )
+        if self.unlabelled_total:
+            notes.append(
+                f"{self.unlabelled_total} judge verdict(s) in {self.unlabelled_trials} trial(s) are on "
+                "criterion texts the judge's calibration never labelled: they rest on its agreement on other "
+                "criteria "
+                "(see each check's trust reason; --unlabelled-criteria withhold makes them untrusted)"
+            )
         if self.untrusted_total:
             notes.append(
                 f"{self.untrusted_total} verdict(s) in {self.untrusted_trials} trial(s) rest on a judge "
