@@ -114,7 +114,7 @@ def load_run_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
             for name in bad
         ]
         raise JudgekitError(
-            f"{path}: unknown judge setting(s) {unknown_names(bad, JUDGE_SETTINGS, quote=True)}; "
+            f"{path}: unknown judge setting(s) {', '.join(hints)}; "
             f"allowed: {', '.join(sorted(JUDGE_SETTINGS))}",
             exit_code=2,
         )
@@ -380,5 +380,5 @@ def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     if trust is None and config.records is not None:
         from judgekit.calibration.trust import TrustBook
 
-        trust = TrustBook(Path(config.records))
+        trust = TrustBook(Path(config.records), unlabelled_criteria=config.unlabelled_criteria)
     return RubricGrader(rubric_obj, client, trust=trust, cascade=config.cascade)
