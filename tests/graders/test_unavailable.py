@@ -294,3 +294,22 @@ def test_docs_show_the_diagnosis_as_explain_prints_it() -> None:
     assert shown[0].startswith("FAIL unavailable_data [unscored, unavailable_data]: ")
     for line in shown:
         assert line.strip() in printed
+
+
+def test_the_reply_quoted_is_found_in_its_message_by_the_viewer() -> None:
+    """A long reply on several lines is quoted verbatim up to a space, so the viewer can highlight it."""
+    from judgekit.reports.viewer import locate_quote
+
+    reply = "Good news!\n\nRX-9 has been refilled and " + "will be ready for collection tomorrow " * 8
+    trial = _trial(("get_prescription", {"prescription_id": "RX-9"}, "not found"), reply)
+    check = diagnose_unavailable_data(Verdict.FAIL, trial)
+    assert check is not None
+    quote = check.evidence[1].quote
+    assert quote is not None
+    assert quote.endswith("...")
+    assert len(quote) <= 163
+    texts = [m.content for m in trial.messages]
+    found = locate_quote(texts, quote, check.evidence[1].message_index)
+    assert found is not None
+    assert (found["message_index"], found["start"]) == (3, 0)
+    assert reply[found["start"] : found["end"]] == quote.removesuffix("...")

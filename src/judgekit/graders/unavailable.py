@@ -138,8 +138,21 @@ def says_data_missing(text: str) -> bool:
 
 
 def _quote(text: str) -> str:
+    """``text`` on one line, cut to :data:`_QUOTE_CHARS` characters (for a summary)."""
     flat = " ".join(text.split())
     return flat if len(flat) <= _QUOTE_CHARS else flat[: _QUOTE_CHARS - 1] + "…"
+
+
+def _excerpt(text: str) -> str:
+    """The start of a message as written, cut at a space before :data:`_QUOTE_CHARS` characters, then ``...``.
+
+    Verbatim, so that the viewer finds it in the message (it ignores the trailing ``...``).
+    """
+    text = text.strip()
+    if len(text) <= _QUOTE_CHARS:
+        return text
+    cut = text.rfind(" ", 0, _QUOTE_CHARS)
+    return text[: cut if cut > 0 else _QUOTE_CHARS].rstrip() + "..."
 
 
 def _missing_answer(record: CallRecord) -> str | None:
@@ -190,7 +203,7 @@ def _went_on(
                 Evidence(
                     kind="text",
                     summary=f"assistant message {index} does not say the data is missing",
-                    quote=_quote(text),
+                    quote=_excerpt(text),
                     message_index=index,
                 ),
             )
