@@ -11,6 +11,7 @@ What lives here:
 * :mod:`~judgekit.calibration.pipeline`: one calibration run, from a label table to a result to render.
 * :mod:`~judgekit.calibration.gate`: the trust policy and the trust verdict.
 * :mod:`~judgekit.calibration.records`: calibration records, keyed by the grader's fingerprint.
+* :mod:`~judgekit.calibration.fingerprints`: a typed fingerprint or prefix resolved to one full fingerprint.
 * :mod:`~judgekit.calibration.families`: one gate per failure mode, with a family-wise correction.
 * :mod:`~judgekit.calibration.bias`: placebo-controlled bias probes of a judge-backed grader.
 * :mod:`~judgekit.calibration.position`: position consistency of a pairwise judge.
