@@ -155,6 +155,18 @@ def _excerpt(text: str) -> str:
     return text[: cut if cut > 0 else _QUOTE_CHARS].rstrip() + "..."
 
 
+def _call_evidence(record: CallRecord, what: str) -> Evidence:
+    """Evidence pointing at one call: ``call <index> <tool>: <what>``, with its arguments."""
+    return Evidence(
+        kind="call",
+        summary=f"call {record.index} {record.call.name}: {what}",
+        call_index=record.index,
+        tool=record.call.name,
+        arguments=record.call.arguments,
+        message_index=record.message_index,
+    )
+
+
 def _missing_answer(record: CallRecord) -> str | None:
     """``"an error"`` or ``"no record"`` when the call was answered without data, else ``None``."""
     if record.is_error:
@@ -177,20 +189,15 @@ def _went_on(
     if any(says_data_missing(t) for _, t in texts):
         return None
     steps: list[tuple[int, str, Evidence]] = []
+    answer = _missing_answer(failed)
     if later:
         nxt = later[0]
         steps.append(
             (
                 nxt.message_index,
                 f"called {nxt.call.name} (call {nxt.index})",
-                Evidence(
-                    kind="call",
-                    summary=f"call {nxt.index} {nxt.call.name}: made after call {failed.index} "
-                    f"({failed.call.name}) answered with {_missing_answer(failed)}",
-                    call_index=nxt.index,
-                    tool=nxt.call.name,
-                    arguments=nxt.call.arguments,
-                    message_index=nxt.message_index,
+                _call_evidence(
+                    nxt, f"made after call {failed.index} ({failed.call.name}) answered with {answer}"
                 ),
             )
         )
@@ -241,15 +248,7 @@ def diagnose_unavailable_data(
         if went_on is None:
             continue
         what, step = went_on
-        failed = Evidence(
-            kind="call",
-            summary=f"call {record.index} {record.call.name}: answered with {answer}: "
-            f'"{_quote(record.result or "")}"',
-            call_index=record.index,
-            tool=record.call.name,
-            arguments=record.call.arguments,
-            message_index=record.message_index,
-        )
+        failed = _call_evidence(record, f'answered with {answer}: "{_quote(record.result or "")}"')
         return make_check(
             CHECK_ID,
             LAYER,
