@@ -123,7 +123,7 @@ def test_an_unknown_prefix_is_refused_saying_what_was_searched(project: Path, ca
     code, _, err = run(capsys, "calibrate", "labels.csv", *CALIBRATE, "--fingerprint", "0123456789ab")
     assert code == 2
     assert err.startswith("error: --fingerprint: no known fingerprint starts with 0123456789ab (searched: ")
-    assert "the records in calibration/records (the folder does not exist) (0 fingerprint(s))" in err
+    assert "the records in calibration/records (the folder does not exist)" in err
     assert "the configured judge openai/airdesk-synthetic-judge (" in err
     assert "the label table's fingerprint column" in err
     assert "give the judge's full 64-character fingerprint" in err

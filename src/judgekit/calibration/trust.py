@@ -513,9 +513,9 @@ class TrustBook:
         Args:
             known: The fingerprints known so far; this book's are added to it.
         """
-        where = str(self.records_dir) + ("" if self._exists else " (the folder does not exist)")
         count = len({f.value.fingerprint for _, f in self._filed()})
-        known.searched.append(f"the records in {where} ({count} fingerprint(s))")
+        held = f"{count} fingerprint(s)" if self._exists else "the folder does not exist"
+        known.searched.append(f"the records in {self.records_dir} ({held})")
         for what, filed in self._filed():
             key = filed.value.fingerprint
             known.add(key, f"{what} {filed.name}")
