@@ -6,6 +6,7 @@ Issue 35: ``unavailable_data``, one of the seven failure categories, was defined
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -313,3 +314,22 @@ def test_the_reply_quoted_is_found_in_its_message_by_the_viewer() -> None:
     assert found is not None
     assert (found["message_index"], found["start"]) == (3, 0)
     assert reply[found["start"] : found["end"]] == quote.removesuffix("...")
+
+
+def test_a_user_grading_function_gets_the_diagnosis_too() -> None:
+    """A function returning checks is combined by the same contract, so its failed trials are diagnosed."""
+    from judgekit.integrations.grading import as_grader
+    from judgekit.verdict import CheckResult
+
+    def mine(case: judgekit.Case, transcript: judgekit.Transcript) -> list[CheckResult]:
+        return [CheckResult(check_id="mine", layer="mine", verdict=Verdict.FAIL, reason="refilled RX-9")]
+
+    trial = _trial(NOT_ON_FILE, REFILL_RX9, "Done.")
+    grade = judgekit.grade(_case(), trial, grader=as_grader(mine))
+    assert [c.check_id for c in grade.checks] == ["mine", "unavailable_data"]
+
+
+def test_the_docs_list_the_seven_failure_categories() -> None:
+    page = (Path(__file__).resolve().parents[2] / "docs" / "graders.md").read_text(encoding="utf-8")
+    table = page.partition("### Failure categories")[2].partition("\n\n")[2].partition("\n\n")[0]
+    assert sorted(re.findall(r"^\| `(\w+)` \|", table, re.M)) == sorted(c.value for c in FailureCategory)
