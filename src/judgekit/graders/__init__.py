@@ -13,6 +13,8 @@ The judge-backed layer and what combines the layers:
 
 * :mod:`judgekit.graders.rubric`: one check per rubric criterion, asked of a judge, with trust;
 * :mod:`judgekit.graders.layered`: all of them on one trial, and gates combined with a quality score;
+* :mod:`judgekit.graders.unavailable`: the ``unavailable_data`` diagnosis ``layered`` adds to a failed trial
+  whose agent went on after a tool answered with an error or no record;
 * :mod:`judgekit.graders.context`: the one protocol of a layer and the context one trial's layers share;
 * :mod:`judgekit.graders.registry`: which layers exist, in which order, and what each needs;
 * :mod:`judgekit.graders.contract`: the grading contract every path goes through (layers and what they
