@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from judgekit.results import ResultLine, read_results
-from judgekit.verdict import Grade, Verdict, verdict_reason
+from judgekit.verdict import Grade, Verdict, failed_gates, reason_parts, verdict_reason
 from support import called_name, load_viewer_data
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,7 +47,9 @@ def demo_lines(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list[Res
 
 def _expected(lines: Lines) -> dict[tuple[str, int], str]:
     return {
-        (line.case.id, line.trial): verdict_reason(line.verdict, line.reason, line.checks)
+        (line.case.id, line.trial): verdict_reason(
+            line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy
+        )
         for line in lines
         if line.verdict is not Verdict.PASS
     }
@@ -70,9 +72,23 @@ def _report_json(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     return {(r["case_id"], r["trial"]): r["reason"] for r in document["trial_reasons"]}
 
 
-def _in_text(text: str, lines: Lines, escape: Callable[[str], str]) -> dict[tuple[str, int], str]:
-    # a rendering lists each reason once per group of trials: found in the text means carried
-    return {key: reason for key, reason in _expected(lines).items() if escape(reason) in text}
+def _parts(line: ResultLine) -> tuple[str, ...]:
+    gates = failed_gates(line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy)
+    return reason_parts(line.verdict, line.reason, gates)
+
+
+def _in_text(
+    text: str, lines: Lines, escape: Callable[[str], str], clip: Callable[[str], str] = str
+) -> dict[tuple[str, int], str]:
+    # a rendering lists each reason once per group of trials, each part (the contract's, every gate's) on
+    # its own line: every part found in the text means carried
+    return {
+        (line.case.id, line.trial): verdict_reason(
+            line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy
+        )
+        for line in lines
+        if line.verdict is not Verdict.PASS and all(escape(clip(part)) in text for part in _parts(line))
+    }
 
 
 def _report_streamed(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
@@ -92,15 +108,11 @@ def _report_markdown(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
 
 def _report_short(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     from judgekit.markdown_text import md_text
-    from judgekit.reports.run_markdown import render_short_markdown
+    from judgekit.reports.run_markdown import SHORT_PART_MIN, render_short_markdown
 
-    # the short form clips reasons at 240 characters: compare what it shows
+    # the short form clips each part of a reason to its share of the row (at least 60 characters)
     text = render_short_markdown(_report(path), top=100)
-    return {
-        key: reason
-        for key, reason in _expected(lines).items()
-        if md_text(reason if len(reason) <= 240 else reason[:237] + "...") in text
-    }
+    return _in_text(text, lines, md_text, lambda part: part[: SHORT_PART_MIN - 3])
 
 
 def _report_html(path: Path, lines: Lines) -> dict[tuple[str, int], str]:

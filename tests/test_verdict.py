@@ -12,9 +12,12 @@ from judgekit.verdict import (
     CheckResult,
     Evidence,
     FailureCategory,
+    Grade,
+    Trust,
     Verdict,
     deciding_check,
     evidence_line,
+    failed_gates,
     verdict_reason,
 )
 
@@ -50,7 +53,7 @@ def test_doctests_run():
     assert result.failed == 0
 
 
-def test_a_failed_trial_is_explained_by_its_first_failed_gate_not_a_failed_scored_check():
+def test_a_failed_trial_is_explained_by_every_failed_gate_not_a_failed_scored_check():
     checks = [
         _check("state", P),
         _check("criterion:tone", F, "curt", gate=False),
@@ -58,9 +61,8 @@ def test_a_failed_trial_is_explained_by_its_first_failed_gate_not_a_failed_score
         _check("rule:2", F, "later gate"),
     ]
     assert deciding_check(F, "", checks) is checks[2]
-    assert (
-        verdict_reason(F, "", checks)
-        == "rule:1: refunded twice — call 2: issue_refund(calls=2) breaks 'calls > 1'"
+    assert verdict_reason(F, "", checks) == (
+        "rule:1: refunded twice — call 2: issue_refund(calls=2) breaks 'calls > 1' | rule:2: later gate"
     )
 
 
@@ -91,16 +93,17 @@ def test_an_undecided_trial_is_explained_by_the_grading_contract_when_it_says_wh
     checks = [_check("criterion:x", U, "judge unsure")]
     reason = "required outcome not decided (criterion:x is insufficient_information: judge unsure)"
     assert deciding_check(U, reason, checks) is None
-    assert verdict_reason(U, reason, checks) == reason
+    assert verdict_reason(U, reason, checks) == f"{reason} | criterion:x: judge unsure"
 
 
-def test_an_undecided_trial_without_a_contract_reason_names_its_first_gate_in_that_state():
+def test_an_undecided_trial_without_a_contract_reason_names_every_gate_in_that_state():
     checks = [
         _check("text", U, "scored unsure", gate=False),
         _check("rule:0", E, "bad JSON"),
         _check("st", E, "x"),
     ]
-    assert verdict_reason(E, "", checks) == "rule:0: bad JSON"
+    assert deciding_check(E, "", checks) is checks[1]
+    assert verdict_reason(E, "", checks) == "rule:0: bad JSON | st: x"
 
 
 def test_a_pass_has_no_reason_and_nothing_says_why_gives_an_empty_line():
@@ -131,3 +134,96 @@ def test_the_reason_is_always_one_line(reason, contract, quote, gate, verdict):
     assert "\n" not in line
     assert "\r" not in line
     assert line == " ".join(line.split())
+
+
+# --------------------------------------------------------------------------- every failed gate (issue 35)
+
+STATE_DIFF = Evidence(
+    kind="diff",
+    summary="final -> expected",
+    data={"lines": ["refills/RX-100: status: 'pending' -> 'filled'"]},
+)
+
+
+def _state(verdict: Verdict = F) -> CheckResult:
+    return CheckResult(
+        check_id="state",
+        layer="state",
+        verdict=verdict,
+        reason="1 expected change(s) not made" if verdict is F else "",
+        category=FailureCategory.INCOMPLETE_EXECUTION if verdict is F else None,
+        evidence=(STATE_DIFF,) if verdict is F else (),
+    )
+
+
+def test_a_forbidden_rule_and_a_missed_state_are_both_explained_each_with_its_evidence():
+    rule = _check("rule:0", F, "refill requested twice", evidence=[CALL])
+    grade = Grade(case_id="refill-1", trial=1, verdict=F, checks=(_state(), rule))
+    gates = grade.failed_gates()
+    assert [(g.check_id, g.layer, g.decided, g.evidence) for g in gates] == [
+        ("state", "state", True, ("refills/RX-100: status: 'pending' -> 'filled'",)),
+        ("rule:0", "rules", True, ("call 2: issue_refund(calls=2) breaks 'calls > 1'",)),
+    ]
+    assert grade.why() == (
+        "state: 1 expected change(s) not made — refills/RX-100: status: 'pending' -> 'filled' | "
+        "rule:0: refill requested twice — call 2: issue_refund(calls=2) breaks 'calls > 1'"
+    )
+    text = grade.explain()
+    assert (
+        "  FAIL state [gate, incomplete_execution, decided the verdict]: 1 expected change(s) not made"
+        in text
+    )
+    assert "  FAIL rule:0 [gate, policy_violation, decided the verdict]: refill requested twice" in text
+    assert "    call #2: ?()" in text  # rule:0's own evidence, under it
+    state_at = text.index("FAIL state")
+    assert state_at < text.index("refills/RX-100", state_at) < text.index("FAIL rule:0")
+
+
+def test_failed_gates_come_first_then_errors_then_undecided_then_grading_order():
+    checks = [
+        _check("rule:0", U, "judge unsure"),
+        _check("rule:1", E, "bad JSON"),
+        _check("rule:2", F, "broke it"),
+        _check("rule:3", F, "broke it too"),
+        _check("rule:4", P),
+    ]
+    gates = failed_gates(F, "", checks)
+    assert [(g.check_id, g.decided) for g in gates] == [
+        ("rule:2", True),
+        ("rule:3", True),
+        ("rule:1", False),
+        ("rule:0", False),
+    ]
+    assert verdict_reason(F, "", checks) == (
+        "rule:2: broke it | rule:3: broke it too | rule:1 (error, did not decide): bad JSON | "
+        "rule:0 (insufficient information, did not decide): judge unsure"
+    )
+
+
+def test_an_untrusted_judges_withheld_failure_is_listed_but_did_not_decide():
+    judge = CheckResult(
+        check_id="criterion:x",
+        layer="rubric",
+        verdict=F,
+        reason="claims the refill went through",
+        trust=Trust.UNTRUSTED,
+    )
+    checks = [_state(), judge]
+    withheld = failed_gates(F, "", checks, untrusted="withhold")
+    assert [(g.check_id, g.counted_as, g.decided) for g in withheld] == [
+        ("state", F, True),
+        ("criterion:x", U, False),
+    ]
+    assert withheld[1].line == (
+        "criterion:x (fail from an untrusted judge, counted as insufficient information, did not decide): "
+        "claims the refill went through"
+    )
+    assert failed_gates(F, "", checks) == withheld  # no policy recorded: the default, withhold
+    counted = failed_gates(F, "", checks, untrusted="count")
+    assert [(g.check_id, g.decided) for g in counted] == [("state", True), ("criterion:x", True)]
+    # a line read back keeps the policy, so its explanation counts the judge as the grading did
+    grade = Grade(
+        case_id="c", trial=1, verdict=F, checks=tuple(checks), metadata={"untrusted_policy": "count"}
+    )
+    assert "did not decide" not in grade.why()
+    assert "did not decide" in grade.model_copy(update={"metadata": {}}).why()

@@ -589,7 +589,10 @@ def _why(line: ResultLine) -> str:
     """The one-line reason of a trial that is neither pass nor fail (``verdict.verdict_reason``)."""
     from judgekit.verdict import verdict_reason
 
-    return verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded"
+    return (
+        verdict_reason(line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy)
+        or "no reason recorded"
+    )
 
 
 def _run_facts(name: str, lines: Sequence[ResultLine], verdicts: str) -> DemoRunFacts:

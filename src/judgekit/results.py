@@ -181,7 +181,12 @@ class ResultLine(FrozenModel):
         return (self.case.id, self.trial)
 
     def as_grade(self) -> Grade:
-        """This trial's grade as written: case, trial, verdict, the contract's reason, quality, checks."""
+        """This trial's grade as written: case, trial, verdict, the contract's reason, quality, checks.
+
+        Its metadata holds the untrusted-judge policy the trial was graded under (``untrusted_policy``) when
+        the line recorded one, so the grade's failed gates and reason count an untrusted judge's answer as
+        the grading did.
+        """
         return Grade(
             case_id=self.case.id,
             trial=self.trial,
@@ -189,6 +194,7 @@ class ResultLine(FrozenModel):
             reason=self.reason,
             quality=self.quality,
             checks=self.checks,
+            metadata={"untrusted_policy": self.untrusted_policy} if self.untrusted_policy else {},
         )
 
     def explain(self, *, max_lines: int = 20, show_passed: bool = True) -> str:

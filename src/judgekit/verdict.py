@@ -19,10 +19,13 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, JsonValue
 
 __all__ = [
+    "GATE_SEVERITY",
+    "REASON_SEPARATOR",
     "CheckResult",
     "Evidence",
     "FailureCategory",
     "FrozenModel",
+    "GateFinding",
     "Grade",
     "Trust",
     "TrustDecision",
@@ -31,9 +34,12 @@ __all__ = [
     "combine_gate_verdicts",
     "count_verdicts",
     "deciding_check",
+    "effective_verdict",
     "evidence_line",
     "explain_check",
     "explain_grade",
+    "failed_gates",
+    "reason_parts",
     "verdict_reason",
 ]
 
@@ -215,11 +221,21 @@ class Grade(FrozenModel):
     def why(self) -> str:
         """Why the case has its verdict, in one line, or ``""`` for a pass (:func:`verdict_reason`).
 
-        A failed case: its first failed gate with the evidence; a case the grading contract kept from
-        passing (an expectation nobody decided, an untrusted judge): the contract's reason; else the check
-        that decided the verdict.
+        The grading contract's reason when it gave one (an expectation nobody decided, an untrusted
+        judge), then every gate that did not pass with its evidence (:meth:`failed_gates`), those that
+        decided the verdict first.
         """
-        return verdict_reason(self.verdict, self.reason, self.checks)
+        return verdict_reason(self.verdict, self.reason, self.checks, untrusted=self.untrusted_policy)
+
+    @property
+    def untrusted_policy(self) -> str | None:
+        """The untrusted-judge policy the grade was made under (``metadata``); ``None`` when not recorded."""
+        policy = self.metadata.get("untrusted_policy")
+        return policy if isinstance(policy, str) else None
+
+    def failed_gates(self) -> tuple[GateFinding, ...]:
+        """Every gate of this grade that did not pass, with its evidence (see :func:`failed_gates`)."""
+        return failed_gates(self.verdict, self.reason, self.checks, untrusted=self.untrusted_policy)
 
     def explain(self, *, max_lines: int = 20, show_passed: bool = True) -> str:
         """This grade as the text a person reads, with the evidence (see :func:`explain_grade`)."""
@@ -298,18 +314,200 @@ def _evidence_parts(evidence: Evidence) -> list[str]:
     return [" ".join(p.split()) for p in parts if p.strip()]
 
 
-def verdict_reason(verdict: Verdict, reason: str, checks: Sequence[CheckResult]) -> str:
-    """Why a trial has its verdict, in one line: the one rule every report, viewer and integration uses.
+GATE_SEVERITY: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
+"""The states of a gate that did not pass, most severe first: :func:`combine_gate_verdicts`'s precedence."""
 
-    A failed trial is explained by its first failed gate (its id, its reason and its first evidence
-    that says something), else by its first failed check. A trial the grading contract kept from
-    passing (an expectation nobody decided, an untrusted judge) is explained by the contract's reason.
-    Otherwise the first gate, then the first check, with the trial's verdict explains it.
+_WORDS = {
+    Verdict.PASS: "pass",
+    Verdict.FAIL: "fail",
+    Verdict.ERROR: "error",
+    Verdict.INSUFFICIENT_INFORMATION: "insufficient information",
+    Verdict.NOT_EVALUATED: "not evaluated",
+}
+
+REASON_SEPARATOR = " | "
+"""What joins the parts of a trial's one-line reason (:func:`verdict_reason`)."""
+
+
+def effective_verdict(check: CheckResult, policy: str | None) -> Verdict:
+    """The verdict a check contributes to its case under an untrusted-judge policy.
+
+    Checks that are not ``untrusted`` (deterministic checks, trusted judges) contribute their verdict
+    unchanged, and so does every ``error``, ``not_evaluated`` or ``insufficient_information``. An
+    untrusted ``pass`` or ``fail`` counts as it is under ``count``, as ``not_evaluated`` under
+    ``advisory``, a ``fail`` as itself under ``fail_only``, and otherwise (``withhold``, the default, and
+    ``None``: no policy recorded) as ``insufficient_information``
+    (:data:`judgekit.graders.contract.UntrustedPolicy`).
+    """
+    if check.trust is not Trust.UNTRUSTED or check.verdict not in (Verdict.PASS, Verdict.FAIL):
+        return check.verdict
+    if policy == "count":
+        return check.verdict
+    if policy == "advisory":
+        return Verdict.NOT_EVALUATED
+    if policy == "fail_only" and check.verdict is Verdict.FAIL:
+        return Verdict.FAIL
+    return Verdict.INSUFFICIENT_INFORMATION
+
+
+class GateFinding(FrozenModel):
+    """One gate of a trial that did not pass, with its own evidence: an entry of :func:`failed_gates`.
+
+    Attributes:
+        check_id: The check's id (``state``, ``rule:0``, ``criterion:honest_reporting``).
+        layer: Its layer.
+        verdict: Its verdict as recorded: ``fail``, ``error`` or ``insufficient_information`` (or the
+            trial's verdict, for the one check that explains a trial no gate that did not pass does).
+        counted_as: The verdict it contributed to the case (:func:`effective_verdict`): its own, except for
+            an untrusted judge's ``pass`` or ``fail`` under the untrusted-judge policy in force.
+        gate: True for a gate; False only for a scored check that explains a trial no gate does.
+        decided: True when this check decided the trial's verdict: it counted as the trial's verdict, the
+            most severe state among the gates (:func:`combine_gate_verdicts`: any one failed gate fails
+            the case, so every failed gate of a failed trial decided it). False for a gate of lower
+            severity (an error beside a failure, an untrusted judge's withheld answer).
+        category: Its failure category, or ``None``.
+        trust: Its trust status (``not_required`` for deterministic checks).
+        reason: Its reason, whitespace collapsed (``""`` when it recorded none).
+        evidence: One line per piece of its evidence that adds to the reason (the offending call, the
+            first diff row, the quote; :func:`evidence_line`), notes left out; may be empty.
+        line: The entry in one line, as every report shows it: ``<check id>: <reason> — <evidence>``, with
+            ``(<verdict>, did not decide)`` after the id when it did not decide the verdict, and what it
+            counted as for an untrusted judge.
+    """
+
+    check_id: str
+    layer: str
+    verdict: Verdict
+    counted_as: Verdict
+    gate: bool = True
+    decided: bool
+    category: FailureCategory | None = None
+    trust: Trust = Trust.NOT_REQUIRED
+    reason: str = ""
+    evidence: tuple[str, ...] = ()
+    line: str
+
+
+def failed_gates(
+    verdict: Verdict, reason: str, checks: Sequence[CheckResult], *, untrusted: str | None = None
+) -> tuple[GateFinding, ...]:
+    """Every gate of a trial that did not pass, each with its own evidence: the one list every report shows.
+
+    A gate is listed when its recorded verdict is ``fail``, ``error`` or ``insufficient_information``. The
+    order is the gates' severity (:data:`GATE_SEVERITY`, by the verdict each counted as), then the
+    grading order, which is the layer registry's (``state``, ``rules``, ``route``, ``text``, ``fixture``,
+    ``grounding``, registered layers, the judge's criteria last). The gates that decided the verdict
+    therefore come first. When no gate that did not pass has the trial's verdict and the contract gave
+    no reason, the first gate with that verdict (a ``not_evaluated`` trial's skipped gate), else the first
+    scored check with it, explains the trial and is listed first, as deciding.
 
     Args:
         verdict: The trial's verdict.
         reason: The grading contract's reason (``Grade.reason`` / ``ResultLine.reason``), may be empty.
         checks: The trial's checks, in grading order.
+        untrusted: The untrusted-judge policy the trial was graded under (``withhold``, ``count``,
+            ``fail_only``, ``advisory``); ``None`` (not recorded) reads as ``withhold``, the default.
+
+    Returns:
+        The findings; empty for a pass and when no gate did not pass.
+
+    Examples:
+        >>> state = CheckResult(check_id="state", layer="state", verdict=Verdict.FAIL, reason="1 row differs")
+        >>> rule = CheckResult(check_id="rule:0", layer="rules", verdict=Verdict.FAIL, reason="refill twice")
+        >>> [(g.check_id, g.decided) for g in failed_gates(Verdict.FAIL, "", [state, rule])]
+        [('state', True), ('rule:0', True)]
+    """
+    return tuple(_finding(c, v, decided=d) for c, v, d in _not_passed(verdict, reason, checks, untrusted))
+
+
+def _not_passed(
+    verdict: Verdict, reason: str, checks: Sequence[CheckResult], untrusted: str | None
+) -> list[tuple[CheckResult, Verdict, bool]]:
+    """:func:`failed_gates`' checks in its order, each with what it counted as and whether it decided."""
+    if verdict is Verdict.PASS:
+        return []
+    counted = [(c, effective_verdict(c, untrusted)) for c in checks]
+    contract = verdict is not Verdict.FAIL and bool(reason.strip())
+    listed = [(c, v) for c, v in counted if c.gate and c.verdict in GATE_SEVERITY]
+    if not contract and not any(v is verdict for _, v in listed):
+        same = [(c, v) for c, v in counted if v is verdict]
+        explainer = next((cv for cv in same if cv[0].gate), same[0] if same else None)
+        if explainer is not None:
+            listed.append(explainer)
+    rank = {state: i for i, state in enumerate(GATE_SEVERITY)}
+    listed.sort(key=lambda cv: (cv[1] is not verdict, rank.get(cv[1], len(rank))))
+    return [(c, v, v is verdict) for c, v in listed]
+
+
+def _finding(check: CheckResult, counted_as: Verdict, *, decided: bool) -> GateFinding:
+    """One :class:`GateFinding`: its evidence lines and its one line."""
+    reason = " ".join(check.reason.split())
+    evidence: list[str] = []
+    for item in check.evidence:
+        if item.kind == "note":
+            continue
+        new = [p for p in _evidence_parts(item) if p.split(" (+")[0] not in reason]
+        if new:
+            evidence.append("; ".join(new))
+    note = ""
+    if not decided:
+        what = _WORDS[check.verdict]
+        if counted_as is not check.verdict:
+            what += f" from an untrusted judge, counted as {_WORDS[counted_as]}"
+        note = f" ({what}, did not decide)"
+    head = f"{check.check_id}{note}: {reason}" if reason else f"{check.check_id}{note}"
+    return GateFinding(
+        check_id=check.check_id,
+        layer=check.layer,
+        verdict=check.verdict,
+        counted_as=counted_as,
+        gate=check.gate,
+        decided=decided,
+        category=check.category,
+        trust=check.trust,
+        reason=reason,
+        evidence=tuple(evidence),
+        line=f"{head} — {'; '.join(evidence)}" if evidence else head,
+    )
+
+
+def reason_parts(verdict: Verdict, reason: str, gates: Sequence[GateFinding]) -> tuple[str, ...]:
+    """The parts of a trial's one-line reason, each one line, in order.
+
+    The grading contract's reason comes first when it explains the verdict (an undecided trial's
+    expectation nobody decided or untrusted judge withheld; a failed trial's only when no gate says why),
+    then each gate's :attr:`GateFinding.line`.
+
+    Args:
+        verdict: The trial's verdict.
+        reason: The grading contract's reason, may be empty.
+        gates: The trial's :func:`failed_gates`.
+
+    Returns:
+        The parts; empty for a pass and when nothing says why.
+    """
+    if verdict is Verdict.PASS:
+        return ()
+    contract = " ".join(reason.split()) if verdict is not Verdict.FAIL or not gates else ""
+    lines = tuple(g.line for g in gates)
+    return (contract, *lines) if contract else lines
+
+
+def verdict_reason(
+    verdict: Verdict, reason: str, checks: Sequence[CheckResult], *, untrusted: str | None = None
+) -> str:
+    """Why a trial has its verdict, in one line: the one rule every report, viewer and integration uses.
+
+    The parts (:func:`reason_parts`) joined by :data:`REASON_SEPARATOR`: the grading contract's reason
+    when it kept the trial from passing (an expectation nobody decided, an untrusted judge), then every
+    gate that did not pass with its id, its reason and what its evidence adds, the gates that decided the
+    verdict first (:func:`failed_gates`). Two trials that failed differently never share a reason.
+
+    Args:
+        verdict: The trial's verdict.
+        reason: The grading contract's reason (``Grade.reason`` / ``ResultLine.reason``), may be empty.
+        checks: The trial's checks, in grading order.
+        untrusted: The untrusted-judge policy the trial was graded under; ``None`` reads as ``withhold``.
 
     Returns:
         One line (whitespace collapsed, never a newline); ``""`` for a pass or when nothing says why.
@@ -320,53 +518,35 @@ def verdict_reason(verdict: Verdict, reason: str, checks: Sequence[CheckResult])
         ...     evidence=(Evidence(kind="call", summary="call 2: issue_refund(calls=2)", call_index=2),))
         >>> verdict_reason(Verdict.FAIL, "", [rule])
         'rule:1: refunded twice — call 2: issue_refund(calls=2)'
+        >>> state = CheckResult(check_id="state", layer="state", verdict=Verdict.FAIL, reason="1 row differs")
+        >>> verdict_reason(Verdict.FAIL, "", [state, rule])
+        'state: 1 row differs | rule:1: refunded twice — call 2: issue_refund(calls=2)'
         >>> verdict_reason(Verdict.PASS, "", [])
         ''
     """
-    if verdict is Verdict.PASS:
-        return ""
-    check = deciding_check(verdict, reason, checks)
-    if check is not None:
-        return _check_line(check)
-    return " ".join(reason.split())
+    gates = failed_gates(verdict, reason, checks, untrusted=untrusted)
+    return REASON_SEPARATOR.join(reason_parts(verdict, reason, gates))
 
 
-def deciding_check(verdict: Verdict, reason: str, checks: Sequence[CheckResult]) -> CheckResult | None:
-    """The check :func:`verdict_reason` explains a trial by, or ``None`` when the contract's reason does.
+def deciding_check(
+    verdict: Verdict, reason: str, checks: Sequence[CheckResult], *, untrusted: str | None = None
+) -> CheckResult | None:
+    """The first check that decided a trial's verdict, or ``None`` when the contract's reason explains it.
 
     Args:
         verdict: The trial's verdict.
         reason: The grading contract's reason, may be empty.
         checks: The trial's checks, in grading order.
+        untrusted: The untrusted-judge policy in force (see :func:`failed_gates`).
 
     Returns:
-        For a failed trial its first failed gate (else its first failed check); for another verdict
-        ``None`` when ``reason`` is given, else the first gate (then check) with that verdict; ``None``
-        for a pass and when no check matches.
+        The first of :func:`failed_gates` that decided the verdict (for a failed trial its most severe,
+        first failed gate); ``None`` for a pass, for a trial whose verdict the contract's reason gave, and
+        when no check decided it.
     """
-    if verdict is Verdict.PASS:
-        return None
     if verdict is not Verdict.FAIL and reason.strip():
         return None
-    same = [c for c in checks if c.verdict is verdict]
-    return next((c for c in same if c.gate), same[0] if same else None)
-
-
-def _check_line(check: CheckResult) -> str:
-    """``check_id: reason — evidence`` for one check.
-
-    The evidence part is what its first evidence that is not a note adds to the reason (nothing when the
-    reason already says it).
-    """
-    reason = " ".join(check.reason.split())
-    head = f"{check.check_id}: {reason}" if reason else check.check_id
-    for evidence in check.evidence:
-        if evidence.kind == "note":
-            continue
-        new = [p for p in _evidence_parts(evidence) if p.split(" (+")[0] not in reason]
-        if new:
-            return f"{head} — {'; '.join(new)}"
-    return head
+    return next((c for c, _, decided in _not_passed(verdict, reason, checks, untrusted) if decided), None)
 
 
 # --------------------------------------------------------------------------- explanations
@@ -422,11 +602,18 @@ def explain_check(check: CheckResult, *, max_lines: int = 20) -> str:
         PASS, FAIL, ERROR, UNDECIDED, SKIPPED; ``unscored``: neither a gate nor scored, weight 0), then one
         indented line per piece of evidence.
     """
+    return _explain_check(check, max_lines=max_lines)
+
+
+def _explain_check(check: CheckResult, *, max_lines: int, note: str = "") -> str:
+    """:func:`explain_check`, with ``note`` (whether the check decided the verdict) among its tags."""
     tags = ["gate" if check.gate else "scored" if check.weight > 0 else "unscored"]
     if check.category is not None:
         tags.append(check.category.value)
     if check.trust.value != "not_required":
         tags.append(check.trust.value)
+    if note:
+        tags.append(note)
     head = f"{_MARK[check.verdict]} {check.check_id} [{', '.join(tags)}]"
     if check.reason:
         head += f": {check.reason}"
@@ -436,12 +623,23 @@ def explain_check(check: CheckResult, *, max_lines: int = 20) -> str:
     return "\n".join(lines)
 
 
+def _decided_note(check: CheckResult, counted_as: Verdict, decided: bool) -> str:
+    """The tag :func:`explain_grade` gives a listed gate: whether it decided the verdict, what it counted."""
+    if decided:
+        return "decided the verdict"
+    if counted_as is not check.verdict:
+        return f"untrusted judge, counted as {_WORDS[counted_as]}; did not decide"
+    return "did not decide"
+
+
 def explain_grade(grade: Grade, *, max_lines: int = 20, show_passed: bool = True) -> str:
     """A grade as the text a person reads: why the case has its verdict, with the evidence.
 
     The one explanation every path prints (:meth:`Grade.explain`; the pytest plugin, the Inspect AI scorer
-    and the promptfoo assertion show it). Failed gates come first, then errors, undecided checks and
-    failed scored checks; passed and skipped checks are listed by id only.
+    and the promptfoo assertion show it). Every gate that did not pass comes first, in
+    :func:`failed_gates`' order (the gates that decided the verdict first, each tagged ``decided the
+    verdict`` or ``did not decide``), then the other failed, errored and undecided checks; passed and
+    skipped checks are listed by id only.
 
     Args:
         grade: The grade.
@@ -450,7 +648,7 @@ def explain_grade(grade: Grade, *, max_lines: int = 20, show_passed: bool = True
 
     Returns:
         Several lines of text, starting ``case <id> trial <n>: <VERDICT>``, then (unless it passed)
-        ``  why: <reason>`` with :func:`verdict_reason`'s one line.
+        ``  why: <reason>`` with :func:`verdict_reason`'s one line (every gate that did not pass).
 
     Examples:
         >>> rule = CheckResult(check_id="rule:no-double-refund", layer="rules", verdict=Verdict.FAIL,
@@ -459,7 +657,7 @@ def explain_grade(grade: Grade, *, max_lines: int = 20, show_passed: bool = True
         >>> print(Grade(case_id="refund-1", trial=1, verdict=Verdict.FAIL, checks=(rule,)).explain())
         case refund-1 trial 1: FAIL
           why: rule:no-double-refund: refunded twice — second refund
-          FAIL rule:no-double-refund [gate]: refunded twice
+          FAIL rule:no-double-refund [gate, decided the verdict]: refunded twice
               call #3: refund({"order": "7"})
               second refund
     """
@@ -474,12 +672,14 @@ def explain_grade(grade: Grade, *, max_lines: int = 20, show_passed: bool = True
             f"  untrusted: {len(counted)} verdict(s) counted from a judge no calibration record trusts "
             f"({', '.join(counted)}; --untrusted {grade.metadata.get('untrusted_policy')})"
         )
-    order = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
-    shown = sorted(
-        (c for c in grade.checks if c.verdict in order),
-        key=lambda c: (not c.gate, order.index(c.verdict)),
+    gates = _not_passed(grade.verdict, grade.reason, grade.checks, grade.untrusted_policy)
+    listed = {id(c) for c, _, _ in gates}
+    shown = [(c, _decided_note(c, v, d)) for c, v, d in gates] + [
+        (c, "") for state in GATE_SEVERITY for c in grade.checks if c.verdict is state and id(c) not in listed
+    ]
+    lines.extend(
+        "  " + _explain_check(c, max_lines=max_lines, note=note).replace("\n", "\n  ") for c, note in shown
     )
-    lines.extend("  " + explain_check(c, max_lines=max_lines).replace("\n", "\n  ") for c in shown)
     if show_passed:
         passed = [c.check_id for c in grade.checks if c.verdict is Verdict.PASS]
         skipped = [c.check_id for c in grade.checks if c.verdict is Verdict.NOT_EVALUATED]

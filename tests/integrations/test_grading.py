@@ -98,8 +98,13 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
     text = grade.explain(max_lines=5)
     lines = text.splitlines()
     assert lines[0] == "case c1 trial 3: FAIL (quality 0.50)"
-    assert lines[1] == "  why: state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
-    assert lines[2] == "  FAIL state [gate, invalid_arguments]: wrong row changed"
+    why = (
+        "state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more) | rule:0: forbidden — breaks it | "
+        "criterion:tone (insufficient information, did not decide): judge unsure — no quote; "
+        'quote (message 4): "thanks!"'
+    )
+    assert lines[1] == f"  why: {why}"
+    assert lines[2] == "  FAIL state [gate, invalid_arguments, decided the verdict]: wrong row changed"
     assert "        users/u0: email: 'a' -> 'b'" in lines
     assert "        ... 25 more line(s)" in lines
     assert "users/u5" not in text
@@ -110,11 +115,13 @@ def test_explain_puts_failed_gates_first_with_their_evidence() -> None:
     ]
     assert order[:4] == ["state", "rule:0", "criterion:tone", "text:must_mention:0"]
     assert '    call #2: refund({"amount": 9})' in text
-    assert "UNDECIDED criterion:tone [gate, untrusted]: judge unsure" in text
+    assert "FAIL rule:0 [gate, decided the verdict]: forbidden" in text
+    assert "UNDECIDED criterion:tone [gate, untrusted, did not decide]: judge unsure" in text
     assert 'quote (message 4): "thanks!"' in text
     assert lines[-2:] == ["  passed: route", "  not evaluated: text"]
-    # the one-line reason: the first failed gate with the first diff row it found, the rest counted
-    assert grade.why() == "state: wrong row changed — users/u0: email: 'a' -> 'b' (+29 more)"
+    # the one-line reason: every gate that did not pass, each with the first evidence row it found (the
+    # rest counted), the failed gates (which decided the verdict) before the undecided one
+    assert grade.why() == why
 
 
 def test_the_default_grader_is_every_deterministic_layer() -> None:

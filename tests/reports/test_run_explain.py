@@ -11,8 +11,10 @@ import json
 import random
 
 import pytest
+from markupsafe import escape
 
 from judgekit.cli import main
+from judgekit.markdown_text import md_text
 from judgekit.reports.run_gate import parse_thresholds, with_thresholds
 from judgekit.reports.run_html import render_run_html, svg_pass_k_curve
 from judgekit.reports.run_json import render_run_json
@@ -239,7 +241,13 @@ def test_every_trial_that_did_not_pass_has_its_reason_in_every_format(tmp_path):
     line = "rule:0: amount too high — call 2: issue_refund(amount=500) breaks 'amount > 412.18'"
     assert reasons == [
         ("a", 3, F, "rule:0", line),
-        ("b", 2, E, None, "acceptance not decided (criterion:x is undecided: judge unsure)"),
+        (
+            "b",
+            2,
+            E,
+            None,
+            "acceptance not decided (criterion:x is undecided: judge unsure) | criterion:x: judge unsure",
+        ),
     ]
     for result in read_results(path).lines:
         if result.verdict is not P:
@@ -341,3 +349,145 @@ def test_short_report_usage_mistakes_are_one_line_errors(tmp_path, capsys, args,
     assert err.strip() == message
     assert "Traceback" not in err
     assert out.read_text() == "already here"
+
+
+# --------------------------------------------------------------------------- every failed gate (issue 35)
+
+STATE = CheckResult(
+    check_id="state",
+    layer="state",
+    verdict=F,
+    reason="1 expected change(s) not made as expected",
+    category=FailureCategory.INCOMPLETE_EXECUTION,
+    evidence=(
+        Evidence(
+            kind="diff",
+            summary="final -> expected",
+            data={"lines": ["refills/RX-100: status: expected 'filled', found 'pending'"]},
+        ),
+    ),
+)
+TWICE = CheckResult(
+    check_id="rule:0",
+    layer="rules",
+    verdict=F,
+    reason="forbidden: request_refill when calls > 1: broken 1 time(s)",
+    category=FailureCategory.POLICY_VIOLATION,
+    evidence=(
+        Evidence(
+            kind="call",
+            summary="call 3: request_refill(rx_id='RX-100') is the second refill request",
+            call_index=3,
+            tool="request_refill",
+            arguments={"rx_id": "RX-100"},
+        ),
+    ),
+)
+STATE_LINE = (
+    "state: 1 expected change(s) not made as expected — "
+    "refills/RX-100: status: expected 'filled', found 'pending'"
+)
+TWICE_LINE = (
+    "rule:0: forbidden: request_refill when calls > 1: broken 1 time(s) — call 3: "
+    "request_refill(rx_id='RX-100') is the second refill request"
+)
+
+
+def _two_ways(tmp_path):
+    """The issue's pharmacy case: trial 1 requested a refill twice AND missed the expected state; trial 2
+    only missed the state; trial 3 passed."""
+    passed = CheckResult(check_id="rule:0", layer="rules", verdict=P)
+    grades = [
+        Grade(case_id="refill-1", trial=1, verdict=F, checks=(STATE, TWICE)),
+        Grade(case_id="refill-1", trial=2, verdict=F, checks=(STATE, passed)),
+        Grade(
+            case_id="refill-1", trial=3, verdict=P, checks=(STATE.model_copy(update={"verdict": P}), passed)
+        ),
+    ]
+    lines = [make_result_line(run_id="r", case=CaseRef(id="refill-1", version=1), grade=g) for g in grades]
+    path = tmp_path / "pharmacy.jsonl"
+    path.write_text("".join(dump_result_line(line) + "\n" for line in lines))
+    return path
+
+
+def test_a_trial_lists_every_failed_gate_with_its_own_evidence_in_the_model_and_json(tmp_path):
+    report = report_run(read_results(_two_ways(tmp_path)), undecided="fail")[0]
+    first, second = report.trial_reasons
+    assert [(g.check_id, g.decided, g.evidence) for g in first.gates] == [
+        ("state", True, ("refills/RX-100: status: expected 'filled', found 'pending'",)),
+        ("rule:0", True, ("call 3: request_refill(rx_id='RX-100') is the second refill request",)),
+    ]
+    assert first.check_id == "state"  # the first gate that decided the verdict
+    assert first.reason == f"{STATE_LINE} | {TWICE_LINE}"
+    assert [g.check_id for g in second.gates] == ["state"]
+    assert second.reason == STATE_LINE
+    document = json.loads(render_run_json(report))
+    assert document["schema_version"] == 6
+    gates = document["trial_reasons"][0]["gates"]
+    assert [(g["check_id"], g["category"], g["decided"], g["line"]) for g in gates] == [
+        ("state", "incomplete_execution", True, STATE_LINE),
+        ("rule:0", "policy_violation", True, TWICE_LINE),
+    ]
+    assert document["trial_reasons"][0]["check_id"] == "state"  # the keys of schema 5 stay
+
+
+def test_trials_of_one_case_that_failed_differently_are_separate_rows_listing_every_gate(tmp_path):
+    report = report_run(read_results(_two_ways(tmp_path)), undecided="fail")[0]
+    md = render_run_markdown(report)
+    assert f"| refill-1 | 1 | fail | {md_text(STATE_LINE)}<br>{md_text(TWICE_LINE)} |" in md
+    assert f"| refill-1 | 2 | fail | {md_text(STATE_LINE)} |" in md
+    assert "| refill-1 | 1, 2 |" not in md
+    html = render_run_html(report)
+    assert (
+        '<td>refill-1</td><td>1</td><td class="verdict">fail</td>'
+        f'<td class="why">{escape(STATE_LINE)}<br>{escape(TWICE_LINE)}</td>'
+    ) in html
+    assert (
+        f'<td>refill-1</td><td>2</td><td class="verdict">fail</td><td class="why">{escape(STATE_LINE)}</td>'
+        in html
+    )
+    short = render_short_markdown(report)
+    assert f"| refill-1 | 1 | fail | {md_text(STATE_LINE)}<br>{md_text(TWICE_LINE)} |" in short
+    assert f"| refill-1 | 2 | fail | {md_text(STATE_LINE)} |" in short
+
+
+def test_report_short_on_the_command_line_lists_every_failed_gate(tmp_path, capsys):
+    path = _two_ways(tmp_path)
+    capsys.readouterr()
+    assert main(["report", str(path), "--short"]) == 0
+    out = capsys.readouterr().out
+    assert "**Why trials did not pass** (2 of 2, failed first):" in out
+    assert md_text(TWICE_LINE) in out
+
+
+def test_the_viewer_data_lists_every_failed_gate(tmp_path):
+    from judgekit.api.viewer import write_viewer
+    from support import load_viewer_data
+
+    write_viewer([read_results(_two_ways(tmp_path))], tmp_path / "v")
+    rows = load_viewer_data(tmp_path / "v" / "data" / "index.js")["runs"][0]["rows"]
+    assert [(row[1], row[-1]) for row in rows if row[2] == "fail"] == [
+        (1, f"{STATE_LINE} | {TWICE_LINE}"),
+        (2, STATE_LINE),
+    ]
+    details = load_viewer_data(tmp_path / "v" / "data" / "run0" / "chunk-0.js")
+    first = next(d for d in details if d["trial"] == 1)
+    assert [(g["check_id"], g["decided"], g["evidence"]) for g in first["gates"]] == [
+        ("state", True, ["refills/RX-100: status: expected 'filled', found 'pending'"]),
+        ("rule:0", True, ["call 3: request_refill(rx_id='RX-100') is the second refill request"]),
+    ]
+    assert next(d for d in details if d["trial"] == 3)["gates"] == []
+
+
+def test_a_gate_that_did_not_decide_the_verdict_is_listed_after_and_marked(tmp_path):
+    errored = CheckResult(check_id="fixture", layer="fixture", verdict=E, reason="fixture unreadable")
+    grade = Grade(case_id="refill-2", trial=1, verdict=F, checks=(errored, TWICE))
+    path = tmp_path / "r.jsonl"
+    path.write_text(
+        dump_result_line(make_result_line(run_id="r", case=CaseRef(id="refill-2", version=1), grade=grade))
+        + "\n"
+    )
+    (reason,) = report_run(read_results(path), undecided="fail")[0].trial_reasons
+    assert [(g.check_id, g.decided) for g in reason.gates] == [("rule:0", True), ("fixture", False)]
+    assert reason.reason == f"{TWICE_LINE} | fixture (error, did not decide): fixture unreadable"
+    assert reason.check_id == "rule:0"

@@ -485,8 +485,8 @@ def report(  # noqa: PLR0917 - typer options
 
     The report opens with its headline: whether the thresholds were met (or that none was given), each
     suite's pass^1 and pass^k with 95% intervals over tasks, and the failed and undecided trials. Every
-    trial that did not pass gets a one-line reason (its first failed gate and what the evidence shows);
-    --short makes the Markdown a pull-request comment.
+    trial that did not pass lists every gate that did not pass, each with what its evidence shows (the
+    ones that decided the verdict first); --short makes the Markdown a pull-request comment.
 
     The report states the undecided policy in force (--undecided, default fail) and lists every case with
     undecided trials. Problems in the input (lines from another schema version, a truncated last line,

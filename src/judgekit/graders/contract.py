@@ -47,6 +47,7 @@ from judgekit.verdict import (
     Grade,
     Trust,
     Verdict,
+    effective_verdict,
 )
 
 if TYPE_CHECKING:
@@ -227,22 +228,8 @@ UntrustedPolicy = Literal["withhold", "count", "fail_only", "advisory"]
 UNTRUSTED_POLICIES: tuple[str, ...] = ("withhold", "count", "fail_only", "advisory")
 """Every :data:`UntrustedPolicy`, the default first."""
 
-
-def effective_verdict(check: CheckResult, policy: UntrustedPolicy) -> Verdict:
-    """The verdict a check contributes to its case under an untrusted-judge policy.
-
-    Checks that are not ``untrusted`` (deterministic checks, trusted judges) contribute their verdict
-    unchanged, and so does every ``error``, ``not_evaluated`` or ``insufficient_information``.
-    """
-    if check.trust is not Trust.UNTRUSTED or check.verdict not in (Verdict.PASS, Verdict.FAIL):
-        return check.verdict
-    if policy == "count":
-        return check.verdict
-    if policy == "advisory":
-        return Verdict.NOT_EVALUATED
-    if policy == "fail_only" and check.verdict is Verdict.FAIL:
-        return Verdict.FAIL
-    return Verdict.INSUFFICIENT_INFORMATION
+# effective_verdict (the verdict a check contributes under a policy) lives in judgekit.verdict, beside the
+# failed-gates list every report reads, and is offered here under its old name.
 
 
 # --------------------------------------------------------------------------- expectations

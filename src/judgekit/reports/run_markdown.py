@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Sequence
 from judgekit.markdown_text import md_text
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_compare import Comparison
-from judgekit.reports.run_model import CostRow, GroupSummary, KPoint, RunReport, UndecidedCase
+from judgekit.reports.run_model import CostRow, GroupSummary, KPoint, RunReport, TrialReason, UndecidedCase
 from judgekit.stats import Proportion, UndecidedPolicy
 from judgekit.verdict import Verdict
 
@@ -21,9 +21,13 @@ __all__ = [
     "CORRECTED_HEADER",
     "COST_HEADER",
     "K_HEADER",
+    "REASONS_INTRO",
     "REASONS_SHOWN",
     "REASONS_SHOWN_HTML",
     "REASON_HEADER",
+    "SHORT_CELL_WIDTH",
+    "SHORT_PARTS_SHOWN",
+    "SHORT_PART_MIN",
     "SHORT_TOP",
     "UNDECIDED_CASES_SHOWN",
     "corrected_rows",
@@ -251,7 +255,19 @@ SHORT_TOP = 10
 """Trials with their reason in the short Markdown (``--short``, a pull-request comment) by default."""
 
 SHORT_REASON_WIDTH = 240
-"""Longest reason, in characters, in the short Markdown (longer ones end with ``...``)."""
+"""Longest part of a reason (one gate and its evidence), in characters, in the short Markdown (longer ones
+end with ``...``); a trial with several gates shares :data:`SHORT_CELL_WIDTH` among them."""
+
+SHORT_CELL_WIDTH = 360
+"""Most characters of one row's reason in the short Markdown: its parts (the contract's reason, each gate)
+get an equal share, at most :data:`SHORT_REASON_WIDTH` and at least :data:`SHORT_PART_MIN` each."""
+
+SHORT_PART_MIN = 60
+"""Fewest characters one part of a reason keeps in the short Markdown."""
+
+SHORT_PARTS_SHOWN = 6
+"""Most parts of one row's reason in the short Markdown; the rest are counted (the full report lists
+every one)."""
 
 
 def headline_parts(report: RunReport) -> tuple[str, str] | None:
@@ -274,43 +290,76 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def reason_groups(report: RunReport) -> list[tuple[str, Verdict, str, tuple[int, ...]]]:
-    """The trials that did not pass, grouped by case, verdict and reason: ``(case, verdict, reason, trials)``.
+def reason_groups(report: RunReport) -> list[tuple[str, Verdict, TrialReason, tuple[int, ...]]]:
+    """The trials that did not pass, grouped by case, verdict and reason: ``(case, verdict, first, trials)``.
 
     In the report's order (failed first, then by case and first trial); the trials of one case with the
-    same reason are one group, so a case failing eight trials the same way takes one row.
+    same reason (the same gates with the same evidence) are one group, shown by its first trial's
+    :class:`~judgekit.reports.run_model.TrialReason`, so a case failing eight trials the same way takes
+    one row and trials of one case that failed differently take a row each.
     """
-    groups: dict[tuple[str, Verdict, str], list[int]] = {}
+    groups: dict[tuple[str, Verdict, str], list[TrialReason]] = {}
     for r in report.trial_reasons:
-        groups.setdefault((r.case_id, r.verdict, r.reason), []).append(r.trial)
-    return [(case, verdict, reason, tuple(trials)) for (case, verdict, reason), trials in groups.items()]
+        groups.setdefault((r.case_id, r.verdict, r.reason), []).append(r)
+    return [(case, verdict, rs[0], tuple(r.trial for r in rs)) for (case, verdict, _), rs in groups.items()]
 
 
 def _trial_list(trials: Sequence[int]) -> str:
     return ", ".join(str(t) for t in trials[:8]) + (f", ... ({len(trials)})" if len(trials) > 8 else "")
 
 
-def reason_rows(report: RunReport, limit: int, *, width: int | None = None) -> tuple[list[list[str]], int]:
-    """The first ``limit`` reason groups as rows (case, trials, verdict, reason clipped to ``width``).
+ReasonRow = tuple[str, str, str, tuple[str, ...]]
+"""One row of the trial-reasons table: case, trials, verdict, and the reason's parts, one per line (the
+contract's reason when it gave the verdict, then each gate that did not pass with its evidence)."""
+
+
+def _short_parts(parts: Sequence[str]) -> tuple[str, ...]:
+    """A reason's parts for the short Markdown: the first :data:`SHORT_PARTS_SHOWN`, each clipped."""
+    shown = parts[:SHORT_PARTS_SHOWN]
+    each = max(SHORT_PART_MIN, min(SHORT_REASON_WIDTH, SHORT_CELL_WIDTH // max(len(shown), 1)))
+    clipped = [_clip(part, each) for part in shown]
+    if len(parts) > len(shown):
+        clipped.append(f"and {len(parts) - len(shown)} more gate(s) that did not pass: see the full report")
+    return tuple(clipped)
+
+
+def reason_rows(report: RunReport, limit: int, *, short: bool = False) -> tuple[list[ReasonRow], int]:
+    """The first ``limit`` reason groups as rows (:data:`ReasonRow`): every gate of each, with its evidence.
+
+    Args:
+        report: The report.
+        limit: Most rows.
+        short: Clip for the short Markdown: at most :data:`SHORT_PARTS_SHOWN` parts per row (the rest
+            counted), each within its share of :data:`SHORT_CELL_WIDTH`. Case ids are clipped to 80
+            characters either way.
 
     Returns:
         ``(rows, trials_shown)``: the rows, and how many trials they cover.
     """
     groups = reason_groups(report)[:limit]
     rows = [
-        [
+        (
             _clip(case, 80),
             _trial_list(trials),
             _STATE_LABELS[verdict],
-            _clip(reason, width) if width else reason,
-        ]
-        for case, verdict, reason, trials in groups
+            _short_parts(first.parts()) if short else first.parts(),
+        )
+        for case, verdict, first, trials in groups
     ]
     return rows, sum(len(g[3]) for g in groups)
 
 
-REASON_HEADER = ("case", "trials", "verdict", "why (first failed gate and its evidence)")
+REASON_HEADER = ("case", "trials", "verdict", "why (every gate that did not pass, with its evidence)")
 """The trial-reasons table's columns, the same in Markdown and HTML."""
+
+REASONS_INTRO = (
+    "Each trial that did not pass, with every gate that did not pass and what its own evidence shows "
+    "(and the grading contract's reason for an undecided trial), most severe first; failed trials first, "
+    "a case's trials that failed the same way in one row. Each failed gate fails its trial by itself, so "
+    "every one decided the verdict; a gate marked 'did not decide' (an error beside a failure, an untrusted "
+    "judge's withheld answer) did not."
+)
+"""The sentence above the trial-reasons table, the same in Markdown and HTML."""
 
 
 def reasons_more_text(report: RunReport, shown: int, where: str) -> str:
@@ -329,10 +378,7 @@ def _reasons_section(report: RunReport) -> list[str]:
     out = ["## Why trials did not pass", ""]
     if not report.trial_reasons:
         return [*out, "Every trial passed.", ""]
-    out.append(
-        "Each trial that did not pass, with its first failed gate and what its evidence shows (or the "
-        "grading contract's reason for an undecided trial); failed trials first."
-    )
+    out.append(REASONS_INTRO)
     out.append("")
     rows, covered = reason_rows(report, REASONS_SHOWN)
     out.extend(_table(REASON_HEADER, _reason_cells(rows)))
@@ -343,9 +389,16 @@ def _reasons_section(report: RunReport) -> list[str]:
     return out
 
 
-def _reason_cells(rows: list[list[str]]) -> list[list[str]]:
-    """Reason rows for a Markdown table: the case id and the reason (a judge's words, quotes) escaped."""
-    return [[md_text(case), trials, verdict, md_text(reason)] for case, trials, verdict, reason in rows]
+def _reason_cells(rows: list[ReasonRow]) -> list[list[str]]:
+    """Reason rows for a Markdown table, the untrusted text (case id, a judge's words, quotes) escaped.
+
+    Each part of the reason (the contract's, each gate's) is on its own line (``<br>``, a line break in a
+    table cell).
+    """
+    return [
+        [md_text(case), trials, verdict, "<br>".join(md_text(part) for part in parts)]
+        for case, trials, verdict, parts in rows
+    ]
 
 
 SHORT_SUITE_HEADER = ("suite", "tasks", "trials", "failed", "undecided", "pass^1 [95%]")
@@ -400,7 +453,7 @@ def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str 
         out.append("")
     covered = 0
     if report.trial_reasons and top > 0:
-        rows, covered = reason_rows(report, top, width=SHORT_REASON_WIDTH)
+        rows, covered = reason_rows(report, top, short=True)
         out.append(f"**Why trials did not pass** ({covered} of {len(report.trial_reasons)}, failed first):")
         out.append("")
         out.extend(_table(REASON_HEADER, _reason_cells(rows)))

@@ -52,7 +52,7 @@ from judgekit.calibration.corrected import (
 )
 from judgekit.calibration.records import CalibrationRecord
 from judgekit.caseset import HOLDOUT_GRADING_KEY
-from judgekit.errors import Problem
+from judgekit.errors import Problem, did_you_mean
 from judgekit.reports.retirement import (
     DEFAULT_MIN_TRIALS,
     DEFAULT_RELEASES,
@@ -69,7 +69,16 @@ from judgekit.stats import (
     pass_k_curve,
     wilson_mean_interval,
 )
-from judgekit.verdict import CheckResult, FrozenModel, Verdict, deciding_check, verdict_reason
+from judgekit.verdict import (
+    REASON_SEPARATOR,
+    CheckResult,
+    FrozenModel,
+    GateFinding,
+    Verdict,
+    deciding_check,
+    failed_gates,
+    reason_parts,
+)
 
 __all__ = [
     "DEFAULT_REGRESSION_SLICES",
@@ -100,16 +109,19 @@ __all__ = [
     "source_lines",
     "task_outcomes",
     "task_rate",
+    "trial_reason",
     "trial_reasons",
     "unlabelled_judge_verdicts",
 ]
 
-REPORT_SCHEMA_VERSION = 5
+REPORT_SCHEMA_VERSION = 6
 """Version of the :class:`RunReport` JSON schema (2: the undecided policy and the undecided cases; 3:
 retirement counts distinct releases with a minimum of trials each; 4: every rate carries its bounds under
 the undecided trials, ``undecided``, ``undecided_low`` and ``undecided_high``; 5: the ``headline``, each
 trial's one-line reason in ``trial_reasons``, and each pass^k / pass@k point's interval, ``ci_low`` and
-``ci_high``, and the tasks with too few trials, ``too_few_trials``)."""
+``ci_high``, and the tasks with too few trials, ``too_few_trials``; 6: each trial reason lists every gate
+that did not pass with its own evidence, ``gates``, and the contract's part, ``contract_reason``, and its
+``reason`` joins them all)."""
 
 TOO_FEW_SHOWN = 10
 """Task ids a pass^k point names among the tasks left out for too few trials (all are counted)."""
@@ -231,18 +243,25 @@ class FailureRow(FrozenModel):
 
 
 class TrialReason(FrozenModel):
-    """Why one trial did not pass, in one line (:func:`judgekit.verdict.verdict_reason`).
+    """Why one trial did not pass: every gate that did not pass, with its own evidence.
 
     Attributes:
         case_id: The case.
         trial: The trial number (1-based).
         verdict: The trial's verdict (``fail`` or an undecided state; never ``pass``).
-        check_id: The check that explains it (the first failed gate of a failed trial), or ``None`` when
-            the grading contract's own reason does (an expectation nobody decided, an untrusted judge).
+        check_id: The check that decided the verdict (the first, most severe failed gate of a failed
+            trial), or ``None`` when the grading contract's own reason does (an expectation nobody
+            decided, an untrusted judge).
         layer: That check's layer, or ``None`` with ``check_id``.
         category: That check's failure category, or ``None``.
-        reason: The line: the check's id and reason, then what its evidence adds (the call, the first diff
-            row, the quote); never a newline. ``no reason recorded`` when nothing says why.
+        reason: The line (:func:`judgekit.verdict.verdict_reason`): ``contract_reason`` when given, then
+            each of ``gates``' lines, joined by `` | ``; never a newline. ``no reason recorded`` when
+            nothing says why.
+        contract_reason: The grading contract's reason when it is part of the explanation (an undecided
+            trial's expectation nobody decided or untrusted judge withheld; a failed trial's only when no
+            gate says why); ``""`` otherwise.
+        gates: Every gate of the trial that did not pass, each with its own evidence, the ones that
+            decided the verdict first (:func:`judgekit.verdict.failed_gates`); empty when none did.
     """
 
     case_id: str
@@ -252,6 +271,40 @@ class TrialReason(FrozenModel):
     layer: str | None
     category: str | None
     reason: str
+    contract_reason: str = ""
+    gates: tuple[GateFinding, ...] = ()
+
+    def parts(self) -> tuple[str, ...]:
+        """The reason's parts, one per line: the contract's reason (when given), then each gate's line.
+
+        ``reason`` is these joined by :data:`judgekit.verdict.REASON_SEPARATOR`; a trial with nothing to
+        say has the one part ``no reason recorded``.
+        """
+        return reason_parts(self.verdict, self.contract_reason, self.gates) or (self.reason,)
+
+
+def trial_reason(line: ResultLine) -> TrialReason:
+    """The :class:`TrialReason` of one result line that did not pass: the one place a report builds it.
+
+    Args:
+        line: The trial's result line (a :class:`~judgekit.results.ResultLine`, or the fast path's line
+            with the same attributes); its verdict is not ``pass``.
+    """
+    policy = line.untrusted_policy
+    gates = failed_gates(line.verdict, line.reason, line.checks, untrusted=policy)
+    decider = deciding_check(line.verdict, line.reason, line.checks, untrusted=policy)
+    parts = reason_parts(line.verdict, line.reason, gates)
+    return TrialReason(
+        case_id=line.case.id,
+        trial=line.trial,
+        verdict=line.verdict,
+        check_id=decider.check_id if decider is not None else None,
+        layer=decider.layer if decider is not None else None,
+        category=decider.category.value if decider is not None and decider.category is not None else None,
+        reason=REASON_SEPARATOR.join(parts) or "no reason recorded",
+        contract_reason=parts[0] if len(parts) > len(gates) else "",
+        gates=gates,
+    )
 
 
 class Headline(FrozenModel):
@@ -930,8 +983,8 @@ class RunAccumulator:
       per case and per criterion: the judge cost. These grow with tasks, not trials.
     * per trial: one ``(run id, case id, trial)`` entry for retirement's repeated trials, about 200 bytes
       (a streamed file's reader keeps one ``(case id, trial)`` entry more, to find duplicates).
-    * per trial that did not pass: its :class:`TrialReason` (the report lists every one), a few hundred
-      bytes each.
+    * per trial that did not pass: its :class:`TrialReason` with its failed gates (the report lists every
+      one), a few hundred bytes to a few kilobytes each.
     """
 
     def __init__(
@@ -984,7 +1037,7 @@ class RunAccumulator:
         self.failures = FailureTally()
         self.costs = CostTally()
         self.criteria: dict[tuple[str, str], list[int]] = {}
-        self.reasons: list[tuple[str, int, Verdict, str | None, str | None, str | None, str]] = []
+        self.reasons: list[TrialReason] = []
 
     def add(self, valid: ResultLine | FastResultLine) -> None:
         """Count one valid result line (lines of dropped or unknown cases only as such).
@@ -1062,19 +1115,7 @@ class RunAccumulator:
             count_judged_criteria(self.criteria, line, self.fingerprints)
         if line.verdict is not Verdict.PASS:
             self.failures.add(line)
-            decider = deciding_check(line.verdict, line.reason, line.checks)
-            # a plain tuple per trial that did not pass (the TrialReason models are built at the end)
-            self.reasons.append(
-                (
-                    cid,
-                    line.trial,
-                    line.verdict,
-                    decider.check_id if decider is not None else None,
-                    decider.layer if decider is not None else None,
-                    decider.category.value if decider is not None and decider.category is not None else None,
-                    verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded",
-                )
-            )
+            self.reasons.append(trial_reason(line))
 
     def report(
         self,
@@ -1109,8 +1150,10 @@ class RunAccumulator:
         problems: list[str] = [str(p) for p in problems_in]
         notes: list[str] = []
         if self.unknown:
+            known_ids = list(self.known or ())
             shown = ", ".join(
-                f"'{cid}' ({n} trial{'s' if n != 1 else ''})" for cid, n in sorted(self.unknown.items())
+                f"'{cid}' ({n} trial{'s' if n != 1 else ''}{did_you_mean(cid, known_ids)})"
+                for cid, n in sorted(self.unknown.items())
             )
             problems.append(
                 f"{path}: trials of cases not in the case set are left out: {shown}; "
@@ -1220,20 +1263,7 @@ class RunAccumulator:
                 f"{', '.join(sorted(self.policies))}): those trials' verdicts are not calibrated evidence"
             )
         known = self.known
-        reasons = [
-            TrialReason(
-                case_id=cid,
-                trial=trial,
-                verdict=verdict,
-                check_id=check_id,
-                layer=layer,
-                category=cat,
-                reason=why,
-            )
-            for cid, trial, verdict, check_id, layer, cat, why in sorted(
-                self.reasons, key=lambda r: (r[2] is not Verdict.FAIL, r[0], r[1])
-            )
-        ]
+        reasons = sorted(self.reasons, key=lambda r: (r.verdict is not Verdict.FAIL, r.case_id, r.trial))
         report = RunReport(
             run=run,
             k_max=k_max,
@@ -1391,22 +1421,7 @@ def trial_reasons(lines: Iterable[ResultLine]) -> tuple[TrialReason, ...]:
     The reason is :func:`judgekit.verdict.verdict_reason`'s, the one the viewer, the demo and the
     integrations show.
     """
-    rows: list[TrialReason] = []
-    for line in lines:
-        if line.verdict is Verdict.PASS:
-            continue
-        check = deciding_check(line.verdict, line.reason, line.checks)
-        rows.append(
-            TrialReason(
-                case_id=line.case.id,
-                trial=line.trial,
-                verdict=line.verdict,
-                check_id=check.check_id if check is not None else None,
-                layer=check.layer if check is not None else None,
-                category=check.category.value if check is not None and check.category is not None else None,
-                reason=verdict_reason(line.verdict, line.reason, line.checks) or "no reason recorded",
-            )
-        )
+    rows = [trial_reason(line) for line in lines if line.verdict is not Verdict.PASS]
     rows.sort(key=lambda r: (r.verdict is not Verdict.FAIL, r.case_id, r.trial))
     return tuple(rows)
 

@@ -36,7 +36,16 @@ from judgekit.io.folders import StagedFolder, check_folder
 from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite, source_lines
 from judgekit.results import ResultLine, RunResults
 from judgekit.secrets import Redactor, redact
-from judgekit.verdict import CheckResult, Evidence, FrozenModel, Trust, Verdict, evidence_line, verdict_reason
+from judgekit.verdict import (
+    CheckResult,
+    Evidence,
+    FrozenModel,
+    Trust,
+    Verdict,
+    evidence_line,
+    failed_gates,
+    verdict_reason,
+)
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -166,7 +175,7 @@ def trial_row(line: ResultLine, case_index: int) -> list[Any]:
     Returns:
         ``[case index, trial, verdict, failure categories (comma-separated), failing layers
         (comma-separated), trust, cost in dollars or None, why the cost is unknown or None, one-line
-        reason]``; the reason is :func:`~judgekit.verdict.verdict_reason`.
+        reason]``; the reason is :func:`~judgekit.verdict.verdict_reason` (every gate that did not pass).
     """
     cost, unknown = _cost(line)
     return [
@@ -178,7 +187,7 @@ def trial_row(line: ResultLine, case_index: int) -> list[Any]:
         trial_trust(line),
         cost,
         unknown,
-        verdict_reason(line.verdict, line.reason, line.checks),
+        verdict_reason(line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy),
     ]
 
 
@@ -429,7 +438,9 @@ def trial_detail(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any]:
         lookup: Its transcript, or why it is unavailable (:func:`read_transcripts_for`).
 
     Returns:
-        ``case``, ``trial``, ``verdict``, ``reason`` (the one-line reason), ``contract_reason``, ``quality``,
+        ``case``, ``trial``, ``verdict``, ``reason`` (the one-line reason), ``contract_reason``, ``gates``
+        (every gate that did not pass, each with its own evidence and whether it decided the verdict:
+        :func:`~judgekit.verdict.failed_gates`, as the reports list them), ``quality``,
         ``cost_usd`` / ``cost_unknown_reason``, ``failure_categories``, ``trust``, ``run`` (the run record),
         ``judge`` (model, label, fingerprint), ``source``, ``messages`` (``None`` when unavailable),
         ``transcript_unavailable``, ``transcript_warning``, ``highlight`` (message and call indices the
@@ -458,8 +469,12 @@ def trial_detail(line: ResultLine, lookup: TranscriptLookup) -> dict[str, Any]:
         "trial": line.trial,
         "run_id": line.run_id,
         "verdict": line.verdict.value,
-        "reason": verdict_reason(line.verdict, line.reason, line.checks),
+        "reason": verdict_reason(line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy),
         "contract_reason": line.reason,
+        "gates": [
+            g.model_dump(mode="json")
+            for g in failed_gates(line.verdict, line.reason, line.checks, untrusted=line.untrusted_policy)
+        ],
         "quality": line.quality,
         "cost_usd": cost,
         "cost_unknown_reason": unknown,

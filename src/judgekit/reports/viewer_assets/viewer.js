@@ -366,6 +366,7 @@
     var head = el("section", { cls: "trial-head", id: "trial-head" }, [
       el("h2", {}, [d.case + " (v" + d.case_version + ") trial " + d.trial + " ", verdictBadge(d.verdict)]),
       d.reason ? el("p", { cls: "reason", id: "trial-reason", text: d.reason }) : null,
+      renderGates(d),
       field("run", run.name + " (" + d.run_id + ")"),
       field("suite", info.suite + (info.slice ? ", slice " + info.slice : "") + (info.severity ? ", severity " + info.severity : "") + (info.category ? ", category " + info.category : "")),
       field("failure categories", d.failure_categories.join(", ") || "none"),
@@ -389,6 +390,24 @@
     var focus = d.highlight.calls.length ? document.getElementById("call-" + d.highlight.calls[0]) : (d.highlight.messages.length ? document.getElementById("msg-" + d.highlight.messages[0]) : null);
     if (focus && focus.scrollIntoView) focus.scrollIntoView({ block: "center" });
     window.scrollTo(0, 0);
+  }
+
+  // every gate that did not pass, each with its own evidence and whether it decided the verdict (the list
+  // the reports show, computed by judgekit.verdict.failed_gates: the page only lays it out)
+  function renderGates(d) {
+    if (!d.gates || !d.gates.length) return null;
+    var list = el("ol", { cls: "gates", id: "trial-gates" });
+    d.gates.forEach(function (g) {
+      var decided = g.decided ? "decided the verdict" : "did not decide" + (g.counted_as !== g.verdict ? " (untrusted judge, counted as " + g.counted_as.replace(/_/g, " ") + ")" : "");
+      var item = el("li", { cls: "gate-finding" + (g.decided ? " decided" : "") }, [
+        verdictBadge(g.verdict), " ", el("span", { cls: "check-id", text: g.check_id }), " ",
+        el("span", { cls: "layer", text: g.layer }), " ", el("span", { cls: "gate-decided", text: decided }),
+        g.reason ? el("div", { cls: "gate-reason", text: g.reason }) : null
+      ]);
+      g.evidence.forEach(function (line) { item.appendChild(el("div", { cls: "gate-evidence", text: line })); });
+      list.appendChild(item);
+    });
+    return el("div", { cls: "gates-box" }, [el("span", { cls: "label", text: d.gates.length + " gate(s) that did not pass" }), list]);
   }
 
   function quoteMarks(d) {
