@@ -62,6 +62,8 @@ def test_looking_up_an_unknown_id_names_the_known_ids(tmp_path: Path) -> None:
     case_set = load_case_set(_set(tmp_path))
     with pytest.raises(KeyError, match=r"no case 'GS-1' in the set at .*; known ids: c1, c2, c3"):
         case_set["GS-1"]
+    with pytest.raises(KeyError, match=r"no case 'c11' in the set at .*; did you mean 'c1'\?; known ids: c1"):
+        case_set["c11"]
 
 
 # --------------------------------------------------------------------------- paths and patterns

@@ -21,7 +21,6 @@ them. Unknown fields are rejected with a did-you-mean. Reading a set of case fil
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 import re
@@ -48,7 +47,7 @@ from pydantic import (
     model_validator,
 )
 
-from judgekit.errors import Problem
+from judgekit.errors import Problem, closest_name, did_you_mean
 from judgekit.io.documents import Document, format_loc
 from judgekit.patterns import pattern_problem
 from judgekit.textnorm import REVIEW_GUARD
@@ -513,8 +512,7 @@ def _predicate_list() -> str:
 def _suggest_predicate(name: str) -> str | None:
     if name.lower() in _PREDICATE_ALIASES:
         return _PREDICATE_ALIASES[name.lower()]
-    close = difflib.get_close_matches(name, _PREDICATE_KEYS, n=1, cutoff=0.6)
-    return close[0] if close else None
+    return closest_name(name, _PREDICATE_KEYS)
 
 
 def _unknown_predicates_message(unknown: Sequence[str]) -> str:
@@ -981,8 +979,7 @@ class DoNothing(FrozenModel):
                 "all; add the acceptance criterion (or required_outcome) that tells a right refusal from a "
                 "useless reply, and name it (decided_by: case.acceptance)"
             )
-        close = difflib.get_close_matches(name, criteria, n=1, cutoff=0.6)
-        hint = f"; did you mean {close[0]!r}?" if close else ""
+        hint = did_you_mean(name, criteria)
         raise ValueError(
             f"decided_by {name!r} names no criterion of this case{hint} (its judge criteria: "
             f"{', '.join(criteria)}; or name a critical rubric criterion by its id)"
@@ -1345,12 +1342,7 @@ def problems_from_validation(
         if kind == "extra_forbidden":
             name = str(loc[-1])
             allowed = _fields_at(model, loc[:-1])
-            close = difflib.get_close_matches(name, allowed, n=1, cutoff=0.6)
-            hint = (
-                f"; did you mean '{close[0]}'?"
-                if close
-                else (f"; allowed here: {', '.join(allowed)}" if allowed else "")
-            )
+            hint = did_you_mean(name, allowed) or (f"; allowed here: {', '.join(allowed)}" if allowed else "")
             message = f"unknown field '{name}'{hint}"
         elif kind == "missing":
             message = "required field is missing"

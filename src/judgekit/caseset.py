@@ -41,7 +41,7 @@ from judgekit.cases import (
     parse_case,
     problems_from_validation,
 )
-from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem, did_you_mean, unknown_names
 from judgekit.io.documents import Document, read_documents
 from judgekit.verdict import FrozenModel
 
@@ -274,9 +274,11 @@ class CaseSet:
         for loaded in self.cases:
             if loaded.case.id == case_id:
                 return loaded
-        known = ", ".join(sorted(c.case.id for c in self.cases)[:20]) or "none"
+        ids = [c.case.id for c in self.cases]
+        known = ", ".join(sorted(ids)[:20]) or "none"
         more = f" (and {len(self.cases) - 20} more)" if len(self.cases) > 20 else ""
-        raise KeyError(f"no case '{case_id}' in the set at {self.root}; known ids: {known}{more}")
+        hint = did_you_mean(case_id, ids)
+        raise KeyError(f"no case '{case_id}' in the set at {self.root}{hint}; known ids: {known}{more}")
 
     def reviewed(self) -> list[LoadedCase]:
         """Cases that gates and runs use (candidates left out)."""
@@ -366,7 +368,8 @@ def select_cases(
     routine = sorted((names & known) - holdouts)
     problems: list[str] = []
     if unknown:
-        problems.append(f"not cases of the set: {', '.join(unknown)}")
+        # a name given here must be a holdout: the guess is among the holdouts
+        problems.append(f"not cases of the set: {unknown_names(unknown, holdouts)}")
     if routine:
         problems.append(f"not holdout cases (they are graded anyway): {', '.join(routine)}")
     if problems:

@@ -7,10 +7,19 @@ one readable line each and exits non-zero; it never shows a traceback for them.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["JudgekitError", "LocatedError", "Problem", "ProblemsError"]
+__all__ = [
+    "JudgekitError",
+    "LocatedError",
+    "Problem",
+    "ProblemsError",
+    "closest_name",
+    "did_you_mean",
+    "unknown_names",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -72,3 +81,54 @@ class LocatedError(JudgekitError):
     def __init__(self, problem: Problem, *, exit_code: int = 2) -> None:
         self.problem = problem
         super().__init__(str(problem), exit_code=exit_code)
+
+
+def closest_name(name: str, known: Iterable[str]) -> str | None:
+    """The known name a mistyped ``name`` most likely meant: the one place judgekit guesses a did-you-mean.
+
+    Args:
+        name: The name the user gave (a case id, a field, a predicate, a setting).
+        known: The names that exist.
+
+    Returns:
+        The closest known name by :func:`difflib.get_close_matches` (similarity at least 0.6: one or two
+        edits in a short name, a few in a longer one), or ``None`` when none is that close.
+    """
+    import difflib
+
+    close = difflib.get_close_matches(name, list(known), n=1, cutoff=0.6)
+    return close[0] if close else None
+
+
+def did_you_mean(name: str, known: Iterable[str]) -> str:
+    """``; did you mean 'X'?`` to append to a message about an unknown ``name``, or ``""``.
+
+    Args:
+        name: The unknown name the user gave.
+        known: The names that exist.
+
+    Returns:
+        The hint naming :func:`closest_name`, or the empty string when no known name is close.
+    """
+    close = closest_name(name, known)
+    return f"; did you mean '{close}'?" if close is not None else ""
+
+
+def unknown_names(names: Iterable[str], known: Iterable[str], *, quote: bool = False) -> str:
+    """Unknown names listed for a message, each with its did-you-mean: ``a (did you mean 'b'?), c``.
+
+    Args:
+        names: The unknown names, in the order to list them.
+        known: The names that exist (see :func:`closest_name`).
+        quote: Put each unknown name in single quotes too (``'a' (did you mean 'b'?)``).
+
+    Returns:
+        The names joined by ``", "``; empty when ``names`` is.
+    """
+    candidates = list(known)
+    shown = []
+    for name in names:
+        close = closest_name(name, candidates)
+        named = f"'{name}'" if quote else name
+        shown.append(f"{named} (did you mean '{close}'?)" if close is not None else named)
+    return ", ".join(shown)

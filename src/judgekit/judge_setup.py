@@ -41,7 +41,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, unknown_names
 
 if TYPE_CHECKING:
     from judgekit.calibration.trust import UnlabelledPolicy
@@ -105,16 +105,8 @@ def load_run_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
         raise JudgekitError(f"{path}: 'judge' must be a mapping", exit_code=2)
     bad = sorted(set(judge) - set(JUDGE_SETTINGS))
     if bad:
-        import difflib
-
-        hints = [
-            f"'{name}' (did you mean '{close[0]}'?)"
-            if (close := difflib.get_close_matches(name, JUDGE_SETTINGS, 1))
-            else f"'{name}'"
-            for name in bad
-        ]
         raise JudgekitError(
-            f"{path}: unknown judge setting(s) {', '.join(hints)}; "
+            f"{path}: unknown judge setting(s) {unknown_names(bad, JUDGE_SETTINGS, quote=True)}; "
             f"allowed: {', '.join(sorted(JUDGE_SETTINGS))}",
             exit_code=2,
         )

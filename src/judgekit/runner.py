@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import JsonValue, ValidationError
 
-from judgekit.errors import JudgekitError, LocatedError, Problem
+from judgekit.errors import JudgekitError, LocatedError, Problem, did_you_mean
 from judgekit.graders.contract import Grader, GraderSpec, UntrustedPolicy
 from judgekit.io.atomic import LineAppender, fsync_folder, make_parent_folder, repair_tail
 from judgekit.io.documents import (
@@ -278,6 +278,7 @@ def plan_trials(
         loaded.case.id: loaded.case for loaded in case_set.reviewed() if loaded.case.id in selection.left_out
     }
     candidates = {loaded.case.id for loaded in case_set.candidates()}
+    ids = [loaded.case.id for loaded in case_set.reviewed()]  # a did-you-mean names a gradable case
     plan = RunPlan(holdouts=selection.named)
     seen: dict[tuple[str, int], str] = {}
     for path in files:
@@ -304,12 +305,13 @@ def plan_trials(
                         if transcript.case_id in candidates
                         else f"is not in the case set ({case_set.root})"
                     )
+                    hint = "" if transcript.case_id in candidates else did_you_mean(transcript.case_id, ids)
                     plan.problems.append(
                         Problem(
                             path,
                             number,
                             "case_id",
-                            f"case '{transcript.case_id}' {why}; trial {transcript.trial} left out",
+                            f"case '{transcript.case_id}' {why}; trial {transcript.trial} left out{hint}",
                         )
                     )
                     continue

@@ -214,6 +214,17 @@ def test_input_problems_and_holdouts_are_said_and_exit_2(golden: Path) -> None:
     assert outcome.exit_code == 2
 
 
+def test_a_trial_of_a_case_one_edit_away_gets_a_did_you_mean(golden: Path) -> None:
+    # issue 35: every other unknown name had a did-you-mean; a mistyped case id in a transcript had none
+    files = _transcripts(golden.parent, transcript("state-adress"))
+    outcome = grade_run(golden, [files], golden.parent / "r.jsonl", options=RunOptions(report=False))
+    (problem,) = outcome.input_problems
+    assert problem.message.endswith(
+        f"case 'state-adress' is not in the case set ({golden}); trial 1 left out; "
+        "did you mean 'state-address'?"
+    )
+
+
 def test_resuming_grades_only_what_is_left_and_the_async_variant_is_the_same_run(golden: Path) -> None:
     files = _transcripts(golden.parent, transcript("state-address"))
     out = golden.parent / "r.jsonl"

@@ -770,3 +770,17 @@ def test_an_output_in_a_folder_that_does_not_exist_yet_is_written(option, tmp_pa
     assert code != 2, err
     assert "does not exist" not in err
     assert [(tmp_path / name).is_file() for name in written] == [True] * len(written)
+
+
+def test_a_case_id_one_edit_away_gets_a_did_you_mean_in_grade_and_report(tmp_path, capsys):
+    # issue 35: every other unknown name had a did-you-mean; a transcript's mistyped case id had none
+    row = json.loads(_one_trial(tmp_path).read_text())
+    typo = tmp_path / "typo.jsonl"
+    typo.write_text(json.dumps({**row, "case_id": "gs-double-charg"}) + "\n")
+    assert _cli("grade", "--cases", AIRDESK, "--transcripts", typo, "--out", tmp_path / "r.jsonl") == 2
+    assert "case 'gs-double-charg' is not in the case set" in (err := capsys.readouterr().err)
+    assert "trial 1 left out; did you mean 'gs-double-charge'?" in err
+    results = _results_file(tmp_path).read_text().replace('"id":"gs-double-charge"', '"id":"gs-double-charg"')
+    (tmp_path / "typo-results.jsonl").write_text(results)
+    _cli("report", tmp_path / "typo-results.jsonl", "--cases", AIRDESK)
+    assert "'gs-double-charg' (1 trial; did you mean 'gs-double-charge'?)" in capsys.readouterr().err

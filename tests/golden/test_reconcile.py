@@ -124,7 +124,7 @@ def test_versions_and_ids_are_checked_against_the_set(tmp_path: Path, small_set:
     with pytest.raises(ProblemsError, match="resolves version 4 but the set has version 1"):
         reconcile(*files(tmp_path, a, b), set_path=small_set)
     a = A.replace("  GS-2:", "  GS-404:")
-    with pytest.raises(ProblemsError, match="cases not in the golden set: GS-404"):
+    with pytest.raises(ProblemsError, match=r"cases not in the golden set: GS-404 \(did you mean 'GS-2'\?\)"):
         reconcile(*files(tmp_path, a, a.replace("alice", "bob")), set_path=small_set)
 
 

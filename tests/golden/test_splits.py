@@ -77,7 +77,10 @@ def test_split_field_and_selection(split_set: Path) -> None:
     assert (chosen.named, chosen.left_out) == (("GS-H",), ())
     with pytest.raises(JudgekitError, match=r"not holdout cases \(they are graded anyway\): GS-1"):
         select_cases(case_set, ["GS-1"])
-    with pytest.raises(JudgekitError, match=r"not cases of the set: GS-X\. The set's holdout cases: GS-H"):
+    with pytest.raises(JudgekitError, match=r"not cases of the set: nope\. The set's holdout cases: GS-H"):
+        select_cases(case_set, ["nope"])
+    # issue 35: a holdout name one edit away is guessed, as every unknown name is
+    with pytest.raises(JudgekitError, match=r"not cases of the set: GS-X \(did you mean 'GS-H'\?\)\. The"):
         select_cases(case_set, ["GS-X"])
 
 

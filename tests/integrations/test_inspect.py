@@ -150,6 +150,7 @@ def test_deterministic_layers_score_inside_an_inspect_task(root: Path) -> None:
             sample("wrong", "Change my email to new@x.io [wrong user]"),
             sample("lost", "Change my email to new@x.io", lose_state=True),
             Sample(id="unknown", input="hi", metadata={"case_id": "no-such-case"}),
+            Sample(id="typo", input="hi", metadata={"case_id": "emial-1"}),
         ],
         None,
         root,
@@ -178,7 +179,8 @@ def test_deterministic_layers_score_inside_an_inspect_task(root: Path) -> None:
     unknown = scores["unknown"]
     assert math.isnan(unknown.value)
     assert unknown.reason == "scoring_failed"
-    assert "no judgekit case 'no-such-case'" in unknown.explanation
+    assert "no judgekit case 'no-such-case' (set metadata" in unknown.explanation
+    assert "no judgekit case 'emial-1'; did you mean 'email-1'? (set metadata" in scores["typo"].explanation
 
     # Inspect's metrics leave the unscored samples out of the denominator: 1 correct of 2 scored.
     metrics = log.results.scores[0].metrics

@@ -167,6 +167,9 @@ def test_anthropic_output_is_read_too(cases: Path) -> None:
         pytest.param({"config": {}}, "x", "needs 'config: {cases:", id="no_cases"),
         pytest.param({"vars": {}}, "x", "no judgekit case id: set 'case_id'", id="no_case_id"),
         pytest.param({"vars": {"case_id": "nope"}}, "x", "no case 'nope'", id="unknown_case"),
+        pytest.param(
+            {"vars": {"case_id": "emial-1"}}, "x", "; did you mean 'email-1'? (known:", id="near_case"
+        ),
         pytest.param({}, '{"turns": []}', "unknown transcript shape", id="unknown_shape"),
         pytest.param({}, '[{"role": "robot", "content": "x"}]', "found role(s) 'robot'", id="unknown_role"),
     ],

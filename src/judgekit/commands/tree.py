@@ -14,7 +14,6 @@ it.
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
@@ -36,7 +35,7 @@ from judgekit.commands import (
     trust,
     view,
 )
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, closest_name
 
 __all__ = ["GROUPS", "RENAMED", "TOP", "Group", "register"]
 
@@ -194,7 +193,7 @@ class _Group(TyperGroup):
             and wanted
             and not wanted.startswith("-")
             and self.get_command(ctx, wanted) is None
-            and not difflib.get_close_matches(wanted, self.list_commands(ctx), n=1)
+            and closest_name(wanted, self.list_commands(ctx)) is None
         ):
             raise JudgekitError(_moved_message([name]))
         return super().resolve_command(ctx, args)

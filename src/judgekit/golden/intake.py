@@ -32,7 +32,6 @@ Any missing or malformed field is reported with its file, line and field, and no
 from __future__ import annotations
 
 import csv
-import difflib
 import functools
 import io
 import os
@@ -47,7 +46,7 @@ from pydantic import Field
 
 from judgekit.cases import REVIEW_PREFIX, Case
 from judgekit.caseset import CaseSet, LocatedProblem
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, Problem, ProblemsError, did_you_mean
 from judgekit.golden.generate import CandidateFile, candidates_dir, write_candidate_files
 from judgekit.io.documents import Document
 from judgekit.verdict import FrozenModel
@@ -208,8 +207,7 @@ def _record(
 
     for key in raw:
         if key not in FIELDS:
-            close = difflib.get_close_matches(str(key), FIELDS, n=1, cutoff=0.6)
-            hint = f"; did you mean '{close[0]}'?" if close else f"; known fields: {', '.join(FIELDS)}"
+            hint = did_you_mean(str(key), FIELDS) or f"; known fields: {', '.join(FIELDS)}"
             problems.append(Problem(path, at(str(key)), str(key), f"unknown field{hint}"))
     for key in REQUIRED:
         value = raw.get(key)

@@ -51,7 +51,7 @@ from judgekit.cases import (
     NonEmptyStr,
     problems_from_validation,
 )
-from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.errors import JudgekitError, Problem, ProblemsError, unknown_names
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -382,9 +382,8 @@ def compare_resolutions(
         for res, path in ((a, a_path), (b, b_path)):
             unknown = sorted(set(res.cases) - set(set_versions))
             if unknown:
-                problems.append(
-                    Problem(path, None, "cases", f"cases not in the golden set: {', '.join(unknown)}")
-                )
+                shown = unknown_names(unknown, set_versions)
+                problems.append(Problem(path, None, "cases", f"cases not in the golden set: {shown}"))
             for case_id, r in sorted(res.cases.items()):
                 current = set_versions.get(case_id)
                 if r.version is not None and current is not None and r.version != current:

@@ -60,7 +60,7 @@ from inspect_ai.scorer import (  # noqa: E402
 )
 from inspect_ai.solver import TaskState  # noqa: E402
 
-from judgekit.errors import JudgekitError  # noqa: E402
+from judgekit.errors import JudgekitError, did_you_mean  # noqa: E402
 from judgekit.verdict import Grade, Verdict  # noqa: E402
 
 if TYPE_CHECKING:
@@ -291,7 +291,8 @@ def judgekit_scorer(
             return _error_score(
                 cid,
                 trial,
-                f"no judgekit case '{cid}' (set metadata case_id on the sample; known: {known})",
+                f"no judgekit case '{cid}'{did_you_mean(cid, by_id)} (set metadata case_id on the sample; "
+                f"known: {known})",
                 answer,
             )
         try:

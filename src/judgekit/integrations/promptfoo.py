@@ -43,7 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from judgekit.errors import JudgekitError, LocatedError
+from judgekit.errors import JudgekitError, LocatedError, did_you_mean
 from judgekit.io.documents import load_json_bounded
 from judgekit.verdict import Grade, Verdict
 
@@ -112,8 +112,11 @@ def _case(context: Mapping[str, Any]) -> tuple[Case, Path]:
             f"case '{case_id}' is a holdout case (split: holdout), kept out of routine runs; name it in the "
             f"assertion's config ('holdout: [{case_id}]') to grade it"
         )
-    known = ", ".join(sorted(c.case.id for c in case_set.cases if not c.candidate)[:10])
-    raise JudgekitError(f"no case '{case_id}' in {cases} (known: {known}); check the test's case_id")
+    reviewed = sorted(c.case.id for c in case_set.cases if not c.candidate)
+    hint = did_you_mean(str(case_id), reviewed)
+    raise JudgekitError(
+        f"no case '{case_id}' in {cases}{hint} (known: {', '.join(reviewed[:10])}); check the test's case_id"
+    )
 
 
 def _conversation(output: Any) -> Any:

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import JsonValue
 
 from judgekit.api.runs import RunOptions, grade_trials, open_results
-from judgekit.errors import JudgekitError, Problem
+from judgekit.errors import JudgekitError, Problem, did_you_mean
 from judgekit.integrations.grading import require_extra
 from judgekit.results import TrialSource
 from judgekit.runner import (
@@ -175,7 +175,7 @@ class TrialBatchGrader:
                         number,
                         "case_id",
                         f"case '{transcript.case_id}' is not among the cases shipped to the workers; "
-                        f"trial {transcript.trial} left out",
+                        f"trial {transcript.trial} left out{did_you_mean(transcript.case_id, self.cases)}",
                     )
                 )
             if transcript is None or case is None:
