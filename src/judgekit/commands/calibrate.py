@@ -38,7 +38,7 @@ def _read(path: Path, what: str) -> bytes:
     return read_input(path, what)
 
 
-@existing_inputs("labels", "policy", "baseline")
+@existing_inputs("labels", "policy", "baseline", "cases")
 def calibrate(
     labels: Path = typer.Argument(
         ...,
