@@ -110,8 +110,34 @@ def calibrated(project: Path, capsys: pytest.CaptureFixture[str], fingerprint: s
         *("--cases", str(project / "golden")),
     )
     assert code == 0, printed
+    assert (
+        "Criterion texts labelled: 2 distinct text(s) of case.acceptance, polite, recorded by hash" in printed
+    )
     (record,) = (project / "records").glob("*.json")
     return json.loads(record.read_text())
+
+
+def test_texts_calibrate_cannot_find_are_unresolved_and_say_how_to_find_them(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = ["calibrate", str(project / "labels.csv"), "--judge", "judge", "--fingerprint", "ab" * 32]
+    code, printed = run(capsys, *args, "--records", str(project / "records"), "--format", "html")
+    assert code == 0, printed
+    assert (
+        "Criterion texts labelled: 0 distinct text(s) of case.acceptance, polite, recorded by hash (a "
+        "verdict on any other text is said to rest on agreement elsewhere); texts not found for "
+        "case.acceptance, polite: give the judge&#39;s rubric (--rubric) and the golden set (--cases)."
+    ) in printed
+    (record,) = (project / "records").glob("*.json")
+    listed = json.loads(record.read_text())["criteria"]
+    assert (listed["text_hashes"], listed["unresolved"]) == ([], ["case.acceptance", "polite"])
+    code, out = run(capsys, "judge", "trust", "ab" * 32, "--records", str(project / "records"), "--text", NEW)
+    assert code == 0
+    assert out.rstrip().endswith(
+        f"the criterion: whether its text ({criterion_text_hash(NEW)[:12]}) was labelled is unknown (the "
+        "calibration could not find every labelled text of case.acceptance, polite: calibrate with --rubric "
+        "and --cases)"
+    )
 
 
 def test_a_replaced_acceptance_is_said_counted_and_withheld_on_request(

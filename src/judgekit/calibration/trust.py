@@ -178,13 +178,14 @@ def criterion_labelled(
         count = f"{len(listed.text_hashes)} labelled text(s)"
         if digest in listed.text_hashes:
             return True, f"{name}: its text ({digest[:12]}) is among the calibration's {count}"
-        missing = [k for k in (criterion, "") if k in listed.unresolved]
+        # a text of an id whose labelled texts were not all found (any id, asked without one) may be one
+        missing = [k for k in listed.unresolved if not k or not criterion or k == criterion]
         if missing:
             why = (
                 "the label table had no criterion column"
-                if not missing[0]
-                else f"the calibration could not find every labelled text of {missing[0]!r}: calibrate with "
-                "--rubric and --cases"
+                if "" in missing
+                else f"the calibration could not find every labelled text of {', '.join(missing)}: calibrate "
+                "with --rubric and --cases"
             )
             return None, f"{name}: whether its text ({digest[:12]}) was labelled is unknown ({why})"
         return False, (

@@ -32,6 +32,7 @@ __all__ = [
     "comparison_base_rate",
     "comparison_json",
     "comparison_markdown",
+    "criteria_text",
     "fmt_estimate",
     "render_calibration",
     "render_comparison",
@@ -102,6 +103,33 @@ def base_rate_text(result: CalibrationResult) -> str:
     return _base_rate_phrase(ceiling.base_rate if ceiling is not None else None)
 
 
+def criteria_text(result: CalibrationResult) -> str | None:
+    """One sentence on the labelled criterion texts the record lists, or ``None`` when none were recorded.
+
+    It names the labelled criterion ids, how many distinct texts were hashed, and the ids whose texts were
+    not found (then whether a verdict's text was labelled is unknown, so the sentence says how to fix it).
+    """
+    listed = result.criteria
+    if listed is None:
+        return None
+    if not listed.ids:
+        return (
+            "Criterion texts: the label table has no criterion column, so the record cannot say which "
+            "criterion texts were labelled"
+        )
+    text = (
+        f"Criterion texts labelled: {len(listed.text_hashes)} distinct text(s) of {', '.join(listed.ids)}, "
+        "recorded by hash (a verdict on any other text is said to rest on agreement elsewhere)"
+    )
+    missing = [k for k in listed.unresolved if k]
+    if missing:
+        text += (
+            f"; texts not found for {', '.join(missing)}: give the judge's rubric (--rubric) and the golden "
+            "set (--cases)"
+        )
+    return text
+
+
 def _metric_rows(pair: PairAgreement, base: str | None = None) -> list[tuple[str, Estimate]]:
     rows: list[tuple[str, Estimate]] = [("percent agreement", pair.percent_agreement)]
     for w, e in pair.kappa.items():
@@ -170,6 +198,9 @@ def result_markdown(result: CalibrationResult) -> str:
         + f") · {r.confidence:.0%} intervals, {r.resamples} case-bootstrap resamples (seed {r.seed})"
     )
     lines.append("")
+    criteria = criteria_text(result)
+    if criteria is not None:
+        lines += [md_text(criteria) + ".", ""]
     lines.append("## Trust conditions")
     lines.append("")
     lines.append("| condition | result | required | observed | detail |")
@@ -437,6 +468,7 @@ def result_html(result: CalibrationResult) -> str:
         figures=_figures(result),
         metric_rows=_metric_rows,
         base=base_rate_text(result),
+        criteria=criteria_text(result),
         css=_css(),
     )
 
