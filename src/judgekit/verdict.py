@@ -34,6 +34,7 @@ __all__ = [
     "combine_gate_verdicts",
     "count_verdicts",
     "deciding_check",
+    "deciding_gate",
     "effective_verdict",
     "evidence_line",
     "explain_check",
@@ -317,6 +318,8 @@ def _evidence_parts(evidence: Evidence) -> list[str]:
 GATE_SEVERITY: tuple[Verdict, ...] = (Verdict.FAIL, Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION)
 """The states of a gate that did not pass, most severe first: :func:`combine_gate_verdicts`'s precedence."""
 
+_RANK = {state: i for i, state in enumerate(GATE_SEVERITY)}
+
 _WORDS = {
     Verdict.PASS: "pass",
     Verdict.FAIL: "fail",
@@ -420,22 +423,24 @@ def failed_gates(
     return tuple(_finding(c, v, decided=d) for c, v, d in _not_passed(verdict, reason, checks, untrusted))
 
 
+def _contract_explains(verdict: Verdict, reason: str) -> bool:
+    """Whether the grading contract's reason, not a check, explains a trial: an undecided one that has it."""
+    return verdict is not Verdict.FAIL and bool(reason.strip())
+
+
 def _not_passed(
     verdict: Verdict, reason: str, checks: Sequence[CheckResult], untrusted: str | None
 ) -> list[tuple[CheckResult, Verdict, bool]]:
     """:func:`failed_gates`' checks in its order, each with what it counted as and whether it decided."""
     if verdict is Verdict.PASS:
         return []
-    counted = [(c, effective_verdict(c, untrusted)) for c in checks]
-    contract = verdict is not Verdict.FAIL and bool(reason.strip())
-    listed = [(c, v) for c, v in counted if c.gate and c.verdict in GATE_SEVERITY]
-    if not contract and not any(v is verdict for _, v in listed):
-        same = [(c, v) for c, v in counted if v is verdict]
+    listed = [(c, effective_verdict(c, untrusted)) for c in checks if c.gate and c.verdict in GATE_SEVERITY]
+    if not any(v is verdict for _, v in listed) and not _contract_explains(verdict, reason):
+        same = [(c, v) for c in checks if (v := effective_verdict(c, untrusted)) is verdict]
         explainer = next((cv for cv in same if cv[0].gate), same[0] if same else None)
         if explainer is not None:
             listed.append(explainer)
-    rank = {state: i for i, state in enumerate(GATE_SEVERITY)}
-    listed.sort(key=lambda cv: (cv[1] is not verdict, rank.get(cv[1], len(rank))))
+    listed.sort(key=lambda cv: (cv[1] is not verdict, _RANK.get(cv[1], len(_RANK))))
     return [(c, v, v is verdict) for c, v in listed]
 
 
@@ -544,9 +549,16 @@ def deciding_check(
         first failed gate); ``None`` for a pass, for a trial whose verdict the contract's reason gave, and
         when no check decided it.
     """
-    if verdict is not Verdict.FAIL and reason.strip():
+    if _contract_explains(verdict, reason):
         return None
     return next((c for c, _, decided in _not_passed(verdict, reason, checks, untrusted) if decided), None)
+
+
+def deciding_gate(verdict: Verdict, reason: str, gates: Sequence[GateFinding]) -> GateFinding | None:
+    """:func:`deciding_check` read from a trial's :func:`failed_gates` (no second pass over its checks)."""
+    if _contract_explains(verdict, reason):
+        return None
+    return next((g for g in gates if g.decided), None)
 
 
 # --------------------------------------------------------------------------- explanations

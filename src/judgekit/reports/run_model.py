@@ -75,7 +75,7 @@ from judgekit.verdict import (
     FrozenModel,
     GateFinding,
     Verdict,
-    deciding_check,
+    deciding_gate,
     failed_gates,
     reason_parts,
 )
@@ -292,7 +292,7 @@ def trial_reason(line: ResultLine) -> TrialReason:
     """
     policy = line.untrusted_policy
     gates = failed_gates(line.verdict, line.reason, line.checks, untrusted=policy)
-    decider = deciding_check(line.verdict, line.reason, line.checks, untrusted=policy)
+    decider = deciding_gate(line.verdict, line.reason, gates)
     parts = reason_parts(line.verdict, line.reason, gates)
     return TrialReason(
         case_id=line.case.id,
