@@ -429,11 +429,14 @@ def test_missing_referenced_fixture(tmp_path: Path) -> None:
         tmp_path, "id: C-1\ninput: hi\ninitial_state: fixtures/nope.sql\nreference_solution: t/ref.jsonl\n"
     )
     root = tmp_path.resolve()
+    # issue 35: the message says where the file was looked for and what to do
     assert found == [
-        f"{path}:3: initial_state: file 'fixtures/nope.sql' not found (looked in {root}); "
-        "paths are relative to the set's root",
-        f"{path}:4: reference_solution: file 't/ref.jsonl' not found (looked in {root}); "
-        "paths are relative to the set's root",
+        f"{path}:3: initial_state: file 'fixtures/nope.sql' not found: nothing at "
+        f"{root / 'fixtures/nope.sql'} (a case's paths are relative to the set's root, {root}); put the file "
+        "there, or correct initial_state to name it",
+        f"{path}:4: reference_solution: file 't/ref.jsonl' not found: nothing at {root / 't/ref.jsonl'} "
+        f"(a case's paths are relative to the set's root, {root}); put the file there, or correct "
+        "reference_solution to name it",
     ]
 
 

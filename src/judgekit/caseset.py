@@ -711,7 +711,7 @@ def _check_referenced_file(
                 loaded.path,
                 loaded.line_of(field_name),
                 field_name,
-                f"file '{rel}' not found{why} (looked in {case_set.root}); paths are relative to the set's "
-                "root",
+                f"file '{rel}' not found{why}: nothing at {path} (a case's paths are relative to the set's "
+                f"root, {case_set.root}); put the file there, or correct {field_name} to name it",
             )
         )

@@ -46,6 +46,33 @@ def test_validate_reports_each_problem_on_one_line(
     assert "Traceback" not in err
 
 
+def test_a_case_with_a_missing_fixture_is_not_counted_valid(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # issue 35: a missing fixture read "1 problem in 1 file; 6 valid case(s) in 6 file(s)"
+    (tmp_path / "fixtures").mkdir()
+    (tmp_path / "fixtures" / "db.json").write_text("{}", encoding="utf-8")
+    (tmp_path / "a.yaml").write_text("id: A\ninput: a\ninitial_state: fixtures/db.json\n", encoding="utf-8")
+    (tmp_path / "b.yaml").write_text("id: B\ninput: b\ninitial_state: fixtures/gone.json\n", encoding="utf-8")
+    (tmp_path / "many.yaml").write_text(
+        "- id: C\n  input: c\n"
+        "- id: D\n  input: d\n  initial_state: fixtures/gone.json\n"
+        "- id: E\n  input: e\n",
+        encoding="utf-8",
+    )
+    code, _out, err = run(capsys, "cases", "check", str(tmp_path))
+    assert code == 1
+    lines = err.strip().splitlines()
+    assert lines[0] == (
+        f"{tmp_path}/b.yaml:3: initial_state: file 'fixtures/gone.json' not found: nothing at "
+        f"{tmp_path / 'fixtures' / 'gone.json'} (a case's paths are relative to the set's root, {tmp_path}); "
+        "put the file there, or correct initial_state to name it"
+    )
+    assert lines[-1] == "2 problems in 2 files; 3 valid case(s) in 3 file(s); not valid: B, D"
+    code, doc, _ = run_json(capsys, "cases", "check", str(tmp_path))
+    assert (doc["cases"], doc["cases_with_problems"], doc["valid_cases"]) == (5, ["B", "D"], 3)
+
+
 def test_validate_duplicate_ids_across_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "a.yaml").write_text("id: SAME\ninput: a\n", encoding="utf-8")
     (tmp_path / "b.yaml").write_text("id: SAME\ninput: b\n", encoding="utf-8")

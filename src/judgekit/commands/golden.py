@@ -101,11 +101,12 @@ def validate(
     for problem in report.problems:
         typer.echo(str(problem), err=True)
     if not report.valid:
-        count, files = len(report.problems), report.files_with_problems
+        count, files, bad = len(report.problems), report.files_with_problems, report.cases_with_problems
+        shown = ", ".join(bad[:10]) + (f" and {len(bad) - 10} more" if len(bad) > 10 else "")
         typer.echo(
-            f"{count} problem{'s' if count != 1 else ''} in {files} "
-            f"file{'s' if files != 1 else ''}; {report.cases + report.candidates} valid case(s) in "
-            f"{report.files} file(s)",
+            f"{count} problem{'s' if count != 1 else ''} in {files} file{'s' if files != 1 else ''}; "
+            f"{report.valid_cases} valid case(s) in {report.files} file(s)"
+            + (f"; not valid: {shown}" if bad else ""),
             err=True,
         )
         raise typer.Exit(1)

@@ -8,7 +8,11 @@ document (:class:`ValidationDocument`) ``judgekit cases check`` prints.
 
 from __future__ import annotations
 
-from judgekit.caseset import CaseSet, LocatedProblem
+from collections.abc import Sequence
+from pathlib import Path
+
+from judgekit.caseset import CaseSet, LoadedCase, LocatedProblem
+from judgekit.errors import Problem
 from judgekit.golden.journal import pending_problems
 from judgekit.golden.pii import personal_data_problems
 from judgekit.verdict import FrozenModel
@@ -21,8 +25,13 @@ class ValidationDocument(FrozenModel):
 
     Attributes:
         valid: True when there is no problem (warnings do not count).
-        cases: Reviewed cases that loaded.
+        cases: Reviewed cases that loaded (valid or not: see ``cases_with_problems``).
         candidates: Candidate cases that loaded.
+        cases_with_problems: Ids of the loaded cases (reviewed or candidates) a problem is about, in file
+            order: a case that loaded but names a missing fixture, breaks a set rule or holds personal
+            data is not valid. A problem in a file of several cases is the case's whose lines hold it (all
+            of the file's cases when it has no line).
+        valid_cases: Loaded cases with no problem: ``cases + candidates - len(cases_with_problems)``.
         files: Case files read.
         files_with_problems: Distinct files with at least one problem (a problem of no single file counts
             once).
@@ -34,6 +43,8 @@ class ValidationDocument(FrozenModel):
     valid: bool
     cases: int
     candidates: int
+    cases_with_problems: list[str]
+    valid_cases: int
     files: int
     files_with_problems: int
     problems: list[LocatedProblem]
@@ -58,12 +69,38 @@ def validation_report(case_set: CaseSet) -> ValidationDocument:
     pii_problems, pii_warnings = personal_data_problems(case_set.cases, allow=allow)
     problems += pii_problems
     warnings = [*case_set.warnings, *pii_warnings]
+    with_problems = _cases_with_problems(case_set.cases, problems)
     return ValidationDocument(
         valid=not problems,
         cases=len(case_set.reviewed()),
         candidates=len(case_set.candidates()),
+        cases_with_problems=[loaded.id for loaded in with_problems],
+        valid_cases=len(case_set.cases) - len(with_problems),
         files=len(case_set.files),
         files_with_problems=len({p.file for p in problems}),
         problems=[LocatedProblem.of(p) for p in problems],
         warnings=[LocatedProblem.of(w) for w in warnings],
     )
+
+
+def _cases_with_problems(cases: Sequence[LoadedCase], problems: Sequence[Problem]) -> list[LoadedCase]:
+    """The loaded cases some problem is about, in file order.
+
+    A problem belongs to a case of its file: the only one, else the last whose first line is at or before
+    the problem's line (every case of the file when the problem has no line).
+    """
+    by_file: dict[Path, list[LoadedCase]] = {}
+    for loaded in cases:
+        by_file.setdefault(loaded.path, []).append(loaded)
+    hit: set[int] = set()
+    for problem in problems:
+        in_file = by_file.get(problem.file) if problem.file is not None else None
+        if not in_file:
+            continue
+        if len(in_file) == 1 or problem.line is None:
+            hit.update(id(loaded) for loaded in in_file)
+            continue
+        line = problem.line
+        before = [loaded for loaded in in_file if loaded.line <= line]
+        hit.add(id(before[-1] if before else in_file[0]))
+    return [loaded for loaded in cases if id(loaded) in hit]
