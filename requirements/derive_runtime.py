@@ -160,6 +160,10 @@ def runtime_closure(pins: list[Pin]) -> dict[str, set[str]]:
             queue.append(name)
 
     for requirement in roots():
+        if canonicalize_name(requirement.name) not in by_name:
+            sys.exit(
+                f"requirements/lock.txt does not pin {requirement}: regenerate it (requirements/README.md)"
+            )
         ask(canonicalize_name(requirement.name), set(requirement.extras))
     while queue:
         name = queue.pop()
