@@ -166,6 +166,14 @@ def test_run_page_filter_trial_evidence_and_comparison(
     row.first.click()
     page.wait_for_selector("#checks")
     assert page.inner_text("#trial-head h2").startswith("gs-double-charge (v3) trial 2")
+    # both gates that failed it, each with its own evidence and as deciding the verdict (issue 35, trap 3)
+    gates = page.locator("#trial-gates li").all_inner_texts()
+    assert [g.split("\n")[0] for g in gates] == [
+        "fail state:collateral state decided the verdict",
+        "fail rule:1 rules decided the verdict",
+    ]
+    assert "refunds/RF-7002: row added" in gates[0]
+    assert "call 2 issue_refund" in gates[1]
     offending = page.locator("#call-2")
     assert "offending" in str(offending.get_attribute("class"))
     assert "call 2: issue_refund" in offending.inner_text()

@@ -365,7 +365,7 @@
     app.appendChild(el("div", { cls: "links" }, links));
     var head = el("section", { cls: "trial-head", id: "trial-head" }, [
       el("h2", {}, [d.case + " (v" + d.case_version + ") trial " + d.trial + " ", verdictBadge(d.verdict)]),
-      d.reason ? el("p", { cls: "reason", id: "trial-reason", text: d.reason }) : null,
+      leadReason(d) ? el("p", { cls: "reason", id: "trial-reason", text: leadReason(d) }) : null,
       renderGates(d),
       field("run", run.name + " (" + d.run_id + ")"),
       field("suite", info.suite + (info.slice ? ", slice " + info.slice : "") + (info.severity ? ", severity " + info.severity : "") + (info.category ? ", category " + info.category : "")),
@@ -390,6 +390,13 @@
     var focus = d.highlight.calls.length ? document.getElementById("call-" + d.highlight.calls[0]) : (d.highlight.messages.length ? document.getElementById("msg-" + d.highlight.messages[0]) : null);
     if (focus && focus.scrollIntoView) focus.scrollIntoView({ block: "center" });
     window.scrollTo(0, 0);
+  }
+
+  // the reason above the gate list: the grading contract's when it explains an undecided trial; the whole
+  // one-line reason only when no gate is listed (the list says the rest, gate by gate)
+  function leadReason(d) {
+    if (!d.gates || !d.gates.length) return d.reason;
+    return d.verdict !== "fail" ? d.contract_reason : "";
   }
 
   // every gate that did not pass, each with its own evidence and whether it decided the verdict (the list
