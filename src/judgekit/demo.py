@@ -823,10 +823,15 @@ def _write_pages(
         if trusted
         else "untrusted (no calibration record trusts its exact fingerprint), so its verdicts decide nothing"
     )
+    policy = (
+        "the untrusted-judge policy (the default, withhold) had no untrusted verdict to withhold"
+        if trusted
+        else "the untrusted-judge policy is the default, withhold (an untrusted judge's verdict decides "
+        "nothing)"
+    )
     judge_note = (
         f"Judge {calibrated.judge_label} ({DEMO_RUBRIC} rubric and each case's own criteria): {trust}. It "
-        f"was calibrated on {CALIBRATION_SAMPLE}, another agent version's trials, never on these; the "
-        "untrusted-judge policy is the default, withhold (an untrusted judge's verdict decides nothing)."
+        f"was calibrated on {CALIBRATION_SAMPLE}, another agent version's trials, never on these; {policy}."
     )
     reports = out / "reports"
     pages: list[DemoPage] = []

@@ -67,7 +67,7 @@ from judgekit.results import (
 )
 from judgekit.secrets import Redactor
 from judgekit.transcript import RunRecord, Transcript
-from judgekit.verdict import CheckResult, Grade, Verdict
+from judgekit.verdict import CheckResult, Grade, Trust, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -191,6 +191,8 @@ class RunSummary:
         grader_errors: Trials whose grader raised (counted in ``verdicts[error]`` too).
         untrusted_verdicts: Checks of this invocation's trials whose verdict counted although their judge
             is untrusted (only under ``--untrusted count`` or ``fail_only``).
+        untrusted_checks: Checks of this invocation's trials that rest on an untrusted judge, whether the
+            policy counted them or not (0: every judge verdict was trusted, or no judge ran).
         cost_usd: Judge cost of this invocation's trials whose cost is known, in US dollars (a partial
             total when ``unpriced_trials`` > 0: say so, never show it alone).
         unpriced_trials: Trials of this invocation whose judge cost is unknown (an unpriced model).
@@ -216,6 +218,7 @@ class RunSummary:
     unpriced_trials: int = 0
     cost_unknown_reason: str | None = None
     retried: int = 0
+    untrusted_checks: int = 0
 
 
 # --------------------------------------------------------------------------- planning
@@ -759,7 +762,7 @@ async def run_trials(
     spent = 0.0
     unpriced = 0
     unknown_reason: str | None = None
-    untrusted_count = 0
+    untrusted_count = untrusted_checks = 0
     started = clock()
     if progress is not None:
         progress.start(len(plan.trials), skipped)
@@ -774,7 +777,7 @@ async def run_trials(
             appender = files.enter_context(LineAppender(out, fsync=fsync))
 
             async def worker() -> None:
-                nonlocal errors, spent, untrusted_count, unpriced, unknown_reason
+                nonlocal errors, spent, untrusted_count, untrusted_checks, unpriced, unknown_reason
                 while True:
                     try:
                         trial = queue.get_nowait()
@@ -807,6 +810,7 @@ async def run_trials(
                         unpriced += 1
                         unknown_reason = unknown_reason or line.cost_unknown_reason
                     untrusted_count += line.untrusted_verdicts
+                    untrusted_checks += sum(1 for check in line.checks if check.trust is Trust.UNTRUSTED)
                     if progress is not None:
                         progress.advance(line, spent)
 
@@ -830,6 +834,7 @@ async def run_trials(
         grader_errors=errors,
         cost_usd=spent,
         untrusted_verdicts=untrusted_count,
+        untrusted_checks=untrusted_checks,
         seconds=clock() - started,
         problems=plan.problems,
         dropped_line=state.dropped_line,

@@ -281,7 +281,7 @@ def test_a_judge_config_is_built_and_its_trust_decided_by_its_records(
         str(records),
     )
     assert outcome.judge.untrusted_note.startswith(
-        "untrusted judge verdicts counted: 0 (--untrusted withhold"
+        "untrusted judge verdicts counted: 0 of 1 (--untrusted withhold"
     )
     assert outcome.verdicts["insufficient_information"] == 1
     with pytest.raises(JudgekitError) as info:

@@ -161,7 +161,9 @@ def test_an_uncalibrated_judge_answering_pass_does_not_pass_by_default(
     judged = [c for c in line["checks"] if c["layer"] == "rubric"]
     assert {c["trust"] for c in judged} == {"untrusted"}
     assert all("no calibration record" in c["trust_reason"] for c in judged)
-    assert "untrusted judge verdicts counted: 0 (--untrusted withhold" in printed
+    assert (
+        "untrusted judge verdicts counted: 0 of 3 (--untrusted withhold: a verdict no calibration" in printed
+    )
 
     counted, printed = grade(project, capsys, monkeypatch, "--untrusted", "count", judge=judge_pass, name="c")
     assert counted["verdict"] == "pass"

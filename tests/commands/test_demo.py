@@ -102,6 +102,10 @@ def test_demo_writes_every_report_and_the_graded_results(demo_run):
     assert "SYNTHETIC DATA" in calibration
     assert calibration.count("<svg") >= 4
     for name in ("agent-v1", "agent-v2"):
+        page = (out / "reports" / f"{name}.html").read_text(encoding="utf-8")
+        # issue 35: the trusted judge's page does not explain what withhold does to an untrusted judge
+        assert "policy (the default, withhold) had no untrusted verdict to withhold" in page
+        assert "verdict decides nothing" not in page
         run = read_results(out / "results" / f"{name}.jsonl")
         assert run.problems == []
         assert len(run.lines) == 104

@@ -501,11 +501,16 @@ def test_grade_trusts_the_judge_only_through_a_record_for_its_fingerprint(tmp_pa
         capsys.readouterr()
         first = tmp_path / "first.jsonl"
         assert _cli("grade", *common, *judge, "--out", first, "--records", empty_records) == 0
-        assert "untrusted (calibration records:" in capsys.readouterr().err
+        printed = capsys.readouterr()
+        assert "untrusted (calibration records:" in printed.err
         lines = read_results(first).lines
         rubric = [c for line in lines for c in line.checks if c.layer == "rubric"]
         assert rubric
         assert {c.trust.value for c in rubric} == {"untrusted"}
+        assert (
+            f"untrusted judge verdicts counted: 0 of {len(rubric)} (--untrusted withhold: a verdict no "
+            "calibration record trusts decides nothing; opt in with --untrusted count)"
+        ) in printed.out
 
         refused = _cli(
             "grade",
@@ -544,6 +549,13 @@ def test_grade_trusts_the_judge_only_through_a_record_for_its_fingerprint(tmp_pa
         )
         rubric = [c for line in read_results(second).lines for c in line.checks if c.layer == "rubric"]
         assert {c.trust.value for c in rubric} == {"trusted"}
+        # issue 35: the withhold policy is not explained to a run it did not apply to
+        printed = capsys.readouterr().out
+        assert "decides nothing" not in printed
+        assert (
+            "untrusted judge verdicts: none; every judge verdict of the 4 graded trial(s) is trusted by a "
+            "calibration record (--untrusted withhold had nothing to decide)"
+        ) in printed
     finally:
         server.stop()
 

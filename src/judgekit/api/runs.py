@@ -341,24 +341,36 @@ def cost_text(summary: RunSummary) -> str:
     )
 
 
-def untrusted_note(policy: str, counted: int, graded: int) -> str:
-    """The summary line on untrusted judge verdicts, whatever the policy.
+def untrusted_note(policy: str, summary: RunSummary) -> str:
+    """The summary line on untrusted judge verdicts: what the policy did to them, or that there were none.
+
+    The policy is explained only when it applied: a run whose every judge verdict is trusted says so, and
+    never that an untrusted judge decides nothing.
 
     Args:
-        policy: The untrusted policy in force.
-        counted: Checks whose untrusted verdict counted.
-        graded: Trials graded.
+        policy: The untrusted policy in force (``withhold``, ``fail_only``, ``count``, ``advisory``).
+        summary: The invocation's run summary: its graded trials, the checks resting on an untrusted judge
+            (:attr:`~judgekit.runner.RunSummary.untrusted_checks`) and those of them that counted.
     """
+    counted, graded, untrusted = summary.untrusted_verdicts, summary.graded, summary.untrusted_checks
+    if not untrusted:
+        return (
+            f"untrusted judge verdicts: none; every judge verdict of the {graded} graded trial(s) is trusted "
+            f"by a calibration record (--untrusted {policy} had nothing to decide)"
+        )
     if policy == "count":
         return (
             f"untrusted judge verdicts counted: {counted} (--untrusted count): verdicts resting on a judge "
             f"no calibration record trusts are included in the {graded} graded trial(s)"
         )
     if policy == "fail_only":
-        return f"untrusted judge verdicts counted: {counted} (--untrusted fail_only: only their fails count)"
+        return (
+            f"untrusted judge verdicts counted: {counted} of {untrusted} (--untrusted fail_only: only their "
+            "fails count)"
+        )
     return (
-        f"untrusted judge verdicts counted: 0 (--untrusted {policy}: a judge no calibration record trusts "
-        "decides nothing; opt in with --untrusted count)"
+        f"untrusted judge verdicts counted: 0 of {untrusted} (--untrusted {policy}: a verdict no calibration "
+        "record trusts decides nothing; opt in with --untrusted count)"
     )
 
 
@@ -763,7 +775,7 @@ def _judge_outcome(
         cassette=str(client.cassette.path) if client.cassette is not None else None,
         untrusted_policy=options.untrusted,
         untrusted_verdicts_counted=summary.untrusted_verdicts,
-        untrusted_note=untrusted_note(options.untrusted, summary.untrusted_verdicts, summary.graded),
+        untrusted_note=untrusted_note(options.untrusted, summary),
         transport=TransportOutcome(
             timeout_s=client.settings.timeout,
             retries=client.settings.max_retries,

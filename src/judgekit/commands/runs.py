@@ -393,7 +393,7 @@ def _render_grade(outcome: RunOutcome, options: RunOptions, output_format: str, 
     if output_format == "text":
         typer.echo(outcome.headline)
         if judged:
-            typer.echo(untrusted_note(options.untrusted, summary.untrusted_verdicts, summary.graded))
+            typer.echo(untrusted_note(options.untrusted, summary))
     missed = _say_gate(options.thresholds, outcome.gate.misses) if options.thresholds else False
     if output_format == "json" and outcome.report is not None:
         from judgekit.commands.output import print_document
