@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from inspect_runs import inspect_logs  # noqa: F401 - the session fixture, for every test package
 from support import write
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")

@@ -71,6 +71,9 @@ class Workspace:
     sheet: Path
     events: Path
     writer_api_base: str
+    inspect_log: Path
+    inspect_transcripts: Path
+    inspect_results: Path
 
     @property
     def v1(self) -> str:
@@ -120,8 +123,12 @@ def writer() -> Iterator[str]:
 
 
 @pytest.fixture(scope="module")
-def ws(tmp_path_factory: pytest.TempPathFactory, writer: str) -> Workspace:
+def ws(tmp_path_factory: pytest.TempPathFactory, writer: str, inspect_logs: Any) -> Workspace:
     root = tmp_path_factory.mktemp("json-workspace")
+    inspect_transcripts, inspect_results = root / "inspect.jsonl", root / "inspect-results.jsonl"
+    _quiet_main(["-q", "import", "inspect", str(inspect_logs.json_log), "--out", str(inspect_transcripts)])
+    grade = ["grade", "--cases", str(inspect_logs.golden), "--transcripts", str(inspect_transcripts)]
+    main(["-q", *grade, "--out", str(inspect_results), "--no-progress"])  # exit 1: a trial failed
     demo = root / "demo"
     _quiet_main(["-q", "demo", "--out", str(demo)])
     [record] = sorted((demo / "calibration" / "records").glob("*.json"))
@@ -146,6 +153,9 @@ def ws(tmp_path_factory: pytest.TempPathFactory, writer: str) -> Workspace:
         sheet=review / "review-sheet.md",
         events=events,
         writer_api_base=writer,
+        inspect_log=inspect_logs.json_log,
+        inspect_transcripts=inspect_transcripts,
+        inspect_results=inspect_results,
     )
 
 
@@ -364,6 +374,24 @@ INVOCATIONS: dict[str, Invocation] = {
         _chat_file(tmp, {"case_id": "c-1", "messages": [{"role": "user", "content": "hi"}]}),
         "--out",
         str(tmp / "t.jsonl"),
+    ],
+    "import inspect": lambda ws, tmp: [
+        "import",
+        "inspect",
+        str(ws.inspect_log),
+        "--out",
+        str(tmp / "t.jsonl"),
+    ],
+    "export inspect": lambda ws, tmp: [
+        "export",
+        "inspect",
+        str(ws.inspect_results),
+        "--transcripts",
+        str(ws.inspect_transcripts),
+        "--out",
+        str(tmp / "scored"),
+        "--score-name",
+        "regrade",
     ],
     "import otel": lambda ws, tmp: [
         "import",

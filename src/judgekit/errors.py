@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 
 __all__ = [
     "JudgekitError",
@@ -18,6 +19,7 @@ __all__ = [
     "ProblemsError",
     "closest_name",
     "did_you_mean",
+    "require_extra",
     "unknown_names",
 ]
 
@@ -132,3 +134,33 @@ def unknown_names(names: Iterable[str], known: Iterable[str], *, quote: bool = F
         named = f"'{name}'" if quote else name
         shown.append(f"{named} (did you mean '{close}'?)" if close is not None else named)
     return ", ".join(shown)
+
+
+PACKAGE = "judgekit-agents"
+"""The distribution name, as ``pip install`` takes it."""
+
+
+def require_extra(module: str, extra: str) -> ModuleType:
+    """Import an optional dependency, or say how to install it.
+
+    Args:
+        module: The module to import (``inspect_ai``).
+        extra: The judgekit extra that brings it (``inspect``).
+
+    Returns:
+        The imported module.
+
+    Raises:
+        JudgekitError: When the module is not installed; the message gives the install command.
+    """
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name is None or exc.name.split(".")[0] != module.split(".", maxsplit=1)[0]:
+            raise
+        raise JudgekitError(
+            f"this integration needs the '{module}' package, which is not installed; "
+            f"install it with: pip install '{PACKAGE}[{extra}]'"
+        ) from None

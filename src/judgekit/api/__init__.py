@@ -14,6 +14,8 @@ What lives here:
 * :mod:`~judgekit.api.cases`: golden-set jobs that need run results (retiring saturated cases).
 * :mod:`~judgekit.api.contamination`: index the cases, scan exports (``index_cases``, ``scan_exports``).
 * :mod:`~judgekit.api.traces`: OpenTelemetry traces imported as transcripts.
+* :mod:`~judgekit.api.inspect_logs`: Inspect AI logs imported as transcripts, verdicts written back as
+  scores on copies of the logs.
 * :mod:`~judgekit.api.viewer`: the viewer's reading of transcripts and case sets, and the folder written.
 
 What may import it: ``cli``, ``commands``, ``demo`` and ``integrations`` (the layers above it); the

@@ -12,6 +12,7 @@ What lives here:
 * :mod:`~judgekit.commands.config`: ``config``, the configuration in force and where each value came from.
 * :mod:`~judgekit.commands.calibrate`: ``calibrate`` and the judge-trust commands built on it.
 * :mod:`~judgekit.commands.trust`: label planning, refusals, failure modes, bias probes, trace import.
+* :mod:`~judgekit.commands.inspect_logs`: ``import inspect`` and ``export inspect`` (Inspect AI logs).
 * :mod:`~judgekit.commands.cascade`: fitting a judge cascade on calibration labels.
 * :mod:`~judgekit.commands.judge`: ``rubrics`` and ``cassette``.
 * :mod:`~judgekit.commands.golden`: golden-set commands (validate, coverage, export, retire, promote, diff).

@@ -205,6 +205,17 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             f"judgekit export cases {_SET} --format copilot-studio --out export/",
         ),
     ),
+    "export inspect": (
+        Example(
+            "Write the verdicts as scores on copies of the Inspect logs",
+            "judgekit export inspect results.jsonl --transcripts transcripts.jsonl --out scored-logs",
+        ),
+        Example(
+            "Under another score name, as JSON",
+            "judgekit export inspect results.jsonl --transcripts transcripts.jsonl --out scored-logs "
+            "--score-name judgekit_v2 --format json",
+        ),
+    ),
     "export otel": (
         Example(
             "Export verdicts as OpenTelemetry events",
@@ -347,6 +358,14 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "Take the case id from a metadata field",
             "judgekit import openai chats.jsonl --out transcripts.jsonl --case-id-field metadata.task",
+        ),
+    ),
+    "import inspect": (
+        Example("Import Inspect AI logs", "judgekit import inspect logs/*.eval --out transcripts.jsonl"),
+        Example(
+            "Take the case id from a metadata field and keep the fidelity reports",
+            "judgekit import inspect run.eval --out transcripts.jsonl --case-id-field task_id "
+            "--fidelity fidelity.json",
         ),
     ),
     "import otel": (

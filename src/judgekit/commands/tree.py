@@ -29,6 +29,7 @@ from judgekit.commands import (
     golden,
     grading,
     growing,
+    inspect_logs,
     judge,
     lint,
     runs,
@@ -113,11 +114,13 @@ GROUPS: dict[str, Group] = {
             "openai": runs.import_openai,
             "anthropic": runs.import_anthropic,
             "otel": trust.import_otel,
+            "inspect": inspect_logs.import_inspect,
         },
     ),
     "export": Group(
-        "Write cases or verdicts for other tools: a test set, OpenTelemetry evaluation events.",
-        {"cases": golden.export, "otel": trust.export_otel},
+        "Write cases or verdicts for other tools: a test set, OpenTelemetry evaluation events, scores on "
+        "copies of Inspect logs.",
+        {"cases": golden.export, "otel": trust.export_otel, "inspect": inspect_logs.export_inspect},
     ),
     "rubrics": Group(
         "List, show and validate rubric files for the judge layer.",

@@ -17,10 +17,9 @@ import inspect as _pyinspect
 import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from types import ModuleType
 from typing import TYPE_CHECKING
 
-from judgekit.errors import JudgekitError
+from judgekit.errors import JudgekitError, require_extra
 from judgekit.graders.contract import CONTRACT_VERSION, Grader, GraderSpec
 from judgekit.graders.layered import LayeredGrader
 from judgekit.verdict import CheckResult, Grade
@@ -36,35 +35,6 @@ __all__ = [
     "as_grader",
     "require_extra",
 ]
-
-PACKAGE = "judgekit-agents"
-"""The distribution name used in install commands."""
-
-
-def require_extra(module: str, extra: str) -> ModuleType:
-    """Import an optional dependency, or say how to install it.
-
-    Args:
-        module: The module to import (``inspect_ai``).
-        extra: The judgekit extra that brings it (``inspect``).
-
-    Returns:
-        The imported module.
-
-    Raises:
-        JudgekitError: When the module is not installed; the message gives the install command.
-    """
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ModuleNotFoundError as exc:
-        if exc.name is None or exc.name.split(".")[0] != module.split(".", maxsplit=1)[0]:
-            raise
-        raise JudgekitError(
-            f"this integration needs the '{module}' package, which is not installed; "
-            f"install it with: pip install '{PACKAGE}[{extra}]'"
-        ) from None
 
 
 class _FunctionGrader:

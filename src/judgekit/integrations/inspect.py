@@ -30,25 +30,17 @@ Needs the ``inspect`` extra: ``pip install 'judgekit-agents[inspect]'``.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from judgekit.integrations.grading import Grader, as_grader, require_extra
 
 require_extra("inspect_ai", "inspect")
 
 from inspect_ai.dataset import Sample  # noqa: E402
-from inspect_ai.model import (  # noqa: E402
-    ChatMessage,
-    ChatMessageAssistant,
-    ChatMessageSystem,
-    ChatMessageTool,
-)
 from inspect_ai.scorer import (  # noqa: E402
     CORRECT,
-    INCORRECT,
     Score,
     Scorer,
     ScoreReducer,
@@ -60,8 +52,15 @@ from inspect_ai.scorer import (  # noqa: E402
 )
 from inspect_ai.solver import TaskState  # noqa: E402
 
+from judgekit.advice import advice_for  # noqa: E402
 from judgekit.errors import JudgekitError, did_you_mean  # noqa: E402
-from judgekit.verdict import Grade, Verdict  # noqa: E402
+from judgekit.formats.inspect_logs import (  # noqa: E402
+    FINAL_STATE_KEY,
+    INITIAL_STATE_KEY,
+    inspect_transcript,
+    score_from_grade,
+)
+from judgekit.verdict import Verdict  # noqa: E402
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -79,43 +78,6 @@ __all__ = [
     "transcript_from_state",
 ]
 
-INITIAL_STATE_KEY = "judgekit:initial_state"
-"""Store key of the world before the conversation (inline ``{table: {key: row}}`` data or a path)."""
-
-FINAL_STATE_KEY = "judgekit:final_state"
-"""Store key of the world after the conversation (inline data or a path)."""
-
-
-# --------------------------------------------------------------------------- messages
-
-
-def _message_dict(message: ChatMessage) -> dict[str, Any]:
-    if isinstance(message, ChatMessageSystem):
-        return {"role": "system", "content": message.text}
-    if isinstance(message, ChatMessageAssistant):
-        out: dict[str, Any] = {"role": "assistant", "content": message.text or None}
-        if message.tool_calls:
-            out["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.function, "arguments": call.arguments},
-                }
-                for call in message.tool_calls
-            ]
-        return out
-    if isinstance(message, ChatMessageTool):
-        text = message.text
-        if message.error is not None:
-            text = f"Error: {message.error.message}" + (f"\n{text}" if text else "")
-        return {
-            "role": "tool",
-            "tool_call_id": message.tool_call_id,
-            "name": message.function,
-            "content": text,
-        }
-    return {"role": "user", "content": message.text}
-
 
 def transcript_from_state(state: TaskState, *, case_id: str | None = None) -> Transcript:
     """The judgekit transcript of one Inspect sample (its messages, states and epoch).
@@ -127,24 +89,15 @@ def transcript_from_state(state: TaskState, *, case_id: str | None = None) -> Tr
     Raises:
         JudgekitError: When the messages do not form a valid transcript.
     """
-    from judgekit.formats.adapters import openai_chat_transcript
-
-    cid = case_id if case_id is not None else _case_id(state)
-    states: dict[str, Any] = {}
-    for name, key in (("initial_state", INITIAL_STATE_KEY), ("final_state", FINAL_STATE_KEY)):
-        value = state.store.get(key)
-        if value is None:
-            value = state.metadata.get(name)
-        if value is not None:
-            states[name] = value
     model = str(state.model) if getattr(state, "model", None) is not None else None
-    return openai_chat_transcript(
-        [_message_dict(m) for m in state.messages],
-        case_id=cid,
-        trial=max(1, int(state.epoch)),
-        agent_model=model,
-        metadata={"source_format": "inspect", "sample_id": str(state.sample_id)},
-        **states,
+    return inspect_transcript(
+        state.messages,
+        case_id=case_id if case_id is not None else _case_id(state),
+        epoch=state.epoch,
+        sample_id=state.sample_id,
+        store=state.store,
+        metadata=state.metadata or {},
+        model=model,
     )
 
 
@@ -154,58 +107,6 @@ def _case_id(state: TaskState) -> str:
 
 
 # --------------------------------------------------------------------------- scores
-
-
-def _unscored_reason(grade: Grade) -> str:
-    if grade.verdict is Verdict.ERROR:
-        errored = [c for c in grade.checks if c.verdict is Verdict.ERROR and c.gate]
-        return "grader_failed" if errored and all(c.layer == "rubric" for c in errored) else "scoring_failed"
-    return grade.verdict.value
-
-
-def score_from_grade(grade: Grade, *, answer: str | None = None) -> Score:
-    """Map a judgekit grade to an Inspect score (see the module docs for the mapping).
-
-    Args:
-        grade: The grade.
-        answer: The answer to record (the agent's final message).
-
-    Returns:
-        ``CORRECT`` for pass, ``INCORRECT`` for fail, otherwise an unscored score with its reason.
-    """
-    metadata: dict[str, Any] = {
-        "judgekit_verdict": grade.verdict.value,
-        "quality": grade.quality,
-        "case_id": grade.case_id,
-        "trial": grade.trial,
-        "gate_counts": grade.metadata.get("gate_counts"),
-        "checks": [
-            {
-                "check_id": c.check_id,
-                "layer": c.layer,
-                "verdict": c.verdict.value,
-                "gate": c.gate,
-                "reason": c.reason,
-                "category": c.category.value if c.category else None,
-                "trust": c.trust.value,
-                "score": c.score,
-            }
-            for c in grade.checks
-        ],
-    }
-    if "judge" in grade.metadata:
-        metadata["judge"] = grade.metadata["judge"]
-    metadata = json.loads(json.dumps(metadata, default=str))
-    explanation = grade.explain()
-    if grade.verdict is Verdict.PASS:
-        return Score(value=CORRECT, answer=answer, explanation=explanation, metadata=metadata)
-    why = grade.why()
-    metadata["judgekit_reason"] = why  # the one line every judgekit report gives this trial
-    if grade.verdict is Verdict.FAIL:
-        return Score(value=INCORRECT, answer=answer, explanation=explanation, metadata=metadata)
-    reason = _unscored_reason(grade)
-    metadata["unscored_detail"] = why
-    return Score.unscored(reason=reason, answer=answer, explanation=explanation, metadata=metadata)
 
 
 def _case_map(
@@ -302,7 +203,8 @@ def judgekit_scorer(
                 cid, trial, f"the sample's conversation is not a transcript: {exc.message}", answer
             )
         try:
-            grade = await the_grader.grade(case, trial_transcript)
+            with advice_for("inspect"):  # a reason's advice names the scorer's settings, not CLI flags
+                grade = await the_grader.grade(case, trial_transcript)
         except JudgekitError as exc:
             return _error_score(cid, trial, f"the grader could not run: {exc.message}", answer)
         return score_from_grade(grade, answer=answer)

@@ -1,0 +1,212 @@
+"""``judgekit import inspect`` and ``export inspect`` end to end, on the logs of a real ``inspect eval``."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("inspect_ai")
+
+from inspect_ai.log import read_eval_log
+
+from inspect_runs import INSPECT_EPOCHS, ORIGINAL_SCORER, SAMPLES, InspectLogs
+from judgekit.cli import main
+from judgekit.transcript import read_transcripts
+
+
+def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
+    code = main(list(args))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _import_and_grade(capsys: pytest.CaptureFixture[str], logs: InspectLogs, log: Path, folder: Path) -> Path:
+    transcripts = folder / "t.jsonl"
+    code, out, err = run(capsys, "import", "inspect", str(log), "--out", str(transcripts))
+    assert code == 0, err
+    assert f"{len(SAMPLES) * INSPECT_EPOCHS} transcript(s) -> {transcripts}" in err
+    assert f"{log.name}: sample 'lost' epoch 2 -> email-3#2: 4 messages; 1 tool calls" in out
+    results = folder / "r.jsonl"
+    code, _, err = run(
+        capsys,
+        "grade",
+        "--cases",
+        str(logs.golden),
+        "--transcripts",
+        str(transcripts),
+        "--out",
+        str(results),
+        "--no-progress",
+    )
+    assert code in (0, 1), err
+    return transcripts
+
+
+def _comparable(score: Any) -> dict[str, Any]:
+    value = "unscored" if isinstance(score.value, float) and math.isnan(score.value) else score.value
+    return {
+        "value": value,
+        "answer": score.answer,
+        "explanation": score.explanation,
+        "reason": score.reason,
+        "metadata": score.metadata,
+    }
+
+
+@pytest.mark.parametrize("fmt", ["eval", "json"])
+def test_grades_written_back_equal_the_inspect_scorer_and_the_original_is_untouched(
+    capsys: pytest.CaptureFixture[str], inspect_logs: InspectLogs, tmp_path: Path, fmt: str
+) -> None:
+    original = tmp_path / "logs" / (inspect_logs.eval_log if fmt == "eval" else inspect_logs.json_log).name
+    original.parent.mkdir()
+    shutil.copy2(inspect_logs.eval_log if fmt == "eval" else inspect_logs.json_log, original)
+    before = (original.read_bytes(), os.stat(original).st_mtime_ns)
+    transcripts = _import_and_grade(capsys, inspect_logs, original, tmp_path)
+    copies = tmp_path / "scored"
+    code, out, err = run(
+        capsys,
+        "export",
+        "inspect",
+        str(tmp_path / "r.jsonl"),
+        "--transcripts",
+        str(transcripts),
+        "--out",
+        str(copies),
+        "--score-name",
+        "judgekit_regrade",
+    )
+    assert code == 0, err
+    copy = copies / original.name
+    assert f"{original} -> {copy}: {len(SAMPLES) * INSPECT_EPOCHS} sample(s) scored 'judgekit_regrade'" in out
+    assert (original.read_bytes(), os.stat(original).st_mtime_ns) == before  # never written
+    log = read_eval_log(str(copy))
+    assert log.samples is not None
+    assert len(log.samples) == len(SAMPLES) * INSPECT_EPOCHS
+    for sample in log.samples:
+        scores = sample.scores or {}
+        # the scores the log had stay beside the new ones
+        assert set(scores) == {ORIGINAL_SCORER, "judgekit", "judgekit_regrade"}
+        # the verdict judgekit's own Inspect scorer gave the same sample in the real run
+        assert _comparable(scores["judgekit_regrade"]) == _comparable(scores["judgekit"]), (
+            sample.id,
+            sample.epoch,
+        )
+        assert scores["judgekit_regrade"].history[-1].provenance.author == "judgekit"
+    verdicts = {s.id: s.scores["judgekit_regrade"].metadata["judgekit_verdict"] for s in log.samples}
+    assert verdicts == {"ok": "pass", "wrong": "fail", "lost": "error"}
+    # the log's results hold the new scorer and its metrics, as inspect view shows them
+    assert log.results is not None
+    by_name = {s.name: s for s in log.results.scores}
+    assert set(by_name) == {ORIGINAL_SCORER, "judgekit", "judgekit_regrade"}
+    assert by_name["judgekit_regrade"].metrics["accuracy"].value == pytest.approx(0.5)
+    assert by_name[ORIGINAL_SCORER].metrics["accuracy"].value == pytest.approx(1.0)
+
+
+def test_the_scores_name_already_in_the_log_is_refused(
+    capsys: pytest.CaptureFixture[str], inspect_logs: InspectLogs, tmp_path: Path
+) -> None:
+    transcripts = _import_and_grade(capsys, inspect_logs, inspect_logs.json_log, tmp_path)
+    args = ["export", "inspect", str(tmp_path / "r.jsonl"), "--transcripts", str(transcripts)]
+    code, _, err = run(capsys, *args, "--out", str(tmp_path / "scored"))
+    assert code == 2
+    assert f"{inspect_logs.json_log}: sample 'lost' epoch 1 already has a score named 'judgekit'" in err
+    assert "--score-name" in err
+    assert not (tmp_path / "scored").exists()
+    # a copy may never overwrite its original
+    code, _, err = run(capsys, *args, "--out", str(inspect_logs.json_log.parent), "--score-name", "x")
+    assert code == 2
+    assert "the copy would overwrite the original log" in err
+
+
+def test_results_of_other_transcripts_are_refused_and_nothing_is_written(
+    capsys: pytest.CaptureFixture[str], inspect_logs: InspectLogs, tmp_path: Path
+) -> None:
+    transcripts = _import_and_grade(capsys, inspect_logs, inspect_logs.eval_log, tmp_path)
+    kept = [line for line in transcripts.read_text().splitlines() if '"email-1"' not in line]
+    other = tmp_path / "other.jsonl"
+    other.write_text("\n".join(kept) + "\n")
+    args = ["export", "inspect", str(tmp_path / "r.jsonl"), "--transcripts", str(other)]
+    code, _, err = run(capsys, *args, "--out", str(tmp_path / "scored"), "--score-name", "x")
+    assert code == 2
+    assert f"{tmp_path / 'r.jsonl'}: email-1#1: no transcript of this trial in {other}" in err
+    assert not (tmp_path / "scored").exists()
+
+
+def test_import_json_document_and_a_fidelity_file(
+    capsys: pytest.CaptureFixture[str], inspect_logs: InspectLogs, tmp_path: Path
+) -> None:
+    out, fidelity = tmp_path / "t.jsonl", tmp_path / "fidelity.json"
+    code, printed, _ = run(
+        capsys,
+        "import",
+        "inspect",
+        str(inspect_logs.eval_log),
+        "--out",
+        str(out),
+        "--fidelity",
+        str(fidelity),
+        "--format",
+        "json",
+    )
+    assert code == 0
+    document = json.loads(printed)
+    assert document["kind"] == "inspect_import"
+    assert document["imported"] == len(SAMPLES) * INSPECT_EPOCHS
+    lost = next(s for s in document["samples"] if s["sample_id"] == "lost")
+    assert lost["fidelity"]["issues"][0]["kind"] == "final_state_missing"
+    assert [w["what"] for w in document["written"]] == ["transcripts", "fidelity_reports"]
+    assert len(json.loads(fidelity.read_text())) == document["imported"]
+    assert len(read_transcripts(out)) == document["imported"]
+
+
+def test_unmappable_samples_are_listed_by_location_and_the_rest_written(
+    capsys: pytest.CaptureFixture[str], inspect_logs: InspectLogs, tmp_path: Path
+) -> None:
+    out = tmp_path / "t.jsonl"
+    log = inspect_logs.eval_log
+    code, _, err = run(
+        capsys, "import", "inspect", str(log), "--out", str(out), "--case-id-field", "lose_state"
+    )
+    assert code == 2
+    assert f"error: {log}: sample 'wrong' epoch 3: the sample's metadata has no field 'lose_state'" in err
+    assert len(read_transcripts(out)) == INSPECT_EPOCHS  # the lost sample's epochs
+    # no sample at all: an error, nothing written
+    code, _, err = run(
+        capsys, "import", "inspect", str(log), "--out", str(tmp_path / "n.jsonl"), "--case-id-field", "no"
+    )
+    assert code == 2
+    assert "sample 'ok' epoch 1" in err
+    assert not (tmp_path / "n.jsonl").exists()
+
+
+@pytest.mark.parametrize("fmt", ["eval", "json"])
+def test_a_truncated_log_is_refused_with_its_location_and_nothing_is_written(
+    capsys: pytest.CaptureFixture[str], inspect_logs: InspectLogs, tmp_path: Path, fmt: str
+) -> None:
+    source = inspect_logs.eval_log if fmt == "eval" else inspect_logs.json_log
+    cut = tmp_path / source.name
+    data = source.read_bytes()
+    cut.write_bytes(data[: len(data) * 2 // 3])
+    out = tmp_path / "t.jsonl"
+    code, _, err = run(capsys, "import", "inspect", str(inspect_logs.eval_log), str(cut), "--out", str(out))
+    assert code == 2
+    assert f"{cut}: not a readable Inspect log (" in err
+    assert "Traceback" not in err
+    assert not out.exists()
+
+
+def test_a_malformed_log_is_refused_with_its_location(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"version": 2, "status": "success"}')
+    code, _, err = run(capsys, "import", "inspect", str(bad), "--out", str(tmp_path / "t.jsonl"))
+    assert code == 2
+    assert f"{bad}: not a readable Inspect log (ValidationError" in err
+    assert not (tmp_path / "t.jsonl").exists()
