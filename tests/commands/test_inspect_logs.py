@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import glob
 import json
 import math
 import os
+import re
+import shlex
 import shutil
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from inspect_ai.log import read_eval_log
 
 from inspect_runs import INSPECT_EPOCHS, ORIGINAL_SCORER, SAMPLES, InspectLogs
 from judgekit.cli import main
+from judgekit.results import read_results
 from judgekit.transcript import read_transcripts
 
 
@@ -210,3 +214,101 @@ def test_a_malformed_log_is_refused_with_its_location(
     assert code == 2
     assert f"{bad}: not a readable Inspect log (ValidationError" in err
     assert not (tmp_path / "t.jsonl").exists()
+
+
+# --------------------------------------------------------------------------- the how-to page
+
+PAGE = Path(__file__).parents[2] / "docs" / "how-to" / "regrade-inspect-logs.md"
+"""docs/how-to/regrade-inspect-logs.md: its shell and Python blocks run here, as written."""
+
+JUDGE_MODEL = "openai/gpt-4o-mini"
+"""The judge the page grades with (answered here by a loopback server)."""
+
+
+def _blocks(language: str) -> list[str]:
+    text = PAGE.read_text(encoding="utf-8")
+    return [m.group(1) for m in re.finditer(rf"```{language}\n(.*?)^```", text, re.S | re.M)]
+
+
+def _team_log(source: Path, target: Path) -> None:
+    """The log as a team has it: scored by Inspect's includes alone (judgekit's score taken out)."""
+    from inspect_ai.log import write_eval_log
+
+    log = read_eval_log(str(source))
+    for sample in log.samples or []:
+        (sample.scores or {}).pop("judgekit", None)
+    assert log.results is not None
+    log.results.scores = [s for s in log.results.scores if s.name != "judgekit"]
+    write_eval_log(log, str(target))
+
+
+def _trusted_records(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
+    """calibration/records: a passing record, written by judgekit calibrate, for the page's judge."""
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
+
+    grader = build_rubric_grader(
+        JudgeConfig(
+            model=JUDGE_MODEL,
+            rubric="honest-reporting",
+            cassette=None,
+            mode="off",
+            api_base="http://127.0.0.1:9/v1",
+            max_cost=None,
+            temperature=None,
+            samples=None,
+            concurrency=1,
+        )
+    )
+    policy = folder / "policy.yaml"
+    policy.write_text("min_items: 40\nbootstrap:\n  resamples: 200\n", encoding="utf-8")
+    labels = Path(__file__).parents[1] / "calibration" / "data" / "labels_small.csv"
+    args = ["calibrate", str(labels), "--judge", "judge-v2", "--experts", "alice,bob,carol"]
+    (folder / "calibration" / "records").mkdir(parents=True)
+    records = ["--records", str(folder / "calibration" / "records")]
+    code, _, err = run(capsys, *args, "--policy", str(policy), "--fingerprint", grader.fingerprint, *records)
+    assert code == 0, err
+
+
+def test_the_how_to_page_runs_as_written(
+    capsys: pytest.CaptureFixture[str],
+    inspect_logs: InspectLogs,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    serve: Any,
+) -> None:
+    from judges.server import Reply, verdict_reply
+
+    server = serve(lambda body, i: Reply(content=verdict_reply("pass")))
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-how-to-0123456789")
+    monkeypatch.setenv("JUDGEKIT_JUDGE_API_BASE", server.api_base)
+    monkeypatch.chdir(tmp_path)
+    shutil.copytree(inspect_logs.golden, tmp_path / "golden")
+    (tmp_path / "logs").mkdir()
+    _team_log(inspect_logs.eval_log, tmp_path / "logs" / inspect_logs.eval_log.name)
+    before = (tmp_path / "logs" / inspect_logs.eval_log.name).read_bytes()
+    _trusted_records(capsys, tmp_path)
+    shell = _blocks("bash")
+    assert len(shell) == 3
+    for block in shell:
+        words = shlex.split(block.replace("\\\n", " "))
+        assert words[0] == "judgekit"
+        args = [w for word in words[1:] for w in (sorted(glob.glob(word)) if "*" in word else [word])]
+        code, _, err = run(capsys, *args)
+        assert code == 0, (args, err)
+    lines = read_results(tmp_path / "regrade.jsonl").lines
+    rubric = [c for line in lines for c in line.checks if c.layer == "rubric"]
+    assert rubric
+    assert {c.trust.value for c in rubric} == {"trusted"}  # the calibrated judge decided
+    assert (tmp_path / "logs" / inspect_logs.eval_log.name).read_bytes() == before
+    python = _blocks("python")
+    assert len(python) == 2
+    for block in python:
+        exec(compile(block, str(PAGE), "exec"), {"__name__": "__how_to__"})
+    printed = capsys.readouterr().out
+    for epoch in range(1, INSPECT_EPOCHS + 1):
+        assert f"wrong epoch {epoch}: includes said correct; judgekit: fail" in printed
+        assert f"lost epoch {epoch}: includes said correct; judgekit: error" in printed
+    assert f"includes C -> judgekit pass: {INSPECT_EPOCHS}" in printed
+    assert f"{inspect_logs.eval_log.name}: judgekit accuracy 0.50" in printed
+    assert f"{len(SAMPLES) * INSPECT_EPOCHS} transcripts; 0 samples not imported" in printed
+    assert (tmp_path / "scored-logs-v2" / inspect_logs.eval_log.name).is_file()
