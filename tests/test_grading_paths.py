@@ -29,6 +29,7 @@ from typing import Any
 
 import pytest
 
+from judgekit.advice import ADVICE, AdvicePath
 from judgekit.cases import Case
 from judgekit.caseset import load_case_set
 from judgekit.graders.contract import UntrustedPolicy
@@ -260,6 +261,14 @@ PATHS: dict[str, Path_] = {
     "promptfoo": via_promptfoo,
     "tau-bench": via_taubench,
 }
+ADVICE_OF_PATH: dict[str, AdvicePath] = {
+    "api": "python",
+    "pytest": "pytest",
+    "inspect": "inspect",
+    "promptfoo": "promptfoo",
+    "tau-bench": "python",
+}
+"""The wording of advice each path's reasons use (:data:`judgekit.advice.ADVICE`)."""
 
 
 # --------------------------------------------------------------------------- scenarios
@@ -272,7 +281,10 @@ def test_a_plain_contract_without_a_judge_never_passes(golden: Path, path: str) 
     )
     assert verdict is Verdict.NOT_EVALUATED
     assert "required outcome (The delivery address of customer c1" in text
-    assert "--judge-model" in text
+    # issue 35: the advice names how a judge is given on this path (a CLI flag only on the command line)
+    advice = ADVICE[ADVICE_OF_PATH[path]]
+    assert f"give a judge ({advice.judge}) whose calibration record trusts its fingerprint" in text
+    assert "--judge-model" not in text
 
 
 @pytest.mark.parametrize("path", PATHS)

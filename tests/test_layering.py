@@ -96,6 +96,7 @@ def test_the_main_contract_runs_from_the_command_line_down_to_verdicts() -> None
     assert layers[0] == ["judgekit.cli"]
     assert layers[1] == ["judgekit.commands"]
     assert layers[-1] == [
+        "judgekit.advice",
         "judgekit.errors",
         "judgekit.stats",
         "judgekit.textnorm",

@@ -144,10 +144,11 @@ def main(argv: list[str] | None = None) -> int:
     Returns:
         The process exit code.
     """
+    from judgekit.advice import advice_for
     from judgekit.commands.output import redacted_streams
 
     try:
-        with redacted_streams():
+        with redacted_streams(), advice_for("cli"):  # grades' advice names flags
             return _main(argv)
     except JudgekitError as exc:  # standard output failed while the last lines were flushed
         return _error_exit(exc)

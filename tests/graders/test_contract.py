@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from judgekit.advice import ADVICE, AdvicePath, advice_for
 from judgekit.cases import Case
 from judgekit.graders.contract import (
     UNTRUSTED_POLICIES,
@@ -99,7 +100,7 @@ def test_a_plain_contract_states_its_outcome_and_prohibitions() -> None:
     assert kinds == [ExpectationKind.REQUIRED_OUTCOME, ExpectationKind.FORBIDDEN_OUTCOME]
     required = stated_expectations(PLAIN)[0]
     assert required.check_ids == {"criterion:case.required_outcome"}
-    assert "--judge-model" in required.decided_by
+    assert "give a judge (make_grader(judge=JudgeConfig(...))" in required.decided_by  # the Python API's
 
 
 def test_expected_sources_are_an_expectation_only_when_grounding_is_on() -> None:
@@ -117,7 +118,10 @@ def test_a_plain_contract_without_a_judge_is_not_evaluated() -> None:
     grade = combine(PLAIN, 1, [_fixture_pass()])
     assert grade.verdict is Verdict.NOT_EVALUATED
     assert "required outcome (The delivery address is 12 Elm Street" in grade.reason
-    assert "not checked: give a judge (--judge-model)" in grade.reason
+    assert (
+        "not checked: give a judge (make_grader(judge=JudgeConfig(...)), or grade_run(judge=...))"
+        in grade.reason
+    )
     assert grade.metadata["expectations"] == {
         "stated": 2,
         "decided": 0,
@@ -141,6 +145,30 @@ def test_an_untrusted_judge_that_answers_pass_does_not_pass_the_case() -> None:
         "criterion:case.required_outcome",
         "criterion:case.forbidden_outcome.0",
     ]
+
+
+@pytest.mark.parametrize("path", list(ADVICE))
+def test_the_advice_names_the_settings_of_the_path_graded_through(path: AdvicePath) -> None:
+    # issue 35: the Inspect scorer's reason advised a CLI flag (--judge-model) inside Inspect
+    untrusted = [
+        _fixture_pass(),
+        _judge("criterion:case.required_outcome", Verdict.PASS, Trust.UNTRUSTED),
+        _judge("criterion:case.forbidden_outcome.0", Verdict.PASS, Trust.UNTRUSTED),
+    ]
+    with advice_for(path) as advice:
+        no_judge = combine(PLAIN, 1, [_fixture_pass()]).reason
+        withheld = combine(PLAIN, 1, untrusted).reason
+    assert (
+        f"not checked: give a judge ({advice.judge}) whose calibration record trusts its fingerprint"
+        in no_judge
+    )
+    assert f"but is untrusted (scripted); calibrate it, or opt in with {advice.count_untrusted}" in withheld
+    if path != "cli":
+        assert "--judge-model" not in no_judge
+        assert "--untrusted" not in withheld
+    assert combine(PLAIN, 1, [_fixture_pass()]).reason == no_judge.replace(
+        advice.judge, ADVICE["python"].judge
+    )
 
 
 def test_an_untrusted_judge_that_answers_fail_does_not_fail_the_case() -> None:

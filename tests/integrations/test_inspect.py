@@ -230,6 +230,12 @@ def test_rubric_grader_results_map_to_scores_and_unscored_reasons(root: Path) ->
     assert math.isnan(untrusted.value)
     assert untrusted.reason == "insufficient_information"
     assert "the judge answered pass but is untrusted" in untrusted.explanation
+    # issue 35: the advice names the scorer's grader, not a CLI flag
+    assert (
+        "opt in with the scorer's grader made with make_grader(..., untrusted='count')"
+        in untrusted.explanation
+    )
+    assert "--untrusted" not in untrusted.explanation
     scores = {s.id: s.scores["judgekit"] for s in log.samples}
     assert scores["judged-ok"].value == CORRECT
     assert scores["judged-ok"].metadata["judge"]["fingerprint"]

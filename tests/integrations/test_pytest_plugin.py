@@ -269,7 +269,9 @@ def test_without_a_judge_a_case_only_a_judge_decides_does_not_pass(pytester: pyt
     )
     result.assert_outcomes(passed=37, failed=94)
     out = result.stdout.str()
-    assert "not checked: give a judge (--judge-model)" in out
+    # issue 35: the advice names the plugin's option, not judgekit grade's flag
+    assert "not checked: give a judge (--judgekit-config FILE with a judge mapping" in out
+    assert "--judge-model" not in out
 
 
 def test_an_uncalibrated_judge_decides_nothing_in_pytest(pytester: pytest.Pytester, tmp_path: Path) -> None:

@@ -38,6 +38,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 
 from pydantic import Field, JsonValue
 
+from judgekit.advice import current_advice
 from judgekit.transcript import Capability
 from judgekit.verdict import (
     CheckResult,
@@ -250,9 +251,6 @@ class ExpectationKind(StrEnum):
     EXPECTED_SOURCE = "expected_source"
 
 
-_JUDGE_HINT = "give a judge (--judge-model) whose calibration record trusts its fingerprint"
-
-
 @dataclass(frozen=True)
 class Expectation:
     """One thing a case states it expects, and the checks that decide it.
@@ -300,6 +298,7 @@ def stated_expectations(case: Case, *, grounding: bool = False) -> tuple[Expecta
         The expectations in a stable order. A case that states none can never pass.
     """
     out: list[Expectation] = []
+    judge_hint = f"give a judge ({current_advice().judge}) whose calibration record trusts its fingerprint"
 
     def add(
         kind: ExpectationKind, key: str, label: str, ids: Iterable[str], *, layer: Layer, hint: str
@@ -375,7 +374,7 @@ def stated_expectations(case: Case, *, grounding: bool = False) -> tuple[Expecta
             f"required outcome ({_short(case.required_outcome)})",
             ("criterion:case.required_outcome",),
             layer=Layer.RUBRIC,
-            hint=_JUDGE_HINT,
+            hint=judge_hint,
         )
     if case.acceptance:
         add(
@@ -384,7 +383,7 @@ def stated_expectations(case: Case, *, grounding: bool = False) -> tuple[Expecta
             f"acceptance ({_short(case.acceptance)})",
             ("criterion:case.acceptance",),
             layer=Layer.RUBRIC,
-            hint=_JUDGE_HINT
+            hint=judge_hint
             if not case.is_unreviewed
             else "review the acceptance criterion (it is still marked REVIEW:), then give a trusted judge",
         )
@@ -395,7 +394,7 @@ def stated_expectations(case: Case, *, grounding: bool = False) -> tuple[Expecta
             f"forbidden outcome ({_short(text)})",
             (f"criterion:case.forbidden_outcome.{i}",),
             layer=Layer.RUBRIC,
-            hint=_JUDGE_HINT,
+            hint=judge_hint,
         )
     return tuple(out)
 
@@ -446,12 +445,13 @@ def _untrusted_reasons(withheld: Sequence[tuple[str, CheckResult]]) -> list[str]
         why = check.trust_reason or "no calibration record trusts its fingerprint"
         by_reason.setdefault(why, []).append((label, check))
     out: list[str] = []
+    count_untrusted = current_advice().count_untrusted
     for why, items in by_reason.items():
         answers = "/".join(sorted({c.verdict.value for _, c in items}))
         labels = ", ".join(label for label, _ in items)
         out.append(
             f"{labels} not decided: the judge answered {answers} but is untrusted ({why}); calibrate it, or "
-            "opt in with --untrusted count"
+            f"opt in with {count_untrusted}"
         )
     return out
 

@@ -43,6 +43,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from judgekit.advice import advice_for
 from judgekit.errors import JudgekitError, LocatedError, did_you_mean
 from judgekit.io.documents import load_json_bounded
 from judgekit.verdict import Grade, Verdict
@@ -170,7 +171,8 @@ def grade_output(output: Any, context: Mapping[str, Any], *, grader: object = No
 
     case, root = _case(context)
     transcript = _transcript(output, context, case)
-    return grade(case, transcript, grader=as_grader(grader, root=root))
+    with advice_for("promptfoo"):  # a reason's advice names the assertion's grader, not CLI flags
+        return grade(case, transcript, grader=as_grader(grader, root=root))
 
 
 def grading_result(grade: Grade) -> dict[str, Any]:

@@ -110,6 +110,7 @@ def assert_grade(
     """
     transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
     __tracebackhide__ = True
+    from judgekit.advice import advice_for
     from judgekit.api.grading import grade as grade_trial
     from judgekit.errors import JudgekitError
     from judgekit.integrations.grading import LayeredGrader, as_grader
@@ -136,7 +137,8 @@ def assert_grade(
         the_grader = as_grader(grader)
     if isinstance(the_grader, LayeredGrader) and trial.folder is not None:
         the_grader = _for_folder(the_grader, trial.folder)
-    grade = grade_trial(trial.case, trial.transcript, grader=the_grader)
+    with advice_for("pytest"):  # a reason's advice names the plugin's options, not judgekit grade's flags
+        grade = grade_trial(trial.case, trial.transcript, grader=the_grader)
     if grade.verdict is not wanted:
         where = f" ({trial.where})" if trial.where else ""
         raise GradeAssertionError(
