@@ -30,32 +30,43 @@ class Advice:
     Attributes:
         judge: How to give a judge (``--judge-model``).
         count_untrusted: How to let an untrusted judge's verdicts count (``--untrusted count``).
+        policy: How the untrusted policy in force is named, ``{}`` standing for its value
+            (``--untrusted {}``).
     """
 
     judge: str
     count_untrusted: str
+    policy: str
+
+    def policy_named(self, policy: str) -> str:
+        """The untrusted policy ``policy`` as this path's user sets it (``--untrusted withhold``)."""
+        return self.policy.format(policy)
 
 
 AdvicePath = Literal["cli", "python", "inspect", "pytest", "promptfoo"]
 """A path a user grades through: the command line, the Python API, or one of the integrations."""
 
 ADVICE: Mapping[AdvicePath, Advice] = {
-    "cli": Advice(judge="--judge-model", count_untrusted="--untrusted count"),
+    "cli": Advice(judge="--judge-model", count_untrusted="--untrusted count", policy="--untrusted {}"),
     "python": Advice(
         judge="make_grader(judge=JudgeConfig(...)), or grade_run(judge=...)",
         count_untrusted="untrusted='count' (make_grader, or grade_run's RunOptions)",
+        policy="untrusted='{}'",
     ),
     "inspect": Advice(
         judge="judgekit_scorer(cases, grader=make_grader(judge=JudgeConfig(...)))",
         count_untrusted="the scorer's grader made with make_grader(..., untrusted='count')",
+        policy="untrusted='{}'",
     ),
     "pytest": Advice(
         judge="--judgekit-config FILE with a judge mapping, or the judgekit_config ini key",
         count_untrusted="--judgekit-untrusted count",
+        policy="--judgekit-untrusted {}",
     ),
     "promptfoo": Advice(
         judge="grade_output(output, context, grader=make_grader(judge=JudgeConfig(...)))",
         count_untrusted="the grader made with make_grader(..., untrusted='count')",
+        policy="untrusted='{}'",
     ),
 }
 """The wording of the advice on each path (:func:`advice_for` chooses it)."""

@@ -106,7 +106,7 @@ def test_a_plain_contract_without_a_judge_never_passes(golden: Path) -> None:
     )
     assert verdict is Verdict.NOT_EVALUATED
     assert "required outcome (The delivery address of customer c1" in text
-    assert "--judge-model" in text
+    assert "give a judge (make_grader(judge=JudgeConfig(...)), or grade_run(judge=...))" in text  # Python's
 
 
 def test_a_missing_required_mention_fails(golden: Path) -> None:
@@ -280,8 +280,10 @@ def test_a_judge_config_is_built_and_its_trust_decided_by_its_records(
         "untrusted",
         str(records),
     )
-    assert outcome.judge.untrusted_note.startswith(
-        "untrusted judge verdicts counted: 0 of 1 (--untrusted withhold"
+    # issue 35: the Python API's note names the policy and the opt-in as Python sets them, not as flags
+    assert outcome.judge.untrusted_note == (
+        "untrusted judge verdicts counted: 0 of 3 (untrusted='withhold': a verdict no calibration record "
+        "trusts decides nothing; opt in with untrusted='count' (make_grader, or grade_run's RunOptions))"
     )
     assert outcome.verdicts["insufficient_information"] == 1
     with pytest.raises(JudgekitError) as info:

@@ -25,6 +25,7 @@ from typing import Any
 
 from pydantic import ConfigDict, Field, SkipValidation
 
+from judgekit.advice import current_advice
 from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError
 from judgekit.graders.contract import UntrustedPolicy
@@ -345,7 +346,9 @@ def untrusted_note(policy: str, summary: RunSummary) -> str:
     """The summary line on untrusted judge verdicts: what the policy did to them, or that there were none.
 
     The policy is explained only when it applied: a run whose every judge verdict is trusted says so, and
-    never that an untrusted judge decides nothing.
+    never that an untrusted judge decides nothing. The policy and the opt-in are named as the path's user
+    sets them (:func:`judgekit.advice.current_advice`: ``--untrusted count`` on the command line,
+    ``untrusted='count'`` in Python).
 
     Args:
         policy: The untrusted policy in force (``withhold``, ``fail_only``, ``count``, ``advisory``).
@@ -353,24 +356,23 @@ def untrusted_note(policy: str, summary: RunSummary) -> str:
             (:attr:`~judgekit.runner.RunSummary.untrusted_checks`) and those of them that counted.
     """
     counted, graded, untrusted = summary.untrusted_verdicts, summary.graded, summary.untrusted_checks
+    advice = current_advice()  # the policy and the opt-in as this path's user sets them
+    named = advice.policy_named(policy)
     if not untrusted:
         return (
             f"untrusted judge verdicts: none; every judge verdict of the {graded} graded trial(s) is trusted "
-            f"by a calibration record (--untrusted {policy} had nothing to decide)"
+            f"by a calibration record ({named} had nothing to decide)"
         )
     if policy == "count":
         return (
-            f"untrusted judge verdicts counted: {counted} (--untrusted count): verdicts resting on a judge "
-            f"no calibration record trusts are included in the {graded} graded trial(s)"
+            f"untrusted judge verdicts counted: {counted} ({named}): verdicts resting on a judge no "
+            f"calibration record trusts are included in the {graded} graded trial(s)"
         )
     if policy == "fail_only":
-        return (
-            f"untrusted judge verdicts counted: {counted} of {untrusted} (--untrusted fail_only: only their "
-            "fails count)"
-        )
+        return f"untrusted judge verdicts counted: {counted} of {untrusted} ({named}: only their fails count)"
     return (
-        f"untrusted judge verdicts counted: 0 of {untrusted} (--untrusted {policy}: a verdict no calibration "
-        "record trusts decides nothing; opt in with --untrusted count)"
+        f"untrusted judge verdicts counted: 0 of {untrusted} ({named}: a verdict no calibration record "
+        f"trusts decides nothing; opt in with {advice.count_untrusted})"
     )
 
 
