@@ -340,8 +340,14 @@ def test_empty_results(tmp_path):
     path.write_text("")
     report = report_run(read_results(path), undecided="fail")[0]
     assert report.suites == ()
-    assert "No trials to report." in render_run_markdown(report)
-    assert "no data" in render_run_html(report)
+    markdown = render_run_markdown(report)
+    html = render_run_html(report)
+    assert "No trials to report." in markdown
+    assert "no data" in html
+    # An empty run never claims that every trial passed (issue 35: an import of nothing read as a pass).
+    assert "Every trial passed" not in markdown
+    assert "Every trial passed" not in html
+    assert markdown.count("No trials to report.") >= 2
 
 
 def test_task_outcomes_follow_gate_order():

@@ -377,7 +377,7 @@ def reasons_more_text(report: RunReport, shown: int, where: str) -> str:
 def _reasons_section(report: RunReport) -> list[str]:
     out = ["## Why trials did not pass", ""]
     if not report.trial_reasons:
-        return [*out, "Every trial passed.", ""]
+        return [*out, "Every trial passed." if report.run.trials else "No trials to report.", ""]
     out.append(REASONS_INTRO)
     out.append("")
     rows, covered = reason_rows(report, REASONS_SHOWN)
