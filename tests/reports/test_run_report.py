@@ -316,7 +316,10 @@ def test_unknown_cases_are_left_out_and_named(tmp_path):
     known = dict.fromkeys(("refund-1", "refund-2", "address-1", "address-2", "faq-1", "incident-7"), (1, ()))
     report = report_run(results, known_cases=known, undecided="fail")[0]
     assert report.run.tasks == 6
-    assert any("'incident-9' (4 trials)" in p and "not in the case set" in p for p in report.problems)
+    assert any(
+        "'incident-9' (4 trials; did you mean 'incident-7'?)" in p and "not in the case set" in p
+        for p in report.problems
+    )
 
 
 def test_truncated_file_reports_the_rest(tmp_path):
