@@ -122,3 +122,18 @@ def test_a_record_keyed_by_a_prefix_is_named_when_nothing_matched() -> None:
 def test_every_prefix_of_a_known_fingerprint_resolves_to_it(prefix: str) -> None:
     full = (prefix + "0" * FULL_LENGTH)[:FULL_LENGTH]
     assert resolve_fingerprint(prefix, known(full)) == full
+
+
+def test_the_start_of_a_record_file_name_is_told_apart_from_a_fingerprint() -> None:
+    from datetime import UTC, datetime
+
+    from judgekit.calibration.records import stamped_filename
+
+    name = stamped_filename(A, datetime(2026, 12, 5, 19, 23, 10, tzinfo=UTC))
+    assert not A.startswith(name[:SHORT_LENGTH])  # the name is a hash of the fingerprint, not the fingerprint
+    book = known(A)
+    book.file_names.append((name, A))
+    message = refused(name[:SHORT_LENGTH], book)
+    assert f"starts the file name {name}" in message
+    assert "a hash of its fingerprint, not the fingerprint" in message
+    assert f"that record is for judge {A[:SHORT_LENGTH]}" in message

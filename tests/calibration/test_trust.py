@@ -537,6 +537,7 @@ def test_the_book_lists_its_full_fingerprints_and_its_prefix_keyed_records(tmp_p
     known = KnownFingerprints()
     TrustBook(tmp_path).add_fingerprints(known)
     assert known.found == {FULL: [f"calibration record {full.name}"]}
+    assert sorted(known.file_names) == sorted([(full.name, FULL), (old.name, "86b6bb71d425")])
     assert known.searched == [f"the records in {tmp_path} (2 fingerprint(s))"]
     [(key, say)] = known.prefix_keyed
     assert key == "86b6bb71d425"

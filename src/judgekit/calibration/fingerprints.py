@@ -62,12 +62,16 @@ class KnownFingerprints:
             start alike, so such a record never disappears silently.
         pending: Sources too costly to read unless a prefix must be resolved (building the configured
             judge), each called once with this object by :meth:`complete`.
+        file_names: Each record file's name and the full fingerprint it holds. A record's file name starts
+            with 16 hexadecimal characters that are a hash of its fingerprint, not the fingerprint, so a
+            user who copies them is told which judge that file is for.
     """
 
     found: dict[str, list[str]] = field(default_factory=dict)
     searched: list[str] = field(default_factory=list)
     prefix_keyed: list[tuple[str, str]] = field(default_factory=list)
     pending: list[Callable[[KnownFingerprints], None]] = field(default_factory=list)
+    file_names: list[tuple[str, str]] = field(default_factory=list)
 
     def complete(self) -> None:
         """Read the pending sources (each once), so that :attr:`found` holds every known fingerprint."""
@@ -159,6 +163,13 @@ def resolve_fingerprint(typed: str, known: KnownFingerprints, *, option: str = "
     searched = "; ".join(known.searched) or "nothing (no records, no label table, no configured judge)"
     legacy = [say for key, say in known.prefix_keyed if key.startswith(text) or text.startswith(key)]
     old = f"; {'; '.join(legacy)}" if legacy else ""
+    named_files = [(name, fp) for name, fp in known.file_names if name.lower().startswith(text)]
+    if named_files:
+        name, fp = named_files[0]
+        old += (
+            f"; {text} starts the file name {name}, and a record's file name begins with a hash of its "
+            f"fingerprint, not the fingerprint: that record is for judge {fp[:SHORT_LENGTH]}"
+        )
     raise JudgekitError(
         f"{option}: no known fingerprint starts with {text} (searched: {searched}){old}; give the judge's "
         f"full {FULL_LENGTH}-character fingerprint (`judge_fingerprint.hex` in any line of the results file "

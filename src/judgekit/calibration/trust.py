@@ -520,6 +520,7 @@ class TrustBook:
         for what, filed in self._filed():
             key = filed.value.fingerprint
             known.add(key, f"{what} {filed.name}")
+            known.file_names.append((filed.name, key))
             if len(key) != FULL_LENGTH:
                 known.prefix_keyed.append((key, _prefix_keyed(what, filed, "FULL")))
 
