@@ -8,9 +8,10 @@ the :class:`~judgekit.transcript.Capability` values the record failed to carry, 
 registry (:func:`judgekit.graders.registry.restrict_to_supported`) then makes the verdicts of the layers
 needing a lost capability ``insufficient_information``, never ``pass``.
 
-Today the OpenTelemetry importer (:mod:`judgekit.formats.otel`) writes these reports; the model lives here,
-below every importer and above the transcript, so that any importer can write one and the graders can read
-one without importing a format.
+The OpenTelemetry importer (:mod:`judgekit.formats.otel`) and the Inspect AI log importer
+(:mod:`judgekit.formats.inspect_logs`: a sample is a trace, its events the spans) write these reports; the
+model lives here, below every importer and above the transcript, so that any importer can write one and the
+graders can read one without importing a format.
 """
 
 from __future__ import annotations
@@ -27,7 +28,9 @@ class FidelityIssue(FrozenModel):
 
     Attributes:
         kind: ``content_missing``, ``content_truncated``, ``tool_result_missing``, ``arguments_unparseable``,
-            ``final_answer_only``, ``missing_parent``, ``history_diverged`` or ``unsupported_part``.
+            ``final_answer_only``, ``missing_parent``, ``history_diverged``, ``unsupported_part`` or
+            ``final_state_missing`` (the record holds no world after the run: the state layer cannot
+            decide, as for any transcript without a final state).
         detail: What and where, for people.
         span_id: The span concerned, when there is one.
         message_index: The transcript message concerned, when there is one.

@@ -119,7 +119,7 @@ def test_the_scores_name_already_in_the_log_is_refused(
     args = ["export", "inspect", str(tmp_path / "r.jsonl"), "--transcripts", str(transcripts)]
     code, _, err = run(capsys, *args, "--out", str(tmp_path / "scored"))
     assert code == 2
-    assert f"{inspect_logs.json_log}: sample 'lost' epoch 1 already has a score named 'judgekit'" in err
+    assert f"{inspect_logs.json_log}: the log already has scores named 'judgekit'" in err
     assert "--score-name" in err
     assert not (tmp_path / "scored").exists()
     # a copy may never overwrite its original

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import os
+from collections.abc import Sequence
 from pathlib import Path
 
 from pydantic import Field
@@ -86,7 +87,7 @@ class InspectImportDocument(FrozenModel):
 
 
 def import_inspect_logs(
-    logs: list[str | os.PathLike[str]],
+    logs: Sequence[str | os.PathLike[str]],
     out: str | os.PathLike[str],
     *,
     case_id_field: str | None = None,

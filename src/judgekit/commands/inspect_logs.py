@@ -49,6 +49,7 @@ def import_inspect(  # noqa: PLR0917 - typer options
     epoch, the others are written, and the exit is 2.
     """
     from judgekit.api.inspect_logs import import_inspect_logs
+    from judgekit.commands.trust import echo_imported
 
     as_json = chosen_format(fmt) == "json"
     document = import_inspect_logs(
@@ -57,15 +58,11 @@ def import_inspect(  # noqa: PLR0917 - typer options
     if as_json:
         print_model("inspect_import", document)
     else:
-        for entry in document.samples:
-            typer.echo(entry.summary)
-            for layer in entry.unsupported_layers:
-                typer.echo(f"  {layer.layer}: insufficient_information ({layer.reason})")
-        for case in document.renumbered:
-            typer.echo(f"case {case}: several samples share an epoch; trials numbered in reading order")
-        typer.echo(f"{document.imported} transcript(s) -> {out}", err=True)
-        for problem in document.problems:
-            typer.echo(f"error: {problem}", err=True)
+        notes = [
+            f"case {case}: several samples share an epoch; trials numbered in reading order"
+            for case in document.renumbered
+        ]
+        echo_imported(document.samples, document.imported, out, document.problems, notes=notes)
     if document.exit_code:
         raise typer.Exit(document.exit_code)
 

@@ -36,11 +36,16 @@ from judgekit.commands.judge_options import (
 from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from judgekit.api.bias import BiasProbeDocument, PositionProbeDocument
+    from judgekit.api.inspect_logs import InspectSample
+    from judgekit.api.traces import OtelTrace
     from judgekit.calibration.corrected import LeeAllocation
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
     from judgekit.calibration.plan import LabelPlan
+    from judgekit.caseset import LocatedProblem
     from judgekit.stats import Estimate
 
 __all__ = [
@@ -681,15 +686,33 @@ def import_otel(
         if document.exit_code:
             raise typer.Exit(document.exit_code)
         return
-    for entry in document.traces:
+    echo_imported(document.traces, document.imported, out, document.problems)
+    if document.exit_code:
+        raise typer.Exit(document.exit_code)
+
+
+def echo_imported(
+    entries: Sequence[OtelTrace | InspectSample],
+    imported: int,
+    out: Path,
+    problems: Sequence[LocatedProblem],
+    *,
+    notes: Sequence[str] = (),
+) -> None:
+    """Print what an import of traces or Inspect samples kept, and what it refused.
+
+    Standard output: per entry, its summary and each layer that cannot judge it; then ``notes``. Standard
+    error: how many transcripts were written to ``out``, then each problem.
+    """
+    for entry in entries:
         typer.echo(entry.summary)
         for layer in entry.unsupported_layers:
             typer.echo(f"  {layer.layer}: insufficient_information ({layer.reason})")
-    typer.echo(f"{document.imported} transcript(s) -> {out}", err=True)
-    for problem in document.problems:
+    for note in notes:
+        typer.echo(note)
+    typer.echo(f"{imported} transcript(s) -> {out}", err=True)
+    for problem in problems:
         typer.echo(f"error: {problem}", err=True)
-    if document.exit_code:
-        raise typer.Exit(document.exit_code)
 
 
 @existing_inputs("results", "transcripts")

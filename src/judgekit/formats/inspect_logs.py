@@ -542,14 +542,21 @@ def write_scores(
     for ref, entry in graded.items():
         by_log.setdefault(ref.log, {})[(str(ref.sample_id), ref.epoch)] = entry
     out = ScoresWritten()
-    prepared: list[tuple[EvalLog, Path, Path]] = []
-    for log_path, grades in by_log.items():
-        copy = folder / log_path.name
-        if copy.resolve() == log_path.resolve():
+    for log_path in by_log:  # the headers first (fast): refuse before reading any samples
+        if (folder / log_path.name).resolve() == log_path.resolve():
             raise JudgekitError(
                 f"{log_path}: the copy would overwrite the original log; give an output folder other than "
                 "the log's own"
             )
+        header = read_log(log_path, header_only=True, resolve=False)
+        if header.results is not None and any(s.name == score_name for s in header.results.scores):
+            raise JudgekitError(
+                f"{log_path}: the log already has scores named {score_name!r}; choose another name with "
+                "--score-name"
+            )
+    prepared: list[tuple[EvalLog, Path, Path]] = []
+    for log_path, grades in by_log.items():
+        copy = folder / log_path.name
         log = read_log(log_path, resolve=False)
         for sample in log.samples or []:
             if score_name in (sample.scores or {}):
