@@ -166,3 +166,66 @@ def test_a_missing_log_and_a_folder_are_refused(tmp_path: Path) -> None:
         read_inspect_logs([tmp_path / "none.eval"])
     with pytest.raises(JudgekitError, match="the Inspect log is a folder"):
         read_inspect_logs([tmp_path])
+
+
+def test_what_a_log_did_not_record_is_reported_and_unmappable_samples_located(
+    inspect_logs: InspectLogs, tmp_path: Path
+) -> None:
+    """Samples edited through inspect_ai's API: an errored run, no messages, a lost tool result, an image."""
+    from inspect_ai.log import EvalError, write_eval_log
+    from inspect_ai.model import ChatMessageTool, ChatMessageUser, ContentImage, ContentText
+
+    log = read_log(inspect_logs.eval_log, resolve=False)
+    samples = {(s.id, s.epoch): s for s in log.samples or []}
+    samples[("ok", 1)].error = EvalError(message="sandbox died\nmore", traceback="", traceback_ansi="")
+    samples[("ok", 2)].messages = []
+    wrong = samples[("wrong", 1)]
+    wrong.messages = [m for m in wrong.messages if not isinstance(m, ChatMessageTool)]
+    pictured = samples[("wrong", 2)]
+    pictured.messages[0] = ChatMessageUser(
+        content=[
+            ContentText(text="Change my email to new@x.io"),
+            ContentImage(image="data:image/png;base64,AA=="),
+        ]
+    )
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+
+    result = read_inspect_logs([edited])
+    problems = {p.field: p.message for p in result.problems}
+    assert problems == {
+        "sample 'ok' epoch 1": "the sample ended in an error in the Inspect run (sandbox died); not imported",
+        "sample 'ok' epoch 2": "the sample has no messages",
+    }
+    assert all(p.file == edited for p in result.problems)
+    imported = {(s.ref.sample_id, s.ref.epoch): s for s in result.samples}
+    assert len(imported) == len(SAMPLES) * INSPECT_EPOCHS - 2
+    lost_result = imported[("wrong", 1)]
+    assert lost_result.fidelity.tool_results_missing == 1
+    assert lost_result.fidelity.issues[0].kind == "tool_result_missing"
+    assert "update_email" in lost_result.fidelity.issues[0].detail
+    lost = lost_by(lost_result.transcript)
+    assert set(lost) == {"tool_results", "conversation"}
+    assert lost["tool_results"] == "1 tool call(s) have no result"
+    (part,) = imported[("wrong", 2)].fidelity.issues
+    assert part.kind == "unsupported_part"
+    assert part.detail == "user message 0: image content not carried over"
+    assert part.message_index == 0
+    assert imported[("wrong", 2)].transcript.messages[0].content == "Change my email to new@x.io"
+
+
+def test_texts_inspect_stored_as_attachments_are_read_whole(
+    inspect_logs: InspectLogs, tmp_path: Path
+) -> None:
+    """Inspect keeps a long text once, as an attachment the message points to; the import resolves it."""
+    from inspect_ai.log import write_eval_log
+
+    log = read_log(inspect_logs.json_log, resolve=False)
+    sample = next(s for s in log.samples or [] if s.id == "ok")
+    long_answer = "Done: your email is now new@x.io. " * 20
+    sample.attachments["a1b2"] = long_answer
+    sample.messages[-1].content = "attachment://a1b2"
+    edited = tmp_path / "attached.json"
+    write_eval_log(log, str(edited))
+    imported = next(s for s in read_inspect_logs([edited]).samples if s.ref.sample_id == "ok")
+    assert imported.transcript.messages[-1].content == long_answer
