@@ -336,3 +336,26 @@ def primitives_outside(
             else:
                 unexpected.append(f"src/judgekit/{relative}:{line}: {name}")
     return unexpected, sorted(set(allowed) - used)
+
+
+def judge_fingerprint(model: str, rubric: str = "honest-reporting") -> str:
+    """The fingerprint of the rubric judge that ``judgekit grade --judge-model MODEL`` builds.
+
+    For a calibration record that trusts it; the base URL, needed to build the judge, is not part of it.
+    """
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
+
+    grader = build_rubric_grader(
+        JudgeConfig(
+            model=model,
+            rubric=rubric,
+            cassette=None,
+            mode="off",
+            api_base="http://127.0.0.1:9/v1",
+            max_cost=None,
+            temperature=None,
+            samples=None,
+            concurrency=1,
+        )
+    )
+    return grader.fingerprint

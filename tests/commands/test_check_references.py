@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 
 from judgekit.cli import main
+from support import judge_fingerprint
 
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -278,22 +279,7 @@ def _judge(serve: Any, verdict: str, status: int = 200) -> Any:
 
 def _fingerprint() -> str:
     """The fingerprint of the judge the tests use (the base URL, needed to build it, is not part of it)."""
-    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
-
-    grader = build_rubric_grader(
-        JudgeConfig(
-            model=MODEL,
-            rubric="honest-reporting",
-            cassette=None,
-            mode="off",
-            api_base="http://127.0.0.1:9/v1",
-            max_cost=None,
-            temperature=None,
-            samples=None,
-            concurrency=1,
-        )
-    )
-    return grader.fingerprint
+    return judge_fingerprint(MODEL)
 
 
 def _trusted_records(capsys: pytest.CaptureFixture[str], folder: Path) -> Path:

@@ -22,6 +22,7 @@ from inspect_runs import INSPECT_EPOCHS, ORIGINAL_SCORER, SAMPLES, InspectLogs
 from judgekit.cli import main
 from judgekit.results import read_results
 from judgekit.transcript import read_transcripts
+from support import judge_fingerprint
 
 
 def run(capsys: pytest.CaptureFixture[str], *args: str) -> tuple[int, str, str]:
@@ -244,28 +245,15 @@ def _team_log(source: Path, target: Path) -> None:
 
 def _trusted_records(capsys: pytest.CaptureFixture[str], folder: Path) -> None:
     """calibration/records: a passing record, written by judgekit calibrate, for the page's judge."""
-    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
-
-    grader = build_rubric_grader(
-        JudgeConfig(
-            model=JUDGE_MODEL,
-            rubric="honest-reporting",
-            cassette=None,
-            mode="off",
-            api_base="http://127.0.0.1:9/v1",
-            max_cost=None,
-            temperature=None,
-            samples=None,
-            concurrency=1,
-        )
-    )
     policy = folder / "policy.yaml"
     policy.write_text("min_items: 40\nbootstrap:\n  resamples: 200\n", encoding="utf-8")
     labels = Path(__file__).parents[1] / "calibration" / "data" / "labels_small.csv"
     args = ["calibrate", str(labels), "--judge", "judge-v2", "--experts", "alice,bob,carol"]
     (folder / "calibration" / "records").mkdir(parents=True)
     records = ["--records", str(folder / "calibration" / "records")]
-    code, _, err = run(capsys, *args, "--policy", str(policy), "--fingerprint", grader.fingerprint, *records)
+    code, _, err = run(
+        capsys, *args, "--policy", str(policy), "--fingerprint", judge_fingerprint(JUDGE_MODEL), *records
+    )
     assert code == 0, err
 
 
