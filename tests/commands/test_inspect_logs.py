@@ -288,6 +288,15 @@ def test_the_how_to_page_runs_as_written(
     assert rubric
     assert {c.trust.value for c in rubric} == {"trusted"}  # the calibrated judge decided
     assert (tmp_path / "logs" / inspect_logs.eval_log.name).read_bytes() == before
+    (copy,) = (tmp_path / "scored-logs").glob("*.eval")
+    for sample in read_eval_log(str(copy)).samples or []:
+        score = sample.scores["judgekit"]
+        # the judge as judgekit's Inspect scorer records it, and each judge check's trust status
+        assert score.metadata["judge"] == {
+            "fingerprint": judge_fingerprint(JUDGE_MODEL),
+            "label": lines[0].judge_fingerprint["label"],
+        }
+        assert {c["trust"] for c in score.metadata["checks"] if c["layer"] == "rubric"} == {"trusted"}
     python = _blocks("python")
     assert len(python) == 2
     for block in python:

@@ -161,11 +161,22 @@ def test_a_malformed_or_truncated_log_is_refused_with_its_location(
     assert err.value.exit_code == 2
 
 
-def test_a_missing_log_and_a_folder_are_refused(tmp_path: Path) -> None:
+def test_a_missing_log_and_a_folder_without_logs_are_refused(tmp_path: Path) -> None:
     with pytest.raises(JudgekitError, match="the Inspect log does not exist"):
         read_inspect_logs([tmp_path / "none.eval"])
-    with pytest.raises(JudgekitError, match="the Inspect log is a folder"):
+    (tmp_path / "notes.json").write_text("{}")
+    with pytest.raises(
+        JudgekitError, match=r"the folder holds no Inspect log \(\.eval or \.json\); name the logs"
+    ):
         read_inspect_logs([tmp_path])
+
+
+def test_a_log_folder_is_every_log_inspect_lists_in_it(inspect_logs: InspectLogs) -> None:
+    result = read_inspect_logs([inspect_logs.folder])  # the golden set's JSON files beside them are no logs
+    assert sorted({str(s.ref.log) for s in result.samples}) == sorted(
+        [str(inspect_logs.eval_log), str(inspect_logs.json_log)]
+    )
+    assert len(result.samples) == 2 * len(SAMPLES) * INSPECT_EPOCHS
 
 
 def test_what_a_log_did_not_record_is_reported_and_unmappable_samples_located(

@@ -103,7 +103,7 @@ def import_inspect_logs(
     written; the document's exit code is then 2.
 
     Args:
-        logs: ``.eval`` or ``.json`` logs written by ``inspect eval``.
+        logs: ``.eval`` or ``.json`` logs written by ``inspect eval``, or folders of them.
         out: Where to write the transcripts (JSON Lines).
         case_id_field: Dotted sample-metadata field of the case id (``None``: ``case_id``, else the sample
             id, as judgekit's Inspect scorer finds it).

@@ -25,7 +25,9 @@ __all__ = ["export_inspect", "import_inspect"]
 @existing_inputs("logs")
 def import_inspect(  # noqa: PLR0917 - typer options
     logs: list[Path] = typer.Argument(
-        ..., help="Inspect logs (.eval or .json) written by inspect eval.", show_default=False
+        ...,
+        help="Inspect logs (.eval or .json) written by inspect eval, or log folders (every log in them).",
+        show_default=False,
     ),
     out: Path = typer.Option(..., "--out", help="Transcripts file (JSONL) to write."),
     case_id_field: str | None = typer.Option(

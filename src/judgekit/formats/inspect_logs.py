@@ -75,6 +75,7 @@ __all__ = [
     "ScoresWritten",
     "grade_of_result",
     "inspect_transcript",
+    "log_files",
     "read_inspect_logs",
     "score_from_grade",
     "write_scores",
@@ -239,8 +240,8 @@ def grade_of_result(line: ResultLine) -> Grade:
     """A results file's line as the grade judgekit's Inspect scorer would have scored.
 
     :meth:`~judgekit.results.ResultLine.as_grade`, with the gate counts the grading computed (each gate's
-    verdict as the untrusted-judge policy the line records counted it) and the judge's fingerprint record
-    when a judge graded.
+    verdict as the untrusted-judge policy the line records counted it) and, when a judge graded, the judge
+    as the scorer records it (``{"fingerprint": hex, "label": label}``, from the line's judge record).
     """
     grade = line.as_grade()
     policy = line.untrusted_policy or "withhold"
@@ -249,8 +250,9 @@ def grade_of_result(line: ResultLine) -> Grade:
         **grade.metadata,
         "gate_counts": {str(k): v for k, v in count_verdicts(effective).items()},
     }
-    if line.judge_fingerprint is not None:
-        metadata["judge"] = line.judge_fingerprint
+    record = line.judge_fingerprint
+    if record is not None:
+        metadata["judge"] = {"fingerprint": record.get("hex"), "label": record.get("label")}
     return grade.model_copy(update={"metadata": metadata})
 
 
@@ -340,6 +342,29 @@ def read_log(path: str | os.PathLike[str], *, header_only: bool = False, resolve
         ) from None
 
 
+def log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
+    """The log files named: a file as given, a folder as every log inspect_ai lists in it (recursively).
+
+    Raises:
+        JudgekitError: (exit 2) When a folder holds no Inspect log.
+    """
+    from urllib.parse import unquote, urlparse
+
+    from inspect_ai.log import list_eval_logs
+
+    out: list[Path] = []
+    for given in paths:
+        path = Path(given)
+        if not path.is_dir():
+            out.append(path)
+            continue
+        found = sorted(Path(unquote(urlparse(info.name).path)) for info in list_eval_logs(str(path)))
+        if not found:
+            raise JudgekitError(f"{path}: the folder holds no Inspect log (.eval or .json); name the logs")
+        out.extend(found)
+    return out
+
+
 def _field(metadata: Mapping[str, Any], dotted: str) -> object:
     value: object = metadata
     for part in dotted.split("."):
@@ -425,7 +450,8 @@ def read_inspect_logs(
     Every log is read before anything is returned, so an unreadable one refuses the whole import.
 
     Args:
-        logs: ``.eval`` or ``.json`` logs written by ``inspect eval``.
+        logs: ``.eval`` or ``.json`` logs written by ``inspect eval``, or folders of them (a log folder:
+            every log inspect_ai lists in it, recursively, in name order).
         case_id_field: Dotted sample-metadata field holding the case id (``None``: ``metadata.case_id``,
             else the sample id, as judgekit's Inspect scorer finds it). A sample without it is a problem.
         initial_state_field: Metadata field of the world before, when the store has none.
@@ -439,7 +465,7 @@ def read_inspect_logs(
     Raises:
         JudgekitError: (exit 2) When a log is missing, malformed or cut off (the error names it).
     """
-    read = [(Path(p), read_log(p)) for p in logs]
+    read = [(p, read_log(p)) for p in log_files(logs)]
     out = InspectLogImport(logs=[p for p, _ in read])
     pending: list[tuple[SampleRef, EvalSample, str, str | None]] = []
     for path, log in read:
