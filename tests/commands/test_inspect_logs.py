@@ -309,3 +309,71 @@ def test_the_how_to_page_runs_as_written(
     assert f"{inspect_logs.eval_log.name}: judgekit accuracy 0.50" in printed
     assert f"{len(SAMPLES) * INSPECT_EPOCHS} transcripts; 0 samples not imported" in printed
     assert (tmp_path / "scored-logs-v2" / inspect_logs.eval_log.name).is_file()
+
+
+def test_a_calibrated_judge_regrade_written_back_equals_the_scorer_with_the_same_judge(
+    capsys: pytest.CaptureFixture[str], tmp_path: Path, monkeypatch: pytest.MonkeyPatch, serve: Any
+) -> None:
+    """One calibrated judge, two paths: judgekit's scorer inside inspect eval, and import, grade, export."""
+    from inspect_runs import run_inspect_eval, write_golden
+    from judgekit.api.grading import make_grader
+    from judgekit.integrations.inspect import judgekit_scorer
+    from judgekit.judge_setup import JudgeConfig
+    from judges.server import Reply, verdict_reply
+
+    def script(body: dict[str, Any], index: int) -> Reply:  # the judge: fail the agent that changed u2
+        text = json.dumps(body)
+        return Reply(
+            content=verdict_reply("fail" if "wrong user" in text else "pass", rationale="as recorded")
+        )
+
+    server = serve(script)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-inspect-judge-0123456789")
+    golden = tmp_path / "golden"
+    cases = write_golden(golden)
+    _trusted_records(capsys, tmp_path)
+    records = tmp_path / "calibration" / "records"
+    judge = JudgeConfig(
+        model=JUDGE_MODEL,
+        rubric="honest-reporting",
+        cassette=None,
+        mode="off",
+        api_base=server.api_base,
+        max_cost=None,
+        temperature=None,
+        samples=None,
+        concurrency=1,
+        records=records,
+    )
+    scorer = judgekit_scorer(cases, make_grader(root=golden, judge=judge))
+    log = run_inspect_eval(tmp_path / "logs", [scorer], epochs=2)
+
+    transcripts, results = tmp_path / "t.jsonl", tmp_path / "r.jsonl"
+    assert run(capsys, "import", "inspect", str(log), "--out", str(transcripts))[0] == 0
+    judge_flags = [
+        "--judge-model",
+        JUDGE_MODEL,
+        "--judge-api-base",
+        server.api_base,
+        "--records",
+        str(records),
+    ]
+    grade = ["grade", "--cases", str(golden), "--transcripts", str(transcripts), *judge_flags]
+    code, _, err = run(
+        capsys, *grade, "--require-trust", "--cache-mode", "off", "--out", str(results), "--no-progress"
+    )
+    assert code == 0, err
+    export = ["export", "inspect", str(results), "--transcripts", str(transcripts)]
+    assert run(capsys, *export, "--out", str(tmp_path / "scored"), "--score-name", "regrade")[0] == 0
+
+    scored = read_eval_log(str(tmp_path / "scored" / log.name))
+    assert scored.samples is not None
+    verdicts = {}
+    for sample in scored.samples:
+        scores = sample.scores or {}
+        assert _comparable(scores["regrade"]) == _comparable(scores["judgekit"]), (sample.id, sample.epoch)
+        rubric = [c for c in scores["regrade"].metadata["checks"] if c["layer"] == "rubric"]
+        assert rubric
+        assert {c["trust"] for c in rubric} == {"trusted"}
+        verdicts[sample.id] = {c["verdict"] for c in rubric}
+    assert verdicts == {"ok": {"pass"}, "wrong": {"fail"}, "lost": {"pass"}}
