@@ -172,7 +172,8 @@ def test_a_missing_log_and_a_folder_without_logs_are_refused(tmp_path: Path) -> 
 
 
 def test_a_log_folder_is_every_log_inspect_lists_in_it(inspect_logs: InspectLogs) -> None:
-    result = read_inspect_logs([inspect_logs.folder])  # the golden set's JSON files beside them are no logs
+    # the golden set's JSON files beside the logs are no logs, and a log named again is read once
+    result = read_inspect_logs([inspect_logs.folder, inspect_logs.eval_log])
     assert sorted({str(s.ref.log) for s in result.samples}) == sorted(
         [str(inspect_logs.eval_log), str(inspect_logs.json_log)]
     )

@@ -345,6 +345,8 @@ def read_log(path: str | os.PathLike[str], *, header_only: bool = False, resolve
 def log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
     """The log files named: a file as given, a folder as every log inspect_ai lists in it (recursively).
 
+    A log named twice (as a file and inside a folder given too) is read once, where it first appears.
+
     Raises:
         JudgekitError: (exit 2) When a folder holds no Inspect log.
     """
@@ -362,7 +364,13 @@ def log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
         if not found:
             raise JudgekitError(f"{path}: the folder holds no Inspect log (.eval or .json); name the logs")
         out.extend(found)
-    return out
+    seen: set[Path] = set()
+    unique: list[Path] = []
+    for path in out:
+        if path.resolve() not in seen:  # the first place a log is named wins
+            seen.add(path.resolve())
+            unique.append(path)
+    return unique
 
 
 def _field(metadata: Mapping[str, Any], dotted: str) -> object:
