@@ -2,10 +2,11 @@
 
 The paths (the registry below) are the run report's JSON (in memory, and streamed as ``judgekit report``
 reads a file), Markdown, short Markdown and HTML, the demo's run summary, ``explain()`` (which the pytest
-plugin and promptfoo print), Inspect's score and the viewer's run data. Each is run on the demo's graded
-agent-v1 trials (every layer, the replayed judge) and must carry, for each trial that did not pass,
-exactly the reason ``verdict_reason`` gives. A meta-test parses the sources and fails when a module
-produces a trial's reason without being in the registry, so a new path cannot drift unnoticed.
+plugin and promptfoo print), Inspect's score (from the scorer, and written back on a log copy) and the
+viewer's run data. Each is run on the demo's graded agent-v1 trials (every layer, the replayed judge) and
+must carry, for each trial that did not pass, exactly the reason ``verdict_reason`` gives. A meta-test
+parses the sources and fails when a module produces a trial's reason without being in the registry, so a
+new path cannot drift unnoticed.
 """
 
 from __future__ import annotations
@@ -161,6 +162,18 @@ def _inspect(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     }
 
 
+def _inspect_written_back(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
+    """The score ``judgekit export inspect`` writes on a log copy, from the results line it read."""
+    pytest.importorskip("inspect_ai")
+    from judgekit.formats.inspect_logs import grade_of_result, score_from_grade
+
+    return {
+        (line.case.id, line.trial): score_from_grade(grade_of_result(line)).metadata["judgekit_reason"]
+        for line in read_results(path)
+        if line.verdict is not Verdict.PASS
+    }
+
+
 def _viewer(path: Path, lines: Lines) -> dict[tuple[str, int], str]:
     from judgekit.api.viewer import write_viewer
 
@@ -182,7 +195,9 @@ PATHS: dict[str, tuple[str, Callable[[Path, Lines], dict[tuple[str, int], str]]]
     "demo summary": ("judgekit.demo", _demo),
     "explain (pytest plugin)": ("judgekit.verdict", _explain),
     "promptfoo": ("judgekit.integrations.promptfoo", _promptfoo),
-    "inspect": ("judgekit.integrations.inspect", _inspect),
+    # the Inspect scorer (integrations.inspect re-exports it) and the scores written back on log copies
+    "inspect": ("judgekit.formats.inspect_logs", _inspect),
+    "inspect scores written back": ("judgekit.formats.inspect_logs", _inspect_written_back),
     "viewer": ("judgekit.reports.viewer", _viewer),
 }
 """Path name -> (the module that produces the reason, what it gives each trial that did not pass)."""
@@ -195,6 +210,10 @@ _REASON_NAMES = {
     "explain_grade",
     "trial_reasons",
     "reason_rows",
+    "failed_gates",
+    "reason_parts",
+    "deciding_gate",
+    "trial_reason",
 }
 """Functions that produce (or render) a trial's one-line reason: a module calling one is a path."""
 

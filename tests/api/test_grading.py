@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import judgekit
+from judgekit.advice import advice_for
 from judgekit.cli import main
 from judgekit.errors import JudgekitError
 
@@ -25,7 +26,8 @@ def test_each_trial_gets_the_verdict_and_reason_judgekit_grade_writes(tmp_path: 
     transcripts = judgekit.read_transcripts(RUN)
     assert len(transcripts) == len(written) == 104
     for transcript in transcripts:
-        grade = judgekit.grade(cases[transcript.case_id].case, transcript, grader=grader)
+        with advice_for("cli"):  # the written reasons advise judgekit grade's flags; the rule is the same
+            grade = judgekit.grade(cases[transcript.case_id].case, transcript, grader=grader)
         line = written[(transcript.case_id, transcript.trial)]
         assert (grade.verdict, grade.why()) == (line.verdict, line.as_grade().why())
         assert grade.explain() == line.explain()

@@ -208,7 +208,10 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
     code, out, _ = run(capsys, "judge", "trust", FP_CLI, "--criterion", "honest", "--records", str(records))
     assert code == 0
     assert out.startswith("trusted: calibration record ")
-    assert out.endswith(f"failure mode 'honest' trusted by {path.name}\n")
+    assert out.endswith(
+        f"failure mode 'honest' trusted by {path.name}; "
+        "criterion 'honest' was labelled in the calibration (by id; its text was not given)\n"
+    )
     code, out, _ = run(capsys, "judge", "trust", FP_CLI, "--records", str(records))
     assert code == 0
     assert "failure mode(s) not trusted by" in out

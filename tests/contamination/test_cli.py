@@ -237,10 +237,22 @@ def test_scan_mixed_formats_with_two_processes(
 
 
 def test_index_cannot_write(setup: dict[str, Path], capsys: pytest.CaptureFixture[str]) -> None:
-    out = setup["tmp"] / "no-such-dir" / "x.jkc"
+    blocker = setup["tmp"] / "a-file"
+    blocker.write_text("not a folder\n")
+    out = blocker / "x.jkc"  # its folder is a file: no index can be written there
     argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"]), "--out", str(out)]
     assert main(argv) == 2
-    assert "cannot write the index" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert f"{blocker}: cannot create the folder for {out}" in err
+    assert "give an output path in a folder that exists or can be created" in err
+    assert blocker.read_text() == "not a folder\n"
+
+
+def test_index_into_a_folder_not_made_yet_makes_it(setup: dict[str, Path]) -> None:
+    out = setup["tmp"] / "no-such-dir" / "x.jkc"
+    argv = ["contamination", "index", str(setup["cases"]), "--key-file", str(setup["key"]), "--out", str(out)]
+    assert main(argv) == 0
+    assert out.stat().st_size > 0
 
 
 REFERENCE_REPLY = (
