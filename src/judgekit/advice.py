@@ -32,41 +32,63 @@ class Advice:
         count_untrusted: How to let an untrusted judge's verdicts count (``--untrusted count``).
         policy: How the untrusted policy in force is named, ``{}`` standing for its value
             (``--untrusted {}``).
+        calibrate: How to calibrate the judge against expert labels so that a record trusts it, ``{}``
+            standing for its full fingerprint (``judgekit calibrate LABELS --judge RATER --fingerprint {}``).
+            The pytest plugin has no calibration option, so its users are told the command line's.
     """
 
     judge: str
     count_untrusted: str
     policy: str
+    calibrate: str
 
     def policy_named(self, policy: str) -> str:
         """The untrusted policy ``policy`` as this path's user sets it (``--untrusted withhold``)."""
         return self.policy.format(policy)
 
+    def calibrate_named(self, fingerprint: str) -> str:
+        """How this path's user calibrates the judge of ``fingerprint`` (its full 64 characters)."""
+        return self.calibrate.format(fingerprint)
+
+
+_CLI_CALIBRATE = "judgekit calibrate LABELS --judge RATER --fingerprint {}"
+_PYTHON_CALIBRATE = (
+    "judgekit.api.calibrate(LABELS, options=CalibrationOptions(judge=RATER, fingerprint='{}'))"
+)
 
 AdvicePath = Literal["cli", "python", "inspect", "pytest", "promptfoo"]
 """A path a user grades through: the command line, the Python API, or one of the integrations."""
 
 ADVICE: Mapping[AdvicePath, Advice] = {
-    "cli": Advice(judge="--judge-model", count_untrusted="--untrusted count", policy="--untrusted {}"),
+    "cli": Advice(
+        judge="--judge-model",
+        count_untrusted="--untrusted count",
+        policy="--untrusted {}",
+        calibrate=_CLI_CALIBRATE,
+    ),
     "python": Advice(
         judge="make_grader(judge=JudgeConfig(...)), or grade_run(judge=...)",
         count_untrusted="untrusted='count' (make_grader, or grade_run's RunOptions)",
         policy="untrusted='{}'",
+        calibrate=_PYTHON_CALIBRATE,
     ),
     "inspect": Advice(
         judge="judgekit_scorer(cases, grader=make_grader(judge=JudgeConfig(...)))",
         count_untrusted="the scorer's grader made with make_grader(..., untrusted='count')",
         policy="untrusted='{}'",
+        calibrate=_PYTHON_CALIBRATE,
     ),
     "pytest": Advice(
         judge="--judgekit-config FILE with a judge mapping, or the judgekit_config ini key",
         count_untrusted="--judgekit-untrusted count",
         policy="--judgekit-untrusted {}",
+        calibrate=_CLI_CALIBRATE,
     ),
     "promptfoo": Advice(
         judge="grade_output(output, context, grader=make_grader(judge=JudgeConfig(...)))",
         count_untrusted="the grader made with make_grader(..., untrusted='count')",
         policy="untrusted='{}'",
+        calibrate=_PYTHON_CALIBRATE,
     ),
 }
 """The wording of the advice on each path (:func:`advice_for` chooses it)."""

@@ -530,7 +530,7 @@ def prepare_output(
             differences.append(
                 f"case '{line.case.id}' trial {line.trial}: graded by another grader (fingerprint "
                 f"{str(recorded)[:12]} vs {grader.fingerprint[:12]} now: a changed contract version, "
-                "--untrusted policy, --grounding mode or judge)"
+                "untrusted policy, grounding mode or judge)"
             )
         if line.source is not None and line.source.sha256 != trial.source.sha256:
             differences.append(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from judgekit.advice import advice_for
 from judgekit.calibration.bias import BIAS_DIR, BiasReport, ProbeResult, ProbeSettings, dump_bias_report
 from judgekit.calibration.families import (
     FAILURE_MODES_DIR,
@@ -117,7 +118,8 @@ def write(folder: Path, record) -> Path:
 
 
 def test_no_record_means_untrusted_with_the_command_to_run(tmp_path):
-    missing = TrustBook(tmp_path / "missing").decide(FP)
+    with advice_for("cli"):  # the command line's wording; Python's is tests/golden/test_references_advice.py
+        missing = TrustBook(tmp_path / "missing").decide(FP)
     assert missing.trust is Trust.UNTRUSTED
     assert missing.reason == (
         f"no calibration record for fingerprint 3f2a9c1d0e4b in {tmp_path / 'missing'} (the folder does not "

@@ -352,8 +352,13 @@ def test_an_untrusted_judge_that_fails_the_reference_leaves_it_undecided(
     assert "criterion:no_false_success: fail (gate) [incorrect_reporting] (judge untrusted): scripted" in out
     assert (
         "      undecided: untrusted judge: no calibration record trusts it, so its fail decides nothing "
-        "under --untrusted withhold; calibrate it (judgekit calibrate) or opt in with --untrusted count"
+        "under --untrusted withhold; calibrate it (judgekit calibrate LABELS --judge RATER --fingerprint "
+        f"{_fingerprint()}) or opt in with --untrusted count"
     ) in out
+    assert (
+        "(an untrusted judge: calibrate it (judgekit calibrate LABELS --judge RATER --fingerprint "
+        f"{_fingerprint()})"
+    ) in err
     assert "1 case(s): 0 ok, 0 broken, 1 judge undecided, 0 without a reference solution" in out
     assert f"judge {_fingerprint()[:12]}: untrusted (calibration records: calibration/records)" in err
     assert "a judge-undecided reference was not confirmed by the judge" in err

@@ -83,6 +83,7 @@ from os import PathLike
 from pathlib import Path
 from typing import Final, Generic, Literal, TypeVar
 
+from judgekit.advice import current_advice
 from judgekit.calibration.bias import BIAS_DIR, BiasReport, bias_report_filename, load_bias_report
 from judgekit.calibration.families import (
     FAILURE_MODES_DIR,
@@ -546,8 +547,8 @@ class TrustBook:
                 else ""
             )
             return False, (
-                f"no calibration record for fingerprint {_short(fingerprint)} in {where}: run `judgekit "
-                f"calibrate LABELS --judge RATER --fingerprint {fingerprint}` with expert labels first{hint}"
+                f"no calibration record for fingerprint {_short(fingerprint)} in {where}: run "
+                f"`{current_advice().calibrate_named(fingerprint)}` with expert labels first{hint}"
             )
         record = filed.value
         if record.trusted and record.gate.trusted:

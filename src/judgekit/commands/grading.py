@@ -185,7 +185,7 @@ def _judge_entry(setup: JudgeSetup, cost: float | None) -> ReferenceJudge:
 
 
 def _print_text(rows: list[dict[str, Any]], setup: JudgeSetup | None, cost: float | None) -> None:
-    from judgekit.golden.references import UNTRUSTED_HINT
+    from judgekit.golden.references import untrusted_hint
 
     labels = {
         "ok": "ok",
@@ -226,6 +226,6 @@ def _print_text(rows: list[dict[str, Any]], setup: JudgeSetup | None, cost: floa
     if counts["judge_undecided"]:
         typer.echo(
             "a judge-undecided reference was not confirmed by the judge: see 'undecided' above (an untrusted "
-            f"judge: {UNTRUSTED_HINT})",
+            f"judge: {untrusted_hint(setup.grader.fingerprint if setup and setup.grader else None)})",
             err=True,
         )

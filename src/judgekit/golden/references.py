@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from judgekit.advice import current_advice
 from judgekit.cases import Case
 from judgekit.caseset import LoadedCase
 from judgekit.graders.contract import Layer, UntrustedPolicy, effective_verdict
@@ -24,16 +25,30 @@ from judgekit.transcript import Transcript
 from judgekit.verdict import CheckResult, Evidence, FrozenModel, Grade, Trust, Verdict
 
 __all__ = [
-    "UNTRUSTED_HINT",
     "ReferenceCheckDocument",
     "ReferenceJudge",
     "check_references",
     "grade_references",
     "reference_row",
+    "untrusted_hint",
 ]
 
-UNTRUSTED_HINT = "calibrate it (judgekit calibrate) or opt in with --untrusted count"
-"""What to do about a judge whose verdicts are withheld because no calibration record trusts it."""
+
+def untrusted_hint(fingerprint: str | None = None) -> str:
+    """What to do about a judge whose verdicts are withheld because no calibration record trusts it.
+
+    Worded for the path the user is on (:func:`judgekit.advice.current_advice`): ``judgekit calibrate ...``
+    and ``--untrusted count`` on the command line, ``judgekit.api.calibrate(...)`` and ``untrusted='count'``
+    in Python.
+
+    Args:
+        fingerprint: The judge's full fingerprint, or ``None`` when unknown (``FINGERPRINT`` stands for it).
+    """
+    advice = current_advice()
+    return (
+        f"calibrate it ({advice.calibrate_named(fingerprint or 'FINGERPRINT')}) or opt in with "
+        f"{advice.count_untrusted}"
+    )
 
 
 def grade_references(
@@ -144,7 +159,8 @@ def reference_row(grade: Grade, policy: UntrustedPolicy | None) -> dict[str, Any
             undecided = True
             why = (
                 f"untrusted judge: no calibration record trusts it, so its {check.verdict.value} decides "
-                f"nothing under --untrusted {policy}; {UNTRUSTED_HINT}"
+                f"nothing under {current_advice().policy_named(policy)}; "
+                f"{untrusted_hint(_fingerprint(check))}"
             )
         elif effective is Verdict.INSUFFICIENT_INFORMATION:
             undecided = True
@@ -172,6 +188,16 @@ def reference_row(grade: Grade, policy: UntrustedPolicy | None) -> dict[str, Any
     if policy is not None:
         row["judge_checks"] = judge_checks
     return row
+
+
+def _fingerprint(check: CheckResult) -> str | None:
+    """The fingerprint of the judge behind a judge check (its note's), or ``None`` when it names none."""
+    for evidence in check.evidence:
+        if evidence.kind == "note" and isinstance(evidence.data, dict):
+            fingerprint = evidence.data.get("fingerprint")
+            if isinstance(fingerprint, str):
+                return fingerprint
+    return None
 
 
 def _evidence_line(evidence: Evidence) -> str:
