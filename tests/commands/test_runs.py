@@ -702,7 +702,7 @@ def test_compare_names_the_broken_trial_in_each_format(tmp_path, capsys, output_
     if output_format == "json":
         assert [t for t in json.loads(out)["trial_changes"] if t["change"] == "broken"] == [broken]
     else:
-        assert "| refill-broke | still_fail | none | 2 |" in out
+        assert "| refill-broke | still failing | none | 2 |" in out  # the task's change in words
 
 
 def _one_trial(tmp_path: Path) -> Path:

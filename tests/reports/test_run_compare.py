@@ -8,11 +8,20 @@ trials and lists only tasks never says which trial broke.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
+from typing import get_args
 
 import pytest
 
-from judgekit.reports.run_compare import Comparison, TrialChange, compare_runs, digest_runs
+from judgekit.reports.run_compare import (
+    CHANGE_WORDS,
+    Change,
+    Comparison,
+    TrialChange,
+    compare_runs,
+    digest_runs,
+)
 from judgekit.reports.run_compare_html import render_comparison_html
 from judgekit.reports.run_json import render_comparison_json
 from judgekit.reports.run_markdown import render_comparison_markdown
@@ -75,11 +84,22 @@ def test_the_markdown_names_the_broken_trial_and_the_fixed_ones(comparison: Comp
     assert section.startswith(
         "\n| task | task's change | trials fixed (fail → pass) | trials broken (pass → fail) |\n"
         "|---|---|---|---|\n"
-        "| refill-broke | still_fail | none | 2 |\n"
+        "| refill-broke | still failing | none | 2 |\n"
         "| refill-fixed | fixed | 1, 2 | none |\n"
         "| renew-fixed | fixed | 1 | none |\n"
-        "| renew-mixed | still_fail | 1 | none |\n"
+        "| renew-mixed | still failing | 1 | none |\n"
     )
+
+
+def test_every_change_has_words_and_only_the_json_keeps_the_values(comparison: Comparison) -> None:
+    # the trap: the trials table printed a task's change as its value (still_fail) among words
+    assert set(CHANGE_WORDS) == set(get_args(Change))
+    assert all("_" not in words for words in CHANGE_WORDS.values())
+    html = re.sub(r'class="[^"]*"', "", render_comparison_html(comparison))  # the values stay as classes
+    for text in (render_comparison_markdown(comparison), html):
+        assert not any(value in text for value in ("still_fail", "still_pass", "only_in_a", "only_in_b"))
+    assert "still failing" in render_comparison_html(comparison)
+    assert '"task_change": "still_fail"' in render_comparison_json(comparison)
 
 
 def test_the_json_lists_each_flipped_trial(comparison: Comparison) -> None:
@@ -101,7 +121,7 @@ def test_the_html_page_lists_the_trials_that_changed(comparison: Comparison) -> 
     html = render_comparison_html(comparison)
     assert "<h2>Trials that changed (5: 4 fixed, 1 broken)</h2>" in html
     assert (
-        '<tr><td>refill-broke</td><td class="change-still_fail">still_fail</td>'
+        '<tr><td>refill-broke</td><td class="change-still_fail">still failing</td>'
         '<td class="change-fixed">none</td><td class="change-broken">2</td></tr>'
     ) in html
 

@@ -598,3 +598,46 @@ def test_report_corrects_judged_criteria_with_the_calibration_records(tmp_path, 
     (tmp_path / "other").mkdir()
     _, other = _calibration_record(tmp_path / "other", "fp-other")
     assert report_run(results, undecided="fail", calibration_records=[other])[0].corrected == ()
+
+
+# --------------------------------------------------------------------------- never-labelled criteria
+
+
+def _criterion_line(case, labelled):
+    """A trial judged on one criterion whose text the calibration labelled or not (``None``: unknown)."""
+    from judgekit.verdict import Evidence
+
+    note = {"fingerprint": "fp-judge", "criterion_labelled": labelled}
+    check = CheckResult(
+        check_id="criterion:goal",
+        layer="rubric",
+        verdict=P,
+        reason="",
+        evidence=(Evidence(kind="note", summary="judge", data=note),),
+    )
+    grade = Grade(case_id=case, trial=1, verdict=P, checks=(check,))
+    return make_result_line(
+        run_id="run-a", case=CaseRef(id=case, version=1), grade=grade, judge_fingerprint={"hex": "fp-judge"}
+    )
+
+
+def test_every_run_format_says_the_verdicts_on_never_labelled_criteria_in_one_wording(tmp_path):
+    from judgekit.reports.run_markdown import render_short_markdown, unlabelled_text
+
+    lines = [_criterion_line("t1", False), _criterion_line("t2", True), _criterion_line("t3", None)]
+    report = report_run(_write(tmp_path / "run.jsonl", lines), undecided="fail")[0]
+    said = "Judge verdicts on criterion texts never labelled in calibration: 1 in 1 trial(s)"
+    assert unlabelled_text(1, 1, judged=True) == said
+    assert f"\n- {said}\n" in render_run_markdown(report)
+    assert f"\n{said}\n" in render_short_markdown(report)  # the trap: --short left it out
+    assert f"<li>{said}</li>" in render_run_html(report)
+    assert (report.run.unlabelled_verdicts, report.run.trials_with_unlabelled) == (1, 1)
+
+
+def test_without_a_judge_layer_no_format_mentions_never_labelled_criteria(tmp_path):
+    from judgekit.reports.run_markdown import render_short_markdown, unlabelled_text
+
+    report = report_run(_write(tmp_path / "run.jsonl", [_line("t1", 1, P)]), undecided="fail")[0]
+    assert unlabelled_text(0, 0, judged=False) is None
+    for text in (render_run_markdown(report), render_short_markdown(report), render_run_html(report)):
+        assert "never labelled" not in text

@@ -655,3 +655,42 @@ def test_a_text_checks_highlighted_quote_starts_and_ends_between_words(tmp_path:
     assert marked == "For a lost card please call our fraud line straight away, and we will block"
     assert reply[where["start"] - 1] == " "
     assert reply[where["end"]] == " "
+
+
+# --------------------------------------------------------------------------- never-labelled criteria
+
+
+def test_the_run_summary_says_the_verdicts_on_never_labelled_criteria_as_the_reports_do(
+    tmp_path: Path,
+) -> None:
+    from judgekit.reports.run_markdown import unlabelled_text
+
+    def judged(case: str, labelled: bool | None) -> Any:
+        note = {"fingerprint": "fp-judge", "criterion_labelled": labelled}
+        check = CheckResult(
+            check_id="criterion:goal",
+            layer="rubric",
+            verdict=Verdict.PASS,
+            reason="",
+            evidence=(Evidence(kind="note", summary="judge", data=note),),
+        )
+        fingerprint = {"hex": "fp-judge"}
+        return _line(
+            tmp_path, case, 1, MESSAGES, (check,), verdict=Verdict.PASS, judge_fingerprint=fingerprint
+        )
+
+    results = _write(
+        tmp_path / "judged.jsonl", [judged("c1", False), judged("c2", False), judged("c3", True)]
+    )
+    write_viewer([read_results(results)], tmp_path / "v")
+    (run,) = _load(tmp_path / "v" / "data" / "index.js")["runs"]
+    assert run["unlabelled"] == unlabelled_text(2, 2, judged=True)
+    assert (
+        run["unlabelled"]
+        == "Judge verdicts on criterion texts never labelled in calibration: 2 in 2 trial(s)"
+    )
+
+    plain = _write(tmp_path / "plain.jsonl", [_line(tmp_path, "c1", 1, MESSAGES, (RULE,))])
+    write_viewer([read_results(plain)], tmp_path / "w")
+    (run,) = _load(tmp_path / "w" / "data" / "index.js")["runs"]
+    assert run["unlabelled"] is None  # no judge layer: nothing to say

@@ -150,6 +150,15 @@ def test_run_page_filter_trial_evidence_and_comparison(
     page.wait_for_selector("#rows a.vrow")
     assert _count(page) == "showing 104 of 104 trials"
     assert "agent-v1.jsonl" in page.title()
+    # a judge graded the demo: the run summary says its verdicts on never-labelled criteria as the reports do
+    from judgekit.reports.run_markdown import run_unlabelled_text
+    from judgekit.reports.run_model import report_run
+
+    report = report_run(viewers.demo.parent / "demo" / "results" / "agent-v1.jsonl", undecided="fail")[0]
+    said = run_unlabelled_text(report)
+    assert said is not None
+    assert said.startswith("Judge verdicts on criterion texts never labelled in calibration: ")
+    assert page.inner_text("#run-unlabelled") == said
     watched.shot(artifacts, "run")
     # filter to failures
     page.select_option("#filter-verdict", "fail")
@@ -255,6 +264,9 @@ def test_hostile_text_is_shown_as_text_and_runs_nothing(
     assert "<script>window.PWNED=1</script>" in page.inner_text("#msg-1 mark.quote")
     assert "unknown (model openai/x has no price in the cost map)" in page.inner_text("#trial-cost")
     watched.shot(artifacts, "hostile")
+    page.goto((viewers.hostile / "index.html").as_uri() + "#run/0", wait_until="load")
+    page.wait_for_selector("#run-summary")
+    assert page.locator("#run-unlabelled").count() == 0  # no judge fingerprint: no judge layer to speak of
     assert watched.dialogs == []
     assert watched.errors == []
     assert watched.outside() == []
@@ -283,7 +295,9 @@ def test_the_change_tab_lists_a_trial_that_broke_in_a_still_failing_task_under_b
     rows = page.locator("#compare-table tbody tr")
     assert rows.count() == 1
     assert rows.first.get_attribute("data-case") == "refill-broke"
-    assert rows.first.locator("td").nth(1).inner_text() == "still fail; trial 2 broke"
+    # the task's change in the comparison reports' words (CHANGE_WORDS), never its value (still_fail)
+    assert rows.first.locator("td").nth(1).inner_text() == "still failing; trial 2 broke"
+    assert page.inner_text("#show-still_fail") == "still failing (2)"
     flagged = rows.first.locator("td").nth(5).locator("a.flip-broken")
     assert flagged.inner_text() == "2"
     watched.shot(artifacts, "comparison-broken-trial")

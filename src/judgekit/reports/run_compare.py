@@ -54,6 +54,7 @@ from judgekit.stats import Proportion, mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
 
 __all__ = [
+    "CHANGE_WORDS",
     "COMPARE_SCHEMA_VERSION",
     "Change",
     "Comparison",
@@ -78,6 +79,18 @@ Change = Literal["fixed", "broken", "still_pass", "still_fail", "undecided", "on
 
 BothRunsChange = Literal["fixed", "broken", "still_pass", "still_fail", "undecided"]
 """A :data:`Change` of a task in both runs (not ``only_in_a`` or ``only_in_b``)."""
+
+CHANGE_WORDS: Mapping[Change, str] = {
+    "fixed": "fixed",
+    "broken": "broken",
+    "still_pass": "still passing",
+    "still_fail": "still failing",
+    "undecided": "undecided",
+    "only_in_a": "only in A",
+    "only_in_b": "only in B",
+}
+"""Every :data:`Change` in words, as the Markdown and HTML comparisons and the viewer's comparison page show
+it; the JSON keeps the values (``still_fail``)."""
 
 
 class TaskChange(FrozenModel):

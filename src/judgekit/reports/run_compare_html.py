@@ -11,17 +11,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from judgekit.reports.jinja import template_environment
-from judgekit.reports.run_compare import Comparison
+from judgekit.reports.run_compare import CHANGE_WORDS, Comparison
 from judgekit.reports.run_markdown import TRIAL_CHANGES_HEADER, fmt_interval
 
 __all__ = ["render_comparison_html", "svg_outcomes", "svg_pass_rates"]
 
 _OUTCOMES = (
-    ("fixed", "#2e7d32"),
-    ("broken", "#b3261e"),
-    ("still pass", "#8fb3de"),
-    ("still fail", "#e0a39a"),
-    ("undecided", "#c9a227"),
+    (CHANGE_WORDS["fixed"], "#2e7d32"),
+    (CHANGE_WORDS["broken"], "#b3261e"),
+    (CHANGE_WORDS["still_pass"], "#8fb3de"),
+    (CHANGE_WORDS["still_fail"], "#e0a39a"),
+    (CHANGE_WORDS["undecided"], "#c9a227"),
 )
 
 
@@ -30,7 +30,7 @@ def _xml(text: str) -> str:
 
 
 def svg_outcomes(comparison: Comparison, *, width: int = 560) -> str:
-    """A horizontal bar per task outcome (fixed, broken, still pass, still fail, undecided) with its count."""
+    """A bar per task outcome (fixed, broken, still passing, still failing, undecided) with its count."""
     counts = (
         comparison.fixed,
         comparison.broken,
@@ -107,6 +107,7 @@ def render_comparison_html(comparison: Comparison, *, notes: Sequence[str] = ())
 
     env = template_environment()
     env.filters["interval"] = fmt_interval
+    env.filters["change_words"] = CHANGE_WORDS.__getitem__
     template = env.get_template("run_comparison.html.j2")
     return template.render(
         cmp=comparison,

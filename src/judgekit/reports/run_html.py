@@ -30,6 +30,7 @@ from judgekit.reports.run_markdown import (
     reason_rows,
     reasons_more_text,
     run_cost_text,
+    run_unlabelled_text,
     too_few_text,
     undecided_case_rows,
 )
@@ -213,6 +214,7 @@ def render_run_html(report: RunReport) -> str:
         cost_by_case=cost_rows(report, "case"),
         cost_by_criterion=cost_rows(report, "criterion"),
         run_cost=run_cost_text(report) if report.run.cost_usd is not None else None,
+        unlabelled=run_unlabelled_text(report),
         retirement=_blocks(retirement_lines(report.retirement)),
         undecided_trials=sum(r.undecided for r in report.undecided_cases),
         undecided_shown=shown,

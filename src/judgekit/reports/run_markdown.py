@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 
 from judgekit.markdown_text import md_text
 from judgekit.reports.retirement import retirement_lines
-from judgekit.reports.run_compare import Comparison
+from judgekit.reports.run_compare import CHANGE_WORDS, Comparison
 from judgekit.reports.run_model import CostRow, GroupSummary, KPoint, RunReport, TrialReason, UndecidedCase
 from judgekit.stats import Proportion, UndecidedPolicy
 from judgekit.verdict import Verdict
@@ -49,8 +49,10 @@ __all__ = [
     "render_run_markdown",
     "render_short_markdown",
     "run_cost_text",
+    "run_unlabelled_text",
     "too_few_text",
     "undecided_case_rows",
+    "unlabelled_text",
 ]
 
 UNDECIDED_CASES_SHOWN = 50
@@ -270,6 +272,34 @@ SHORT_PARTS_SHOWN = 6
 every one)."""
 
 
+def unlabelled_text(verdicts: int, trials: int, *, judged: bool) -> str | None:
+    """The line on judge verdicts whose criterion text the calibration never labelled, in every report.
+
+    The full and short Markdown, the HTML report and the viewer's run summary all show this text.
+
+    Args:
+        verdicts: Such verdicts over the run (:attr:`~judgekit.reports.run_model.RunInfo.
+            unlabelled_verdicts`), >= 0.
+        trials: Trials with at least one (``trials_with_unlabelled``), >= 0.
+        judged: Whether a judge graded the run (a judge fingerprint was recorded).
+
+    Returns:
+        ``Judge verdicts on criterion texts never labelled in calibration: <verdicts> in <trials>
+        trial(s)``, or ``None`` for a run without a judge layer and without such a verdict (nothing to say).
+    """
+    if not judged and not verdicts:
+        return None
+    return f"Judge verdicts on criterion texts never labelled in calibration: {verdicts} in {trials} trial(s)"
+
+
+def run_unlabelled_text(report: RunReport) -> str | None:
+    """:func:`unlabelled_text` for a run report (``None`` without a judge layer)."""
+    run = report.run
+    return unlabelled_text(
+        run.unlabelled_verdicts, run.trials_with_unlabelled, judged=bool(run.judge_fingerprints)
+    )
+
+
 def headline_parts(report: RunReport) -> tuple[str, str] | None:
     """The headline as ``(verdict, figures)``: its first sentence and the rest; ``None`` without one."""
     h = report.headline
@@ -424,6 +454,9 @@ def render_short_markdown(report: RunReport, *, top: int = SHORT_TOP, link: str 
     run = report.run
     out = [f"### judgekit: {md_text(run.file)}", ""]
     out.extend(headline_markdown(report))
+    unlabelled = run_unlabelled_text(report)
+    if unlabelled is not None:
+        out += [unlabelled, ""]
     if report.suites:
         out.extend(
             _table(
@@ -488,11 +521,9 @@ def render_run_markdown(report: RunReport) -> str:
         f"- Verdicts resting on untrusted judges: {run.untrusted_verdicts} in {run.trials_with_untrusted} "
         f"trial(s) (untrusted policy: {_names(run.untrusted_policies, 'n/a')})"
     )
-    if run.judge_fingerprints or run.unlabelled_verdicts:
-        meta.append(
-            "- Judge verdicts on criterion texts never labelled in calibration: "
-            f"{run.unlabelled_verdicts} in {run.trials_with_unlabelled} trial(s)"
-        )
+    unlabelled = run_unlabelled_text(report)
+    if unlabelled is not None:
+        meta.append(f"- {unlabelled}")
     undecided_trials = sum(r.undecided for r in report.undecided_cases)
     meta.append(
         f"- Undecided trials: {undecided_trials} of {run.trials}, in {len(report.undecided_cases)} case(s); "
@@ -781,8 +812,8 @@ def render_comparison_markdown(comparison: Comparison) -> str:
                 ["tasks compared", str(c.tasks_compared)],
                 ["fixed (fail → pass)", str(c.fixed)],
                 ["broken (pass → fail)", str(c.broken)],
-                ["still passing", str(c.unchanged_pass)],
-                ["still failing", str(c.unchanged_fail)],
+                [CHANGE_WORDS["still_pass"], str(c.unchanged_pass)],
+                [CHANGE_WORDS["still_fail"], str(c.unchanged_fail)],
                 ["undecided in a run", str(c.undecided)],
                 ["sign test p (exact, two-sided)", f"{c.sign_test_p:.4g}"],
                 ["paired trials", str(c.trial_pairs)],
@@ -798,13 +829,16 @@ def render_comparison_markdown(comparison: Comparison) -> str:
         out.append("## Tasks that changed")
         out.append("")
         out.extend(
-            _table(["task", "change", a, b], ([md_text(t.case_id), t.change, t.a, t.b] for t in c.changes))
+            _table(
+                ["task", "change", a, b],
+                ([md_text(t.case_id), CHANGE_WORDS[t.change], t.a, t.b] for t in c.changes),
+            )
         )
         out.append("")
     if c.trial_changes:
         out.extend(["## Trials that changed", ""])
         rows = (
-            [md_text(case), change, _trial_numbers(fixed), _trial_numbers(broken)]
+            [md_text(case), CHANGE_WORDS[change], _trial_numbers(fixed), _trial_numbers(broken)]
             for case, change, fixed, broken in c.trials_by_task()
         )
         out.extend([*_table(TRIAL_CHANGES_HEADER, rows), ""])

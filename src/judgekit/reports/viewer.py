@@ -6,8 +6,9 @@ chosen by the URL's hash: ``#run/0``, ``#trial/0/17``, ``#compare``), ``viewer.j
 ``file://``:
 
 * ``data/index.js`` assigns ``window.JK_DATA``: every run's trials as compact rows (case, trial, verdict,
-  failure categories, failing layers, trust, cost, one-line reason), the cases (suite, slice, severity, and
-  what ``--cases`` says about them) and the comparison of two runs;
+  failure categories, failing layers, trust, cost, one-line reason) with the reports' line on judge
+  verdicts on never-labelled criterion texts (``unlabelled``, ``None`` without a judge layer), the cases
+  (suite, slice, severity, and what ``--cases`` says about them) and the comparison of two runs;
 * ``data/run<R>/chunk-<K>.js`` calls ``window.JK_CHUNK(R, K, [...])`` with the full detail of trials
   ``K * chunk_size`` to ``(K + 1) * chunk_size - 1`` of run ``R``: checks, evidence prepared for display,
   and the transcript (or why it is unavailable). A trial page loads only its chunk, so a run of 50,000
@@ -33,7 +34,13 @@ from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from judgekit.errors import JudgekitError, Problem
 from judgekit.io.folders import StagedFolder, check_folder
-from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, in_capability_suite, source_lines
+from judgekit.reports.run_markdown import unlabelled_text
+from judgekit.reports.run_model import (
+    DEFAULT_REGRESSION_SLICES,
+    in_capability_suite,
+    source_lines,
+    unlabelled_judge_verdicts,
+)
 from judgekit.results import ResultLine, RunResults
 from judgekit.secrets import Redactor, redact
 from judgekit.verdict import (
@@ -712,9 +719,10 @@ def _comparison(
     Each row says where the page lists it (``filed_under``): its task's change, ``changed`` when the task
     was fixed, broken or is undecided or any of its trials flipped, ``fixed`` and ``broken`` when one of
     its trials was (a trial that broke in a task that still fails is listed under ``broken`` too), and
-    ``all``. The page only reads these lists; it classifies nothing itself.
+    ``all``. The page only reads these lists; it classifies nothing itself, and shows each change in the
+    comparison reports' words (``change_words``, :data:`~judgekit.reports.run_compare.CHANGE_WORDS`).
     """
-    from judgekit.reports.run_compare import compare_runs, task_changes
+    from judgekit.reports.run_compare import CHANGE_WORDS, compare_runs, task_changes
 
     da, db = digests
     result = compare_runs(da, db)
@@ -756,6 +764,7 @@ def _comparison(
         },
         "trials": {"pairs": result.trial_pairs, "fixed": result.trials_fixed, "broken": result.trials_broken},
         "notes": list(result.notes),
+        "change_words": dict(CHANGE_WORDS),
         "rows": rows,
     }
 
@@ -900,7 +909,8 @@ class _Builder:
         run_ids: dict[str, None] = {}
         batch: list[ResultLine] = []
         rows: list[list[Any]] = []
-        trials = chunks = parts = unavailable = 0
+        trials = chunks = parts = unavailable = unlabelled = with_unlabelled = 0
+        judged = False
         with closing(reader):
 
             def flush_chunk() -> None:
@@ -926,6 +936,10 @@ class _Builder:
             for line in source.lines:
                 rows.append(trial_row(line, self._case(line)))
                 run_ids.setdefault(line.run_id)
+                on_unlabelled = unlabelled_judge_verdicts(line)
+                unlabelled += on_unlabelled
+                with_unlabelled += on_unlabelled > 0
+                judged = judged or line.judge_fingerprint is not None
                 if digest is not None:
                     digest.add(line)
                     by_case[line.case.id].append(trials)
@@ -957,6 +971,7 @@ class _Builder:
                 "run_ids": list(run_ids),
                 "chunks": chunks,
                 "problems": [_shown_problem(p, folder) for p in found],
+                "unlabelled": unlabelled_text(unlabelled, with_unlabelled, judged=judged),
                 "row_files": parts,
                 "rows_parts": [],
             }

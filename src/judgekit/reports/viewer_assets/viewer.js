@@ -202,6 +202,8 @@
       run.file + " — " + run.rows.length + " trials: " +
       Object.keys(counts).sort().map(function (v) { return counts[v] + " " + v.replace(/_/g, " "); }).join(", ")
     ]));
+    // judge verdicts on never-labelled criterion texts: the reports' own line, null without a judge layer
+    if (run.unlabelled) app.appendChild(el("p", { cls: "summary", id: "run-unlabelled", text: run.unlabelled }));
     run.problems.forEach(function (p) { app.appendChild(el("p", { cls: "problem", text: "problem in the results file: " + p })); });
     var bar = el("div", { cls: "filters", id: "filters" });
     FILTERS.forEach(function (f) {
@@ -594,7 +596,7 @@
     var table = el("table", { cls: "compare", id: "compare-table" });
     kinds.forEach(function (k) {
       if (!tally[k] && k !== "changed" && k !== "all") return;
-      bar.appendChild(el("button", { type: "button", id: "show-" + k, cls: compareFilter === k ? "active" : "", text: k.replace(/_/g, " ") + " (" + (tally[k] || 0) + ")", onclick: function () { compareFilter = k; comparePage(); } }));
+      bar.appendChild(el("button", { type: "button", id: "show-" + k, cls: compareFilter === k ? "active" : "", text: (c.change_words[k] || k) + " (" + (tally[k] || 0) + ")", onclick: function () { compareFilter = k; comparePage(); } }));
     });
     app.appendChild(bar);
     table.appendChild(el("thead", {}, [el("tr", {}, ["case", "change", c.a, c.b, "trials in " + c.a, "trials in " + c.b].map(function (h) { return el("th", { text: h }); }))]));
@@ -604,7 +606,7 @@
       var label = function (o) { return o ? o.outcome.replace(/_/g, " ") + " (" + o.passes + "/" + o.trials + ")" : "absent"; };
       body.appendChild(el("tr", { cls: "ch-" + row.change, "data-case": row.case }, [
         el("td", { text: row.case }),
-        el("td", { text: row.change.replace(/_/g, " ") + flippedTrials(row) + (row.regression_lost ? " — regression suite lost it" : "") }),
+        el("td", { text: c.change_words[row.change] + flippedTrials(row) + (row.regression_lost ? " — regression suite lost it" : "") }),
         el("td", { text: label(row.a) }),
         el("td", { text: label(row.b) }),
         el("td", {}, [trialLinks(0, row.trials_a, row)]),
