@@ -54,6 +54,7 @@ from judgekit.textnorm import REVIEW_GUARD
 from judgekit.verdict import FailureCategory, FrozenModel
 
 __all__ = [
+    "CASE_ID_RULE",
     "PATH_MAX_CHARS",
     "QUESTION_CHAR_LIMIT",
     "REVIEW_PREFIX",
@@ -76,6 +77,7 @@ __all__ = [
     "UserSimulation",
     "check_path_text",
     "confine_path",
+    "is_case_id",
     "parse_case",
     "review_guard_text",
     "spelled",
@@ -95,6 +97,14 @@ PATH_MAX_CHARS = 1024
 """Longest path a case or manifest may name, in characters; a longer one is refused when the case loads."""
 
 _ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+
+CASE_ID_RULE = "letters, digits and ._:/- only, starting with a letter or digit"
+"""What a case id may hold, as an error says it."""
+
+
+def is_case_id(value: str) -> bool:
+    """Whether ``value`` has the shape of a case id (:data:`CASE_ID_RULE`; ``False`` for an empty text)."""
+    return _ID_PATTERN.match(value) is not None
 
 
 # --------------------------------------------------------------------------- the review guard
@@ -1073,8 +1083,8 @@ class Case(FrozenModel):
     @field_validator("id")
     @classmethod
     def _id_shape(cls, value: str) -> str:
-        if not _ID_PATTERN.match(value):
-            raise ValueError("ids use letters, digits and ._:/- only, starting with a letter or digit")
+        if not is_case_id(value):
+            raise ValueError(f"ids use {CASE_ID_RULE}")
         return value
 
     @field_validator("do_nothing")

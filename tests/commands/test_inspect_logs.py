@@ -179,8 +179,17 @@ def test_unmappable_samples_are_listed_by_location_and_the_rest_written(
         capsys, "import", "inspect", str(log), "--out", str(out), "--case-id-field", "lose_state"
     )
     assert code == 2
-    assert f"error: {log}: sample 'wrong' epoch 3: the sample's metadata has no field 'lose_state'" in err
-    assert len(read_transcripts(out)) == INSPECT_EPOCHS  # the lost sample's epochs
+    assert f"{log}: sample 'wrong' epoch 3: the sample's metadata has no field 'lose_state'" in err
+    # the lost sample's lose_state is True: a boolean names no case (it once became case 'True')
+    assert (
+        f"{log}: sample 'lost' epoch 1: the sample's metadata field 'lose_state' (--case-id-field) is "
+        "a bool (True), not a case id: set it to the judgekit case's id, a text"
+    ) in err
+    assert not out.exists()
+    # the samples with a case id are written; the others are listed
+    code, _, err = run(capsys, "import", "inspect", str(log), "--out", str(out), "--case-id-field", "ticket")
+    assert code == 0, err
+    assert len(read_transcripts(out)) == len(SAMPLES) * INSPECT_EPOCHS
     # no sample at all: an error, nothing written
     code, _, err = run(
         capsys, "import", "inspect", str(log), "--out", str(tmp_path / "n.jsonl"), "--case-id-field", "no"

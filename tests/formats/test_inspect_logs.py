@@ -108,15 +108,36 @@ def test_a_case_id_field_and_a_named_final_state_field(inspect_logs: InspectLogs
 
 
 def test_samples_without_the_case_id_field_are_located_and_the_others_imported(
-    inspect_logs: InspectLogs,
+    inspect_logs: InspectLogs, tmp_path: Path
 ) -> None:
-    result = read_inspect_logs([inspect_logs.eval_log], case_id_field="lose_state")
+    from inspect_ai.log import write_eval_log
+
+    log = read_eval_log(str(inspect_logs.eval_log))
+    for sample in log.samples or []:
+        if sample.id == "lost":
+            sample.metadata = {**(sample.metadata or {}), "alias": "email-3"}
+    edited = tmp_path / "edited.eval"
+    write_eval_log(log, str(edited))
+    result = read_inspect_logs([edited], case_id_field="alias")
     assert {s.ref.sample_id for s in result.samples} == {"lost"}
+    assert {s.transcript.case_id for s in result.samples} == {"email-3"}
     assert len(result.problems) == 2 * INSPECT_EPOCHS
     problem = next(p for p in result.problems if p.field == "sample 'ok' epoch 2")
-    assert problem.file == inspect_logs.eval_log
-    assert "metadata has no field 'lose_state'" in problem.message
-    assert str(problem).startswith(f"{inspect_logs.eval_log}: sample 'ok' epoch 2: ")
+    assert problem.file == edited
+    assert "metadata has no field 'alias'" in problem.message
+    assert str(problem).startswith(f"{edited}: sample 'ok' epoch 2: ")
+
+
+def test_a_case_id_field_holding_a_boolean_is_refused_not_turned_into_case_true(
+    inspect_logs: InspectLogs,
+) -> None:
+    result = read_inspect_logs([inspect_logs.eval_log], case_id_field="lose_state")  # True on 'lost' only
+    assert result.samples == []
+    problem = next(p for p in result.problems if p.field == "sample 'lost' epoch 1")
+    assert problem.message == (
+        "the sample's metadata field 'lose_state' (--case-id-field) is a bool (True), not a case id: set it "
+        "to the judgekit case's id, a text"
+    )
 
 
 def test_two_logs_of_one_task_number_the_trials_of_each_case_in_reading_order(

@@ -35,6 +35,7 @@ COUNT_TESTS = frozenset(
         "test_count_of_judge_transport_bounds_tried_and_handled",
         "test_count_of_killed_set_edits_tried_and_handled",
         "test_count_of_killed_retries_tried_and_handled",
+        "test_count_of_hostile_inspect_logs_tried_and_handled",
     }
 )
 

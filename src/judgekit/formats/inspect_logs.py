@@ -32,12 +32,14 @@ from __future__ import annotations
 
 import json
 import os
+import zipfile
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from judgekit.cases import CASE_ID_RULE, is_case_id
 from judgekit.errors import JudgekitError, Problem, require_extra
 
 require_extra("inspect_ai", "inspect")
@@ -332,6 +334,8 @@ def read_log(path: str | os.PathLike[str], *, header_only: bool = False, resolve
     if not log_path.is_file():
         what = "is a folder" if log_path.is_dir() else "does not exist"
         raise JudgekitError(f"{log_path}: the Inspect log {what}; give an .eval or .json log file")
+    if zipfile.is_zipfile(log_path):
+        _check_members(log_path)
     try:
         return read_eval_log(str(log_path), header_only=header_only, resolve_attachments=resolve)
     except Exception as exc:
@@ -340,6 +344,41 @@ def read_log(path: str | os.PathLike[str], *, header_only: bool = False, resolve
             f"{log_path}: not a readable Inspect log ({type(exc).__name__}: {first}); the file is malformed "
             "or cut off (a truncated .eval zip or .json): give the complete log that inspect eval wrote"
         ) from None
+
+
+def _check_members(log_path: Path) -> None:
+    """Refuse an ``.eval`` zip whose members inspect_ai would read past what an honest log holds.
+
+    A member named outside the archive (``../x``, an absolute path) is never one
+    ``inspect eval`` writes, yet inspect_ai lists ``samples/../x.json`` among the samples; a member that
+    inflates past :data:`MAX_MEMBER_BYTES` (a zip bomb) would be read whole into memory. Sizes are those
+    the zip declares, which :mod:`zipfile` holds a member's reading to.
+
+    Raises:
+        JudgekitError: (exit 2) Naming the log and the member.
+    """
+    try:
+        with zipfile.ZipFile(log_path) as archive:
+            members = archive.infolist()
+    except (zipfile.BadZipFile, OSError) as exc:
+        raise JudgekitError(
+            f"{log_path}: not a readable Inspect log ({type(exc).__name__}: {exc}); the .eval zip is "
+            "malformed or cut off: give the complete log that inspect eval wrote"
+        ) from None
+    for member in members:
+        name = member.filename
+        parts = name.split("/")
+        if name.startswith("/") or ".." in parts:
+            raise JudgekitError(
+                f"{log_path}: the .eval zip has a member named outside the archive ({name[:MAX_SHOWN]!r}), "
+                "which inspect eval never writes: give the log that inspect eval wrote"
+            )
+        if member.file_size > MAX_MEMBER_BYTES:
+            raise JudgekitError(
+                f"{log_path}: the .eval zip member {name[:MAX_SHOWN]!r} inflates to {member.file_size:,} "
+                f"bytes, more than the {MAX_MEMBER_BYTES:,} an Inspect log member may hold (a zip bomb or a "
+                "damaged log): give the log that inspect eval wrote"
+            )
 
 
 def log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
@@ -371,6 +410,13 @@ def log_files(paths: Iterable[str | os.PathLike[str]]) -> list[Path]:
             seen.add(path.resolve())
             unique.append(path)
     return unique
+
+
+MAX_MEMBER_BYTES = 1024**3
+"""Largest size (bytes, 1 GiB) a member of an ``.eval`` zip may inflate to; a larger one refuses the log."""
+
+MAX_SHOWN = 80
+"""Characters of a hostile value (a case id, a member name) an error quotes; a longer one is cut."""
 
 
 def _field(metadata: Mapping[str, Any], dotted: str) -> object:
@@ -438,12 +484,38 @@ def _fidelity(
     )
 
 
-def _case_id(sample: EvalSample, case_id_field: str | None) -> str | None:
+def _case_id(sample: EvalSample, case_id_field: str | None) -> tuple[str | None, str]:
+    """The sample's case id, or ``None`` and why it has none (a missing field, a value not a case id).
+
+    A text or a whole number (not a boolean) is taken; anything else, or a text not shaped as a case id
+    (:func:`judgekit.cases.is_case_id`: a path such as ``../x``, control characters), is refused rather
+    than turned into a text that names no case.
+    """
+    metadata = sample.metadata or {}
     if case_id_field is not None:
-        value = _field(sample.metadata or {}, case_id_field)
-        return None if value is None else str(value)
-    value = (sample.metadata or {}).get("case_id")
-    return str(value) if value is not None else str(sample.id)
+        value = _field(metadata, case_id_field)
+        where = f"metadata field {case_id_field!r} (--case-id-field)"
+        if value is None:
+            return None, f"the sample's metadata has no field {case_id_field!r} (--case-id-field)"
+    elif metadata.get("case_id") is not None:
+        value, where = metadata["case_id"], "metadata case_id"
+    else:
+        value, where = sample.id, "sample id (it has no metadata case_id)"
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        shown = repr(value)
+        shown = shown if len(shown) <= MAX_SHOWN else shown[: MAX_SHOWN - 3] + "..."
+        return None, (
+            f"the sample's {where} is a {type(value).__name__} ({shown}), not a case id: set it to the "
+            "judgekit case's id, a text"
+        )
+    text = str(value)
+    if not is_case_id(text):
+        shown = repr(text) if len(text) <= MAX_SHOWN else repr(text[:MAX_SHOWN]) + "..."
+        return None, (
+            f"the sample's {where} {shown} is not a judgekit case id ({CASE_ID_RULE}): set metadata "
+            "case_id on the sample (or name its field with --case-id-field) to the case's id"
+        )
+    return text, ""
 
 
 def read_inspect_logs(
@@ -479,11 +551,9 @@ def read_inspect_logs(
     for path, log in read:
         for sample in log.samples or []:
             ref = SampleRef(path, sample.id, int(sample.epoch), sample.uuid)
-            case_id = _case_id(sample, case_id_field)
+            case_id, why = _case_id(sample, case_id_field)
             if case_id is None:
-                out.problems.append(
-                    ref.problem(f"the sample's metadata has no field {case_id_field!r} (--case-id-field)")
-                )
+                out.problems.append(ref.problem(why))
             elif sample.error is not None:
                 first = sample.error.message.strip().splitlines()[0] if sample.error.message.strip() else "?"
                 out.problems.append(
