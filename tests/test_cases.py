@@ -815,3 +815,16 @@ def test_a_retired_case_must_be_in_the_regression_split() -> None:
         case.contract_fingerprint_fields()
         == Case.model_validate({"id": "a", "input": "x"}).contract_fingerprint_fields()
     )
+
+
+# =========================================================================== id shapes
+
+
+@pytest.mark.parametrize("bad", ["C-1\n", "C-1\r\n", "\nC-1", "C 1", "-C1", ""])
+def test_a_case_id_is_the_whole_text_a_trailing_newline_included(bad: str) -> None:
+    # `$` matches before a final newline: is_case_id("C-1\n") was true, so an importer that checks ids with
+    # it (Inspect samples) let a newline into a case id and every line that prints it
+    from judgekit.cases import is_case_id
+
+    assert not is_case_id(bad)
+    assert is_case_id("C-1")

@@ -96,7 +96,7 @@ letters) and letter case do not hide the marker."""
 PATH_MAX_CHARS = 1024
 """Longest path a case or manifest may name, in characters; a longer one is refused when the case loads."""
 
-_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*$")
+_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:/-]*\Z")
 
 CASE_ID_RULE = "letters, digits and ._:/- only, starting with a letter or digit"
 """What a case id may hold, as an error says it."""
@@ -996,7 +996,7 @@ class DoNothing(FrozenModel):
         )
 
 
-_RUBRIC_CRITERION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_RUBRIC_CRITERION_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 
 
 # --------------------------------------------------------------------------- the case

@@ -116,6 +116,12 @@ BAD = [
         id="template_syntax_error",
     ),
     pytest.param("id: 'a b'\nversion: 1\ncriteria:\n  - id: a\n    text: t\n", "^.*id: must be", id="bad_id"),
+    # `$` matched before a final newline, so "a\n" passed as a criterion id
+    pytest.param(
+        'id: r\nversion: 1\ncriteria:\n  - id: "a\\n"\n    text: t\n',
+        "criteria.0.id: must be",
+        id="id_newline",
+    ),
     pytest.param(
         "id: r\nversion: true\ncriteria:\n  - id: a\n    text: t\n", "version", id="boolean_version"
     ),

@@ -87,7 +87,7 @@ TEMPLATE_VARIABLES = frozenset(
 
 _REQUIRED_TEMPLATE_VARIABLES = frozenset({"criterion", "transcript", "output_instructions"})
 
-_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}\Z")
 
 
 def _id_shape(value: str) -> str:
