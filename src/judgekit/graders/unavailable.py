@@ -38,6 +38,7 @@ from collections.abc import Sequence
 
 from judgekit.graders.contract import make_check
 from judgekit.graders.text import normalise
+from judgekit.textnorm import excerpt
 from judgekit.transcript import CallRecord, Transcript
 from judgekit.verdict import CheckResult, Evidence, FailureCategory, Verdict
 
@@ -144,15 +145,12 @@ def _quote(text: str) -> str:
 
 
 def _excerpt(text: str) -> str:
-    """The start of a message as written, cut at a space before :data:`_QUOTE_CHARS` characters, then ``...``.
+    """The start of a message as written, cut between words within :data:`_QUOTE_CHARS` characters, ``...``.
 
-    Verbatim, so that the viewer finds it in the message (it ignores the trailing ``...``).
+    Verbatim (:func:`judgekit.textnorm.excerpt` of the empty span at the start), so that the viewer finds
+    it in the message (it ignores the trailing ``...``).
     """
-    text = text.strip()
-    if len(text) <= _QUOTE_CHARS:
-        return text
-    cut = text.rfind(" ", 0, _QUOTE_CHARS)
-    return text[: cut if cut > 0 else _QUOTE_CHARS].rstrip() + "..."
+    return excerpt(text.strip(), 0, 0, context=_QUOTE_CHARS)
 
 
 def _call_evidence(record: CallRecord, what: str) -> Evidence:
