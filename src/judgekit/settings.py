@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import re
-import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -333,12 +332,6 @@ class ProjectConfig:
         }
 
 
-def _toml_error(path: Path, exc: tomllib.TOMLDecodeError) -> LocatedError:
-    from judgekit.io.documents import toml_decode_error
-
-    return toml_decode_error(path, exc)
-
-
 def _secret_hint(problem: Problem) -> Problem:
     """Say where credentials go when a configuration file tries to hold one (``api_key = ...``)."""
     from judgekit.secrets import is_secret_name
@@ -383,10 +376,7 @@ def load_project_config(path: str | os.PathLike[str]) -> ProjectConfig:
         text = decode_utf8(raw, path)
     except LocatedError as exc:
         raise LocatedError(exc.problem, exit_code=2) from None
-    try:
-        data: Any = load_toml_bounded(text, source=path)
-    except tomllib.TOMLDecodeError as exc:
-        raise _toml_error(path, exc) from None
+    data: Any = load_toml_bounded(text, source=path)
     prefix: tuple[str, ...] = _TOOL_TABLE if path.name == "pyproject.toml" else ()
     for part in prefix:
         data = data.get(part, {}) if isinstance(data, dict) else data

@@ -937,18 +937,13 @@ def read_db(path: str | os.PathLike[str]) -> dict[str, Json]:
     if suffix == ".json":
         data = _read_json(path, "database")
     else:
-        import tomllib
-
-        from judgekit.io.documents import decode_utf8, load_toml_bounded, read_regular, toml_decode_error
+        from judgekit.io.documents import decode_utf8, load_toml_bounded, read_regular
 
         try:
             text = decode_utf8(read_regular(path, "tau2-bench database"), path)
         except OSError as exc:
             raise JudgekitError(f"{path}: cannot read the database: {exc.strerror}") from None
-        try:
-            data = json.loads(json.dumps(load_toml_bounded(text, source=path), default=str))
-        except tomllib.TOMLDecodeError as exc:
-            raise toml_decode_error(path, exc) from None
+        data = json.loads(json.dumps(load_toml_bounded(text, source=path), default=str))
     if not isinstance(data, dict):
         raise JudgekitError(
             f"{path}: a tau2 database is a table of the domain's collections, found {type(data).__name__}"

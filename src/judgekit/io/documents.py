@@ -802,8 +802,8 @@ def load_toml_bounded(text: str, *, source: str | os.PathLike[str] | None) -> An
         The parsed table.
 
     Raises:
-        tomllib.TOMLDecodeError: When the text is not TOML (the caller locates it).
-        LocatedError: When the file is larger than :data:`MAX_DOCUMENT_BYTES`, nests deeper than
+        LocatedError: (exit code 2) When the text is not TOML (``malformed TOML: ...`` at the line
+            tomllib names), or when the file is larger than :data:`MAX_DOCUMENT_BYTES`, nests deeper than
             :data:`MAX_NESTING_DEPTH`, holds a number longer than :data:`MAX_NUMBER_DIGITS` digits or a
             float that is not finite (``inf``, ``nan``, or too large, such as ``1e400``).
     """
@@ -815,8 +815,8 @@ def load_toml_bounded(text: str, *, source: str | os.PathLike[str] | None) -> An
         data = tomllib.loads(text, parse_float=_toml_float)
     except RecursionError:
         raise _limit_error(path, None, _depth_message()) from None
-    except tomllib.TOMLDecodeError:
-        raise
+    except tomllib.TOMLDecodeError as exc:
+        raise _toml_decode_error(path, exc) from None
     except _JsonRefusal as exc:  # a float too long, infinite or NaN
         raise _limit_error(path, _toml_line_of(text, exc.token), str(exc)) from None
     except ValueError:  # int() refusing a number longer than Python converts
@@ -827,7 +827,7 @@ def load_toml_bounded(text: str, *, source: str | os.PathLike[str] | None) -> An
     return data
 
 
-def toml_decode_error(path: str | os.PathLike[str] | None, exc: ValueError) -> LocatedError:
+def _toml_decode_error(path: str | os.PathLike[str] | None, exc: ValueError) -> LocatedError:
     """A located ``malformed TOML`` error from :mod:`tomllib`'s decode error (its line, its words).
 
     Args:
