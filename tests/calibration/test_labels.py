@@ -63,6 +63,25 @@ def test_identical_duplicates_are_collapsed_and_noted():
     assert "counted once" in table.notes[0]
 
 
+def test_notes_and_saw_judge_are_kept_per_row():
+    data = (
+        b"item_id,criterion,rater,label,notes,saw_judge\n"
+        b'c#1,tone,ann,fail,"quoted, with a comma",no\n'
+        b"c#1,tone,bob,pass,,yes\n"
+        b"c#1,tone,judge,pass,,\n"
+    )
+    table = parse_labels(data, source=SRC)
+    item = ItemKey("c#1", "tone")
+    rows = {r: table.row(item, r) for r in ("ann", "bob", "judge")}
+    assert [(r.notes, r.saw_judge) for r in rows.values() if r is not None] == [
+        ("quoted, with a comma", False),
+        (None, True),
+        (None, None),
+    ]
+    j = parse_labels(jsonl({"item_id": "a", "rater": "e", "label": "pass", "saw_judge": True}), source=JSRC)
+    assert j.rows[0].saw_judge is True
+
+
 def test_the_hash_changes_with_the_bytes():
     a = parse_labels(b"item_id,rater,label\na,e1,pass\na,j,pass\n", source=SRC)
     b = parse_labels(b"item_id,rater,label\na,e1,pass\na,j,fail\n", source=SRC)
@@ -124,6 +143,24 @@ def problems_of(data: bytes, source: Path = SRC, scale: Scale = VERDICT_SCALE) -
             SRC,
             "labels.csv:2: confidence: must be in [0, 1]",
             id="confidence_range",
+        ),
+        pytest.param(
+            b"item_id,rater,label,saw_judge\na,e,pass,maybe\n",
+            SRC,
+            "labels.csv:2: saw_judge: 'maybe' is not yes or no",
+            id="saw_judge_not_yes_no",
+        ),
+        pytest.param(
+            jsonl({"item_id": "a", "rater": "e", "label": "pass", "saw_judge": 1}),
+            JSRC,
+            "labels.jsonl:1: saw_judge: 1 is not yes or no",
+            id="saw_judge_number",
+        ),
+        pytest.param(
+            jsonl({"item_id": "a", "rater": "e", "label": "pass", "notes": ["x"]}),
+            JSRC,
+            "labels.jsonl:1: notes: must be a string, got list",
+            id="notes_not_a_string",
         ),
         pytest.param(
             b"item_id,rater,label\na,e1,maybe\n",

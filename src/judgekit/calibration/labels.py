@@ -1,8 +1,10 @@
 """Label tables: the long (item, rater, label) table that calibration compares raters on.
 
 A label table has one row per rating: ``item_id``, ``rater``, ``label``, and optionally ``criterion``,
-``case_id``, ``confidence``, ``fingerprint`` and ``provenance`` (``random`` for an item from a random
-production sample, ``discovery`` for a hand-picked one; see :mod:`judgekit.calibration.guards`).
+``case_id``, ``confidence``, ``fingerprint``, ``provenance`` (``random`` for an item from a random
+production sample, ``discovery`` for a hand-picked one; see :mod:`judgekit.calibration.guards`),
+``notes`` (the rater's free-text reason, kept and never compared) and ``saw_judge`` (``yes`` when the
+rater saw the judge's verdict before labelling, ``no`` when they labelled blind; empty when unknown).
 An *item* is one case × trial × criterion: the pair
 (``item_id``, ``criterion``) identifies it (``item_id`` names the case and trial, ``criterion`` the
 criterion; a table without criteria has one item per ``item_id``). The *case* an item belongs to is
@@ -58,9 +60,11 @@ Level = Literal["nominal", "ordinal", "interval", "ratio"]
 LEVELS: tuple[Level, ...] = ("nominal", "ordinal", "interval", "ratio")
 
 REQUIRED_COLUMNS = ("item_id", "rater", "label")
-OPTIONAL_COLUMNS = ("criterion", "case_id", "confidence", "fingerprint", "provenance")
+OPTIONAL_COLUMNS = ("criterion", "case_id", "confidence", "fingerprint", "provenance", "notes", "saw_judge")
 PROVENANCES = ("random", "discovery")
 """Where an item came from: a random production sample, or hand-picked during discovery."""
+SAW_JUDGE = {"yes": True, "no": False}
+"""``saw_judge`` values: the rater saw the judge's verdict (``yes``) or labelled blind (``no``)."""
 KNOWN_COLUMNS = REQUIRED_COLUMNS + OPTIONAL_COLUMNS
 _K = TypeVar("_K")
 
@@ -205,7 +209,11 @@ class ItemKey:
 
 @dataclass(frozen=True, slots=True)
 class LabelRow:
-    """One validated row of a label table, with the line it came from."""
+    """One validated row of a label table, with the line it came from.
+
+    ``notes`` is the rater's free text (``None`` when the row has none); ``saw_judge`` is True when the
+    rater saw the judge's verdict before labelling, False when they labelled blind, ``None`` when unknown.
+    """
 
     item: ItemKey
     rater: str
@@ -215,6 +223,8 @@ class LabelRow:
     confidence: float | None = None
     fingerprint: str | None = None
     provenance: str | None = None
+    notes: str | None = None
+    saw_judge: bool | None = None
 
 
 @dataclass(frozen=True)
@@ -407,6 +417,25 @@ def _text_field(
     return str(value).strip()
 
 
+def _saw_judge(value: object, line: int, source: Path | None, problems: list[Problem]) -> bool | None:
+    """The ``saw_judge`` field: ``yes``/``no`` (JSONL: also true/false); empty or absent is ``None``."""
+    if value is None or (isinstance(value, str) and not value.strip()):
+        return None
+    if isinstance(value, bool):
+        return value
+    if isinstance(value, str) and value.strip().lower() in SAW_JUDGE:
+        return SAW_JUDGE[value.strip().lower()]
+    problems.append(
+        Problem(
+            source,
+            line,
+            "saw_judge",
+            f"{value!r} is not yes or no (yes: the rater saw the judge's verdict; no: labelled blind)",
+        )
+    )
+    return None
+
+
 def parse_labels(
     data: bytes | str,
     *,
@@ -429,7 +458,8 @@ def parse_labels(
 
     Raises:
         ProblemsError: Every located problem found: a missing or unknown column, an empty field, a label
-            outside the scale's domain, a confidence that is not a number in [0, 1], the same (item,
+            outside the scale's domain, a confidence that is not a number in [0, 1], a ``saw_judge`` that is
+            not yes or no, the same (item,
             rater) twice with different labels, one item under two case ids, one rater with two
             fingerprints, an empty table.
         JudgekitError: When the bytes are not UTF-8 or the format cannot be told.
@@ -471,6 +501,8 @@ def parse_labels(
                 )
             )
             provenance = None
+        notes = _text_field(obj, "notes", line, source, problems)
+        saw_judge = _saw_judge(obj.get("saw_judge"), line, source, problems)
         confidence: float | None = None
         raw_conf = obj.get("confidence")
         if raw_conf is not None and not (isinstance(raw_conf, str) and not raw_conf.strip()):
@@ -523,7 +555,7 @@ def parse_labels(
             )
             problems.append(Problem(source, line, "fingerprint", message))
             continue
-        row = LabelRow(item, rater, label, line, case, confidence, fingerprint, provenance)
+        row = LabelRow(item, rater, label, line, case, confidence, fingerprint, provenance, notes, saw_judge)
         prev = seen.get((item, rater))
         if prev is not None:
             if prev.label != label:

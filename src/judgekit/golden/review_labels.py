@@ -17,12 +17,12 @@ from pydantic import Field
 from judgekit.calibration.labels import parse_labels
 from judgekit.caseset import LocatedProblem
 from judgekit.errors import JudgekitError
-from judgekit.golden.sample import GRADER_RATER, SheetLabels, labels_csv, read_review_sheet
+from judgekit.golden.sample import GRADER_RATER, SheetLabels, labels_csv, read_review_sheet, trial_item_id
 from judgekit.io.atomic import write_atomic
 from judgekit.io.documents import decode_utf8, read_regular
 from judgekit.verdict import FrozenModel
 
-__all__ = ["LabelRow", "LabelSampleDocument", "read_sheet_file", "write_label_table"]
+__all__ = ["LabelRow", "LabelSampleDocument", "read_sheet_file", "trial_item_id", "write_label_table"]
 
 
 class LabelRow(FrozenModel):

@@ -66,6 +66,7 @@ __all__ = [
     "render_markdown",
     "resolve_transcripts",
     "sample_document",
+    "trial_item_id",
 ]
 
 SHEET_VERSION = 1
@@ -79,6 +80,19 @@ _VERDICT_LINE = re.compile(r"^Reviewer verdict \[(?P<item>[^\]]+)\]:[ \t]*(?P<la
 _NOTES_LINE = re.compile(r"^Reviewer notes \[(?P<item>[^\]]+)\]:[ \t]*(?P<notes>.*?)\s*$")
 _REVIEWER_LINE = re.compile(r"^Reviewer:[ \t]*(?P<name>.*?)\s*$")
 _FENCE = re.compile(r"^(`{3,})")
+
+
+def trial_item_id(case_id: str, trial: int) -> str:
+    """The label table's ``item_id`` of one trial: ``<case id>#<trial>`` (``gs-refund#2``).
+
+    The judge's rows (a rubric check of ``case`` trial 2 is item ``gs-refund#2`` with its criterion in the
+    ``criterion`` column), the review sheet's and the labelling page's rows all use it, so their labels join.
+
+    Args:
+        case_id: The case id.
+        trial: The trial number (1-based).
+    """
+    return f"{case_id}#{trial}"
 
 
 @dataclass(frozen=True)
@@ -245,7 +259,7 @@ def draw_sample(run: RunResults, *, passing: int, failing: int, seed: int = 0) -
         sample.strata[pool] = {s: (len(by_stratum[s]), counts[s]) for s in sorted(by_stratum)}
         for stratum in sorted(by_stratum):
             for line in _spread(by_stratum[stratum], counts[stratum], rng):
-                sample.items.append(ReviewItem(f"{line.case.id}#{line.trial}", pool, stratum, line))
+                sample.items.append(ReviewItem(trial_item_id(line.case.id, line.trial), pool, stratum, line))
     return sample
 
 
