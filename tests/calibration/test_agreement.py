@@ -436,3 +436,63 @@ def test_percent_agreement_confidence_level_widens_the_interval():
     wide = percent_agreement(y, z, labels=["a", "b"], confidence=0.99).interval
     assert wide.low < narrow.low
     assert wide.high > narrow.high
+
+
+def test_ac1_vs_consensus_leaves_out_items_where_the_experts_tie(tmp_path):
+    # Two experts and a judge on six items; i5 and i6 are tied (one pass, one fail): no consensus.
+    #   item:      i1    i2    i3    i4    i5    i6
+    #   e1:        pass  pass  fail  pass  pass  fail
+    #   e2:        pass  pass  fail  pass  fail  pass
+    #   consensus: pass  pass  fail  pass  -     -
+    #   judge:     pass  pass  fail  fail  fail  fail
+    # Gwet's AC1 on the four items with a consensus (Gwet 2008, two raters, q = 2):
+    #   pa = 3/4 (i1, i2, i3 agree)
+    #   pi_pass = (1 + 1 + 0 + 1/2) / 4 = 0.625, pi_fail = 0.375
+    #   pe = (0.625 * 0.375 + 0.375 * 0.625) / (2 - 1) = 0.46875
+    #   AC1 = (0.75 - 0.46875) / (1 - 0.46875) = 0.28125 / 0.53125 = 9/17
+    # The old code also counted the judge's 'fail' on i5 and i6 in pi (pi_fail = 3.5/6): 0.5135.
+    rows = [
+        ("i1", "", "e1", "pass"), ("i1", "", "e2", "pass"), ("i1", "", "judge", "pass"),
+        ("i2", "", "e1", "pass"), ("i2", "", "e2", "pass"), ("i2", "", "judge", "pass"),
+        ("i3", "", "e1", "fail"), ("i3", "", "e2", "fail"), ("i3", "", "judge", "fail"),
+        ("i4", "", "e1", "pass"), ("i4", "", "e2", "pass"), ("i4", "", "judge", "fail"),
+        ("i5", "", "e1", "pass"), ("i5", "", "e2", "fail"), ("i5", "", "judge", "fail"),
+        ("i6", "", "e1", "fail"), ("i6", "", "e2", "pass"), ("i6", "", "judge", "fail"),
+    ]  # fmt: skip
+    path = tmp_path / "labels.csv"
+    path.write_text("item_id,criterion,rater,label\n" + "".join(",".join(r) + "\n" for r in rows))
+    table = parse_labels(path.read_bytes(), source=path)
+    report = compute_agreement(table, judge="judge", experts=["e1", "e2"], resamples=300, seed=4)
+    jc = report.judge_vs_consensus
+    assert report.no_consensus == 2
+    assert jc.n == 4
+    assert jc.percent_agreement.value == pytest.approx(0.75)
+    assert jc.ac1.value == pytest.approx(9 / 17, abs=1e-12)
+    assert jc.ac1.n == 4
+    # the same items as irrCAC's two-column AC1 of (consensus, judge) on the items with a consensus
+    assert jc.ac1.value == pytest.approx(
+        gwet_ac1(
+            [["pass", "pass", "fail", "pass"], ["pass", "pass", "fail", "fail"]], labels=["pass", "fail"]
+        ).value,
+        abs=1e-12,
+    )
+    # the bootstrap resamples the same items: every resample's AC1 is the AC1 of its consensus items
+    assert jc.ac1.interval is not None
+    assert jc.ac1.interval.low <= jc.ac1.value <= jc.ac1.interval.high
+
+
+def test_ac1_between_an_expert_and_the_judge_still_counts_one_sided_labels(tmp_path):
+    # Judge vs an expert keeps Gwet's multi-rater form with missing values (irrCAC's gwet.ac1.raw):
+    # an item only the judge labelled counts in the chance term.
+    rows = [("i1", "", "e1", "pass"), ("i1", "", "judge", "pass"), ("i2", "", "e1", "fail")]
+    rows += [("i2", "", "judge", "fail"), ("i3", "", "judge", "fail"), ("i4", "", "e1", "pass")]
+    rows += [("i4", "", "judge", "pass")]
+    table = parse_labels(
+        ("item_id,criterion,rater,label\n" + "".join(",".join(r) + "\n" for r in rows)).encode(),
+        source=tmp_path / "t.csv",
+    )
+    report = compute_agreement(table, judge="judge", experts=["e1"], resamples=50)
+    expected = gwet_ac1(
+        [["pass", "fail", None, "pass"], ["pass", "fail", "fail", "pass"]], labels=["pass", "fail"]
+    )
+    assert report.judge_vs_experts[0].ac1.value == pytest.approx(expected.value, abs=1e-12)

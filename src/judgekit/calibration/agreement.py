@@ -37,6 +37,7 @@ from judgekit.verdict import FrozenModel
 
 __all__ = [
     "ABSTAIN",
+    "CONSENSUS",
     "MISSING",
     "AbstentionSummary",
     "AgreementReport",
@@ -77,6 +78,8 @@ MISSING = -1
 """Code of a rating that was not given."""
 ABSTAIN = -2
 """Code of an abstention (the scale's abstain label)."""
+CONSENSUS = "consensus"
+"""Name of the experts' consensus as the reference rater of :attr:`AgreementReport.judge_vs_consensus`."""
 
 KappaWeights = Literal["none", "linear", "quadratic"]
 _M = TypeVar("_M", bound=FrozenModel)
@@ -1049,6 +1052,7 @@ def _pair(
     pending: _Pending,
     confidence: float,
     binary: bool,
+    on_consensus: bool = False,
 ) -> PairAgreement:
     scale = ratings.scale
     v = ratings.n_values
@@ -1067,10 +1071,15 @@ def _pair(
             pending.targets[name] = est
     pair_codes = np.stack([ref, rated])
     alphas = _alpha_estimates(ratings, pair_codes, tag, pending)
-    ac1 = _ac1_estimate(pair_codes, v)
+    # Against the consensus, AC1 uses exactly the items of n and percent agreement: an item with no
+    # consensus (the experts tied) or an abstaining consensus leaves the judge's label out of the chance
+    # term too. Between two raters, a label the other did not give still counts in the chance term
+    # (Gwet's multi-rater form with missing values, as irrCAC computes it).
+    ac1_codes = np.where(both, pair_codes, MISSING).astype(pair_codes.dtype) if on_consensus else pair_codes
+    ac1 = _ac1_estimate(ac1_codes, v)
     if ac1.defined:
         name = f"{tag}:ac1"
-        pending.stats.append(BootstrapStat(name, ratings.by_case(_ac1_rows(pair_codes, v)), ac1_from))
+        pending.stats.append(BootstrapStat(name, ratings.by_case(_ac1_rows(ac1_codes, v)), ac1_from))
         pending.targets[name] = ac1
     bin_metrics: BinaryMetrics | None = None
     bin_reason: str | None = None
@@ -1227,11 +1236,12 @@ def compute_agreement(
         consensus,
         judge_codes,
         ratings,
-        a="consensus",
+        a=CONSENSUS,
         b=judge,
         pending=pending,
         confidence=confidence,
         binary=True,
+        on_consensus=True,
     )
     je = tuple(
         _pair(
