@@ -233,6 +233,35 @@ def test_the_allocation_never_unlabels_the_pilot():
     assert (a.m1, a.label_pass) == (45, 0)
 
 
+def test_with_no_pilot_the_allocation_rests_on_the_stated_beliefs():
+    # Lee et al.'s example: m = 200, p̂ = 0.4, beliefs TPR q0 = 0.7, TNR q1 = 0.9, no pilot.
+    # κ = (1 − 0.7)/(1 − 0.9) = 3, √κ = 1.7321; m1* = round(200/(1 + (1/0.4 − 1)·1.7321))
+    # = round(200/3.5981) = round(55.58) = 56 known-pass, m0 = 200 − 56 = 144 known-fail
+    # (the old code ignored the beliefs: q̃0 = q̃1 = 1/2, κ = 1, m1 = round(200/2.5) = 80, m0 = 120).
+    a = lee_allocation(
+        200, 0.4, pilot_q0_hits=0, pilot_m0=0, pilot_q1_hits=0, pilot_m1=0, expected_tpr=0.7, expected_tnr=0.9
+    )
+    assert (a.m0, a.m1, a.label_fail, a.label_pass) == (144, 56, 144, 56)
+    assert (a.q0_pilot, a.q1_pilot, a.kappa, a.basis) == pytest.approx((0.7, 0.9, 3.0, "beliefs"))
+
+
+def test_a_pilot_outweighs_the_beliefs():
+    beliefs = {"expected_tpr": 0.7, "expected_tnr": 0.9}
+    a = lee_allocation(500, 0.4, pilot_q0_hits=35, pilot_m0=50, pilot_q1_hits=45, pilot_m1=50, **beliefs)
+    assert (a.basis, a.m1, a.q0_pilot) == ("pilot", 145, 36 / 52)
+    # one pilot item is a pilot: the smoothed estimate, not the belief
+    a = lee_allocation(200, 0.4, pilot_q0_hits=1, pilot_m0=1, pilot_q1_hits=0, pilot_m1=0, **beliefs)
+    assert (a.basis, a.q0_pilot, a.q1_pilot) == ("pilot", 2 / 3, 1 / 2)
+
+
+@pytest.mark.parametrize("beliefs", [(1.0, 0.9), (0.7, 1.0), (-0.1, 0.9)])
+def test_a_belief_outside_0_1_is_refused_when_it_is_used(beliefs):
+    tpr, tnr = beliefs
+    empty = {"pilot_q0_hits": 0, "pilot_m0": 0, "pilot_q1_hits": 0, "pilot_m1": 0}
+    with pytest.raises(ValueError, match=r"with no pilot the split rests on the expected TN?P?R, which must"):
+        lee_allocation(200, 0.4, **empty, expected_tpr=tpr, expected_tnr=tnr)
+
+
 @pytest.mark.parametrize(
     ("args", "message"),
     [

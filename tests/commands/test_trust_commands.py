@@ -109,6 +109,27 @@ def test_plan_budget_without_labels_has_no_pilot(capsys: pytest.CaptureFixture[s
     assert (alloc["criterion"], alloc["kappa"], alloc["m0"], alloc["m1"]) == ("", 1.0, 50, 50)
 
 
+def test_plan_budget_without_labels_splits_by_the_stated_beliefs(capsys: pytest.CaptureFixture[str]) -> None:
+    # κ = (1 − 0.7)/(1 − 0.9) = 3: m1 = round(200/(1 + 1.5·√3)) = 56 known-pass, m0 = 144 known-fail
+    # (Lee et al.); the old code split as if κ = 1, 120 / 80
+    plan = ["labels", "plan", "--budget", "200", "--pass-share", "0.4", "--expected-tpr", "0.7"]
+    code, out, _ = run(capsys, *plan, "--expected-tnr", "0.9", "--format", "json")
+    assert code == 1  # TPR 0.7 can never clear the default bound; the split is printed all the same
+    (alloc,) = json.loads(out)["allocation"]
+    assert (alloc["m0"], alloc["m1"], alloc["basis"]) == (144, 56, "beliefs")
+    code, out, _ = run(capsys, *plan, "--expected-tnr", "0.9")
+    assert "| (all) | 0 / 0 | 0.700 | 0.900 | 3.000 | 144 | 56 | 144 | 56 |" in out
+    assert "that split comes from the stated beliefs (q̃0 = expected TPR 0.700, q̃1 = expected TNR 0.900" in out
+
+
+def test_plan_budget_with_a_belief_of_one_is_a_usage_error(capsys: pytest.CaptureFixture[str]) -> None:
+    code, _, err = run(
+        capsys, "labels", "plan", "--budget", "200", "--pass-share", "0.4", "--expected-tnr", "1.0"
+    )
+    assert code == 2
+    assert "error: --budget/--pass-share: with no pilot the split rests on the expected TNR, which" in err
+
+
 def test_check_then_select_then_refuse(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
     records = tmp_path / "records"

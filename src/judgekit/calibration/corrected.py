@@ -37,7 +37,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Final
+from typing import Final, Literal
 
 import numpy as np
 from scipy import stats as _st
@@ -330,14 +330,18 @@ class LeeAllocation(FrozenModel):
         pass_share: The judge's pass share p̂ on the test data.
         pilot_m0: Pilot items with reference label fail (already labelled).
         pilot_m1: Pilot items with reference label pass (already labelled).
-        q0_pilot: Pilot q̃0 = (hits0 + 1) / (pilot_m0 + 2).
-        q1_pilot: Pilot q̃1 = (hits1 + 1) / (pilot_m1 + 2).
+        q0_pilot: q̃0, the judge's rate of failing a reference failure (TPR): from the pilot,
+            (hits0 + 1) / (pilot_m0 + 2), or the stated belief when ``basis`` is ``beliefs``.
+        q1_pilot: q̃1, the judge's rate of passing a reference pass (TNR): from the pilot,
+            (hits1 + 1) / (pilot_m1 + 2), or the stated belief when ``basis`` is ``beliefs``.
         kappa: κ̂ = (1 − q̃0) / (1 − q̃1).
         m1_star: The unconstrained optimum round(m / (1 + (1/p̂ − 1) √κ̂)).
         m1: Reference-pass items in the final calibration set, clamped to [pilot_m1, m − pilot_m0].
         m0: Reference-fail items, m − m1.
         label_pass: Further known-pass items to label, m1 − pilot_m1.
         label_fail: Further known-fail items to label, m0 − pilot_m0.
+        basis: Where q̃0 and q̃1 come from: ``pilot`` (the labels already collected) or ``beliefs``
+            (no pilot item yet: the stated expected TPR and TNR, as Lee et al. do before any label).
     """
 
     budget: int
@@ -352,6 +356,7 @@ class LeeAllocation(FrozenModel):
     m0: int
     label_pass: int
     label_fail: int
+    basis: Literal["pilot", "beliefs"] = "pilot"
 
 
 def lee_allocation(
@@ -362,13 +367,18 @@ def lee_allocation(
     pilot_m0: int,
     pilot_q1_hits: int,
     pilot_m1: int,
+    expected_tpr: float | None = None,
+    expected_tnr: float | None = None,
 ) -> LeeAllocation:
     """Split ``budget`` calibration labels between reference passes and fails (Lee et al., Algorithm 1).
 
     The split minimises the adjusted Wald interval's width: m̃0 ≈ (1/p̃ − 1) √κ · m̃1 with
     κ = (1 − q0) / (1 − q1), estimated from the pilot. The paper's pilot has ``m_pilot`` items per class;
     here the two pilot classes may differ in size (the labels already collected), and the final split
-    never asks to un-label a pilot item: m1 is clamped to [pilot_m1, budget − pilot_m0].
+    never asks to un-label a pilot item: m1 is clamped to [pilot_m1, budget − pilot_m0]. With no pilot
+    item at all and both beliefs given, q0 and q1 are the beliefs (``basis`` ``beliefs``): a judge
+    believed to catch failures less well than it keeps passes (κ > 1) gets more known-fail labels. Without
+    beliefs and without a pilot, q̃0 = q̃1 = 1/2 (κ = 1).
 
     Args:
         budget: Total calibration labels m, pilot included (``>= pilot_m0 + pilot_m1``, ``>= 1``).
@@ -377,10 +387,15 @@ def lee_allocation(
         pilot_m0: Pilot reference failures.
         pilot_q1_hits: Pilot reference passes the judge passed.
         pilot_m1: Pilot reference passes.
+        expected_tpr: The judge's believed TPR (share of reference failures it fails), in [0, 1); used
+            only when the pilot is empty.
+        expected_tnr: The judge's believed TNR (share of reference passes it passes), in [0, 1); used
+            only when the pilot is empty.
 
     Raises:
         ValueError: When ``pass_share`` is outside (0, 1), a count is negative or a hit count exceeds its
-            class, or the budget is smaller than the pilot.
+            class, the budget is smaller than the pilot, or a belief used is outside [0, 1) (a belief of 1,
+            a judge that never errs on a class, leaves κ undefined or sends every label to one class).
     """
     if not 0.0 < pass_share < 1.0:
         raise ValueError(f"the judge's pass share must be strictly between 0 and 1, got {pass_share}")
@@ -393,8 +408,17 @@ def lee_allocation(
             f"the budget {budget} is smaller than the {pilot_m0 + pilot_m1} labels already collected "
             "(it counts the pilot too)"
         )
+    basis: Literal["pilot", "beliefs"] = "pilot"
     q0t = (pilot_q0_hits + 1.0) / (pilot_m0 + 2.0)
     q1t = (pilot_q1_hits + 1.0) / (pilot_m1 + 2.0)
+    if pilot_m0 + pilot_m1 == 0 and expected_tpr is not None and expected_tnr is not None:
+        for name, belief in (("TPR", expected_tpr), ("TNR", expected_tnr)):
+            if not 0.0 <= belief < 1.0:
+                raise ValueError(
+                    f"with no pilot the split rests on the expected {name}, which must be in [0, 1), got "
+                    f"{belief} (a judge believed never to err leaves nothing to balance)"
+                )
+        basis, q0t, q1t = "beliefs", expected_tpr, expected_tnr
     kappa = (1.0 - q0t) / (1.0 - q1t)
     m1_star = round(budget / (1.0 + (1.0 / pass_share - 1.0) * math.sqrt(kappa)))
     m1 = min(max(m1_star, pilot_m1), budget - pilot_m0)
@@ -412,6 +436,7 @@ def lee_allocation(
         m0=m0,
         label_pass=m1 - pilot_m1,
         label_fail=m0 - pilot_m0,
+        basis=basis,
     )
 
 

@@ -44,7 +44,7 @@ if TYPE_CHECKING:
     from judgekit.calibration.corrected import LeeAllocation
     from judgekit.calibration.gate import TrustPolicy
     from judgekit.calibration.labels import LabelTable
-    from judgekit.calibration.plan import LabelPlan
+    from judgekit.calibration.plan import LabelPlan, PlanSettings
     from judgekit.caseset import LocatedProblem
     from judgekit.stats import Estimate
 
@@ -208,7 +208,7 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
         table=table,
         experts=chosen,
     )
-    allocation = _allocations(budget, pass_share, table, judge, chosen)
+    allocation = _allocations(budget, pass_share, table, judge, chosen, beliefs=settings)
     if fmt == "json":
         from judgekit.calibration.plan import LabelPlanDocument
 
@@ -227,8 +227,14 @@ def _allocations(
     table: LabelTable | None,
     judge: str | None,
     experts: list[str] | None,
+    *,
+    beliefs: PlanSettings,
 ) -> list[tuple[str, LeeAllocation]] | None:
     """Lee et al.'s allocation of ``--budget`` per criterion, the table's judged items as the pilot.
+
+    A criterion with no pilot item (no table, or none of its items both judged and decided by the
+    experts) is split by the stated beliefs, ``--expected-tpr`` and ``--expected-tnr`` (else
+    ``--expected-accuracy``), as Lee et al. do before any label.
 
     Args:
         budget: ``--budget`` (``None``: no allocation).
@@ -236,6 +242,7 @@ def _allocations(
         table: The labels so far (random-sample items), or ``None`` to plan without a pilot.
         judge: The judge rater, whose verdicts on the pilot give q̃0 and q̃1.
         experts: The expert raters whose consensus is the reference label.
+        beliefs: The planning assumptions: their expected TPR and TNR stand in for an empty pilot.
 
     Returns:
         ``(criterion, allocation)`` per criterion of the table (``""`` without criteria), or ``None``.
@@ -273,7 +280,14 @@ def _allocations(
     for crit, (h0, m0, h1, m1) in (pilots or {"": [0, 0, 0, 0]}).items():
         try:
             alloc = lee_allocation(
-                budget, pass_share, pilot_q0_hits=h0, pilot_m0=m0, pilot_q1_hits=h1, pilot_m1=m1
+                budget,
+                pass_share,
+                pilot_q0_hits=h0,
+                pilot_m0=m0,
+                pilot_q1_hits=h1,
+                pilot_m1=m1,
+                expected_tpr=beliefs.expected_tpr,
+                expected_tnr=beliefs.expected_tnr,
             )
         except ValueError as exc:
             where = f" (criterion {crit})" if crit else ""
@@ -306,8 +320,18 @@ def _allocation_markdown(allocation: list[tuple[str, LeeAllocation]]) -> str:
         "",
         "Label *label fail* more items whose reference verdict is fail and *label pass* more whose reference "
         "verdict is pass (sample each class at random), so the corrected pass rate's interval is narrowest.",
-        "",
     ]
+    believed = [md_text(crit) or "(all)" for crit, a in allocation if a.basis == "beliefs"]
+    if believed:
+        b = next(a for _, a in allocation if a.basis == "beliefs")
+        lines += [
+            "",
+            f"No pilot label yet for {', '.join(believed)}: that split comes from the stated beliefs (q̃0 = "
+            f"expected TPR {b.q0_pilot:.3f}, q̃1 = expected TNR {b.q1_pilot:.3f}; --expected-tpr, "
+            "--expected-tnr, --expected-accuracy), not from a pilot. Plan again once the first labels "
+            "are in.",
+        ]
+    lines.append("")
     return "\n".join(lines)
 
 
