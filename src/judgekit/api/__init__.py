@@ -10,6 +10,11 @@ What lives here:
 * :mod:`~judgekit.api.reports`: report a results file and compare two runs (``report``, ``compare``).
 * :mod:`~judgekit.api.calibration`: calibrate a label table (``calibrate``); trust (``trust_status``).
 * :mod:`~judgekit.api.labels`: the checks of a label table before it certifies a judge.
+* :mod:`~judgekit.api.label_import`: labels from annotation tools (Label Studio, Argilla, Langfuse,
+  Phoenix) written as a label table (``import_labels``).
+* :mod:`~judgekit.api.refine`: a judge's rubric refined on a development part, measured on a test part
+  (``refine``).
+* :mod:`~judgekit.api.expert_labels`: an expert's labelling page; two experts' label tables reconciled.
 * :mod:`~judgekit.api.bias`: bias probes of a judge, live or from recorded judgments.
 * :mod:`~judgekit.api.cases`: golden-set jobs that need run results (retiring saturated cases).
 * :mod:`~judgekit.api.contamination`: index the cases, scan exports (``index_cases``, ``scan_exports``).

@@ -3,12 +3,17 @@
 What lives here:
 
 * :mod:`~judgekit.calibration.labels`: label tables (item, rater, label) and their scales.
+* :mod:`~judgekit.calibration.tool_labels`: annotation tools' exports (Label Studio, Argilla, Langfuse,
+  Phoenix) as label rows under each annotator, every unmappable record located.
 * :mod:`~judgekit.calibration.guards`: refusals that protect the numbers (development sets, picked items).
 * :mod:`~judgekit.calibration.plan`: how many expert labels per class are still needed, and which next.
 * :mod:`~judgekit.calibration.agreement`: agreement metrics with intervals (judge vs experts, among experts).
 * :mod:`~judgekit.calibration.ceiling`: the human ceiling: is the judge within reach of the experts?
+* :mod:`~judgekit.calibration.correlation`: scored judges: Spearman, Kendall's tau-b and Pearson with
+  case-bootstrap intervals, judge vs the experts' median, each expert, and among the experts.
 * :mod:`~judgekit.calibration.alttest`: the alternative-annotator test: could the judge replace an expert?
 * :mod:`~judgekit.calibration.pipeline`: one calibration run, from a label table to a result to render.
+* :mod:`~judgekit.calibration.refine`: refinement's pure steps: split by case, disagreements, candidates.
 * :mod:`~judgekit.calibration.gate`: the trust policy and the trust verdict.
 * :mod:`~judgekit.calibration.records`: calibration records, keyed by the grader's fingerprint.
 * :mod:`~judgekit.calibration.fingerprints`: a typed fingerprint or prefix resolved to one full fingerprint.

@@ -14,9 +14,12 @@ What lives here:
 * :mod:`~judgekit.commands.trust`: label planning, refusals, failure modes, bias probes, trace import.
 * :mod:`~judgekit.commands.inspect_logs`: ``import inspect`` and ``export inspect`` (Inspect AI logs).
 * :mod:`~judgekit.commands.cascade`: fitting a judge cascade on calibration labels.
+* :mod:`~judgekit.commands.refine`: ``judge refine``, a rubric refined on labels and measured on others.
 * :mod:`~judgekit.commands.judge`: ``rubrics`` and ``cassette``.
 * :mod:`~judgekit.commands.golden`: golden-set commands (validate, coverage, export, retire, promote, diff).
 * :mod:`~judgekit.commands.growing`: commands that grow and guard the golden set.
+* :mod:`~judgekit.commands.expert_labels`: ``labels page`` (an expert's labelling page), ``labels reconcile``.
+* :mod:`~judgekit.commands.label_tools`: ``labels import`` (labels from annotation tools).
 * :mod:`~judgekit.commands.grading`: ``cases check-references``.
 * :mod:`~judgekit.commands.lint`: ``cases lint``, the golden-set linter.
 * :mod:`~judgekit.commands.contamination`: ``keygen``, ``index``, ``canary``, ``scan``.

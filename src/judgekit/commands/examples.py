@@ -270,6 +270,22 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "--stage large=openai/gpt-4o --out cascade.json --target 0.95 --format json",
         ),
     ),
+    "judge refine": (
+        Example(
+            "Refine the bundled example's judge offline (few-shot and proposed wording), held-out record",
+            "judgekit judge refine examples/airdesk/labels/expert-labels.csv "
+            "--experts synthetic-expert-a,synthetic-expert-b --cases examples/airdesk "
+            "--runs examples/airdesk/calibration/sample.jsonl --config examples/airdesk/judge.yaml "
+            "--cassette examples/airdesk/cassettes/judge-refine.jsonl --seed 7 --propose-wording "
+            "--records refine-records --out refine-out",
+        ),
+        Example(
+            "Refine on a third of the cases, chosen on balanced accuracy, as JSON",
+            "judgekit judge refine labels.csv --experts alice,bob --cases golden --runs runs/v3.jsonl "
+            "--judge-model openai/gpt-4o-mini --dev-share 0.33 --metric balanced_accuracy --out refine "
+            "--format json",
+        ),
+    ),
     "judge failure-rate": (
         Example(
             "Correct 40 flagged failures out of 500 decided items",
@@ -473,6 +489,27 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "Read it back, listing the labels as JSON",
             "judgekit labels read review/review-sheet.md --out labels.csv --format json",
+        ),
+    ),
+    "labels import": (
+        Example(
+            "Label Studio export: Yes/No as pass/fail, predictions as the judge",
+            "judgekit labels import label-studio export.json --out labels.csv --map Yes=pass,No=fail "
+            "--model-rater judge",
+        ),
+        Example(
+            "An Argilla Dataset.to_disk folder, a user id renamed",
+            "judgekit labels import argilla review-dataset/ --out labels.csv --rater-name 7c1a6f3e=alice",
+        ),
+        Example(
+            "Langfuse annotation scores, item ids from their metadata",
+            "judgekit labels import langfuse scores.json --out labels.csv --item-field item_id "
+            "--map True=pass,False=fail",
+        ),
+        Example(
+            "Phoenix span annotations on a 1-5 scale, writing what mapped",
+            "judgekit labels import phoenix annotations.json --out labels.csv --scale 1,2,3,4,5 "
+            "--accept-skipped",
         ),
     ),
     "cases scan-pii": (
