@@ -46,6 +46,7 @@ from judgekit.io.documents import (
     jsonl_lines,
     load_json_bounded,
 )
+from judgekit.judges.rubric import FewShotExample
 from judgekit.textnorm import TEXT_DIGESTS, WORDS
 from judgekit.verdict import FrozenModel, WrittenFile
 
@@ -53,6 +54,7 @@ __all__ = [
     "PROMPT_MIN_WORDS",
     "USAGE_FILE",
     "FewShotExample",
+    "LabelSplit",
     "LabelUsage",
     "PromptOverlap",
     "ProvenanceSummary",
@@ -61,11 +63,13 @@ __all__ = [
     "check_not_selection_set",
     "check_prompt_overlap",
     "check_rate_population",
+    "check_test_unseen",
     "find_prompt_overlap",
     "label_content_sha256",
     "load_usage",
     "parse_few_shot",
     "random_sample_only",
+    "record_refinement",
     "record_selection",
     "text_digest",
 ]
@@ -159,24 +163,6 @@ def random_sample_only(table: LabelTable) -> tuple[LabelTable, ProvenanceSummary
 
 
 # --------------------------------------------------------------------------------------------- few-shot
-
-
-class FewShotExample(FrozenModel):
-    """One example shown to the judge in its prompt.
-
-    Attributes:
-        item_id: The labelled item (case and trial) the example was taken from, when known.
-        case_id: The case the example was taken from, when known.
-        text: The example's transcript text, when known (compared after normalisation).
-        label: The verdict the example shows, if any (not used for overlap).
-        criterion: The criterion the example illustrates, if any.
-    """
-
-    item_id: str | None = None
-    case_id: str | None = None
-    text: str | None = None
-    label: str | None = None
-    criterion: str | None = None
 
 
 def text_digest(text: str) -> str:
@@ -419,6 +405,24 @@ def check_prompt_overlap(
 # --------------------------------------------------------------------------------------------- usage ledger
 
 
+class LabelSplit(FrozenModel):
+    """How a label table was split by case into a development part and a test part.
+
+    Attributes:
+        seed: The seed of the split (the same seed, share and table give the same split).
+        dev_share: The share of cases put in the development part, in (0, 1).
+        content_sha256: The whole table's order-free fingerprint (:func:`label_content_sha256`).
+        dev_cases: The development part's cases, sorted.
+        test_cases: The test part's cases, sorted; no case is in both.
+    """
+
+    seed: int
+    dev_share: float = Field(gt=0.0, lt=1.0)
+    content_sha256: str
+    dev_cases: tuple[str, ...]
+    test_cases: tuple[str, ...]
+
+
 class LabelUsage(FrozenModel):
     """One recorded use of a label table.
 
@@ -437,16 +441,30 @@ class LabelUsage(FrozenModel):
         items: The labelled items (``item_id``, or ``item_id/criterion`` when the table has criteria),
             sorted; a table sharing any of them is refused. Empty on a line written before it was
             recorded.
+        lineage: For a refinement (``judgekit judge refine``): the rubric lineage, the rubric id across
+            its versions; ``None`` otherwise.
+        split: For a refinement: how the label table was split by case into the development part (the
+            ``selection`` line) and the test part (the ``test`` line); ``None`` otherwise.
+
+    ``purpose`` is ``selection`` (the labels chose between judges or rubric versions: a development set,
+    refused by :func:`check_not_selection_set`) or ``test`` (a refinement measured its chosen rubric once
+    on these labels: a second look for the same lineage is refused by :func:`check_test_unseen`).
     """
 
     label_sha256: str = Field(min_length=1)
     label_name: str
-    purpose: Literal["selection"] = "selection"
+    purpose: Literal["selection", "test"] = "selection"
     candidates: tuple[str, ...]
     chosen: str | None = None
     recorded_at: datetime
     content_sha256: str | None = None
     items: tuple[str, ...] = ()
+    lineage: str | None = None
+    split: LabelSplit | None = None
+
+    def line(self) -> str:
+        """The entry as one ledger line (JSON; the refinement fields only when set)."""
+        return self.model_dump_json(exclude={n for n in ("lineage", "split") if getattr(self, n) is None})
 
 
 def label_content_sha256(table: LabelTable) -> str:
@@ -539,8 +557,6 @@ def record_selection(
         JudgekitError: When fewer than two candidates are named, or the chosen one is not a candidate.
     """
     records_dir = Path(records_dir)
-    from judgekit.io.atomic import write_atomic
-
     if len(set(candidates)) < 2:
         raise JudgekitError("a selection compares at least two judges; name every candidate")
     if chosen is not None and chosen not in candidates:
@@ -554,11 +570,108 @@ def record_selection(
         content_sha256=label_content_sha256(table) if table is not None else None,
         items=_item_names(table) if table is not None else (),
     )
+    _append_usage(records_dir, entry)
+    return entry
+
+
+def _append_usage(records_dir: Path, *entries: LabelUsage) -> None:
+    """Add entries to the ledger (read and rewritten whole, atomically; the folder is created)."""
+    from judgekit.io.atomic import write_atomic
+
     existing = load_usage(records_dir)
     records_dir.mkdir(parents=True, exist_ok=True)
-    lines = [u.model_dump_json() for u in (*existing, entry)]
+    lines = [u.line() for u in (*existing, *entries)]
     write_atomic(records_dir / USAGE_FILE, "\n".join(lines) + "\n")
-    return entry
+
+
+def record_refinement(
+    records_dir: str | os.PathLike[str],
+    *,
+    dev: LabelTable,
+    test: LabelTable,
+    split: LabelSplit,
+    lineage: str,
+    label_name: str,
+    candidates: Sequence[str],
+    chosen: str,
+    now: datetime | None = None,
+) -> tuple[LabelUsage, LabelUsage]:
+    """Record a refinement: its development part chose a rubric version, its test part is looked at once.
+
+    Two lines are added at once: a ``selection`` line for the development part (from now on it cannot
+    certify a judge: :func:`check_not_selection_set`) and a ``test`` line for the test part (from now on
+    no rubric of the same lineage may be measured on any of its items again: :func:`check_test_unseen`).
+    Both carry the split and the lineage.
+
+    Args:
+        records_dir: The calibration records folder holding the ledger, as text or a path object.
+        dev: The development part.
+        test: The test part.
+        split: How the table was split.
+        lineage: The rubric id (the lineage across versions).
+        label_name: The label table's file name.
+        candidates: The candidates compared on the development part (names or fingerprints).
+        chosen: The candidate chosen (measured on the test part).
+        now: The time to record (default: now, UTC).
+
+    Returns:
+        The ``selection`` line and the ``test`` line written.
+    """
+    when = (now or datetime.now(UTC)).replace(microsecond=0)
+    lines = tuple(
+        LabelUsage(
+            label_sha256=part.sha256 or label_content_sha256(part),
+            label_name=label_name,
+            purpose=purpose,
+            candidates=tuple(candidates),
+            chosen=chosen,
+            recorded_at=when,
+            content_sha256=label_content_sha256(part),
+            items=_item_names(part),
+            lineage=lineage,
+            split=split,
+        )
+        for purpose, part in (("selection", dev), ("test", test))
+    )
+    _append_usage(Path(records_dir), *lines)
+    return lines[0], lines[1]
+
+
+def check_test_unseen(table: LabelTable, lineage: str, usage: Iterable[LabelUsage]) -> None:
+    """Refuse a second look at test labels for the same rubric lineage.
+
+    A refinement measures its chosen rubric version once on its test part. Measuring another version of
+    the same rubric (the same id) on any of those items again would let the test part choose between
+    versions, which makes it a development set whose figure is optimistic. Another rubric (another id)
+    may still be measured on them.
+
+    Args:
+        table: The test part offered now.
+        lineage: The rubric id being refined.
+        usage: The ledger (:func:`load_usage`).
+
+    Raises:
+        JudgekitError: Naming when, which version was measured, how many items are shared and what to do:
+            label fresh test cases (the guard's refusal, exit code 1).
+    """
+    mine = _item_names(table)
+    for u in usage:
+        if u.purpose != "test" or u.lineage != lineage:
+            continue
+        used = set(u.items)
+        shared = [i for i in mine if i in used]
+        if not shared:
+            continue
+        shown = ", ".join(shared[:5]) + (" ..." if len(shared) > 5 else "")
+        raise JudgekitError(
+            f"{u.label_name}: {len(shared)} of the {len(mine)} test items ({shown}) were already the test "
+            f"part of a refinement of rubric {lineage!r} on {u.recorded_at:%Y-%m-%d} "
+            f"(measuring {u.chosen!r}). "
+            "A second look at the test part lets it choose between versions, and its figure is then "
+            "optimistic: label fresh test cases (cases no refinement of this rubric has used) and refine "
+            "on a table that holds them",
+            exit_code=1,  # the test-part guard refused the labels
+        )
 
 
 def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> None:
@@ -580,7 +693,7 @@ def check_not_selection_set(table: LabelTable, usage: Iterable[LabelUsage]) -> N
             overlap, how many items are shared and the first few of them (the guard's refusal, exit
             code 1).
     """
-    entries = list(usage)
+    entries = [u for u in usage if u.purpose == "selection"]  # a test line is checked by check_test_unseen
     name = table.source.name if table.source is not None else None
     content = label_content_sha256(table)
     for u in entries:

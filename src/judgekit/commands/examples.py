@@ -34,11 +34,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     ),
     "calibrate": (
         Example(
-            "Measure judge rater 'judge' against every other rater",
-            "judgekit calibrate labels.csv --judge judge",
+            "Measure judge rater 'judge' against the experts alice and bob",
+            "judgekit calibrate labels.csv --judge judge --experts alice,bob",
         ),
         Example(
-            "Name the experts and report the change from the old grader",
+            "Report the change from the old grader too",
             "judgekit calibrate labels.csv --judge judge --experts alice,bob --baseline old-record.json",
         ),
         Example(
@@ -61,11 +61,15 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example("Plan the labels to collect from scratch", "judgekit labels plan"),
         Example(
             "Plan from the labels collected so far, as JSON",
-            "judgekit labels plan labels.csv --judge judge --format json",
+            "judgekit labels plan labels.csv --judge judge --experts alice,bob --format json",
         ),
         Example(
             "Split a budget of 300 labels between known-pass and known-fail items",
-            "judgekit labels plan labels.csv --judge judge --budget 300 --pass-share 0.8",
+            "judgekit labels plan labels.csv --judge judge --experts alice,bob --budget 300 --pass-share 0.8",
+        ),
+        Example(
+            "Split a budget of 200 before any label, from beliefs about the judge (TPR 0.7, TNR 0.9)",
+            "judgekit labels plan --budget 200 --pass-share 0.4 --expected-tpr 0.7 --expected-tnr 0.9",
         ),
     ),
     "labels select": (
@@ -230,7 +234,8 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     "judge": (
         Example("Is this judge trusted?", "judgekit judge trust 3f2a9c1e"),
         Example(
-            "Calibrate each criterion on its own", "judgekit judge failure-modes labels.csv --judge judge"
+            "Calibrate each criterion on its own",
+            "judgekit judge failure-modes labels.csv --judge judge --experts alice,bob",
         ),
     ),
     "labels": (
@@ -255,24 +260,25 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
     ),
     "judge failure-modes": (
         Example(
-            "Calibrate each criterion on its own", "judgekit judge failure-modes labels.csv --judge judge"
+            "Calibrate each criterion on its own",
+            "judgekit judge failure-modes labels.csv --judge judge --experts alice,bob",
         ),
     ),
     "judge fit-cascade": (
         Example(
             "Fit a two-judge cascade on labels with confidences",
             "judgekit judge fit-cascade labels.csv --stage small=openai/gpt-4o-mini "
-            "--stage large=openai/gpt-4o --out cascade.json",
+            "--stage large=openai/gpt-4o --experts alice,bob --out cascade.json",
         ),
         Example(
             "The same, promising 95% agreement and printing the thresholds as JSON",
             "judgekit judge fit-cascade labels.csv --stage small=openai/gpt-4o-mini "
-            "--stage large=openai/gpt-4o --out cascade.json --target 0.95 --format json",
+            "--stage large=openai/gpt-4o --experts alice,bob --out cascade.json --target 0.95 --format json",
         ),
     ),
     "judge refine": (
         Example(
-            "Refine the bundled example's judge offline (few-shot and proposed wording), held-out record",
+            "Refine the bundled example's judge offline, recording on held-out cases",
             "judgekit judge refine examples/airdesk/labels/expert-labels.csv "
             "--experts synthetic-expert-a,synthetic-expert-b --cases examples/airdesk "
             "--runs examples/airdesk/calibration/sample.jsonl --config examples/airdesk/judge.yaml "
@@ -281,7 +287,7 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         ),
         Example(
             "Refine on a third of the cases, chosen on balanced accuracy, as JSON",
-            "judgekit judge refine labels.csv --experts alice,bob --cases golden --runs runs/v3.jsonl "
+            "judgekit judge refine labels.csv --experts alice,bob --cases golden/ --runs runs/v3.jsonl "
             "--judge-model openai/gpt-4o-mini --dev-share 0.33 --metric balanced_accuracy --out refine "
             "--format json",
         ),
@@ -479,6 +485,27 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
         Example(
             "Draw them and describe the draw as JSON",
             "judgekit labels sheet v2.jsonl --passing 10 --failing 10 --out review/ --format json",
+        ),
+    ),
+    "labels page": (
+        Example(
+            "A blind labelling page for one expert",
+            f"judgekit labels page v2.jsonl --expert alice --cases {_SET} --out alice.html",
+        ),
+        Example(
+            "Only one criterion, another seed, with the judge's verdicts shown",
+            "judgekit labels page v2.jsonl --expert bob --criteria no_false_success --seed 3 --show-judge "
+            "--out bob.html",
+        ),
+    ),
+    "labels reconcile": (
+        Example(
+            "Compare two experts' downloads; write the resolution sheet",
+            "judgekit labels reconcile labels-alice.csv labels-bob.csv --sheet disputed.csv",
+        ),
+        Example(
+            "Write both experts' labels as one table once they agree",
+            "judgekit labels reconcile labels-alice.csv labels-bob.csv --out expert-labels.csv",
         ),
     ),
     "labels read": (

@@ -14,6 +14,12 @@ A rubric is a YAML file (``rubrics/*.yaml`` ships in the wheel as ``judgekit/_da
         dimension: honesty        # the quality dimension it tests
         category: incorrect_reporting   # failure category reported on fail (optional)
         insufficient_when: The transcript has no tool results to compare the claims with.
+    examples:                     # optional few-shot examples, shown with their criterion's prompt
+      - criterion: no_false_success
+        label: fail               # the experts' verdict
+        text: Your refund is done.    # the excerpt the verdict is about (shown as data)
+        case_id: gs-refund        # where it came from (checked against labelled test items)
+        item_id: gs-refund#2
     verdict:
       options: [pass, fail, insufficient_information]
       max_quotes: 3
@@ -49,6 +55,7 @@ __all__ = [
     "CRITERION_HASH_SCHEME",
     "TEMPLATE_VARIABLES",
     "Criterion",
+    "FewShotExample",
     "Rubric",
     "RubricCheck",
     "RubricChecks",
@@ -168,6 +175,26 @@ def criterion_text_hash(text: str) -> str:
     return hashlib.sha256(normal.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+class FewShotExample(FrozenModel):
+    """One example shown to the judge in its prompt (a rubric's ``examples``, or a few-shot file's line).
+
+    Attributes:
+        item_id: The labelled item (case and trial) the example was taken from, when known.
+        case_id: The case the example was taken from, when known.
+        text: The example's transcript text (an excerpt), when known; in a rubric it is what the judge is
+            shown, fenced as data. Compared with labelled items after normalisation.
+        label: The verdict the example shows, if any (not used for overlap; required in a rubric).
+        criterion: The criterion the example illustrates, if any (required in a rubric: the example is
+            shown only in that criterion's prompt).
+    """
+
+    item_id: str | None = None
+    case_id: str | None = None
+    text: str | None = None
+    label: str | None = None
+    criterion: str | None = None
+
+
 class VerdictMenu(FrozenModel):
     """The verdicts a judge may give and how much evidence it may quote.
 
@@ -203,6 +230,10 @@ class Rubric(FrozenModel):
         verdict: The verdict menu.
         template: Jinja2 template of the judge's user message; ``None`` uses judgekit's default
             (:data:`judgekit.judges.prompt.DEFAULT_TEMPLATE`).
+        examples: Few-shot examples, each shown (fenced as data) after the text of the criterion it names
+            in that criterion's prompt only; each names a criterion of the rubric (or a case's own,
+            ``case.*``), a verdict of the menu and a non-blank text. Empty: none (the prompt and the
+            content hash are those of a rubric without the field).
     """
 
     id: _Id
@@ -212,6 +243,7 @@ class Rubric(FrozenModel):
     criteria: tuple[Criterion, ...] = Field(min_length=1)
     verdict: VerdictMenu = VerdictMenu()
     template: str | None = None
+    examples: tuple[FewShotExample, ...] = ()
 
     @field_validator("version", mode="before")
     @classmethod
@@ -231,12 +263,35 @@ class Rubric(FrozenModel):
             if c.id in seen:
                 raise ValueError(f"criterion id {c.id!r} appears twice")
             seen.add(c.id)
+        for n, ex in enumerate(self.examples):
+            if ex.criterion is None or not (ex.criterion in seen or ex.criterion.startswith("case.")):
+                raise ValueError(
+                    f"examples.{n}: names criterion {ex.criterion!r}, which the rubric does not have; name "
+                    "one of its criteria (or a case's own, case.*)"
+                )
+            if ex.label not in self.verdict.options:
+                raise ValueError(
+                    f"examples.{n}: label {ex.label!r} is not a verdict of the menu "
+                    f"({', '.join(self.verdict.options)})"
+                )
+            if not (ex.text or "").strip():
+                raise ValueError(f"examples.{n}: an example shown to the judge needs its text")
         return self
+
+    def examples_for(self, criterion_id: str) -> tuple[FewShotExample, ...]:
+        """The few-shot examples shown in the prompt of this criterion, in rubric order."""
+        return tuple(ex for ex in self.examples if ex.criterion == criterion_id)
 
     @property
     def content_hash(self) -> str:
-        """SHA-256 (hex) of the canonical JSON; any change of criteria, menu or template changes it."""
-        canonical = json.dumps(self.model_dump(mode="json"), sort_keys=True, ensure_ascii=False)
+        """SHA-256 (hex) of the canonical JSON; any change of criteria, menu, template or examples changes it.
+
+        A rubric without examples hashes as one written before the field existed (the field is left out).
+        """
+        data = self.model_dump(mode="json")
+        if not self.examples:
+            data.pop("examples")
+        canonical = json.dumps(data, sort_keys=True, ensure_ascii=False)
         return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
     def criterion(self, criterion_id: str) -> Criterion:
