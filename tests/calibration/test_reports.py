@@ -179,3 +179,50 @@ def test_every_svg_figure_is_well_formed_xml(result):
     for svg in re.findall(r"<svg\b.*?</svg>", html, flags=re.S):
         root = ET.fromstring(svg)
         assert root.tag == "{http://www.w3.org/2000/svg}svg"
+
+
+def scored_result(tmp_path: Path, level: str):
+    from judgekit.calibration.labels import Scale
+
+    from .test_correlation import write_table
+
+    path = write_table(tmp_path / "coherence.csv")
+    scale = Scale(name="coherence", values=("1", "2", "3", "4", "5"), level=level)
+    table = parse_labels(path.read_bytes(), source=path, scale=scale)
+    policy = parse_policy(
+        {"min_items": 10, "bootstrap": {"resamples": 200}, "correlation": {"lower_bound": 0.6}}
+    )
+    return run_calibration(
+        table,
+        judge="judge",
+        experts=["e1", "e2", "e3"],
+        policy=policy,
+        fingerprint="fp",
+        label_name=path.name,
+    )
+
+
+def test_a_scored_scale_report_matches_golden_with_its_correlation_rows(tmp_path):
+    check_golden("calibration-scored.md", render_calibration(scored_result(tmp_path, "interval"), "md"))
+
+
+def test_every_format_shows_the_correlations_of_a_scored_scale(tmp_path):
+    result = scored_result(tmp_path, "ordinal")
+    md = render_calibration(result, "md")
+    html = render_calibration(result, "html")
+    data = json.loads(render_calibration(result, "json"))
+    row = '<tr><td>judge vs the experts&#39; median</td><td class="num">20</td><td>0.879 ['
+    assert row in html
+    assert "<h2>Scored judges: correlations (ordinal scale)</h2>" in html
+    assert "| judge vs the experts' median | 20 | 0.879 [" in md
+    assert "undefined (Pearson's r needs an interval or ratio scale" in md
+    assert data["correlations"]["judge_vs_consensus"]["pearson"]["value"] is None
+    assert data["correlations"]["level"] == "ordinal"
+    cond = next(c for c in data["gate"]["conditions"] if c["name"] == "correlation_lower_bound")
+    assert cond["passed"] is True
+
+
+def test_a_verdict_scale_report_has_no_correlation_section(result):
+    assert "Scored judges" not in render_calibration(result, "md")
+    assert "Scored judges" not in render_calibration(result, "html")
+    assert json.loads(render_calibration(result, "json"))["correlations"] is None

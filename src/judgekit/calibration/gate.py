@@ -18,7 +18,14 @@ from pydantic import Field, ValidationError
 from judgekit.calibration.agreement import AgreementReport, PairAgreement
 from judgekit.calibration.alttest import AltTestResult, AltTestSettings, alt_test_for_report
 from judgekit.calibration.ceiling import HumanCeiling, human_ceiling
-from judgekit.errors import Problem, ProblemsError
+from judgekit.calibration.correlation import (
+    MEASURE_NAMES,
+    CorrelationMeasure,
+    ScoredAgreement,
+    is_scored,
+    scored_agreement,
+)
+from judgekit.errors import JudgekitError, Problem, ProblemsError
 from judgekit.stats import Estimate
 from judgekit.verdict import FrozenModel
 
@@ -26,6 +33,7 @@ __all__ = [
     "Condition",
     "GateResult",
     "TrustPolicy",
+    "correlations_for",
     "evaluate_gate",
     "parse_policy",
 ]
@@ -65,6 +73,22 @@ class AgreementGap(FrozenModel):
     decide_on: Literal["point", "interval"] = "point"
 
 
+class CorrelationCondition(FrozenModel):
+    """A lowest allowed lower bound of a correlation of the judge's scores with the experts' median.
+
+    Scored scales only (``ordinal``, ``interval``, ``ratio``; see :mod:`judgekit.calibration.correlation`).
+
+    Attributes:
+        measure: ``spearman`` (Spearman's rho) or ``kendall_tau_b`` (Kendall's tau-b) on ordinal scales and
+            up; ``pearson`` (Pearson's r) on interval and ratio scales only.
+        lower_bound: Lowest allowed lower bound of the measure's case-bootstrap interval, judge vs the
+            experts' median, in [−1, 1]; ``null`` (the default) disables the condition.
+    """
+
+    measure: CorrelationMeasure = "spearman"
+    lower_bound: float | None = Field(default=None, ge=-1.0, le=1.0)
+
+
 class TrustPolicy(FrozenModel):
     """The conditions of trust, with the defaults shown in ``calibration/policy.default.yaml``.
 
@@ -79,6 +103,8 @@ class TrustPolicy(FrozenModel):
         max_abstention: Largest allowed share of items on which the judge abstained (default 0.10).
         agreement_gap: The judge's agreement with experts against the experts' own agreement.
         alt_test: The alternative-annotator test (three or more experts; not required by default).
+        correlation: A correlation of the judge's scores with the experts' median (scored scales; disabled
+            by default).
         bootstrap: Bootstrap resamples and seed.
         selective: Selective-judging target (used when the judge's rows carry a confidence).
     """
@@ -91,6 +117,7 @@ class TrustPolicy(FrozenModel):
     max_abstention: float | None = Field(default=0.10, ge=0.0, le=1.0)
     agreement_gap: AgreementGap = AgreementGap()
     alt_test: AltTestSettings = AltTestSettings()
+    correlation: CorrelationCondition = CorrelationCondition()
     bootstrap: BootstrapSettings = BootstrapSettings()
     selective: SelectiveSettings = SelectiveSettings()
 
@@ -202,12 +229,18 @@ def ceiling_for(report: AgreementReport, policy: TrustPolicy) -> HumanCeiling:
     )
 
 
+def correlations_for(report: AgreementReport, policy: TrustPolicy) -> ScoredAgreement | None:
+    """The correlations of ``report`` at the policy's bootstrap settings (``None`` on a nominal scale)."""
+    return scored_agreement(report, resamples=policy.bootstrap.resamples, seed=policy.bootstrap.seed)
+
+
 def evaluate_gate(
     report: AgreementReport,
     policy: TrustPolicy,
     *,
     ceiling: HumanCeiling | None = None,
     alt_test: AltTestResult | None = None,
+    correlations: ScoredAgreement | None = None,
 ) -> GateResult:
     """Decide whether the judge in ``report`` is trusted under ``policy``.
 
@@ -217,9 +250,16 @@ def evaluate_gate(
         ceiling: The human-ceiling comparison (computed from ``report`` when ``None``).
         alt_test: The alternative-annotator test (computed from ``report`` when ``None`` and the policy
             requires it).
+        correlations: The scored-scale correlations (computed from ``report`` when ``None`` and the
+            policy's correlation condition is enabled).
 
     Returns:
-        The verdict with every condition; ``trusted`` is True only when no enabled condition failed.
+        The verdict with every condition; ``trusted`` is True only when no enabled condition failed. On a
+        scored scale it has a ``correlation_lower_bound`` condition (disabled unless the policy sets it).
+
+    Raises:
+        JudgekitError: When the policy's correlation condition cannot apply to the scale: any
+            correlation on a nominal scale, Pearson's r on an ordinal one.
     """
     jc = report.judge_vs_consensus
     conditions: list[Condition] = []
@@ -299,8 +339,40 @@ def evaluate_gate(
         if alt_test is None:
             alt_test = alt_test_for_report(report, policy.alt_test)
         conditions.append(_alt_condition(alt_test))
+    conditions += _correlation_conditions(report, policy, correlations)
     trusted = all(c.passed is not False for c in conditions)
     return GateResult(trusted=trusted, conditions=tuple(conditions))
+
+
+def _correlation_conditions(
+    report: AgreementReport, policy: TrustPolicy, correlations: ScoredAgreement | None
+) -> list[Condition]:
+    """The correlation condition: none on a nominal scale whose policy leaves it disabled."""
+    name = "correlation_lower_bound"
+    cond = policy.correlation
+    scale = report.scale
+    if cond.lower_bound is None:
+        return [_disabled(name)] if is_scored(scale.level) else []
+    what = MEASURE_NAMES[cond.measure]
+    if not is_scored(scale.level):
+        raise JudgekitError(
+            f"the trust policy's correlation.lower_bound gates on {what}, but the label scale "
+            f"{scale.name!r} is nominal ({', '.join(scale.values)}): its labels have no order to correlate; "
+            "set correlation.lower_bound to null, or declare an ordered scale (--scale 1,2,3,4,5 with "
+            "--level ordinal or interval)",
+            exit_code=2,
+        )
+    if cond.measure == "pearson" and scale.level == "ordinal":
+        raise JudgekitError(
+            f"the trust policy's correlation.measure is pearson, but the label scale {scale.name!r} is "
+            "ordinal: Pearson's r needs the distances between values (an interval or ratio scale); use "
+            "measure: spearman or kendall_tau_b, or declare the scale with --level interval",
+            exit_code=2,
+        )
+    if correlations is None:
+        correlations = correlations_for(report, policy)
+    est = correlations.judge_vs_consensus.measure(cond.measure) if correlations is not None else None
+    return [_lower_bound(name, f"{what} of the judge vs the experts' median", est, cond.lower_bound)]
 
 
 def _alt_condition(result: AltTestResult) -> Condition:

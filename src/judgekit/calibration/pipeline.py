@@ -14,9 +14,10 @@ from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.alttest import AltTestResult, alt_test_for_report
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison, compare_graders
+from judgekit.calibration.correlation import ScoredAgreement
 from judgekit.calibration.fingerprints import KnownFingerprints
 from judgekit.calibration.fingerprints import resolve_fingerprint as resolve_typed
-from judgekit.calibration.gate import GateResult, TrustPolicy, ceiling_for, evaluate_gate
+from judgekit.calibration.gate import GateResult, TrustPolicy, ceiling_for, correlations_for, evaluate_gate
 from judgekit.calibration.labels import (
     LabelTable,
     check_items_have_two_raters,
@@ -63,6 +64,8 @@ class CalibrationResult(FrozenModel):
         ceiling: The judge's agreement with the experts against theirs with each other (the human
             ceiling), with a paired bootstrap interval on the difference, and the consensus base rate.
         alt_test: The alternative-annotator test (undefined, with the reason, below three experts).
+        correlations: Spearman's rho, Kendall's tau-b and Pearson's r of the judge's scores with the
+            experts' median, each expert and among the experts (``None`` on a nominal scale).
         criteria: The labelled criterion texts, by hash (:func:`labelled_criteria`); ``None`` for a result
             made without them (its record then says nothing of which texts were labelled).
     """
@@ -77,6 +80,7 @@ class CalibrationResult(FrozenModel):
     comparison: GraderComparison | None = None
     ceiling: HumanCeiling | None = None
     alt_test: AltTestResult | None = None
+    correlations: ScoredAgreement | None = None
     criteria: LabelledCriteria | None = None
 
     def to_record(self, *, now: datetime | None = None) -> CalibrationRecord:
@@ -213,7 +217,7 @@ def run_calibration(
     Args:
         table: The validated label table.
         judge: The judge rater.
-        experts: Expert raters, or ``None`` for every other rater.
+        experts: Expert raters, or ``None`` for the default (:func:`.labels.default_experts`).
         policy: The trust policy.
         fingerprint: The judge's fingerprint (see :func:`resolve_fingerprint`).
         label_name: The label file's name, for the record.
@@ -238,7 +242,8 @@ def run_calibration(
     )
     ceiling = ceiling_for(report, policy)
     alt = alt_test_for_report(report, policy.alt_test)
-    gate = evaluate_gate(report, policy, ceiling=ceiling, alt_test=alt)
+    correlations = correlations_for(report, policy)
+    gate = evaluate_gate(report, policy, ceiling=ceiling, alt_test=alt, correlations=correlations)
     comparison = None
     if baseline is not None:
         comparison = compare_graders(
@@ -260,5 +265,6 @@ def run_calibration(
         comparison=comparison,
         ceiling=ceiling,
         alt_test=alt,
+        correlations=correlations,
         criteria=None if criterion_text is None else labelled_criteria(table, criterion_text),
     )

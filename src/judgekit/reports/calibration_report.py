@@ -21,6 +21,7 @@ from judgekit.calibration.agreement import PairAgreement
 from judgekit.calibration.alttest import AltTestResult
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
+from judgekit.calibration.correlation import MEASURE_NAMES, ScoredAgreement, correlation_table
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.markdown_text import md_code, md_text
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
@@ -32,6 +33,7 @@ __all__ = [
     "comparison_base_rate",
     "comparison_json",
     "comparison_markdown",
+    "correlation_intro",
     "criteria_text",
     "fmt_estimate",
     "render_calibration",
@@ -287,6 +289,8 @@ def result_markdown(result: CalibrationResult) -> str:
                 f"{_md_cell(fmt_estimate(p.ac1))} |"
             )
         lines.append("")
+    if result.correlations is not None:
+        lines += _correlations_md(result.correlations)
     if result.ceiling is not None:
         lines += _ceiling_md(result.ceiling, base)
     if result.alt_test is not None:
@@ -330,6 +334,26 @@ def result_markdown(result: CalibrationResult) -> str:
         lines += [f"- {md_text(n)}" for n in r.notes]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def correlation_intro(scored: ScoredAgreement) -> str:
+    """The sentence above the correlation table: what the consensus is and what the intervals are."""
+    return (
+        f"How closely the judge's scores follow the experts'. Consensus: {scored.consensus}. Each value is "
+        "in [-1, 1] (1: the same order); intervals are percentile intervals of the same case bootstrap; "
+        "an undefined value says why."
+    )
+
+
+def _correlations_md(scored: ScoredAgreement) -> list[str]:
+    lines = [f"## Scored judges: correlations ({scored.level} scale)", "", correlation_intro(scored), ""]
+    lines.append("| pair | n | " + " | ".join(MEASURE_NAMES.values()) + " |")
+    lines.append("|---|---:|" + "---|" * len(MEASURE_NAMES))
+    for label, n, ests in correlation_table(scored):
+        cells = " | ".join(_md_cell(fmt_estimate(e)) for e in ests.values())
+        lines.append(f"| {md_text(label)} | {n} | {cells} |")
+    lines.append("")
+    return lines
 
 
 def _ceiling_md(c: HumanCeiling, base: str) -> list[str]:
@@ -431,6 +455,12 @@ def _figures(result: CalibrationResult) -> dict[str, Any]:
         f"Krippendorff's alpha ({r.scale.level})": policy.alpha_lower_bound,
     }
     rows = [IntervalRow(name, e, thresholds.get(name)) for name, e in _metric_rows(jc)]
+    if result.correlations is not None:
+        gated = policy.correlation
+        for m, name in MEASURE_NAMES.items():
+            e = result.correlations.judge_vs_consensus.measure(m)
+            if e.defined:
+                rows.append(IntervalRow(name, e, gated.lower_bound if gated.measure == m else None))
     rows += [IntervalRow(f"experts: alpha ({lv})", e) for lv, e in r.expert_group.alpha.items()]
     rows.append(IntervalRow("experts: Fleiss' kappa", r.expert_group.fleiss_kappa))
     figs: dict[str, Any] = {
@@ -469,6 +499,9 @@ def result_html(result: CalibrationResult) -> str:
         metric_rows=_metric_rows,
         base=base_rate_text(result),
         criteria=criteria_text(result),
+        correlation_intro=correlation_intro(result.correlations) if result.correlations else "",
+        correlation_rows=correlation_table(result.correlations) if result.correlations else [],
+        measure_names=MEASURE_NAMES,
         css=_css(),
     )
 
