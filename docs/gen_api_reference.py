@@ -38,7 +38,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("Results: report and compare", ("read_results", "report", "compare")),
     (
         "Calibration and trust",
-        ("calibrate", "CalibrationOptions", "Calibration", "trust_status", "TrustStatus"),
+        ("calibrate", "CalibrationOptions", "Calibration", "trust_status", "TrustStatus", "import_labels"),
     ),
     ("Contamination", ("index_cases", "scan_exports")),
     ("Errors", ("JudgekitError",)),

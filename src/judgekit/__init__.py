@@ -13,7 +13,7 @@ reference lists as advanced. The names are imported when first used, so ``import
 * A run: :func:`grade_run`, :func:`grade_run_async`, :class:`RunOptions`, :class:`RunOutcome`.
 * Results: :func:`read_results`, :func:`report`, :func:`compare`.
 * Calibration and trust: :func:`calibrate`, :class:`CalibrationOptions`, :class:`Calibration`,
-  :func:`trust_status`.
+  :func:`trust_status`; experts' labels from annotation tools: :func:`import_labels`.
 * Contamination: :func:`index_cases`, :func:`scan_exports`.
 
 Examples:
@@ -59,6 +59,7 @@ _PUBLIC: dict[str, str] = {
     "CalibrationOptions": "judgekit.api.calibration",
     "Calibration": "judgekit.api.calibration",
     "trust_status": "judgekit.api.calibration",
+    "import_labels": "judgekit.api.label_import",
     # results
     "read_results": "judgekit.results",
     "report": "judgekit.api.reports",
@@ -90,6 +91,7 @@ __all__ = [
     "grade_async",
     "grade_run",
     "grade_run_async",
+    "import_labels",
     "index_cases",
     "load_cases",
     "make_grader",
@@ -106,6 +108,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is i
     from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, trust_status
     from judgekit.api.contamination import index_cases, scan_exports
     from judgekit.api.grading import grade, grade_async, make_grader
+    from judgekit.api.label_import import import_labels
     from judgekit.api.reports import compare, report
     from judgekit.api.runs import RunOptions, RunOutcome, grade_run, grade_run_async
     from judgekit.cases import Case

@@ -209,7 +209,7 @@ def import_labels(
     source: str | os.PathLike[str],
     *,
     out: str | os.PathLike[str],
-    scale: Scale = VERDICT_SCALE,
+    scale: Scale | None = None,
     value_map: Mapping[str, str] | None = None,
     item_field: str | None = None,
     case_field: str | None = None,
@@ -226,7 +226,8 @@ def import_labels(
             .jsonl or .csv).
         source: The export.
         out: The label table to write (``.csv`` or ``.jsonl``).
-        scale: The scale every label must belong to (default pass / fail / insufficient_information).
+        scale: The scale every label must belong to (``None``: the verdict scale, pass / fail /
+            insufficient_information).
         value_map: A tool value (as text) to the scale label it means (``{"yes": "pass"}``); a value
             not listed must be a scale label already (or equal a numeric scale value as a number).
         item_field: The field holding the judgekit item id (``None``: ``item_id`` for Label Studio's
@@ -257,6 +258,7 @@ def import_labels(
     out_path, source_path = Path(out), Path(source)
     if out_path.suffix.lower() not in _OUT_SUFFIXES:
         raise JudgekitError(f"--out {out_path}: a label table is a .csv or .jsonl file")
+    scale = VERDICT_SCALE if scale is None else scale
     settings = ImportSettings(
         scale=scale,
         value_map=dict(value_map or {}),

@@ -78,7 +78,7 @@ def labels_import(
     --accept-skipped.
     """
     from judgekit.api.label_import import import_labels
-    from judgekit.calibration.labels import VERDICT_SCALE, parse_scale_option
+    from judgekit.calibration.labels import parse_scale_option
     from judgekit.calibration.tool_labels import parse_pairs
     from judgekit.errors import JudgekitError
 
@@ -89,7 +89,7 @@ def labels_import(
         tool,
         source,
         out=out,
-        scale=VERDICT_SCALE
+        scale=None
         if scale is None
         else parse_scale_option(scale, level=level, positive=positive, abstain=abstain),
         value_map=parse_pairs(value_map, "--map"),
