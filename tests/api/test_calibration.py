@@ -397,3 +397,32 @@ def test_a_prefix_names_the_one_full_fingerprint_through_the_python_api(small, t
     assert again.record.fingerprint == FP_V1  # the record is keyed by the full fingerprint
     with pytest.raises(JudgekitError, match=r"^fingerprint: no known fingerprint starts with b3b3b3b3b3b3 "):
         judgekit.trust_status(FP_V3[:12], book(small))
+
+
+def test_the_correlations_of_a_scored_scale_reach_python_callers(tmp_path):
+    # Krippendorff's 2011 observers on an interval scale: each expert pair's rho, tau-b and r are scipy's
+    # on the units both scored; a judge that says 3 everywhere has no variance to correlate.
+    from scipy import stats
+
+    rows = ["item_id,rater,label"]
+    for observer, values in zip("ABCD", KRIPP_2011, strict=True):
+        rows += [f"u{unit:02d},{observer},{v}" for unit, v in enumerate(values) if v is not None]
+    rows += [f"u{unit:02d},judge,3" for unit in range(12)]
+    (tmp_path / "k.csv").write_text("\n".join(rows) + "\n")
+    scale = parse_scale_option("1,2,3,4,5", level="interval", positive="1", abstain=None)
+    result = calibrate(tmp_path / "k.csv", options=options(tmp_path, scale=scale, experts=list("ABCD")))
+    scored = result.correlations
+    assert scored is not None
+    a_b = next(p for p in scored.expert_pairs if (p.a, p.b) == ("A", "B"))
+    both = [
+        (x, y) for x, y in zip(KRIPP_2011[0], KRIPP_2011[1], strict=True) if x is not None and y is not None
+    ]
+    x, y = zip(*both, strict=True)
+    assert a_b.n == len(both) == 9
+    assert a_b.spearman.value == pytest.approx(stats.spearmanr(x, y).statistic, abs=1e-12)
+    assert a_b.kendall_tau_b.value == pytest.approx(stats.kendalltau(x, y).statistic, abs=1e-12)
+    assert a_b.pearson.value == pytest.approx(stats.pearsonr(x, y).statistic, abs=1e-12)
+    assert scored.judge_vs_consensus.spearman.value is None
+    assert "judge gave one value on all 12 items" in (
+        scored.judge_vs_consensus.spearman.undefined_reason or ""
+    )

@@ -38,6 +38,7 @@ from judgekit.io.atomic import write_atomic_making_folder
 if TYPE_CHECKING:
     from judgekit.calibration.agreement import AgreementReport, GroupAgreement, PairAgreement
     from judgekit.calibration.compare import GraderComparison
+    from judgekit.calibration.correlation import ScoredAgreement
     from judgekit.calibration.fingerprints import KnownFingerprints
     from judgekit.calibration.gate import Condition, GateResult, TrustPolicy
     from judgekit.calibration.guards import ProvenanceSummary
@@ -203,6 +204,11 @@ class Calibration:
         return self.result.comparison
 
     @property
+    @property
+    def correlations(self) -> ScoredAgreement | None:
+        """Spearman, Kendall and Pearson of the judge's scores with the experts'; ``None`` if nominal."""
+        return self.result.correlations
+
     def summary(self) -> str:
         """One line: ``judge 'NAME': TRUSTED``, or ``NOT TRUSTED:`` with every failed condition and why."""
         if self.trusted:
