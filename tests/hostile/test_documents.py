@@ -520,6 +520,29 @@ def _import_outcome(read: Callable[[Path], object], path: Path) -> str:
     return "\n".join(str(p) for p in problems) or "ok"
 
 
+GOOD_LABEL_STUDIO_TASK = (
+    b'{"id":1,"data":{"item_id":"C-1#0","x":SLOT},"annotations":[{"id":2,"completed_by":3,'
+    b'"result":[{"from_name":"q","to_name":"t","type":"choices","value":{"choices":["pass"]}}]}]}'
+)
+
+
+def read_label_studio_export(work: str, variant: Variant) -> str:
+    """A Label Studio JSON export (a list of tasks), read by ``judgekit labels import``'s ``import_labels``.
+
+    The slot is a task's ``data`` value; a document that breaks a limit stops the import (``file:line:
+    ...``); any record it cannot map is a located problem.
+    """
+    from judgekit.api.label_import import import_labels
+    from judgekit.errors import JudgekitError
+
+    path = _write(Path(work) / "export.json", b"[" + _fill(GOOD_LABEL_STUDIO_TASK, variant) + b"]\n")
+    try:
+        document = import_labels("label-studio", path, out=Path(work) / "labels.csv")
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    return "\n".join(str(p) for p in document.problems) or ("ok" if document.written else "nothing written")
+
+
 def read_openai_chat_file(work: str, variant: Variant) -> str:
     """An OpenAI chat JSONL export, read by ``read_openai_chat``; the slot is a ``metadata`` value."""
     from judgekit.formats.importers import read_openai_chat
@@ -736,6 +759,7 @@ KINDS: list[tuple[str, Reader, Callable[[], Iterator[Variant]]]] = [
         lambda: iter([*json_value_variants(), *json_line_variants(GOOD_ANTHROPIC.replace(b"SLOT", b"1"))]),
     ),
     ("tau_bench", read_tau_bench_list, json_value_variants),
+    ("label_studio", read_label_studio_export, json_value_variants),
     (
         "tau_bench_jsonl",
         read_tau_bench_jsonl,
