@@ -234,9 +234,25 @@ _CASSETTE = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
 
 #: One real invocation per command that offers JSON, without ``--format json`` (the test adds it).
 INVOCATIONS: dict[str, Invocation] = {
-    "calibrate": lambda ws, tmp: ["calibrate", str(ws.labels), "--judge", "judge", "--no-record"],
+    "calibrate": lambda ws, tmp: [
+        "calibrate",
+        str(ws.labels),
+        "--judge",
+        "judge",
+        "--experts",
+        DEMO_EXPERTS,
+        "--no-record",
+    ],
     "labels check": lambda ws, tmp: ["labels", "check", str(ws.labels), "--records", ws.records],
-    "labels plan": lambda ws, tmp: ["labels", "plan", str(ws.labels), "--judge", "judge"],
+    "labels plan": lambda ws, tmp: [
+        "labels",
+        "plan",
+        str(ws.labels),
+        "--judge",
+        "judge",
+        "--experts",
+        DEMO_EXPERTS,
+    ],
     "labels select": lambda ws, tmp: [
         "labels",
         "select",
@@ -245,6 +261,8 @@ INVOCATIONS: dict[str, Invocation] = {
         "fp-a,fp-b",
         "--chosen",
         "fp-a",
+#: The demo's two synthetic experts, named: its table holds the judge's rows and theirs.
+DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         "--records",
         str(tmp),
     ],
@@ -330,6 +348,8 @@ INVOCATIONS: dict[str, Invocation] = {
         str(tmp / "cascade.json"),
     ],
     "judge failure-rate": lambda ws, tmp: [
+        "--experts",
+        DEMO_EXPERTS,
         "judge",
         "failure-rate",
         str(ws.record),
@@ -363,6 +383,8 @@ INVOCATIONS: dict[str, Invocation] = {
         "anthropic",
         _chat_file(
             tmp,
+        "--experts",
+        "a,b",
             {"case_id": "c-1", "system": "be brief", "messages": [{"role": "user", "content": "hi"}]},
         ),
         "--out",

@@ -92,12 +92,22 @@ def test_the_experts_agreement_reproduces_krippendorff_2011(tmp_path, level, exp
     rows += [f"u{unit:02d},judge,3" for unit in range(12)]
     (tmp_path / "k.csv").write_text("\n".join(rows) + "\n")
     scale = parse_scale_option("1,2,3,4,5", level=level, positive="1", abstain=None)
-    result = calibrate(tmp_path / "k.csv", options=options(tmp_path, scale=scale))  # read from the file
+    result = calibrate(
+        tmp_path / "k.csv", options=options(tmp_path, scale=scale, experts=list("ABCD"))
+    )  # the file
     group = result.expert_agreement
     assert group.raters == ("A", "B", "C", "D")
     assert group.alpha[level].value == pytest.approx(expected, abs=5e-4)
     assert group.n == 11  # the 12th unit has a single expert value and is not pairable
     assert result.result.label_table.name == "k.csv"
+
+
+def test_calibrate_refuses_the_ambiguous_default_experts(tmp_path):
+    rows = [f"i{i},{rater},pass" for i in range(3) for rater in ("alice", "gpt-4o", "judge")]
+    with pytest.raises(JudgekitError, match=r"--experts not given: the table has 2 raters besides 'judge'"):
+        calibrate(table(rows), options=options(tmp_path))
+    result = calibrate(table(rows), options=options(tmp_path, experts=["alice"]))
+    assert result.report.experts == ("alice",)
 
 
 def test_the_experts_fleiss_kappa_reproduces_the_wikipedia_example(tmp_path):
@@ -119,7 +129,8 @@ def test_the_experts_fleiss_kappa_reproduces_the_wikipedia_example(tmp_path):
         labels = [category + 1 for category, n in enumerate(row) for _ in range(n)]
         rows += [f"s{subject},e{rater:02d},{label}" for rater, label in enumerate(labels)]
         rows.append(f"s{subject},judge,3")
-    result = calibrate(table(rows, scale_text="1,2,3,4,5"), options=options(tmp_path))
+    experts = [f"e{rater:02d}" for rater in range(14)]
+    result = calibrate(table(rows, scale_text="1,2,3,4,5"), options=options(tmp_path, experts=experts))
     assert result.expert_agreement.fleiss_kappa.value == pytest.approx(0.210, abs=5e-4)
     assert len(result.report.expert_pairs) == 14 * 13 // 2
 

@@ -204,6 +204,8 @@ def test_a_declared_ordinal_scale(work, capsys):
         "scores.csv",
         "--judge",
         "j",
+        "--experts",
+        "e1,e2",
         "--scale",
         "1,2,3,4,5",
         "--level",
@@ -726,6 +728,8 @@ def test_failure_rate_counts_the_verdicts_in_results_and_adds_ppi(work, capsys):
                 "labels.csv",
                 "--judge",
                 "judge-v2",
+                "--experts",
+                EXPERTS,
             ],
             "error: labels.csv: no item of criterion 'x' has both a judge verdict and an expert consensus",
         ),
@@ -738,6 +742,19 @@ def test_failure_rate_option_errors(work, capsys, extra, message):
     code, _, err = run(capsys, "judge", "failure-rate", str(rec), *extra)
     assert code == 2
     assert err.strip() == message
+
+
+def test_failure_rate_labels_refuse_the_ambiguous_default_experts(work, capsys):
+    # the table holds alice, bob, carol and other judges: the old default took them all as experts
+    assert calibrate(capsys, "labels.csv", "judge-v2", "--fingerprint", FP_V2)[0] == 0
+    (rec,) = records(work)
+    grade_results(work / "results.jsonl", ["pass", "fail"], "x")
+    args = ["--results", "results.jsonl", "--criterion", "x", "--labels", "labels.csv", "--judge", "judge-v2"]
+    code, _, err = run(capsys, "judge", "failure-rate", str(rec), *args)
+    assert code == 2
+    assert err.startswith("error: labels.csv: --experts not given: the table has ")
+    assert "'alice', 'bob', 'carol'" in err
+    assert "name the experts with --experts NAME[,NAME...]" in err
 
 
 def test_failure_rate_with_broken_results_names_the_line(work, capsys):

@@ -127,10 +127,10 @@ def test_non_binary_scale_is_refused():
 def test_policy_overrides_are_checked():
     t = table(_perfect_rows("x", 20, 40))
     with pytest.raises(JudgekitError, match="unknown criteria"):
-        calibrate_families(t, judge="judge", experts=None, policy=POLICY, policies={"zz": POLICY})
+        calibrate_families(t, judge="judge", experts=["e1", "e2"], policy=POLICY, policies={"zz": POLICY})
     other = POLICY.model_copy(update={"confidence": 0.9})
     with pytest.raises(JudgekitError, match="one family-wise confidence"):
-        calibrate_families(t, judge="judge", experts=None, policy=POLICY, policies={"x": other})
+        calibrate_families(t, judge="judge", experts=["e1", "e2"], policy=POLICY, policies={"x": other})
 
 
 def test_a_mode_without_judge_labels_is_named():
@@ -192,7 +192,9 @@ def test_a_failure_mode_record_needs_a_fingerprint():
     from judgekit.calibration.families import build_failure_mode_record
     from judgekit.calibration.records import LabelTableInfo
 
-    report = calibrate_families(table(_perfect_rows("x", 20, 40)), judge="judge", experts=None, policy=POLICY)
+    report = calibrate_families(
+        table(_perfect_rows("x", 20, 40)), judge="judge", experts=["e1", "e2"], policy=POLICY
+    )
     with pytest.raises(
         JudgekitError, match="the grader fingerprint is empty; a record needs the exact fingerprint"
     ):

@@ -13,6 +13,8 @@ from judgekit.calibration.labels import (
     Scale,
     check_items_have_two_raters,
     check_raters,
+    default_experts,
+    looks_like_model,
     parse_labels,
     parse_scale_option,
 )
@@ -253,10 +255,81 @@ def test_numeric_interval_scale_is_accepted():
 TABLE = b"item_id,rater,label\na,e1,pass\na,e2,pass\na,j,pass\nb,e1,fail\nb,j,fail\n"
 
 
-def test_experts_default_to_every_other_rater():
+def test_the_one_other_rater_is_the_default_expert():
+    table = parse_labels(b"item_id,rater,label\na,alice,pass\na,j,pass\nb,alice,fail\nb,j,fail\n", source=SRC)
+    assert check_raters(table, "j", None) == ("alice",)
+    assert default_experts(table, ("j",)) == ("alice",)
+
+
+def test_named_experts_are_used_as_given():
     table = parse_labels(TABLE, source=SRC)
-    assert check_raters(table, "j", None) == ("e1", "e2")
     assert check_raters(table, "j", ["e2"]) == ("e2",)
+    assert check_raters(table, "j", ["e2", "e1"]) == ("e2", "e1")
+
+
+def test_several_other_raters_without_experts_are_refused_and_listed():
+    # the old default took every rater but the judge: e1 and e2 here
+    table = parse_labels(TABLE, source=SRC)
+    with pytest.raises(JudgekitError) as caught:
+        check_raters(table, "j", None)
+    assert caught.value.exit_code == 2
+    assert str(caught.value) == (
+        "labels.csv: --experts not given: the table has 2 raters besides 'j' ('e1', 'e2'), and taking them "
+        "all as experts would measure the judge against whoever else is in the table; name the experts with "
+        "--experts NAME[,NAME...] (e.g. --experts e1,e2; Python: experts=[...])"
+    )
+
+
+def test_one_other_rater_that_looks_like_a_model_is_refused():
+    rows = b"item_id,rater,label\na,gpt-4o-mini,pass\na,j,pass\nb,gpt-4o-mini,fail\nb,j,fail\n"
+    table = parse_labels(rows, source=SRC)
+    with pytest.raises(JudgekitError) as caught:
+        check_raters(table, "j", None)
+    assert str(caught.value) == (
+        "labels.csv: --experts not given: the only rater besides 'j' is 'gpt-4o-mini' (looks like a model), "
+        "and taking it as the expert would measure the judge against whoever else is in the table; name the "
+        "experts with --experts NAME[,NAME...] (e.g. --experts gpt-4o-mini; Python: experts=[...])"
+    )
+    assert check_raters(table, "j", ["gpt-4o-mini"]) == ("gpt-4o-mini",)  # named, it is an expert
+
+
+def test_the_example_suggested_leaves_the_model_looking_raters_out():
+    rows = "item_id,rater,label\n" + "".join(f"a,{r},pass\n" for r in ("j", "alice", "claude-3", "bob"))
+    with pytest.raises(
+        JudgekitError, match=r"\('alice', 'claude-3' \(looks like a model\), 'bob'\).*--experts alice,bob;"
+    ):
+        check_raters(parse_labels(rows, source=SRC), "j", None)
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "gpt-4o",
+        "GPT4",
+        "claude-3-5-sonnet",
+        "gemini-1.5-pro",
+        "llama-3-70b",
+        "Mistral-large",
+        "mixtral",
+        "qwen2.5",
+        "deepseek-r1",
+        "o1",
+        "o3-mini",
+        "judge-v1",
+        "llm_b",
+        "openai/my-finetune",
+        "anthropic/x",
+    ],
+)
+def test_model_names_look_like_models(name):
+    assert looks_like_model(name)
+
+
+@pytest.mark.parametrize(
+    "name", ["alice", "bob", "synthetic-expert-a", "reviewer", "e1", "grader", "Jo", "o", "oz1"]
+)
+def test_person_names_do_not(name):
+    assert not looks_like_model(name)
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,8 @@ def fit(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str) -> tupl
         "small=openai/small-judge",
         "--stage",
         "large=openai/large-judge",
+        "--experts",
+        "alice,bob",
         "--out",
         str(tmp_path / "cascade.json"),
         *extra,

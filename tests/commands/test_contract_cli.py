@@ -129,7 +129,16 @@ def calibrate(project: Path, capsys: pytest.CaptureFixture[str], fingerprint: st
         rows += [f"i{i},expert-a,{truth}", f"i{i},expert-b,{truth}", f"i{i},judge,{truth}"]
     labels = project / "labels.csv"
     labels.write_text("\n".join(rows) + "\n")
-    args = ["calibrate", str(labels), "--judge", "judge", "--fingerprint", fingerprint]
+    args = [
+        "calibrate",
+        str(labels),
+        "--judge",
+        "judge",
+        "--experts",
+        "expert-a,expert-b",
+        "--fingerprint",
+        fingerprint,
+    ]
     args += ["--records", str(project / "records")]
     capsys.readouterr()
     assert main(args) in (0, None)

@@ -54,7 +54,15 @@ def _results(folder: Path) -> Path:
 
 # Each command's other arguments, enough to reach the records folder (made in the working directory).
 ARGS: dict[str, Callable[[Path], list[str]]] = {
-    "calibrate": lambda d: ["calibrate", str(_labels(d)), "--judge", "judge", "--no-record"],
+    "calibrate": lambda d: [
+        "calibrate",
+        str(_labels(d)),
+        "--judge",
+        "judge",
+        "--experts",
+        "e1,e2",
+        "--no-record",
+    ],
     "labels check": lambda d: ["labels", "check", str(_labels(d))],
     "labels select": lambda d: ["labels", "select", str(_labels(d)), "--candidates", "a,b"],
     "cases check-references": lambda d: [
@@ -67,7 +75,15 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         "--cassette",
         str(AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"),
     ],
-    "judge failure-modes": lambda d: ["judge", "failure-modes", str(_labels(d)), "--judge", "judge"],
+    "judge failure-modes": lambda d: [
+        "judge",
+        "failure-modes",
+        str(_labels(d)),
+        "--judge",
+        "judge",
+        "--experts",
+        "e1,e2",
+    ],
     "grade": lambda d: [
         "grade",
         "--cases",

@@ -60,7 +60,8 @@ def test_plan_splits_a_budget_by_lees_allocation(tmp_path: Path, capsys: pytest.
     from judgekit.calibration.corrected import lee_allocation
 
     table = labels(tmp_path / "labels.csv")  # 10 fails and 20 passes, all judged right: the pilot
-    args = ["labels", "plan", str(table), "--judge", "judge", "--budget", "200", "--pass-share", "0.6"]
+    args = ["labels", "plan", str(table), "--judge", "judge", "--experts", "e1,e2", "--budget", "200"]
+    args += ["--pass-share", "0.6"]
     code, out, _ = run(capsys, *args, "--format", "json")
     assert code == 0
     (alloc,) = json.loads(out)["allocation"]
@@ -90,14 +91,16 @@ def test_plan_budget_errors(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: list[str], message: str
 ) -> None:
     table = labels(tmp_path / "labels.csv")
-    code, _, err = run(capsys, "labels", "plan", str(table), "--judge", "judge", *extra)
+    code, _, err = run(capsys, "labels", "plan", str(table), "--judge", "judge", "--experts", "e1,e2", *extra)
     assert code == 2
     assert message in err
 
 
 def test_plan_budget_needs_the_judge(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
-    code, _, err = run(capsys, "labels", "plan", str(table), "--budget", "100", "--pass-share", "0.5")
+    code, _, err = run(
+        capsys, "labels", "plan", str(table), "--experts", "e1,e2", "--budget", "100", "--pass-share", "0.5"
+    )
     assert code == 2
     assert "error: --budget: name the --judge whose verdicts on LABELS are the pilot" in err
 
@@ -168,7 +171,9 @@ def test_check_refuses_few_shot_leakage(tmp_path: Path, capsys: pytest.CaptureFi
 
 def test_failure_modes_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     table = labels(tmp_path / "labels.csv")
-    code, out, err = run(capsys, "judge", "failure-modes", str(table), "--judge", "judge")
+    code, out, err = run(
+        capsys, "judge", "failure-modes", str(table), "--judge", "judge", "--experts", "e1,e2"
+    )
     assert code == 1  # 30 items: fewer than the policy's min_items
     assert "one failure mode" in out
     assert "not trusted: honest" in err
@@ -199,6 +204,8 @@ def test_failure_modes_records_decisions_that_trust_then_withholds(
     common = (
         "--judge",
         "judge",
+        "--experts",
+        "e1,e2",
         "--policy",
         str(policy),
         "--fingerprint",
@@ -249,6 +256,8 @@ def test_failure_modes_cannot_record_into_a_file(tmp_path: Path, capsys: pytest.
         str(table),
         "--judge",
         "judge",
+        "--experts",
+        "e1,e2",
         "--fingerprint",
         FP_CLI,
         "--records",
@@ -485,6 +494,8 @@ def test_calibrate_uses_random_items_only_and_refuses_a_development_set(
         str(table),
         "--judge",
         "judge",
+        "--experts",
+        "e1,e2",
         "--format",
         "json",
         "--records",
@@ -612,6 +623,40 @@ def test_check_as_json_runs_every_check_and_locates_each_problem(
     assert code == 1
     assert "development set" in err  # text mode: the first refusal only
     assert "shots.jsonl" not in err
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        ["calibrate", "--judge", "judge", "--no-record"],
+        ["labels", "plan", "--judge", "judge"],
+        ["judge", "failure-modes", "--judge", "judge"],
+        ["judge", "fit-cascade", "--stage", "judge=openai/x", "--out", "cascade.json"],
+    ],
+    ids=lambda c: " ".join(c[:2]),
+)
+def test_every_command_refuses_the_ambiguous_default_experts(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], command: list[str]
+) -> None:
+    # the table holds e1, e2 and the judge: the old default took e1 and e2 as experts without a word
+    table = labels(tmp_path / "labels.csv")
+    words, options = (command[:1], command[1:]) if command[0] == "calibrate" else (command[:2], command[2:])
+    code, out, err = run(capsys, *words, str(table), *options)
+    assert (code, out) == (2, "")
+    assert (
+        f"error: {table}: --experts not given: the table has 2 raters besides 'judge' ('e1', 'e2'), and "
+        "taking them all as experts would measure the judge against whoever else is in the table; name the "
+        "experts with --experts NAME[,NAME...] (e.g. --experts e1,e2; Python: experts=[...])\n"
+    ) in err
+
+
+def test_labels_plan_without_a_judge_counts_every_rater_as_a_possible_expert(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    code, _, err = run(capsys, "labels", "plan", str(labels(tmp_path / "labels.csv")))
+    assert code == 2
+    assert "--experts not given: the table has 3 raters ('e1', 'e2', 'judge' (looks like a model))" in err
+    assert "(e.g. --experts e1,e2;" in err
 
 
 @pytest.mark.parametrize("command", [("labels", "plan"), ("judge", "failure-modes")])

@@ -105,7 +105,8 @@ def note(check: dict[str, Any]) -> dict[str, Any]:
 def calibrated(project: Path, capsys: pytest.CaptureFixture[str], fingerprint: str) -> dict[str, Any]:
     code, printed = run(
         capsys,
-        *("calibrate", str(project / "labels.csv"), "--judge", "judge", "--fingerprint", fingerprint),
+        *("calibrate", str(project / "labels.csv"), "--judge", "judge", "--experts", "a,b"),
+        *("--fingerprint", fingerprint),
         *("--records", str(project / "records"), "--rubric", str(project / "rubric.yaml")),
         *("--cases", str(project / "golden")),
     )
@@ -120,7 +121,16 @@ def calibrated(project: Path, capsys: pytest.CaptureFixture[str], fingerprint: s
 def test_texts_calibrate_cannot_find_are_unresolved_and_say_how_to_find_them(
     project: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    args = ["calibrate", str(project / "labels.csv"), "--judge", "judge", "--fingerprint", "ab" * 32]
+    args = [
+        "calibrate",
+        str(project / "labels.csv"),
+        "--judge",
+        "judge",
+        "--experts",
+        "a,b",
+        "--fingerprint",
+        "ab" * 32,
+    ]
     code, printed = run(capsys, *args, "--records", str(project / "records"), "--format", "html")
     assert code == 0, printed
     assert (

@@ -73,8 +73,9 @@ class CalibrationOptions:
 
     Attributes:
         judge: The rater whose labels are the judge's verdicts.
-        experts: The expert raters, or ``None`` for every rater but the judge (``--experts``); an empty
-            list is refused.
+        experts: The expert raters (``--experts``), or ``None`` for the one rater besides the judge:
+            refused when the table holds several or that one looks like a model
+            (:func:`judgekit.calibration.labels.default_experts`); an empty list is refused.
         fingerprint: The judge's grader fingerprint: all 64 characters, or a prefix of at least 8 (the 12
             judgekit prints work) naming exactly one fingerprint known from the records folder, the
             table's ``fingerprint`` column or the configured judge (:func:`resolve_judge_fingerprint`); the

@@ -245,7 +245,7 @@ def calibrate_families(
     Args:
         table: The label table; its ``criterion`` column names the failure modes.
         judge: The judge rater.
-        experts: Expert raters (``None``: every other rater).
+        experts: Expert raters (``None``: the default, :func:`judgekit.calibration.labels.default_experts`).
         policy: The trust policy for every criterion.
         policies: Per-criterion policies that replace ``policy`` for those criteria; their confidence must
             equal ``policy.confidence`` (one family-wise level).

@@ -29,6 +29,7 @@ import hashlib
 import io
 import math
 import os
+import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -51,6 +52,8 @@ __all__ = [
     "Scale",
     "check_items_have_two_raters",
     "check_raters",
+    "default_experts",
+    "looks_like_model",
     "parse_labels",
     "parse_scale_option",
     "table_sha256",
@@ -585,20 +588,84 @@ def parse_labels(
     return LabelTable(scale=scale, rows=tuple(rows), source=source, sha256=table_sha256(raw), notes=notes)
 
 
+_MODEL_WORDS = re.compile(
+    r"gpt|claude|gemini|llama|mistral|mixtral|qwen|deepseek|grok|judge|llm|(?<![a-z0-9])o[1-9](?![a-z0-9])",
+    re.IGNORECASE,
+)
+
+
+def looks_like_model(rater: str) -> bool:
+    """Whether a rater's name looks like a model's rather than a person's.
+
+    True when the name holds a model family's word (``gpt``, ``claude``, ``gemini``, ``llama``,
+    ``mistral``, ``mixtral``, ``qwen``, ``deepseek``, ``grok``, ``llm``), the word ``judge``, an OpenAI
+    reasoning model's name (``o1``, ``o3-mini``: ``o`` and a digit standing alone), or a slash (litellm's
+    ``provider/model`` form), in any case. A guess from the name only: it decides nothing but whether the
+    default experts are refused (:func:`default_experts`); ``--experts`` names them whatever they are
+    called.
+
+    Args:
+        rater: A rater name from a label table.
+    """
+    return "/" in rater or _MODEL_WORDS.search(rater) is not None
+
+
+def default_experts(table: LabelTable, judges: Sequence[str]) -> tuple[str, ...]:
+    """The experts when none are named: the one rater besides the judges, when it looks like a person.
+
+    Every command and API function that takes experts (``--experts``) and may be given none calls this,
+    so the default is refused in one place. Taking every other rater as an expert would silently make a
+    second model an expert when a table holds several models' labels; so the default is refused when
+    more than one rater besides the judges is in the table, or when that rater looks like a model
+    (:func:`looks_like_model`).
+
+    Args:
+        table: The validated table.
+        judges: The rater(s) whose labels are being measured (the judge, or a cascade's stages); empty
+            when no judge is named.
+
+    Returns:
+        The one other rater, or nothing when the table has no rater besides the judges (the caller then
+        says no expert is left).
+
+    Raises:
+        JudgekitError: (exit 2) When more than one rater besides the judges is present, or the one
+            present looks like a model; the message lists the raters and says to pass ``--experts``.
+    """
+    others = tuple(r for r in table.raters if r not in judges)
+    if len(others) <= 1 and not any(looks_like_model(r) for r in others):
+        return others
+    where = f"{table.source}: " if table.source is not None else ""
+    named = ", ".join(f"{r!r}" + (" (looks like a model)" if looks_like_model(r) else "") for r in others)
+    measured = f"besides {', '.join(map(repr, judges))} " if judges else ""
+    if len(others) > 1:
+        problem = f"the table has {len(others)} raters {measured}({named}), and taking them all as experts"
+    else:
+        problem = f"the only rater {measured}is {named}, and taking it as the expert"
+    people = [r for r in others if not looks_like_model(r)] or others
+    raise JudgekitError(
+        f"{where}--experts not given: {problem} would measure the judge against whoever else is in the "
+        f"table; name the experts with --experts NAME[,NAME...] (e.g. --experts {','.join(people)}; "
+        "Python: experts=[...])",
+        exit_code=2,
+    )
+
+
 def check_raters(table: LabelTable, judge: str, experts: Sequence[str] | None) -> tuple[str, ...]:
     """Check the judge and expert names against the table and return the experts to use.
 
     Args:
         table: The validated table.
         judge: The rater whose labels are the judge's verdicts.
-        experts: The expert raters, or ``None`` for every rater other than the judge.
+        experts: The expert raters, or ``None`` for the default (:func:`default_experts`: the one other
+            rater, refused when there are several or it looks like a model).
 
     Returns:
         The experts, in the order given (or of first appearance).
 
     Raises:
         JudgekitError: When the judge or an expert is not a rater in the table, the judge is also listed
-            as an expert, an expert repeats, or no expert is left.
+            as an expert, an expert repeats, no expert is left, or the default experts are ambiguous.
     """
     raters = table.raters
     where = f"{table.source}: " if table.source is not None else ""
@@ -606,7 +673,7 @@ def check_raters(table: LabelTable, judge: str, experts: Sequence[str] | None) -
         raise JudgekitError(
             f"{where}--judge: unknown rater {judge!r}; raters in the table: {', '.join(raters)}"
         )
-    chosen = tuple(r for r in raters if r != judge) if experts is None else tuple(experts)
+    chosen = default_experts(table, (judge,)) if experts is None else tuple(experts)
     unknown = [e for e in chosen if e not in raters]
     if unknown:
         raise JudgekitError(

@@ -32,7 +32,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 from scipy import stats as _st
 
 from judgekit.calibration.corrected import LeeAllocation
-from judgekit.calibration.labels import ItemKey, LabelTable
+from judgekit.calibration.labels import ItemKey, LabelTable, default_experts
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -390,7 +390,8 @@ def plan_labels(
         min_items: The policy's ``min_items`` (``None`` when disabled).
         settings: Expected judge accuracy, coverage and failure rate.
         table: Labels already collected (optional); only its experts' consensus counts.
-        experts: The experts in ``table`` (``None``: every rater).
+        experts: The experts in ``table`` (``None``: its one rater, refused when it holds several or one
+            that looks like a model: :func:`judgekit.calibration.labels.default_experts`).
 
     Returns:
         The plan, with plain next steps.
@@ -399,7 +400,7 @@ def plan_labels(
     positive = table.scale.positive if table is not None else ("fail",)
     consensus: dict[ItemKey, str] = {}
     if table is not None:
-        consensus = expert_consensus(table, experts if experts is not None else table.raters)
+        consensus = expert_consensus(table, experts if experts is not None else default_experts(table, ()))
     common = {
         "positive": positive or ("fail",),
         "tpr_bound": tpr_bound,

@@ -339,7 +339,8 @@ def cascade_from_table(
         table: The validated label table.
         stages: ``(rater, model)`` per stage, cheap first; ``model`` is the litellm model used at grade
             time (``None``: not known).
-        experts: The expert raters (``None``: every rater that is not a stage).
+        experts: The expert raters (``None``: the one rater that is not a stage, refused when there are
+            several or it looks like a model: :func:`judgekit.calibration.labels.default_experts`).
         target: Agreement promised on the items the judges decide, in (0, 1).
         delta: Probability that the promise fails, in (0, 1).
         source: The label file, for messages.
@@ -350,7 +351,7 @@ def cascade_from_table(
             expert is left, a stage's rows carry no confidence, or no item has a consensus every stage
             labelled.
     """
-    from judgekit.calibration.labels import check_raters
+    from judgekit.calibration.labels import check_raters, default_experts
 
     names = [name for name, _ in stages]
     unknown = [n for n in names if n not in table.raters]
@@ -360,7 +361,7 @@ def cascade_from_table(
             f"{', '.join(table.raters)}); name each stage as --stage RATER=MODEL with a rater of the table",
             exit_code=2,
         )
-    chosen = [r for r in table.raters if r not in names] if experts is None else list(experts)
+    chosen = list(default_experts(table, names) if experts is None else experts)
     clash = sorted(set(chosen) & set(names))
     if clash:
         raise JudgekitError(f"--experts: {', '.join(clash)} is a stage of the cascade, not an expert")

@@ -48,7 +48,10 @@ def calibrate(
     *,
     judge: str = typer.Option(..., "--judge", help="The rater whose labels are the judge's verdicts."),
     experts: str | None = typer.Option(
-        None, "--experts", help="Comma-separated expert raters (default: every rater but the judge)."
+        None,
+        "--experts",
+        help="Comma-separated expert raters (default: the one rater besides the judge; refused when there "
+        "are several or it looks like a model).",
     ),
     policy: Path | None = typer.Option(
         None,
@@ -280,7 +283,8 @@ def failure_rate(
     experts: str | None = typer.Option(
         None,
         "--experts",
-        help="Comma-separated expert raters in --labels (default: every rater but --judge).",
+        help="Comma-separated expert raters in --labels (default: the one rater besides --judge; refused "
+        "when there are several or it looks like a model).",
     ),
     fmt: str = format_option(),
 ) -> None:
@@ -462,7 +466,7 @@ def _ppi(
 ) -> PPIResult:
     """PPI++ pass rate: consensus and judge labels on the table's items, the judge alone on the rest."""
     from judgekit.calibration.corrected import ppi_plus_plus_mean
-    from judgekit.calibration.labels import parse_labels
+    from judgekit.calibration.labels import check_raters, parse_labels
     from judgekit.calibration.plan import expert_consensus
     from judgekit.errors import JudgekitError
 
@@ -470,8 +474,9 @@ def _ppi(
     if judge not in table.raters:
         raise JudgekitError(f"{labels}: --judge {judge!r} has no rows in the label table", exit_code=2)
     names = [e.strip() for e in experts.split(",") if e.strip()] if experts is not None else None
-    chosen = names if names else [r for r in table.raters if r != judge]
-    consensus = expert_consensus(table, chosen)
+    if names == []:
+        raise JudgekitError("--experts: no expert named", exit_code=2)
+    consensus = expert_consensus(table, check_raters(table, judge, names))
     human: list[float] = []
     said: list[float] = []
     for row in table.rows:

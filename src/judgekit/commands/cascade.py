@@ -39,7 +39,10 @@ def fit_cascade(
         ..., "--out", help="The cascade file (JSON) to write, for judgekit grade --cascade."
     ),
     experts: str | None = typer.Option(
-        None, "--experts", help="Comma-separated expert raters (default: every rater that is not a stage)."
+        None,
+        "--experts",
+        help="Comma-separated expert raters (default: the one rater that is not a stage; refused when there "
+        "are several or it looks like a model).",
     ),
     target: float = typer.Option(
         0.9, "--target", help="Agreement with the experts promised on what the judges decide."

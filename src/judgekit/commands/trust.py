@@ -135,7 +135,10 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
         None, help="Labels collected so far (.csv or .jsonl); omit to plan from scratch.", show_default=False
     ),
     experts: str | None = typer.Option(
-        None, "--experts", help="Comma-separated expert raters (default: every rater but --judge)."
+        None,
+        "--experts",
+        help="Comma-separated expert raters (default: the one rater besides --judge; refused when there "
+        "are several or it looks like a model).",
     ),
     judge: str | None = typer.Option(
         None, "--judge", help="The judge rater in LABELS (left out of experts)."
@@ -193,7 +196,9 @@ def calibrate_plan(  # noqa: PLR0917 - typer options
     table = _labels(labels) if labels is not None else None
     chosen = _experts(experts)
     if table is not None and chosen is None:
-        chosen = [r for r in table.raters if r != judge]
+        from judgekit.calibration.labels import default_experts
+
+        chosen = list(default_experts(table, (judge,) if judge is not None else ()))
     if table is not None:
         from judgekit.calibration.guards import random_sample_only
 
@@ -265,7 +270,7 @@ def _allocations(
             raise JudgekitError(
                 "--budget: name the --judge whose verdicts on LABELS are the pilot", exit_code=2
             )
-        consensus = expert_consensus(table, experts or [r for r in table.raters if r != judge])
+        consensus = expert_consensus(table, experts if experts is not None else ())
         for crit in dict.fromkeys(row.item.criterion for row in table.rows):
             pilots[crit] = [0, 0, 0, 0]
         for row in table.rows:
@@ -438,7 +443,12 @@ def calibrate_select(
 def failure_modes(  # noqa: PLR0917 - typer options
     labels: Path = typer.Argument(..., help="Label table with a criterion column.", show_default=False),
     judge: str = typer.Option(..., "--judge", help="The judge rater."),
-    experts: str | None = typer.Option(None, "--experts", help="Comma-separated expert raters."),
+    experts: str | None = typer.Option(
+        None,
+        "--experts",
+        help="Comma-separated expert raters (default: the one rater besides --judge; refused when there "
+        "are several or it looks like a model).",
+    ),
     policy: Path | None = typer.Option(None, "--policy", help="Trust policy for every failure mode."),
     fmt: str = format_option(default="md", choices=MD_OR_JSON),
     fingerprint: str | None = typer.Option(
