@@ -71,6 +71,19 @@ def report_for(tmp_path: Path, scale: Scale = ORDINAL, ratings=RATINGS, resample
     return compute_agreement(table, judge="judge", experts=["e1", "e2", "e3"], resamples=resamples, seed=seed)
 
 
+def write_verdicts(path: Path) -> Path:
+    """A pass/fail (nominal) table of ten items by the same raters."""
+    rows = [f"i{k},{r},{'pass' if (k + j) % 3 else 'fail'}" for k in range(10) for j, r in enumerate(RATERS)]
+    path.write_text("item_id,rater,label\n" + "\n".join(rows) + "\n")
+    return path
+
+
+def verdict_report(path: Path):
+    return compute_agreement(
+        parse_labels(path.read_bytes(), source=path), judge="judge", experts=["e1", "e2"]
+    )
+
+
 def column(k: int) -> np.ndarray:
     return np.array([v[k] for v in RATINGS.values()], dtype=float)
 
@@ -243,12 +256,7 @@ def test_constant_ratings_and_too_few_items_are_undefined_with_a_reason_never_na
 
 
 def test_a_nominal_scale_has_no_correlations(tmp_path):
-    rows = [f"i{k},{r},{'pass' if (k + j) % 3 else 'fail'}" for k in range(10) for j, r in enumerate(RATERS)]
-    path = tmp_path / "t.csv"
-    path.write_text("item_id,rater,label\n" + "\n".join(rows) + "\n")
-    report = compute_agreement(
-        parse_labels(path.read_bytes(), source=path), judge="judge", experts=["e1", "e2"]
-    )
+    report = verdict_report(write_verdicts(tmp_path / "t.csv"))
     assert scored_agreement(report, resamples=100, seed=0) is None
     gate = evaluate_gate(report, TrustPolicy())
     assert "correlation_lower_bound" not in {c.name for c in gate.conditions}
@@ -300,12 +308,7 @@ def test_an_undefined_correlation_fails_its_condition_with_the_reason(tmp_path):
 
 
 def test_a_correlation_condition_on_a_nominal_scale_is_refused(tmp_path):
-    rows = [f"i{k},{r},{'pass' if (k + j) % 3 else 'fail'}" for k in range(10) for j, r in enumerate(RATERS)]
-    path = tmp_path / "t.csv"
-    path.write_text("item_id,rater,label\n" + "\n".join(rows) + "\n")
-    report = compute_agreement(
-        parse_labels(path.read_bytes(), source=path), judge="judge", experts=["e1", "e2"]
-    )
+    report = verdict_report(write_verdicts(tmp_path / "t.csv"))
     with pytest.raises(
         JudgekitError,
         match=r"correlation.lower_bound gates on Spearman's rho, but the label "
@@ -365,8 +368,7 @@ def test_calibrate_prints_the_correlation_rows_and_gates_on_them(tmp_path, capsy
 
 
 def test_calibrate_refuses_a_correlation_condition_on_verdicts_with_exit_2(tmp_path, capsys):
-    rows = [f"i{k},{r},{'pass' if (k + j) % 3 else 'fail'}" for k in range(10) for j, r in enumerate(RATERS)]
-    (tmp_path / "v.csv").write_text("item_id,rater,label\n" + "\n".join(rows) + "\n")
+    write_verdicts(tmp_path / "v.csv")
     (tmp_path / "policy.yaml").write_text("correlation:\n  lower_bound: 0.5\n")
     code = main(
         ["calibrate", str(tmp_path / "v.csv"), "--judge", "judge", "--experts", "e1,e2",
