@@ -206,6 +206,15 @@ def _chat_file(tmp: Path, line: dict[str, Any]) -> str:
     return str(path)
 
 
+def _expert_table(tmp: Path, expert: str, label: str) -> str:
+    """One expert's downloaded label table (as the labelling page writes it)."""
+    path = tmp / f"labels-{expert}.csv"
+    rows = "item_id,criterion,rater,label,case_id,notes,saw_judge\n"
+    rows += f"c-1#1,tone,{expert},pass,c-1,,no\nc-1#1,honest,{expert},{label},c-1,why,no\n"
+    path.write_text(rows, encoding="utf-8")
+    return str(path)
+
+
 def _cascade_labels(tmp: Path) -> str:
     """A label table with two judges' verdicts and confidences on 40 items two experts agree on."""
     rows = ["item_id,criterion,case_id,rater,label,confidence"]
@@ -475,6 +484,23 @@ DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         str(tmp / "r"),
     ],
     "labels read": lambda ws, tmp: ["labels", "read", str(ws.sheet), "--out", str(tmp / "labels.csv")],
+    "labels page": lambda ws, tmp: [
+        "labels",
+        "page",
+        ws.v1,
+        "--expert",
+        "alice",
+        "--cases",
+        str(AIRDESK),
+        "--out",
+        str(tmp / "alice.html"),
+    ],
+    "labels reconcile": lambda ws, tmp: [
+        "labels",
+        "reconcile",
+        _expert_table(tmp, "alice", "fail"),
+        _expert_table(tmp, "bob", "pass"),
+    ],
     "cases scan-pii": lambda ws, tmp: ["cases", "scan-pii", str(AIRDESK)],
     "judge trust": lambda ws, tmp: ["judge", "trust", ws.fingerprint, "--records", ws.records],
     "cases check": lambda ws, tmp: ["cases", "check", str(AIRDESK)],

@@ -297,6 +297,7 @@ NOT_RUNS = {
     "commands/grading.py": "judgekit cases check-references checks every case's reference solution",
     "commands/growing.py": "set maintenance (candidates, intake, reconcile, sample): needs every case",
     "api/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
+    "api/expert_labels.py": "labels page shows the trials a results file holds; the set gives their facts",
     "api/calibration.py": "calibrate hashes the criterion texts of the labelled cases; it grades nothing",
 }
 """Module that reads a case set but runs nothing against it -> why it sees every case."""

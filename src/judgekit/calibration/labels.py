@@ -504,7 +504,7 @@ def parse_labels(
                 )
             )
             provenance = None
-        notes = _text_field(obj, "notes", line, source, problems)
+        row_notes = _text_field(obj, "notes", line, source, problems)
         saw_judge = _saw_judge(obj.get("saw_judge"), line, source, problems)
         confidence: float | None = None
         raw_conf = obj.get("confidence")
@@ -558,7 +558,9 @@ def parse_labels(
             )
             problems.append(Problem(source, line, "fingerprint", message))
             continue
-        row = LabelRow(item, rater, label, line, case, confidence, fingerprint, provenance, notes, saw_judge)
+        row = LabelRow(
+            item, rater, label, line, case, confidence, fingerprint, provenance, row_notes, saw_judge
+        )
         prev = seen.get((item, rater))
         if prev is not None:
             if prev.label != label:

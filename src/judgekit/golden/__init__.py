@@ -16,6 +16,8 @@ What lives here:
 * :mod:`~judgekit.golden.rebaseline`: what a case's grading depends on must not change without a version bump.
 * :mod:`~judgekit.golden.reconcile`: double resolution by two experts; every difference is a finding.
 * :mod:`~judgekit.golden.review_labels`: a filled-in review sheet read back as a label table.
+* :mod:`~judgekit.golden.label_page`: an expert's labelling page, one trial and one criterion at a time.
+* :mod:`~judgekit.golden.label_reconcile`: two experts' label tables compared item by item.
 * :mod:`~judgekit.golden.validation`: a loaded set's problems plus a half-done edit and personal data.
 * :mod:`~judgekit.golden.sample`: seeded, stratified review samples of graded transcripts.
 

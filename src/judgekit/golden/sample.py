@@ -61,6 +61,7 @@ __all__ = [
     "allocate",
     "draw_sample",
     "labels_csv",
+    "message_views",
     "read_review_sheet",
     "render_html",
     "render_markdown",
@@ -370,7 +371,14 @@ def _fence(text: str) -> str:
     return "`" * max(3, longest + 1)
 
 
-def _messages(transcript: Transcript) -> list[dict[str, Any]]:
+def message_views(transcript: Transcript) -> list[dict[str, Any]]:
+    """Each message of a transcript as shown to a reviewer (raw text: the page or template escapes it).
+
+    Returns:
+        Per message ``index`` (0-based), ``role``, ``content`` (``""`` when none), ``calls`` (per tool call
+        ``name``, ``id`` and ``arguments``: JSON with sorted keys, or the raw text and why it is not JSON)
+        and ``call_id`` (the call a tool message answers, ``None`` otherwise).
+    """
     out: list[dict[str, Any]] = []
     for i, m in enumerate(transcript.messages):
         calls = []
@@ -419,7 +427,7 @@ def _item_view(it: ReviewItem) -> dict[str, Any]:
             }
             for c in line.checks
         ],
-        "messages": _messages(it.transcript) if it.transcript is not None else [],
+        "messages": message_views(it.transcript) if it.transcript is not None else [],
     }
 
 
