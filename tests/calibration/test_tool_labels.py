@@ -175,6 +175,7 @@ LS_ERRORS = [
         "has no value",
     ),
     ("predictions.0", "x", "[0].predictions[0]", "a prediction is not an object"),
+    ("predictions", "x", "[0].predictions", "'predictions' is not a list"),
 ]
 
 
@@ -303,6 +304,11 @@ ARGILLA_ERRORS = [
         {"responses": {"order": [{"value": ["a"], "user_id": "u", "status": "submitted"}]}},
         "[0].responses.order[0].value",
         "is a 'ranking' question",
+    ),
+    (
+        {"responses": {}, "suggestions": ["x"]},
+        "[0].suggestions",
+        "'suggestions' is not an object of questions",
     ),
     (
         {"responses": {}, "suggestions": {"ghost": {"value": "pass"}}},
@@ -443,7 +449,7 @@ def test_a_langfuse_line_is_located_by_its_line() -> None:
     out = langfuse_labels([(3, score(source="X"))], source=SRC, settings=settings())
     assert [(p.line, p.field) for p in out.problems] == [(3, "source")]
     out = langfuse_labels([(4, "x")], source=SRC, settings=settings())
-    assert [(p.line, p.message) for p in out.problems] == [(4, "a score is not an object")]
+    assert [(p.line, p.message) for p in out.problems] == [(4, "a score is not a JSON object")]
 
 
 # --------------------------------------------------------------------------- Phoenix
@@ -524,7 +530,7 @@ def test_each_phoenix_problem_is_located(over: dict[str, Any], field: str, messa
 
 
 def test_a_phoenix_record_that_is_no_object_is_located() -> None:
-    assert [p.message for p in phoenix([1]).problems] == ["an annotation is not an object"]
+    assert [p.message for p in phoenix([1]).problems] == ["an annotation is not a JSON object"]
 
 
 # --------------------------------------------------------------------------- options

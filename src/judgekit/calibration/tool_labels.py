@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -340,6 +340,23 @@ class _Collector:
         self.out.labels.append(row)
 
 
+def _objects(
+    c: _Collector, records: list[tuple[int | None, object]], noun: str, a_noun: str
+) -> Iterator[tuple[int | None, str, Mapping[str, object], str]]:
+    """Each record that is an object, as (line, field path, record, ``noun id``); the others are problems."""
+    for index, (line, record) in enumerate(records):
+        at = _at(index, line)
+        if isinstance(record, Mapping):
+            yield line, at, record, f"{noun} {record.get('id', index)!s}"
+        else:
+            c.problem(line, at, f"{a_noun} is not a JSON object")
+
+
+def _at(index: int, line: int | None) -> str:
+    """The field path of a record: its index in a JSON list, nothing for a line of its own."""
+    return f"[{index}]" if line is None else ""
+
+
 def _records(doc: object, source: Path | None, what: str) -> list[tuple[int | None, object]]:
     """The records of a JSON list, an API page ``{data: [...]}`` or (already split) JSONL lines."""
     if isinstance(doc, Mapping) and isinstance(doc.get("data"), list):
@@ -446,12 +463,9 @@ def label_studio_labels(tasks: object, *, source: Path | None, settings: ImportS
         JudgekitError: (exit 2) When the export is not a list of tasks.
     """
     c = _Collector("label-studio", source, settings)
-    for index, (_, task) in enumerate(_records(tasks, source, "a Label Studio JSON export")):
-        at = f"[{index}]"
-        if not isinstance(task, Mapping):
-            c.problem(None, at, "a task is not a JSON object")
-            continue
-        what = f"task {task.get('id', index)!s}"
+    for _, at, task, what in _objects(
+        c, _records(tasks, source, "a Label Studio JSON export"), "task", "a task"
+    ):
         item = c.item_and_case([task.get("data")], None, f"{at}.data", what)
         if item is None:
             continue
@@ -489,7 +503,10 @@ def _model_labels(
     c: _Collector, predictions: object, *, item: tuple[str, str | None], at: str, what: str
 ) -> None:
     """Label Studio predictions: a model's labels under ``model_rater``, else left out and counted."""
-    if not isinstance(predictions, list) or not predictions:
+    if predictions is None or predictions == []:
+        return
+    if not isinstance(predictions, list):
+        c.problem(None, f"{at}.predictions", f"{what}: 'predictions' is not a list")
         return
     if c.settings.model_rater is None:
         c.leave_out(f"model predictions (Label Studio predictions[]; {MODEL_HINT})", len(predictions))
@@ -630,12 +647,9 @@ def argilla_labels(
         JudgekitError: (exit 2) When ``records`` is not a list.
     """
     c = _Collector("argilla", source, settings)
-    for index, (_, record) in enumerate(_records(records, source, "an Argilla records.json")):
-        at = f"[{index}]"
-        if not isinstance(record, Mapping):
-            c.problem(None, at, "a record is not a JSON object")
-            continue
-        what = f"record {record.get('id', index)!s}"
+    for _, at, record, what in _objects(
+        c, _records(records, source, "an Argilla records.json"), "record", "a record"
+    ):
         item = c.item_and_case([record.get("metadata"), record.get("fields")], None, at, what)
         if item is None:
             continue
@@ -689,7 +703,10 @@ def _argilla_suggestions(
     what: str,
 ) -> None:
     """Argilla suggestions: a model's labels under ``model_rater``, else left out and counted."""
-    if not isinstance(suggestions, Mapping) or not suggestions:
+    if suggestions is None or suggestions == {}:
+        return
+    if not isinstance(suggestions, Mapping):
+        c.problem(None, f"{at}.suggestions", f"{what}: 'suggestions' is not an object of questions")
         return
     if c.settings.model_rater is None:
         c.leave_out(f"model suggestions (Argilla suggestions; {MODEL_HINT})", len(suggestions))
@@ -738,11 +755,6 @@ def located_records(doc: object, source: Path | None, what: str) -> Located:
     return _records(doc, source, what)
 
 
-def _at(index: int, line: int | None) -> str:
-    """The field path of a record: its index in a JSON list, nothing for a line of its own."""
-    return f"[{index}]" if line is None else ""
-
-
 def _field(at: str, name: str) -> str:
     return f"{at}.{name}" if at else name
 
@@ -786,12 +798,7 @@ def langfuse_labels(scores: Located, *, source: Path | None, settings: ImportSet
         The labels, problems and what was left out.
     """
     c = _Collector("langfuse", source, settings)
-    for index, (line, score) in enumerate(scores):
-        at = _at(index, line)
-        if not isinstance(score, Mapping):
-            c.problem(line, at, "a score is not an object")
-            continue
-        what = f"score {score.get('id', index)!s}"
+    for line, at, score, what in _objects(c, scores, "score", "a score"):
         source_kind = score.get("source")
         if source_kind == _LANGFUSE_MODEL and settings.model_rater is None:
             c.leave_out(f"model scores (Langfuse source EVAL; {MODEL_HINT})")
@@ -874,12 +881,7 @@ def phoenix_labels(annotations: Located, *, source: Path | None, settings: Impor
         The labels, problems and what was left out.
     """
     c = _Collector("phoenix", source, settings)
-    for index, (line, annotation) in enumerate(annotations):
-        at = _at(index, line)
-        if not isinstance(annotation, Mapping):
-            c.problem(line, at, "an annotation is not an object")
-            continue
-        what = f"annotation {annotation.get('id', index)!s}"
+    for line, at, annotation, what in _objects(c, annotations, "annotation", "an annotation"):
         criterion = _text(annotation.get("name")) or _text(annotation.get("annotation_name"))
         if criterion is None:
             c.problem(line, _field(at, "name"), f"{what}: the annotation has no name (the criterion)")
