@@ -378,3 +378,15 @@ def test_calibrate_refuses_a_correlation_condition_on_verdicts_with_exit_2(tmp_p
     assert code == 2
     assert "is nominal (pass, fail): its labels have no order to correlate" in err
     assert "Traceback" not in err
+
+
+def test_the_record_keeps_the_correlations_and_reads_them_back(tmp_path, capsys):
+    from judgekit.calibration.records import load_record
+
+    code, _, _ = run_calibrate(tmp_path, capsys, "--fingerprint", "ab" * 32)
+    assert code in (0, 1)
+    (record_path,) = tmp_path.glob("*.json")
+    record = load_record(record_path.read_bytes(), source=record_path)
+    assert record.correlations is not None
+    assert record.correlations.judge_vs_consensus.spearman.value == pytest.approx(0.8787, abs=5e-5)
+    assert any(c.name == "correlation_lower_bound" and c.passed is None for c in record.gate.conditions)

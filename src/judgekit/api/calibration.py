@@ -205,11 +205,11 @@ class Calibration:
         return self.result.comparison
 
     @property
-    @property
     def correlations(self) -> ScoredAgreement | None:
         """Spearman, Kendall and Pearson of the judge's scores with the experts'; ``None`` if nominal."""
         return self.result.correlations
 
+    @property
     def summary(self) -> str:
         """One line: ``judge 'NAME': TRUSTED``, or ``NOT TRUSTED:`` with every failed condition and why."""
         if self.trusted:

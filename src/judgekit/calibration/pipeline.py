@@ -101,6 +101,7 @@ class CalibrationResult(FrozenModel):
             selective=self.selective,
             ceiling=self.ceiling,
             alt_test=self.alt_test,
+            correlations=self.correlations,
             criteria=self.criteria,
             now=now,
         )

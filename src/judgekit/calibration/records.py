@@ -26,6 +26,7 @@ from judgekit.calibration.agreement import AgreementReport
 from judgekit.calibration.alttest import AltTestResult
 from judgekit.calibration.beyond import SelectiveResult
 from judgekit.calibration.ceiling import HumanCeiling
+from judgekit.calibration.correlation import ScoredAgreement
 from judgekit.calibration.gate import GateResult, TrustPolicy
 from judgekit.errors import JudgekitError
 from judgekit.judges.rubric import CRITERION_HASH_SCHEME
@@ -104,6 +105,8 @@ class CalibrationRecord(FrozenModel):
         selective: Selective-judging result, when the judge's rows carried a confidence.
         ceiling: The human-ceiling comparison (judge vs experts against experts vs each other).
         alt_test: The alternative-annotator test, per annotator and overall.
+        correlations: Spearman, Kendall's tau-b and Pearson of the judge's scores with the experts' on a
+            scored scale; ``None`` on a nominal scale and in a record written before judgekit computed them.
         judgekit_version: judgekit's version that wrote the record.
         created_at: When the record was made (UTC, ISO 8601).
         criteria: The labelled criterion texts, by hash; ``None`` in a record written before judgekit
@@ -122,6 +125,7 @@ class CalibrationRecord(FrozenModel):
     selective: SelectiveResult | None = None
     ceiling: HumanCeiling | None = None
     alt_test: AltTestResult | None = None
+    correlations: ScoredAgreement | None = None
     judgekit_version: str
     created_at: datetime
     criteria: LabelledCriteria | None = None
@@ -137,6 +141,7 @@ def build_record(
     selective: SelectiveResult | None = None,
     ceiling: HumanCeiling | None = None,
     alt_test: AltTestResult | None = None,
+    correlations: ScoredAgreement | None = None,
     criteria: LabelledCriteria | None = None,
     now: datetime | None = None,
 ) -> CalibrationRecord:
@@ -151,6 +156,7 @@ def build_record(
         selective: The selective-judging result, if computed.
         ceiling: The human-ceiling comparison, if computed.
         alt_test: The alternative-annotator test, if computed.
+        correlations: The scored-scale correlations, if computed.
         criteria: The labelled criterion texts, by hash (``None``: not recorded).
         now: The record's time (UTC now when ``None``).
 
@@ -171,6 +177,7 @@ def build_record(
         selective=selective,
         ceiling=ceiling,
         alt_test=alt_test,
+        correlations=correlations,
         judgekit_version=__version__,
         created_at=(now or datetime.now(UTC)).replace(microsecond=0),
         criteria=criteria,
