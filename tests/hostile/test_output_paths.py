@@ -241,6 +241,16 @@ INPUT_COMMANDS = {
     ],
     "cassette stats": lambda results, bad, tmp: ["cassette", "stats", str(bad)],
     "calibrate-plan labels": lambda results, bad, tmp: ["labels", "plan", str(bad)],
+    "labels reconcile": lambda results, bad, tmp: ["labels", "reconcile", str(bad), str(results)],
+    "labels page": lambda results, bad, tmp: [
+        "labels",
+        "page",
+        str(bad),
+        "--expert",
+        "ann",
+        "--out",
+        str(tmp / "page.html"),
+    ],
     "trust --records (a record)": lambda results, bad, tmp: [
         "judge",
         "trust",
