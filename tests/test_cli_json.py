@@ -94,6 +94,12 @@ class Workspace:
         return str(target)
 
 
+def _folder(path: Path) -> str:
+    """``path`` made (a records folder named on the command line must exist), as text."""
+    path.mkdir(parents=True, exist_ok=True)
+    return str(path)
+
+
 def _quiet_main(args: list[str]) -> int:
     code = main(args)
     assert code == 0, args
@@ -239,6 +245,8 @@ def _git_set(tmp: Path) -> str:
 
 Invocation = Callable[[Workspace, Path], list[str]]
 _LABELS_A = str(AIRDESK / "labels" / "expert-labels.csv")
+#: The demo's two synthetic experts, named: its table holds the judge's rows and theirs.
+DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
 _CASSETTE = AIRDESK / "cassettes" / "judge-honest-reporting.jsonl"
 
 #: One real invocation per command that offers JSON, without ``--format json`` (the test adds it).
@@ -270,8 +278,6 @@ INVOCATIONS: dict[str, Invocation] = {
         "fp-a,fp-b",
         "--chosen",
         "fp-a",
-#: The demo's two synthetic experts, named: its table holds the judge's rows and theirs.
-DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         "--records",
         str(tmp),
     ],
@@ -342,8 +348,32 @@ DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         str(ws.labels),
         "--judge",
         "judge",
+        "--experts",
+        DEMO_EXPERTS,
         "--records",
         str(tmp),
+    ],
+    "judge refine": lambda ws, tmp: [
+        "judge",
+        "refine",
+        str(AIRDESK / "labels" / "expert-labels.csv"),
+        "--experts",
+        "synthetic-expert-a,synthetic-expert-b",
+        "--cases",
+        str(AIRDESK),
+        "--runs",
+        str(AIRDESK / "calibration" / "sample.jsonl"),
+        "--config",
+        str(AIRDESK / "judge.yaml"),
+        "--cassette",
+        str(AIRDESK / "cassettes" / "judge-refine.jsonl"),
+        "--seed",
+        "7",
+        "--propose-wording",
+        "--records",
+        _folder(tmp / "records"),
+        "--out",
+        str(tmp / "refine"),
     ],
     "judge fit-cascade": lambda ws, tmp: [
         "judge",
@@ -353,12 +383,12 @@ DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         "small=openai/small",
         "--stage",
         "large=openai/large",
+        "--experts",
+        "a,b",
         "--out",
         str(tmp / "cascade.json"),
     ],
     "judge failure-rate": lambda ws, tmp: [
-        "--experts",
-        DEMO_EXPERTS,
         "judge",
         "failure-rate",
         str(ws.record),
@@ -392,8 +422,6 @@ DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         "anthropic",
         _chat_file(
             tmp,
-        "--experts",
-        "a,b",
             {"case_id": "c-1", "system": "be brief", "messages": [{"role": "user", "content": "hi"}]},
         ),
         "--out",
@@ -484,6 +512,17 @@ DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
         str(tmp / "r"),
     ],
     "labels read": lambda ws, tmp: ["labels", "read", str(ws.sheet), "--out", str(tmp / "labels.csv")],
+    "labels from-results": lambda ws, tmp: [
+        "labels", "from-results", str(ws.demo / "results" / "agent-v2.jsonl"), "--out", str(tmp / "judge.csv")
+    ],
+    "labels import": lambda ws, tmp: [
+        "labels",
+        "import",
+        "argilla",
+        str(REPO / "tests" / "fixtures" / "label_tools" / "argilla"),
+        "--out",
+        str(tmp / "labels.csv"),
+    ],
     "labels page": lambda ws, tmp: [
         "labels",
         "page",
