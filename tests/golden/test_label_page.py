@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from golden.label_run import HOSTILE, JUDGE_MARK, TEXTS, write_labelled_run
 from judgekit.api.expert_labels import label_page
 from judgekit.calibration.labels import ItemKey
+from judgekit.cli import main
 from judgekit.errors import JudgekitError, ProblemsError
 from judgekit.golden.label_page import check_expert_name, expert_order
 
@@ -184,3 +185,20 @@ def test_a_run_without_judge_verdicts_is_refused(tmp_path: Path) -> None:
         JudgekitError, match="no trial has a judge verdict on a rubric criterion; grade it with a judge"
     ):
         label_page(run.results, expert="ann", out=tmp_path / "a.html", rubric=run.rubric)
+
+
+def test_the_command_takes_criteria_comma_separated_or_repeated(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = write_labelled_run(tmp_path / "run")
+    base = ["labels", "page", str(run.results), "--expert", "ann", "--rubric", str(run.rubric)]
+    for n, options in enumerate(
+        (["--criteria", "tone,honest"], ["--criteria", "tone", "--criteria", "honest"])
+    ):
+        assert main([*base, *options, "--out", str(tmp_path / f"{n}.html"), "--format", "json"]) == 0
+        assert json.loads(capsys.readouterr().out)["criteria"] == {"honest": 3, "tone": 3}
+    assert main([*base, "--criteria", "tone", "--out", str(tmp_path / "t.html")]) == 0
+    assert (
+        "3 item(s) from 3 trial(s) (tone 3); seed 0; blind to the judge; left out: 3 not in --criteria"
+        in (capsys.readouterr().out)
+    )

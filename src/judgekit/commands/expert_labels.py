@@ -25,7 +25,11 @@ def labels_page(  # noqa: PLR0917 - typer options
     expert: str = typer.Option(..., "--expert", help="The expert's name: the rater of every label."),
     out: Path = typer.Option(..., "--out", help="The HTML page to write (self-contained)."),
     seed: int = typer.Option(0, "--seed", help="Seed of the expert's order (same seed, same order)."),
-    criteria: list[str] = typer.Option([], "--criteria", help="Only this criterion id (repeatable)."),
+    criteria: list[str] = typer.Option(
+        [],
+        "--criteria",
+        help="Criterion ids to label, comma-separated or repeated (default: every judged one).",
+    ),
     show_judge: bool = typer.Option(
         False, "--show-judge", help="Show the judge's verdicts (default blind); the labels record it."
     ),
@@ -53,7 +57,7 @@ def labels_page(  # noqa: PLR0917 - typer options
         expert=expert,
         out=out,
         seed=seed,
-        criteria=criteria,
+        criteria=[c.strip() for given in criteria for c in given.split(",") if c.strip()],
         show_judge=show_judge,
         rubric=rubric,
         cases=cases,
