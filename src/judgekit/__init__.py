@@ -13,7 +13,10 @@ reference lists as advanced. The names are imported when first used, so ``import
 * A run: :func:`grade_run`, :func:`grade_run_async`, :class:`RunOptions`, :class:`RunOutcome`.
 * Results: :func:`read_results`, :func:`report`, :func:`compare`.
 * Calibration and trust: :func:`calibrate`, :class:`CalibrationOptions`, :class:`Calibration`,
-  :func:`trust_status`; experts' labels from annotation tools: :func:`import_labels`.
+  :func:`trust_status`; experts' labels from annotation tools: :func:`import_labels`, or from a
+  labelling page per expert: :func:`label_page`, two experts' tables compared: :func:`reconcile_labels`;
+  a results file's judge verdicts as label rows: :func:`labels_from_results`; a judge's rubric refined on
+  some labels and measured on others: :func:`refine`, :class:`RefineOptions`.
 * Contamination: :func:`index_cases`, :func:`scan_exports`.
 
 Examples:
@@ -60,6 +63,11 @@ _PUBLIC: dict[str, str] = {
     "Calibration": "judgekit.api.calibration",
     "trust_status": "judgekit.api.calibration",
     "import_labels": "judgekit.api.label_import",
+    "label_page": "judgekit.api.expert_labels",
+    "reconcile_labels": "judgekit.api.expert_labels",
+    "labels_from_results": "judgekit.api.labels",
+    "refine": "judgekit.api.refine",
+    "RefineOptions": "judgekit.api.refine",
     # results
     "read_results": "judgekit.results",
     "report": "judgekit.api.reports",
@@ -79,6 +87,7 @@ __all__ = [
     "Grade",
     "JudgeConfig",
     "JudgekitError",
+    "RefineOptions",
     "RunOptions",
     "RunOutcome",
     "Transcript",
@@ -93,10 +102,14 @@ __all__ = [
     "grade_run_async",
     "import_labels",
     "index_cases",
+    "label_page",
+    "labels_from_results",
     "load_cases",
     "make_grader",
     "read_results",
     "read_transcripts",
+    "reconcile_labels",
+    "refine",
     "report",
     "scan_exports",
     "to_transcript",
@@ -107,8 +120,11 @@ __all__ = [
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is imported on first use
     from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, trust_status
     from judgekit.api.contamination import index_cases, scan_exports
+    from judgekit.api.expert_labels import label_page, reconcile_labels
     from judgekit.api.grading import grade, grade_async, make_grader
     from judgekit.api.label_import import import_labels
+    from judgekit.api.labels import labels_from_results
+    from judgekit.api.refine import RefineOptions, refine
     from judgekit.api.reports import compare, report
     from judgekit.api.runs import RunOptions, RunOutcome, grade_run, grade_run_async
     from judgekit.cases import Case

@@ -550,6 +550,7 @@ class RubricDocument(FrozenModel):
         criteria: Its criteria, in order.
         verdict: Its verdict menu.
         template: Its custom user-message template, or ``None`` for the default one.
+        examples: Its few-shot examples (empty when none).
         content_hash: :attr:`Rubric.content_hash`.
         template_hash: The hash of the prompt template the judge is given
             (:attr:`judgekit.judges.prompt.PromptRenderer.template_hash`).
@@ -562,6 +563,7 @@ class RubricDocument(FrozenModel):
     criteria: tuple[Criterion, ...]
     verdict: VerdictMenu
     template: str | None
+    examples: tuple[FewShotExample, ...] = ()
     content_hash: str
     template_hash: str
 
