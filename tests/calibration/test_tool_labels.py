@@ -102,6 +102,11 @@ def test_label_studio_predictions_are_the_model_rater_only_when_asked_and_raters
     assert [(r.rater, r.label) for r in out.labels] == [("alice", "pass"), ("bob", "fail"), ("judge", "pass")]
 
 
+def test_criteria_are_renamed_to_rubric_ids_after_the_filter_by_tool_name() -> None:
+    out = ls([ls_task()], criteria=("resolved",), criterion_names={"resolved": "task_done"})
+    assert [r.criterion for r in out.labels] == ["task_done", "task_done"]
+
+
 def test_a_cancelled_annotation_and_a_criterion_not_asked_for_are_counted_not_problems() -> None:
     task = ls_task()
     task["annotations"][1]["was_cancelled"] = True

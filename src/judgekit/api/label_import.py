@@ -216,6 +216,7 @@ def import_labels(
     criteria: Sequence[str] | None = None,
     model_rater: str | None = None,
     rater_names: Mapping[str, str] | None = None,
+    criterion_names: Mapping[str, str] | None = None,
     accept_skipped: bool = False,
 ) -> LabelImport:
     """Read an annotation tool's export and write it as a label table, annotators named as raters.
@@ -240,6 +241,8 @@ def import_labels(
         model_rater: Import the tool's model labels (predictions, suggestions, EVAL scores, LLM
             annotations) as this rater; ``None`` leaves them out (counted).
         rater_names: A tool identity (user id, email) to the rater name to write.
+        criterion_names: A tool's control, question or score name to the criterion id to write (the
+            rubric's criterion id); ``criteria`` filters by the tool's names.
         accept_skipped: Write the rows that mapped even when some records could not be mapped (they are
             still listed); ``False`` writes nothing then.
 
@@ -267,6 +270,7 @@ def import_labels(
         criteria=None if criteria is None else tuple(criteria),
         model_rater=model_rater,
         rater_names=dict(rater_names or {}),
+        criterion_names=dict(criterion_names or {}),
     )
     read = _read(tool, source_path, settings)
     raters = Counter(r.rater for r in read.labels)

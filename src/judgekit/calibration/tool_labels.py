@@ -101,6 +101,9 @@ class ImportSettings:
         model_rater: The rater name a model's pre-annotations are imported as, or ``None`` to leave them
             out (counted).
         rater_names: A tool's annotator identity (user id, email) to the rater name written.
+        criterion_names: A tool's control, question or score name to the criterion id written (the
+            rubric's criterion id, so ``calibrate --rubric`` finds its text); ``criteria`` names the
+            tool's names.
     """
 
     scale: Scale
@@ -110,6 +113,7 @@ class ImportSettings:
     criteria: tuple[str, ...] | None = None
     model_rater: str | None = None
     rater_names: Mapping[str, str] = field(default_factory=dict)
+    criterion_names: Mapping[str, str] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         domain = self.scale.domain
@@ -127,7 +131,7 @@ class ToolLabel:
 
     Attributes:
         item_id: The judgekit item id read from the record.
-        criterion: The tool's question, control or score name.
+        criterion: The tool's question, control or score name (renamed by ``criterion_names``).
         rater: The annotator's identity (renamed by ``rater_names``), or the model rater.
         label: The scale label the tool's value maps to.
         case_id: The item's case, or ``None`` (the item is its own case).
@@ -319,6 +323,7 @@ class _Collector:
         where: str,
     ) -> None:
         """Keep one label; the same label again is counted once, a different one is a problem."""
+        criterion = self.settings.criterion_names.get(criterion, criterion)
         key = (item[0], criterion, rater)
         prev = self._seen.get(key)
         if prev is not None:

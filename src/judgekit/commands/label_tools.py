@@ -59,6 +59,12 @@ def labels_import(
     rater_name: str | None = typer.Option(
         None, "--rater-name", help="Rename annotators: tool identity to rater (12=bob,alice@x.org=alice)."
     ),
+    criterion_name: str | None = typer.Option(
+        None,
+        "--criterion-name",
+        help="Rename criteria: a tool's control, question or score name to the rubric's criterion id "
+        "(resolved=task_done).",
+    ),
     accept_skipped: bool = typer.Option(
         False, "--accept-skipped", help="Write the labels that mapped even when some records could not be."
     ),
@@ -98,6 +104,7 @@ def labels_import(
         criteria=None if criteria is None else [c.strip() for c in criteria.split(",") if c.strip()],
         model_rater=model_rater,
         rater_names=parse_pairs(rater_name, "--rater-name"),
+        criterion_names=parse_pairs(criterion_name, "--criterion-name"),
         accept_skipped=accept_skipped,
     )
     if output_format == "json":
