@@ -181,3 +181,45 @@ def test_option_mistakes_exit_2_with_the_option_named(
     )
     assert code == 2
     assert message in err
+
+
+def test_a_refusal_in_json_is_the_document_with_its_problems_and_exit_2(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    source = FIXTURES / "label_studio_export.json"
+    code, out, _ = run(
+        capsys, "labels", "import", "label-studio", str(source), "--out", "l.csv", "--format", "json"
+    )
+    assert code == 2
+    doc = json.loads(out)
+    assert (doc["written"], doc["labels"], len(doc["problems"])) == (False, 0, 12)
+    assert doc["problems"][0] == {
+        "file": str(source),
+        "line": None,
+        "field": "[0].annotations[0].result[0].value",
+        "message": "task 101, annotation 2001, control 'resolved': 'Yes' is not a label of the scale "
+        "['pass', 'fail', 'insufficient_information']; map it with --map Yes=<label> (or declare the tool's "
+        "values with --scale)",
+    }
+    assert not (project / "l.csv").exists()
+    code, out, _ = run(
+        capsys,
+        "labels",
+        "import",
+        "label-studio",
+        str(source),
+        "--out",
+        "l.csv",
+        "--map",
+        "Yes=pass",
+        "--accept-skipped",
+        "--format",
+        "json",
+    )
+    assert code == 0
+    doc = json.loads(out)
+    assert (doc["written"], doc["labels"], len(doc["problems"])) == (
+        True,
+        7,
+        5,
+    )  # the Yes labels; 5 No listed
