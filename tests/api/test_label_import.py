@@ -185,3 +185,29 @@ def test_a_malformed_json_export_is_one_located_error(tmp_path: Path) -> None:
     (tmp_path / "e.json").write_text('[{"id": 1,')
     with pytest.raises(JudgekitError, match=r"e\.json:1"):
         import_labels("label-studio", tmp_path / "e.json", out=tmp_path / "l.csv")
+
+
+def test_a_phoenix_dataframe_csv_reads_its_flat_columns_and_says_why_metadata_is_unread(
+    tmp_path: Path,
+) -> None:
+    """``get_span_annotations_dataframe(...).to_csv()``: span_id index, ``result.*`` columns, dict text."""
+    csv_text = (
+        "span_id,annotation_name,annotator_kind,result.label,result.score,result.explanation,metadata,"
+        "identifier,source,user_id\n"
+        "5f3a1c00,resolved,HUMAN,pass,1.0,refunded,{'item_id': 'C-1#0'},,APP,VXNlcjoy\n"
+        "5f3a1c00,resolved,HUMAN,fail,0.0,,{'item_id': 'C-1#0'},,APP,VXNlcjoz\n"
+    )
+    (tmp_path / "ann.csv").write_text(csv_text)
+    done = import_labels("phoenix", tmp_path / "ann.csv", out=tmp_path / "l.csv")
+    assert (done.written, done.raters) == (True, {"VXNlcjoy": 1, "VXNlcjoz": 1})
+    table = parse_labels((tmp_path / "l.csv").read_bytes(), source=tmp_path / "l.csv")
+    assert [(r.item.item_id, r.label, r.notes) for r in table.rows] == [
+        ("5f3a1c00", "pass", "refunded"),
+        ("5f3a1c00", "fail", None),
+    ]
+    refused = import_labels("phoenix", tmp_path / "ann.csv", out=tmp_path / "m.csv", item_field="item_id")
+    assert [(p.line, p.field) for p in refused.problems] == [(2, ""), (3, "")]
+    assert (
+        "its metadata is text, not a JSON object, as DataFrame.to_csv writes it"
+        in refused.problems[0].message
+    )

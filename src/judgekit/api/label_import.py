@@ -15,6 +15,7 @@ drafts, a model's pre-annotations, text answers) are counted by reason, not prob
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import io
 import json
@@ -105,14 +106,19 @@ def _load_json(path: Path, what: str) -> object:
 
 
 def _csv_records(path: Path, text: str) -> Located:
-    """A CSV export's rows as objects: empty cells absent, a JSON ``metadata`` cell as its object."""
+    """A CSV export's rows as objects: empty cells absent, a JSON ``metadata`` cell as its object.
+
+    A ``metadata`` cell that is not JSON (``DataFrame.to_csv`` writes a Python dict's text) stays text: a
+    field looked up in it is then reported missing, with the reason.
+    """
     reader = csv.DictReader(io.StringIO(text))
     rows: Located = []
     for row in reader:
         record: dict[str, object] = {k: v for k, v in row.items() if k and v not in (None, "")}
         meta = record.get("metadata")
         if isinstance(meta, str) and meta.strip().startswith("{"):
-            record["metadata"] = load_json_bounded(meta, source=path, line=reader.line_num)
+            with contextlib.suppress(JudgekitError):
+                record["metadata"] = load_json_bounded(meta, source=path, line=reader.line_num)
         rows.append((reader.line_num, record))
     return rows
 
@@ -137,7 +143,7 @@ def _row_records(path: Path, what: str) -> Located:
     ]
 
 
-def _argilla(folder: Path, settings: ImportSettings) -> tuple[ToolLabels, Path]:
+def _argilla(folder: Path, settings: ImportSettings) -> ToolLabels:
     """Read an Argilla ``to_disk`` folder: its settings' question types, then its records."""
     if not folder.is_dir():
         raise JudgekitError(
@@ -154,13 +160,13 @@ def _argilla(folder: Path, settings: ImportSettings) -> tuple[ToolLabels, Path]:
             )
     types = argilla_question_types(_load_json(settings_file, "Argilla settings"), settings_file)
     records = _load_json(records_file, "Argilla records")
-    return argilla_labels(records, types=types, source=records_file, settings=settings), records_file
+    return argilla_labels(records, types=types, source=records_file, settings=settings)
 
 
 def _read(tool: str, source: Path, settings: ImportSettings) -> ToolLabels:
     """Dispatch to the tool's reader."""
     if tool == "argilla":
-        return _argilla(source, settings)[0]
+        return _argilla(source, settings)
     if tool == "label-studio":
         return label_studio_labels(_load_json(source, _WHAT[tool]), source=source, settings=settings)
     records = _row_records(source, _WHAT[tool])

@@ -263,11 +263,13 @@ class _Collector:
         item = _text(raw_item)
         if item is None:
             found = "has no" if raw_item is None else f"has a {type(raw_item).__name__} in"
+            text = any(isinstance(p, str) for p in places)
+            hint = " (its metadata is text, not a JSON object, as DataFrame.to_csv writes it: export JSON)"
             self.problem(
                 line,
                 where,
                 f"{what} {found} {self.item_field!r} field (the judgekit item id: case#trial); name "
-                "the field that holds it with --item-field",
+                f"the field that holds it with --item-field{hint if text else ''}",
             )
             return None
         case_name = self.settings.case_field or DEFAULT_CASE_FIELD
