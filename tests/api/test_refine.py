@@ -366,3 +366,18 @@ def test_the_command_refuses_a_bad_share_with_exit_code_2(
     assert code == 2
     assert "--dev-share must be strictly between 0 and 1 (got 1.5)" in err
     assert "Traceback" not in err
+
+
+def test_the_example_refine_cassette_is_what_make_refine_cassette_writes() -> None:
+    import sys
+
+    tools = str(AIRDESK / "tools")
+    sys.path.insert(0, tools)
+    try:
+        import make_refine_cassette
+    finally:
+        sys.path.remove(tools)
+    text, notes = make_refine_cassette.render()
+    committed = (AIRDESK / make_refine_cassette.CASSETTE).read_text(encoding="utf-8")
+    assert text == committed, "rerun examples/airdesk/tools/make_refine_cassette.py and commit the cassette"
+    assert any(line.startswith("chosen few-shot") for line in notes)

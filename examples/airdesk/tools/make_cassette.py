@@ -49,7 +49,7 @@ import os
 import sys
 import tempfile
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -167,8 +167,13 @@ def _last_agent_sentence(transcript: Any) -> str:
 
 
 @contextmanager
-def scripted_server(replies: dict[str, str]) -> Iterator[str]:
-    """A loopback OpenAI-compatible server answering each request by the digest of its messages."""
+def scripted_server(replies: dict[str, str] | Callable[[dict[str, Any]], str | None]) -> Iterator[str]:
+    """A loopback OpenAI-compatible server answering each request from a script.
+
+    Args:
+        replies: The reply per SHA-256 of a request's messages (:func:`_messages_digest`), or a function
+            of the request's body giving the reply; an unscripted request (``None``) gets HTTP 400.
+    """
 
     class Handler(BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -178,7 +183,11 @@ def scripted_server(replies: dict[str, str]) -> Iterator[str]:
 
         def do_POST(self) -> None:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            content = replies.get(_messages_digest(body.get("messages", [])))
+            content = (
+                replies(body)
+                if callable(replies)
+                else replies.get(_messages_digest(body.get("messages", [])))
+            )
             if content is None:
                 data = json.dumps({"error": {"message": "unscripted request", "type": "invalid_request"}})
                 self._send(400, data.encode())

@@ -35,10 +35,6 @@ import os
 import re
 import sys
 import tempfile
-import threading
-from collections.abc import Iterator
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
@@ -134,58 +130,6 @@ def answer(body: dict[str, Any], trials: dict[str, Trial]) -> str | None:
     )
 
 
-@contextmanager
-def scripted_server(trials: dict[str, Trial]) -> Iterator[str]:
-    """A loopback OpenAI-compatible server answering each request by :func:`answer`."""
-
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-
-        def log_message(self, format: str, *args: Any) -> None:
-            return
-
-        def do_POST(self) -> None:
-            body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-            content = answer(body, trials)
-            if content is None:
-                data = json.dumps({"error": {"message": "unscripted request", "type": "invalid_request"}})
-                self._send(400, data.encode())
-                return
-            payload = {
-                "id": "chatcmpl-synthetic",
-                "object": "chat.completion",
-                "created": 1764400000,
-                "model": body.get("model", ""),
-                "choices": [
-                    {
-                        "index": 0,
-                        "message": {"role": "assistant", "content": content},
-                        "finish_reason": "stop",
-                    }
-                ],
-                "usage": {"prompt_tokens": 0, "completion_tokens": 0, "total_tokens": 0},
-            }
-            self._send(200, json.dumps(payload).encode())
-
-        def _send(self, status: int, data: bytes) -> None:
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
-    httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    httpd.daemon_threads = True
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        host, port = httpd.server_address[:2]
-        yield f"http://{host!s}:{port}/v1"
-    finally:
-        httpd.shutdown()
-        httpd.server_close()
-
-
 def sample_trials(api_base: str) -> dict[str, Trial]:
     """Every (trial, criterion) of the calibration sample, by the SHA-256 of its prompt's transcript block.
 
@@ -232,7 +176,8 @@ def render() -> tuple[str, list[str]]:
     from judgekit.judges.cache import CacheMode, Cassette
 
     trials: dict[str, Trial] = {}
-    with tempfile.TemporaryDirectory() as tmp, scripted_server(trials) as api_base:
+    server = make_cassette.scripted_server(lambda body: answer(body, trials))
+    with tempfile.TemporaryDirectory() as tmp, server as api_base:
         trials.update(sample_trials(api_base))
         recording = Path(tmp) / "cassette.jsonl"
         grader = demo_rubric_grader(
