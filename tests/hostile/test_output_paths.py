@@ -64,6 +64,20 @@ def _results(folder: Path, name: str = "run.jsonl") -> Path:
     return path
 
 
+def _judged(folder: Path) -> str:
+    """A results file with one judge verdict (a rubric criterion check), for ``labels from-results``."""
+    grade = Grade(
+        case_id="a",
+        trial=1,
+        verdict=Verdict.PASS,
+        checks=(CheckResult(check_id="criterion:x", layer="rubric", verdict=Verdict.PASS),),
+    )
+    path = folder / "judged.jsonl"
+    line = make_result_line(run_id="r", case=CaseRef(id="a", version=1), grade=grade)
+    path.write_text(dump_result_line(line) + "\n", encoding="utf-8")
+    return str(path)
+
+
 # ------------------------------------------------------------------------------------------------ outputs
 
 
@@ -122,6 +136,13 @@ TARGETS = [
 OUTPUT_COMMANDS = {
     "report -o": lambda results, out: ["report", str(results), "--format", "md", "-o", str(out)],
     "compare -o": lambda results, out: ["compare", str(results), str(results), "-o", str(out)],
+    "labels from-results --out": lambda results, out: [
+        "labels",
+        "from-results",
+        _judged(results.parent),
+        "--out",
+        str(out),
+    ],
 }
 GRADE_TARGETS = [
     t
@@ -241,6 +262,13 @@ INPUT_COMMANDS = {
     ],
     "cassette stats": lambda results, bad, tmp: ["cassette", "stats", str(bad)],
     "calibrate-plan labels": lambda results, bad, tmp: ["labels", "plan", str(bad)],
+    "labels from-results": lambda results, bad, tmp: [
+        "labels",
+        "from-results",
+        str(bad),
+        "--out",
+        str(tmp / "j.csv"),
+    ],
     "labels reconcile": lambda results, bad, tmp: ["labels", "reconcile", str(bad), str(results)],
     "labels page": lambda results, bad, tmp: [
         "labels",

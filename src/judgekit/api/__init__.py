@@ -9,7 +9,8 @@ What lives here:
 * :mod:`~judgekit.api.runs`: grade a run to a results file (``grade_run``, ``RunOptions``, ``RunOutcome``).
 * :mod:`~judgekit.api.reports`: report a results file and compare two runs (``report``, ``compare``).
 * :mod:`~judgekit.api.calibration`: calibrate a label table (``calibrate``); trust (``trust_status``).
-* :mod:`~judgekit.api.labels`: the checks of a label table before it certifies a judge.
+* :mod:`~judgekit.api.labels`: the checks of a label table before it certifies a judge; a results
+  file's judge verdicts as the judge's label rows (``labels_from_results``).
 * :mod:`~judgekit.api.label_import`: labels from annotation tools (Label Studio, Argilla, Langfuse,
   Phoenix) written as a label table (``import_labels``).
 * :mod:`~judgekit.api.refine`: a judge's rubric refined on a development part, measured on a test part

@@ -1,14 +1,22 @@
-"""Checks of a label table before it certifies a judge: the refusals that protect calibration numbers.
+"""Label tables for calibration: their checks, and the judge's rows taken from a results file.
 
 :func:`check_labels` is ``judgekit labels check`` as one call: provenance (enough random production
 samples), the selection set (labels already used to choose between judges) and few-shot leakage (the
 judge's few-shot examples or its prompt holding a labelled item), built on
 :mod:`judgekit.calibration.guards`, returning a :class:`LabelCheckDocument`.
+
+:func:`labels_from_results` is ``judgekit labels from-results``: a results file's judge verdicts as the
+judge's label rows, item ids spelled as the review sheet and the labelling page spell them, optionally
+joined with the experts' table (:class:`JudgeLabelsDocument`).
 """
 
 from __future__ import annotations
 
+import csv
+import io
 import os
+from collections import Counter
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Literal
 
@@ -27,13 +35,24 @@ from judgekit.calibration.guards import (
 from judgekit.calibration.labels import LabelTable, parse_labels
 from judgekit.caseset import LocatedProblem
 from judgekit.errors import JudgekitError, LocatedError, ProblemsError
+from judgekit.golden.review_labels import trial_item_id
+from judgekit.graders.contract import Layer
+from judgekit.io.atomic import write_atomic
 from judgekit.io.documents import read_input
 from judgekit.judges.prompt import render_transcript
+from judgekit.results import RunResults, read_results
 from judgekit.settings import records_folder
 from judgekit.transcript import read_transcripts
-from judgekit.verdict import FrozenModel
+from judgekit.verdict import FrozenModel, Trust, Verdict
 
-__all__ = ["LabelCheck", "LabelCheckDocument", "check_labels"]
+__all__ = [
+    "JUDGE_RATER_PREFIX",
+    "JudgeLabelsDocument",
+    "LabelCheck",
+    "LabelCheckDocument",
+    "check_labels",
+    "labels_from_results",
+]
 
 
 class LabelCheck(FrozenModel):
@@ -199,4 +218,236 @@ def check_labels(
     exit_code = refusals[0].exit_code if refusals else 0
     return LabelCheckDocument(
         labels=str(labels), ok=not refusals, provenance=summary, checks=checks, exit_code=exit_code
+    )
+
+
+# ------------------------------------------------------------------------------- the judge's label rows
+
+JUDGE_RATER_PREFIX = "judge-"
+"""A results file's judge is named ``judge-`` and its fingerprint's first 12 characters by default."""
+
+_JUDGE_COLUMNS = ("item_id", "criterion", "rater", "label", "case_id", "fingerprint")
+_CRITERION_CHECK = "criterion:"
+
+
+class JudgeLabelsDocument(FrozenModel):
+    """A results file's judge verdicts written as label rows (the ``judge_labels`` document).
+
+    Attributes:
+        results: The results file read.
+        written: The label table written (empty when nothing was).
+        raters: The judge's rater name per full judge fingerprint (one entry per judge in the results).
+        criteria: The criteria written, in order of first appearance.
+        rows: Judge label rows written.
+        by_label: Rows written per label (``pass``, ``fail``, ``insufficient_information``: the judge
+            abstained, the label table's abstain label).
+        untrusted: Rows written whose verdict no calibration record trusted when graded. They are kept:
+            calibration measures what the judge said, not whether it was trusted.
+        left_out: Judge verdicts not written, per reason: ``not_evaluated`` (the criterion was skipped
+            for the case), ``error`` (the judge gave no verdict), ``not_in_criteria`` (left out by
+            ``--criteria``), ``not_in_join`` (an item and criterion the ``--join`` table does not hold).
+        joined: The ``--join`` label table whose rows were written too (``None`` without ``--join``).
+        joined_rows: Its rows written (0 without ``--join``).
+        unmatched: Its (item, criterion) pairs with no judge verdict written (0 without ``--join``).
+        next: The command that calibrates the judge on the table.
+    """
+
+    results: str
+    written: list[str] = Field(default_factory=list)
+    raters: dict[str, str] = Field(default_factory=dict)
+    criteria: list[str] = Field(default_factory=list)
+    rows: int = 0
+    by_label: dict[str, int] = Field(default_factory=dict)
+    untrusted: int = 0
+    left_out: dict[str, int] = Field(default_factory=dict)
+    joined: str | None = None
+    joined_rows: int = 0
+    unmatched: int = 0
+    next: str | None = None
+
+
+def _judge_rows(
+    run: RunResults, rater: str | None, criteria: Sequence[str] | None
+) -> tuple[list[dict[str, str]], JudgeLabelsDocument]:
+    """Every judge verdict of ``run`` as a label row, and the summary of what was written and left out."""
+    rows: list[dict[str, str]] = []
+    raters: dict[str, str] = {}
+    left: Counter[str] = Counter()
+    untrusted = 0
+    seen: dict[str, None] = {}
+    for line in run.lines:
+        fingerprint = line.judge_fingerprint.get("hex") if line.judge_fingerprint else None
+        for check in line.checks:
+            if check.layer != Layer.RUBRIC or not check.check_id.startswith(_CRITERION_CHECK):
+                continue
+            criterion = check.check_id.removeprefix(_CRITERION_CHECK)
+            seen.setdefault(criterion)
+            if check.verdict in {Verdict.NOT_EVALUATED, Verdict.ERROR}:
+                left[check.verdict.value] += 1
+                continue
+            if criteria is not None and criterion not in criteria:
+                left["not_in_criteria"] += 1
+                continue
+            fp = str(fingerprint) if fingerprint is not None else ""
+            name = raters.setdefault(fp, rater or f"{JUDGE_RATER_PREFIX}{fp[:12] or 'unknown'}")
+            untrusted += check.trust is Trust.UNTRUSTED
+            row = [
+                trial_item_id(line.case.id, line.trial),
+                criterion,
+                name,
+                check.verdict.value,
+                line.case.id,
+                fp,
+            ]
+            rows.append(dict(zip(_JUDGE_COLUMNS, row, strict=True)))
+    where = str(run.path)
+    if criteria is not None:
+        unknown = [c for c in criteria if c not in seen]
+        if unknown:
+            raise JudgekitError(
+                f"--criteria: {', '.join(map(repr, unknown))} not judged in {where}; its judge's criteria: "
+                f"{', '.join(seen) or '(none)'}"
+            )
+    if not raters and not left:
+        raise JudgekitError(
+            f"{where}: no judge verdict in the results (no rubric criterion checks); grade with a judge "
+            "(judgekit grade --config FILE, or --judge-model and --rubric) first"
+        )
+    if not rows:
+        counts = ", ".join(f"{n} {reason}" for reason, n in sorted(left.items()))
+        raise JudgekitError(f"{where}: no judge verdict to write as a label ({counts})")
+    if rater is not None and len(raters) > 1:
+        raise JudgekitError(
+            f"{where}: the results hold the verdicts of {len(raters)} judges (fingerprints "
+            f"{', '.join(fp[:12] for fp in raters)}); --rater names one judge: leave it out to name each by "
+            "its fingerprint"
+        )
+    summary = JudgeLabelsDocument(
+        results=where,
+        raters=raters,
+        criteria=list(dict.fromkeys(r["criterion"] for r in rows)),
+        untrusted=untrusted,
+        left_out=dict(sorted(left.items())),
+    )
+    return rows, summary
+
+
+def _table_rows(table: LabelTable) -> list[dict[str, str]]:
+    """A validated label table's rows as CSV fields (the columns :func:`parse_labels` reads)."""
+    out = []
+    for r in table.rows:
+        fields = {
+            "item_id": r.item.item_id,
+            "criterion": r.item.criterion,
+            "rater": r.rater,
+            "label": r.label,
+        }
+        fields |= {"case_id": r.case_id, "fingerprint": r.fingerprint or "", "provenance": r.provenance or ""}
+        fields |= {"confidence": "" if r.confidence is None else repr(r.confidence), "notes": r.notes or ""}
+        fields["saw_judge"] = "" if r.saw_judge is None else ("yes" if r.saw_judge else "no")
+        out.append(fields)
+    return out
+
+
+def _label_csv(rows: Sequence[dict[str, str]]) -> str:
+    """Rows as a CSV label table: the judge's columns, then any other column some row fills."""
+    columns = [*_JUDGE_COLUMNS]
+    columns += [
+        c
+        for c in dict.fromkeys(k for r in rows for k in r)
+        if c not in columns and any(r.get(c) for r in rows)
+    ]
+    buffer = io.StringIO()
+    writer = csv.DictWriter(buffer, fieldnames=columns, lineterminator="\n", extrasaction="ignore")
+    writer.writeheader()
+    writer.writerows(rows)
+    return buffer.getvalue()
+
+
+def labels_from_results(
+    results: str | os.PathLike[str],
+    *,
+    out: str | os.PathLike[str],
+    rater: str | None = None,
+    criteria: Sequence[str] | None = None,
+    join: str | os.PathLike[str] | None = None,
+) -> JudgeLabelsDocument:
+    """Write a results file's judge verdicts as the judge's rows of a label table, for calibration.
+
+    One row per judged criterion of each trial: ``item_id`` as the review sheet and the labelling page
+    name the trial (:func:`judgekit.golden.review_labels.trial_item_id`, ``case#trial``), ``criterion``
+    the rubric criterion's id, ``label`` the judge's verdict (``pass``, ``fail``, or
+    ``insufficient_information`` when it abstained: the abstain label), ``case_id``, and the judge's full
+    ``fingerprint`` (so ``judgekit calibrate`` keys the record by it without ``--fingerprint``). A verdict
+    no record trusted when graded is written all the same (counted in ``untrusted``); a skipped criterion
+    (``not_evaluated``) or a judge error is left out and counted in ``left_out``.
+
+    With ``join``, the experts' label table: only the judge's verdicts on the (item, criterion) pairs it
+    holds are written, after its own rows, so ``out`` is one table for ``judgekit calibrate``.
+
+    Args:
+        results: A ``judgekit grade`` results file (JSONL).
+        out: The label table to write (CSV).
+        rater: The judge's rater name (``None``: ``judge-`` and the first 12 characters of its fingerprint,
+            one name per judge when the results hold several).
+        criteria: Write only these criteria (``None``: every judged criterion).
+        join: The experts' label table (``.csv``, ``.tsv`` or ``.jsonl``, verdict scale), or ``None``.
+
+    Returns:
+        What was written and what was left out.
+
+    Raises:
+        JudgekitError: (exit 2) An unreadable results file or one with broken lines (each located), no
+            judge verdict in it, an unknown criterion, ``rater`` with several judges, a ``join`` table that
+            is malformed, already holds the judge's rater or shares no item and criterion with the results,
+            or a table that would not read back.
+    """
+    run = read_results(results)
+    if run.problems:
+        raise ProblemsError(run.problems)
+    rows, summary = _judge_rows(run, rater, criteria)
+    table = None
+    if join is not None:
+        path = Path(join)
+        table = parse_labels(read_input(path, "label table"), source=path)
+        clash = sorted(set(summary.raters.values()) & set(table.raters))
+        if clash:
+            raise JudgekitError(
+                f"{path}: already holds rater {', '.join(map(repr, clash))}; name the judge with --rater"
+            )
+        wanted = {(k.item_id, k.criterion) for k in table.items}
+        kept = [r for r in rows if (r["item_id"], r["criterion"]) in wanted]
+        matched = {(r["item_id"], r["criterion"]) for r in kept}
+        left = dict(summary.left_out) | {"not_in_join": len(rows) - len(kept)}
+        if not kept:
+            raise JudgekitError(
+                f"{path}: no (item_id, criterion) of it has a judge verdict in {results}; item ids are "
+                "case#trial (as labels sheet and the labelling page write them) and criteria the rubric's ids"
+            )
+        rows = kept
+        summary = summary.model_copy(
+            update={
+                "left_out": {k: v for k, v in sorted(left.items()) if v},
+                "joined": str(path),
+                "joined_rows": len(table.rows),
+                "unmatched": len(wanted) - len(matched),
+                "criteria": list(dict.fromkeys(r["criterion"] for r in rows)),
+            }
+        )
+    text = _label_csv([*(_table_rows(table) if table is not None else []), *rows])
+    parse_labels(text, source=Path(out), fmt="csv")  # the table calibrate will read: checked before writing
+    write_atomic(out, text)
+    judges = " or ".join(dict.fromkeys(summary.raters.values()))
+    return summary.model_copy(
+        update={
+            "written": [str(out)],
+            "rows": len(rows),
+            "by_label": dict(Counter(r["label"] for r in rows).most_common()),
+            "next": f"judgekit calibrate {out} --judge {judges} --experts "
+            + (
+                ",".join(table.raters)
+                if table is not None
+                else "NAME[,NAME...] (add the experts' rows first, or use --join)"
+            ),
+        }
     )

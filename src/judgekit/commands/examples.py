@@ -518,6 +518,17 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "judgekit labels read review/review-sheet.md --out labels.csv --format json",
         ),
     ),
+    "labels from-results": (
+        Example(
+            "The judge's verdicts joined with the experts' labels, for calibrate",
+            "judgekit labels from-results v2.jsonl --join expert-labels.csv --out labels.csv",
+        ),
+        Example(
+            "Two criteria only, the judge named, as JSON",
+            "judgekit labels from-results v2.jsonl --out judge-labels.csv --criteria honest,polite "
+            "--rater judge --format json",
+        ),
+    ),
     "labels import": (
         Example(
             "Label Studio export: Yes/No as pass/fail, predictions as the judge",

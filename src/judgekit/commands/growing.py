@@ -3,8 +3,9 @@
 ``candidates generate`` (model-written candidates), ``candidates intake`` (an incident record becomes a
 sanitised regression candidate), ``cases scan-pii`` (personal data in any file), ``cases reconcile`` (two
 experts' resolutions compared), ``labels sheet`` (a seeded, stratified review sheet of graded transcripts)
-and ``labels read`` (a filled-in sheet read back as a calibration label table); their places in the tree
-are in :mod:`judgekit.commands.tree`.
+``labels read`` (a filled-in sheet read back as a calibration label table) and ``labels from-results``
+(a results file's judge verdicts as the judge's label rows); their places in the tree are in
+:mod:`judgekit.commands.tree`.
 
 Only typer is imported at module level; everything else loads inside the commands.
 """
@@ -20,7 +21,15 @@ from judgekit.commands.golden import problems_in_document
 from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option, print_model
 
-__all__ = ["candidates_generate", "golden_reconcile", "intake", "sample", "sample_labels", "scan_pii"]
+__all__ = [
+    "candidates_generate",
+    "golden_reconcile",
+    "intake",
+    "labels_from_results",
+    "sample",
+    "sample_labels",
+    "scan_pii",
+]
 
 
 def _valid_set(path: Path) -> Any:
@@ -338,3 +347,55 @@ def sample_labels(
         f"{len(document.unlabelled)} left unlabelled; the reviewer agrees with the grader on "
         f"{document.agree_with_grader} of {document.labelled}. Next: {document.next}"
     )
+
+
+@existing_inputs("results", "join")
+def labels_from_results(  # noqa: PLR0917 - typer options
+    results: Path = typer.Argument(..., help="A judgekit grade results file (JSONL).", show_default=False),
+    out: Path = typer.Option(..., "--out", help="Label table to write (CSV)."),
+    rater: str | None = typer.Option(
+        None,
+        "--rater",
+        help="The judge's rater name (default: judge- and the first 12 characters of its fingerprint).",
+    ),
+    criteria: str | None = typer.Option(
+        None, "--criteria", help="Comma-separated criterion ids to write (default: every judged criterion)."
+    ),
+    join: Path | None = typer.Option(
+        None,
+        "--join",
+        help="The experts' label table: write its rows and the judge's verdicts on its items and criteria "
+        "only, one table for judgekit calibrate.",
+    ),
+    output_format: str = format_option(),
+) -> None:
+    """Write a results file's judge verdicts as the judge's rows of a label table, for calibration.
+
+    One row per judged criterion of each trial (item_id case#trial, as the review sheet and the labelling
+    page write it), the verdict as the label (insufficient_information when the judge abstained) and the
+    judge's full fingerprint. Verdicts untrusted when graded are kept; skipped criteria and judge errors
+    are left out and counted.
+    """
+    from judgekit.api.labels import labels_from_results as write_judge_labels
+    from judgekit.errors import JudgekitError
+
+    output_format = chosen_format(output_format)
+    wanted = None if criteria is None else [c.strip() for c in criteria.split(",") if c.strip()]
+    if wanted == []:
+        raise JudgekitError("--criteria: no criterion named", exit_code=2)
+    document = write_judge_labels(results, out=out, rater=rater, criteria=wanted, join=join)
+    if output_format == "json":
+        print_model("judge_labels", document)
+        return
+    labels = ", ".join(f"{n} {label}" for label, n in document.by_label.items())
+    left = ", ".join(f"{n} {reason}" for reason, n in document.left_out.items()) or "nothing"
+    joined = f" after the {document.joined_rows} row(s) of {document.joined}" if document.joined else ""
+    judges = ", ".join(document.raters.values())
+    typer.echo(
+        f"wrote {out}: {document.rows} judge label row(s) ({labels}) by {judges} "
+        f"on {len(document.criteria)} criteria{joined}; {document.untrusted} untrusted when graded (kept: "
+        f"calibration measures what the judge said); left out: {left}"
+    )
+    if document.unmatched:
+        typer.echo(f"note: {document.unmatched} labelled item(s) of {document.joined} have no judge verdict")
+    typer.echo(f"Next: {document.next}")

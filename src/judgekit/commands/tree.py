@@ -94,6 +94,7 @@ GROUPS: dict[str, Group] = {
         {
             "sheet": growing.sample,
             "read": growing.sample_labels,
+            "from-results": growing.labels_from_results,
             "import": label_tools.labels_import,
             "page": expert_labels.labels_page,
             "reconcile": expert_labels.labels_reconcile,
