@@ -506,17 +506,34 @@ def label_studio_labels(tasks: object, *, source: Path | None, settings: ImportS
     return c.out
 
 
+def _model_rater(c: _Collector, part: object, *, name: str, at: str, what: str, source: str) -> str | None:
+    """The rater a record's model labels (a ``predictions`` list, a ``suggestions`` object) are read as.
+
+    ``None`` when they are not read: absent or empty; of the wrong shape (a located problem); or no
+    ``model_rater`` was given (counted as left out).
+    """
+    shape: type = list if name == "predictions" else Mapping
+    if part is None or (isinstance(part, list | Mapping) and not part):
+        return None
+    if not isinstance(part, shape):
+        wanted = "a list" if shape is list else "an object of questions"
+        c.problem(None, f"{at}.{name}", f"{what}: '{name}' is not {wanted}")
+        return None
+    if c.settings.model_rater is None:
+        c.leave_out(
+            f"model {name} ({source}; {MODEL_HINT})", len(part) if isinstance(part, list | Mapping) else 0
+        )
+        return None
+    return c.settings.model_rater
+
+
 def _model_labels(
     c: _Collector, predictions: object, *, item: tuple[str, str | None], at: str, what: str
 ) -> None:
     """Label Studio predictions: a model's labels under ``model_rater``, else left out and counted."""
-    if predictions is None or predictions == []:
-        return
-    if not isinstance(predictions, list):
-        c.problem(None, f"{at}.predictions", f"{what}: 'predictions' is not a list")
-        return
-    if c.settings.model_rater is None:
-        c.leave_out(f"model predictions (Label Studio predictions[]; {MODEL_HINT})", len(predictions))
+    source = "Label Studio predictions[]"
+    rater = _model_rater(c, predictions, name="predictions", at=at, what=what, source=source)
+    if rater is None or not isinstance(predictions, list):
         return
     for j, prediction in enumerate(predictions):
         where = f"{at}.predictions[{j}]"
@@ -525,7 +542,7 @@ def _model_labels(
                 c,
                 prediction.get("result"),
                 item=item,
-                rater=c.settings.model_rater,
+                rater=rater,
                 where=where,
                 what=f"{what}, prediction {prediction.get('model_version', j)!s}",
             )
@@ -710,13 +727,8 @@ def _argilla_suggestions(
     what: str,
 ) -> None:
     """Argilla suggestions: a model's labels under ``model_rater``, else left out and counted."""
-    if suggestions is None or suggestions == {}:
-        return
-    if not isinstance(suggestions, Mapping):
-        c.problem(None, f"{at}.suggestions", f"{what}: 'suggestions' is not an object of questions")
-        return
-    if c.settings.model_rater is None:
-        c.leave_out(f"model suggestions (Argilla suggestions; {MODEL_HINT})", len(suggestions))
+    rater = _model_rater(c, suggestions, name="suggestions", at=at, what=what, source="Argilla suggestions")
+    if rater is None or not isinstance(suggestions, Mapping):
         return
     for question, suggestion in suggestions.items():
         where = f"{at}.suggestions.{question}"
@@ -739,7 +751,7 @@ def _argilla_suggestions(
             c.add(
                 item=item,
                 criterion=question,
-                rater=c.settings.model_rater,
+                rater=rater,
                 label=label,
                 notes=None,
                 line=None,
