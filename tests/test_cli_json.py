@@ -513,7 +513,11 @@ INVOCATIONS: dict[str, Invocation] = {
     ],
     "labels read": lambda ws, tmp: ["labels", "read", str(ws.sheet), "--out", str(tmp / "labels.csv")],
     "labels from-results": lambda ws, tmp: [
-        "labels", "from-results", str(ws.demo / "results" / "agent-v2.jsonl"), "--out", str(tmp / "judge.csv")
+        "labels",
+        "from-results",
+        str(ws.demo / "results" / "agent-v2.jsonl"),
+        "--out",
+        str(tmp / "judge.csv"),
     ],
     "labels import": lambda ws, tmp: [
         "labels",
