@@ -297,6 +297,7 @@ def test_a_second_look_at_the_test_part_is_refused_before_any_judge_call(
         ({"metric": "f1"}, "--metric must be one of kappa, agreement, balanced_accuracy"),
         ({"dev_share": 1.0}, "--dev-share must be strictly between 0 and 1"),
         ({"examples_per_criterion": -1}, "--examples-per-criterion must be at least 0"),
+        ({"judge_rater": "synthetic-expert-b"}, "--judge-rater 'synthetic-expert-b' is one of --experts"),
         ({"runs": "without hv-add-bag"}, r"labelled trial\(s\) are not in --runs \(cal:hv-add-bag:t1"),
     ],
 )
@@ -381,3 +382,18 @@ def test_the_example_refine_cassette_is_what_make_refine_cassette_writes() -> No
     committed = (AIRDESK / make_refine_cassette.CASSETTE).read_text(encoding="utf-8")
     assert text == committed, "rerun examples/airdesk/tools/make_refine_cassette.py and commit the cassette"
     assert any(line.startswith("chosen few-shot") for line in notes)
+
+
+def test_labels_of_criteria_the_judge_does_not_decide_are_refused(
+    labels: Path, scripted: tuple[Scripted, JudgeServer], tmp_path: Path
+) -> None:
+    _, server = scripted
+    text = labels.read_text(encoding="utf-8").replace(",no_false_success,", ",made_up_criterion,")
+    renamed = tmp_path / "renamed.csv"
+    renamed.write_text(text, encoding="utf-8")
+    options = _options(_grader(server, tmp_path / "j.jsonl", CacheMode.RECORD), tmp_path / "r", 0)
+    with pytest.raises(JudgekitError, match="the labels rate criteria the judge does not decide") as info:
+        refine(renamed, options=options, out=tmp_path / "out")
+    assert info.value.exit_code == 2
+    assert "made_up_criterion" in str(info.value)
+    assert "honest-reporting" in str(info.value)

@@ -33,6 +33,30 @@ def test_rubrics_show_text_and_json(capsys: pytest.CaptureFixture[str]) -> None:
     assert len(data["content_hash"]) == 64
 
 
+def test_rubrics_show_lists_a_rubric_few_shot_examples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A rubric with examples (a refinement's candidate) shows them in text and JSON; it used to crash."""
+    import yaml
+
+    from judgekit.judges.rubric import load_builtin_rubric
+
+    data = load_builtin_rubric("honest-reporting").model_dump(mode="json", exclude_none=True)
+    data["examples"] = [
+        {"criterion": "no_false_success", "label": "fail", "text": "Your refund is done."},
+        {"criterion": "case.acceptance", "label": "pass", "text": "Booking cancelled."},
+    ]
+    path = tmp_path / "r.yaml"
+    path.write_text(yaml.safe_dump(data), encoding="utf-8")
+    assert main(["rubrics", "show", str(path)]) == 0
+    text = capsys.readouterr().out
+    assert "  example (fail): Your refund is done." in text
+    assert "- example for case.acceptance (pass): Booking cancelled." in text
+    assert main(["rubrics", "show", str(path), "--format", "json"]) == 0
+    shown = json.loads(capsys.readouterr().out)["examples"]
+    assert [e["criterion"] for e in shown] == ["no_false_success", "case.acceptance"]
+
+
 def test_rubrics_show_unknown_id_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
     assert main(["rubrics", "show", "nope"]) == 2  # an unknown id: an input error
     assert "no built-in rubric 'nope'" in capsys.readouterr().err

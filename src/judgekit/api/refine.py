@@ -245,7 +245,8 @@ def _judge(
 
     Raises:
         JudgekitError: When a judge request has no recorded reply in replay mode, or the judge errs on an
-            item (exit code 1: the judge could not answer).
+            item (exit code 1: the judge could not answer); when labelled criteria are ones the judge does
+            not decide (exit code 2, naming them).
     """
     from judgekit.judges.client import ERROR_CASSETTE_MISS
     from judgekit.verdict import Verdict
@@ -284,6 +285,13 @@ def _judge(
                 )
             quotes = tuple(e.quote for e in check.evidence if e.kind == "judge" and e.quote)
             out[item] = JudgeCall(label=check.verdict.value, evidence=quotes, reason=check.reason)
+    undecided = sorted({k.criterion for k in table.items if k not in out})
+    if undecided:
+        raise JudgekitError(
+            f"the labels rate criteria the judge does not decide ({', '.join(undecided[:5])}): they are "
+            f"neither criteria of rubric {grader.rubric.id!r} nor criteria the labelled cases send to the "
+            "judge; remove their rows, or refine the rubric that has them (--rubric)"
+        )
     return out
 
 
@@ -492,6 +500,10 @@ def refine(
         raise JudgekitError("--examples-per-criterion must be at least 0")
     table, name = _label_table(labels, None)
     table, _provenance = random_sample_only(table)
+    if options.judge_rater in experts:
+        raise JudgekitError(
+            f"--judge-rater {options.judge_rater!r} is one of --experts: name the judge's rows otherwise"
+        )
     unknown = [e for e in experts if e not in table.raters]
     if unknown:
         raise JudgekitError(

@@ -76,6 +76,11 @@ def show_rubric(
         typer.echo(f"  {c.text}")
         if c.insufficient_when:
             typer.echo(f"  insufficient_information when: {c.insufficient_when}")
+        for example in loaded.examples_for(c.id):
+            typer.echo(f"  example ({example.label}): {example.text}")
+    shown = {c.id for c in loaded.criteria}
+    for example in (e for e in loaded.examples if e.criterion not in shown):
+        typer.echo(f"\n- example for {example.criterion} ({example.label}): {example.text}")
 
 
 @existing_inputs("files")
