@@ -197,11 +197,66 @@ def _calibration_md(tmp: Path, value: str) -> str:
     return result_markdown(result)
 
 
+def _refinement_md(tmp: Path, value: str) -> str:
+    """A refinement report whose label file, item, criterion, experts, quote and paths carry the payload."""
+    from datetime import UTC, datetime
+
+    from judgekit.api.refine import HeldOutFigure, RefinementDocument, _markdown
+    from judgekit.calibration.guards import LabelSplit, LabelUsage
+    from judgekit.calibration.refine import CandidateScore, Disagreement
+    from judgekit.verdict import WrittenFile
+
+    split = LabelSplit(seed=1, dev_share=0.5, content_sha256="0" * 64, dev_cases=(value,), test_cases=("b",))
+    score = CandidateScore(
+        name="current", version=f"1 {value}", complexity=0, metric="kappa", value=0.5, n_items=4, agreements=3
+    )
+    usage = LabelUsage(
+        label_sha256="0" * 64, label_name=value, candidates=("current@1",), recorded_at=datetime.now(UTC)
+    )
+    document = RefinementDocument(
+        labels=f"labels {value}.csv",
+        lineage="honest-reporting",
+        split=split,
+        dev_items=4,
+        test_items=4,
+        disagreements=(
+            Disagreement(
+                item_id=f"{value}#1",
+                criterion=f"goal {value}",
+                case_id=value,
+                judge="pass",
+                consensus="fail",
+                experts={f"alice {value}": "fail", "bob": "fail"},
+                evidence=(f"the agent said {value}",),
+                reason=value,
+            ),
+        ),
+        candidates=(score,),
+        chosen="current",
+        chosen_version=f"1 {value}",
+        dev_figure=score,
+        test_figure=HeldOutFigure(
+            metric="kappa",
+            value=0.4,
+            n_items=4,
+            agreements=3,
+            fingerprint="f" * 64,
+            trusted=False,
+            record=str(tmp / f"record {value}.json"),
+            report=str(tmp / f"calibration {value}.md"),
+        ),
+        usage=(usage, usage.model_copy(update={"purpose": "test"})),
+        written=[WrittenFile(path=str(tmp / f"out {value}.md"), what="refinement_md")],
+    )
+    return _markdown(document).replace(str(tmp), "TMP")
+
+
 RENDERERS: dict[str, Callable[[Path, str], str]] = {
     "report": _report_md,
     "short": _short_md,
     "compare": _compare_md,
     "calibration": _calibration_md,
+    "refinement": _refinement_md,
 }
 
 
