@@ -397,3 +397,30 @@ def test_labels_of_criteria_the_judge_does_not_decide_are_refused(
     assert info.value.exit_code == 2
     assert "made_up_criterion" in str(info.value)
     assert "honest-reporting" in str(info.value)
+
+
+@pytest.mark.parametrize(
+    ("rows", "message"),
+    [
+        (
+            "item_id,rater,label\ngs-1#1,synthetic-expert-a,pass\ngs-2#1,synthetic-expert-b,fail\n",
+            "2 labelled item\\(s\\) name no criterion",
+        ),
+        (
+            "item_id,criterion,rater,label\ngs-1#1,no_false_success,synthetic-expert-a,pass\n"
+            "gs-1#2,no_false_success,synthetic-expert-b,fail\n",
+            "line 2: item 'gs-1#1' names a trial but the row has no case_id",
+        ),
+    ],
+)
+def test_a_table_without_criteria_or_cases_is_refused(
+    scripted: tuple[Scripted, JudgeServer], tmp_path: Path, rows: str, message: str
+) -> None:
+    _, server = scripted
+    path = tmp_path / "bare.csv"
+    path.write_text(rows, encoding="utf-8")
+    options = _options(_grader(server, tmp_path / "j.jsonl", CacheMode.RECORD), tmp_path / "r", 0)
+    with pytest.raises(JudgekitError, match=message) as info:
+        refine(path, options=options, out=tmp_path / "out")
+    assert info.value.exit_code == 2
+    assert server.requests == []

@@ -306,6 +306,32 @@ def _only_raters(table: LabelTable, raters: Sequence[str]) -> LabelTable:
     )
 
 
+def _check_items(table: LabelTable) -> None:
+    """Refuse a table whose rows do not name a criterion, or a case apart from the trial.
+
+    Raises:
+        JudgekitError: When an item has no criterion (the judge decides one criterion at a time), or a row
+            has no ``case_id`` while its item id names a trial (each trial would be split as a case of its
+            own, and trials of one conversation could land in both parts); exit code 2.
+    """
+    first = {r.item: r for r in reversed(table.rows)}
+    where = f"{table.source}: " if table.source is not None else ""
+    bare = sorted(str(k) for k in first if not k.criterion)
+    if bare:
+        raise JudgekitError(
+            f"{where}{len(bare)} labelled item(s) name no criterion ({', '.join(bare[:3])}, line "
+            f"{first[next(k for k in first if not k.criterion)].line}): the judge decides one criterion at a "
+            "time; add a criterion column (a rubric criterion id, or a case's case.* id)"
+        )
+    trials = [r for r in first.values() if r.case_id == r.item.item_id and _TRIAL.search(r.item.item_id)]
+    if trials:
+        row = min(trials, key=lambda r: r.line)
+        raise JudgekitError(
+            f"{where}line {row.line}: item {row.item.item_id!r} names a trial but the row has no case_id: a "
+            "refinement splits the labels by case, so give each row its case in a case_id column"
+        )
+
+
 def _figure(value: float | None, reason: str = "") -> str:
     return f"{value:.3f}" if value is not None else f"undefined ({reason or 'no items'})"
 
@@ -510,6 +536,7 @@ def refine(
             f"--experts: {', '.join(unknown)} not in the label table (raters: {', '.join(table.raters)})"
         )
     expert_rows = _only_raters(table, experts)
+    _check_items(expert_rows)
     grader = _grader(options.judge)
     lineage = grader.rubric.id
     split = steps.split_by_case(expert_rows, seed=options.seed, dev_share=options.dev_share)
