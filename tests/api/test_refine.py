@@ -98,6 +98,7 @@ class Scripted:
         self.truth = _consensus(labels)
         self.blocks = _blocks()
         self.judged: list[tuple[str, int, str, bool]] = []  # case, trial, criterion, shown examples
+        self.down_for: set[str] = set()  # cases whose requests get HTTP 500
 
     def __call__(self, body: dict[str, Any], index: int) -> Reply:
         user = body["messages"][-1]["content"]
@@ -108,6 +109,8 @@ class Scripted:
             )
         case_id, trial = self.blocks[_digest(user[user.find(_TRANSCRIPT) :])]
         criterion = user.split("Criterion ", 1)[1].split(" ", 1)[0]
+        if case_id in self.down_for:
+            return Reply(status=500)
         shown = "<<<BEGIN EXAMPLES " in user
         self.judged.append((case_id, trial, criterion, shown))
         truth = self.truth.get((f"cal:{case_id}:t{trial}", criterion), "pass")
@@ -424,3 +427,26 @@ def test_a_table_without_criteria_or_cases_is_refused(
         refine(path, options=options, out=tmp_path / "out")
     assert info.value.exit_code == 2
     assert server.requests == []
+
+
+def test_a_judge_failing_on_the_test_part_records_no_look(
+    labels: Path, scripted: tuple[Scripted, JudgeServer], tmp_path: Path
+) -> None:
+    """Nothing of the test part was shown, so the ledger is untouched and the refinement may run again."""
+    from judgekit.calibration.labels import parse_labels
+    from judgekit.calibration.refine import split_by_case
+
+    script, server = scripted
+    seed = _seed(labels)
+    split = split_by_case(parse_labels(labels.read_bytes(), source=labels), seed=seed, dev_share=0.5)
+    script.down_for = set(split.test_cases)
+    grader = _grader(server, tmp_path / "judge.jsonl", CacheMode.RECORD)
+    with pytest.raises(JudgekitError, match="the judge could not judge") as info:
+        refine(labels, options=_options(grader, tmp_path / "records", seed), out=tmp_path / "out")
+    assert info.value.exit_code == 1
+    assert load_usage(tmp_path / "records") == []
+    assert not (tmp_path / "out" / "test-labels.csv").exists()
+    script.down_for = set()
+    done = refine(labels, options=_options(grader, tmp_path / "records", seed), out=tmp_path / "out").document
+    assert [u.purpose for u in load_usage(tmp_path / "records")] == ["selection", "test"]
+    assert done.split == split

@@ -582,6 +582,9 @@ def refine(
     best = steps.choose_candidate(scores)
     chosen = next(c for c in candidates if c.name == best.name)
     chosen_grader = _with_rubric(grader, chosen)
+    held_out = _judge(chosen_grader, test, trials)  # the one look at the test part
+    # recorded once the test verdicts exist (a judge that failed on the test part showed nothing), and
+    # before any figure of them is computed or shown
     usage_lines = record_refinement(
         records,
         dev=dev,
@@ -593,7 +596,6 @@ def refine(
         chosen=f"{chosen.name}@{chosen.rubric.version}",
     )
     written.append(WrittenFile(path=str(records / "label-usage.jsonl"), what="label_usage_ledger"))
-    held_out = _judge(chosen_grader, test, trials)  # the one look at the test part
     text = _label_rows(
         test, experts, held_out, rater=options.judge_rater, fingerprint=chosen_grader.fingerprint
     )
