@@ -96,6 +96,9 @@ class JudgeSettings(BaseModel):
             versions (:func:`judgekit.judges.client.model_matches`); a list of at most
             ``ACCEPTED_MODELS_MAX`` names. Not part of the judge's fingerprint: it decides whether a reply
             is believed to come from the configured judge, never what the judge says.
+        canary: Drift canaries re-asked at the start of each ``judgekit grade`` run (0 to 10000; 0 or
+            unset: none): a seeded choice from the canary set kept with the judge's latest calibration
+            record, re-asked without the cassette and tested for drift (docs/methods/drift-canaries.md).
     """
 
     model_config = ConfigDict(extra="forbid", frozen=True)
@@ -117,6 +120,7 @@ class JudgeSettings(BaseModel):
     transport: Literal["auto", "litellm"] | None = None
     prompt_cache: Literal["auto", "off"] | None = None
     accepted_models: list[str] | None = None
+    canary: int | None = Field(None, ge=0, le=10000, strict=True)
 
 
 class ProjectSettings(BaseModel):
@@ -172,6 +176,7 @@ DEFAULTS: dict[str, Any] = {
     "judge.transport": None,
     "judge.prompt_cache": None,
     "judge.accepted_models": None,
+    "judge.canary": None,
 }
 """Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
 
@@ -201,6 +206,7 @@ FLAGS: dict[str, str] = {
     "judge.timeout": "--judge-timeout",
     "judge.retries": "--judge-retries",
     "judge.backoff": "--judge-backoff",
+    "judge.canary": "--canary",
 }
 """The command-line flag of each setting that has one."""
 

@@ -68,6 +68,7 @@ DOCUMENT_KEYS = [
     "dropped_line",
     "holdouts_left_out",
     "exit_code",
+    "canary",
 ]
 """The fields of the ``grade_summary`` document, in the order ``judgekit grade --format json`` prints them."""
 

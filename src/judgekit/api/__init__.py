@@ -9,6 +9,8 @@ What lives here:
 * :mod:`~judgekit.api.runs`: grade a run to a results file (``grade_run``, ``RunOptions``, ``RunOutcome``).
 * :mod:`~judgekit.api.reports`: report a results file and compare two runs (``report``, ``compare``).
 * :mod:`~judgekit.api.calibration`: calibrate a label table (``calibrate``); trust (``trust_status``).
+* :mod:`~judgekit.api.canary`: drift canaries: a record's canary set built from a results file, a
+  check that re-asks the judge and tests for drift (``build_canary_set``, ``check_canaries``).
 * :mod:`~judgekit.api.labels`: the checks of a label table before it certifies a judge; a results
   file's judge verdicts as the judge's label rows (``labels_from_results``).
 * :mod:`~judgekit.api.label_import`: labels from annotation tools (Label Studio, Argilla, Langfuse,

@@ -26,6 +26,7 @@ from typing import Any
 from pydantic import ConfigDict, Field, SkipValidation
 
 from judgekit.advice import current_advice
+from judgekit.api.canary import CanaryOutcome
 from judgekit.caseset import CaseSet
 from judgekit.errors import JudgekitError
 from judgekit.graders.contract import UntrustedPolicy
@@ -85,6 +86,10 @@ class RunOptions:
         report: Read the results file back into the run report (the figures ``judgekit report``
             shows) even without thresholds; with thresholds it is always read.
         require_trust: Refuse a judge no calibration record trusts (exit code 1) instead of grading.
+        canary: Drift canaries to re-ask before grading (0: none; ``judgekit grade --canary N``): a check
+            (:func:`judgekit.api.canary.check_canaries_async`) that writes to the records folder, which is
+            then read again, so a detected drift makes the judge untrusted for this run. Needs a judge.
+        canary_seed: The seed of the canaries' choice (each check of a series chooses anew from it).
         grading: judgekit's configuration recorded in every line (secrets removed); ``None``: the cases,
             the judge and the options of this run.
         provenance: Record the run's provenance (versions, platform, case set digest) in every line.
@@ -93,7 +98,7 @@ class RunOptions:
 
     Raises:
         JudgekitError: (exit code 2) When ``retry_errors`` is given without ``resume``, ``batch_poll``
-            without ``batch`` or out of range, or ``grounding`` is not a mode.
+            without ``batch`` or out of range, ``grounding`` is not a mode, or ``canary`` is negative.
     """
 
     resume: bool = False
@@ -108,6 +113,8 @@ class RunOptions:
     thresholds: tuple[Threshold, ...] = ()
     report: bool = True
     require_trust: bool = False
+    canary: int = 0
+    canary_seed: int = 0
     grading: Mapping[str, Any] | None = None
     provenance: bool = True
     redactor: Redactor | None = field(default=None, compare=False)
@@ -117,6 +124,8 @@ class RunOptions:
         from judgekit.runner import check_retry_errors
 
         check_retry_errors(resume=self.resume, retry_errors=self.retry_errors)
+        if self.canary < 0:
+            raise JudgekitError(f"--canary must be 0 (none) or more (got {self.canary})", exit_code=2)
         if self.batch_poll is not None and not self.batch:
             raise JudgekitError(
                 "--batch-poll is the polling interval of --batch: give --batch too", exit_code=2
@@ -250,6 +259,8 @@ class RunOutcome(FrozenModel):
         holdouts_left_out: Holdout cases whose trials were left out (not named).
         exit_code: What ``judgekit grade`` exits with: 2 when input lines were left out, else 1 when a
             threshold was missed, else 0.
+        canary: The drift canary check made before grading (``--canary N``), or ``None`` without one; when
+            it detected drift the judge was untrusted for the run (``judge.trust_reason`` says why).
         summary: The runner's summary (not in the document).
         report: The run report (not in the document); ``None`` when it was not read.
         notes: The notes and warnings said during the run, in order (not in the document).
@@ -283,6 +294,7 @@ class RunOutcome(FrozenModel):
     dropped_line: int | None
     holdouts_left_out: list[str]
     exit_code: int
+    canary: CanaryOutcome | None = None
     summary: SkipValidation[RunSummary] = Field(exclude=True)
     report: SkipValidation[RunReport | None] = Field(default=None, exclude=True)
     notes: tuple[str, ...] = Field(default=(), exclude=True)
@@ -603,6 +615,7 @@ async def grade_run_async(
         say(text)
 
     rubric = build_rubric_grader(judge) if isinstance(judge, JudgeConfig) else judge
+    canary = await _canary(rubric, options, note) if options.canary else None
     trust = _judge_trust(rubric, require=options.require_trust)
     if isinstance(transcripts, RunPlan):
         from judgekit.caseset import load_case_set
@@ -654,10 +667,31 @@ async def grade_run_async(
         options=options,
         redactor=redactor,
         notes=tuple(notes),
-    )
+    ).model_copy(update={"canary": canary})
 
 
 # --------------------------------------------------------------------------- the parts of the service
+
+
+async def _canary(rubric: RubricGrader | None, options: RunOptions, note: Say) -> CanaryOutcome:
+    """The drift canary check before grading; the judge's trust is then read again from the records.
+
+    Raises:
+        JudgekitError: (exit code 2) Without a judge, or as :func:`judgekit.api.canary.check_canaries_async`.
+    """
+    from judgekit.api.canary import check_canaries_async
+    from judgekit.calibration.trust import TrustBook
+
+    if rubric is None:
+        raise JudgekitError(
+            "--canary re-asks the judge's canaries: give a judge (--judge-model)", exit_code=2
+        )
+    outcome = await check_canaries_async(rubric, options.canary, seed=options.canary_seed)
+    note(outcome.summary)
+    book = rubric.trust
+    if isinstance(book, TrustBook):  # the check wrote to the records: read them again for this run
+        rubric.retrust(TrustBook(book.records_dir, unlabelled_criteria=book.unlabelled_criteria))
+    return outcome
 
 
 def _judge_trust(rubric: RubricGrader | None, *, require: bool) -> tuple[TrustDecision, Path] | None:

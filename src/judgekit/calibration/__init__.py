@@ -20,12 +20,15 @@ What lives here:
 * :mod:`~judgekit.calibration.families`: one gate per failure mode, with a family-wise correction.
 * :mod:`~judgekit.calibration.bias`: placebo-controlled bias probes of a judge-backed grader.
 * :mod:`~judgekit.calibration.position`: position consistency of a pairwise judge.
-* :mod:`~judgekit.calibration.trust`: the one trust function (calibration records, bias reports and
-  failure-mode records), :class:`~judgekit.calibration.trust.TrustBook`.
+* :mod:`~judgekit.calibration.trust`: the one trust function (calibration records, bias reports,
+  failure-mode records and canary checks), :class:`~judgekit.calibration.trust.TrustBook`.
+* :mod:`~judgekit.calibration.canary`: drift canaries: the canary set kept with a record, the checks.
+* :mod:`~judgekit.calibration.drift`: the canaries' always-valid sequential test (e-values, Ville).
 * :mod:`~judgekit.calibration.compare`: old vs new grader on the same labels.
 * :mod:`~judgekit.calibration.corrected`: pass rates carrying the test and calibration uncertainty.
 * :mod:`~judgekit.calibration.beyond`: corrected failure rates and selective judging.
 * :mod:`~judgekit.calibration.selective`: judge only where the judge agrees with experts, escalate the rest.
+* :mod:`~judgekit.calibration.jury`: a jury's members, correlated errors, effective votes, weights.
 
 What may import it: the layers above it in the import contract (``reports``, ``golden``, ``runner``,
 ``contamination``, ``judge_setup`` and up to ``cli``). It may import ``graders``, ``judges`` and below; it

@@ -22,6 +22,15 @@ read (a record written later is seen by a new book). It holds three sources, eac
    failure-mode record never grants trust on its own. A decision for the criterion ``""`` (a label table
    without a ``criterion`` column) is about the judge on every criterion and applies to every question,
    with or without a criterion.
+4. **Canary checks** (``<records>/canary-history/*.json``, :mod:`judgekit.calibration.canary`, written by
+   ``judgekit grade --canary N`` and ``judgekit judge canary``): when the latest check declares drift (its
+   sequential test crossed, in this check or an earlier one of its series) and was made against the
+   canary set of the fingerprint's *latest* calibration record, the fingerprint is untrusted for every
+   criterion; the reason names the check, the items that flipped, the statistic against the threshold and
+   the command that re-calibrates. A newer calibration record than the one the check re-asked starts a new
+   series and lifts the withdrawal: the canary set measured the judge as that older record saw it (give
+   the new calibration the judge's current replies, not the drifted judge's old ones). A check that
+   declares nothing changes nothing.
 
 **Prefix-keyed records.** Records are keyed by the full fingerprint (64 hexadecimal characters): every
 command resolves a typed prefix to one first (:func:`judgekit.calibration.fingerprints.resolve_fingerprint`).
@@ -31,7 +40,7 @@ withdrawing trust: while any record (of the three sources) is keyed by a proper 
 fingerprint is untrusted (``withheld_by`` ``prefix_keyed``), and the reason names each such file and the
 command that writes it again for the full fingerprint (then delete the old file).
 
-Sources 2 and 3 only withdraw, so their order does not change the answer: the fingerprint is trusted for a
+Sources 2, 3 and 4 only withdraw, so their order does not change the answer: the fingerprint is trusted for a
 criterion exactly when source 1 grants it and neither 2 nor 3 withdraws it. Each source is read on its own
 dates: a newer calibration record does not lift an older biased report or an older rejected failure mode
 (only a newer report or record for the same fingerprint does), because they measured the same grader.
@@ -85,6 +94,12 @@ from typing import Final, Generic, Literal, TypeVar
 
 from judgekit.advice import current_advice
 from judgekit.calibration.bias import BIAS_DIR, BiasReport, bias_report_filename, load_bias_report
+from judgekit.calibration.canary import (
+    CANARY_HISTORY_DIR,
+    CanaryCheck,
+    canary_check_filename,
+    load_canary_check,
+)
 from judgekit.calibration.families import (
     FAILURE_MODES_DIR,
     FailureModeDecision,
@@ -115,7 +130,7 @@ __all__ = [
 CHECK_PREFIX: Final = "criterion:"
 """Prefix of the rubric grader's check ids (``criterion:<id>``), removed by :func:`criterion_key`."""
 
-_T = TypeVar("_T", CalibrationRecord, BiasReport, FailureModeRecord)
+_T = TypeVar("_T", CalibrationRecord, BiasReport, FailureModeRecord, CanaryCheck)
 
 
 def criterion_key(criterion: str) -> str:
@@ -253,6 +268,25 @@ def _latest(items: Iterable[_Filed[_T]]) -> dict[str, _Filed[_T]]:
     return out
 
 
+def _canary_withdrawal(filed: _Filed[CanaryCheck], records_dir: Path) -> str:
+    """Why a canary check that declared drift withdraws trust, with the evidence and what to do."""
+    check = filed.value
+    flipped = [r.item for r in check.replies if r.flipped]
+    shown = ", ".join(flipped[:10]) + (f" and {len(flipped) - 10} more" if len(flipped) > 10 else "")
+    first = (
+        ""
+        if check.first_detected in (None, filed.name)
+        else f"; drift was first declared by {check.first_detected}, and an alarm stands for its series"
+    )
+    return (
+        f"the latest canary check ({filed.cite}, check {check.check} against calibration record "
+        f"{check.record_file}) declared drift: {check.test.summary}; items flipped in this check: "
+        f"{shown or 'none'}{first}: the judge's replies moved since it was calibrated, so re-calibrate it "
+        f"on its current replies (`judgekit grade ... --cache-mode off`, then `judgekit calibrate LABELS "
+        f"--judge JUDGE --fingerprint {check.fingerprint} --records {records_dir}`)"
+    )
+
+
 def _read_folder(
     folder: Path, parse: Callable[[bytes, Path], _T], problems: list[Problem]
 ) -> list[_Filed[_T]]:
@@ -331,6 +365,7 @@ WithheldBy = Literal[
     "failure_mode",
     "prefix_keyed",
     "unlabelled_criterion",
+    "canary_drift",
 ]
 """A source that withholds trust: ``no_fingerprint`` (the grader has none), ``uncalibrated`` (no calibration
 record for this exact fingerprint: never calibrated, or the grader changed since), ``failed_gate`` (the latest
@@ -338,7 +373,8 @@ record failed its policy), ``bias`` (the latest bias report blocks trust), ``fai
 failure-mode record rejects the criterion), ``prefix_keyed`` (a record is keyed by a prefix of the
 fingerprint, not the fingerprint: it must be written again for the full one), ``unlabelled_criterion`` (the
 verdict's criterion text was never labelled in the calibration and ``unlabelled_criteria`` is
-``withhold``)."""
+``withhold``), ``canary_drift`` (the latest canary check, made against the latest calibration record,
+declares that the judge's replies moved)."""
 
 
 @dataclass(frozen=True)
@@ -362,6 +398,8 @@ class TrustStatus:
         bias_report_file: That report's file name, or ``None``.
         failure_modes: The latest failure-mode record for the fingerprint, or ``None``.
         failure_modes_file: That record's file name, or ``None``.
+        canary_check: The latest canary check for the fingerprint, or ``None`` (never checked).
+        canary_check_file: That check's file name, or ``None``.
         other_fingerprints: Calibration records in the folder for other fingerprints (0 or more): with no
             record for this one, a sign that the grader changed (a changed model, template, rubric or
             parameter is a new fingerprint).
@@ -381,6 +419,8 @@ class TrustStatus:
     bias_report_file: str | None = None
     failure_modes: FailureModeRecord | None = None
     failure_modes_file: str | None = None
+    canary_check: CanaryCheck | None = None
+    canary_check_file: str | None = None
     other_fingerprints: int = 0
     criterion_labelled: bool | None = None
 
@@ -449,11 +489,15 @@ class TrustBook:
         modes = _read_folder(
             records_dir / FAILURE_MODES_DIR, lambda b, p: load_failure_mode_record(b, source=p), problems
         )
+        canaries = _read_folder(
+            records_dir / CANARY_HISTORY_DIR, lambda b, p: load_canary_check(b, source=p), problems
+        )
         if problems:
             raise ProblemsError(problems)
         self._calibrations = _latest(calibrations)
         self._bias = _latest(bias)
         self._modes = _latest(modes)
+        self._canaries = _latest(canaries)
 
     @classmethod
     def from_records(
@@ -463,6 +507,7 @@ class TrustBook:
         calibrations: Iterable[CalibrationRecord] = (),
         bias_reports: Iterable[BiasReport] = (),
         failure_modes: Iterable[FailureModeRecord] = (),
+        canary_checks: Iterable[CanaryCheck] = (),
         unlabelled_criteria: UnlabelledPolicy = "count",
     ) -> TrustBook:
         """A book over records already in memory (no file is read).
@@ -473,6 +518,7 @@ class TrustBook:
             calibrations: Calibration records.
             bias_reports: Bias reports.
             failure_modes: Failure-mode records.
+            canary_checks: Canary checks (files of the canary history).
             unlabelled_criteria: As for the constructor.
 
         Returns:
@@ -487,6 +533,9 @@ class TrustBook:
         book._calibrations = _latest(_Filed(r, record_filename(r)) for r in calibrations)
         book._bias = _latest(_Filed(r, bias_report_filename(r)) for r in bias_reports)
         book._modes = _latest(_Filed(r, failure_mode_record_filename(r)) for r in failure_modes)
+        book._canaries = _latest(
+            _Filed(c, canary_check_filename(c.fingerprint, c.created_at, c.check)) for c in canary_checks
+        )
         return book
 
     def __repr__(self) -> str:
@@ -569,6 +618,22 @@ class TrustBook:
             return False, f"the latest bias report ({filed.cite}) has must-pass probe(s) not clear: {names}"
         return True, f"bias probes clear ({filed.cite})"
 
+    def _canary(self, fingerprint: str) -> tuple[bool, str | None]:
+        """``(clear, said)`` from the latest canary check: ``said`` is its withdrawal or a note (``None``)."""
+        filed = self._canaries.get(fingerprint)
+        if filed is None:
+            return True, None
+        check = filed.value
+        record = self._calibrations.get(fingerprint)
+        if record is not None and record.name != check.record_file:
+            return True, (
+                f"the latest canary check ({filed.cite}) re-asked the canary set of calibration record "
+                f"{check.record_file}, not of the latest record {record.name}: a new series starts there"
+            )
+        if check.detected:
+            return False, _canary_withdrawal(filed, self.records_dir)
+        return True, f"canary check {check.check} clear ({filed.cite}; {check.test.summary})"
+
     def _failure_modes(self, fingerprint: str, key: str) -> tuple[list[str], list[str]]:
         """``(withdrawals, notes)`` from the latest failure-mode record for ``key`` (``""``: no criterion)."""
         filed = self._modes.get(fingerprint)
@@ -638,6 +703,7 @@ class TrustBook:
         calibrated, calibration_reason = self._calibration(fingerprint)
         clear, probes_reason = self._probes(fingerprint)
         withdrawals, notes = self._failure_modes(fingerprint, key)
+        canary_clear, canary_said = self._canary(fingerprint)
         filed = self._calibrations.get(fingerprint)
         withheld: list[WithheldBy] = []
         if not calibrated:
@@ -646,6 +712,8 @@ class TrustBook:
             withheld.append("bias")
         if withdrawals:
             withheld.append("failure_mode")
+        if not canary_clear:
+            withheld.append("canary_drift")
         legacy = self._prefix_keyed(fingerprint)
         if legacy:
             withheld.append("prefix_keyed")
@@ -658,11 +726,20 @@ class TrustBook:
             *([] if calibrated else [calibration_reason]),
             *([] if clear else [probes_reason]),
             *withdrawals,
+            *([] if canary_clear or canary_said is None else [canary_said]),
             *legacy,
             *([clause] if unlabelled else []),
         ]
-        said = blockers or [calibration_reason, probes_reason, *notes, *([clause] if clause else [])]
+        canary_note = [canary_said] if canary_clear and canary_said is not None else []
+        said = blockers or [
+            calibration_reason,
+            probes_reason,
+            *notes,
+            *canary_note,
+            *([clause] if clause else []),
+        ]
         bias = self._bias.get(fingerprint)
+        canary = self._canaries.get(fingerprint)
         modes = self._modes.get(fingerprint)
         return TrustStatus(
             fingerprint=fingerprint,
@@ -677,6 +754,8 @@ class TrustBook:
             bias_report_file=bias.name if bias is not None else None,
             failure_modes=modes.value if modes is not None else None,
             failure_modes_file=modes.name if modes is not None else None,
+            canary_check=canary.value if canary is not None else None,
+            canary_check_file=canary.name if canary is not None else None,
             other_fingerprints=len(self._calibrations) - (filed is not None),
             criterion_labelled=labelled,
         )

@@ -14,6 +14,8 @@ What lives here:
 * :mod:`~judgekit.commands.trust`: label planning, refusals, failure modes, bias probes, trace import.
 * :mod:`~judgekit.commands.inspect_logs`: ``import inspect`` and ``export inspect`` (Inspect AI logs).
 * :mod:`~judgekit.commands.cascade`: fitting a judge cascade on calibration labels.
+* :mod:`~judgekit.commands.jury`: ``judge fit-jury``, a weighted jury's weights fitted on labels.
+* :mod:`~judgekit.commands.canary`: ``judge canary-set`` and ``judge canary``, the drift canaries.
 * :mod:`~judgekit.commands.refine`: ``judge refine``, a rubric refined on labels and measured on others.
 * :mod:`~judgekit.commands.judge`: ``rubrics`` and ``cassette``.
 * :mod:`~judgekit.commands.golden`: golden-set commands (validate, coverage, export, retire, promote, diff).

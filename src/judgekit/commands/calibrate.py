@@ -225,8 +225,8 @@ def trust(
     """Print whether a grader fingerprint is trusted (for a criterion), and why (exit 0 trusted, 1 not).
 
     A prefix is resolved to the one full fingerprint it starts (or refused, naming the candidates). Trusted
-    needs a passing latest calibration record for that exact fingerprint; the latest bias report and the
-    latest failure-mode record can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
+    needs a passing latest calibration record for that exact fingerprint; the latest bias report, the
+    latest failure-mode record and the latest drift canary check can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
     """
     from judgekit.api.calibration import trust_status
 

@@ -292,6 +292,28 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "--format json",
         ),
     ),
+    "judge canary": (
+        Example(
+            "Re-ask 20 drift canaries (from cron or CI); exit 1 on drift",
+            "judgekit judge canary -n 20 --judge-model openai/gpt-4o-mini --records calibration/records",
+        ),
+        Example(
+            "The same with another seed, as JSON (cost included)",
+            "judgekit judge canary -n 40 --seed 3 --judge-model openai/gpt-4o-mini --format json",
+        ),
+    ),
+    "judge canary-set": (
+        Example(
+            "Keep a canary set with the judge's latest calibration record",
+            "judgekit judge canary-set v2.jsonl --transcripts runs/v2.jsonl --cases golden/ "
+            "--judge-model openai/gpt-4o-mini",
+        ),
+        Example(
+            "A looser null (5% flips) and a stricter false-alarm rate",
+            "judgekit judge canary-set v2.jsonl --transcripts runs/v2.jsonl --cases golden/ "
+            "--judge-model openai/gpt-4o-mini --tolerance 0.05 --alpha 0.001",
+        ),
+    ),
     "judge failure-rate": (
         Example(
             "Correct 40 flagged failures out of 500 decided items",
@@ -338,6 +360,11 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "Give up on a hanging judge after 20 s per attempt and 2 retries",
             f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl "
             "--judge-model openai/gpt-4o-mini --judge-timeout 20 --judge-retries 2 --judge-backoff 0.5",
+        ),
+        Example(
+            "Re-ask 20 drift canaries before grading (drift makes the judge untrusted for the run)",
+            f"judgekit grade --cases {_SET} --transcripts {_RUN} --out v2.jsonl "
+            "--judge-model openai/gpt-4o-mini --canary 20",
         ),
         Example(
             "Escalate unsure verdicts from a cheap judge to a strong one, then to a human",

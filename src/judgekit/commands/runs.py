@@ -245,6 +245,15 @@ def grade(  # noqa: PLR0917 - typer options
         "stage's threshold goes to the next stage, below the last to a human (insufficient_information); "
         "the route is in the check's evidence.",
     ),
+    canary: int | None = typer.Option(
+        None,
+        "--canary",
+        metavar="N",
+        min=0,
+        help="Re-ask N drift canaries of the judge's calibration before grading, without the cassette "
+        "(judge.canary in configuration; 0: none): a detected drift makes the judge untrusted for this run "
+        "and is written to the canary history (see judgekit judge canary).",
+    ),
     fsync: bool = typer.Option(False, "--fsync", help="Force each result line to disk (power-loss safe)."),
     batch: bool = typer.Option(
         False,
@@ -321,11 +330,12 @@ def grade(  # noqa: PLR0917 - typer options
             config=config,
             cascade=cascade,
         ),
-        settings={"cases": cases, "concurrency": concurrency},
+        settings={"cases": cases, "concurrency": concurrency, "judge.canary": canary},
     )
     cases = _golden_set(setup)
     options = replace(
         options,
+        canary=int(setup.effective.value("judge.canary") or 0),
         concurrency=setup.concurrency,
         untrusted=setup.untrusted,
         grading=_grading_record(setup, cases, grounding),

@@ -22,6 +22,7 @@ from typer.core import TyperGroup
 
 from judgekit.commands import (
     calibrate,
+    canary,
     cascade,
     config,
     contamination,
@@ -113,6 +114,8 @@ GROUPS: dict[str, Group] = {
             "probe-bias": trust.probe_bias,
             "fit-cascade": cascade.fit_cascade,
             "refine": refine.refine,
+            "canary": canary.canary_check,
+            "canary-set": canary.canary_set,
         },
     ),
     "import": Group(

@@ -259,6 +259,14 @@ class RubricGrader:
         """The trust lookup deciding this grader's verdicts (``None``: every verdict untrusted)."""
         return self._trust
 
+    def retrust(self, trust: TrustLookup | None) -> None:
+        """Decide this grader's verdicts with another trust lookup from now on.
+
+        A drift canary check at the start of ``judgekit grade`` writes to the records folder; the run then
+        reads the folder again so that a withdrawal applies to its own verdicts.
+        """
+        self._trust = trust
+
     def trust_status(self, criterion: str | Criterion) -> TrustDecision:
         """Trust of this grader's verdicts on one criterion (from the ``trust`` lookup; else untrusted).
 
@@ -314,6 +322,25 @@ class RubricGrader:
         sampled, _cost = await self._judge(criterion, TrialData.of(transcript_text, case_facts), item=item)
         return sampled
 
+    async def rejudge(
+        self, criterion: Criterion, transcript_text: str, case_facts: str, *, item: str
+    ) -> tuple[SampledVerdict, JudgmentCost]:
+        """Ask the judge again, never from the cassette: a drift canary's re-asked question.
+
+        The request is rendered and sampled exactly as :meth:`judge` does; every sample goes to the
+        provider and nothing is recorded.
+
+        Returns:
+            The reduced samples and what the calls cost.
+
+        Raises:
+            JudgekitError: In replay mode, which never calls the model (exit code 2).
+        """
+        async with self.client.admission():
+            return await self._judge_admitted(
+                criterion, TrialData.of(transcript_text, case_facts), item=item, fresh=True
+            )
+
     async def _judge(
         self, criterion: Criterion, trial: TrialData, *, item: str
     ) -> tuple[SampledVerdict, JudgmentCost]:
@@ -322,7 +349,7 @@ class RubricGrader:
             return await self._judge_admitted(criterion, trial, item=item)
 
     async def _judge_admitted(
-        self, criterion: Criterion, trial: TrialData, *, item: str
+        self, criterion: Criterion, trial: TrialData, *, item: str, fresh: bool = False
     ) -> tuple[SampledVerdict, JudgmentCost]:
         from judgekit.judges.sandbox import TemplateLimitError, TemplateRenderError
 
@@ -341,7 +368,7 @@ class RubricGrader:
         async def one(sample: int) -> ParsedVerdict:
             request = self.client.build_request(prompt.messages, schema=schema, sample=sample)
             result = await self.client.complete(
-                request, item=f"{item}/sample {sample}", cache_breaks=prompt.cache_breaks
+                request, item=f"{item}/sample {sample}", cache_breaks=prompt.cache_breaks, fresh=fresh
             )
             costs.append(JudgmentCost.of_call(result))
             return self.verdict_of(result, prompt)

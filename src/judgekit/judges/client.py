@@ -730,7 +730,12 @@ class JudgeClient:
         return self._admit
 
     async def complete(
-        self, request: Mapping[str, Any], *, item: str, cache_breaks: tuple[int, ...] | None = None
+        self,
+        request: Mapping[str, Any],
+        *,
+        item: str,
+        cache_breaks: tuple[int, ...] | None = None,
+        fresh: bool = False,
     ) -> CallResult:
         """Answer one request from the cassette or the provider; never raises for provider trouble.
 
@@ -743,12 +748,25 @@ class JudgeClient:
                 (:attr:`judgekit.judges.prompt.RenderedPrompt.cache_breaks`), for Anthropic prompt-cache
                 breakpoints; ``None`` marks none. Not part of the request: the cassette key, a provider
                 batch and OpenAI-compatible calls never see it.
+            fresh: Ask the provider even when the cassette holds a reply, and record nothing (a drift
+                canary re-asks a question whose recorded reply it compares with the new one).
 
         Returns:
             The call's result; on failure ``error`` says why and ``content`` is ``None``.
+
+        Raises:
+            JudgekitError: When ``fresh`` is asked in replay mode, which never calls the model (exit code 2).
         """
         self._semaphore()
         key = request_key(request)
+        if fresh:
+            if self.mode is CacheMode.REPLAY:
+                raise JudgekitError(
+                    "a canary check re-asks the judge, and cache mode 'replay' never calls the model: use "
+                    "--cache-mode record or off",
+                    exit_code=2,
+                )
+            return await self._call(request, item=item, cache_breaks=cache_breaks)
         if self.mode is not CacheMode.OFF and self.cassette is not None:
             hit = self.cassette.get(key)
             if hit is not None:
