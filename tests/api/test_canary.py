@@ -123,7 +123,8 @@ def calibrated(capsys: pytest.CaptureFixture[str], project: Path, fingerprint: s
         *("--records", "records", "--rubric", "rubric.yaml", "--cases", "golden"),
     )
     assert code == 0, printed + err
-    assert "TRUSTED" in printed and "NOT TRUSTED" not in printed, printed
+    assert "TRUSTED" in printed, printed
+    assert "NOT TRUSTED" not in printed, printed
 
 
 def test_trust_is_withdrawn_after_the_judge_changes_and_not_before(
@@ -202,3 +203,238 @@ def test_trust_is_withdrawn_after_the_judge_changes_and_not_before(
     assert code == 0
     assert "not of the latest record" in printed
     assert "a new series starts there" in printed
+
+
+# --------------------------------------------------------------------------- one test per error message
+
+
+@pytest.fixture(scope="module")
+def calibrated_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Path, str]]:
+    """A project graded and calibrated once (no canary set yet), its judge server running."""
+    root = tmp_path_factory.mktemp("canary-errors")
+    server = JudgeServer(Judge()).start()
+    with pytest.MonkeyPatch.context() as patch:
+        (root / "golden" / "cases").mkdir(parents=True)
+        (root / "golden" / "cases" / "refund.yaml").write_text(CASE)
+        lines = [json.dumps(_transcript(i)) for i in range(1, TRIALS + 1)]
+        (root / "all.jsonl").write_text("\n".join(lines) + "\n")
+        (root / "rubric.yaml").write_text(RUBRIC)
+        (root / "records").mkdir()
+        (root / "run.yaml").write_text(json.dumps({"judge": {"api_base": server.api_base}}))
+        patch.setenv("OPENAI_API_KEY", "sk-canary-0000")
+        patch.chdir(root)
+        assert main(
+            [
+                "grade",
+                "--cases",
+                "golden",
+                "--transcripts",
+                "all.jsonl",
+                "--out",
+                "full.jsonl",
+                "--no-progress",
+                "--records",
+                "records",
+                *JUDGE,
+            ]
+        ) in (0, None)
+        first = json.loads((root / "full.jsonl").read_text().splitlines()[0])
+        fingerprint = first["judge_fingerprint"]["hex"]
+        rows = ["item_id,case_id,criterion,rater,label"]
+        for i in range(1, TRIALS + 1):
+            truth = "pass" if i % 2 == 0 else "fail"
+            rows += [f"refund#{i},refund,polite,{r},{truth}" for r in ("a", "b", "judge")]
+        (root / "labels.csv").write_text("\n".join(rows) + "\n")
+        assert main(
+            [
+                "calibrate",
+                "labels.csv",
+                "--judge",
+                "judge",
+                "--experts",
+                "a,b",
+                "--fingerprint",
+                fingerprint,
+                "--records",
+                "records",
+                "--rubric",
+                "rubric.yaml",
+            ]
+        ) in (0, None)
+        yield root, fingerprint
+    server.stop()
+
+
+@pytest.fixture
+def errors_project(calibrated_project: tuple[Path, str], monkeypatch: pytest.MonkeyPatch) -> tuple[Path, str]:
+    root, fingerprint = calibrated_project
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-0000")
+    monkeypatch.chdir(root)
+    return root, fingerprint
+
+
+def refused(capsys: pytest.CaptureFixture[str], *args: str) -> str:
+    code, printed, err = run(capsys, *args)
+    assert code == 2, printed + err
+    return " ".join(err.split())
+
+
+CANARY_SET = ("judge", "canary-set", "full.jsonl", "--transcripts", "all.jsonl", "--cases", "golden")
+
+
+def test_a_check_without_a_calibration_record_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "empty").mkdir()
+    err = refused(capsys, "judge", "canary", "-n", "5", "--records", str(tmp_path / "empty"), *JUDGE)
+    assert (
+        f"no calibration record for fingerprint {errors_project[1][:12]} in {tmp_path / 'empty'}: a "
+        "canary set is kept with the judge's latest calibration record; calibrate the judge first" in err
+    )
+
+
+def test_a_check_without_a_canary_set_says_how_to_build_it(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refused(capsys, "judge", "canary", "-n", "5", "--records", "records", *JUDGE)
+    assert "no canary set for calibration record " in err
+    assert "build it from the results its judge graded with `judgekit judge canary-set RESULTS" in err
+
+
+def test_a_canary_set_of_a_changed_record_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root, _ = errors_project
+    records = tmp_path / "records"
+    records.mkdir()
+    (record,) = (root / "records").glob("*.json")
+    (records / record.name).write_bytes(record.read_bytes())
+    code, printed, err = run(capsys, *CANARY_SET, "--records", str(records), *JUDGE)
+    assert code == 0, printed + err
+    (records / record.name).write_bytes(record.read_bytes() + b" ")
+    err = refused(capsys, "judge", "canary", "-n", "5", "--records", str(records), *JUDGE)
+    assert "the canary set was built for another version of " in err
+    assert "build it again with `judgekit judge canary-set`" in err
+
+
+def test_a_check_in_replay_mode_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root, _ = errors_project
+    records = tmp_path / "records"
+    records.mkdir()
+    (record,) = (root / "records").glob("*.json")
+    (records / record.name).write_bytes(record.read_bytes())
+    assert run(capsys, *CANARY_SET, "--records", str(records), *JUDGE)[0] == 0
+    (tmp_path / "c.jsonl").write_text("")
+    err = refused(
+        capsys,
+        "judge",
+        "canary",
+        "-n",
+        "5",
+        "--records",
+        str(records),
+        *JUDGE,
+        "--cassette",
+        str(tmp_path / "c.jsonl"),
+        "--cache-mode",
+        "replay",
+    )
+    assert (
+        "a canary check re-asks the judge, and cache mode 'replay' never calls the model: use "
+        "--cache-mode record or off" in err
+    )
+
+
+def test_grade_canary_without_a_judge_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = refused(
+        capsys,
+        "grade",
+        "--cases",
+        "golden",
+        "--transcripts",
+        "all.jsonl",
+        "--out",
+        "none.jsonl",
+        "--no-progress",
+        "--canary",
+        "3",
+    )
+    assert "--canary re-asks the judge's canaries: give a judge (--judge-model)" in err
+
+
+def test_a_negative_canary_count_is_refused() -> None:
+    from judgekit.api.runs import RunOptions
+    from judgekit.errors import JudgekitError
+
+    with pytest.raises(JudgekitError, match=r"^--canary must be 0 \(none\) or more \(got -1\)$"):
+        RunOptions(canary=-1)
+
+
+def test_a_tolerance_out_of_range_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    err = refused(capsys, *CANARY_SET, "--records", "records", *JUDGE, "--tolerance", "1.5")
+    assert "--tolerance must be above 0 and below 1 (got 1.5)" in err
+
+
+def test_results_without_a_labelled_item_are_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    (tmp_path / "other.jsonl").write_text(json.dumps(_transcript(TRIALS + 1)) + "\n")
+    out = tmp_path / "other-results.jsonl"
+    code, printed, err = run(
+        capsys,
+        "grade",
+        "--cases",
+        "golden",
+        "--transcripts",
+        str(tmp_path / "other.jsonl"),
+        "--out",
+        str(out),
+        "--no-progress",
+        "--records",
+        "records",
+        *JUDGE,
+    )
+    assert code == 0, printed + err
+    err = refused(
+        capsys,
+        "judge",
+        "canary-set",
+        str(out),
+        "--transcripts",
+        str(tmp_path / "other.jsonl"),
+        "--cases",
+        "golden",
+        "--records",
+        "records",
+        *JUDGE,
+    )
+    assert f"{out}: no item the record " in err
+    assert "give the results file the labelled items were graded in (item ids are CASE#TRIAL)" in err
+
+
+def test_a_record_of_another_judge_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str]
+) -> None:
+    root, fingerprint = errors_project
+    (record,) = (root / "records").glob("*.json")
+    err = refused(
+        capsys,
+        *CANARY_SET,
+        "--records",
+        "records",
+        "--record",
+        str(record),
+        "--judge-model",
+        "openai/another-judge",
+        "--config",
+        "run.yaml",
+        "--rubric",
+        "rubric.yaml",
+    )
+    assert f"the record is for fingerprint {fingerprint[:12]}, the judge configured is " in err
