@@ -100,6 +100,7 @@ def test_every_setting_reaches_the_judge() -> None:
         "transport",
         "prompt_cache",
         "accepted_models",
+        "jury",
     }
 
 

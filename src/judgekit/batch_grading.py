@@ -99,6 +99,12 @@ def _client(grader: LayeredTrialGrader) -> JudgeClient:
             "the earlier stage's answer, which a batch gives a day later; drop one of them",
             exit_code=2,
         )
+    if rubric.jury is not None:
+        raise JudgekitError(
+            "--batch cannot ask a jury (--jury or judge.jury): a batch goes to one model and the jury's "
+            "members are several; grade the jury without --batch",
+            exit_code=2,
+        )
     return rubric.client
 
 

@@ -22,6 +22,8 @@ pytest plugin)::
       transport: auto                # auto (lean HTTP for OpenAI/Anthropic) or litellm
       prompt_cache: auto             # auto (Anthropic cache_control breakpoints) or "off"
       accepted_models: [gpt-4o-2024-08-06]  # reply models accepted besides the requested one
+      jury: jury.yaml                # several judges per criterion (judgekit.judges.jury); model may
+                                     # then be left out: it is the jury's first member
     record:                          # free-form values recorded with the run
       ticket: EVAL-123
 
@@ -47,6 +49,7 @@ if TYPE_CHECKING:
     from judgekit.calibration.trust import UnlabelledPolicy
     from judgekit.graders.rubric import CascadeRouting, RubricGrader, TrustLookup
     from judgekit.judges.client import ClientSettings, JudgeParams
+    from judgekit.judges.jury import Jury
     from judgekit.judges.rubric import Rubric
 
 __all__ = ["JUDGE_SETTINGS", "JudgeConfig", "build_rubric_grader", "load_rubric_setting", "load_run_config"]
@@ -68,6 +71,7 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "transport",
     "prompt_cache",
     "accepted_models",
+    "jury",
 )
 """The settings a run configuration's ``judge`` mapping may hold."""
 
@@ -154,6 +158,9 @@ class JudgeConfig:
         prompt_cache: ``auto`` or ``off`` (``None``: the client's default, ``auto``).
         accepted_models: Reply ``model`` names accepted besides the requested model and its dated
             versions (``None``: none).
+        jury: Judge each criterion by a jury: a :class:`~judgekit.judges.jury.Jury`, or its file as text or
+            a path object (``None``: one judge). ``model`` must be the jury's first member's model; every
+            member shares the other settings. Part of the fingerprint (the jury's members and aggregation).
 
     Raises:
         JudgekitError: When a field has a bad value (exit code 2): the message names the setting, the value
@@ -182,11 +189,26 @@ class JudgeConfig:
     transport: str | None = None
     prompt_cache: str | None = None
     accepted_models: tuple[str, ...] | list[str] | None = None
+    jury: Jury | str | os.PathLike[str] | None = None
 
     def __post_init__(self) -> None:
         from judgekit.calibration.trust import unlabelled_policy
 
         unlabelled_policy(self.unlabelled_criteria)
+        jury = self.the_jury
+        if jury is not None and self.cascade is not None:
+            raise JudgekitError(
+                "judge settings jury and cascade: a criterion is routed through a cascade or asked of a "
+                "jury, not both; remove one",
+                exit_code=2,
+            )
+        if jury is not None and jury.members[0].model != self.model:
+            raise JudgekitError(
+                f"judge setting jury: the jury's first member {jury.members[0].name} judges with "
+                f"{jury.members[0].model}, but the judge model is {self.model}; give that model (or leave "
+                "judge.model out)",
+                exit_code=2,
+            )
         self.cache_mode  # noqa: B018 - each property checks its fields and raises on a bad value
         self.judge_params  # noqa: B018
         self.client_settings  # noqa: B018
@@ -206,7 +228,11 @@ class JudgeConfig:
         """
         values = {("mode" if name == "cache" else name): judge.get(name) for name in JUDGE_SETTINGS}
         values = {name: value for name, value in values.items() if value is not None}
-        return cls(**{**values, **fields})
+        merged = {**values, **fields}
+        if merged.get("model") is None and merged.get("jury") is not None:
+            merged["jury"] = jury = _jury_of(merged["jury"])
+            merged["model"] = jury.members[0].model  # the jury's first member is the judge in force
+        return cls(**merged)
 
     @classmethod
     def from_file(cls, path: str | os.PathLike[str], **fields: Any) -> JudgeConfig:
@@ -237,6 +263,15 @@ class JudgeConfig:
                 exit_code=2,
             )
         return cls.from_settings(judge, **fields)
+
+    @property
+    def the_jury(self) -> Jury | None:
+        """The jury in force, read from its file when ``jury`` names one (``None``: one judge).
+
+        Raises:
+            JudgekitError: When the file cannot be read; ProblemsError when it is not a valid jury.
+        """
+        return _jury_of(self.jury) if self.jury is not None else None
 
     @property
     def cache_mode(self) -> str:
@@ -348,8 +383,17 @@ def load_rubric_setting(rubric: str | os.PathLike[str]) -> Rubric:
     return load_rubric(path) if path.suffix in (".yaml", ".yml") else load_builtin_rubric(str(rubric))
 
 
+def _jury_of(jury: Jury | str | os.PathLike[str]) -> Jury:
+    """A jury given as a jury or as its file (read)."""
+    from judgekit.judges.jury import Jury, load_jury
+
+    return jury if isinstance(jury, Jury) else load_jury(jury)
+
+
 def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     """The judge layer: a rubric grader over a judge client, trusted through ``config.records``.
+
+    With a jury, one grader per member is built (the first is the one returned, holding the others).
 
     Args:
         config: The judge configuration (checked when it was made).
@@ -373,4 +417,16 @@ def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
         from judgekit.calibration.trust import TrustBook
 
         trust = TrustBook(Path(config.records), unlabelled_criteria=config.unlabelled_criteria)
-    return RubricGrader(rubric_obj, client, trust=trust, cascade=config.cascade)
+    panel = None
+    jury = config.the_jury
+    if jury is not None:
+        from dataclasses import replace
+
+        from judgekit.graders.rubric import JuryPanel
+
+        others = tuple(
+            build_rubric_grader(replace(config, model=m.model, jury=None, trust=trust, cascade=None))
+            for m in jury.members[1:]
+        )
+        panel = JuryPanel(jury=jury, others=others)
+    return RubricGrader(rubric_obj, client, trust=trust, cascade=config.cascade, jury=panel)

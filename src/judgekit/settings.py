@@ -96,6 +96,8 @@ class JudgeSettings(BaseModel):
             versions (:func:`judgekit.judges.client.model_matches`); a list of at most
             ``ACCEPTED_MODELS_MAX`` names. Not part of the judge's fingerprint: it decides whether a reply
             is believed to come from the configured judge, never what the judge says.
+        jury: A jury file (YAML or JSON, :mod:`judgekit.judges.jury`): several judges on each criterion
+            with a declared aggregation; the jury's fingerprint names its members and the aggregation.
         canary: Drift canaries re-asked at the start of each ``judgekit grade`` run (0 to 10000; 0 or
             unset: none): a seeded choice from the canary set kept with the judge's latest calibration
             record, re-asked without the cassette and tested for drift (docs/methods/drift-canaries.md).
@@ -120,6 +122,7 @@ class JudgeSettings(BaseModel):
     transport: Literal["auto", "litellm"] | None = None
     prompt_cache: Literal["auto", "off"] | None = None
     accepted_models: list[str] | None = None
+    jury: Path | None = None
     canary: int | None = Field(None, ge=0, le=10000, strict=True)
 
 
@@ -150,7 +153,7 @@ class ProjectSettings(BaseModel):
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
-_PATH_SETTINGS = frozenset({"cases", "records", "policy", "judge.cassette"})
+_PATH_SETTINGS = frozenset({"cases", "records", "policy", "judge.cassette", "judge.jury"})
 
 DEFAULTS: dict[str, Any] = {
     "cases": None,
@@ -176,6 +179,7 @@ DEFAULTS: dict[str, Any] = {
     "judge.transport": None,
     "judge.prompt_cache": None,
     "judge.accepted_models": None,
+    "judge.jury": None,
     "judge.canary": None,
 }
 """Every setting (dotted name) and its built-in default (``None``: unset, the command decides)."""
@@ -206,6 +210,7 @@ FLAGS: dict[str, str] = {
     "judge.timeout": "--judge-timeout",
     "judge.retries": "--judge-retries",
     "judge.backoff": "--judge-backoff",
+    "judge.jury": "--jury",
     "judge.canary": "--canary",
 }
 """The command-line flag of each setting that has one."""

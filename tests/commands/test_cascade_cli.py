@@ -296,3 +296,84 @@ def test_grade_cascade_needs_a_judge(tmp_path: Path, capsys: pytest.CaptureFixtu
     )
     assert code == 2
     assert "--cascade routes the judge layer's criteria: give --judge-model too" in err
+
+
+# --------------------------------------------------------------------------- the cascade in the fingerprint
+
+
+def _judge_fingerprint(path: Path) -> dict[str, Any]:
+    (fp,) = {json.dumps(json.loads(x)["judge_fingerprint"]) for x in path.read_text().splitlines()}
+    return dict(json.loads(fp))
+
+
+def test_resume_refuses_a_run_graded_through_another_cascade(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A changed threshold changes the cascade's fingerprint, so --resume does not mix the two runs."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cascade-test")
+    assert fit(capsys, tmp_path)[0] == 0
+    server = serve(_script())
+    cascade = tmp_path / "cascade.json"
+    code, _, err = _grade(capsys, tmp_path, server, "--cascade", str(cascade))
+    assert code in (0, 1), err
+    first = _judge_fingerprint(tmp_path / "r.jsonl")
+    data = json.loads(cascade.read_text())
+    data["stages"][1]["threshold"] = 0.5
+    cascade.write_text(json.dumps(data))
+    calls = len(server.requests)
+    code, _, err = run(
+        capsys,
+        "grade",
+        "--cases",
+        str(tmp_path / "golden"),
+        "--transcripts",
+        str(tmp_path / "t.jsonl"),
+        "--out",
+        str(tmp_path / "r.jsonl"),
+        "--judge-model",
+        "openai/small-judge",
+        "--config",
+        str(tmp_path / "run.yaml"),
+        "--rubric",
+        str(tmp_path / "rubric.yaml"),
+        "--records",
+        str(tmp_path / "records"),
+        "--no-progress",
+        "--cascade",
+        str(cascade),
+        "--resume",
+    )
+    assert code == 2
+    assert f"cannot resume {tmp_path / 'r.jsonl'}: it was graded differently from this run" in err
+    assert f"graded by another judge fingerprint (judge {first['hex'][:12]} vs judge " in err
+    assert len(server.requests) == calls  # nothing was judged again
+
+
+def test_the_cascade_fingerprint_names_stages_and_thresholds(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], serve: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The fingerprint graded under is the cascade's (each stage's own fingerprint beside it in the note);
+    without --cascade the same judge keeps its single-judge fingerprint."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-cascade-test")
+    assert fit(capsys, tmp_path)[0] == 0
+    server = serve(_script())
+    code, _, err = _grade(capsys, tmp_path, server, "--cascade", str(tmp_path / "cascade.json"))
+    assert code in (0, 1), err
+    cascade_fp = _judge_fingerprint(tmp_path / "r.jsonl")
+    assert f"judge {cascade_fp['hex'][:12]}: untrusted" in err
+    stage_fps = [p["fingerprint"] for p in cascade_fp["spec"]["parts"]]
+    assert [p["threshold"] for p in cascade_fp["spec"]["parts"]] == [1.0, 1.0]
+    assert cascade_fp["spec"]["rule"] == {"confidence": "sample_agreement", "delta": 0.05, "target": 0.9}
+    line = json.loads((tmp_path / "r.jsonl").read_text().splitlines()[0])
+    notes = [e["data"] for e in _check(line, "criterion:case.acceptance")["evidence"] if e["kind"] == "note"]
+    judge_note = next(n for n in notes if "fingerprint" in n)
+    assert judge_note["fingerprint"] == cascade_fp["hex"]
+    assert judge_note["judge_fingerprint"] == stage_fps[1]  # decided by the large stage
+    (tmp_path / "r.jsonl").unlink()
+    for made in ("golden", "records"):
+        (tmp_path / made).rename(tmp_path / f"{made}-1")
+    code, _, err = _grade(capsys, tmp_path, server)
+    assert code in (0, 1), err
+    alone = _judge_fingerprint(tmp_path / "r.jsonl")
+    assert alone["spec"]["kind"] == "rubric"
+    assert alone["hex"] == stage_fps[0] != cascade_fp["hex"]

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from judgekit.calibration.pipeline import CalibrationResult, CriterionText
     from judgekit.calibration.records import CalibrationRecord
     from judgekit.caseset import CaseSet
+    from judgekit.judges.jury import Jury
     from judgekit.judges.rubric import Rubric
     from judgekit.stats import Estimate
 
@@ -55,6 +56,7 @@ __all__ = [
     "CalibrationOptions",
     "TrustStatus",
     "calibrate",
+    "fit_jury",
     "known_fingerprints",
     "resolve_judge_fingerprint",
     "trust_status",
@@ -104,6 +106,12 @@ class CalibrationOptions:
             found by its row's ``case_id`` (else its ``item_id``, with or without a ``#trial`` suffix): a
             case set or its folder (``--cases``; ``None``: the ``cases`` setting, else none, and those ids
             are recorded as unresolved).
+        jury: When the judge rater is a jury (:mod:`judgekit.judges.jury`): the jury or its file. Its
+            members' rows (rater = each member's name) are then measured too: the report's jury section
+            shows each member's agreement, their error correlations, the effective number of independent
+            votes and whether the jury pays. A weighted jury's development items (``fit``) are left out of
+            the table first, so the labels that fitted the weights never certify the jury. ``None``: one
+            judge. The experts default to the one rater besides the jury and its members.
     """
 
     judge: str
@@ -118,6 +126,7 @@ class CalibrationOptions:
     alt_test_epsilon: float | None = None
     rubric: Rubric | str | os.PathLike[str] | None = None
     cases: CaseSet | str | os.PathLike[str] | None = None
+    jury: Jury | str | os.PathLike[str] | None = None
 
 
 def _checked_format(fmt: str) -> str:
@@ -300,6 +309,33 @@ def _label_table(labels: LabelTable | str | os.PathLike[str], scale: Scale | Non
     return table, path.name
 
 
+def _jury(jury: Jury | str | os.PathLike[str] | None) -> Jury | None:
+    """The jury given as a jury or its file (``None``: one judge)."""
+    from judgekit.judges.jury import Jury, load_jury
+
+    return jury if isinstance(jury, Jury) or jury is None else load_jury(jury)
+
+
+def _without_development(
+    table: LabelTable, development: Sequence[str], on_note: Callable[[str], None] | None
+) -> LabelTable:
+    """The table without a weighted jury's development items (their rows fitted its weights)."""
+    from judgekit.calibration.labels import LabelTable
+
+    left_out = set(development)
+    rows = tuple(r for r in table.rows if str(r.item) not in left_out)
+    dropped = len({r.item for r in table.rows}) - len({r.item for r in rows})
+    note = (
+        f"{dropped} development item(s) that fitted the jury's weights were left out of this calibration "
+        f"({len({r.item for r in rows})} items remain)"
+    )
+    if on_note is not None:
+        on_note(note)
+    return LabelTable(
+        scale=table.scale, rows=rows, source=table.source, sha256=table.sha256, notes=(*table.notes, note)
+    )
+
+
 def _policy(policy: TrustPolicy | str | os.PathLike[str] | None) -> TrustPolicy:
     """The policy given, read from its file, or the defaults."""
     from judgekit.calibration.gate import TrustPolicy, parse_policy
@@ -461,6 +497,9 @@ def calibrate(
     records = records_folder(options.records)  # option > JUDGEKIT_RECORDS > project configuration > default
     policy = options.policy if isinstance(options.policy, TrustPolicy) else setting("policy", options.policy)
     table, name = _label_table(labels, options.scale)
+    jury = _jury(options.jury)
+    if jury is not None and jury.fit is not None:  # the labels that fitted the weights cannot certify them
+        table = _without_development(table, jury.fit.development_items, on_note)
     table, provenance = random_sample_only(table)  # rates and gates use the random-sample items only
     if provenance.random and on_note is not None:
         on_note(provenance.note)
@@ -471,6 +510,10 @@ def calibrate(
         experts = [e.strip() for e in options.experts if e.strip()]
         if not experts:
             raise JudgekitError("--experts: no expert named", exit_code=2)
+    elif jury is not None:
+        from judgekit.calibration.labels import default_experts
+
+        experts = list(default_experts(table, (options.judge, *jury.names)))
     baseline = _baseline(options.baseline)
     known = known_fingerprints(records)  # a prefix names one of these (read only when one is given)
     fingerprint = resolve_fingerprint(table, options.judge, options.fingerprint, known)
@@ -483,6 +526,7 @@ def calibrate(
         label_name=name,
         baseline=baseline,
         criterion_text=_criterion_texts(options),
+        jury_members=jury.names if jury is not None else None,
     )
     record = result.to_record() if fingerprint is not None else None
     return Calibration(result=result, record=record, provenance=provenance, records_dir=records)
@@ -642,3 +686,61 @@ def resolve_judge_fingerprint(
     from judgekit.calibration.fingerprints import resolve_fingerprint
 
     return resolve_fingerprint(typed, known_fingerprints(records), option=option)
+
+
+def fit_jury(
+    labels: LabelTable | str | os.PathLike[str],
+    members: Sequence[tuple[str, str]],
+    *,
+    experts: Sequence[str] | None = None,
+    development_share: float = 0.5,
+    seed: int = 0,
+    on_note: Callable[[str], None] | None = None,
+) -> Jury:
+    """Fit a weighted jury's weights on the development part of a label table (``judgekit judge fit-jury``).
+
+    The table's random-sample items are split by case (:func:`judgekit.calibration.jury.development_items`);
+    each member's weight is fitted on the development part only
+    (:func:`judgekit.calibration.jury.fit_jury_weights`), and the jury returned records those items, which
+    :func:`calibrate` then leaves out, so the same labels never both fit and certify the jury.
+
+    Args:
+        labels: The label table (its file, or a table already read), with each member's rows (rater = the
+            member's name) and the experts'.
+        members: The jury's members in order, each ``(name, model)``: its rater name in the table and the
+            litellm model it judges with at grade time (at least two, unique names).
+        experts: The expert raters (``None``: the one rater besides the members).
+        development_share: Share of the cases in the development part, strictly between 0 and 1.
+        seed: Changes which cases are drawn.
+        on_note: Called with the provenance note when the table records provenance.
+
+    Returns:
+        The weighted jury, with each member's weight and the fit (what it was fitted on).
+
+    Raises:
+        JudgekitError: (exit code 2) An unreadable table, fewer than two members or a name given twice,
+            no expert, a member with no rows, a share outside (0, 1), or no development label to fit on.
+    """
+    from pydantic import ValidationError
+
+    from judgekit.calibration.guards import random_sample_only
+    from judgekit.calibration.jury import development_items, fit_jury_weights
+    from judgekit.calibration.labels import default_experts
+    from judgekit.judges.jury import Jury, JuryMember
+
+    try:
+        chosen = Jury(aggregation="majority", members=tuple(JuryMember(name=n, model=m) for n, m in members))
+    except ValidationError as exc:
+        reason = str(exc.errors(include_url=False)[0]["msg"]).removeprefix("Value error, ")
+        raise JudgekitError(f"--member: {reason}", exit_code=2) from None
+    table, name = _label_table(labels, None)
+    table, provenance = random_sample_only(table)  # weights use the random-sample items only
+    if provenance.random and on_note is not None:
+        on_note(provenance.note)
+    named = (
+        [e.strip() for e in experts if e.strip()]
+        if experts is not None
+        else list(default_experts(table, chosen.names))
+    )
+    dev = development_items(table, share=development_share, seed=seed)
+    return fit_jury_weights(table, chosen, experts=named, development=dev, labels_name=name)

@@ -18,6 +18,7 @@ from judgekit.calibration.correlation import ScoredAgreement
 from judgekit.calibration.fingerprints import KnownFingerprints
 from judgekit.calibration.fingerprints import resolve_fingerprint as resolve_typed
 from judgekit.calibration.gate import GateResult, TrustPolicy, ceiling_for, correlations_for, evaluate_gate
+from judgekit.calibration.jury import JuryAgreement, jury_agreement
 from judgekit.calibration.labels import (
     LabelTable,
     check_items_have_two_raters,
@@ -68,6 +69,10 @@ class CalibrationResult(FrozenModel):
             experts' median, each expert and among the experts (``None`` on a nominal scale).
         criteria: The labelled criterion texts, by hash (:func:`labelled_criteria`); ``None`` for a result
             made without them (its record then says nothing of which texts were labelled).
+        jury: For a jury (the judge rater is a jury whose members' rows are in the table): each member's
+            agreement, the pairwise correlation of their errors, the effective number of independent votes
+            and whether the jury pays (:mod:`judgekit.calibration.jury`); ``None`` for one judge (and then
+            left out of the JSON report).
     """
 
     schema_version: Literal["judgekit.calibration-report/1"] = REPORT_SCHEMA
@@ -82,6 +87,7 @@ class CalibrationResult(FrozenModel):
     alt_test: AltTestResult | None = None
     correlations: ScoredAgreement | None = None
     criteria: LabelledCriteria | None = None
+    jury: JuryAgreement | None = None
 
     def to_record(self, *, now: datetime | None = None) -> CalibrationRecord:
         """The calibration record of this run (what ``judgekit calibrate`` writes), not yet written.
@@ -212,6 +218,7 @@ def run_calibration(
     label_name: str,
     baseline: CalibrationRecord | None = None,
     criterion_text: CriterionText | None = None,
+    jury_members: Sequence[str] | None = None,
 ) -> CalibrationResult:
     """Measure the judge, apply the gate, and compare with a baseline.
 
@@ -226,10 +233,12 @@ def run_calibration(
         criterion_text: Finds the text of each labelled item's criterion, to record which texts were
             labelled (:func:`labelled_criteria`); ``None`` records none (the record then says nothing of
             them, as one written before judgekit recorded them).
+        jury_members: When the judge is a jury: its members' rater names in the table, whose agreement,
+            correlated errors and effective votes the result's ``jury`` reports; ``None``: one judge.
 
     Raises:
-        JudgekitError: For an unknown judge or expert, an item only one rater labelled, or a baseline
-            that cannot be compared.
+        JudgekitError: For an unknown judge or expert, an item only one rater labelled, a baseline
+            that cannot be compared, or jury members that are not usable (:func:`~.jury.jury_agreement`).
     """
     chosen = check_raters(table, judge, experts)
     check_items_have_two_raters(table, [judge, *chosen])
@@ -241,6 +250,11 @@ def run_calibration(
         resamples=policy.bootstrap.resamples,
         seed=policy.bootstrap.seed,
     )
+    if jury_members is not None:  # the members' rows are used: by the jury section
+        unused = sorted(set(table.raters) - {judge, *chosen, *jury_members})
+        notes = [n for n in report.notes if not n.startswith("rater(s) not used:")]
+        notes += [f"rater(s) not used: {', '.join(unused)}"] if unused else []
+        report = report.model_copy(update={"notes": tuple(notes)})
     ceiling = ceiling_for(report, policy)
     alt = alt_test_for_report(report, policy.alt_test)
     correlations = correlations_for(report, policy)
@@ -268,4 +282,13 @@ def run_calibration(
         alt_test=alt,
         correlations=correlations,
         criteria=None if criterion_text is None else labelled_criteria(table, criterion_text),
+        jury=None
+        if jury_members is None
+        else jury_agreement(
+            table,
+            report,
+            members=jury_members,
+            resamples=policy.bootstrap.resamples,
+            seed=policy.bootstrap.seed,
+        ),
     )

@@ -38,7 +38,7 @@ def _read(path: Path, what: str) -> bytes:
     return read_input(path, what)
 
 
-@existing_inputs("labels", "policy", "baseline", "cases")
+@existing_inputs("labels", "policy", "baseline", "cases", "jury")
 def calibrate(
     labels: Path = typer.Argument(
         ...,
@@ -112,6 +112,13 @@ def calibrate(
         help="One epsilon for every expert in the alternative-annotator test (0 to below 1); overrides "
         "the kinds and the policy.",
     ),
+    jury: Path | None = typer.Option(
+        None,
+        "--jury",
+        help="The judge is this jury (jury file): its members' rows (rater = member name) are measured too: "
+        "each member's agreement, their error correlations, the effective votes and whether the jury pays; "
+        "a weighted jury's development items are left out.",
+    ),
 ) -> None:
     """Measure a judge against experts, apply the trust policy, and write a calibration record.
 
@@ -141,6 +148,7 @@ def calibrate(
         alt_test_epsilon=alt_test_epsilon,
         rubric=rubric,
         cases=cases,
+        jury=jury,
     )
     result = calibrate(labels, options=options, on_note=lambda note: typer.echo(note, err=True))
     if out is not None:

@@ -276,6 +276,20 @@ EXAMPLES: dict[str, tuple[Example, ...]] = {
             "--stage large=openai/gpt-4o --experts alice,bob --out cascade.json --target 0.95 --format json",
         ),
     ),
+    "judge fit-jury": (
+        Example(
+            "Fit a three-member weighted jury on half the cases' labels",
+            "judgekit judge fit-jury labels.csv --member mini=openai/gpt-4o-mini "
+            "--member haiku=anthropic/claude-3-5-haiku-latest --member llama=ollama/llama3.1 "
+            "--experts alice,bob --out jury.json",
+        ),
+        Example(
+            "The same with a quarter of the cases for development, printing the weights as JSON",
+            "judgekit judge fit-jury labels.csv --member mini=openai/gpt-4o-mini --member "
+            "haiku=anthropic/claude-3-5-haiku-latest --experts alice,bob --out jury.json "
+            "--development-share 0.25 --format json",
+        ),
+    ),
     "judge refine": (
         Example(
             "Refine the bundled example's judge offline, recording on held-out cases",

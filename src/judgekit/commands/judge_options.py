@@ -221,6 +221,7 @@ class JudgeFlags:
         config: ``--config``, the run configuration file.
         cascade: ``--cascade``, a judge cascade file (``judgekit judge fit-cascade``) to route criteria
             through.
+        jury: ``--jury``, a jury file (:mod:`judgekit.judges.jury`): several judges on each criterion.
     """
 
     model: str | None = None
@@ -238,6 +239,7 @@ class JudgeFlags:
     require_trust: bool = False
     config: Path | None = None
     cascade: Path | None = None
+    jury: Path | None = None
 
 
 @dataclass(frozen=True)
@@ -304,6 +306,13 @@ def _cascade_routing(path: Path, model: str, build: Callable[[str], RubricGrader
     return CascadeRouting(cascade=cascade, escalate_to=tuple(build(str(s.model)) for s in cascade.stages[1:]))
 
 
+def _jury_model(jury: Path | None) -> str | None:
+    """The model of the jury's first member: the judge in force when no model is set (``None``: no jury)."""
+    from judgekit.judges.jury import load_jury
+
+    return load_jury(jury).members[0].model if jury is not None else None
+
+
 def _effective_settings(flags: JudgeFlags, settings: Mapping[str, Any] | None) -> EffectiveSettings:
     """The settings in force: flag > environment > file (--config, then the project configuration) > default.
 
@@ -326,6 +335,7 @@ def _effective_settings(flags: JudgeFlags, settings: Mapping[str, Any] | None) -
             "judge.timeout": flags.timeout,
             "judge.retries": flags.retries,
             "judge.backoff": flags.backoff,
+            "judge.jury": flags.jury,
         },
         run_config=flags.config,
     )
@@ -339,6 +349,7 @@ def _build_judge(
     rubric: str,
     cassette: Path | None,
     mode: str,
+    model: str,
 ) -> tuple[RubricGrader, TrustDecision]:
     """Build the judge in force (and its cascade) and decide its trust, saying so on standard error.
 
@@ -359,7 +370,7 @@ def _build_judge(
     def build(stage_model: str, routing: CascadeRouting | None = None) -> RubricGrader:
         return build_rubric_grader(
             JudgeConfig.from_settings(
-                judge,
+                {**judge, "jury": effective.path("judge.jury") if stage_model == model else None},
                 model=stage_model,
                 rubric=rubric,
                 cassette=cassette,
@@ -370,7 +381,6 @@ def _build_judge(
             )
         )
 
-    model = str(effective.value("judge.model"))
     grader = build(model, _cascade_routing(flags.cascade, model, build) if flags.cascade else None)
     try:
         overall = (book.require if flags.require_trust else book.decide)(grader.fingerprint)
@@ -433,7 +443,7 @@ def setup_judge(
     records = records_folder(effective=effective)  # a folder that was named must exist (exit 2)
     concurrency = int(effective.value("concurrency"))
     untrusted = str(effective.value("untrusted"))
-    model = effective.value("judge.model")
+    model = effective.value("judge.model") or _jury_model(effective.path("judge.jury"))
     api_base = effective.value("judge.api_base")
     rubric = str(effective.value("judge.rubric"))
     max_cost = effective.value("judge.max_cost")
@@ -460,7 +470,7 @@ def setup_judge(
     overall: TrustDecision | None = None
     if model is not None:
         grader, overall = _build_judge(
-            effective, flags, records=records, rubric=rubric, cassette=cassette, mode=mode
+            effective, flags, records=records, rubric=rubric, cassette=cassette, mode=mode, model=str(model)
         )
     return JudgeSetup(
         effective=effective,

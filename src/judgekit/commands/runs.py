@@ -198,7 +198,7 @@ _MAX_ERRORS_OPTION: Any = typer.Option(
 """The threshold options, shared by ``grade`` and ``report``."""
 
 
-@existing_inputs("cases", "config", "cascade")
+@existing_inputs("cases", "config", "cascade", "jury")
 def grade(  # noqa: PLR0917 - typer options
     cases: Path | None = typer.Option(
         None, "--cases", help="Golden-set folder (default: cases of the project configuration)."
@@ -244,6 +244,13 @@ def grade(  # noqa: PLR0917 - typer options
         help="Judge cascade file (judgekit judge fit-cascade): a criterion whose judge confidence is below a "
         "stage's threshold goes to the next stage, below the last to a human (insufficient_information); "
         "the route is in the check's evidence.",
+    ),
+    jury: Path | None = typer.Option(
+        None,
+        "--jury",
+        help="Jury file (YAML/JSON: aggregation majority, any_fail or weighted, and two or more members, "
+        "each a name and a model): every member judges each criterion and the aggregation decides; the "
+        "jury's fingerprint names its members and aggregation (see docs/methods/juries.md).",
     ),
     canary: int | None = typer.Option(
         None,
@@ -329,6 +336,7 @@ def grade(  # noqa: PLR0917 - typer options
             require_trust=require_trust,
             config=config,
             cascade=cascade,
+            jury=jury,
         ),
         settings={"cases": cases, "concurrency": concurrency, "judge.canary": canary},
     )

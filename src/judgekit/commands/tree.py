@@ -33,6 +33,7 @@ from judgekit.commands import (
     growing,
     inspect_logs,
     judge,
+    jury,
     label_tools,
     lint,
     refine,
@@ -106,6 +107,7 @@ GROUPS: dict[str, Group] = {
     ),
     "judge": Group(
         "A calibrated judge: whether it is trusted, corrected rates, failure modes, bias probes, a cascade, "
+        "a jury's weights, "
         "a rubric refined on labels it is then measured apart from.",
         {
             "trust": calibrate.trust,
@@ -113,6 +115,7 @@ GROUPS: dict[str, Group] = {
             "failure-modes": trust.failure_modes,
             "probe-bias": trust.probe_bias,
             "fit-cascade": cascade.fit_cascade,
+            "fit-jury": jury.fit_jury,
             "refine": refine.refine,
             "canary": canary.canary_check,
             "canary-set": canary.canary_set,

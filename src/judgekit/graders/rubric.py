@@ -40,7 +40,8 @@ from pydantic import JsonValue
 from judgekit.graders.contract import GraderSpec, Layer, make_check
 from judgekit.judges.cascade import HUMAN, Cascade, Route, RouteStep
 from judgekit.judges.client import CallResult, JudgeClient
-from judgekit.judges.fingerprint import Fingerprint, judge_fingerprint
+from judgekit.judges.fingerprint import Fingerprint, composite_fingerprint, judge_fingerprint
+from judgekit.judges.jury import Jury, aggregate
 from judgekit.judges.parse import (
     ParsedVerdict,
     SampledVerdict,
@@ -68,6 +69,7 @@ __all__ = [
     "LAYER",
     "CascadeRouting",
     "JudgmentCost",
+    "JuryPanel",
     "RubricGrader",
     "TextTrustLookup",
     "TrustLookup",
@@ -121,6 +123,20 @@ class CascadeRouting:
 
     cascade: Cascade
     escalate_to: tuple[RubricGrader, ...]
+
+
+@dataclass(frozen=True)
+class JuryPanel:
+    """A jury at grade time: its declared aggregation and the graders of its other members.
+
+    Attributes:
+        jury: The jury (:func:`judgekit.judges.jury.load_jury`); its first member is the grader that holds
+            this panel.
+        others: The graders of members 2 to n, in the jury's order.
+    """
+
+    jury: Jury
+    others: tuple[RubricGrader, ...]
 
 
 def case_criteria(case: Case) -> tuple[list[Criterion], list[CheckResult]]:
@@ -209,13 +225,22 @@ class RubricGrader:
         cascade: Route each criterion through a judge cascade (this grader is stage 1): a verdict whose
             confidence (the share of samples giving the majority verdict) is below the stage's threshold
             goes to the next stage, and below the last to a human (verdict ``insufficient_information``).
-            Not part of the fingerprint: each stage's verdicts keep their own judge's fingerprint and
-            trust. ``None``: no cascade.
+            The cascade enters the fingerprint: :attr:`fingerprint` then names every stage's own
+            fingerprint, its threshold and the cascade's target, delta and confidence, and every verdict
+            of the cascade is trusted under it. ``None``: no cascade.
+        jury: Judge each criterion by a jury (this grader is member 1): every member is asked, and the
+            jury's declared aggregation gives the verdict (:func:`judgekit.judges.jury.aggregate`). The
+            jury enters the fingerprint as a cascade does (members' fingerprints, the aggregation and the
+            weights). ``None``: no jury. A grader cannot have both.
 
     Attributes:
         fingerprint: SHA-256 hex string identifying this grader (model, parameters, rubric id, version and
-            content hash, template hash, parser and judgekit versions, options).
+            content hash, template hash, parser and judgekit versions, options); with a cascade or a jury,
+            the composite fingerprint of the whole panel
+            (:func:`judgekit.judges.fingerprint.composite_fingerprint`).
         fingerprint_spec: The components behind it.
+        own_fingerprint: This judge's fingerprint alone (equal to :attr:`fingerprint` without a cascade or
+            a jury): what a cascade stage or a jury member contributes to the panel's fingerprint.
     """
 
     def __init__(
@@ -226,10 +251,16 @@ class RubricGrader:
         include_case_criteria: bool = True,
         trust: TrustLookup | None = None,
         cascade: CascadeRouting | None = None,
+        jury: JuryPanel | None = None,
     ) -> None:
         if cascade is not None and len(cascade.escalate_to) != len(cascade.cascade.stages) - 1:
             raise ValueError("a cascade needs one grader for each stage after the first")
+        if jury is not None and len(jury.others) != len(jury.jury.members) - 1:
+            raise ValueError("a jury needs one grader for each member after the first")
+        if jury is not None and cascade is not None:
+            raise ValueError("a grader routes through a cascade or asks a jury, not both")
         self.cascade = cascade
+        self.jury = jury
         self.rubric = rubric
         self.client = client
         self.include_case_criteria = include_case_criteria
@@ -246,6 +277,43 @@ class RubricGrader:
                 "structured_output": client.supports_schema,
             },
         )
+        self.own_fingerprint: str = self._fingerprint.hex
+        if cascade is not None:
+            stages = zip(cascade.cascade.stages, (self, *cascade.escalate_to), strict=True)
+            self._fingerprint = composite_fingerprint(
+                kind="cascade",
+                parts=[
+                    {
+                        "name": stage.name,
+                        "model": grader.client.params.model,
+                        "fingerprint": grader.own_fingerprint,
+                        "threshold": stage.threshold,
+                    }
+                    for stage, grader in stages
+                ],
+                rubric=rubric,
+                rule={
+                    "target": cascade.cascade.target,
+                    "delta": cascade.cascade.delta,
+                    "confidence": cascade.cascade.confidence,
+                },
+            )
+        if jury is not None:
+            members = zip(jury.jury.members, (self, *jury.others), strict=True)
+            self._fingerprint = composite_fingerprint(
+                kind="jury",
+                parts=[
+                    {
+                        "name": member.name,
+                        "model": grader.client.params.model,
+                        "fingerprint": grader.own_fingerprint,
+                        "weight": member.weight,
+                    }
+                    for member, grader in members
+                ],
+                rubric=rubric,
+                rule={"aggregation": jury.jury.aggregation},
+            )
         self.fingerprint: str = self._fingerprint.hex
         self.fingerprint_spec = self._fingerprint.spec
 
@@ -419,14 +487,17 @@ class RubricGrader:
         The check's judge note (the ``note`` evidence with ``fingerprint``) carries ``data.cost``: what
         every call made for this criterion cost, over samples and cascade stages.
         """
+        if self.jury is not None:
+            return await self._decide_by_jury(self.jury, criterion, trial, transcript, item=item)
         sampled, cost = await self._judge(criterion, trial, item=item)
+        trust = self.trust_status(criterion)  # a cascade's verdicts are trusted under its own fingerprint
         if self.cascade is None:
-            check = self._check(criterion, sampled, transcript, self.trust_status(criterion))
+            check = self._check(criterion, sampled, transcript, trust)
             return _with_cost(check, cost), cost
         costs = [cost]
         graders = (self, *self.cascade.escalate_to)
         tried: list[RouteStep] = []
-        check = self._check(criterion, sampled, transcript, self.trust_status(criterion))
+        check = self._check(criterion, sampled, transcript, trust, panel=self)
         for i, (stage, grader) in enumerate(zip(self.cascade.cascade.stages, graders, strict=True)):
             if i:
                 sampled, cost = await grader._judge(criterion, trial, item=item)
@@ -436,7 +507,7 @@ class RubricGrader:
             kept = stage.keeps(conf)
             tried.append(RouteStep(stage=stage.name, confidence=conf, threshold=stage.threshold, kept=kept))
             if i:
-                check = grader._check(criterion, sampled, transcript, grader.trust_status(criterion))
+                check = grader._check(criterion, sampled, transcript, trust, panel=self)
             if kept:
                 total = _total_cost(costs)
                 routed = _with_route(check, Route(tried=tuple(tried), decided_by=stage.name))
@@ -464,9 +535,103 @@ class RubricGrader:
         total = _total_cost(costs)
         return _with_cost(_with_route(human, Route(tried=tuple(tried), decided_by=HUMAN)), total), total
 
+    async def _decide_by_jury(
+        self, panel: JuryPanel, criterion: Criterion, trial: TrialData, transcript: Transcript, *, item: str
+    ) -> tuple[CheckResult, JudgmentCost]:
+        """One criterion's check by the jury: every member judges it, the aggregation decides.
+
+        The check carries the quotes of the members whose verdict is the jury's, and one judge note under
+        the jury's fingerprint whose ``jury`` data lists each member's name, own fingerprint, verdict,
+        sample agreement and reason; ``agreement`` is the share of members giving the jury's verdict.
+        """
+        members = panel.jury.members
+        graders = (self, *panel.others)
+        judged = await asyncio.gather(
+            *(
+                g._judge(criterion, trial, item=f"{item}/{m.name}")
+                for m, g in zip(members, graders, strict=True)
+            )
+        )
+        verdict = aggregate(panel.jury, [sampled.verdict for sampled, _ in judged])
+        trust = self.trust_status(criterion)
+        checks = [
+            g._check(criterion, sampled, transcript, trust, panel=self)
+            for g, (sampled, _) in zip(graders, judged, strict=True)
+        ]
+        votes = ", ".join(f"{m.name}: {c.verdict.value}" for m, c in zip(members, checks, strict=True))
+        reasons = [c.reason for c in checks if c.verdict is verdict and c.reason]
+        quotes = [e for c in checks if c.verdict is verdict for e in c.evidence if e.kind == "judge"]
+        agreeing = sum(c.verdict is verdict for c in checks)
+        note = Evidence(
+            kind="note",
+            summary=f"jury {self.label} ({panel.jury.aggregation}): {votes}",
+            data={
+                "fingerprint": self.fingerprint,
+                "criterion": criterion.id,
+                "criterion_text": criterion.text_hash,
+                "criterion_labelled": trust.criterion_labelled,
+                "agreement": agreeing / len(members),
+                "samples": [c.verdict.value for c in checks],
+                "unverified_quotes": sum(s.unverified_quotes for one, _ in judged for s in one.samples),
+                "errors": [
+                    {"member": m.name, "reason": s.reason, "detail": s.detail, "raw": s.raw}
+                    for m, (sampled, _) in zip(members, judged, strict=True)
+                    for s in sampled.samples
+                    if s.verdict is Verdict.ERROR
+                ],
+                "jury": {
+                    "aggregation": panel.jury.aggregation,
+                    "members": [
+                        {
+                            "name": m.name,
+                            "fingerprint": g.own_fingerprint,
+                            "verdict": c.verdict.value,
+                            "agreement": sampled.agreement,
+                            "weight": m.weight,
+                            "reason": c.reason,
+                        }
+                        for m, g, c, (sampled, _) in zip(members, graders, checks, judged, strict=True)
+                    ],
+                },
+            },
+        )
+        if verdict is Verdict.INSUFFICIENT_INFORMATION:
+            reason = f"the jury did not reach a verdict by {panel.jury.aggregation} ({votes})"
+        elif verdict is Verdict.ERROR:
+            reason = f"members in error could have changed the jury's verdict ({votes})"
+        else:
+            reason = f"jury {verdict.value} by {panel.jury.aggregation} ({votes})" + (
+                f": {reasons[0]}" if reasons else ""
+            )
+        check = make_check(
+            f"criterion:{criterion.id}",
+            Layer.RUBRIC,
+            verdict,
+            gate=criterion.critical,
+            reason=reason,
+            category=criterion.category,
+            evidence=[*quotes, note],
+            trust=trust.trust,
+            trust_reason=trust.reason,
+            weight=criterion.weight,
+        )
+        total = _total_cost([cost for _, cost in judged])
+        return _with_cost(check, total), total
+
     def _check(
-        self, criterion: Criterion, sampled: SampledVerdict, transcript: Transcript, trust: TrustDecision
+        self,
+        criterion: Criterion,
+        sampled: SampledVerdict,
+        transcript: Transcript,
+        trust: TrustDecision,
+        *,
+        panel: RubricGrader | None = None,
     ) -> CheckResult:
+        """One judge's check of one criterion.
+
+        With ``panel`` (the cascade or jury this judge sits in) its note names the panel's fingerprint
+        (what the verdict is trusted and calibrated under) and this judge's own as ``judge_fingerprint``.
+        """
         verdict = sampled.verdict
         chosen = next((s for s in sampled.samples if s.verdict is verdict), None)
         evidence: list[Evidence] = []
@@ -482,12 +647,14 @@ class RubricGrader:
                         data={"found": quote.found},
                     )
                 )
+        owner = panel if panel is not None else self
         evidence.append(
             Evidence(
                 kind="note",
-                summary=f"judge {self.label}: {sampled.usable}/{len(sampled.samples)} usable samples",
+                summary=f"judge {owner.label}: {sampled.usable}/{len(sampled.samples)} usable samples",
                 data={
-                    "fingerprint": self.fingerprint,
+                    "fingerprint": owner.fingerprint,
+                    **({"judge_fingerprint": self.own_fingerprint} if panel is not None else {}),
                     "criterion": criterion.id,
                     "criterion_text": criterion.text_hash,
                     "criterion_labelled": trust.criterion_labelled,

@@ -18,6 +18,7 @@ What lives here:
 * :mod:`~judgekit.judges.fingerprint`: fingerprints of judge-backed graders.
 * :mod:`~judgekit.judges.pairwise`: pairwise judging, asked in both orders.
 * :mod:`~judgekit.judges.cascade`: a cascade of judges (cheap to strong) with a human queue at the end.
+* :mod:`~judgekit.judges.jury`: a jury of judges on one criterion and its declared aggregation.
 
 What may import it: the layers above it in the import contract (``graders`` up to ``cli``). It may import
 ``caseset``, ``state`` and below, never a grader.

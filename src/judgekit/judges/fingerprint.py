@@ -22,7 +22,7 @@ from judgekit.judges.rubric import Rubric
 from judgekit.verdict import FrozenModel
 from judgekit.version import __version__
 
-__all__ = ["PARSER_VERSION", "Fingerprint", "judge_fingerprint"]
+__all__ = ["PARSER_VERSION", "Fingerprint", "composite_fingerprint", "judge_fingerprint"]
 
 PARSER_VERSION = "3"
 """Version of the verdict parser's rules (:mod:`judgekit.judges.parse`); bump when they change."""
@@ -86,5 +86,45 @@ def judge_fingerprint(
         "judgekit_version": judgekit_version,
         "extra": dict(sorted((extra or {}).items())),
     }
+    return _fingerprint_of(spec)
+
+
+def _fingerprint_of(spec: dict[str, Any]) -> Fingerprint:
     canonical = json.dumps(spec, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     return Fingerprint(spec=json.loads(canonical), hex=hashlib.sha256(canonical.encode("utf-8")).hexdigest())
+
+
+def composite_fingerprint(
+    *,
+    kind: str,
+    parts: list[dict[str, Any]],
+    rubric: Rubric,
+    rule: dict[str, Any],
+) -> Fingerprint:
+    """The fingerprint of several judges deciding together: a cascade or a jury.
+
+    The spec names each part's own fingerprint (which already holds its model, parameters, rubric,
+    template, parser and judgekit versions) and the rule that combines them, so changing any judge, a
+    threshold, the aggregation or a weight changes the fingerprint, and a calibration record of one judge
+    never trusts a panel it is part of (nor the reverse).
+
+    Args:
+        kind: ``cascade`` or ``jury``.
+        parts: One JSON-ready mapping per judge, in order, each with its ``fingerprint`` (hex) and what
+            the rule gives it (a stage's ``name`` and ``threshold``, a member's ``name`` and ``weight``).
+        rubric: The rubric every part applies (its id and version name the fingerprint's label).
+        rule: The combining rule's other settings (a cascade's target, delta and confidence; a jury's
+            aggregation), JSON-ready.
+
+    Returns:
+        The fingerprint; its label reads ``kind:model+model+...:rubric@version:hex12``.
+    """
+    spec: dict[str, Any] = {
+        "kind": kind,
+        "model": "+".join(str(p.get("model")) for p in parts),
+        "rubric_id": rubric.id,
+        "rubric_version": rubric.version,
+        "parts": parts,
+        "rule": dict(sorted(rule.items())),
+    }
+    return _fingerprint_of(spec)

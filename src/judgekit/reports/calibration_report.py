@@ -22,6 +22,7 @@ from judgekit.calibration.alttest import AltTestResult
 from judgekit.calibration.ceiling import HumanCeiling
 from judgekit.calibration.compare import GraderComparison
 from judgekit.calibration.correlation import MEASURE_NAMES, ScoredAgreement, correlation_table
+from judgekit.calibration.jury import JuryAgreement
 from judgekit.calibration.pipeline import CalibrationResult
 from judgekit.markdown_text import md_code, md_text
 from judgekit.reports.calibration_svg import IntervalRow, confusion_svg, intervals_svg
@@ -153,8 +154,8 @@ def _metric_rows(pair: PairAgreement, base: str | None = None) -> list[tuple[str
 
 
 def result_json(result: CalibrationResult) -> str:
-    """The whole result as indented JSON (schema ``judgekit.calibration-report/1``)."""
-    return result.model_dump_json(indent=2) + "\n"
+    """The whole result as indented JSON (schema ``judgekit.calibration-report/1``; ``jury`` for juries)."""
+    return result.model_dump_json(indent=2, exclude={"jury"} if result.jury is None else None) + "\n"
 
 
 def comparison_json(comparison: GraderComparison) -> str:
@@ -328,12 +329,55 @@ def result_markdown(result: CalibrationResult) -> str:
                 f"target {sel.target_agreement:g}, fixed-sequence testing at δ = {sel.delta:g})."
             )
         lines.append("")
+    if result.jury is not None:
+        lines += _jury_md(result.jury)
     if r.notes:
         lines.append("## Notes")
         lines.append("")
         lines += [f"- {md_text(n)}" for n in r.notes]
         lines.append("")
     return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _jury_md(jury: JuryAgreement) -> list[str]:
+    """The jury section: each member against the consensus, their error correlations, effective votes."""
+    n = len(jury.members)
+    lines = [
+        "## Jury",
+        "",
+        f"**{md_text(jury.finding[0].upper() + jury.finding[1:])}.**",
+        "",
+        "| member | items | wrong | agreement | kappa | TPR | TNR |",
+        "|---|---:|---:|---|---|---|---|",
+    ]
+    for m in jury.members:
+        a = m.agreement
+        tpr = fmt_estimate(a.binary.tpr) if a.binary is not None else "—"
+        tnr = fmt_estimate(a.binary.tnr) if a.binary is not None else "—"
+        lines.append(
+            f"| {md_code(m.name)} | {m.decided} | {m.wrong} | {fmt_estimate(a.percent_agreement)} | "
+            f"{fmt_estimate(a.kappa['none'])} | {tpr} | {tnr} |"
+        )
+    lines += [
+        "",
+        "Pairwise correlation of the members' errors (phi of the indicators \"label differs from the "
+        "experts' consensus\", on the items both labelled pass or fail):",
+        "",
+        "| members | items | both wrong | phi |",
+        "|---|---:|---:|---|",
+    ]
+    for c in jury.correlations:
+        phi = _num(c.phi) if c.phi is not None else f"undefined ({md_text(c.reason or '')})"
+        lines.append(f"| {md_code(c.a)} · {md_code(c.b)} | {c.n} | {c.both_wrong} | {phi} |")
+    if jury.effective_votes is not None and jury.mean_error_correlation is not None:
+        votes = (
+            f"Effective independent votes: **{jury.effective_votes:.2f}** of {n} "
+            "(n / (1 + (n − 1) · max(ρ, 0)) with mean error correlation "
+            f"ρ = {jury.mean_error_correlation:.3f})."
+        )
+    else:
+        votes = f"Effective independent votes: undefined ({md_text(jury.effective_votes_reason or '')})."
+    return [*lines, "", votes, ""]
 
 
 def correlation_intro(scored: ScoredAgreement) -> str:
