@@ -372,3 +372,93 @@ def test_a_trials_criteria_in_flight_at_once_share_one_copy_of_its_transcript(se
     # in all: data text, message texts): 8.4 here; 21.8 before, when each criterion kept its own
     assert len(held) == 1
     assert held[0] < (criteria + 6) * size, f"{held[0] / size:.1f} transcripts held by judges/prompt.py"
+
+
+def _jury_grader(server: JudgeServer, aggregation: str, models: tuple[str, ...], **kw: Any) -> RubricGrader:
+    from judgekit.graders.rubric import JuryPanel
+    from judgekit.judges.jury import Jury, JuryFit, JuryMember
+
+    weights = kw.pop("weights", None)
+    members = [
+        JuryMember(name=m.split("/")[-1], model=m, weight=None if weights is None else weights[i])
+        for i, m in enumerate(models)
+    ]
+    fit = None
+    if aggregation == "weighted":
+        names = [m.name for m in members]
+        fit = JuryFit(
+            labels="l.csv",
+            labels_sha256="0" * 64,
+            experts=("alice",),
+            development_items=("i1",),
+            accuracy=dict.fromkeys(names, 0.8),
+            decided=dict.fromkeys(names, 10),
+        )
+    jury = Jury(aggregation=aggregation, members=members, fit=fit)
+    others = tuple(grader(server, params=JudgeParams(model=m)) for m in models[1:])
+    return grader(server, params=JudgeParams(model=models[0]), jury=JuryPanel(jury=jury, others=others), **kw)
+
+
+def test_a_jury_fingerprint_is_stable_and_names_members_aggregation_and_weights(serve: Any) -> None:
+    server = serve(by_criterion({}))
+    models = ("openai/a", "openai/b", "openai/c")
+    base = _jury_grader(server, "majority", models)
+    assert _jury_grader(server, "majority", models).fingerprint == base.fingerprint
+    weighted = _jury_grader(server, "weighted", models, weights=(1.0, 0.5, 0.5))
+    changed = [
+        _jury_grader(server, "majority", ("openai/a", "openai/b", "openai/d")),  # another member
+        _jury_grader(server, "majority", ("openai/b", "openai/a", "openai/c")),  # the order of members
+        _jury_grader(server, "any_fail", models),  # the aggregation
+        weighted,
+        _jury_grader(server, "weighted", models, weights=(1.0, 0.5, 0.6)),  # a weight
+        _jury_grader(server, "majority", models, include_case_criteria=False),  # a member's own option
+    ]
+    fingerprints = {g.fingerprint for g in changed}
+    assert len(fingerprints) == len(changed)
+    assert base.fingerprint not in fingerprints
+    # the spec names each member's own fingerprint, which is the one that member has alone
+    alone = [grader(server, params=JudgeParams(model=m)).fingerprint for m in models]
+    assert [p["fingerprint"] for p in base.fingerprint_spec["parts"]] == alone  # type: ignore[union-attr, index]
+    assert base.own_fingerprint == alone[0] != base.fingerprint
+    assert base.label.startswith("jury:openai/a+openai/b+openai/c:test-rubric@1:")
+
+
+def test_the_jury_is_trusted_under_its_own_fingerprint_only(serve: Any) -> None:
+    """The one trust function is asked for the jury's fingerprint, never a member's."""
+    server = serve(by_criterion({}))
+    asked: list[str] = []
+    jury_fp = _jury_grader(server, "majority", ("openai/a", "openai/b")).fingerprint
+
+    def lookup(fingerprint: str, criterion: str) -> TrustDecision:
+        asked.append(fingerprint)
+        if fingerprint == jury_fp:
+            return TrustDecision(trust=Trust.TRUSTED, reason="calibrated jury")
+        return TrustDecision(trust=Trust.UNTRUSTED, reason="no record")
+
+    checks = run(_jury_grader(server, "majority", ("openai/a", "openai/b"), trust=lookup), None)
+    assert {c.trust for c in checks.values()} == {Trust.TRUSTED}
+    assert set(asked) == {jury_fp}
+    member = grader(server, params=JudgeParams(model="openai/a"), trust=lookup)
+    assert {c.trust for c in run(member, None).values()} == {Trust.UNTRUSTED}
+
+
+def test_a_jury_members_error_counts_by_the_rule(serve: Any) -> None:
+    """Member b's judge is down: with two members a pass and an error, the error could decide (error);
+    with three members two passes decide whatever the third says."""
+
+    def script(body: dict[str, Any], _i: int) -> Reply:
+        return Reply(status=503) if body["model"] == "b" else Reply(content=verdict_reply("pass"))
+
+    server = serve(script)
+    two = run(_jury_grader(server, "majority", ("openai/a", "openai/b")), None)["criterion:polite"]
+    assert two.verdict is Verdict.ERROR
+    assert two.reason.startswith("members in error could have changed the jury's verdict (a: pass, b: error)")
+    three = run(_jury_grader(server, "majority", ("openai/a", "openai/b", "openai/c")), None)[
+        "criterion:polite"
+    ]
+    assert three.verdict is Verdict.PASS
+    note = next(e.data for e in three.evidence if e.kind == "note")
+    assert isinstance(note, dict)
+    assert [m["verdict"] for m in note["jury"]["members"]] == ["pass", "error", "pass"]  # type: ignore[index, call-overload]
+    assert note["errors"][0]["member"] == "b"  # type: ignore[index, call-overload]
+    assert note["cost"]["calls"] == 2  # type: ignore[index, call-overload]  # a failed call counts nothing
