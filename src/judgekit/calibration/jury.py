@@ -12,11 +12,11 @@ This module adds what only a jury has, from its members' own rows in the same ta
   is constant (it was never or always wrong there) or fewer than two items are shared;
 * **the effective number of independent votes**: with ``n`` members and ``rho`` the mean of the defined
   pairwise error correlations, ``n_eff = n / (1 + (n - 1) * max(rho, 0))``: the number of independent
-  votes whose majority would be as informative as ``n`` votes with that equal correlation (Kish's design
-  effect for equicorrelated units, Kish 1965, *Survey Sampling* §8.2; used for judge panels by Kaya et
-  al., "Nine Judges, Two Effective Votes", arXiv 2605.29800). It is ``n`` for independent errors (``rho =
-  0``) and 1 for identical errors (``rho = 1``); negative correlations are counted as independence
-  (``n_eff`` is never above ``n``). ``None`` when no pair's correlation is defined;
+  votes whose mean has the same variance as the mean of ``n`` votes with that equal error correlation
+  (Kish's design effect for equicorrelated units, Kish 1965, *Survey Sampling*; the panel reading is
+  that of "Nine Judges, Two Effective Votes", arXiv 2605.29800). It is ``n`` for independent errors
+  (``rho = 0``) and 1 for identical errors (``rho = 1``); negative correlations are counted as
+  independence (``n_eff`` is never above ``n``). ``None`` when no pair's correlation is defined;
 * **whether the jury pays**: the jury pays only when the lower end of its kappa's interval is above the
   best member's kappa (the member with the highest kappa point value). Otherwise the report says plainly
   that the jury was not shown better than its best member, so that member alone would do at a fraction of
