@@ -244,6 +244,47 @@ def _git_set(tmp: Path) -> str:
 
 
 Invocation = Callable[[Workspace, Path], list[str]]
+
+
+def _canary_records(ws: Workspace, tmp: Path) -> str:
+    """A records folder with a calibration record of the demo's judge on its v1 verdicts (``case#trial``
+    items, two experts agreeing with it) and that record's drift canary set."""
+    records = tmp / "canary-records"
+    records.mkdir()
+    rows = ["item_id,case_id,criterion,rater,label"]
+    for raw in Path(ws.v1).read_text(encoding="utf-8").splitlines():
+        line = json.loads(raw)
+        for check in line["checks"]:
+            if check["check_id"].startswith("criterion:") and check["verdict"] in ("pass", "fail"):
+                item = f"{line['case']['id']}#{line['trial']},{line['case']['id']},{check['check_id'][10:]}"
+                rows += [f"{item},{rater},{check['verdict']}" for rater in ("a", "b", "judge")]
+    (tmp / "canary-labels.csv").write_text("\n".join(rows) + "\n", encoding="utf-8")
+    calibrate = ["calibrate", str(tmp / "canary-labels.csv"), "--judge", "judge", "--experts", "a,b"]
+    main(["-q", *calibrate, "--fingerprint", ws.fingerprint, "--records", str(records)])
+    _quiet_main(["-q", *_canary_set(ws, records)])
+    return str(records)
+
+
+def _canary_set(ws: Workspace, records: Path) -> list[str]:
+    """``judge canary-set`` on the demo's v1 results with the demo's judge (replayed: nothing is asked)."""
+    runs = str(AIRDESK / "runs" / "agent-v1.jsonl")
+    return [
+        "judge",
+        "canary-set",
+        ws.v1,
+        "--transcripts",
+        runs,
+        "--cases",
+        str(AIRDESK),
+        "--records",
+        str(records),
+        "--config",
+        str(AIRDESK / "judge.yaml"),
+        "--cassette",
+        str(_CASSETTE),
+    ]
+
+
 _LABELS_A = str(AIRDESK / "labels" / "expert-labels.csv")
 #: The demo's two synthetic experts, named: its table holds the judge's rows and theirs.
 DEMO_EXPERTS = "synthetic-expert-a,synthetic-expert-b"
@@ -559,6 +600,22 @@ INVOCATIONS: dict[str, Invocation] = {
     ],
     "cases scan-pii": lambda ws, tmp: ["cases", "scan-pii", str(AIRDESK)],
     "judge trust": lambda ws, tmp: ["judge", "trust", ws.fingerprint, "--records", ws.records],
+    # the loopback writer answers the re-asked canaries with no verdict: each is an error, counted apart
+    "judge canary": lambda ws, tmp: [
+        "judge",
+        "canary",
+        "-n",
+        "3",
+        "--records",
+        _canary_records(ws, tmp),
+        "--config",
+        str(AIRDESK / "judge.yaml"),
+        "--cache-mode",
+        "off",
+        "--judge-api-base",
+        ws.writer_api_base,
+    ],
+    "judge canary-set": lambda ws, tmp: _canary_set(ws, Path(_canary_records(ws, tmp))),
     "cases check": lambda ws, tmp: ["cases", "check", str(AIRDESK)],
     "view": lambda ws, tmp: ["view", ws.v1, ws.v2, "--out", str(tmp / "viewer")],
 }

@@ -94,11 +94,13 @@ def _criterion_key(check_id: str) -> str:
     return criterion_key(check_id)
 
 
-def _judged(line_checks: Sequence[object], fingerprint: str) -> dict[str, tuple[str, tuple[str, ...]]]:
-    """``criterion id -> (verdict, samples)`` of the judge checks of one result line by ``fingerprint``."""
+def _judged(
+    line_checks: Sequence[object], fingerprint: str
+) -> dict[str, tuple[str, tuple[str, ...], object]]:
+    """``criterion id -> (verdict, samples, text_hash)`` of a result line's checks by ``fingerprint``."""
     from judgekit.verdict import CheckResult
 
-    out: dict[str, tuple[str, tuple[str, ...]]] = {}
+    out: dict[str, tuple[str, tuple[str, ...], object]] = {}
     for check in line_checks:
         if not isinstance(check, CheckResult) or not check.check_id.startswith("criterion:"):
             continue
@@ -108,7 +110,7 @@ def _judged(line_checks: Sequence[object], fingerprint: str) -> dict[str, tuple[
             continue
         samples = note.get("samples")
         listed = tuple(str(s) for s in samples) if isinstance(samples, list) else ()
-        out[_criterion_key(check.check_id)] = (check.verdict.value, listed)
+        out[_criterion_key(check.check_id)] = (check.verdict.value, listed, note.get("criterion_text"))
     return out
 
 
@@ -116,9 +118,10 @@ def build_canary_set(
     results: str | os.PathLike[str],
     *,
     grader: RubricGrader,
-    record: str | os.PathLike[str],
     cases: CaseSet | str | os.PathLike[str],
     transcripts: Sequence[str | os.PathLike[str]],
+    record: str | os.PathLike[str] | None = None,
+    records: str | os.PathLike[str] | None = None,
     tolerance: float = DEFAULT_TOLERANCE,
     alpha: float = DEFAULT_ALPHA,
     now: datetime | None = None,
@@ -127,15 +130,17 @@ def build_canary_set(
 
     An item becomes a canary when the record labelled it (item ``case#trial`` and criterion, in its
     metrics' items), the results file holds the judge's decided verdict on it by the record's exact
-    fingerprint, and its transcript is among ``transcripts`` (the request is re-rendered from the
+    fingerprint on the criterion text the case states now (by hash), and its transcript is among
+    ``transcripts`` (the request is re-rendered from the
     transcript, the case facts and the criterion, exactly as the judge was asked).
 
     Args:
         results: The results file (``judgekit grade --out``) graded by the judge the record calibrated.
         grader: The judge (its fingerprint must be the record's): it says which criteria a case has.
-        record: The calibration record's file.
         cases: The golden set the results were graded against.
         transcripts: The transcript files (or patterns) the results were graded from.
+        record: The calibration record's file (``None``: the judge's latest record in ``records``).
+        records: The records folder holding the latest record, when ``record`` is ``None``.
         tolerance: The flip probability per item allowed under the null (0 < tolerance < 1).
         alpha: The false-alarm rate of the series (0 < alpha < 1).
         now: The set's time (UTC now when ``None``).
@@ -148,17 +153,23 @@ def build_canary_set(
             out of range, or no labelled item has a judge verdict and a transcript.
         ProblemsError: When the record, the results or the transcripts are broken (exit code 2).
     """
-    from judgekit.caseset import CaseSet, load_case_set
-    from judgekit.io.paths import expand_input_paths
-    from judgekit.runner import plan_trials
     from judgekit.calibration.records import load_record
+    from judgekit.caseset import CaseSet, load_case_set
+    from judgekit.golden.sample import trial_item_id
     from judgekit.io.documents import read_input
+    from judgekit.io.paths import expand_input_paths
     from judgekit.judges.prompt import render_case_facts, render_transcript
     from judgekit.results import read_results
+    from judgekit.runner import plan_trials
 
     for name, value in (("--tolerance", tolerance), ("--alpha", alpha)):
         if not 0.0 < value < 1.0:
             raise JudgekitError(f"{name} must be above 0 and below 1 (got {value:g})", exit_code=2)
+    lines = read_results(results).lines  # the input named first is read first
+    if record is None:
+        if records is None:
+            raise JudgekitError("build_canary_set needs the record's file or the records folder", exit_code=2)
+        record = latest_record(grader.fingerprint, records)
     data = read_input(record, "calibration record")
     calibration = load_record(data, source=record)
     if calibration.fingerprint != grader.fingerprint:
@@ -174,21 +185,24 @@ def build_canary_set(
     plan = plan_trials(case_set, files, holdout=(), option="--holdout")
     planned = {t.key: t for t in [*plan.trials, *plan.held_out]}
     items: list[CanaryItem] = []
-    for line in read_results(results).lines:
+    for line in lines:
         trial = planned.get((line.case.id, line.trial))
         if trial is None:
             continue
         judged = _judged(line.checks, calibration.fingerprint)
         criteria = {c.id: c for c in grader.criteria_for(trial.case)[0]}
-        for criterion_id, (verdict, samples) in sorted(judged.items()):
-            item = labelled.get((f"{line.case.id}#{line.trial}", criterion_id))
-            if item is None or criterion_id not in criteria or verdict not in ("pass", "fail"):
+        for criterion_id, (verdict, samples, text_hash) in sorted(judged.items()):
+            item = labelled.get((trial_item_id(line.case.id, line.trial), criterion_id))
+            criterion = criteria.get(criterion_id)
+            if item is None or criterion is None or verdict not in ("pass", "fail"):
                 continue
+            if text_hash is not None and text_hash != criterion.text_hash:
+                continue  # the case's criterion changed since it was judged: not the same question
             items.append(
                 CanaryItem(
                     item_id=item.item_id,
                     case_id=line.case.id,
-                    criterion=criteria[criterion_id],
+                    criterion=criterion,
                     consensus=item.consensus,
                     recorded=verdict,
                     recorded_samples=samples,

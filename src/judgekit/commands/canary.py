@@ -127,6 +127,8 @@ def canary_set(  # noqa: PLR0917 - typer options
     judge_model: str | None = judge_model_option(),
     judge_api_base: str | None = judge_api_base_option(),
     rubric: str | None = rubric_option(),
+    cassette: Path | None = cassette_option(),
+    cache_mode: str | None = cache_mode_option(),
     records: Path | None = records_option(),
     config: Path | None = config_option(),
     output_format: str = format_option(),
@@ -137,20 +139,21 @@ def canary_set(  # noqa: PLR0917 - typer options
     record's exact fingerprint) is in RESULTS and whose transcript is among --transcripts becomes a canary:
     the experts' consensus, the judge's recorded verdict and samples, and what re-creates its request
     exactly (criterion, transcript block, case facts). It is written to RECORDS/canaries/ under the
-    record's file name, bound to the record by its SHA-256.
+    record's file name, bound to the record by its SHA-256. The judge options name the judge the record
+    calibrated (its fingerprint is checked); nothing is sent to it.
     """
-    from judgekit.api.canary import build_canary_set, latest_record, write_canary_set
+    from judgekit.api.canary import build_canary_set, write_canary_set
 
     output_format = chosen_format(output_format)
-    flags = _flags(judge_model, judge_api_base, rubric, None, None, None, None, records, config)
+    flags = _flags(judge_model, judge_api_base, rubric, cassette, cache_mode, None, None, records, config)
     setup = setup_judge(flags, need_model=_NO_MODEL)
     if setup.grader is None:  # pragma: no cover - need_model guarantees a judge
         raise typer.Exit(2)
-    chosen = record if record is not None else latest_record(setup.grader.fingerprint, setup.records)
     built = build_canary_set(
         results,
         grader=setup.grader,
-        record=chosen,
+        record=record,
+        records=setup.records,
         cases=cases,
         transcripts=transcripts,
         tolerance=tolerance,
