@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from judgekit.api.calibration import CalibrationOptions, calibrate, fit_jury
+from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, fit_jury
 from judgekit.calibration.jury import development_items, effective_votes
 from judgekit.calibration.labels import parse_labels
 from judgekit.errors import JudgekitError
@@ -32,6 +32,14 @@ def table_text(wrong: dict[str, set[int]], n: int = 40, *, jury: bool = False) -
     return "\n".join(rows) + "\n"
 
 
+def calibrate_ab(labels: Path, records: Path, experts: tuple[str, ...] = ("alice", "bob")) -> Calibration:
+    """Calibrate the rater ``jury`` as a majority jury of members ``a`` and ``b``."""
+    jury = Jury(aggregation="majority", members=[JuryMember(name=m, model=f"x/{m}") for m in "ab"])
+    return calibrate(
+        labels, options=CalibrationOptions(judge="jury", experts=experts, records=records, jury=jury)
+    )
+
+
 @given(st.integers(min_value=1, max_value=50), st.floats(min_value=-1.0, max_value=1.0))
 def test_effective_votes_lies_between_one_and_n(n: int, rho: float) -> None:
     value = effective_votes(n, rho)
@@ -49,15 +57,7 @@ def test_phi_matches_numpy_correlation_of_the_error_indicators(tmp_path: Path) -
     wrong = {"a": {0, 1, 2, 3, 10}, "b": {0, 1, 2, 7, 11, 12}}
     labels = tmp_path / "labels.csv"
     labels.write_text(table_text({**wrong, "jury": wrong["a"]}))  # the jury's own rows: as member a
-    result = calibrate(
-        labels,
-        options=CalibrationOptions(
-            judge="jury",
-            experts=["alice", "bob"],
-            records=tmp_path,
-            jury=Jury(aggregation="majority", members=[JuryMember(name=m, model=f"x/{m}") for m in "ab"]),
-        ),
-    )
+    result = calibrate_ab(labels, tmp_path)
     assert result.result.jury is not None
     (pair,) = result.result.jury.correlations
     x = np.array([i in wrong["a"] for i in range(40)], dtype=float)
@@ -70,15 +70,7 @@ def test_phi_matches_numpy_correlation_of_the_error_indicators(tmp_path: Path) -
 def test_phi_is_undefined_when_a_member_is_never_wrong(tmp_path: Path) -> None:
     labels = tmp_path / "labels.csv"
     labels.write_text(table_text({"a": set(), "b": {1, 2}, "jury": set()}))
-    result = calibrate(
-        labels,
-        options=CalibrationOptions(
-            judge="jury",
-            experts=["alice", "bob"],
-            records=tmp_path,
-            jury=Jury(aggregation="majority", members=[JuryMember(name=m, model=f"x/{m}") for m in "ab"]),
-        ),
-    )
+    result = calibrate_ab(labels, tmp_path)
     jury = result.result.jury
     assert jury is not None
     (pair,) = jury.correlations
@@ -185,15 +177,7 @@ def test_a_member_without_rows(tmp_path: Path) -> None:
 def test_a_member_that_is_also_an_expert(tmp_path: Path) -> None:
     path = _labels(tmp_path, table_text({"a": set(), "b": set(), "jury": set()}))
     with pytest.raises(JudgekitError) as info:
-        calibrate(
-            path,
-            options=CalibrationOptions(
-                judge="jury",
-                experts=["alice", "b"],
-                records=tmp_path,
-                jury=Jury(aggregation="majority", members=[JuryMember(name=m, model=f"x/{m}") for m in "ab"]),
-            ),
-        )
+        calibrate_ab(path, tmp_path, ("alice", "b"))
     assert info.value.message == "jury: member(s) b also named as the jury or an expert; a member is neither"
 
 

@@ -164,6 +164,11 @@ def _grade(
         )
     ]
     (tmp_path / "t.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return _regrade(capsys, tmp_path, *extra)
+
+
+def _regrade(capsys: pytest.CaptureFixture[str], tmp_path: Path, *extra: str) -> tuple[int, str, str]:
+    """``judgekit grade`` on the files :func:`_grade` wrote."""
     return run(
         capsys,
         "grade",
@@ -321,28 +326,7 @@ def test_resume_refuses_a_run_graded_through_another_cascade(
     data["stages"][1]["threshold"] = 0.5
     cascade.write_text(json.dumps(data))
     calls = len(server.requests)
-    code, _, err = run(
-        capsys,
-        "grade",
-        "--cases",
-        str(tmp_path / "golden"),
-        "--transcripts",
-        str(tmp_path / "t.jsonl"),
-        "--out",
-        str(tmp_path / "r.jsonl"),
-        "--judge-model",
-        "openai/small-judge",
-        "--config",
-        str(tmp_path / "run.yaml"),
-        "--rubric",
-        str(tmp_path / "rubric.yaml"),
-        "--records",
-        str(tmp_path / "records"),
-        "--no-progress",
-        "--cascade",
-        str(cascade),
-        "--resume",
-    )
+    code, _, err = _regrade(capsys, tmp_path, "--cascade", str(cascade), "--resume")
     assert code == 2
     assert f"cannot resume {tmp_path / 'r.jsonl'}: it was graded differently from this run" in err
     assert f"graded by another judge fingerprint (judge {first['hex'][:12]} vs judge " in err

@@ -102,7 +102,10 @@ def write_jury(path: Path, aggregation: str, models: tuple[str, ...] = MODELS) -
     path.write_text(f"aggregation: {aggregation}\nmembers:\n{members}")
 
 
-def grade(capsys: pytest.CaptureFixture[str], ws: Path, *extra: str) -> tuple[int, str, str]:
+def grade(
+    capsys: pytest.CaptureFixture[str], ws: Path, *extra: str, jury: bool = True
+) -> tuple[int, str, str]:
+    """``judgekit grade`` on the workspace, with ``--jury jury.yaml`` unless ``jury`` is false."""
     return run(
         capsys,
         "grade",
@@ -119,8 +122,7 @@ def grade(capsys: pytest.CaptureFixture[str], ws: Path, *extra: str) -> tuple[in
         "--records",
         str(ws / "records"),
         "--no-progress",
-        "--jury",
-        str(ws / "jury.yaml"),
+        *(("--jury", str(ws / "jury.yaml")) if jury else ()),
         *extra,
     )
 
@@ -378,23 +380,7 @@ def test_a_jury_in_the_run_configuration(
     (ws / "run.yaml").write_text(
         json.dumps({"judge": {"api_base": server.api_base, "jury": str(ws / "jury.yaml")}})
     )
-    code, _, err = run(
-        capsys,
-        "grade",
-        "--cases",
-        str(ws / "golden"),
-        "--transcripts",
-        str(ws / "t.jsonl"),
-        "--out",
-        str(ws / "r.jsonl"),
-        "--config",
-        str(ws / "run.yaml"),
-        "--rubric",
-        str(ws / "rubric.yaml"),
-        "--records",
-        str(ws / "records"),
-        "--no-progress",
-    )
+    code, _, err = grade(capsys, ws, jury=False)
     assert code in (0, 1), err
     notes = polite_notes(ws)
     assert {n["jury"]["aggregation"] for n in notes.values()} == {"any_fail"}

@@ -279,43 +279,47 @@ class RubricGrader:
         )
         self.own_fingerprint: str = self._fingerprint.hex
         if cascade is not None:
-            stages = zip(cascade.cascade.stages, (self, *cascade.escalate_to), strict=True)
-            self._fingerprint = composite_fingerprint(
-                kind="cascade",
-                parts=[
-                    {
-                        "name": stage.name,
-                        "model": grader.client.params.model,
-                        "fingerprint": grader.own_fingerprint,
-                        "threshold": stage.threshold,
-                    }
-                    for stage, grader in stages
-                ],
-                rubric=rubric,
-                rule={
+            self._fingerprint = self._panel(
+                "cascade",
+                [(s.name, {"threshold": s.threshold}) for s in cascade.cascade.stages],
+                cascade.escalate_to,
+                {
                     "target": cascade.cascade.target,
                     "delta": cascade.cascade.delta,
                     "confidence": cascade.cascade.confidence,
                 },
             )
         if jury is not None:
-            members = zip(jury.jury.members, (self, *jury.others), strict=True)
-            self._fingerprint = composite_fingerprint(
-                kind="jury",
-                parts=[
-                    {
-                        "name": member.name,
-                        "model": grader.client.params.model,
-                        "fingerprint": grader.own_fingerprint,
-                        "weight": member.weight,
-                    }
-                    for member, grader in members
-                ],
-                rubric=rubric,
-                rule={"aggregation": jury.jury.aggregation},
+            self._fingerprint = self._panel(
+                "jury",
+                [(m.name, {"weight": m.weight}) for m in jury.jury.members],
+                jury.others,
+                {"aggregation": jury.jury.aggregation},
             )
         self.fingerprint: str = self._fingerprint.hex
         self.fingerprint_spec = self._fingerprint.spec
+
+    def _panel(
+        self,
+        kind: str,
+        roles: list[tuple[str, dict[str, JsonValue]]],
+        others: Sequence[RubricGrader],
+        rule: dict[str, JsonValue],
+    ) -> Fingerprint:
+        """The composite fingerprint of this judge and ``others`` deciding together (a cascade or a jury).
+
+        Args:
+            kind: ``cascade`` or ``jury``.
+            roles: Each judge's name and what the rule gives it (a threshold, a weight), this judge first.
+            others: The other judges, in order.
+            rule: The combining rule's settings.
+        """
+        graders = (self, *others)
+        parts: list[dict[str, object]] = [
+            {"name": name, "model": g.client.params.model, "fingerprint": g.own_fingerprint, **given}
+            for (name, given), g in zip(roles, graders, strict=True)
+        ]
+        return composite_fingerprint(kind=kind, parts=parts, rubric=self.rubric, rule=dict(rule))
 
     @property
     def label(self) -> str:
