@@ -438,3 +438,51 @@ def test_a_record_of_another_judge_is_refused(
         "rubric.yaml",
     )
     assert f"the record is for fingerprint {fingerprint[:12]}, the judge configured is " in err
+
+
+def test_calibrate_keeps_the_canary_set_when_given_the_judges_results(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    _, fingerprint = errors_project
+    records = tmp_path / "records"
+    records.mkdir()
+    code, printed, err = run(
+        capsys,
+        *("calibrate", "labels.csv", "--judge", "judge", "--experts", "a,b", "--fingerprint", fingerprint),
+        *("--records", str(records), "--rubric", "rubric.yaml", "--cases", "golden"),
+        *("--canary-results", "full.jsonl", "--canary-transcripts", "all.jsonl"),
+    )
+    assert code == 0, printed + err
+    (record,) = records.glob("*.json")
+    assert f"canary set: {records / 'canaries' / record.name}" in err
+    canaries = json.loads((records / "canaries" / record.name).read_text())
+    assert (canaries["fingerprint"], canaries["record_file"], len(canaries["items"])) == (
+        fingerprint,
+        record.name,
+        TRIALS,
+    )
+
+
+def test_calibrate_canary_results_without_their_transcripts_are_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    err = refused(
+        capsys,
+        *(
+            "calibrate",
+            "labels.csv",
+            "--judge",
+            "judge",
+            "--experts",
+            "a,b",
+            "--fingerprint",
+            errors_project[1],
+        ),
+        *("--records", str(tmp_path), "--rubric", "rubric.yaml", "--cases", "golden"),
+        *("--canary-results", "full.jsonl"),
+    )
+    assert (
+        "--canary-results needs the transcripts it was graded from (--canary-transcripts FILE) and the "
+        "golden set (--cases FOLDER)" in err
+    )
+    assert list(tmp_path.glob("*.json")) == []  # refused before anything was measured or written

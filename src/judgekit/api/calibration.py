@@ -112,6 +112,11 @@ class CalibrationOptions:
             votes and whether the jury pays. A weighted jury's development items (``fit``) are left out of
             the table first, so the labels that fitted the weights never certify the jury. ``None``: one
             judge. The experts default to the one rater besides the jury and its members.
+        canary_results: A results file the judge graded (``judgekit grade --out``, the judge's replies):
+            with it, :meth:`Calibration.write_canary_set` keeps the record's drift canary set, the labelled
+            items it holds with their recorded verdicts (:func:`judgekit.api.canary.build_canary_set`;
+            needs ``canary_transcripts`` and the golden set ``cases``). ``None``: no canary set.
+        canary_transcripts: The transcript files ``canary_results`` was graded from.
     """
 
     judge: str
@@ -127,6 +132,8 @@ class CalibrationOptions:
     rubric: Rubric | str | os.PathLike[str] | None = None
     cases: CaseSet | str | os.PathLike[str] | None = None
     jury: Jury | str | os.PathLike[str] | None = None
+    canary_results: str | os.PathLike[str] | None = None
+    canary_transcripts: Sequence[str | os.PathLike[str]] = ()
 
 
 def _checked_format(fmt: str) -> str:
@@ -149,12 +156,15 @@ class Calibration:
             items only, and ``provenance.note`` says so.
         records_dir: The records folder in force (checked for the label usage log; the record's default
             destination).
+        canaries: Where the record's drift canary set comes from (the options' ``canary_results``), or
+            ``None``.
     """
 
     result: CalibrationResult
     record: CalibrationRecord | None
     provenance: ProvenanceSummary
     records_dir: Path
+    canaries: CanarySource | None = None
 
     @property
     def judge(self) -> str:
@@ -290,6 +300,51 @@ class Calibration:
         write_atomic_making_folder(path, dump_record(self.record), what="calibration record")
         return path
 
+    def write_canary_set(self, record_file: str | os.PathLike[str]) -> Path | None:
+        """Build the drift canary set of the record just written and write it next to it.
+
+        Args:
+            record_file: The record's file (:meth:`write_record`'s path): the set is bound to its bytes.
+
+        Returns:
+            The canary set's file (``<records>/canaries/<record file name>``), or ``None`` without
+            ``canary_results``.
+
+        Raises:
+            JudgekitError: (exit code 2) When no labelled item has a judge verdict in the results and a
+                transcript, or the set cannot be written.
+        """
+        if self.canaries is None:
+            return None
+        from judgekit.api.canary import build_canary_set, write_canary_set
+
+        source = self.canaries
+        built = build_canary_set(
+            source.results,
+            rubric=source.rubric,
+            cases=source.cases,
+            transcripts=source.transcripts,
+            record=record_file,
+        )
+        return write_canary_set(built, Path(record_file).parent)
+
+
+@dataclass(frozen=True)
+class CanarySource:
+    """What a calibration's drift canary set is built from (:attr:`CalibrationOptions.canary_results`).
+
+    Attributes:
+        results: The results file the judge graded.
+        transcripts: The transcript files it was graded from.
+        cases: The golden set it was graded against.
+        rubric: The judge's rubric (with the cases' own criteria, what each canary's criterion is).
+    """
+
+    results: str | os.PathLike[str]
+    transcripts: tuple[str | os.PathLike[str], ...]
+    cases: CaseSet
+    rubric: Rubric
+
 
 def _label_table(labels: LabelTable | str | os.PathLike[str], scale: Scale | None) -> tuple[LabelTable, str]:
     """The validated table and the name its record gives it (the file's name, not its full path)."""
@@ -400,14 +455,13 @@ def _baseline(baseline: CalibrationRecord | str | os.PathLike[str] | None) -> Ca
     return load_record(read_input(baseline, "baseline record"), source=baseline)
 
 
-def _criterion_texts(options: CalibrationOptions) -> CriterionText:
-    """What text the judge read for a labelled (case, criterion): the rubric's, else the case's own.
+def _rubric_and_cases(options: CalibrationOptions) -> tuple[Rubric, CaseSet | None]:
+    """The judge's rubric and the golden set in force (``None``: none given or configured).
 
     Raises:
         JudgekitError: When the rubric cannot be loaded, or a golden-set folder named does not exist.
     """
     from judgekit.caseset import CaseSet, load_case_set
-    from judgekit.graders.rubric import case_criteria
     from judgekit.judge_setup import load_rubric_setting
     from judgekit.judges.rubric import Rubric
     from judgekit.settings import setting
@@ -417,10 +471,36 @@ def _criterion_texts(options: CalibrationOptions) -> CriterionText:
         rubric = given
     else:
         rubric = load_rubric_setting(setting("judge.rubric", None if given is None else os.fspath(given)))
-    texts = {c.id: c.text for c in rubric.criteria}
     cases = options.cases if isinstance(options.cases, CaseSet) else setting("cases", options.cases)
     if cases is not None and not isinstance(cases, CaseSet):
         cases = load_case_set([Path(cases)], check_files=False, compile_rules=False)
+    return rubric, cases
+
+
+def _canary_source(options: CalibrationOptions, rubric: Rubric, cases: CaseSet | None) -> CanarySource | None:
+    """Where the record's canary set comes from, checked before anything is measured.
+
+    Raises:
+        JudgekitError: (exit code 2) When ``canary_results`` is given without its transcripts or golden set.
+    """
+    if options.canary_results is None:
+        if options.canary_transcripts:
+            raise JudgekitError("--canary-transcripts goes with --canary-results RESULTS", exit_code=2)
+        return None
+    if not options.canary_transcripts or cases is None:
+        raise JudgekitError(
+            "--canary-results needs the transcripts it was graded from (--canary-transcripts FILE) and the "
+            "golden set (--cases FOLDER)",
+            exit_code=2,
+        )
+    return CanarySource(options.canary_results, tuple(options.canary_transcripts), cases, rubric)
+
+
+def _criterion_texts(rubric: Rubric, cases: CaseSet | None) -> CriterionText:
+    """What text the judge read for a labelled (case, criterion): the rubric's, else the case's own."""
+    from judgekit.graders.rubric import case_criteria
+
+    texts = {c.id: c.text for c in rubric.criteria}
     by_id = {} if cases is None else {loaded.id: loaded.case for loaded in cases}
 
     def text_of(case_id: str, criterion: str) -> str | None:
@@ -517,6 +597,8 @@ def calibrate(
     baseline = _baseline(options.baseline)
     known = known_fingerprints(records)  # a prefix names one of these (read only when one is given)
     fingerprint = resolve_fingerprint(table, options.judge, options.fingerprint, known)
+    rubric, cases = _rubric_and_cases(options)  # where the criterion texts were always read
+    canaries = _canary_source(options, rubric, cases)  # checked before anything is measured
     result = run_calibration(
         table,
         judge=options.judge,
@@ -525,11 +607,13 @@ def calibrate(
         fingerprint=fingerprint,
         label_name=name,
         baseline=baseline,
-        criterion_text=_criterion_texts(options),
+        criterion_text=_criterion_texts(rubric, cases),
         jury_members=jury.names if jury is not None else None,
     )
     record = result.to_record() if fingerprint is not None else None
-    return Calibration(result=result, record=record, provenance=provenance, records_dir=records)
+    return Calibration(
+        result=result, record=record, provenance=provenance, records_dir=records, canaries=canaries
+    )
 
 
 def trust_status(

@@ -47,6 +47,7 @@ from judgekit.verdict import FrozenModel
 if TYPE_CHECKING:
     from judgekit.caseset import CaseSet
     from judgekit.graders.rubric import RubricGrader
+    from judgekit.judges.rubric import Rubric
 
 __all__ = [
     "CanaryOutcome",
@@ -117,11 +118,13 @@ def _judged(
 def build_canary_set(
     results: str | os.PathLike[str],
     *,
-    grader: RubricGrader,
+    rubric: Rubric,
     cases: CaseSet | str | os.PathLike[str],
     transcripts: Sequence[str | os.PathLike[str]],
     record: str | os.PathLike[str] | None = None,
     records: str | os.PathLike[str] | None = None,
+    fingerprint: str | None = None,
+    include_case_criteria: bool = True,
     tolerance: float = DEFAULT_TOLERANCE,
     alpha: float = DEFAULT_ALPHA,
     now: datetime | None = None,
@@ -136,11 +139,14 @@ def build_canary_set(
 
     Args:
         results: The results file (``judgekit grade --out``) graded by the judge the record calibrated.
-        grader: The judge (its fingerprint must be the record's): it says which criteria a case has.
+        rubric: The judge's rubric: with the case's own criteria, what each canary's criterion is.
         cases: The golden set the results were graded against.
         transcripts: The transcript files (or patterns) the results were graded from.
         record: The calibration record's file (``None``: the judge's latest record in ``records``).
         records: The records folder holding the latest record, when ``record`` is ``None``.
+        fingerprint: The judge's fingerprint: the record must be for it, and without ``record`` its latest
+            record is taken (``None``: the record's own fingerprint; then ``record`` is needed).
+        include_case_criteria: Whether the judge also judged the cases' own criteria (the grader's option).
         tolerance: The flip probability per item allowed under the null (0 < tolerance < 1).
         alpha: The false-alarm rate of the series (0 < alpha < 1).
         now: The set's time (UTC now when ``None``).
@@ -149,13 +155,15 @@ def build_canary_set(
         The canary set (write it with :func:`write_canary_set`).
 
     Raises:
-        JudgekitError: (exit code 2) When the record is for another fingerprint, the tolerance or alpha is
-            out of range, or no labelled item has a judge verdict and a transcript.
+        JudgekitError: (exit code 2) When the record is for another fingerprint, neither a record nor a
+            fingerprint and records folder is given, the tolerance or alpha is out of range, or no labelled
+            item has a judge verdict and a transcript.
         ProblemsError: When the record, the results or the transcripts are broken (exit code 2).
     """
     from judgekit.calibration.records import load_record
     from judgekit.caseset import CaseSet, load_case_set
     from judgekit.golden.sample import trial_item_id
+    from judgekit.graders.rubric import case_criteria
     from judgekit.io.documents import read_input
     from judgekit.io.paths import expand_input_paths
     from judgekit.judges.prompt import render_case_facts, render_transcript
@@ -167,15 +175,19 @@ def build_canary_set(
             raise JudgekitError(f"{name} must be above 0 and below 1 (got {value:g})", exit_code=2)
     lines = read_results(results).lines  # the input named first is read first
     if record is None:
-        if records is None:
-            raise JudgekitError("build_canary_set needs the record's file or the records folder", exit_code=2)
-        record = latest_record(grader.fingerprint, records)
+        if records is None or fingerprint is None:
+            raise JudgekitError(
+                "a canary set needs its calibration record: give the record's file, or the judge's "
+                "fingerprint and the records folder",
+                exit_code=2,
+            )
+        record = latest_record(fingerprint, records)
     data = read_input(record, "calibration record")
     calibration = load_record(data, source=record)
-    if calibration.fingerprint != grader.fingerprint:
+    if fingerprint is not None and calibration.fingerprint != fingerprint:
         raise JudgekitError(
             f"{record}: the record is for fingerprint {calibration.fingerprint[:12]}, the judge configured "
-            f"is {grader.fingerprint[:12]}: give the judge the record calibrated (its model, rubric and "
+            f"is {fingerprint[:12]}: give the judge the record calibrated (its model, rubric and "
             "parameters)",
             exit_code=2,
         )
@@ -190,7 +202,8 @@ def build_canary_set(
         if trial is None:
             continue
         judged = _judged(line.checks, calibration.fingerprint)
-        criteria = {c.id: c for c in grader.criteria_for(trial.case)[0]}
+        own = case_criteria(trial.case)[0] if include_case_criteria else []
+        criteria = {c.id: c for c in [*rubric.criteria, *own]}
         for criterion_id, (verdict, samples, text_hash) in sorted(judged.items()):
             item = labelled.get((trial_item_id(line.case.id, line.trial), criterion_id))
             criterion = criteria.get(criterion_id)

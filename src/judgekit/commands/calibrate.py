@@ -38,7 +38,7 @@ def _read(path: Path, what: str) -> bytes:
     return read_input(path, what)
 
 
-@existing_inputs("labels", "policy", "baseline", "cases", "jury")
+@existing_inputs("labels", "policy", "baseline", "cases", "jury", "canary_results")
 def calibrate(
     labels: Path = typer.Argument(
         ...,
@@ -119,6 +119,15 @@ def calibrate(
         "each member's agreement, their error correlations, the effective votes and whether the jury pays; "
         "a weighted jury's development items are left out.",
     ),
+    canary_results: Path | None = typer.Option(
+        None,
+        "--canary-results",
+        help="Results file the judge graded (its replies): keep the record's drift canary set, built from "
+        "its labelled items (with --canary-transcripts and --cases; see judgekit judge canary).",
+    ),
+    canary_transcripts: list[Path] = typer.Option(
+        [], "--canary-transcripts", help="Transcript file(s) --canary-results was graded from (repeatable)."
+    ),
 ) -> None:
     """Measure a judge against experts, apply the trust policy, and write a calibration record.
 
@@ -149,6 +158,8 @@ def calibrate(
         rubric=rubric,
         cases=cases,
         jury=jury,
+        canary_results=canary_results,
+        canary_transcripts=canary_transcripts,
     )
     result = calibrate(labels, options=options, on_note=lambda note: typer.echo(note, err=True))
     if out is not None:
@@ -167,7 +178,10 @@ def calibrate(
     elif no_record:
         typer.echo("no record written (--no-record)", err=True)
     else:
-        typer.echo(f"record: {result.write_record()}", err=True)
+        written = result.write_record()
+        typer.echo(f"record: {written}", err=True)
+        if canary_results is not None:
+            typer.echo(f"canary set: {result.write_canary_set(written)}", err=True)
     typer.echo(result.summary, err=True)
     if not result.trusted:
         raise typer.Exit(1)
@@ -234,7 +248,8 @@ def trust(
 
     A prefix is resolved to the one full fingerprint it starts (or refused, naming the candidates). Trusted
     needs a passing latest calibration record for that exact fingerprint; the latest bias report, the
-    latest failure-mode record and the latest drift canary check can withdraw it. Prints `trusted: REASON` or `untrusted: REASON`.
+    latest failure-mode record and the latest drift canary check can withdraw it. Prints
+    `trusted: REASON` or `untrusted: REASON`.
     """
     from judgekit.api.calibration import trust_status
 

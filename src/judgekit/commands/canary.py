@@ -151,9 +151,11 @@ def canary_set(  # noqa: PLR0917 - typer options
         raise typer.Exit(2)
     built = build_canary_set(
         results,
-        grader=setup.grader,
+        rubric=setup.grader.rubric,
         record=record,
         records=setup.records,
+        fingerprint=setup.grader.fingerprint,
+        include_case_criteria=setup.grader.include_case_criteria,
         cases=cases,
         transcripts=transcripts,
         tolerance=tolerance,
