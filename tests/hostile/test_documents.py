@@ -388,6 +388,20 @@ def read_label_table(work: str, variant: Variant) -> str:
     return "ok"
 
 
+def read_jury_file(work: str, variant: Variant) -> str:
+    """A jury file (YAML), read by ``load_jury``."""
+    from judgekit.errors import JudgekitError
+    from judgekit.judges.jury import load_jury
+
+    data = variant.value if variant.whole else b"aggregation: majority\nmembers: " + variant.value + b"\n"
+    path = _write(Path(work) / "jury.yaml", data)
+    try:
+        load_jury(path)
+    except JudgekitError as exc:
+        return exc.message
+    return "ok"
+
+
 def read_rubric_file(work: str, variant: Variant) -> str:
     """A rubric file (YAML), read by ``load_rubric``."""
     from judgekit.errors import JudgekitError
@@ -726,6 +740,7 @@ KINDS: list[tuple[str, Reader, Callable[[], Iterator[Variant]]]] = [
         lambda: iter([*yaml_value_variants(), *yaml_document_variants(b"name: s\n")]),
     ),
     ("rubric", read_rubric_file, lambda: iter(list(yaml_document_variants(b"id: r\n")))),
+    ("jury", read_jury_file, lambda: iter(list(yaml_document_variants(b"aggregation: majority\n")))),
     ("run_config", read_run_config, lambda: iter(list(yaml_document_variants(b"judge: {}\n")))),
     ("case_json", read_case_json, json_value_variants),
     (

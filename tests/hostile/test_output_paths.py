@@ -260,6 +260,17 @@ INPUT_COMMANDS = {
         "--out",
         str(tmp / "r.jsonl"),
     ],
+    "grade --jury": lambda results, bad, tmp: [
+        "grade",
+        "--cases",
+        str(AIRDESK),
+        "--transcripts",
+        str(results),
+        "--jury",
+        str(bad),
+        "--out",
+        str(tmp / "r.jsonl"),
+    ],
     "cassette stats": lambda results, bad, tmp: ["cassette", "stats", str(bad)],
     "calibrate-plan labels": lambda results, bad, tmp: ["labels", "plan", str(bad)],
     "labels from-results": lambda results, bad, tmp: [
