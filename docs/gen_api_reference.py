@@ -50,6 +50,7 @@ GROUPS: tuple[tuple[str, tuple[str, ...]], ...] = (
             "labels_from_results",
             "refine",
             "RefineOptions",
+            "fit_jury",
         ),
     ),
     ("Contamination", ("index_cases", "scan_exports")),

@@ -16,7 +16,8 @@ reference lists as advanced. The names are imported when first used, so ``import
   :func:`trust_status`; experts' labels from annotation tools: :func:`import_labels`, or from a
   labelling page per expert: :func:`label_page`, two experts' tables compared: :func:`reconcile_labels`;
   a results file's judge verdicts as label rows: :func:`labels_from_results`; a judge's rubric refined on
-  some labels and measured on others: :func:`refine`, :class:`RefineOptions`.
+  some labels and measured on others: :func:`refine`, :class:`RefineOptions`; a weighted jury's weights
+  fitted on development labels: :func:`fit_jury`.
 * Contamination: :func:`index_cases`, :func:`scan_exports`.
 
 Examples:
@@ -68,6 +69,7 @@ _PUBLIC: dict[str, str] = {
     "labels_from_results": "judgekit.api.labels",
     "refine": "judgekit.api.refine",
     "RefineOptions": "judgekit.api.refine",
+    "fit_jury": "judgekit.api.calibration",
     # results
     "read_results": "judgekit.results",
     "report": "judgekit.api.reports",
@@ -96,6 +98,7 @@ __all__ = [
     "__version__",
     "calibrate",
     "compare",
+    "fit_jury",
     "grade",
     "grade_async",
     "grade_run",
@@ -118,7 +121,7 @@ __all__ = [
 """The public names: ``__version__`` and every key of :data:`_PUBLIC` (a test holds them equal)."""
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time each name is imported on first use
-    from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, trust_status
+    from judgekit.api.calibration import Calibration, CalibrationOptions, calibrate, fit_jury, trust_status
     from judgekit.api.contamination import index_cases, scan_exports
     from judgekit.api.expert_labels import label_page, reconcile_labels
     from judgekit.api.grading import grade, grade_async, make_grader
