@@ -67,19 +67,23 @@ def judge() -> Iterator[tuple[JudgeServer, Judge]]:
     server.stop()
 
 
+def write_project(root: Path, judge: dict[str, Any]) -> None:
+    """The golden set (one case), 80 transcripts (and the first two apart), the rubric, an empty records
+    folder and the run configuration with these ``judge`` settings."""
+    (root / "golden" / "cases").mkdir(parents=True)
+    (root / "golden" / "cases" / "refund.yaml").write_text(CASE)
+    lines = [json.dumps(_transcript(i)) for i in range(1, TRIALS + 1)]
+    (root / "all.jsonl").write_text("\n".join(lines) + "\n")
+    (root / "two.jsonl").write_text("\n".join(lines[:2]) + "\n")
+    (root / "rubric.yaml").write_text(RUBRIC)
+    (root / "records").mkdir()
+    (root / "run.yaml").write_text(json.dumps({"judge": judge}))
+
+
 @pytest.fixture
 def project(tmp_path: Path, judge: tuple[JudgeServer, Judge], monkeypatch: pytest.MonkeyPatch) -> Path:
-    (tmp_path / "golden" / "cases").mkdir(parents=True)
-    (tmp_path / "golden" / "cases" / "refund.yaml").write_text(CASE)
-    lines = [json.dumps(_transcript(i)) for i in range(1, TRIALS + 1)]
-    (tmp_path / "all.jsonl").write_text("\n".join(lines) + "\n")
-    (tmp_path / "two.jsonl").write_text("\n".join(lines[:2]) + "\n")
-    (tmp_path / "rubric.yaml").write_text(RUBRIC)
-    (tmp_path / "records").mkdir()
-    run_config = {
-        "judge": {"api_base": judge[0].api_base, "input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
-    }
-    (tmp_path / "run.yaml").write_text(json.dumps(run_config))
+    prices = {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
+    write_project(tmp_path, {"api_base": judge[0].api_base, **prices})
     monkeypatch.setenv("OPENAI_API_KEY", "sk-canary-0000")
     monkeypatch.chdir(tmp_path)
     return tmp_path
@@ -214,13 +218,7 @@ def calibrated_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
     root = tmp_path_factory.mktemp("canary-errors")
     server = JudgeServer(Judge()).start()
     with pytest.MonkeyPatch.context() as patch:
-        (root / "golden" / "cases").mkdir(parents=True)
-        (root / "golden" / "cases" / "refund.yaml").write_text(CASE)
-        lines = [json.dumps(_transcript(i)) for i in range(1, TRIALS + 1)]
-        (root / "all.jsonl").write_text("\n".join(lines) + "\n")
-        (root / "rubric.yaml").write_text(RUBRIC)
-        (root / "records").mkdir()
-        (root / "run.yaml").write_text(json.dumps({"judge": {"api_base": server.api_base}}))
+        write_project(root, {"api_base": server.api_base})
         patch.setenv("OPENAI_API_KEY", "sk-canary-0000")
         patch.chdir(root)
         assert main(
@@ -301,16 +299,21 @@ def test_a_check_without_a_canary_set_says_how_to_build_it(
     assert "build it from the results its judge graded with `judgekit judge canary-set RESULTS" in err
 
 
-def test_a_canary_set_of_a_changed_record_is_refused(
-    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
-) -> None:
-    root, _ = errors_project
+def with_canary_set(root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> tuple[Path, Path]:
+    """A copy of the project's records folder whose record has its canary set: (folder, record)."""
     records = tmp_path / "records"
     records.mkdir()
     (record,) = (root / "records").glob("*.json")
     (records / record.name).write_bytes(record.read_bytes())
     code, printed, err = run(capsys, *CANARY_SET, "--records", str(records), *JUDGE)
     assert code == 0, printed + err
+    return records, record
+
+
+def test_a_canary_set_of_a_changed_record_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    records, record = with_canary_set(errors_project[0], tmp_path, capsys)
     (records / record.name).write_bytes(record.read_bytes() + b" ")
     err = refused(capsys, "judge", "canary", "-n", "5", "--records", str(records), *JUDGE)
     assert "the canary set was built for another version of " in err
@@ -320,12 +323,7 @@ def test_a_canary_set_of_a_changed_record_is_refused(
 def test_a_check_in_replay_mode_is_refused(
     errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    root, _ = errors_project
-    records = tmp_path / "records"
-    records.mkdir()
-    (record,) = (root / "records").glob("*.json")
-    (records / record.name).write_bytes(record.read_bytes())
-    assert run(capsys, *CANARY_SET, "--records", str(records), *JUDGE)[0] == 0
+    records, _ = with_canary_set(errors_project[0], tmp_path, capsys)
     (tmp_path / "c.jsonl").write_text("")
     err = refused(
         capsys,
