@@ -197,7 +197,7 @@ def test_an_unexpected_error_is_one_line_pointing_at_the_traceback(
 # --------------------------------------------------------------------------- file not found
 
 #: Path parameters a command writes, not reads: a missing one is created.
-OUTPUT_PATHS = frozenset({"out", "output", "rewards", "fidelity"})
+OUTPUT_PATHS = frozenset({"out", "output", "rewards", "fidelity", "resolution_sheet"})
 
 #: Path options that may name something absent, and why; every other path parameter is an input.
 MAY_BE_ABSENT = {

@@ -23,6 +23,7 @@ THE_READERS = {SRC / "io" / "filekind.py", SRC / "io" / "documents.py", SRC / "i
 #: (module path relative to src/judgekit, primitive) -> why it may read without io/documents.
 ALLOWED: dict[tuple[str, str], str] = {
     ("golden/sample.py", "read_text"): "the review sheet's HTML template, a package resource (files(...))",
+    ("golden/label_page.py", "read_text"): "the labelling page's template and script, package resources",
     ("reports/calibration_report.py", "read_text"): "the report's CSS template, shipped in the package",
     ("reports/viewer.py", "read_text"): "the viewer's JavaScript and CSS assets, package resources",
     ("io/folders.py", "os.open"): "opens each file it just staged (written by io/atomic) to fsync it",

@@ -45,6 +45,7 @@ left out and counted: they are neither an annotator's nor known to be the judge'
 from __future__ import annotations
 
 import math
+import os
 from collections import Counter
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
@@ -455,7 +456,14 @@ def _ls_results(
             )
 
 
-def label_studio_labels(tasks: object, *, source: Path | None, settings: ImportSettings) -> ToolLabels:
+def _as_path(source: str | os.PathLike[str] | None) -> Path | None:
+    """The export's path for messages (``None``: the records did not come from a file)."""
+    return None if source is None else Path(source)
+
+
+def label_studio_labels(
+    tasks: object, *, source: str | os.PathLike[str] | None, settings: ImportSettings
+) -> ToolLabels:
     """Labels from a Label Studio JSON export (a list of tasks).
 
     Args:
@@ -469,6 +477,7 @@ def label_studio_labels(tasks: object, *, source: Path | None, settings: ImportS
     Raises:
         JudgekitError: (exit 2) When the export is not a list of tasks.
     """
+    source = _as_path(source)
     c = _Collector("label-studio", source, settings)
     for _, at, task, what in _objects(
         c, _records(tasks, source, "a Label Studio JSON export"), "task", "a task"
@@ -654,7 +663,11 @@ def _argilla_response(
 
 
 def argilla_labels(
-    records: object, *, types: Mapping[str, str], source: Path | None, settings: ImportSettings
+    records: object,
+    *,
+    types: Mapping[str, str],
+    source: str | os.PathLike[str] | None,
+    settings: ImportSettings,
 ) -> ToolLabels:
     """Labels from the ``records.json`` of an Argilla ``Dataset.to_disk`` folder.
 
@@ -670,6 +683,7 @@ def argilla_labels(
     Raises:
         JudgekitError: (exit 2) When ``records`` is not a list.
     """
+    source = _as_path(source)
     c = _Collector("argilla", source, settings)
     for _, at, record, what in _objects(
         c, _records(records, source, "an Argilla records.json"), "record", "a record"
@@ -802,7 +816,9 @@ def _langfuse_value(score: Mapping[str, object]) -> tuple[object, str | None]:
     return (string if _text(string) is not None else score.get("value")), None
 
 
-def langfuse_labels(scores: Located, *, source: Path | None, settings: ImportSettings) -> ToolLabels:
+def langfuse_labels(
+    scores: Located, *, source: str | os.PathLike[str] | None, settings: ImportSettings
+) -> ToolLabels:
     """Labels from Langfuse scores: ``ANNOTATION`` scores under their ``authorUserId``.
 
     ``EVAL`` scores (a model's) are imported under ``settings.model_rater`` when it is given, else left
@@ -816,6 +832,7 @@ def langfuse_labels(scores: Located, *, source: Path | None, settings: ImportSet
     Returns:
         The labels, problems and what was left out.
     """
+    source = _as_path(source)
     c = _Collector("langfuse", source, settings)
     for line, at, score, what in _objects(c, scores, "score", "a score"):
         source_kind = score.get("source")
@@ -882,7 +899,9 @@ def _phoenix_rater(c: _Collector, annotation: Mapping[str, object]) -> str | Non
     return None if identity is None else c.rater(identity)
 
 
-def phoenix_labels(annotations: Located, *, source: Path | None, settings: ImportSettings) -> ToolLabels:
+def phoenix_labels(
+    annotations: Located, *, source: str | os.PathLike[str] | None, settings: ImportSettings
+) -> ToolLabels:
     """Labels from Phoenix span annotations: ``HUMAN`` annotations under their user.
 
     The annotator is the annotation's ``user_id`` (the Phoenix user who made it in the app or through
@@ -899,6 +918,7 @@ def phoenix_labels(annotations: Located, *, source: Path | None, settings: Impor
     Returns:
         The labels, problems and what was left out.
     """
+    source = _as_path(source)
     c = _Collector("phoenix", source, settings)
     for line, at, annotation, what in _objects(c, annotations, "annotation", "an annotation"):
         criterion = _text(annotation.get("name")) or _text(annotation.get("annotation_name"))

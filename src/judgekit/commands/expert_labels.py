@@ -85,7 +85,7 @@ def labels_reconcile(
     out: Path | None = typer.Option(
         None, "--out", help="Write both experts' rows as one label table, only when everything is settled."
     ),
-    sheet: Path | None = typer.Option(
+    resolution_sheet: Path | None = typer.Option(
         None, "--sheet", help="Write the resolution sheet (CSV) of the items still to settle."
     ),
     output_format: str = format_option(),
@@ -98,7 +98,7 @@ def labels_reconcile(
     from judgekit.api.expert_labels import reconcile_labels
 
     output_format = chosen_format(output_format)
-    doc = reconcile_labels(a, b, out=out, sheet=sheet)
+    doc = reconcile_labels(a, b, out=out, sheet=resolution_sheet)
     name_a, name_b = doc.experts
     if output_format == "json":
         print_model("label_reconciliation", doc)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 import typer
 
+from judgekit.commands.inputs import existing_inputs
 from judgekit.commands.output import chosen_format, format_option, print_model
 
 if TYPE_CHECKING:
@@ -21,6 +22,7 @@ if TYPE_CHECKING:
 __all__ = ["labels_import"]
 
 
+@existing_inputs("source")
 def labels_import(
     tool: str = typer.Argument(
         ..., help="The annotation tool: label-studio, argilla, langfuse or phoenix.", show_default=False

@@ -117,7 +117,7 @@ def refine(  # noqa: PLR0917 - typer options
         metric=metric,
         examples_per_criterion=examples_per_criterion,
         propose_wording=propose_wording,
-        records=setup.records,
+        records=records,  # the flag as given: the default folder may be absent (the record makes it)
         policy=policy,
         judge_rater=judge_rater,
     )
