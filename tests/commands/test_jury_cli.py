@@ -390,3 +390,23 @@ def test_a_jury_in_the_run_configuration(
         i = int(case[1:])
         expected = "fail" if truth(i) == "fail" or i in wrong else "pass"
         assert note["verdict"] == expected, case
+
+
+def test_a_configured_jury_is_a_known_fingerprint(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A jury in the project configuration (no judge.model) is the configured judge a prefix can name."""
+    from judgekit.judge_setup import JudgeConfig, build_rubric_grader
+
+    write_jury(tmp_path / "jury.yaml", "any_fail")
+    base = "http://127.0.0.1:9/v1"  # never called: the judge is only built for its fingerprint
+    (tmp_path / "judgekit.toml").write_text(f'[judge]\njury = "jury.yaml"\napi_base = "{base}"\n')
+    monkeypatch.chdir(tmp_path)
+    config = JudgeConfig(model="openai/judge-a", jury=tmp_path / "jury.yaml", api_base=base)
+    jury_fp = build_rubric_grader(config).fingerprint
+    code, out, err = run(capsys, "judge", "trust", jury_fp[:12])
+    assert code == 1, err
+    assert out.startswith(f"untrusted: no calibration record for fingerprint {jury_fp[:12]}")
+    code, _, err = run(capsys, "judge", "trust", "0123456789ab")
+    assert code == 2
+    assert f"the configured judge jury {tmp_path / 'jury.yaml'} (" in err

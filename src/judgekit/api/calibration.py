@@ -680,18 +680,20 @@ def _add_configured_judge(known: KnownFingerprints) -> None:
 
     effective = resolve_settings()
     model = effective.value("judge.model")
-    if model is None:
+    jury = effective.path("judge.jury")  # a jury's first member is the judge when no model is set
+    if model is None and jury is None:
         known.searched.append(
             "the configured judge (none: no judge.model in judgekit.toml, nor JUDGEKIT_JUDGE_MODEL)"
         )
         return
-    where = effective.source("judge.model")
+    where = effective.source("judge.model" if model is not None else "judge.jury")
+    model = model if model is not None else f"jury {jury}"
     cassette = effective.path("judge.cassette")
+    settings = {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS}
     try:
         grader = build_rubric_grader(
             JudgeConfig.from_settings(
-                {name: effective.value(f"judge.{name}") for name in JUDGE_SETTINGS},
-                model=str(model),
+                {**settings, "jury": jury},
                 cassette=cassette,
                 mode=effective.value("judge.cache") or ("record" if cassette else "off"),
             )
