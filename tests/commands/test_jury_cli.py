@@ -410,3 +410,20 @@ def test_a_configured_jury_is_a_known_fingerprint(
     code, _, err = run(capsys, "judge", "trust", "0123456789ab")
     assert code == 2
     assert f"the configured judge jury {tmp_path / 'jury.yaml'} (" in err
+
+
+def test_the_html_report_has_the_jury_section(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], serve: Any
+) -> None:
+    ws = workspace(tmp_path, serve(script(UNCORRELATED)))
+    assert grade(capsys, ws)[0] in (0, 1)
+    args = ["--jury", str(ws / "jury.yaml"), "--experts", "alice,bob", "--policy", str(ws / "policy.yaml")]
+    code = main(
+        ["calibrate", str(label_table(ws)), "--judge", "jury", *args, "--no-record", "--format", "html"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "<h2>Jury</h2>" in out
+    assert "<strong>The jury pays: its kappa 1.000" in out
+    assert '<tr><td>judge-a</td><td class="num">60</td><td class="num">6</td>' in out
+    assert "Effective independent votes: <strong>3.00</strong> of 3" in out
