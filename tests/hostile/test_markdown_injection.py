@@ -197,6 +197,30 @@ def _calibration_md(tmp: Path, value: str) -> str:
     return result_markdown(result)
 
 
+def _jury_md(tmp: Path, value: str) -> str:
+    """The calibration report of a jury whose members' names carry the payload (its Jury section)."""
+    from judgekit.calibration.gate import TrustPolicy
+    from judgekit.calibration.labels import parse_labels
+    from judgekit.calibration.pipeline import run_calibration
+
+    rename = {"judge-v1": f"member {value}", "carol": f"other {value}"}
+    path = tmp / "labels.csv"
+    _write_labels(path, rename)
+    table = parse_labels(path.read_bytes(), source=path)
+    policy = TrustPolicy.model_validate({"min_items": 40, "bootstrap": {"resamples": 100}})
+    result = run_calibration(
+        table,
+        judge="judge-v2",
+        experts=["alice", "bob"],
+        policy=policy,
+        fingerprint=None,
+        label_name="labels.csv",
+        jury_members=[rename["judge-v1"], rename["carol"]],
+    )
+    assert result.jury is not None
+    return result_markdown(result)
+
+
 def _refinement_md(tmp: Path, value: str) -> str:
     """A refinement report whose label file, item, criterion, experts, quote and paths carry the payload."""
     from datetime import UTC, datetime
@@ -256,6 +280,7 @@ RENDERERS: dict[str, Callable[[Path, str], str]] = {
     "short": _short_md,
     "compare": _compare_md,
     "calibration": _calibration_md,
+    "jury": _jury_md,
     "refinement": _refinement_md,
 }
 
