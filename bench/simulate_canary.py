@@ -10,9 +10,10 @@ The world of one series:
 
 * a canary set of 200 labelled items, 35% of them failures; the judge's recorded verdict at calibration
   is wrong on 10% of the failures and 5% of the passes;
-* a **stable** judge re-asked an item gives the recorded verdict, except on 3% of the items, which are
+* a **stable** judge re-asked an item gives the recorded verdict, except on 6 of the 200 items, which are
   unstable (provider non-determinism) and flip on each re-ask with probability 1/2: a flip rate of 1.5%,
-  under the null's tolerance of 2% (:data:`judgekit.calibration.drift.DEFAULT_TOLERANCE`);
+  under the null's tolerance of 2% (:data:`judgekit.calibration.drift.DEFAULT_TOLERANCE`); a row with 8
+  unstable items puts the judge exactly at the null (2%), the hardest case the promise covers;
 * a **drifted** judge also misses more failures: on failure items whose recorded verdict was right it now
   answers ``pass`` with a probability that raises its error rate on the failure class by 5, 10 or 20
   points (the kind of move a silent model swap makes on one class);
@@ -41,7 +42,9 @@ SET_SIZE = 200
 CHECKS = 30
 FAIL_SHARE = 0.35
 ERROR_FAIL, ERROR_PASS = 0.10, 0.05
-UNSTABLE_SHARE, UNSTABLE_FLIP = 0.03, 0.5
+UNSTABLE_ITEMS, UNSTABLE_FLIP = 6, 0.5
+AT_THE_NULL = 8
+"""Unstable items that put the stable judge's flip rate exactly at the null (8 / 200 x 1/2 = 2%)."""
 
 
 @dataclass(frozen=True)
@@ -53,11 +56,12 @@ class CanarySet:
     unstable: np.ndarray
 
 
-def canary_set(rng: np.random.Generator) -> CanarySet:
-    """Draw a canary set."""
+def canary_set(rng: np.random.Generator, unstable_items: int) -> CanarySet:
+    """Draw a canary set with exactly ``unstable_items`` unstable items (the judge's flip rate is fixed)."""
     fail = rng.uniform(size=SET_SIZE) < FAIL_SHARE
     wrong = rng.uniform(size=SET_SIZE) < np.where(fail, ERROR_FAIL, ERROR_PASS)
-    unstable = rng.uniform(size=SET_SIZE) < UNSTABLE_SHARE
+    unstable = np.zeros(SET_SIZE, dtype=bool)
+    unstable[rng.choice(SET_SIZE, size=unstable_items, replace=False)] = True
     return CanarySet(fail=fail, right=~wrong, unstable=unstable)
 
 
@@ -83,9 +87,11 @@ def _binomial_tail(k: int, n: int, p: float) -> float:
     return float(sum(math.comb(n, j) * p**j * (1 - p) ** (n - j) for j in range(k, n + 1)))
 
 
-def series(rng: np.random.Generator, n: int, shift: float, start: int) -> tuple[int | None, int | None]:
+def series(
+    rng: np.random.Generator, n: int, shift: float, start: int, unstable_items: int = UNSTABLE_ITEMS
+) -> tuple[int | None, int | None]:
     """The first check (1-based) at which judgekit's test and the rolling check alarm, or ``None``."""
-    canaries = canary_set(rng)
+    canaries = canary_set(rng, unstable_items)
     totals = [0, 0, 0, 0]
     ours: int | None = None
     rolling: int | None = None
@@ -124,7 +130,7 @@ def main() -> None:
     print(
         f"canary simulation: {args.series} series of {CHECKS} checks per setting, seed {args.seed}; "
         f"alpha {DEFAULT_ALPHA:g} over the series, null flip rate {DEFAULT_TOLERANCE:g}; "
-        f"stable flip rate {UNSTABLE_SHARE * UNSTABLE_FLIP:.3f}\n"
+        f"stable flip rate {UNSTABLE_ITEMS / SET_SIZE * UNSTABLE_FLIP:.3f}\n"
     )
     print(
         "| items per check | failure-class error moved by | drift starts at check | "
@@ -133,9 +139,10 @@ def main() -> None:
     )
     print("|---|---|---|---|---|---|---|")
     for n in (20, 50, 100):
-        for shift, start in ((0.0, 1), (0.05, 1), (0.10, 1), (0.20, 1), (0.10, 11), (0.20, 11)):
-            rng = np.random.default_rng([args.seed, n, int(shift * 100), start])
-            runs = [series(rng, n, shift, start) for _ in range(args.series)]
+        for shift, start in ((-1.0, 1), (0.0, 1), (0.05, 1), (0.10, 1), (0.20, 1), (0.10, 11), (0.20, 11)):
+            rng = np.random.default_rng([args.seed, n, int(shift * 100) + 100, start])
+            unstable = AT_THE_NULL if shift < 0 else UNSTABLE_ITEMS
+            runs = [series(rng, n, max(shift, 0.0), start, unstable) for _ in range(args.series)]
             ours = [r[0] - start + 1 for r in runs if r[0] is not None and r[0] >= start]
             ours_early = sum(1 for r in runs if r[0] is not None and r[0] < start)
             rolling = [r[1] - start + 1 for r in runs if r[1] is not None and r[1] >= start]
@@ -143,13 +150,14 @@ def main() -> None:
             share = (len(ours) + ours_early) / args.series
             share_rolling = (len(rolling) + rolling_early) / args.series
             items = f"{_median(ours)} ({float(np.median(ours)) * n:.0f})" if ours else "-"
-            moved = "stable" if shift == 0 else f"+{shift:.2f}"
+            moved = "stable (at the null)" if shift < 0 else "stable" if shift == 0 else f"+{shift:.2f}"
             early = f" ({ours_early} before the change)" if start > 1 else ""
             early_rolling = f" ({rolling_early} before the change)" if start > 1 else ""
+            drifted = shift > 0
             print(
-                f"| {n} | {moved} | {start if shift else '-'} | {share:.3f}{early} | "
-                f"{items if shift else '-'} | {share_rolling:.3f}{early_rolling} | "
-                f"{_median(rolling) if shift else '-'} |"
+                f"| {n} | {moved} | {start if drifted else '-'} | {share:.3f}{early} | "
+                f"{items if drifted else '-'} | {share_rolling:.3f}{early_rolling} | "
+                f"{_median(rolling) if drifted else '-'} |"
             )
     print(f"\nelapsed {time.perf_counter() - began:.1f} s")
 
