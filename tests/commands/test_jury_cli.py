@@ -427,3 +427,59 @@ def test_the_html_report_has_the_jury_section(
     assert "<strong>The jury pays: its kappa 1.000" in out
     assert '<tr><td>judge-a</td><td class="num">60</td><td class="num">6</td>' in out
     assert "Effective independent votes: <strong>3.00</strong> of 3" in out
+
+
+def test_labels_from_results_writes_each_members_rows_for_calibrate_jury(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], serve: Any
+) -> None:
+    """The documented path: grade with the jury, labels from-results --join the experts, calibrate --jury."""
+    ws = workspace(tmp_path, serve(script(CORRELATED)))
+    assert grade(capsys, ws)[0] in (0, 1)
+    experts = ws / "experts.csv"
+    experts.write_text(
+        "item_id,criterion,case_id,rater,label\n"
+        + "".join(f"c{i}#1,polite,c{i},{e},{truth(i)}\n" for i in range(N) for e in ("alice", "bob"))
+    )
+    out = ws / "table.csv"
+    code, text, err = run(
+        capsys, "labels", "from-results", str(ws / "r.jsonl"), "--out", str(out), "--join", str(experts)
+    )
+    assert code == 0, err
+    jury_fp = polite_notes(ws)["c0"]["fingerprint"]
+    raters = {row["rater"] for row in csv.DictReader(out.open())}
+    assert raters == {f"judge-{jury_fp[:12]}", *MODELS, "alice", "bob"}
+    code, text, err = run(
+        capsys,
+        "labels",
+        "from-results",
+        str(ws / "r.jsonl"),
+        "--out",
+        str(out),
+        "--join",
+        str(experts),
+        "--format",
+        "json",
+    )
+    document = json.loads(text)
+    assert (document["rows"], document["members"]) == (N, dict.fromkeys(MODELS, N))
+    assert "--jury JURY_FILE" in document["next"]
+    code, text, err = run(
+        capsys,
+        "calibrate",
+        str(out),
+        "--judge",
+        f"judge-{jury_fp[:12]}",
+        "--jury",
+        str(ws / "jury.yaml"),
+        "--experts",
+        "alice,bob",
+        "--policy",
+        str(ws / "policy.yaml"),
+        "--no-record",
+        "--format",
+        "json",
+    )
+    report = json.loads(text)
+    assert report["fingerprint"] == jury_fp  # from the table's fingerprint column
+    assert [m["name"] for m in report["jury"]["members"]] == list(MODELS)
+    assert report["jury"]["effective_votes"] < 1.05

@@ -43,7 +43,7 @@ from judgekit.judges.prompt import render_transcript
 from judgekit.results import RunResults, read_results
 from judgekit.settings import records_folder
 from judgekit.transcript import read_transcripts
-from judgekit.verdict import FrozenModel, Trust, Verdict
+from judgekit.verdict import Evidence, FrozenModel, Trust, Verdict
 
 __all__ = [
     "JUDGE_RATER_PREFIX",
@@ -227,6 +227,8 @@ JUDGE_RATER_PREFIX = "judge-"
 """A results file's judge is named ``judge-`` and its fingerprint's first 12 characters by default."""
 
 _JUDGE_COLUMNS = ("item_id", "criterion", "rater", "label", "case_id", "fingerprint")
+_MEMBER = "_member"  # marks a jury member's row in memory (removed before the table is written)
+_MEMBER_LABELS = (Verdict.PASS.value, Verdict.FAIL.value, Verdict.INSUFFICIENT_INFORMATION.value)
 _CRITERION_CHECK = "criterion:"
 
 
@@ -249,6 +251,9 @@ class JudgeLabelsDocument(FrozenModel):
         joined: The ``--join`` label table whose rows were written too (``None`` without ``--join``).
         joined_rows: Its rows written (0 without ``--join``).
         unmatched: Its (item, criterion) pairs with no judge verdict written (0 without ``--join``).
+        members: For a jury's verdicts: rows written for each member's own verdict (rater = the member's
+            name in the jury file, ``fingerprint`` = its own), by member, so ``judgekit calibrate --jury``
+            can measure the members too; a member's error is left out. Empty without a jury.
         next: The command that calibrates the judge on the table.
     """
 
@@ -263,6 +268,7 @@ class JudgeLabelsDocument(FrozenModel):
     joined: str | None = None
     joined_rows: int = 0
     unmatched: int = 0
+    members: dict[str, int] = Field(default_factory=dict)
     next: str | None = None
 
 
@@ -300,6 +306,7 @@ def _judge_rows(
                 fp,
             ]
             rows.append(dict(zip(_JUDGE_COLUMNS, row, strict=True)))
+            rows += _member_rows(check.evidence, row[:2], line.case.id)
     where = str(run.path)
     if criteria is not None:
         unknown = [c for c in criteria if c not in seen]
@@ -330,6 +337,21 @@ def _judge_rows(
         left_out=dict(sorted(left.items())),
     )
     return rows, summary
+
+
+def _member_rows(evidence: Sequence[Evidence], item: list[str], case_id: str) -> list[dict[str, str]]:
+    """A jury's check: each member's own pass, fail or abstention as a row (its judge note's ``jury``)."""
+    note = next(
+        (e.data for e in evidence if isinstance(e.data, dict) and isinstance(e.data.get("jury"), dict)), None
+    )
+    jury = note.get("jury") if isinstance(note, dict) else None
+    members = jury.get("members") if isinstance(jury, dict) else None
+    rows = []
+    for m in members if isinstance(members, list) else []:
+        if isinstance(m, dict) and m.get("verdict") in _MEMBER_LABELS:
+            row = [*item, str(m.get("name")), str(m.get("verdict")), case_id, str(m.get("fingerprint") or "")]
+            rows.append({**dict(zip(_JUDGE_COLUMNS, row, strict=True)), _MEMBER: "1"})
+    return rows
 
 
 def _table_rows(table: LabelTable) -> list[dict[str, str]]:
@@ -410,7 +432,8 @@ def labels_from_results(
     if join is not None:
         path = Path(join)
         table = parse_labels(read_input(path, "label table"), source=path)
-        clash = sorted(set(summary.raters.values()) & set(table.raters))
+        names = {*summary.raters.values(), *(r["rater"] for r in rows if _MEMBER in r)}
+        clash = sorted(names & set(table.raters))
         if clash:
             raise JudgekitError(
                 f"{path}: already holds rater {', '.join(map(repr, clash))}; name the judge with --rater"
@@ -418,7 +441,8 @@ def labels_from_results(
         wanted = {(k.item_id, k.criterion) for k in table.items}
         kept = [r for r in rows if (r["item_id"], r["criterion"]) in wanted]
         matched = {(r["item_id"], r["criterion"]) for r in kept}
-        left = dict(summary.left_out) | {"not_in_join": len(rows) - len(kept)}
+        judged = sum(1 for r in rows if _MEMBER not in r) - sum(1 for r in kept if _MEMBER not in r)
+        left = dict(summary.left_out) | {"not_in_join": judged}
         if not kept:
             raise JudgekitError(
                 f"{path}: no (item_id, criterion) of it has a judge verdict in {results}; item ids are "
@@ -434,16 +458,22 @@ def labels_from_results(
                 "criteria": list(dict.fromkeys(r["criterion"] for r in rows)),
             }
         )
-    text = _label_csv([*(_table_rows(table) if table is not None else []), *rows])
+    plain = [{k: v for k, v in r.items() if k != _MEMBER} for r in rows]  # the marker is not a column
+    text = _label_csv([*(_table_rows(table) if table is not None else []), *plain])
     parse_labels(text, source=Path(out), fmt="csv")  # the table calibrate will read: checked before writing
     write_atomic(out, text)
     judges = " or ".join(dict.fromkeys(summary.raters.values()))
+    own = [r for r in rows if _MEMBER not in r]
+    members = Counter(r["rater"] for r in rows if _MEMBER in r)
     return summary.model_copy(
         update={
             "written": [str(out)],
-            "rows": len(rows),
-            "by_label": dict(Counter(r["label"] for r in rows).most_common()),
-            "next": f"judgekit calibrate {out} --judge {judges} --experts "
+            "rows": len(own),
+            "by_label": dict(Counter(r["label"] for r in own).most_common()),
+            "members": dict(members),
+            "next": f"judgekit calibrate {out} --judge {judges} "
+            + ("--jury JURY_FILE " if members else "")
+            + "--experts "
             + (
                 ",".join(table.raters)
                 if table is not None
