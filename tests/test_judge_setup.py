@@ -101,6 +101,7 @@ def test_every_setting_reaches_the_judge() -> None:
         "prompt_cache",
         "accepted_models",
         "jury",
+        "canary",  # the run's, not the judge's: drift canaries re-asked first (left out of JudgeConfig)
     }
 
 

@@ -72,8 +72,10 @@ JUDGE_SETTINGS: tuple[str, ...] = (
     "prompt_cache",
     "accepted_models",
     "jury",
+    "canary",
 )
-"""The settings a run configuration's ``judge`` mapping may hold."""
+"""The settings a run configuration's ``judge`` mapping may hold (``canary`` is the run's, not the judge's:
+how many drift canaries ``judgekit grade`` re-asks first; :meth:`JudgeConfig.from_settings` leaves it out)."""
 
 
 def load_run_config(path: str | os.PathLike[str] | None) -> dict[str, Any]:
@@ -227,7 +229,7 @@ class JudgeConfig:
             JudgekitError: As :class:`JudgeConfig` does.
         """
         values = {("mode" if name == "cache" else name): judge.get(name) for name in JUDGE_SETTINGS}
-        values = {name: value for name, value in values.items() if value is not None}
+        values = {name: value for name, value in values.items() if value is not None and name != "canary"}
         merged = {**values, **fields}
         if merged.get("model") is None and merged.get("jury") is not None:
             merged["jury"] = jury = _jury_of(merged["jury"])

@@ -507,6 +507,8 @@ def check_transport(setting: Setting) -> Setting:
     """
     if setting.name == "judge.accepted_models":
         return _check_accepted_models(setting)
+    if setting.name == "judge.canary":
+        return _check_canary(setting)
     choices = _JUDGE_CHOICES.get(setting.name)
     if choices is not None and setting.value is not None:
         if isinstance(setting.value, str) and setting.value in choices:
@@ -540,6 +542,20 @@ def check_transport(setting: Setting) -> Setting:
         where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
         raise JudgekitError(f"{where}: must be {wanted}; got {raw!r}", exit_code=2)
     return Setting(setting.name, float(value) if unit == "seconds" else int(value), setting.source)
+
+
+def _check_canary(setting: Setting) -> Setting:
+    """``judge.canary`` checked: a whole number of drift canaries from 0 to 10000 (``None``: unset).
+
+    Raises:
+        JudgekitError: Naming where it was given and what is allowed; exit code 2.
+    """
+    value = setting.value
+    if value is None or (isinstance(value, int) and not isinstance(value, bool) and 0 <= value <= 10000):
+        return setting
+    where = setting.source.removeprefix("flag ").removeprefix("env ")
+    where = where if setting.source.startswith(("flag ", "env ")) else f"{where}: {setting.name}"
+    raise JudgekitError(f"{where}: must be a whole number from 0 to 10000; got {value!r}", exit_code=2)
 
 
 def _check_accepted_models(setting: Setting) -> Setting:

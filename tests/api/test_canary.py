@@ -484,3 +484,45 @@ def test_calibrate_canary_results_without_their_transcripts_are_refused(
         "golden set (--cases FOLDER)" in err
     )
     assert list(tmp_path.glob("*.json")) == []  # refused before anything was measured or written
+
+
+def test_the_configuration_key_re_asks_canaries_before_a_run(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
+) -> None:
+    root, fingerprint = errors_project
+    records, _ = with_canary_set(root, tmp_path, capsys)
+    config = json.loads((root / "run.yaml").read_text())
+    (tmp_path / "canary.yaml").write_text(json.dumps({"judge": {**config["judge"], "canary": 7}}))
+    judge = (
+        "--judge-model",
+        "openai/canary-judge",
+        "--rubric",
+        "rubric.yaml",
+        "--config",
+        str(tmp_path / "canary.yaml"),
+    )
+    code, printed, err = run(
+        capsys,
+        *("grade", "--cases", "golden", "--transcripts", "two.jsonl", "--out", str(tmp_path / "r.jsonl")),
+        *("--no-progress", "--records", str(records), *judge, "--format", "json"),
+    )
+    assert code == 0, printed + err
+    summary = json.loads(printed)
+    assert (summary["canary"]["check"]["check"], len(summary["canary"]["check"]["replies"])) == (1, 7)
+    assert summary["judge"]["trust"] == "trusted"
+    assert f"canary check 1 of fingerprint {fingerprint[:12]}: 7 item(s) re-asked" in err
+    assert len(list((records / "canary-history").glob("*.json"))) == 1
+
+
+@pytest.mark.parametrize("value", ["lots", True, -1, 10001, 2.5])
+def test_a_canary_count_in_a_run_configuration_that_is_not_a_count_is_refused(
+    errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path, value: object
+) -> None:
+    config = json.loads((errors_project[0] / "run.yaml").read_text())
+    (tmp_path / "bad.yaml").write_text(json.dumps({"judge": {**config["judge"], "canary": value}}))
+    err = refused(
+        capsys,
+        *("grade", "--cases", "golden", "--transcripts", "two.jsonl", "--out", str(tmp_path / "r.jsonl")),
+        *("--judge-model", "openai/canary-judge", "--config", str(tmp_path / "bad.yaml")),
+    )
+    assert f"bad.yaml:1: judge.canary: must be a whole number from 0 to 10000; got {value!r}" in err
