@@ -156,9 +156,9 @@ def label_table(ws: Path) -> Path:
     return path
 
 
-def calibrate(capsys: pytest.CaptureFixture[str], ws: Path) -> tuple[int, dict[str, Any], str]:
-    code, out, err = run(
-        capsys,
+def calibrate_args(ws: Path) -> list[str]:
+    """``judgekit calibrate`` of the rater ``jury`` as the workspace's jury, against alice and bob."""
+    return [
         "calibrate",
         str(label_table(ws)),
         "--judge",
@@ -169,11 +169,11 @@ def calibrate(capsys: pytest.CaptureFixture[str], ws: Path) -> tuple[int, dict[s
         "alice,bob",
         "--policy",
         str(ws / "policy.yaml"),
-        "--records",
-        str(ws / "records"),
-        "--format",
-        "json",
-    )
+    ]
+
+
+def calibrate(capsys: pytest.CaptureFixture[str], ws: Path) -> tuple[int, dict[str, Any], str]:
+    code, out, err = run(capsys, *calibrate_args(ws), "--records", str(ws / "records"), "--format", "json")
     return code, json.loads(out), err
 
 
@@ -248,21 +248,7 @@ def test_the_markdown_report_has_the_jury_section(
 ) -> None:
     ws = workspace(tmp_path, serve(script(CORRELATED)))
     assert grade(capsys, ws)[0] in (0, 1)
-    code = main(
-        [
-            "calibrate",
-            str(label_table(ws)),
-            "--judge",
-            "jury",
-            "--jury",
-            str(ws / "jury.yaml"),
-            "--experts",
-            "alice,bob",
-            "--policy",
-            str(ws / "policy.yaml"),
-            "--no-record",
-        ]
-    )
+    code = main([*calibrate_args(ws), "--no-record"])
     out = capsys.readouterr().out
     assert code == 1  # 0.9 agreement: TPR's lower bound is below 0.8
     assert "## Jury" in out
@@ -417,10 +403,7 @@ def test_the_html_report_has_the_jury_section(
 ) -> None:
     ws = workspace(tmp_path, serve(script(UNCORRELATED)))
     assert grade(capsys, ws)[0] in (0, 1)
-    args = ["--jury", str(ws / "jury.yaml"), "--experts", "alice,bob", "--policy", str(ws / "policy.yaml")]
-    code = main(
-        ["calibrate", str(label_table(ws)), "--judge", "jury", *args, "--no-record", "--format", "html"]
-    )
+    code = main([*calibrate_args(ws), "--no-record", "--format", "html"])
     out = capsys.readouterr().out
     assert code == 0
     assert "<h2>Jury</h2>" in out
