@@ -112,6 +112,15 @@ def grade(
     return json.loads(printed), err
 
 
+def calibrate_args(fingerprint: str, records: str | Path) -> list[str]:
+    """``judgekit calibrate`` of labels.csv (judge ``judge``, experts a and b) with the project's rubric and
+    golden set, keyed by ``fingerprint``, into ``records``."""
+    return [
+        *("calibrate", "labels.csv", "--judge", "judge", "--experts", "a,b", "--fingerprint", fingerprint),
+        *("--records", str(records), "--rubric", "rubric.yaml", "--cases", "golden"),
+    ]
+
+
 def calibrated(capsys: pytest.CaptureFixture[str], project: Path, fingerprint: str) -> None:
     results = [json.loads(line) for line in (project / "full.jsonl").read_text().splitlines()]
     rows = ["item_id,case_id,criterion,rater,label"]
@@ -121,11 +130,7 @@ def calibrated(capsys: pytest.CaptureFixture[str], project: Path, fingerprint: s
         item = f"refund#{line['trial']},refund,polite"
         rows += [f"{item},a,{truth}", f"{item},b,{truth}", f"{item},judge,{check['verdict']}"]
     (project / "labels.csv").write_text("\n".join(rows) + "\n")
-    code, printed, err = run(
-        capsys,
-        *("calibrate", "labels.csv", "--judge", "judge", "--experts", "a,b", "--fingerprint", fingerprint),
-        *("--records", "records", "--rubric", "rubric.yaml", "--cases", "golden"),
-    )
+    code, printed, err = run(capsys, *calibrate_args(fingerprint, "records"))
     assert code == 0, printed + err
     assert "TRUSTED" in printed, printed
     assert "NOT TRUSTED" not in printed, printed
@@ -243,22 +248,7 @@ def calibrated_project(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tup
             truth = "pass" if i % 2 == 0 else "fail"
             rows += [f"refund#{i},refund,polite,{r},{truth}" for r in ("a", "b", "judge")]
         (root / "labels.csv").write_text("\n".join(rows) + "\n")
-        assert main(
-            [
-                "calibrate",
-                "labels.csv",
-                "--judge",
-                "judge",
-                "--experts",
-                "a,b",
-                "--fingerprint",
-                fingerprint,
-                "--records",
-                "records",
-                "--rubric",
-                "rubric.yaml",
-            ]
-        ) in (0, None)
+        assert main(calibrate_args(fingerprint, "records")) in (0, None)
         yield root, fingerprint
     server.stop()
 
@@ -446,8 +436,7 @@ def test_calibrate_keeps_the_canary_set_when_given_the_judges_results(
     records.mkdir()
     code, printed, err = run(
         capsys,
-        *("calibrate", "labels.csv", "--judge", "judge", "--experts", "a,b", "--fingerprint", fingerprint),
-        *("--records", str(records), "--rubric", "rubric.yaml", "--cases", "golden"),
+        *calibrate_args(fingerprint, records),
         *("--canary-results", "full.jsonl", "--canary-transcripts", "all.jsonl"),
     )
     assert code == 0, printed + err
@@ -464,21 +453,7 @@ def test_calibrate_keeps_the_canary_set_when_given_the_judges_results(
 def test_calibrate_canary_results_without_their_transcripts_are_refused(
     errors_project: tuple[Path, str], capsys: pytest.CaptureFixture[str], tmp_path: Path
 ) -> None:
-    err = refused(
-        capsys,
-        *(
-            "calibrate",
-            "labels.csv",
-            "--judge",
-            "judge",
-            "--experts",
-            "a,b",
-            "--fingerprint",
-            errors_project[1],
-        ),
-        *("--records", str(tmp_path), "--rubric", "rubric.yaml", "--cases", "golden"),
-        *("--canary-results", "full.jsonl"),
-    )
+    err = refused(capsys, *calibrate_args(errors_project[1], tmp_path), "--canary-results", "full.jsonl")
     assert (
         "--canary-results needs the transcripts it was graded from (--canary-transcripts FILE) and the "
         "golden set (--cases FOLDER)" in err
