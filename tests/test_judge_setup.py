@@ -232,3 +232,29 @@ def test_a_judge_config_from_a_run_configuration(tmp_path: Path) -> None:
         build_rubric_grader(config).fingerprint
         == build_rubric_grader(JudgeConfig.from_settings(judge, cassette=cassette, timeout=5.0)).fingerprint
     )
+
+
+def test_a_jury_budget_is_shared_equally_by_its_members(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """max_cost is the jury's: three members get a third each, so together they never spend more."""
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-jury-0123456789")
+    jury = tmp_path / "jury.yaml"
+    jury.write_text(
+        "aggregation: majority\nmembers:\n"
+        + "".join(f"  - {{name: {m}, model: openai/{m}}}\n" for m in ("a", "b", "c"))
+    )
+    grader = build_rubric_grader(
+        JudgeConfig(
+            model="openai/a",
+            jury=jury,
+            api_base="http://127.0.0.1:9/v1",  # never called
+            max_cost=0.3,
+            input_cost_per_token=1e-6,
+            output_cost_per_token=2e-6,
+        )
+    )
+    assert grader.jury is not None
+    budgets = [g.client.settings.max_cost for g in (grader, *grader.jury.others)]
+    assert budgets == pytest.approx([0.1, 0.1, 0.1])
+    assert [g.client.params.model for g in grader.jury.others] == ["openai/b", "openai/c"]

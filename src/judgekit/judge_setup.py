@@ -162,7 +162,8 @@ class JudgeConfig:
             versions (``None``: none).
         jury: Judge each criterion by a jury: a :class:`~judgekit.judges.jury.Jury`, or its file as text or
             a path object (``None``: one judge). ``model`` must be the jury's first member's model; every
-            member shares the other settings. Part of the fingerprint (the jury's members and aggregation).
+            member shares the other settings, and ``max_cost`` is split equally among the members. Part of
+            the fingerprint (the jury's members and aggregation).
 
     Raises:
         JudgekitError: When a field has a bad value (exit code 2): the message names the setting, the value
@@ -395,7 +396,9 @@ def _jury_of(jury: Jury | str | os.PathLike[str]) -> Jury:
 def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     """The judge layer: a rubric grader over a judge client, trusted through ``config.records``.
 
-    With a jury, one grader per member is built (the first is the one returned, holding the others).
+    With a jury, one grader per member is built (the first is the one returned, holding the others), and
+    a budget (``max_cost``) is the jury's: each member's client gets an equal share, so the members together
+    never spend more than the budget.
 
     Args:
         config: The judge configuration (checked when it was made).
@@ -403,11 +406,16 @@ def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
     Raises:
         JudgekitError: When the rubric cannot be loaded.
     """
-    from judgekit.graders.rubric import RubricGrader
+    from dataclasses import replace
+
+    from judgekit.graders.rubric import JuryPanel, RubricGrader
     from judgekit.judges.cache import CacheMode, Cassette
     from judgekit.judges.client import JudgeClient
 
     rubric_obj = load_rubric_setting(config.rubric)
+    jury = config.the_jury
+    if jury is not None and config.max_cost is not None:  # the budget is the jury's: an equal share each
+        config = replace(config, max_cost=config.max_cost / len(jury.members))
     client = JudgeClient(
         config.judge_params,
         config.client_settings,
@@ -420,12 +428,7 @@ def build_rubric_grader(config: JudgeConfig) -> RubricGrader:
 
         trust = TrustBook(Path(config.records), unlabelled_criteria=config.unlabelled_criteria)
     panel = None
-    jury = config.the_jury
     if jury is not None:
-        from dataclasses import replace
-
-        from judgekit.graders.rubric import JuryPanel
-
         others = tuple(
             build_rubric_grader(replace(config, model=m.model, jury=None, trust=trust, cascade=None))
             for m in jury.members[1:]
