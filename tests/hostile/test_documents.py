@@ -540,21 +540,50 @@ GOOD_LABEL_STUDIO_TASK = (
 )
 
 
+def _label_tool_outcome(tool: str, path: Path, work: str) -> str:
+    """What ``judgekit labels import`` (``import_labels``) made of one tool's export at ``path``."""
+    from judgekit.api.label_import import import_labels
+    from judgekit.errors import JudgekitError
+
+    try:
+        document = import_labels(tool, path, out=Path(work) / "labels.csv")
+    except JudgekitError as exc:
+        return f"error: {exc.message}"
+    return "\n".join(str(p) for p in document.problems) or ("ok" if document.written else "nothing written")
+
+
 def read_label_studio_export(work: str, variant: Variant) -> str:
     """A Label Studio JSON export (a list of tasks), read by ``judgekit labels import``'s ``import_labels``.
 
     The slot is a task's ``data`` value; a document that breaks a limit stops the import (``file:line:
     ...``); any record it cannot map is a located problem.
     """
-    from judgekit.api.label_import import import_labels
-    from judgekit.errors import JudgekitError
-
     path = _write(Path(work) / "export.json", b"[" + _fill(GOOD_LABEL_STUDIO_TASK, variant) + b"]\n")
-    try:
-        document = import_labels("label-studio", path, out=Path(work) / "labels.csv")
-    except JudgekitError as exc:
-        return f"error: {exc.message}"
-    return "\n".join(str(p) for p in document.problems) or ("ok" if document.written else "nothing written")
+    return _label_tool_outcome("label-studio", path, work)
+
+
+GOOD_LANGFUSE_SCORE = (
+    b'{"id":"s1","name":"q","value":1,"stringValue":"pass","dataType":"CATEGORICAL","source":"ANNOTATION",'
+    b'"authorUserId":"u1","traceId":"C-1#0","metadata":{"x":SLOT}}'
+)
+
+
+def read_langfuse_scores(work: str, variant: Variant) -> str:
+    """Langfuse scores as JSON Lines (one score a line), read by ``import_labels``; the slot is metadata."""
+    path = _write(Path(work) / "scores.jsonl", _fill(GOOD_LANGFUSE_SCORE, variant) + b"\n")
+    return _label_tool_outcome("langfuse", path, work)
+
+
+GOOD_PHOENIX_ANNOTATION = (
+    b'{"span_id":"s1","name":"q","annotator_kind":"HUMAN","result":{"label":"pass"},"user_id":"u1",'
+    b'"metadata":{"item_id":"C-1#0","x":SLOT}}'
+)
+
+
+def read_phoenix_annotations(work: str, variant: Variant) -> str:
+    """Phoenix span annotations as the REST page (``{"data": [...]}``), read by ``import_labels``."""
+    body = b'{"data":[' + _fill(GOOD_PHOENIX_ANNOTATION, variant) + b"]}\n"
+    return _label_tool_outcome("phoenix", _write(Path(work) / "annotations.json", body), work)
 
 
 def read_openai_chat_file(work: str, variant: Variant) -> str:
@@ -775,6 +804,14 @@ KINDS: list[tuple[str, Reader, Callable[[], Iterator[Variant]]]] = [
     ),
     ("tau_bench", read_tau_bench_list, json_value_variants),
     ("label_studio", read_label_studio_export, json_value_variants),
+    (
+        "langfuse_jsonl",
+        read_langfuse_scores,
+        lambda: iter(
+            [*json_value_variants(), *json_line_variants(GOOD_LANGFUSE_SCORE.replace(b"SLOT", b"1"))]
+        ),
+    ),
+    ("phoenix", read_phoenix_annotations, json_value_variants),
     (
         "tau_bench_jsonl",
         read_tau_bench_jsonl,
