@@ -299,6 +299,8 @@ NOT_RUNS = {
     "api/viewer.py": "judgekit view shows the trials a results file holds; the set describes them",
     "api/expert_labels.py": "labels page shows the trials a results file holds; the set gives their facts",
     "api/calibration.py": "calibrate hashes the criterion texts of the labelled cases; it grades nothing",
+    "api/canary.py": "judge canary-set keeps the labelled trials' requests (case facts included) as canaries "
+    "(holdouts among them when labelled); it grades nothing",
     "api/refine.py": "judge refine re-judges the experts' labelled trials, holdouts included (as calibrate "
     "and the demo's calibration sample): labels, not a graded run",
 }

@@ -128,7 +128,22 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         str(d / "refine-out"),
     ],
     "judge trust": lambda d: ["judge", "trust", FP_NONE],
+    "judge canary": lambda d: ["judge", "canary", "--judge-model", "openai/gpt-4o-mini"],
+    "judge canary-set": lambda d: [
+        "judge",
+        "canary-set",
+        str(_results(d)),
+        "--transcripts",
+        str(_transcripts(d)),
+        "--cases",
+        str(AIRDESK),
+        "--judge-model",
+        "openai/gpt-4o-mini",
+    ],
 }
+
+#: Commands that need a calibration record to do anything: with no records they stop, saying so (exit 2).
+NEEDS_A_RECORD = frozenset({"judge canary", "judge canary-set"})
 
 WITH_RECORDS = sorted(
     " ".join(path) for path, command in LEAVES if any("--records" in p.opts for p in command.params)
@@ -191,11 +206,16 @@ def test_a_misspelt_configured_records_folder_is_an_input_error(
 
 @pytest.mark.parametrize("name", sorted(ARGS))
 def test_an_absent_default_records_folder_means_no_records(
-    name: str, project: Path, capsys: pytest.CaptureFixture[str]
+    name: str, project: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-test-not-used")  # the canary commands check the key first
     code, out, err = _run(capsys, ARGS[name](project))
     assert "no such folder" not in err
     assert "--records" not in err
+    if name in NEEDS_A_RECORD:
+        assert code == 2, err
+        assert "no calibration record" in err
+        return
     if name != "probe-bias":  # the replayed cassette holds no probe verdicts: it stops after the records
         assert code in (0, 1), err
     if name == "trust":

@@ -38,7 +38,7 @@ def _read(path: Path, what: str) -> bytes:
     return read_input(path, what)
 
 
-@existing_inputs("labels", "policy", "baseline", "cases", "jury", "canary_results")
+@existing_inputs("labels", "policy", "baseline", "cases", "jury", "canary_results", "canary_transcripts")
 def calibrate(
     labels: Path = typer.Argument(
         ...,

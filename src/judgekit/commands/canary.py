@@ -104,7 +104,7 @@ def canary_check(  # noqa: PLR0917 - typer options
         raise typer.Exit(1)
 
 
-@existing_inputs("results", "cases", "config")
+@existing_inputs("results", "transcripts", "cases", "record", "config")
 def canary_set(  # noqa: PLR0917 - typer options
     results: Path = typer.Argument(
         ..., help="Results file (judgekit grade --out) the calibrated judge graded."
