@@ -24,6 +24,35 @@ AIRDESK_RUNS = Path(__file__).resolve().parents[1] / "examples" / "airdesk" / "r
 """The bundled AirDesk example's transcript files (``agent-v1.jsonl``, ...) and their state files."""
 
 
+def refine_example_args(labels: Path | None = None, *, seed: bool = True) -> list[str]:
+    """``judge refine`` on the bundled example, offline: its experts, cases, calibration sample and judge.
+
+    The recorded refinement cassette answers the candidates of seed 7 (``seed=False`` leaves the seed
+    out, for a command refused before any judging). The caller adds ``--out`` and anything else.
+
+    Args:
+        labels: The label table (default: the example's expert labels).
+        seed: Whether to pass ``--seed 7``.
+    """
+    airdesk = AIRDESK_RUNS.parent
+    return [
+        "judge",
+        "refine",
+        str(labels if labels is not None else airdesk / "labels" / "expert-labels.csv"),
+        "--experts",
+        "synthetic-expert-a,synthetic-expert-b",
+        "--cases",
+        str(airdesk),
+        "--runs",
+        str(airdesk / "calibration" / "sample.jsonl"),
+        "--config",
+        str(airdesk / "judge.yaml"),
+        "--cassette",
+        str(airdesk / "cassettes" / "judge-refine.jsonl"),
+        *(["--seed", "7"] if seed else []),
+    ]
+
+
 def write(path: Path, text: str) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(textwrap.dedent(text).lstrip(), encoding="utf-8")

@@ -22,6 +22,7 @@ import pytest
 
 from judgekit.cli import app, main
 from judgekit.commands.output import JSON_SCHEMA_VERSION
+from support import refine_example_args
 
 REPO = Path(__file__).resolve().parents[1]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -395,21 +396,7 @@ INVOCATIONS: dict[str, Invocation] = {
         str(tmp),
     ],
     "judge refine": lambda ws, tmp: [
-        "judge",
-        "refine",
-        str(AIRDESK / "labels" / "expert-labels.csv"),
-        "--experts",
-        "synthetic-expert-a,synthetic-expert-b",
-        "--cases",
-        str(AIRDESK),
-        "--runs",
-        str(AIRDESK / "calibration" / "sample.jsonl"),
-        "--config",
-        str(AIRDESK / "judge.yaml"),
-        "--cassette",
-        str(AIRDESK / "cassettes" / "judge-refine.jsonl"),
-        "--seed",
-        "7",
+        *refine_example_args(),
         "--propose-wording",
         "--records",
         _folder(tmp / "records"),

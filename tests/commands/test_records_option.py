@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from judgekit.cli import main
+from support import refine_example_args
 from test_cli_usage import LEAVES
 
 REPO = Path(__file__).resolve().parents[2]
@@ -108,25 +109,7 @@ ARGS: dict[str, Callable[[Path], list[str]]] = {
         "--no-record",
     ],
     "report": lambda d: ["report", str(_results(d))],
-    "judge refine": lambda d: [
-        "judge",
-        "refine",
-        str(AIRDESK / "labels" / "expert-labels.csv"),
-        "--experts",
-        "synthetic-expert-a,synthetic-expert-b",
-        "--cases",
-        str(AIRDESK),
-        "--runs",
-        str(AIRDESK / "calibration" / "sample.jsonl"),
-        "--config",
-        str(AIRDESK / "judge.yaml"),
-        "--cassette",
-        str(AIRDESK / "cassettes" / "judge-refine.jsonl"),
-        "--seed",
-        "7",
-        "--out",
-        str(d / "refine-out"),
-    ],
+    "judge refine": lambda d: [*refine_example_args(), "--out", str(d / "refine-out")],
     "judge trust": lambda d: ["judge", "trust", FP_NONE],
     "judge canary": lambda d: ["judge", "canary", "--judge-model", "openai/gpt-4o-mini"],
     "judge canary-set": lambda d: [

@@ -25,6 +25,7 @@ import pytest
 
 from judgekit.results import CaseRef, dump_result_line, make_result_line
 from judgekit.verdict import CheckResult, Grade, Verdict
+from support import refine_example_args
 
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
@@ -298,19 +299,7 @@ INPUT_COMMANDS = {
         str(bad.parent),
     ],
     "judge refine labels": lambda results, bad, tmp: [
-        "judge",
-        "refine",
-        str(bad),
-        "--experts",
-        "synthetic-expert-a,synthetic-expert-b",
-        "--cases",
-        str(AIRDESK),
-        "--runs",
-        str(AIRDESK / "calibration" / "sample.jsonl"),
-        "--config",
-        str(AIRDESK / "judge.yaml"),
-        "--cassette",
-        str(AIRDESK / "cassettes" / "judge-refine.jsonl"),
+        *refine_example_args(bad, seed=False),
         "--out",
         str(tmp / "refine"),
     ],
