@@ -15,6 +15,23 @@ from support import write
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 
+@pytest.fixture(autouse=True)
+def _registered_secrets_stay_in_their_test() -> Iterator[None]:
+    """Forget the secrets a test registered (a judge client's API key) when it ends.
+
+    ``judgekit.secrets`` keeps registered secrets for the life of the process, by design: a process that
+    was given a key never writes it. In a test worker that would leak from one test into every later one
+    in the same worker (a key of nine x's once made a later test's message of x's come out redacted,
+    depending on which tests shared the worker), so each test starts from the registrations it found.
+    """
+    from judgekit import secrets
+
+    before = set(secrets._REGISTERED)  # the module's process-wide registry
+    yield
+    secrets._REGISTERED.clear()
+    secrets._REGISTERED.update(before)
+
+
 @pytest.fixture
 def serve() -> Iterator[Callable[[Any], Any]]:
     """Start loopback OpenAI-compatible judge servers from scripts; every one is stopped after the test."""

@@ -261,7 +261,7 @@ def test_fingerprint_is_stable_and_tracks_what_changes_verdicts(serve: Any) -> N
     transport = JudgeClient(
         JudgeParams(model=MODEL),
         ClientSettings(api_base="http://127.0.0.1:9/v1", concurrency=1),
-        api_key="x" * 9,
+        api_key="sk-dummy-fingerprint-check",
     )
     assert RubricGrader(RUBRIC, transport).fingerprint == base.fingerprint
     assert base.fingerprint_spec["rubric_id"] == "test-rubric"
