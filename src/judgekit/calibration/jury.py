@@ -27,13 +27,13 @@ This module adds what only a jury has, from its members' own rows in the same ta
 
 from __future__ import annotations
 
-import hashlib
 import math
 from collections.abc import Sequence
 from typing import Final
 
 from judgekit.calibration.agreement import AgreementReport, PairAgreement, compute_agreement
 from judgekit.calibration.labels import ItemKey, LabelTable
+from judgekit.calibration.refine import split_by_case
 from judgekit.errors import JudgekitError
 from judgekit.judges.jury import Jury, JuryFit, JuryMember
 from judgekit.verdict import FrozenModel
@@ -281,8 +281,10 @@ def jury_agreement(
 def development_items(table: LabelTable, *, share: float, seed: int = 0) -> tuple[ItemKey, ...]:
     """The development part of a label table: the items of a share of its cases, chosen by a seeded hash.
 
-    A case's items all go to one part (items of a case are not independent), decided by
-    ``sha256(f"{seed}:{case_id}")`` so the split does not depend on row order.
+    The split is the refinement's (:func:`judgekit.calibration.refine.split_by_case`): a case's items
+    all go to one part (items of a case are not independent), the cases are ordered by a hash of the seed
+    and their id so the split does not depend on row order, and ``round(share x cases)`` of them (at least
+    one, at most all but one) are the development part.
 
     Args:
         table: The label table.
@@ -290,19 +292,15 @@ def development_items(table: LabelTable, *, share: float, seed: int = 0) -> tupl
         seed: Changes which cases are drawn.
 
     Raises:
-        JudgekitError: (exit code 2) When ``share`` is not strictly between 0 and 1.
+        JudgekitError: (exit code 2) When ``share`` is not strictly between 0 and 1, or the table has
+            fewer than two cases.
     """
     if not 0.0 < share < 1.0:
         raise JudgekitError(
             f"--development-share must be strictly between 0 and 1 (got {share})", exit_code=2
         )
-    cases = table.case_of()
-
-    def drawn(case: str) -> bool:
-        digest = hashlib.sha256(f"{seed}:{case}".encode()).digest()
-        return int.from_bytes(digest[:8], "big") / 2**64 < share
-
-    return tuple(sorted(item for item, case in cases.items() if drawn(case)))
+    dev_cases = set(split_by_case(table, seed=seed, dev_share=share).dev_cases)
+    return tuple(sorted(item for item, case in table.case_of().items() if case in dev_cases))
 
 
 def fit_jury_weights(

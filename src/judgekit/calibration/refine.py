@@ -102,8 +102,8 @@ def split_by_case(table: LabelTable, *, seed: int, dev_share: float) -> LabelSpl
     if len(cases) < 2:
         where = f"{table.source}: " if table.source is not None else ""
         raise JudgekitError(
-            f"{where}the labels cover {len(cases)} case(s); a refinement splits them by case into a "
-            "development part and a test part, so it needs at least two (label items of more cases)"
+            f"{where}the labels cover {len(cases)} case(s); splitting them by case into a development part "
+            "and a test part needs at least two (label items of more cases)"
         )
     ordered = sorted(cases, key=lambda c: (_case_order(seed, c), c))
     n_dev = min(max(round(dev_share * len(cases)), 1), len(cases) - 1)
