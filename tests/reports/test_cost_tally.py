@@ -1,12 +1,14 @@
 """``CostTally``: the judge cost per run, case and criterion, against the sums written out by hand.
 
-The tally keeps integer counts per (case, criterion) cell and running dollar sums; the reference below
-adds every column of every note to every row it belongs to, in file order, as the report always has: the
-totals must be equal, the dollars to the last bit.
+The tally keeps integer counts per (case, criterion) cell and exact dollar sums; the reference below
+adds every column of every note to every row it belongs to, and the dollars of a row are the correctly
+rounded sum of its notes' (``math.fsum``): the totals must be equal, the dollars to the last bit, and
+equal again when the lines are split into two tallies and merged, wherever the split.
 """
 
 from __future__ import annotations
 
+import math
 from types import SimpleNamespace
 from typing import Any
 
@@ -62,18 +64,25 @@ def _reference(lines: list[Any]) -> dict[tuple[str, str], list[float]]:
                 cost.get("cached_tokens", 0),
             ]
             for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
-                row = rows.setdefault(key, [0, 0, 0, 0.0, 0, 0, 0])
+                row = rows.setdefault(key, [0, 0, 0, [], 0, 0, 0])
                 for i, v in enumerate(values):
-                    row[i] += v
+                    if i == 3:
+                        row[3].append(v)
+                    else:
+                        row[i] += v
+    for row in rows.values():
+        row[3] = math.fsum(row[3])
     return rows
 
 
-@given(st.lists(_LINE, max_size=30))
-def test_the_tally_equals_every_note_added_to_every_row_in_file_order(raw: list[Any]) -> None:
+@given(st.lists(_LINE, max_size=30), st.integers(0, 30))
+def test_the_tally_equals_every_note_added_to_every_row_exactly(raw: list[Any], cut: int) -> None:
     lines = [_line(case_id, checks) for case_id, checks in raw]
     tally = CostTally()
-    for line in lines:
-        tally.add(line)
+    later = CostTally()
+    for i, line in enumerate(lines):
+        (tally if i < cut else later).add(line)
+    tally.merge(later)  # two parts of a file merged: the same totals as one pass
     summary = tally.summary()
     expected = _reference(lines)
     if not expected:
@@ -88,7 +97,7 @@ def test_the_tally_equals_every_note_added_to_every_row_in_file_order(raw: list[
         r = got[key]
         assert (r.judgments, r.prompt_tokens, r.completion_tokens) == (row[0], row[1], row[2])
         assert (r.unpriced, r.replayed, r.cached_tokens) == (row[4], row[5], row[6])
-        assert r.known_usd == row[3]  # the same float: the same additions in the same order
+        assert r.known_usd == row[3]  # the same float: the exactly rounded sum
         assert r.usd == (None if row[4] else row[3])
     assert [r.key for r in summary.cases] == sorted(r.key for r in summary.cases)
     reasons = [c.get("unknown_reason") for _, checks in raw for _, c in checks if c and c["usd"] is None]

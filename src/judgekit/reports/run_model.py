@@ -60,6 +60,7 @@ from judgekit.reports.retirement import (
     RetirementSuggestion,
     RetirementTallies,
 )
+from judgekit.reports.run_parts import processes_for, read_in_parts
 from judgekit.results import CaseRef, FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
 from judgekit.stats import (
     Proportion,
@@ -446,31 +447,105 @@ class CostSummary(FrozenModel):
     unknown_reason: str | None = None
 
 
+_COMPACT_AT = 64
+"""Values an exact sum keeps before it is compacted to the few floats that carry it exactly."""
+
+
+def add_exact(parts: list[float], value: float) -> None:
+    """Add ``value`` to the exact sum ``parts`` (a list of floats whose exact sum is the sum so far).
+
+    The list is compacted now and then (:func:`compact_exact`), so it stays short whatever the number of
+    values; :func:`exact_total` gives the sum, correctly rounded. Two such lists concatenated are the
+    exact sum of both: partial sums made by different processes merge without any rounding, so the total
+    is the same float whatever the order and the split of the values.
+    """
+    parts.append(value)
+    if len(parts) > _COMPACT_AT:
+        compact_exact(parts)
+
+
+def compact_exact(parts: list[float]) -> None:
+    """Replace the floats of ``parts`` by a few floats with exactly the same sum (usually one to three).
+
+    Each step takes the correctly rounded sum of what is left (``math.fsum``) as the next float and
+    subtracts it exactly (by appending its negation); the remainder shrinks by a factor of at least 2**53
+    each step and every float is a multiple of 2**-1074, so it reaches exactly zero.
+    """
+    import math
+
+    rest = list(parts)
+    out: list[float] = []
+    try:
+        while True:
+            head = math.fsum(rest)
+            if head == 0.0:
+                break
+            out.append(head)
+            rest.append(-head)
+    except OverflowError:  # only sums beyond the float range (hostile lines): keep their rounded total
+        out = [exact_total(parts)]
+    parts[:] = out
+
+
+def exact_total(parts: Iterable[float]) -> float:
+    """The correctly rounded sum of floats (``math.fsum``), the same whatever their order.
+
+    A sum whose exact value, or an intermediate one, is beyond the float range (only from hostile lines)
+    is computed with exact fractions and is ``inf`` or ``-inf`` when the exact value is beyond the range.
+    """
+    import math
+
+    values = list(parts)
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        from fractions import Fraction
+
+        exact = sum(map(Fraction, values), Fraction(0))
+        try:
+            return float(exact)
+        except OverflowError:
+            return math.inf if exact > 0 else -math.inf
+    except ValueError:  # inf and -inf: no value
+        return math.nan
+
+
 class CostTally:
     """Judge tokens and cost per run, case and criterion, added one result line at a time.
 
     The one accumulation behind :func:`cost_summary` and the streamed report. The counts (judgments,
     tokens, unpriced and replayed judgments) are kept per (case, criterion) cell and summed per run, case
     and criterion at the end: they are integers, so the order of their additions cannot change a total.
-    The dollars are running sums per run, case and criterion, each added note after note in file order,
-    so every total is the same float whichever way the lines come (from memory or from the file). It never
+    The dollars are exact sums per cell (:func:`add_exact`), and each total is the correctly rounded sum
+    of its cells' (:func:`exact_total`): the same float whichever way the lines come (from memory, from
+    the file, or from the file's parts read by several processes and merged, :meth:`merge`). It never
     keeps the lines.
     """
 
     def __init__(self) -> None:
         self.cells: dict[tuple[str, str], list[int]] = {}
-        self.usd_run = 0.0
-        self.usd_case: dict[str, float] = {}
-        self.usd_criterion: dict[str, float] = {}
+        self.usd: dict[tuple[str, str], list[float]] = {}
         self.reason: str | None = None
+
+    def merge(self, later: CostTally) -> None:
+        """Add the tally of the lines that come after this one's (another part of the file)."""
+        for key, cell in later.cells.items():
+            mine = self.cells.get(key)
+            if mine is None:
+                self.cells[key] = list(cell)
+                self.usd[key] = list(later.usd[key])
+                continue
+            for i, n in enumerate(cell):
+                mine[i] += n
+            self.usd[key].extend(later.usd[key])
+            compact_exact(self.usd[key])
+        if self.reason is None:
+            self.reason = later.reason
 
     def add(self, line: ResultLine) -> None:
         """Add the ``cost`` of every check's judge note of one line."""
         cells = self.cells
-        by_criterion = self.usd_criterion
         cid = line.case.id
-        run_usd = self.usd_run
-        case_usd: float | None = None
         for check in line.checks:
             cost = _note_cost(check)
             if cost is None:
@@ -484,18 +559,14 @@ class CostTally:
             cell = cells.get(key)
             if cell is None:
                 cell = cells[key] = [0] * 6
+                self.usd[key] = []
             cell[0] += 1
             cell[1] += _int(cost.get("prompt_tokens"))
             cell[2] += _int(cost.get("completion_tokens"))
             cell[3] += not priced
             cell[4] += _int(cost.get("replayed"))
             cell[5] += _int(cost.get("cached_tokens"))
-            run_usd += dollars
-            case_usd = (self.usd_case.get(cid, 0.0) if case_usd is None else case_usd) + dollars
-            by_criterion[check.check_id] = by_criterion.get(check.check_id, 0.0) + dollars
-        self.usd_run = run_usd
-        if case_usd is not None:
-            self.usd_case[cid] = case_usd
+            add_exact(self.usd[key], dollars)
 
     def summary(self) -> CostSummary | None:
         """The totals; ``None`` when no check recorded a cost."""
@@ -504,10 +575,16 @@ class CostTally:
         run = [0] * 6
         cases: dict[str, list[int]] = {}
         criteria: dict[str, list[int]] = {}
+        usd_run: list[float] = []
+        usd_case: dict[str, list[float]] = {}
+        usd_criterion: dict[str, list[float]] = {}
         for (cid, criterion), cell in self.cells.items():
             for total in (run, cases.setdefault(cid, [0] * 6), criteria.setdefault(criterion, [0] * 6)):
                 for i, n in enumerate(cell):
                     total[i] += n
+            usd = self.usd[(cid, criterion)]
+            for parts in (usd_run, usd_case.setdefault(cid, []), usd_criterion.setdefault(criterion, [])):
+                parts.extend(usd)
 
         def make(key: str, t: list[int], usd: float) -> CostRow:
             return CostRow(
@@ -523,9 +600,9 @@ class CostTally:
             )
 
         return CostSummary(
-            run=make("run", run, self.usd_run),
-            cases=tuple(make(k, cases[k], self.usd_case[k]) for k in sorted(cases)),
-            criteria=tuple(make(k, criteria[k], self.usd_criterion[k]) for k in sorted(criteria)),
+            run=make("run", run, exact_total(usd_run)),
+            cases=tuple(make(k, cases[k], exact_total(usd_case[k])) for k in sorted(cases)),
+            criteria=tuple(make(k, criteria[k], exact_total(usd_criterion[k])) for k in sorted(criteria)),
             unknown_reason=self.reason,
         )
 
@@ -732,7 +809,7 @@ def _summarise(
     table: _Table,
     task_mask: np.ndarray,
     k_max: int,
-    quality: tuple[np.ndarray, np.ndarray],
+    quality: tuple[list[list[float]], np.ndarray],
     *,
     policy: UndecidedPolicy,
 ) -> GroupSummary:
@@ -744,8 +821,8 @@ def _summarise(
     all_pass = int(np.sum((c == n) & counted_tasks))
     ids = [table.ids[t] for t in np.flatnonzero(task_mask)]
     hats, ats = _k_points(counts, k_max, policy, ids)
-    q_sum, q_n = quality
-    q_total = float(q_sum[task_mask].sum())
+    q_parts, q_n = quality
+    q_total = exact_total(v for t in np.flatnonzero(task_mask) for v in q_parts[t])
     q_count = int(q_n[task_mask].sum())
     return GroupSummary(
         name=name,
@@ -780,7 +857,7 @@ def _groups(
     values: list[str | None],
     table: _Table,
     k_max: int,
-    quality: tuple[np.ndarray, np.ndarray],
+    quality: tuple[list[list[float]], np.ndarray],
     *,
     policy: UndecidedPolicy,
 ) -> tuple[GroupSummary, ...]:
@@ -930,6 +1007,13 @@ class FailureTally:
                     self.trials[name] += 1
                     self.tasks[name][line.case.id] += 1
 
+    def merge(self, later: FailureTally) -> None:
+        """Add the tally of the lines that come after this one's (another part of the file)."""
+        self.checks.update(later.checks)
+        self.trials.update(later.trials)
+        for name, tasks in later.tasks.items():
+            self.tasks[name].update(tasks)
+
     def rows(self) -> tuple[FailureRow, ...]:
         """The categories, most trials first (then most failed checks, then by name)."""
         rows = [
@@ -1015,7 +1099,7 @@ class RunAccumulator:
         self.cases: list[CaseRef] = []
         self.counts: list[list[int]] = []
         self.versions: list[set[int]] = []
-        self.q_sum: list[float] = []
+        self.q_sum: list[list[float]] = []
         self.q_n: list[int] = []
         self.trials = 0
         self.check_counts: Counter[Verdict] = Counter()
@@ -1025,7 +1109,7 @@ class RunAccumulator:
         self.jk_versions: set[str] = set()
         self.agent_models: set[str] = set()
         self.app_versions: set[str] = set()
-        self.cost_total = 0.0
+        self.cost_total: list[float] = []
         self.cost_seen = False
         self.cost_unpriced = 0
         self.cost_reason: str | None = None
@@ -1075,13 +1159,13 @@ class RunAccumulator:
             self.cases.append(line.case)
             self.counts.append([0] * len(_STATES))
             self.versions.append(set())
-            self.q_sum.append(0.0)
+            self.q_sum.append([])
             self.q_n.append(0)
         self.counts[t][_CODE[line.verdict]] += 1
         self.versions[t].add(line.case.version)
         self.trials += 1
         if line.quality is not None:
-            self.q_sum[t] += line.quality
+            add_exact(self.q_sum[t], line.quality)
             self.q_n[t] += 1
         for check in line.checks:
             self.check_counts[check.verdict] += 1
@@ -1098,7 +1182,7 @@ class RunAccumulator:
             if line.run.app_version:
                 self.app_versions.add(line.run.app_version)
         if line.cost_usd is not None:
-            self.cost_total += line.cost_usd
+            add_exact(self.cost_total, line.cost_usd)
             self.cost_seen = True
         elif line.cost_unknown_reason is not None:
             self.cost_unpriced += 1
@@ -1116,6 +1200,80 @@ class RunAccumulator:
         if line.verdict is not Verdict.PASS:
             self.failures.add(line)
             self.reasons.append(trial_reason(line))
+
+    def part(self) -> RunAccumulator:
+        """An empty accumulator for a later part of the same file (the same case set, drop, records).
+
+        Its retirement tallies start with the trials this one's already hold, so a trial of the history
+        runs given again counts as a repeat there as in one pass. Feed it the part's lines, then
+        :meth:`merge` it into this one, parts in file order.
+        """
+        part = RunAccumulator(
+            known_cases=self.known, drop=self.drop, calibration_records=(), retirement=RetirementTallies()
+        )
+        part.records, part.fingerprints = self.records, self.fingerprints
+        part.retirement.seen = set(self.retirement.seen)
+        return part
+
+    def merge(self, later: RunAccumulator) -> None:
+        """Add what a later part of the file counted (made by :meth:`part`): as if its lines came next.
+
+        Every figure comes out as one pass over the lines in file order gives it: counts add, first-seen
+        orders (tasks, run ids, judge fingerprints) continue with the later part's new entries, the first
+        of a "first" (a case reference, a cost reason) is kept, sets join and the exact sums merge
+        exactly. ``tests/reports/test_run_parts.py`` holds that every attribute is merged.
+        """
+        seen, other = self.seen, later.seen
+        seen.cases.update(other.cases)
+        seen.line_holdouts |= other.line_holdouts
+        seen.dropped.update(other.dropped)
+        self.retirement.merge(later.retirement)
+        self.unknown.update(later.unknown)
+        self.stale |= later.stale
+        for t_later, case in enumerate(later.cases):
+            t = self.index.get(case.id)
+            if t is None:
+                self.index[case.id] = len(self.cases)
+                self.cases.append(case)
+                self.counts.append(list(later.counts[t_later]))
+                self.versions.append(set(later.versions[t_later]))
+                self.q_sum.append(list(later.q_sum[t_later]))
+                self.q_n.append(later.q_n[t_later])
+                continue
+            for i, n in enumerate(later.counts[t_later]):
+                self.counts[t][i] += n
+            self.versions[t] |= later.versions[t_later]
+            self.q_sum[t].extend(later.q_sum[t_later])
+            compact_exact(self.q_sum[t])
+            self.q_n[t] += later.q_n[t_later]
+        self.trials += later.trials
+        self.check_counts.update(later.check_counts)
+        for fp in later.distinct_fps:
+            if all(fp != s for s in self.distinct_fps):
+                self.distinct_fps.append(fp)
+        self.last_fp = later.last_fp if later.last_fp is not None else self.last_fp
+        self.run_ids.update(later.run_ids)
+        self.jk_versions |= later.jk_versions
+        self.agent_models |= later.agent_models
+        self.app_versions |= later.app_versions
+        self.cost_total.extend(later.cost_total)
+        compact_exact(self.cost_total)
+        self.cost_seen = self.cost_seen or later.cost_seen
+        self.cost_unpriced += later.cost_unpriced
+        if later.cost_reason is not None and not self.cost_reason:  # as ``reason or next`` line by line
+            self.cost_reason = later.cost_reason
+        self.untrusted_total += later.untrusted_total
+        self.untrusted_trials += later.untrusted_trials
+        self.unlabelled_total += later.unlabelled_total
+        self.unlabelled_trials += later.unlabelled_trials
+        self.policies |= later.policies
+        self.failures.merge(later.failures)
+        self.costs.merge(later.costs)
+        for key, tally in later.criteria.items():
+            mine = self.criteria.setdefault(key, [0, 0, 0])
+            for i, n in enumerate(tally):
+                mine[i] += n
+        self.reasons.extend(later.reasons)
 
     def report(
         self,
@@ -1198,7 +1356,7 @@ class RunAccumulator:
                 + ("decided trials" if policy == "exclude" else "trials")
                 + " are left out of pass^k and counted as excluded"
             )
-        quality = (np.array(self.q_sum, dtype=np.float64), np.array(self.q_n, dtype=np.int64))
+        quality = (self.q_sum, np.array(self.q_n, dtype=np.int64))
         reg_names = frozenset(s.lower() for s in regression_slices)
         suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
         is_reg = np.array([_in_regression(case, suite_of, reg_names) for case in self.cases], dtype=bool)
@@ -1240,7 +1398,7 @@ class RunAccumulator:
             tasks=n_tasks,
             trials=self.trials,
             trials_per_task=(min_trials, max_trials),
-            cost_usd=self.cost_total if self.cost_seen else None,
+            cost_usd=exact_total(self.cost_total) if self.cost_seen else None,
             cost_unpriced_trials=self.cost_unpriced,
             cost_unknown_reason=self.cost_reason,
             untrusted_verdicts=self.untrusted_total,
@@ -1333,6 +1491,7 @@ def report_run(
     splits: Mapping[str, str] | None = None,
     calibration_records: Sequence[CalibrationRecord] = (),
     drop: frozenset[str] = frozenset(),
+    processes: int | None = 1,
 ) -> tuple[RunReport, RunReading]:
     """Compute the report of one run: the one report engine, whatever the lines come from.
 
@@ -1370,6 +1529,11 @@ def report_run(
             (:func:`judgekit.calibration.corrected.corrected_criterion_rates`); empty: none.
         drop: Case ids whose trials are left out entirely (holdouts not asked for by name); counted in
             :attr:`RunReading.dropped`.
+        processes: How many processes read a results file given by its path, by byte ranges
+            (:mod:`judgekit.reports.run_parts`; the report is the same, byte for byte, whatever the
+            count): 1 (the default) this process only, ``None`` chosen by the file's size
+            (:func:`judgekit.reports.run_parts.processes_for`), 0 one per CPU. History runs and a run in
+            memory are read by this process.
 
     Returns:
         The report, and what reading the lines found besides it (problems, the holdouts the lines
@@ -1394,9 +1558,17 @@ def report_run(
         acc = RunAccumulator(
             known_cases=known_cases, drop=drop, calibration_records=calibration_records, retirement=tallies
         )
-        path, lines, problems = source_lines(source)
-        for line in lines:
-            acc.add(line)
+        count = processes_for(source, processes)
+        if count > 1:
+            path = Path(cast("str | PathLike[str]", source))
+            parts, found, _ = read_in_parts(path, acc, acc.part, processes=count)
+            for part in parts:
+                acc.merge(part)
+            problems: Callable[[], list[Problem]] = lambda: found  # noqa: E731
+        else:
+            path, lines, problems = source_lines(source)
+            for line in lines:
+                acc.add(line)
         reading = acc.seen
         reading.path = path
         reading.problems = problems()
