@@ -478,11 +478,12 @@ def compact_exact(parts: list[float]) -> None:
     try:
         while True:
             head = math.fsum(rest)
-            if head == 0.0:
+            if head == 0.0 or not math.isfinite(head):
+                out = out if head == 0.0 else [head]  # infinite: beyond the float range already
                 break
             out.append(head)
             rest.append(-head)
-    except OverflowError:  # only sums beyond the float range (hostile lines): keep their rounded total
+    except (OverflowError, ValueError):  # only sums beyond the float range (hostile lines)
         out = [exact_total(parts)]
     parts[:] = out
 
@@ -491,14 +492,21 @@ def exact_total(parts: Iterable[float]) -> float:
     """The correctly rounded sum of floats (``math.fsum``), the same whatever their order.
 
     A sum whose exact value, or an intermediate one, is beyond the float range (only from hostile lines)
-    is computed with exact fractions and is ``inf`` or ``-inf`` when the exact value is beyond the range.
+    is computed with exact fractions and is ``inf`` or ``-inf`` when the exact value is beyond the range
+    (an exact sum kept by :func:`add_exact` that went beyond the range stays infinite: ``nan`` when both
+    infinities are in it).
     """
     import math
 
     values = list(parts)
     try:
         return math.fsum(values)
+    except ValueError:  # inf and -inf: no value
+        return math.nan
     except OverflowError:
+        special = [v for v in values if not math.isfinite(v)]
+        if special:  # an infinite part (a sum already beyond the range) decides
+            return exact_total(special)
         from fractions import Fraction
 
         exact = sum(map(Fraction, values), Fraction(0))
@@ -506,8 +514,6 @@ def exact_total(parts: Iterable[float]) -> float:
             return float(exact)
         except OverflowError:
             return math.inf if exact > 0 else -math.inf
-    except ValueError:  # inf and -inf: no value
-        return math.nan
 
 
 class CostTally:
