@@ -296,8 +296,10 @@ def polish(command: Any, help_option_names: list[str], path: tuple[str, ...] = (
     examples = EXAMPLES.get(" ".join(path), ())
     if examples and "Examples:" not in (command.epilog or ""):
         command.epilog = examples_epilog(examples, command.epilog)
-    for name, child in getattr(command, "commands", {}).items():
-        polish(child, help_option_names, (*path, name))
+    children = getattr(command, "commands", {})
+    if isinstance(children, dict):  # built commands; lazily built ones are polished as they are built
+        for name, child in children.items():
+            polish(child, help_option_names, (*path, name))
 
 
 class PolishedGroup(TyperGroup):
