@@ -7,18 +7,76 @@ wrapped paragraph instead, the first marker kept on the line of the help's last 
 
 This module imports rich and typer's help renderer (``typer.rich_utils``), so it is imported only when a
 help text is shown (:class:`judgekit.commands.helptext.HelpContext`), never by a command that only runs.
+
+``typer.rich_utils`` imports ``rich.markdown`` (markdown-it, pygments) and ``rich.traceback`` (rich's
+pretty printer, attrs) at its top, about 0.06 CPU-seconds, a third of ``judgekit --help``, for two names
+judgekit's help never uses: ``Markdown`` renders help only in typer's ``"markdown"`` markup mode
+(judgekit's is ``"rich"``) and ``Traceback`` only typer's pretty exceptions (off in judgekit).
+:func:`_import_rich_utils` imports it with those two names standing in for the real classes: a stand-in
+imports its module and hands over the real class the first time it is called or read (so typer behaves
+the same if it ever uses one), and the stand-in modules are removed from ``sys.modules`` once typer has
+its names, so any later ``import rich.markdown`` imports the real module.
 """
 
 from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Any
 
 from rich.columns import Columns
 from rich.console import Console, ConsoleOptions, RenderResult
 from rich.measure import Measurement
 from rich.text import Text
-from typer import _click, rich_utils
+from typer import _click
 from typer.core import TyperArgument, TyperOption
 
 __all__ = ["HelpCell", "install_help_cells"]
+
+#: What typer.rich_utils imports at its top and judgekit's help never calls: module, class name.
+_UNUSED_BY_HELP = (("rich.markdown", "Markdown"), ("rich.traceback", "Traceback"))
+
+
+class _LateClass(type):
+    """A stand-in class's type: reading an attribute (``Traceback.from_exception``) reads the real class's."""
+
+    module: str
+    name: str
+
+    def real(cls) -> Any:
+        """The real class, its module imported now."""
+        return getattr(importlib.import_module(cls.module), cls.name)
+
+    def __getattr__(cls, attr: str) -> Any:
+        return getattr(cls.real(), attr)
+
+    def __call__(cls, *args: Any, **kwargs: Any) -> Any:
+        return cls.real()(*args, **kwargs)
+
+
+def _import_rich_utils() -> types.ModuleType:
+    """``typer.rich_utils``, imported with stand-ins for the rich modules judgekit's help does not use."""
+    if "typer.rich_utils" in sys.modules:
+        return sys.modules["typer.rich_utils"]
+    stand_ins: dict[str, types.ModuleType] = {}
+    for module, name in _UNUSED_BY_HELP:
+        if module not in sys.modules:
+            stand_in = types.ModuleType(module, f"Stand-in for {module} while typer.rich_utils is imported.")
+            setattr(stand_in, name, _LateClass(name, (), {"module": module, "name": name}))
+            stand_ins[module] = sys.modules[module] = stand_in
+    try:
+        return importlib.import_module("typer.rich_utils")
+    finally:
+        for module, stand_in in stand_ins.items():
+            if sys.modules.get(module) is stand_in:
+                del sys.modules[module]
+
+
+if TYPE_CHECKING:
+    from typer import rich_utils
+else:
+    rich_utils = _import_rich_utils()
 
 
 def _text_words(text: Text) -> list[Text]:
