@@ -199,21 +199,23 @@ each step; the last line gives the count. Exits 1 when there is any cycle.
 def _pytest_workers(args: list[str]) -> list[str]:
     """Options that run the suite on every core (pytest-xdist), unless ``args`` choose the workers.
 
-    ``-n auto`` starts one worker per core (2 on the project's machines: the suite's wall time falls from
-    about 27 to about 10 minutes there); ``--dist loadfile`` keeps every test of a file on one worker, in
-    file order, because the hostile-input count tests total what their file's variants tallied (under
-    ``worksteal`` a count test saw only its worker's share and failed). Any ``-n``/``--numprocesses`` of the
-    caller's, or ``-p no:xdist``, wins: ``python3 dev.py test -n 0 tests/graders`` runs in one process.
+    ``-n auto`` starts one worker per core. ``--dist worksteal`` gives each worker a contiguous half of the
+    tests (so a file's module fixtures are mostly set up once) and lets a worker that runs out take half
+    of the other's remaining queue, which evens out the suite's long tests at the end. Every distribution
+    mode passes (no test depends on which others shared its worker; the hostile sweeps share their
+    outcomes across workers, see ``tests/hostile/sweep.py``): worksteal is the default because it
+    finishes first. Any ``-n``/``--numprocesses``/``--dist`` of the caller's, or ``-p no:xdist``, wins:
+    ``python3 dev.py test -n 0 tests/graders`` runs in one process.
 
     >>> _pytest_workers(["tests/graders"])
-    ['-n', 'auto', '--dist', 'loadfile']
+    ['-n', 'auto', '--dist', 'worksteal']
     >>> _pytest_workers(["-n", "0"]), _pytest_workers(["-n4"]), _pytest_workers(["-p", "no:xdist"])
     ([], [], [])
     """
     chosen = any(a.startswith(("-n", "--numprocesses", "--dist")) for a in args)
     if chosen or "no:xdist" in args:
         return []
-    return ["-n", "auto", "--dist", "loadfile"]
+    return ["-n", "auto", "--dist", "worksteal"]
 
 
 def main(argv: list[str]) -> int:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import random
+import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -30,6 +32,64 @@ def _registered_secrets_stay_in_their_test() -> Iterator[None]:
     yield
     secrets._REGISTERED.clear()
     secrets._REGISTERED.update(before)
+
+
+#: Environment variables judgekit reads (its settings, a provider's key): a test that sets one leaves it
+#: set for every later test of its worker unless it restores it (use ``monkeypatch.setenv``).
+READ_BY_JUDGEKIT = re.compile(r"JUDGEKIT_\w+|\w+_API_KEY|\w+_API_BASE")
+
+
+@pytest.fixture(autouse=True)
+def _process_state_stays_in_its_test() -> Iterator[None]:
+    """Fail a test that leaves the working folder or an environment variable judgekit reads changed.
+
+    Either would change what every later test of the same worker sees, so a test's outcome would depend
+    on which tests ran before it in its worker (the order and the xdist split). The state is put back
+    first, so one leak fails one test, not the ones after it. Use ``monkeypatch.chdir`` and
+    ``monkeypatch.setenv``, which undo themselves before this check.
+    """
+    cwd = os.getcwd()
+    before = {k: v for k, v in os.environ.items() if READ_BY_JUDGEKIT.fullmatch(k)}
+    yield
+    leaks = []
+    if os.getcwd() != cwd:
+        leaks.append(f"the working folder ({os.getcwd()}, was {cwd})")
+        os.chdir(cwd)
+    after = {k: v for k, v in os.environ.items() if READ_BY_JUDGEKIT.fullmatch(k)}
+    for name in sorted(set(before) | set(after)):
+        if before.get(name) != after.get(name):
+            leaks.append(f"${name}")
+            if name in before:
+                os.environ[name] = before[name]
+            else:
+                del os.environ[name]
+    if leaks:
+        pytest.fail(f"the test left process state changed: {', '.join(leaks)}", pytrace=False)
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Run the files, and the tests in each, in reverse or a seeded random order: ``JUDGEKIT_TEST_ORDER``.
+
+    ``reverse`` or ``random:SEED`` (the same seed gives the same order in every xdist worker); unset, the
+    files' own order. A test that passes only after (or before) another shares state it should not.
+    """
+    order = os.environ.get("JUDGEKIT_TEST_ORDER", "")
+    if not order:
+        return
+    files: dict[str, list[pytest.Item]] = {}
+    for item in items:
+        files.setdefault(item.nodeid.split("::")[0], []).append(item)
+    groups = list(files.values())
+    if order == "reverse":
+        groups = [group[::-1] for group in groups[::-1]]
+    elif order.startswith("random:"):
+        rng = random.Random(order)
+        rng.shuffle(groups)
+        for group in groups:
+            rng.shuffle(group)
+    else:
+        raise pytest.UsageError(f"JUDGEKIT_TEST_ORDER={order!r}: use 'reverse' or 'random:SEED'")
+    items[:] = [item for group in groups for item in group]
 
 
 @pytest.fixture

@@ -36,8 +36,8 @@ def test_the_test_command_runs_the_suite_on_every_core_unless_told_otherwise():
     import doctest
 
     dev = load_file(REPO / "dev.py", "judgekit_dev_script")
-    assert dev._pytest_workers([]) == ["-n", "auto", "--dist", "loadfile"]
-    assert dev._pytest_workers(["tests/graders", "-q"]) == ["-n", "auto", "--dist", "loadfile"]
+    assert dev._pytest_workers([]) == ["-n", "auto", "--dist", "worksteal"]
+    assert dev._pytest_workers(["tests/graders", "-q"]) == ["-n", "auto", "--dist", "worksteal"]
     for chosen in (["-n", "0"], ["-n2"], ["--numprocesses=1"], ["--dist", "load"], ["-p", "no:xdist"]):
         assert dev._pytest_workers(chosen) == [], chosen
     failures, tried = doctest.testmod(dev)

@@ -217,7 +217,7 @@ def test_a_help_cell_keeps_the_marker_with_the_last_word() -> None:
     from rich.console import Console
     from rich.text import Text
 
-    from judgekit.commands.helptext import HelpCell
+    from judgekit.commands.helpcells import HelpCell
 
     cell = HelpCell(Text("Results file to write, one line per trial."), [Text("[required]")])
     assert [line.plain for line in cell.lines(Console(), 21)] == [

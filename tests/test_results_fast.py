@@ -10,7 +10,9 @@ hostile lines.
 from __future__ import annotations
 
 import json
+import re
 import typing
+from pathlib import Path
 from typing import Any
 
 import msgspec
@@ -313,10 +315,9 @@ def test_the_fast_reader_gives_the_full_readers_lines_and_problems(tmp_path, dat
 def test_a_line_as_judgekit_writes_it_takes_the_fast_path_with_the_same_values(line):
     raw = dump_result_line(line).encode()
     fast = fast_result_line(raw + b"\n")
-    zeroed = raw.translate(bytes.maketrans(b"123456789E+", b"000000000ee"))
-    if b"\\u" in raw or b"e000" in zeroed:
-        # an escape (a control character, U+2028) or text that looks like a huge exponent: the cheap
-        # tests cannot tell, so the line goes the full way
+    if b"\\u" in raw:
+        # an escape (a control character, U+2028): the colon count cannot tell, so the line goes the full
+        # way; text that looks like a huge exponent ("e000", as in a hex hash) no longer does
         assert fast is None
         return
     assert fast is not None
@@ -371,3 +372,106 @@ def test_the_fast_path_takes_a_line_nested_deeper_than_its_bracket_count_allows_
     line = GOOD.replace('"data":null', '"data":' + _nested(94))
     assert line.count("[") + line.count("{") > 100
     assert fast_result_line(line.encode()) is not None
+
+
+# --------------------------------------------------------------------------- real lines
+
+REAL = (Path(__file__).parent / "fixtures" / "results" / "graded-demo-lines.jsonl").read_bytes().splitlines()
+"""Three lines ``judgekit demo`` graded (a pass, a fail, a fail with its diagnosis): judge notes, quotes,
+fingerprints, costs, and hex hashes holding ``e`` and three digits (``...e123...``), which sent every real
+line the full way before."""
+
+
+def _read_both(tmp_path: Path, lines: list[bytes]) -> tuple[list[Any], list[str], list[Any], list[str]]:
+    """The values and problems of the full reader and of the fast reader on a file of ``lines``."""
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    full, fast = ResultStream(path), ResultStream(path)
+    slow_values = [_values(line) for line in full]
+    fast_values = [_values(line) for line in fast.report_lines()]
+    return slow_values, [p.message for p in full.problems], fast_values, [p.message for p in fast.problems]
+
+
+def test_the_fixture_lines_are_what_judgekit_grade_writes():
+    for raw in REAL:
+        assert dump_result_line(ResultLine.model_validate_json(raw)) == raw.decode()
+    assert all(b"e000" in raw.translate(bytes.maketrans(b"123456789", b"000000000")) for raw in REAL)
+
+
+@pytest.mark.parametrize("raw", REAL, ids=["pass", "fail", "diagnosis"])
+def test_a_real_graded_line_takes_the_fast_path_with_the_full_paths_values(raw):
+    fast = fast_result_line(raw)
+    assert fast is not None
+    assert _values(fast) == _values(ResultLine.model_validate_json(raw))
+
+
+def _in_grading(raw: bytes, member: bytes) -> bytes:
+    """``raw`` with ``member`` (``"key":value``) put first in its free-form ``grading`` object."""
+    assert raw.count(b'"grading":{') == 1
+    return raw.replace(b'"grading":{', b'"grading":{' + member + b",", 1)
+
+
+REFUSALS = {
+    "duplicate top-level key": (lambda raw: raw[:-1] + b',"verdict":"pass"}', "duplicate key 'verdict'"),
+    "duplicate key in a check": (
+        lambda raw: raw.replace(b'"checks":[{', b'"checks":[{"layer":"x",', 1),
+        "duplicate key 'layer'",
+    ),
+    "duplicate key in free-form data": (lambda raw: _in_grading(raw, b'"k":1,"k":2'), "duplicate key 'k'"),
+    "duplicate key hidden by an escape": (
+        lambda raw: raw[:-1] + b',"verd\\u0069ct":"pass"}',
+        "duplicate key 'verdict'",
+    ),
+    "too deep": (lambda raw: _in_grading(raw, b'"g":' + b"[" * 120 + b"]" * 120), "nested deeper than 100"),
+    "long integer": (lambda raw: _in_grading(raw, b'"n":' + b"7" * 101), "more than 100 digits"),
+    "long float": (lambda raw: _in_grading(raw, b'"n":0.' + b"0" * 100 + b"1"), "more than 100 digits"),
+    "NaN": (lambda raw: _in_grading(raw, b'"n":NaN'), "NaN is not JSON"),
+    "Infinity": (lambda raw: _in_grading(raw, b'"n":-Infinity'), "-Infinity is not JSON"),
+    "not finite": (lambda raw: _in_grading(raw, b'"n":1e400'), "is not finite"),
+    "not finite in a typed field": (
+        lambda raw: raw.replace(b'"duration_s":', b'"duration_s":-1E+309,"old":', 1),
+        "is not finite",
+    ),
+}
+
+
+@pytest.mark.parametrize("kind", list(REFUSALS))
+def test_a_real_line_made_hostile_is_refused_the_same_way_by_both_readers(tmp_path, kind):
+    spoil, message = REFUSALS[kind]
+    bad = spoil(REAL[1])
+    assert fast_result_line(bad) is None, kind
+    slow, slow_problems, fast, fast_problems = _read_both(tmp_path, [REAL[0], bad, REAL[2]])
+    assert fast == slow == [_values(ResultLine.model_validate_json(raw)) for raw in (REAL[0], REAL[2])]
+    assert fast_problems == slow_problems
+    assert len(slow_problems) == 1
+    assert message in slow_problems[0], slow_problems
+
+
+EXPONENTS = st.builds(
+    lambda mantissa, point, exponent, sign: f"{mantissa}{point}e{sign}{exponent}",
+    st.integers(0, 99_999),
+    st.sampled_from(["", ".5", ".000123"]),
+    st.integers(0, 450),
+    st.sampled_from(["", "-", "+"]),
+)
+"""Numbers with any exponent up to three digits: finite, subnormal, rounding to 0, or too large."""
+
+
+@settings(
+    max_examples=60,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(number=EXPONENTS, where=st.sampled_from(["grading", "quality", "cost_usd"]))
+def test_an_exponent_of_any_size_reads_the_same_on_both_paths(tmp_path, number, where):
+    raw = REAL[0]
+    if where == "grading":
+        line = _in_grading(raw, b'"x":' + number.encode())
+    else:  # the top-level field: quality is the first of its name, cost_usd the last
+        found = list(re.finditer(f'"{where}":[^,]+,'.encode(), raw))[0 if where == "quality" else -1]
+        line = raw[: found.start()] + f'"{where}":{number},'.encode() + raw[found.end() :]
+    slow, slow_problems, fast, fast_problems = _read_both(tmp_path, [line])
+    assert (fast, fast_problems) == (slow, slow_problems)
+    if fast_result_line(line) is not None:
+        assert _values(fast_result_line(line)) == _values(ResultLine.model_validate_json(line))

@@ -451,3 +451,13 @@ def test_there_is_one_interval_and_one_estimate_type() -> None:
     assert isinstance(agreement.undefined("no items"), Estimate)
     assert GroupSummary.model_fields["trial_pass_rate"].annotation is Proportion
     assert Comparison.model_fields["task_pass_a"].annotation is Proportion
+
+
+def test_the_95_percent_normal_quantile_is_scipys_to_the_last_bit():
+    # a report at 95% reads the constant instead of importing SciPy; its intervals must not move
+    from scipy import stats
+
+    from judgekit.stats import _Z_95, normal_quantile
+
+    assert normal_quantile(0.95) == float(stats.norm.ppf(0.975)) == _Z_95
+    assert normal_quantile(0.9) == float(stats.norm.ppf(0.95))

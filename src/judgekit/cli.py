@@ -17,8 +17,7 @@ import sys
 
 import typer
 
-from judgekit.commands import tree
-from judgekit.commands.helptext import PolishedGroup
+from judgekit.commands.tree import Root
 from judgekit.errors import JudgekitError
 from judgekit.version import __version__
 
@@ -31,7 +30,7 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
     context_settings={"help_option_names": ["-h", "--help"]},
-    cls=PolishedGroup,  # metavars (FILE, DIR, N), no Python types, and each command's examples
+    cls=Root,  # the command tree, each command built when used; metavars (FILE, DIR, N) and examples
 )
 
 
@@ -59,10 +58,6 @@ def _root(
         from judgekit.commands.output import quiet_output
 
         ctx.with_resource(quiet_output())
-
-
-# The whole command tree, and the old names that point to their new places: judgekit.commands.tree.
-tree.register(app)
 
 
 def _usage_line(exc: Exception) -> str:

@@ -23,14 +23,15 @@ them).
 
 from __future__ import annotations
 
+import importlib.machinery
+import importlib.util
 import re
+import sys
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Protocol
-
-import cel
 
 from judgekit.cases import Case, ForbiddenRule
 from judgekit.errors import JudgekitError, Problem
@@ -381,9 +382,43 @@ def _check_shape(source: str) -> tuple[int, bool]:
     return deepest, builds
 
 
+@lru_cache(maxsize=1)
+def cel_engine() -> Any:
+    """The ``cel`` package's compiled engine (``cel.cel``), loaded without the package's command-line REPL.
+
+    ``import cel`` runs the package's ``__init__``, which imports its interactive shell (prompt_toolkit,
+    pygments, rich, typer: about 0.2 CPU-seconds, a fifth of a grading run's start) before the Rust
+    extension that does the work. judgekit only compiles and evaluates conditions (``compile``, and the
+    programs it returns), which the extension alone provides; the package's optional Python function
+    library (``cel.stdlib``) is opt-in and never used here. So the extension is loaded as the package
+    would load it (same module name, registered in ``sys.modules`` so a later ``import cel`` reuses it),
+    and when it cannot be found that way (another layout of the package) ``import cel`` is used instead.
+
+    Returns:
+        The module whose ``compile`` compiles a CEL expression.
+    """
+    if "cel.cel" in sys.modules:
+        return sys.modules["cel.cel"]
+    package = importlib.util.find_spec("cel")  # finds the package without running its __init__
+    locations = package.submodule_search_locations if package is not None else None
+    spec = importlib.machinery.PathFinder.find_spec("cel.cel", list(locations or []))
+    if (
+        spec is None
+        or spec.loader is None
+        or not isinstance(spec.loader, importlib.machinery.ExtensionFileLoader)
+    ):
+        import cel
+
+        return cel
+    engine = importlib.util.module_from_spec(spec)
+    sys.modules["cel.cel"] = engine
+    spec.loader.exec_module(engine)
+    return engine
+
+
 def _cel_compile(source: str) -> Any:
     try:
-        return cel.compile(source)
+        return cel_engine().compile(source)
     except (KeyboardInterrupt, SystemExit, GeneratorExit):
         raise
     except BaseException as exc:  # the Rust parser reports errors as ValueError, rarely as a panic

@@ -717,11 +717,15 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
     full path (hostile-input checks, pydantic, the duplicate-key check), which finds its problem, if any.
     A line is accepted only when all of these hold, each of which implies the full path accepts it:
 
-    * no ``\u`` escape (so every ``:`` and ``"`` in a string is written as itself), no run of digits
-      over the number limit, no ``NaN``, ``Infinity`` or three-digit exponent (the same cheap tests as
-      :func:`~judgekit.io.documents.check_json_bounds`);
+    * no ``\u`` escape (so every ``:`` and ``"`` in a string is written as itself) and no run of digits
+      over the number limit (the cheap test of :func:`~judgekit.io.documents.check_json_bounds`);
     * the typed mirror decodes it, every field present, none unknown, every constraint met, and its
-      ``schema_version`` is :data:`SCHEMA_VERSION`;
+      ``schema_version`` is :data:`SCHEMA_VERSION`. msgspec refuses ``NaN`` and ``Infinity`` (not JSON)
+      and every number too large for a float (``1e400``: the full path refuses it as not finite), and
+      reads every other number, whatever its exponent, to the same correctly rounded value as pydantic
+      (``1e-400`` is 0.0 on both paths). So an exponent of three digits needs no test of its own: the
+      bytes test for one, which the full path's hostile-input check uses, also fires on every hash
+      written in hex (``...e0123...``), which is nearly every line ``judgekit grade`` writes;
     * no repeated key: the line has as many ``:`` as the decoded line re-encoded. Outside strings there
       is one ``:`` per key; inside strings the same ones are in both; a repeated key is decoded once
       (the last value wins), so it leaves one ``:`` fewer in the re-encoding;
@@ -738,7 +742,7 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
     if len(raw) > MAX_LINE_BYTES or has_u_escape(raw):
         return None
     zeroed = raw.translate(_DIGITS_TO_ZERO)  # also "{" -> "[": one count of "[" counts both brackets
-    if _LONG_RUN in zeroed or b"e000" in zeroed:
+    if _LONG_RUN in zeroed:
         return None
     try:
         line = _FAST_DECODE(raw)

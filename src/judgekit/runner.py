@@ -73,7 +73,7 @@ if TYPE_CHECKING:
     from judgekit.cases import Case
     from judgekit.caseset import CaseSet
     from judgekit.graders.grounding import GroundingMode
-    from judgekit.graders.layered import LayeredGrader
+    from judgekit.graders.layered import GivenChecks, LayeredGrader
     from judgekit.graders.rubric import RubricGrader
     from judgekit.provenance import Provenance
 
@@ -911,8 +911,30 @@ class LayeredTrialGrader:
                 untrusted=root.untrusted,
                 grounding=root.grounding,
                 executor=root.executor,
+                given_checks=root.given_checks,
             )
         return grader
+
+    def deterministic_checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
+        """The deterministic layers' checks of one trial, its states resolved as :meth:`grade` resolves them.
+
+        What a Ray worker computes for ``judgekit grade --ray`` (:meth:`give_checks` on the driver).
+
+        Raises:
+            Exception: Whatever a deterministic layer raised (:meth:`grade` makes it an ``error`` trial).
+        """
+        return self._grader(transcript).checks(case, transcript)
+
+    def give_checks(self, given: GivenChecks) -> None:
+        """Use deterministic checks computed elsewhere: :meth:`grade` runs only the judge and the combination.
+
+        Args:
+            given: By trial key, the checks (or the exception raised) computed for that trial, as
+                :meth:`deterministic_checks` computes them; a trial not in it is checked here.
+        """
+        self._root.given_checks = given
+        for grader in self._graders.values():
+            grader.given_checks = given
 
     async def grade(self, case: Case, transcript: Transcript) -> Grade:
         """Grade one trial on every layer."""

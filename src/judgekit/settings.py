@@ -139,6 +139,8 @@ class ProjectSettings(BaseModel):
         unlabelled_criteria: What a judge's verdict on a criterion text its calibration never labelled
             may do: ``count`` (it keeps the judge's trust; reports count it) or ``withhold`` (it is
             untrusted, so ``untrusted`` decides what it does).
+        ray: The Ray cluster ``judgekit grade`` computes the deterministic layers on (``--ray``): ``auto``,
+            ``HOST:PORT``, ``ray://HOST:PORT`` or ``local``; unset: in process.
         judge: The judge layer (a ``[tool.judgekit.judge]`` table).
     """
 
@@ -150,6 +152,7 @@ class ProjectSettings(BaseModel):
     concurrency: int | None = Field(default=None, ge=1, le=1024)
     untrusted: Literal["withhold", "count", "fail_only", "advisory"] | None = None
     unlabelled_criteria: Literal["count", "withhold"] | None = None
+    ray: str | None = Field(default=None, min_length=1, strict=True)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
@@ -162,6 +165,7 @@ DEFAULTS: dict[str, Any] = {
     "concurrency": 8,
     "untrusted": "withhold",
     "unlabelled_criteria": "count",
+    "ray": None,
     "judge.model": None,
     "judge.api_base": None,
     "judge.rubric": "honest-reporting",
@@ -201,6 +205,7 @@ FLAGS: dict[str, str] = {
     "concurrency": "--concurrency",
     "untrusted": "--untrusted",
     "unlabelled_criteria": "--unlabelled-criteria",
+    "ray": "--ray",
     "judge.model": "--judge-model",
     "judge.api_base": "--judge-api-base",
     "judge.rubric": "--rubric",

@@ -19,7 +19,6 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
-from scipy import stats as _st
 
 __all__ = [
     "Estimate",
@@ -66,10 +65,29 @@ def wilson_interval(successes: int, n: int, *, confidence: float = 0.95) -> tupl
     return _wilson(successes / n, n, confidence)
 
 
+_Z_95 = 1.959963984540054
+"""``scipy.stats.norm.ppf(0.975)``, the normal quantile of a two-sided 95% interval, as SciPy gives it (to
+the last bit: tests/test_stats.py holds it equal), so a report at 95% needs no SciPy import."""
+
+
+def scipy_stats() -> Any:
+    """``scipy.stats``, imported on first use (about a second of start-up a plain report does not pay)."""
+    from scipy import stats
+
+    return stats
+
+
+def normal_quantile(confidence: float) -> float:
+    """The two-sided normal quantile of ``confidence`` (``1.96`` at 0.95), as ``scipy.stats.norm.ppf``."""
+    if confidence == 0.95:
+        return _Z_95
+    return float(scipy_stats().norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+
+
 def _wilson(p: float, n: int, confidence: float) -> tuple[float, float]:
     """The Wilson score interval at proportion ``p`` over ``n`` units (exact 0 and 1 at the ends)."""
     _check_confidence(confidence)
-    z = float(_st.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    z = normal_quantile(confidence)
     denom = 1.0 + z * z / n
     centre = (p + z * z / (2.0 * n)) / denom
     half = z * math.sqrt(p * (1.0 - p) / n + z * z / (4.0 * n * n)) / denom
@@ -129,8 +147,9 @@ def clopper_pearson_interval(successes: int, n: int, *, confidence: float = 0.95
     _check_counts(successes, n)
     _check_confidence(confidence)
     tail = (1.0 - confidence) / 2.0
-    low = 0.0 if successes == 0 else float(_st.beta.ppf(tail, successes, n - successes + 1))
-    high = 1.0 if successes == n else float(_st.beta.ppf(1.0 - tail, successes + 1, n - successes))
+    beta = scipy_stats().beta
+    low = 0.0 if successes == 0 else float(beta.ppf(tail, successes, n - successes + 1))
+    high = 1.0 if successes == n else float(beta.ppf(1.0 - tail, successes + 1, n - successes))
     return (low, high)
 
 
@@ -154,7 +173,8 @@ def mcnemar_exact(b: int, c: int) -> float:
     n = b + c
     if n == 0:
         return 1.0
-    return float(min(1.0, _st.binomtest(min(b, c), n, 0.5, alternative="two-sided").pvalue))
+    test = scipy_stats().binomtest(min(b, c), n, 0.5, alternative="two-sided")
+    return float(min(1.0, test.pvalue))
 
 
 def sign_test(improved: int, worsened: int) -> float:

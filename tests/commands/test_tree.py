@@ -11,6 +11,7 @@ import typer
 import typer.main
 
 from judgekit.cli import app, main
+from judgekit.commands.helptext import PolishedGroup
 from judgekit.commands.tree import GROUPS, RENAMED, TOP, register
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "judgekit"
@@ -92,7 +93,7 @@ def test_every_group_is_built_in_one_module() -> None:
     }
     assert set(builders) == {"cli.py", "commands/tree.py"}, builders
     assert builders["cli.py"] == ["Typer"]  # the root application only
-    groups = [info.name for info in app.registered_groups]
+    groups = [name for name, command in ROOT.commands.items() if hasattr(command, "list_commands")]  # type: ignore[attr-defined]
     assert groups == list(GROUPS)
     assert len(set(groups)) == len(groups)
 
@@ -114,6 +115,59 @@ def test_the_tree_does_not_depend_on_registration_order_or_count() -> None:
         for name, group in two.commands.items()
         if name in GROUPS
     )  # type: ignore[attr-defined]
+
+
+def _shape(command: Any, path: tuple[str, ...] = ()) -> dict[tuple[str, ...], tuple[Any, ...]]:
+    """Every command below ``command``: its class, help, examples, flags and each parameter (with metavar)."""
+    params = tuple(
+        (
+            type(p).__name__,
+            p.name,
+            tuple(p.opts),
+            tuple(p.secondary_opts),
+            repr(p.default),
+            p.required,
+            p.help,
+            p.metavar,
+        )
+        for p in command.params
+    )
+    polished = (
+        command.help,
+        command.epilog,
+        command.context_class.__name__,
+    )  # reflowed, examples, help cells
+    found = {path: (type(command).__name__, *polished, command.hidden, command.no_args_is_help, params)}
+    for name in command.list_commands(None) if hasattr(command, "list_commands") else ():
+        found |= _shape(command.commands[name], (*path, name))
+    return found
+
+
+def test_the_lazily_built_tree_is_the_tree_register_builds() -> None:
+    """judgekit builds each command when it is looked up; it is the command register() builds at once."""
+    eager = typer.Typer(cls=PolishedGroup, add_completion=False)
+    register(eager)
+    eager_tree = _shape(typer.main.get_command(eager))  # every command built now, and polished
+    lazy_tree = _shape(typer.main.get_command(app))
+    assert list(lazy_tree) == list(eager_tree)  # the same commands, in the same order
+    for path in list(lazy_tree)[1:]:  # the root's own help and options are the application's
+        assert lazy_tree[path] == eager_tree[path], path
+    assert len(lazy_tree) > 60
+
+
+def test_looking_up_one_command_builds_that_command_only() -> None:
+    root = typer.main.get_command(app)
+    commands = root.commands  # type: ignore[attr-defined]
+    assert list(commands) == [*TOP, *[n for n in commands if n not in TOP and n not in GROUPS], *GROUPS]
+    grade = commands["grade"]
+    assert grade.name == "grade"
+    assert any(p.name == "out" for p in grade.params)
+    assert commands["grade"] is grade  # built once
+    built = [name for name in commands if name in commands._built]  # what was built
+    assert built == ["grade"]
+    group = commands["judge"]
+    assert list(group.commands) == list(GROUPS["judge"].commands)
+    assert group.commands._built == {}  # a group's commands wait until looked up
 
 
 def test_check_is_spelt_one_way() -> None:

@@ -1,25 +1,29 @@
 """The hostile-input suite: every variant in CI or with ``JUDGEKIT_HOSTILE=full``, else a fixed sample.
 
-Each generated variant runs in a bounded child process; the whole sweep (about 4,000 variants and the
-count tests) takes about ten minutes on two cores. CI (``CI=true``) runs all of it, so every variant holds
-on every change. A local run without ``CI`` keeps every ``SAMPLE_EVERY``-th variant of each parametrised
-test (always the first, so every family and every variant the issue names first in its family is kept)
-and leaves out the count tests, which would run the whole sweep again: about a quarter of the time.
-``JUDGEKIT_HOSTILE=full`` asks for the whole sweep locally, ``JUDGEKIT_HOSTILE=sample`` for the sample in
-CI. The sample is fixed (by position, not random), so a failure reproduces.
+Each sweep's variants run once per session, in batches in bounded child processes, whichever of its tests
+asks first (``hostile/sweep.py``; the ``sweep_store`` fixture below is the session's outcomes). CI
+(``CI=true``) runs all of them and the count tests, so every variant holds on every change. A local run
+without ``CI`` keeps every ``SAMPLE_EVERY``-th variant test of each parametrised test (always the first, so
+every family and every variant the issue names first in its family is kept) and leaves out the count
+tests, which would run every variant: about a quarter of the time. ``JUDGEKIT_HOSTILE=full`` asks for the
+whole sweep locally, ``JUDGEKIT_HOSTILE=sample`` for the sample in CI. The sample is fixed (by position,
+not random), so a failure reproduces.
 """
 
 from __future__ import annotations
 
 import os
 from collections import defaultdict
+from pathlib import Path
 
 import pytest
+
+from hostile.sweep import MARKER, SweepStore, wanted_by
 
 #: Keep one variant in this many when the full sweep is not asked for.
 SAMPLE_EVERY = 4
 
-#: The count tests: each runs or tallies the whole sweep.
+#: The count tests: each tallies its whole sweep (running the variants no test of the session ran).
 COUNT_TESTS = frozenset(
     {
         "test_count_of_hostile_case_inputs_tried_and_handled",
@@ -46,6 +50,24 @@ def full_sweep() -> bool:
     if asked in {"full", "sample"}:
         return asked == "full"
     return os.environ.get("CI", "").lower() in {"1", "true", "yes"}
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    """Register the marker of a sweep's tests (``hostile_sweep(name)``, see ``hostile/sweep.py``)."""
+    config.addinivalue_line("markers", f"{MARKER}(name): a test of the hostile sweep ``name``")
+
+
+@pytest.fixture(scope="session")
+def sweep_store(tmp_path_factory: pytest.TempPathFactory, request: pytest.FixtureRequest) -> SweepStore:
+    """The session's hostile outcomes, in a folder every pytest-xdist worker of the session shares.
+
+    Under xdist each worker's temporary root is ``<session root>/popen-gwN``: their parent is the
+    session's and no other session's. Without xdist the session's own root serves.
+    """
+    base = tmp_path_factory.getbasetemp()
+    root: Path = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
+    run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "single")
+    return SweepStore(root / f"hostile-sweeps-{run}", wanted_by(request.session.items))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

@@ -43,6 +43,7 @@ import pytest
 
 from contamination.conftest import CASES, CLEAN_TEXTS, DENVER, KEY_BYTES, chat
 from hostile.bounded import run_bounded
+from hostile.sweep import Sweep, SweepStore
 from judgekit.cases import PATH_MAX_CHARS, Case, starts_with_review_marker
 from judgekit.caseset import MANIFEST_NAME, CaseSet, load_case_set
 from judgekit.cli import main
@@ -1193,18 +1194,21 @@ VARIANTS = [
     *cli_variants(),
 ]
 IDS = [f"{v.kind}: {v.name}" for v in VARIANTS]
-_RESULTS: dict[str, str | None] = {}
 
 
-def _outcome(v: Variant, tmp_path_factory: pytest.TempPathFactory) -> str | None:
-    key = f"{v.kind}: {v.name}"
-    if key not in _RESULTS:
-        folder = tmp_path_factory.mktemp("variant")
-        try:
-            _RESULTS[key] = v.check(folder)
-        except Exception as exc:  # a crash of the code under test is a wrong outcome, reported with the rest
-            _RESULTS[key] = f"raised {type(exc).__name__}: {exc}"
-    return _RESULTS[key]
+def _check(v: Variant, folder: Path) -> list[str]:
+    why = v.check(folder)
+    return [] if why is None else [why]
+
+
+SWEEP = Sweep(
+    name=__name__,
+    variants=VARIANTS,
+    key=lambda v: f"{v.kind}: {v.name}",
+    check=_check,
+    bounded=False,
+)
+"""Each variant once in the session, in the asking process (the variants that need a bound run their own)."""
 
 
 def test_the_suite_holds_every_variant_named_in_the_issue() -> None:
@@ -1232,9 +1236,9 @@ def test_the_suite_holds_every_variant_named_in_the_issue() -> None:
     assert len(CONTROL_AND_FORMAT) > 200, "every Cc and Cf character is tried"
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=IDS)
-def test_hostile_case_input_is_handled(variant: Variant, tmp_path_factory: pytest.TempPathFactory) -> None:
-    assert _outcome(variant, tmp_path_factory) is None
+@SWEEP.parametrize
+def test_hostile_case_input_is_handled(variant: Variant, sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
 def test_the_review_guard_reads_what_a_person_sees() -> None:
@@ -1275,13 +1279,12 @@ def test_a_transcript_state_outside_its_folder_and_the_set_is_not_read(tmp_path:
     assert not isinstance(provider.final(inside_set), str), "a state in the set is read from any transcript"
 
 
+@SWEEP.counted
 def test_count_of_hostile_case_inputs_tried_and_handled(
-    tmp_path_factory: pytest.TempPathFactory, capsys: pytest.CaptureFixture[str]
+    sweep_store: SweepStore, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The counts for the issue: every variant tried, every one handled correctly."""
-    failures = {
-        key: why for v, key in zip(VARIANTS, IDS, strict=True) if (why := _outcome(v, tmp_path_factory))
-    }
+    failures = sweep_store.tally(SWEEP).failures
     by_kind: dict[str, list[int]] = {}
     for v, key in zip(VARIANTS, IDS, strict=True):
         tally = by_kind.setdefault(v.kind, [0, 0])

@@ -24,6 +24,7 @@ from pathlib import Path
 import pytest
 
 from hostile.bounded import run_bounded
+from hostile.sweep import Sweep, SweepStore
 from judgekit.io.documents import (
     MAX_DOCUMENT_BYTES,
     MAX_LINE_BYTES,
@@ -886,17 +887,12 @@ def all_cases() -> list[tuple[str, Reader, Variant]]:
 
 
 CASES = all_cases()
-RESULTS: dict[tuple[str, str], tuple[bool, str]] = {}
 
 _LOCATED = re.compile(r"[\w.-]+:\d+:")
 
 
-def judge_outcome(kind: str, variant: Variant, work: Path, reader: Reader) -> tuple[bool, str]:
-    """Run one case under the bounds and say whether it was handled correctly, and what happened."""
-    bounded = run_bounded(reader, str(work), variant, seconds=SECONDS, mb=MB)
-    if bounded.outcome != "returned":
-        return False, f"{bounded.outcome}: {bounded.error[:400]}"
-    text = bounded.value
+def judge_outcome(kind: str, variant: Variant, text: str) -> tuple[bool, str]:
+    """Whether the reader's outcome ``text`` (its return value's ``repr``) is the correct one, and it."""
     expect = EXCEPTIONS.get((kind, variant.name), variant.expect)
     expect = WORDING.get(kind, {}).get(expect or "", expect)
     if expect is None:
@@ -912,15 +908,30 @@ def judge_outcome(kind: str, variant: Variant, work: Path, reader: Reader) -> tu
     return (expect in text and located and "Traceback" not in text), text[:400]
 
 
-@pytest.mark.parametrize(
-    ("kind", "reader", "variant"), CASES, ids=[f"{kind}-{variant.name}" for kind, _, variant in CASES]
+def check_case(case: tuple[str, Reader, Variant], work: Path) -> list[str]:
+    """Read one case's file with its kind's reader (in the sweep's bounded child): what went wrong."""
+    kind, reader, variant = case
+    handled, what = judge_outcome(kind, variant, repr(reader(str(work), variant))[:2000])
+    return [] if handled else [what]
+
+
+SWEEP = Sweep(
+    name=__name__,
+    variants=CASES,
+    key=lambda case: f"{case[0]}-{case[2].name}",
+    check=check_case,
+    seconds=SECONDS,
+    mb=MB,
+    batch=32,
 )
+"""Each (kind, variant) once in the session, in a bounded child process (batches of 32)."""
+
+
+@SWEEP.parametrize
 def test_every_hostile_file_is_a_clean_located_result(
-    kind: str, reader: Reader, variant: Variant, tmp_path: Path
+    variant: tuple[str, Reader, Variant], sweep_store: SweepStore
 ) -> None:
-    handled, what = judge_outcome(kind, variant, tmp_path, reader)
-    RESULTS[(kind, variant.name)] = (handled, what)
-    assert handled, what
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
 # --------------------------------------------------------------------------- the shared reader itself
@@ -1103,18 +1114,13 @@ def test_validate_reports_a_hostile_case_file_as_one_located_problem(
 # --------------------------------------------------------------------------- the count
 
 
-def test_the_count_every_variant_tried_is_handled_correctly(tmp_path: Path) -> None:
+@SWEEP.counted
+def test_the_count_every_variant_tried_is_handled_correctly(sweep_store: SweepStore) -> None:
     """Counts the (file kind, variant) pairs tried and handled correctly: the issue's "What to show"."""
-    for i, (kind, reader, variant) in enumerate(CASES):
-        if (kind, variant.name) not in RESULTS:
-            work = tmp_path / str(i)
-            work.mkdir()
-            RESULTS[(kind, variant.name)] = judge_outcome(kind, variant, work, reader)
-    tried = len(CASES)
-    handled = sum(1 for ok, _ in RESULTS.values() if ok)
-    wrong = {key: what for key, (ok, what) in RESULTS.items() if not ok}
+    tally = sweep_store.tally(SWEEP)
     print(
-        f"\nhostile files: {tried} tried, {handled} handled correctly ({len({k for k, _, _ in CASES})} kinds)"
+        f"\nhostile files: {tally.tried} tried, {tally.handled} handled correctly "
+        f"({len({k for k, _, _ in CASES})} kinds)"
     )
-    assert tried >= 190
-    assert handled == tried, wrong
+    assert tally.tried == len(CASES) >= 190
+    assert tally.handled == tally.tried, tally.failures

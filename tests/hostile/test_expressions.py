@@ -17,7 +17,6 @@ Every variant runs in a child process under :func:`hostile.bounded.run_bounded` 
 
 from __future__ import annotations
 
-import ast
 import re
 import textwrap
 from collections.abc import Callable, Iterator
@@ -25,9 +24,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from hostile.bounded import run_bounded
+from hostile.sweep import Sweep, SweepStore
 
 SECONDS = 5.0
 MB = 1536
@@ -138,25 +136,36 @@ def load_problems(folder: str) -> list[str]:
 # --------------------------------------------------------------------------- regex tests
 
 REGEX_VARIANTS = list(catastrophic_regexes())
-TALLY: dict[str, list[bool]] = {"regex": [], "template": [], "cel": []}
 
 
-def _regex_outcomes(variant: RegexVariant) -> list[bool]:
-    results = []
-    rule = run_bounded(search_message_pattern, variant.pattern, variant.text, seconds=SECONDS, mb=MB)
-    results.append(rule.outcome == "returned" and rule.value == repr("fail" if variant.matches else "pass"))
-    state = run_bounded(search_state_matches, variant.pattern, variant.text, seconds=SECONDS, mb=MB)
-    results.append(state.outcome == "returned" and state.value == repr(variant.matches))
-    text = run_bounded(search_text_pattern, variant.pattern, variant.text, seconds=SECONDS, mb=MB)
-    results.append(text.outcome == "returned" and text.value == repr("fail" if variant.matches else "pass"))
-    return results
+def _regex_check(variant: RegexVariant, _folder: Path) -> list[str]:
+    """The three places a pattern is searched, each with the right answer (in the sweep's bounded child)."""
+    verdict = "fail" if variant.matches else "pass"
+    got = {
+        "message_pattern": search_message_pattern(variant.pattern, variant.text),
+        "matches": search_state_matches(variant.pattern, variant.text),
+        "pattern": search_text_pattern(variant.pattern, variant.text),
+    }
+    want = {"message_pattern": verdict, "matches": variant.matches, "pattern": verdict}
+    return [f"{place}: {got[place]!r}, not {want[place]!r}" for place in got if got[place] != want[place]]
 
 
-@pytest.mark.parametrize("variant", REGEX_VARIANTS, ids=lambda v: v.name)
-def test_catastrophic_regex_is_linear_in_every_place_patterns_are_searched(variant: RegexVariant) -> None:
-    results = _regex_outcomes(variant)
-    TALLY["regex"].extend(results)
-    assert all(results), (variant.name, results)
+REGEX_SWEEP = Sweep(
+    name=f"{__name__}.regex",
+    variants=REGEX_VARIANTS,
+    key=lambda v: v.name,
+    check=_regex_check,
+    seconds=SECONDS,
+    mb=MB,
+)
+"""Each catastrophic pattern once in the session, its three searches in a bounded child (batches of 16)."""
+
+
+@REGEX_SWEEP.parametrize
+def test_catastrophic_regex_is_linear_in_every_place_patterns_are_searched(
+    variant: RegexVariant, sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(REGEX_SWEEP, variant) == []
 
 
 def test_message_pattern_on_a_long_input_takes_milliseconds() -> None:
@@ -185,30 +194,61 @@ def _case_yaml(pattern_field: str, pattern: str) -> str:
 PATTERN_FIELDS = ("message_pattern", "matches", "pattern")
 
 
-@pytest.mark.parametrize(("pattern", "construct"), list(unsupported_regexes()))
-@pytest.mark.parametrize("pattern_field", PATTERN_FIELDS)
-def test_unsupported_construct_is_refused_at_load_with_file_line_and_name(
-    tmp_path: Path, pattern: str, construct: str, pattern_field: str
-) -> None:
-    (tmp_path / "case.yaml").write_text(_case_yaml(pattern_field, pattern), encoding="utf-8")
-    got = run_bounded(load_problems, str(tmp_path), seconds=SECONDS, mb=MB)
-    ok = got.outcome == "returned"
-    problems = ast.literal_eval(got.value) if ok else []
+def _unsupported_check(variant: tuple[str, str, str], folder: Path) -> list[str]:
+    """Load a case using an unsupported construct (in the sweep's bounded child): one located refusal."""
+    pattern_field, pattern, construct = variant
+    (folder / "case.yaml").write_text(_case_yaml(pattern_field, pattern), encoding="utf-8")
+    problems = load_problems(str(folder))
     text = " ".join(problems)
-    ok = ok and len(problems) == 1 and re.search(r"case\.yaml:\d+: ", problems[0]) is not None
+    ok = len(problems) == 1 and re.search(r"case\.yaml:\d+: ", problems[0]) is not None
     ok = ok and f"this pattern uses a{'n' if construct[0] in 'aeiou' else ''} {construct}" in text
     ok = ok and "linear-time engine (RE2) does not run; rewrite it without it" in text
-    TALLY["regex"].append(ok)
-    assert ok, (got, problems)
+    return [] if ok else [f"not one located refusal naming the {construct}: {problems}"]
 
 
-@pytest.mark.parametrize(("pattern", "phrase"), list(invalid_regexes()))
-def test_invalid_or_oversized_pattern_is_refused_at_load(tmp_path: Path, pattern: str, phrase: str) -> None:
-    (tmp_path / "case.yaml").write_text(_case_yaml("message_pattern", pattern), encoding="utf-8")
-    got = run_bounded(load_problems, str(tmp_path), seconds=SECONDS, mb=MB)
-    ok = got.outcome == "returned" and phrase in got.value and "message_pattern" in got.value
-    TALLY["regex"].append(ok)
-    assert ok, got
+UNSUPPORTED_SWEEP = Sweep(
+    name=f"{__name__}.unsupported",
+    variants=[(field, p, c) for field in PATTERN_FIELDS for p, c in unsupported_regexes()],
+    key="-".join,
+    check=_unsupported_check,
+    seconds=SECONDS,
+    mb=MB,
+)
+"""Each unsupported construct in each pattern field, once in the session, in a bounded child."""
+
+
+@UNSUPPORTED_SWEEP.parametrize
+def test_unsupported_construct_is_refused_at_load_with_file_line_and_name(
+    variant: tuple[str, str, str], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(UNSUPPORTED_SWEEP, variant) == []
+
+
+def _invalid_check(variant: tuple[str, str], folder: Path) -> list[str]:
+    """Load a case with a wrong or oversized pattern (in the sweep's bounded child): refused, named."""
+    pattern, phrase = variant
+    (folder / "case.yaml").write_text(_case_yaml("message_pattern", pattern), encoding="utf-8")
+    said = repr(load_problems(str(folder)))
+    ok = phrase in said and "message_pattern" in said
+    return [] if ok else [f"the refusal does not say {phrase!r} of message_pattern: {said}"]
+
+
+INVALID_SWEEP = Sweep(
+    name=f"{__name__}.invalid",
+    variants=list(invalid_regexes()),
+    key="-".join,
+    check=_invalid_check,
+    seconds=SECONDS,
+    mb=MB,
+)
+"""Each wrong or oversized pattern once in the session, in a bounded child."""
+
+
+@INVALID_SWEEP.parametrize
+def test_invalid_or_oversized_pattern_is_refused_at_load(
+    variant: tuple[str, str], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(INVALID_SWEEP, variant) == []
 
 
 # --------------------------------------------------------------------------- generators: templates
@@ -390,9 +430,10 @@ CLEAN_RENDER_ERRORS = ("TemplateLimitError", "TemplateRenderError", "SecurityErr
 TEMPLATE_VARIANTS = list(hostile_templates())
 
 
-@pytest.mark.parametrize(("name", "body", "limit"), TEMPLATE_VARIANTS, ids=[v[0] for v in TEMPLATE_VARIANTS])
-def test_hostile_template_is_refused_by_rubric_check(name: str, body: str, limit: str) -> None:
-    got = run_bounded(check_template, body, seconds=SECONDS, mb=MB)
+def _template_check(variant: tuple[str, str, str], _folder: Path) -> list[str]:
+    """``rubrics check``'s trial render of a hostile template (in the sweep's bounded child)."""
+    _, body, limit = variant
+    said = repr(check_template(body))
     # The trial render uses a short transcript: limits that need a long one are not reached there, but
     # nothing may hang, crash or give a traceback.
     needs_long_transcript = "transcript" in body and limit not in {
@@ -400,19 +441,44 @@ def test_hostile_template_is_refused_by_rubric_check(name: str, body: str, limit
         "unsafe",
         "recursion too deep",
     }
-    ok = got.outcome == "returned" and (needs_long_transcript or limit in got.value)
-    TALLY["template"].append(ok)
-    assert ok, got
+    return [] if needs_long_transcript or limit in said else [f"does not name {limit!r}: {said}"]
 
 
-@pytest.mark.parametrize(("name", "body", "limit"), TEMPLATE_VARIANTS, ids=[v[0] for v in TEMPLATE_VARIANTS])
-def test_hostile_template_is_refused_when_rendering(name: str, body: str, limit: str) -> None:
-    got = run_bounded(render_template, body, seconds=SECONDS, mb=MB)
-    said = ast.literal_eval(got.value) if got.outcome == "returned" else ""
+def _render_check(variant: tuple[str, str, str], _folder: Path) -> list[str]:
+    """Rendering a hostile template (in the sweep's bounded child): a clean error naming the limit."""
+    _, body, limit = variant
+    said = render_template(body)
     ok = any(said.startswith(f"{e}: ") for e in CLEAN_RENDER_ERRORS)
     ok = ok and (limit in said or limit in {"does not compile", "nests too deeply", "lipsum"})
-    TALLY["template"].append(ok)
-    assert ok, got
+    return [] if ok else [f"not a clean error naming {limit!r}: {said[:500]}"]
+
+
+TEMPLATE_CHECK_SWEEP, TEMPLATE_RENDER_SWEEP = (
+    Sweep(
+        name=f"{__name__}.{what}",
+        variants=TEMPLATE_VARIANTS,
+        key=lambda v: v[0],
+        check=check,
+        seconds=SECONDS,
+        mb=MB,
+    )
+    for what, check in (("template-check", _template_check), ("template-render", _render_check))
+)
+"""Each hostile template once in the session, checked and rendered in bounded children."""
+
+
+@TEMPLATE_CHECK_SWEEP.parametrize
+def test_hostile_template_is_refused_by_rubric_check(
+    variant: tuple[str, str, str], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(TEMPLATE_CHECK_SWEEP, variant) == []
+
+
+@TEMPLATE_RENDER_SWEEP.parametrize
+def test_hostile_template_is_refused_when_rendering(
+    variant: tuple[str, str, str], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(TEMPLATE_RENDER_SWEEP, variant) == []
 
 
 def test_limit_errors_name_the_template_and_the_limit() -> None:
@@ -454,7 +520,6 @@ def test_rubrics_check_reports_a_hostile_template_without_a_traceback(tmp_path: 
     assert result.exit_code == 1, result.output
     assert "TEMPLATE_MAX_INT_DIGITS" in result.output
     assert "failed unexpectedly" not in result.output
-    TALLY["template"].append(True)
 
 
 # --------------------------------------------------------------------------- generators: CEL
@@ -531,18 +596,32 @@ def cel_verdict(condition: str, make_args: Callable[[], Any], calls: int) -> tup
 CEL_VARIANTS = list(hostile_cel())
 
 
-@pytest.mark.parametrize(
-    ("name", "condition", "make_args", "expected"), CEL_VARIANTS, ids=[v[0] for v in CEL_VARIANTS]
-)
-def test_hostile_cel_over_agent_data_ends_in_the_right_verdict(
-    name: str, condition: str, make_args: Callable[[], Any], expected: str
-) -> None:
-    got = run_bounded(cel_verdict, condition, make_args, 1, seconds=SECONDS, mb=MB)
-    ok = got.outcome == "returned" and got.value.startswith(f"('{expected}'")
-    if expected == "error" and "CEL_MAX_COST" not in got.value:
+def _cel_check(variant: tuple[str, str, Callable[[], Any], str], _folder: Path) -> list[str]:
+    """A hostile CEL condition over hostile agent data (in the sweep's bounded child): the right verdict."""
+    name, condition, make_args, expected = variant
+    said = repr(cel_verdict(condition, make_args, 1))
+    ok = said.startswith(f"('{expected}'")
+    if expected == "error" and "CEL_MAX_COST" not in said:
         ok = ok and name in {"type error", "missing key", "too deep json"}
-    TALLY["cel"].append(ok)
-    assert ok, got
+    return [] if ok else [f"not {expected!r} (or not for the cost limit): {said[:500]}"]
+
+
+CEL_SWEEP = Sweep(
+    name=f"{__name__}.cel",
+    variants=CEL_VARIANTS,
+    key=lambda v: v[0],
+    check=_cel_check,
+    seconds=SECONDS,
+    mb=MB,
+)
+"""Each hostile CEL variant once in the session, in a bounded child."""
+
+
+@CEL_SWEEP.parametrize
+def test_hostile_cel_over_agent_data_ends_in_the_right_verdict(
+    variant: tuple[str, str, Callable[[], Any], str], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(CEL_SWEEP, variant) == []
 
 
 def test_many_costly_calls_stop_at_the_rule_time_limit() -> None:
@@ -556,19 +635,34 @@ def test_many_costly_calls_stop_at_the_rule_time_limit() -> None:
         mb=MB,
     )
     ok = got.outcome == "returned" and "'error'" in got.value and "CEL_TIME_LIMIT_SECONDS" in got.value
-    TALLY["cel"].append(ok)
     assert ok, got
 
 
 # --------------------------------------------------------------------------- the count
 
 
-def test_every_hostile_variant_was_handled_correctly() -> None:
-    """The tally of this module (the lead quotes it): variants tried and handled correctly, per family."""
-    tried = {family: len(results) for family, results in TALLY.items()}
-    handled = {family: sum(results) for family, results in TALLY.items()}
+FAMILIES = {
+    "regex": (REGEX_SWEEP, UNSUPPORTED_SWEEP, INVALID_SWEEP),
+    "template": (TEMPLATE_CHECK_SWEEP, TEMPLATE_RENDER_SWEEP),
+    "cel": (CEL_SWEEP,),
+}
+
+
+@REGEX_SWEEP.counted
+@UNSUPPORTED_SWEEP.counted
+@INVALID_SWEEP.counted
+@TEMPLATE_CHECK_SWEEP.counted
+@TEMPLATE_RENDER_SWEEP.counted
+@CEL_SWEEP.counted
+def test_every_hostile_variant_was_handled_correctly(sweep_store: SweepStore) -> None:
+    """The tally of this module (the lead quotes it): variants tried and handled correctly, per family.
+
+    A regex variant is searched in the three places patterns are; the named cases (a long input, the
+    ``rubrics check`` command, many costly CEL calls) are tests of their own.
+    """
+    tallies = {family: [sweep_store.tally(s) for s in sweeps] for family, sweeps in FAMILIES.items()}
+    tried = {family: sum(t.tried for t in found) for family, found in tallies.items()}
+    handled = {family: sum(t.handled for t in found) for family, found in tallies.items()}
     print(f"\nhostile expressions and templates: tried {tried}, handled correctly {handled}")
-    if sum(tried.values()) == 0:
-        pytest.skip("run the whole module to count (the variants ran elsewhere)")
-    assert handled == tried
+    assert handled == tried, [t.failures for found in tallies.values() for t in found]
     assert sum(tried.values()) > 93

@@ -17,7 +17,6 @@ they would hide or misattribute a real leak.
 
 from __future__ import annotations
 
-import ast
 import hashlib
 import hmac
 import json
@@ -30,7 +29,7 @@ import numpy as np
 import pytest
 
 from contamination.conftest import CASES, CLEAN_TEXTS, DENVER, KEY_BYTES, OPENING, OTHER_KEY_BYTES, chat
-from hostile.bounded import run_bounded
+from hostile.sweep import Sweep, SweepStore
 from judgekit.cli import main
 from judgekit.contamination import index as ix
 from judgekit.contamination.index import (
@@ -524,19 +523,20 @@ def _accept_unverified(data: bytes) -> ContaminationIndex:
     return ix._decode(Path("unverified.jkc"), view[16 : 16 + hlen], view[:-32], hlen)
 
 
-def _check(t: Tampering, tmp: Path) -> str | None:
-    """Why the tampering was not handled correctly, or ``None`` when it was refused as it must be."""
+def _check(t: Tampering, tmp: Path) -> list[str]:
+    """Why the tampering was not handled correctly (run in the sweep's bounded child); ``[]`` when refused."""
     path = tmp / "tampered.jkc"
     path.write_bytes(t.data)
-    run = run_bounded(_verdict, str(path), _key_bytes(t), seconds=20, mb=1536)
-    if run.outcome != "returned":
-        return f"{run.outcome}: {run.error}"
-    verdict = ast.literal_eval(run.value)
+    verdict = _verdict(str(path), _key_bytes(t))
     if not verdict.startswith("refused 2: "):
-        return f"not refused with exit 2: {verdict[:300]}"
+        return [f"not refused with exit 2: {verdict[:300]}"]
     if t.refusal not in verdict or REBUILD not in verdict or str(path) not in verdict:
-        return f"refusal lacks {t.refusal!r}, the file name or the advice to rebuild: {verdict[:400]}"
-    return None
+        return [f"refusal lacks {t.refusal!r}, the file name or the advice to rebuild: {verdict[:400]}"]
+    return []
+
+
+SWEEP = Sweep(name=__name__, variants=TAMPERINGS, key=lambda t: t.name, check=_check, seconds=20, mb=1536)
+"""Each tampering once in the session, in a bounded child process (batches of 16)."""
 
 
 # ------------------------------------------------------------------------------------- tests
@@ -593,10 +593,10 @@ def test_the_suite_holds_every_kind_of_tampering_named_in_the_issue() -> None:
     assert len(TAMPERINGS) >= 30
 
 
-@pytest.mark.parametrize("t", TAMPERINGS, ids=IDS)
-def test_tampering_is_refused(t: Tampering, tmp_path: Path) -> None:
-    assert t.data != GOOD or t.read_key is not KEY
-    assert _check(t, tmp_path) is None, _check(t, tmp_path)
+@SWEEP.parametrize
+def test_tampering_is_refused(variant: Tampering, sweep_store: SweepStore) -> None:
+    assert variant.data != GOOD or variant.read_key is not KEY
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
 MATTERS = [t for t in TAMPERINGS if t.matters and t.name.endswith("old tag kept")]
@@ -683,11 +683,13 @@ def test_arrow_scanner_refuses_a_tampered_index(tmp_path: Path) -> None:
     assert CANARY in ArrowScanner(str(index), key=KEY_BYTES).matcher.index.canaries
 
 
-def test_count_of_tamperings_tried_and_detected(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+@SWEEP.counted
+def test_count_of_tamperings_tried_and_detected(
+    sweep_store: SweepStore, capsys: pytest.CaptureFixture[str]
+) -> None:
     """The counts for the issue: every tampering tried, every one refused correctly."""
-    failures = {t.name: why for t in TAMPERINGS if (why := _check(t, tmp_path)) is not None}
-    tried, detected = len(TAMPERINGS), len(TAMPERINGS) - len(failures)
+    tally = sweep_store.tally(SWEEP)
     with capsys.disabled():
-        print(f"\nindex tamperings tried: {tried}, detected (refused with exit 2): {detected}")
-    assert not failures, failures
-    assert tried == detected >= 30
+        print(f"\nindex tamperings tried: {tally.tried}, detected (refused with exit 2): {tally.handled}")
+    assert not tally.failures, tally.failures
+    assert tally.tried == tally.handled == len(TAMPERINGS) >= 30

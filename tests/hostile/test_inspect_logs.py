@@ -18,7 +18,7 @@ outside the archive, which it lists among the samples; a member inflating past
 case id that is not a text, or not shaped as a case id (a path, control characters), refuses its sample.
 In every case: no traceback, nothing printed carrying a raw control character or ANSI escape from the log
 (a sample id is shown quoted), no file written outside ``--out``, and the call stays within a memory
-bound (run in a child process under :func:`hostile.bounded.bounded_problems`; sizes, never timings). The
+bound (run in a child process under :class:`hostile.sweep.Sweep`; sizes, never timings). The
 last test counts the variants tried and handled correctly.
 """
 
@@ -39,8 +39,7 @@ from inspect_ai.log import EvalLog, read_eval_log, write_eval_log
 from inspect_ai.model import ChatMessageAssistant, ChatMessageUser
 from inspect_ai.tool import ToolCall
 
-from hostile.bounded import bounded_problems
-from hostile.sweep import cli_in_process, tally
+from hostile.sweep import Sweep, SweepStore, cli_in_process
 from inspect_runs import InspectLogs
 from judgekit.transcript import read_transcripts
 
@@ -55,9 +54,6 @@ BOMB = 2 * 1024 * 1024 * 1024
 
 NESTING = 100_000
 """Depth of the nested tool arguments: far past Python's recursion limit."""
-
-OUTCOMES: dict[str, list[str]] = {}
-"""Variant name to the problems its test found (``[]``: handled correctly)."""
 
 
 @dataclass(frozen=True)
@@ -309,24 +305,37 @@ def _check(variant: Variant, logs: InspectLogs, folder: Path) -> list[str]:
     return problems
 
 
-def _run(variant: Variant, logs: InspectLogs, folder: Path) -> list[str]:
-    problems = bounded_problems(_check, variant, logs, folder, seconds=300, mb=MEMORY_MB)
-    shutil.rmtree(folder, ignore_errors=True)  # the huge and inflating logs do not stay on disk
-    return problems
+def _check_and_clean(variant: Variant, folder: Path, logs: InspectLogs) -> list[str]:
+    try:
+        return _check(variant, logs, folder)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)  # the huge and inflating logs do not stay on disk
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=lambda v: v.name)
+SWEEP = Sweep(
+    name=__name__,
+    variants=VARIANTS,
+    key=lambda v: v.name,
+    check=_check_and_clean,
+    seconds=300.0,
+    mb=MEMORY_MB,
+    batch=8,
+)
+"""Each variant once in the session, in a child process under a time and memory bound (batches of 8)."""
+
+
+@SWEEP.parametrize
 def test_a_hostile_inspect_log_is_imported_safely_or_refused_clearly(
-    variant: Variant, inspect_logs: InspectLogs, tmp_path: Path
+    variant: Variant, inspect_logs: InspectLogs, sweep_store: SweepStore
 ) -> None:
-    OUTCOMES[variant.name] = problems = _run(variant, inspect_logs, tmp_path / "v")
-    assert problems == []
+    assert sweep_store.problems(SWEEP, variant, inspect_logs) == []
 
 
-def test_count_of_hostile_inspect_logs_tried_and_handled(inspect_logs: InspectLogs, tmp_path: Path) -> None:
-    tried, handled, failures = tally(
-        OUTCOMES, VARIANTS, lambda v: v.name, lambda v: _run(v, inspect_logs, tmp_path / v.name)
-    )
-    print(f"inspect logs: tried {tried}, handled correctly {handled}")
-    assert failures == {}
-    assert tried == len(VARIANTS)
+@SWEEP.counted
+def test_count_of_hostile_inspect_logs_tried_and_handled(
+    inspect_logs: InspectLogs, sweep_store: SweepStore
+) -> None:
+    tally = sweep_store.tally(SWEEP, inspect_logs)
+    print(f"inspect logs: tried {tally.tried}, handled correctly {tally.handled}")
+    assert tally.failures == {}
+    assert tally.tried == len(VARIANTS)

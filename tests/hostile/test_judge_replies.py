@@ -1,14 +1,14 @@
 """Hostile judge replies: nothing conflicting counts, nothing crashes, nothing hangs (issue 21, item 1).
 
 Every variant comes from a generator below and carries the outcome it must have: a verdict, or an
-``error`` verdict (reason ``judge_parse_failure``) whose detail names the rule it broke. The variants that
-once crashed or hung (deep nesting, many braces, huge replies) run under :func:`run_bounded` with a time
-and a memory bound. The last test counts every variant tried and asserts that all were handled correctly.
+``error`` verdict (reason ``judge_parse_failure``) whose detail names the rule it broke. Every variant is
+parsed in a batched child process under a time and a memory bound per variant (``hostile.sweep``), so the
+ones that once crashed or hung (deep nesting, many braces, huge replies) end cleanly. The last test counts
+every variant tried and asserts that all were handled correctly.
 """
 
 from __future__ import annotations
 
-import ast
 import asyncio
 import json
 import time
@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from hostile.bounded import run_bounded
+from hostile.sweep import Sweep, SweepStore
 from judgekit.judges.cache import CacheMode, Cassette
 from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams
 from judgekit.judges.parse import (
@@ -46,7 +46,7 @@ class Variant:
         expect: The verdict it must parse to (``error`` for an unusable reply).
         detail: For ``error``: a fragment the error's detail must contain (which rule fired).
         kwargs: Extra arguments for :func:`parse_verdict` (``finish_reason``, ``refusal``).
-        bounded: Run in a child process under a time and memory bound (inputs that once crashed or hung).
+        bounded: An input that once crashed or hung (every variant runs in the sweep's bounded child).
     """
 
     name: str
@@ -465,16 +465,6 @@ def parse_summary(raw: str | None, kwargs: dict[str, Any]) -> tuple[str, str, st
     return parsed.verdict.value, parsed.reason, parsed.detail, kept
 
 
-def outcome(variant: Variant) -> tuple[str, str, str, bool]:
-    """The summary of parsing ``variant``, in a bounded child process when the variant asks for it."""
-    if not variant.bounded:
-        return parse_summary(variant.raw, variant.kwargs)
-    result = run_bounded(parse_summary, variant.raw, variant.kwargs, seconds=10, mb=1536)
-    assert result.outcome == "returned", f"{variant.name}: {result.outcome} {result.error[:500]}"
-    value: tuple[str, str, str, bool] = ast.literal_eval(result.value)
-    return value
-
-
 def handled(variant: Variant, summary: tuple[str, str, str, bool]) -> str:
     """``""`` when the summary is the variant's required outcome, else what is wrong."""
     verdict, reason, detail, kept = summary
@@ -495,9 +485,21 @@ def handled(variant: Variant, summary: tuple[str, str, str, bool]) -> str:
 VARIANTS = all_variants()
 
 
-@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
-def test_variant(variant: Variant) -> None:
-    assert handled(variant, outcome(variant)) == ""
+def _check(variant: Variant, _folder: Path) -> list[str]:
+    """Parse one reply (in the sweep's bounded child): what is wrong with the outcome."""
+    problem = handled(variant, parse_summary(variant.raw, variant.kwargs))
+    return [problem] if problem else []
+
+
+SWEEP = Sweep(
+    name=__name__, variants=VARIANTS, key=lambda v: v.name, check=_check, seconds=10, mb=1536, batch=64
+)
+"""Each reply once in the session, parsed in a bounded child process (batches of 64)."""
+
+
+@SWEEP.parametrize
+def test_variant(variant: Variant, sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
 def test_many_braces_scan_is_fast() -> None:
@@ -587,16 +589,13 @@ def test_non_stop_finish_reason_through_the_client(serve: Any, finish: str) -> N
     )
 
 
-def test_every_variant_is_counted_correctly() -> None:
+@SWEEP.counted
+def test_every_variant_is_counted_correctly(sweep_store: SweepStore) -> None:
     """The count for the issue's "What to show": replies tried / counted correctly, at 100%."""
-    wrong: dict[str, str] = {}
-    for variant in VARIANTS:
-        problem = handled(variant, outcome(variant))
-        if problem:
-            wrong[variant.name] = problem
-    tried = len(VARIANTS)
-    correct = tried - len(wrong)
+    tally = sweep_store.tally(SWEEP)
     categories = {v.name.split("/")[0] for v in VARIANTS}
-    print(f"judge replies: {tried} tried, {correct} counted correctly, {len(categories)} categories")
-    assert tried >= 500
-    assert wrong == {}
+    print(
+        f"judge replies: {tally.tried} tried, {tally.handled} counted correctly, {len(categories)} categories"
+    )
+    assert tally.tried == len(VARIANTS) >= 500
+    assert tally.failures == {}

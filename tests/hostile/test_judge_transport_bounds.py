@@ -37,9 +37,9 @@ from typing import Any
 
 import pytest
 
-from hostile.bounded import bounded_problems, run_bounded
+from hostile.bounded import run_bounded
 from hostile.judging import AIRDESK, MODEL, ask_judge, grade_argv
-from hostile.sweep import tally
+from hostile.sweep import Sweep, SweepStore
 from judgekit.judges.client import ClientSettings, JudgeClient, JudgeParams, import_litellm
 from judgekit.judges.transport import JUDGE_REPLY_MAX_BYTES, JUDGE_USAGE_TOKENS_MAX
 from judges.server import JudgeServer, Reply, verdict_reply
@@ -458,9 +458,16 @@ def check_variant(variant: Variant) -> list[str]:
     return problems
 
 
-def run_variant(variant: Variant) -> list[str]:
-    """Run one variant in a child process under a time and memory bound; ``[]`` when handled correctly."""
-    return bounded_problems(check_variant, variant, seconds=variant.max_s + 30.0, mb=3072)
+SWEEP = Sweep(
+    name=__name__,
+    variants=VARIANTS,
+    key=lambda v: v.name,
+    check=lambda variant, _folder: check_variant(variant),
+    seconds=lambda v: v.max_s + 30.0,
+    mb=3072,
+    batch=8,
+)
+"""Each variant once in the session, in a child process under a time and memory bound (batches of 8)."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -469,15 +476,9 @@ def _litellm_ready() -> None:
     import_litellm()
 
 
-OUTCOMES: dict[str, list[str]] = {}
-"""What each variant's test found (``[]``: handled correctly), for the count at the end."""
-
-
-@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
-def test_each_hostile_transport_reply_is_bounded(variant: Variant) -> None:
-    problems = run_variant(variant)
-    OUTCOMES[variant.name] = problems
-    assert problems == []
+@SWEEP.parametrize
+def test_each_hostile_transport_reply_is_bounded(variant: Variant, sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
 # ----------------------------------------------------------------------------------------- the issue's cases
@@ -522,7 +523,6 @@ def test_a_gzip_bomb_to_seven_requests_is_cut_in_bounded_time_and_memory(transpo
     assert run["took"] < 10.0, run
     # 7 replies of at most 8 MiB each (a bomb of 48 KiB decodes to 48 MiB)
     assert run["growth_mb"] < 150, run
-    OUTCOMES[f"F3/seven-concurrent-bombs/{transport}"] = []
 
 
 def budget_with_negative_usage(prompt_tokens: int) -> dict[str, Any]:
@@ -569,7 +569,6 @@ def test_negative_usage_never_lowers_the_spend_and_the_budget_counts_the_worst_c
     assert lying["spent"] >= 0, lying
     assert lying["worst"] > 0, lying
     assert lying["budget_stops"] >= 5, lying
-    OUTCOMES["F5/budget-counts-the-worst-case"] = []
 
 
 def grade_then_report(folder: str, usage: dict[str, Any], model: str) -> dict[str, Any]:
@@ -631,7 +630,6 @@ def test_absurd_usage_still_writes_a_line_report_reads(
     assert run["report_problems"] == [], run
     assert run["trials_in_report"] == 1, run
     assert run["served"] == ["test-judge"], run
-    OUTCOMES["F6/grade-then-report-absurd-usage"] = []
 
 
 def test_a_reply_from_another_model_is_an_error_verdict_and_recorded(
@@ -646,19 +644,21 @@ def test_a_reply_from_another_model_is_an_error_verdict_and_recorded(
     run = ast.literal_eval(bounded.value)
     assert run["verdicts"] == ["error"], run
     assert run["served"] == ["cheap-judge-mini"], run
-    OUTCOMES["F7/grade-another-model"] = []
 
 
 # ------------------------------------------------------------------------------------------- the count
 
 
-def test_count_of_judge_transport_bounds_tried_and_handled() -> None:
-    """The counts for the issue: every variant tried (again here if its own test was not run)."""
-    tried, handled, failures = tally(OUTCOMES, VARIANTS, lambda v: v.name, run_variant)
-    print(f"\njudge transport bounds tried: {tried}, handled correctly: {handled}")
-    assert not failures, failures
-    assert len([k for k in OUTCOMES if k in {v.name for v in VARIANTS}]) == len(VARIANTS) >= 60
-    assert tried == handled
+@SWEEP.counted
+def test_count_of_judge_transport_bounds_tried_and_handled(sweep_store: SweepStore) -> None:
+    """The counts for the issue: every variant tried (here only those no test of the session ran).
+
+    The issue's named cases (F3's seven bombs, F5's budget, F6, F7) are tests of their own.
+    """
+    tally = sweep_store.tally(SWEEP)
+    print(f"\njudge transport bounds tried: {tally.tried}, handled correctly: {tally.handled}")
+    assert not tally.failures, tally.failures
+    assert tally.tried == tally.handled == len(VARIANTS) >= 60
 
 
 @pytest.mark.parametrize(
@@ -688,7 +688,6 @@ def test_accepted_models_is_checked_where_it_is_given(text: str, accepted: Any, 
     else:
         effective = resolve_settings(environ={}, project=None, run_config=path)
         assert effective.value("judge.accepted_models") == accepted
-    OUTCOMES[f"F7/setting/{text[:30]}"] = []
 
 
 def test_accepted_models_does_not_change_the_fingerprint() -> None:
@@ -712,4 +711,3 @@ def test_accepted_models_does_not_change_the_fingerprint() -> None:
         ).fingerprint
 
     assert fingerprint(("gpt-4o-2024-08-06",)) == fingerprint(None)
-    OUTCOMES["F7/fingerprint-unchanged"] = []

@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 from markdown_it.token import Token
 
+from hostile.sweep import Sweep, SweepStore
 from judgekit.cli import main
 from judgekit.reports.calibration_report import result_markdown
 from judgekit.reports.run_compare import compare_runs, digest_runs
@@ -294,26 +295,34 @@ def _check(renderer: str, value: str, tmp: Path) -> list[str]:
 
 VARIANTS = [(r, name, value) for r in RENDERERS for name, value in PAYLOADS]
 
+SWEEP = Sweep(
+    name=__name__,
+    variants=VARIANTS,
+    key=lambda v: f"{v[0]}-{v[1]}",
+    check=lambda v, folder: _check(v[0], v[2], folder),
+    bounded=False,
+)
+"""Each payload in each renderer once in the session, rendered in the asking process."""
 
-@pytest.mark.parametrize(("renderer", "name", "value"), VARIANTS, ids=[f"{r}-{n}" for r, n, _ in VARIANTS])
-def test_payload_renders_as_text(renderer: str, name: str, value: str, tmp_path: Path) -> None:
-    assert _check(renderer, value, tmp_path) == []
+
+@SWEEP.parametrize
+def test_payload_renders_as_text(variant: tuple[str, str, str], sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
+@SWEEP.counted
 def test_count_of_markdown_injections_tried_and_neutralised(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    sweep_store: SweepStore, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The counts for the issue: every payload in every Markdown renderer, each rendered as text."""
-    failures = {
-        f"{r}-{n}": found
-        for i, (r, n, v) in enumerate(VARIANTS)
-        if (found := _check(r, v, tmp_path / str(i)))
-    }
-    tried, handled = len(VARIANTS), len(VARIANTS) - len(failures)
+    tally = sweep_store.tally(SWEEP)
     with capsys.disabled():
-        print(f"\nmarkdown injections tried: {tried}, handled correctly (rendered as text only): {handled}")
-    assert failures == {}
-    assert tried == handled >= 100
+        print(
+            f"\nmarkdown injections tried: {tally.tried}, handled correctly (rendered as text only): "
+            f"{tally.handled}"
+        )
+    assert tally.failures == {}
+    assert tally.tried == tally.handled == len(VARIANTS) >= 100
 
 
 # --------------------------------------------------------------------------- the CLI, as CI runs it

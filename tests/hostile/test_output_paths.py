@@ -21,8 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import pytest
-
+from hostile.sweep import Sweep, SweepStore
 from judgekit.results import CaseRef, dump_result_line, make_result_line
 from judgekit.verdict import CheckResult, Grade, Verdict
 from support import refine_example_args
@@ -30,7 +29,6 @@ from support import refine_example_args
 REPO = Path(__file__).resolve().parents[2]
 AIRDESK = REPO / "examples" / "airdesk"
 TIMEOUT = 20.0  # a refused input answers in about a second (the interpreter's start-up); a FIFO used to hang
-OUTCOMES: dict[str, str] = {}
 
 
 def _cli(
@@ -202,13 +200,22 @@ OUTPUT_VARIANTS = [(command, target) for command in OUTPUT_COMMANDS for target i
 ]
 
 
-@pytest.mark.parametrize(
-    ("command", "target"), OUTPUT_VARIANTS, ids=[f"{c}:{t.name}" for c, t in OUTPUT_VARIANTS]
+OUTPUT_SWEEP = Sweep(
+    name=f"{__name__}.output",
+    variants=OUTPUT_VARIANTS,
+    key=lambda v: f"output/{v[0]}/{v[1].name}",
+    check=lambda v, folder: [p] if (p := check_output(v[0], v[1], folder)) else [],
+    bounded=False,
+    ids=lambda v: f"{v[0]}:{v[1].name}",
 )
-def test_an_output_path_is_written_through_or_refused(command: str, target: Target, tmp_path: Path) -> None:
-    problem = check_output(command, target, tmp_path)
-    OUTCOMES[f"output/{command}/{target.name}"] = problem
-    assert problem == ""
+"""Each output variant once in the session (each runs the command line in a process of its own)."""
+
+
+@OUTPUT_SWEEP.parametrize
+def test_an_output_path_is_written_through_or_refused(
+    variant: tuple[str, Target], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(OUTPUT_SWEEP, variant) == []
 
 
 # ------------------------------------------------------------------------------------------------- inputs
@@ -351,13 +358,22 @@ def check_input(command: str, kind: str, tmp: Path) -> str:
 INPUT_VARIANTS = [(command, kind) for command in INPUT_COMMANDS for kind in INPUTS]
 
 
-@pytest.mark.parametrize(("command", "kind"), INPUT_VARIANTS, ids=[f"{c}:{k}" for c, k in INPUT_VARIANTS])
+INPUT_SWEEP = Sweep(
+    name=f"{__name__}.input",
+    variants=INPUT_VARIANTS,
+    key=lambda v: f"input/{v[0]}/{v[1]}",
+    check=lambda v, folder: [p] if (p := check_input(v[0], v[1], folder)) else [],
+    bounded=False,
+    ids=lambda v: f"{v[0]}:{v[1]}",
+)
+"""Each input variant once in the session (each runs the command line in a process of its own)."""
+
+
+@INPUT_SWEEP.parametrize
 def test_an_input_that_is_not_a_regular_file_is_refused_at_once(
-    command: str, kind: str, tmp_path: Path
+    variant: tuple[str, str], sweep_store: SweepStore
 ) -> None:
-    problem = check_input(command, kind, tmp_path)
-    OUTCOMES[f"input/{command}/{kind}"] = problem
-    assert problem == ""
+    assert sweep_store.problems(INPUT_SWEEP, variant) == []
 
 
 # ------------------------------------------------------------------------------------------ standard output
@@ -400,32 +416,35 @@ STDOUT_VARIANTS = [
 ]
 
 
-@pytest.mark.parametrize("variant", STDOUT_VARIANTS)
-def test_a_failed_standard_output_is_a_clear_exit(variant: str, tmp_path: Path) -> None:
-    problem = check_stdout(variant, tmp_path)
-    OUTCOMES[f"stdout/{variant}"] = problem
-    assert problem == ""
+STDOUT_SWEEP = Sweep(
+    name=f"{__name__}.stdout",
+    variants=STDOUT_VARIANTS,
+    key=lambda v: f"stdout/{v}",
+    check=lambda v, folder: [p] if (p := check_stdout(v, folder)) else [],
+    bounded=False,
+    ids=str,
+)
+"""Each standard-output variant once in the session (each runs the command line in its own process)."""
+
+
+@STDOUT_SWEEP.parametrize
+def test_a_failed_standard_output_is_a_clear_exit(variant: str, sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(STDOUT_SWEEP, variant) == []
 
 
 # --------------------------------------------------------------------------------------------------- count
 
 
-def test_count_of_hostile_paths_tried_and_handled(tmp_path_factory: pytest.TempPathFactory) -> None:
-    for command, target in OUTPUT_VARIANTS:
-        key = f"output/{command}/{target.name}"
-        if key not in OUTCOMES:
-            OUTCOMES[key] = check_output(command, target, tmp_path_factory.mktemp("out"))
-    for command, kind in INPUT_VARIANTS:
-        key = f"input/{command}/{kind}"
-        if key not in OUTCOMES:
-            OUTCOMES[key] = check_input(command, kind, tmp_path_factory.mktemp("in"))
-    for variant in STDOUT_VARIANTS:
-        key = f"stdout/{variant}"
-        if key not in OUTCOMES:
-            OUTCOMES[key] = check_stdout(variant, tmp_path_factory.mktemp("std"))
-    failures = {k: v for k, v in OUTCOMES.items() if v}
-    tried, handled = len(OUTCOMES), len(OUTCOMES) - len(failures)
+SWEEPS = (OUTPUT_SWEEP, INPUT_SWEEP, STDOUT_SWEEP)
+
+
+@OUTPUT_SWEEP.counted
+@INPUT_SWEEP.counted
+@STDOUT_SWEEP.counted
+def test_count_of_hostile_paths_tried_and_handled(sweep_store: SweepStore) -> None:
+    tallies = [sweep_store.tally(sweep) for sweep in SWEEPS]
+    tried, handled = sum(t.tried for t in tallies), sum(t.handled for t in tallies)
     print(f"\nhostile output/input paths tried: {tried}, handled correctly: {handled}")
     assert tried == len(OUTPUT_VARIANTS) + len(INPUT_VARIANTS) + len(STDOUT_VARIANTS)
-    assert not failures, failures
+    assert tried == handled, [t.failures for t in tallies]
     assert stat.S_ISCHR(os.stat("/dev/full").st_mode)  # the device is still a device

@@ -35,9 +35,9 @@ from typing import Any
 
 import pytest
 
-from hostile.bounded import bounded_problems, run_bounded
+from hostile.bounded import run_bounded
 from hostile.judging import AIRDESK, ask_judge, grade_argv, one_trial_transcripts
-from hostile.sweep import tally
+from hostile.sweep import Sweep, SweepStore
 from judgekit.errors import JudgekitError
 from judgekit.judges import client as client_module
 from judgekit.judges.client import (
@@ -390,9 +390,16 @@ def check_fault(fault: Fault) -> list[str]:
     return problems
 
 
-def run_fault(fault: Fault) -> list[str]:
-    """Run one fault in a child process under a time and memory bound; ``[]`` when handled correctly."""
-    return bounded_problems(check_fault, fault, seconds=fault.max_s + 20.0, mb=2048)
+FAULT_SWEEP = Sweep(
+    name=f"{__name__}.faults",
+    variants=FAULTS,
+    key=lambda f: f.name,
+    check=lambda fault, _folder: check_fault(fault),
+    seconds=lambda f: f.max_s + 20.0,
+    mb=2048,
+    batch=8,
+)
+"""Each fault once in the session, in a child process under a time and memory bound (batches of 8)."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -401,15 +408,9 @@ def _litellm_ready() -> None:
     import_litellm()
 
 
-OUTCOMES: dict[str, list[str]] = {}
-"""What each variant's test found (``[]``: handled correctly), for the count at the end."""
-
-
-@pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
-def test_each_provider_fault_is_handled(fault: Fault) -> None:
-    problems = run_fault(fault)
-    OUTCOMES[f"fault/{fault.name}"] = problems
-    assert problems == []
+@FAULT_SWEEP.parametrize
+def test_each_provider_fault_is_handled(variant: Fault, sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(FAULT_SWEEP, variant) == []
 
 
 # ------------------------------------------------------------------------------------------- decisions
@@ -454,7 +455,6 @@ def test_retry_after_is_read_as_seconds_or_an_http_date() -> None:
     for headers, expected in RETRY_AFTER_CASES:
         got = retry_after_seconds(headers, now=now)
         assert got == expected, headers
-        OUTCOMES[f"retry-after-header/{sorted(headers.items())}"] = []
     later = retry_after_seconds({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=now)
     assert later == 30.0
     assert RETRY_AFTER_MAX_S == 60.0
@@ -467,7 +467,6 @@ def test_litellm_is_asked_not_to_retry(serve: Any) -> None:
     result, _ = ask_judge(ClientSettings(api_base=server.api_base, max_retries=0, timeout=5.0), key=KEY)
     assert result.error == "provider_error"
     assert server.calls == 1
-    OUTCOMES["decision/litellm-does-not-retry"] = []
 
 
 # ------------------------------------------------------------------------------------------- settings
@@ -574,13 +573,21 @@ def check_setting(variant: SettingVariant, folder: str) -> list[str]:
     return []
 
 
-@pytest.mark.parametrize("variant", SETTING_VARIANTS, ids=[v.name for v in SETTING_VARIANTS])
-def test_each_transport_setting_value_is_checked(variant: SettingVariant, tmp_path: Path) -> None:
-    bounded = run_bounded(check_setting, variant, str(tmp_path), seconds=20, mb=1024)
-    assert bounded.outcome == "returned", bounded.error
-    problems = ast.literal_eval(bounded.value)
-    OUTCOMES[f"setting/{variant.name}"] = problems
-    assert problems == []
+SETTING_SWEEP = Sweep(
+    name=f"{__name__}.settings",
+    variants=SETTING_VARIANTS,
+    key=lambda v: v.name,
+    check=lambda variant, folder: check_setting(variant, str(folder)),
+    seconds=20.0,
+    mb=1024,
+    batch=16,
+)
+"""Each setting value once in the session, in a bounded child (batches of 16)."""
+
+
+@SETTING_SWEEP.parametrize
+def test_each_transport_setting_value_is_checked(variant: SettingVariant, sweep_store: SweepStore) -> None:
+    assert sweep_store.problems(SETTING_SWEEP, variant) == []
 
 
 # ------------------------------------------------------------------------------------------- the CLI
@@ -655,7 +662,6 @@ def test_grade_with_a_hanging_judge_gives_error_verdicts_after_the_timeout(
     assert run["calls"] == 2 * run["checks"]
     # every criterion's two attempts of 1 s run side by side: seconds, not 312 s per trial
     assert run["took"] < 2 * (1 + client_module.TIMEOUT_GRACE_S) + 8.0
-    OUTCOMES["cli/grade-hanging-judge"] = []
 
 
 class FirstTimeOverloaded:
@@ -687,7 +693,6 @@ def test_grade_retries_an_overloaded_judge_then_counts_its_verdicts(
     assert run["checks"] >= 4
     assert run["verdicts"] == ["pass"]
     assert run["calls"] == 2 * run["checks"]
-    OUTCOMES["cli/grade-529-retried"] = []
 
 
 @pytest.mark.parametrize(
@@ -728,7 +733,6 @@ def test_grade_refuses_a_bad_transport_flag_with_exit_2(
     assert message in err
     assert "Traceback" not in err
     assert not (tmp_path / "out.jsonl").exists()
-    OUTCOMES[f"cli/flag{flag}={value}"] = []
 
 
 # ------------------------------------------------------------------------------------------- fingerprint
@@ -766,7 +770,6 @@ def test_transport_settings_never_change_the_judge_fingerprint(tmp_path: Path) -
     ):
         assert fingerprint(**transport) == base, transport
     assert fingerprint(temperature=0.5) != base  # a verdict-changing setting does change it
-    OUTCOMES["fingerprint/transport-is-not-part-of-it"] = []
 
 
 def test_the_configured_transport_reaches_the_client(tmp_path: Path) -> None:
@@ -808,30 +811,25 @@ def test_the_configured_transport_reaches_the_client(tmp_path: Path) -> None:
         )
     assert info.value.exit_code == 2
     assert info.value.message.startswith("judge setting retries:")
-    OUTCOMES["setup/transport-reaches-the-client"] = []
 
 
 # ------------------------------------------------------------------------------------------- the count
 
 
-def test_count_of_provider_faults_tried_and_handled() -> None:
-    """The counts for the issue: every variant tried (again here if its own test was not run)."""
+@FAULT_SWEEP.counted
+@SETTING_SWEEP.counted
+def test_count_of_provider_faults_tried_and_handled(sweep_store: SweepStore) -> None:
+    """The counts for the issue: every fault and setting value tried (here only those no test ran).
 
-    def check_setting_in_a_new_folder(variant: SettingVariant) -> list[str]:
-        folder = Path(f"/tmp/judgekit-provider-faults-{time.monotonic_ns()}")
-        folder.mkdir()
-        return check_setting(variant, str(folder))
-
-    tally(OUTCOMES, FAULTS, lambda f: f"fault/{f.name}", run_fault)
-    tried, handled, failures = tally(
-        OUTCOMES, SETTING_VARIANTS, lambda v: f"setting/{v.name}", check_setting_in_a_new_folder
-    )
-    faults = [k for k in OUTCOMES if k.startswith("fault/")]
+    Retry-After headers, the retry decision, the command line's flags, the fingerprint and the set-up
+    are tests of their own.
+    """
+    faults, settings = sweep_store.tally(FAULT_SWEEP), sweep_store.tally(SETTING_SWEEP)
     print(
-        f"\nprovider faults tried: {len(faults)}, handled correctly: "
-        f"{len([k for k in faults if not OUTCOMES[k]])}; all variants (faults, settings, headers, CLI) "
-        f"tried: {tried}, handled correctly: {handled}"
+        f"\nprovider faults tried: {faults.tried}, handled correctly: {faults.handled}; transport settings "
+        f"tried: {settings.tried}, handled correctly: {settings.handled}"
     )
-    assert not failures, failures
-    assert len(faults) == len(FAULTS) >= 60
-    assert tried == handled
+    assert not faults.failures, faults.failures
+    assert not settings.failures, settings.failures
+    assert faults.tried == faults.handled == len(FAULTS) >= 60
+    assert settings.tried == settings.handled == len(SETTING_VARIANTS)

@@ -27,8 +27,7 @@ from pathlib import Path
 import pytest
 
 from golden.killed import run_killed_forked
-from hostile.bounded import bounded_problems
-from hostile.sweep import cli_in_process, tally
+from hostile.sweep import Sweep, SweepStore, cli_in_process
 
 ROOT = Path(__file__).resolve().parents[2]
 AIRDESK = ROOT / "examples" / "airdesk"
@@ -160,9 +159,16 @@ def check(variant: Variant) -> list[str]:
     return problems
 
 
-def run_variant(variant: Variant) -> list[str]:
-    """:func:`check` in a child process under a time and memory bound."""
-    return bounded_problems(check, variant, seconds=90.0, mb=2048)
+SWEEP = Sweep(
+    name=__name__,
+    variants=VARIANTS,
+    key=lambda v: v.name,
+    check=lambda variant, _folder: check(variant),
+    seconds=90.0,
+    mb=2048,
+    batch=4,
+)
+"""Each variant once in the session, in a child process under a time and memory bound (batches of 4)."""
 
 
 @pytest.fixture(scope="module", autouse=True)
@@ -174,15 +180,11 @@ def _commands_loaded() -> None:
     import judgekit.runner  # noqa: F401
 
 
-OUTCOMES: dict[str, list[str]] = {}
-"""What each variant's test found (``[]``: handled correctly), for the count at the end."""
-
-
-@pytest.mark.parametrize("variant", VARIANTS, ids=[v.name for v in VARIANTS])
-def test_a_retry_killed_at_any_step_is_finished_by_the_next(variant: Variant) -> None:
-    problems = run_variant(variant)
-    OUTCOMES[variant.name] = problems
-    assert problems == []
+@SWEEP.parametrize
+def test_a_retry_killed_at_any_step_is_finished_by_the_next(
+    variant: Variant, sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(SWEEP, variant) == []
 
 
 def test_the_variants_cover_every_step() -> None:
@@ -196,9 +198,10 @@ def test_the_variants_cover_every_step() -> None:
         assert whole.steps[2].endswith(str(out)), whole.steps
 
 
-def test_count_of_killed_retries_tried_and_handled() -> None:
-    """The counts for the issue: every variant tried (again here if its own test was not run)."""
-    tried, handled, failures = tally(OUTCOMES, VARIANTS, lambda v: v.name, run_variant)
-    print(f"\n--retry-errors killed with SIGKILL: tried: {tried}, handled correctly: {handled}")
-    assert not failures, failures
-    assert tried == handled == len(VARIANTS)
+@SWEEP.counted
+def test_count_of_killed_retries_tried_and_handled(sweep_store: SweepStore) -> None:
+    """The counts for the issue: every variant tried (here only those no test of the session ran)."""
+    tally = sweep_store.tally(SWEEP)
+    print(f"\n--retry-errors killed with SIGKILL: tried: {tally.tried}, handled correctly: {tally.handled}")
+    assert not tally.failures, tally.failures
+    assert tally.tried == tally.handled == len(VARIANTS)

@@ -20,10 +20,12 @@ import json
 import re
 import subprocess
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from hostile.sweep import Sweep, SweepStore
 from judgekit.results import CaseRef, TrialSource, dump_result_line, make_result_line
 from judgekit.verdict import Grade, Verdict
 from support import CLI_CHILD, child_env, one_trial_results, serving_viewer, status_for_host
@@ -96,8 +98,6 @@ HOSTS: list[tuple[str, str | None, int]] = [
     ("port-garbage", "localhost:{port}x", 403),
 ]
 
-RESULTS: dict[str, bool] = {}
-
 
 def _forms(secret: str) -> set[str]:
     forms = {secret, json.dumps(secret, ensure_ascii=False)[1:-1], json.dumps(secret)[1:-1]}
@@ -167,13 +167,27 @@ def _secret_outcome(viewer: dict[str, Any], n: int, name: str, field: str) -> tu
     return True, ""
 
 
-@pytest.mark.parametrize(("name", "field"), SECRET_VARIANTS, ids=[f"{n}-in-{f}" for n, f in SECRET_VARIANTS])
+def _secret_check(variant: tuple[str, str], _folder: Path, viewer: dict[str, Any]) -> list[str]:
+    ok, what = _secret_outcome(viewer, SECRET_VARIANTS.index(variant), *variant)
+    return [] if ok else [what]
+
+
+SECRET_SWEEP = Sweep(
+    name=f"{__name__}.secrets",
+    variants=SECRET_VARIANTS,
+    key=lambda v: f"secret/{v[0]}/{v[1]}",
+    check=_secret_check,
+    bounded=False,
+    ids=lambda v: f"{v[0]}-in-{v[1]}",
+)
+"""Each secret in each field once in the session, looked for in the viewer's files."""
+
+
+@SECRET_SWEEP.parametrize
 def test_no_secret_of_any_shape_in_any_field_reaches_the_viewer(
-    viewer: dict[str, Any], name: str, field: str
+    viewer: dict[str, Any], variant: tuple[str, str], sweep_store: SweepStore
 ) -> None:
-    ok, what = _secret_outcome(viewer, SECRET_VARIANTS.index((name, field)), name, field)
-    RESULTS[f"secret/{name}/{field}"] = ok
-    assert ok, what
+    assert sweep_store.problems(SECRET_SWEEP, variant, viewer) == []
 
 
 # --------------------------------------------------------------------------- Host headers
@@ -187,36 +201,46 @@ def served(viewer: dict[str, Any], tmp_path_factory: pytest.TempPathFactory) -> 
         yield port
 
 
-@pytest.mark.parametrize(("name", "header", "expected"), HOSTS, ids=[h[0] for h in HOSTS])
-def test_only_loopback_host_headers_are_answered(
-    served: int, name: str, header: str | None, expected: int
-) -> None:
+def _host_check(variant: tuple[str, str | None, int], _folder: Path, served: int) -> list[str]:
+    _, header, expected = variant
     status = status_for_host(
         served, None if header is None else header.replace("{port}", str(served)), "/data/index.js"
     )
-    RESULTS[f"host/{name}"] = status == expected
-    assert status == expected
+    return [] if status == expected else [f"status {status}, not {expected}"]
+
+
+HOST_SWEEP = Sweep(
+    name=f"{__name__}.hosts",
+    variants=HOSTS,
+    key=lambda v: f"host/{v[0]}",
+    check=_host_check,
+    bounded=False,
+    ids=lambda v: v[0],
+)
+"""Each Host header once in the session, sent to the served viewer."""
+
+
+@HOST_SWEEP.parametrize
+def test_only_loopback_host_headers_are_answered(
+    served: int, variant: tuple[str, str | None, int], sweep_store: SweepStore
+) -> None:
+    assert sweep_store.problems(HOST_SWEEP, variant, served) == []
 
 
 # --------------------------------------------------------------------------- the count
 
 
-def test_every_viewer_variant_tried_is_handled_correctly(viewer: dict[str, Any], served: int) -> None:
+@SECRET_SWEEP.counted
+@HOST_SWEEP.counted
+def test_every_viewer_variant_tried_is_handled_correctly(
+    viewer: dict[str, Any], served: int, sweep_store: SweepStore
+) -> None:
     """Counts the secret and Host variants tried and handled correctly: the issue's "What to show"."""
-    for n, (name, field) in enumerate(SECRET_VARIANTS):
-        key = f"secret/{name}/{field}"
-        if key not in RESULTS:
-            RESULTS[key] = _secret_outcome(viewer, n, name, field)[0]
-    for name, header, expected in HOSTS:
-        if f"host/{name}" not in RESULTS:
-            value = None if header is None else header.replace("{port}", str(served))
-            RESULTS[f"host/{name}"] = status_for_host(served, value, "/data/index.js") == expected
-    tried = len(SECRET_VARIANTS) + len(HOSTS)
-    handled = sum(RESULTS.values())
-    wrong = sorted(key for key, ok in RESULTS.items() if not ok)
+    secrets, hosts = sweep_store.tally(SECRET_SWEEP, viewer), sweep_store.tally(HOST_SWEEP, served)
+    tried, handled = secrets.tried + hosts.tried, secrets.handled + hosts.handled
     print(
         f"\nviewer: tried: {tried}, handled correctly: {handled} "
         f"({len(SECRET_VARIANTS)} secrets in transcript fields, {len(HOSTS)} Host headers)"
     )
-    assert tried >= 70
-    assert handled == tried, wrong
+    assert tried == len(SECRET_VARIANTS) + len(HOSTS) >= 70
+    assert handled == tried, sorted([*secrets.failures, *hosts.failures])

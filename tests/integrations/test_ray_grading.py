@@ -5,15 +5,27 @@ on a local cluster started by this module and in process (the runner, and the ``
 the result lines, sorted by (case, trial), must be identical but for ``duration_s`` (each trial's grading
 time), and for the CLI the run id, grading record and provenance, which the caller chooses. Ray is a
 development dependency (and the ``ray`` extra); outside CI the module skips without it.
+
+``judgekit grade --ray ADDRESS`` is run through the command line against a real cluster this module starts
+as a user starts one (``ray start --head`` on 127.0.0.1, in its own process group, stopped afterwards): its
+results file must be the in-process run's byte for byte but for ``run_id`` and ``duration_s`` (with a
+replayed judge, and resumed, too).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import json
 import os
+import re
 import shutil
+import signal
+import socket
+import subprocess
 import sys
+import tempfile
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,7 +46,7 @@ from judgekit.integrations.ray_grading import (
 from judgekit.provenance import Provenance
 from judgekit.runner import LayeredTrialGrader, RunPlan, plan_trials, prepare_output, run_trials
 from judgekit.verdict import Verdict
-from support import local_ray_cluster
+from support import CLI_CHILD, child_env, local_ray_cluster
 
 if os.environ.get("CI") == "true":
     import ray
@@ -262,3 +274,216 @@ def test_without_ray_the_install_command_is_named(monkeypatch: pytest.MonkeyPatc
     plan = plan_trials(airdesk, [EXAMPLE / "runs" / RUNS[0]])
     with pytest.raises(JudgekitError, match=r"pip install 'judgekit-agents\[ray\]'"):
         grade_on_ray(plan, root=airdesk.root)
+
+
+# --------------------------------------------------------------------------- judgekit grade --ray ADDRESS
+
+
+def _free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
+
+
+RAY_ENV = {"RAY_AUTH_MODE": "disabled", "RAY_USAGE_STATS_ENABLED": "0", "RAY_ADDRESS": ""}
+"""The cluster and its clients agree on no token (Ray turns token auth on when ~/.ray/auth_token exists)."""
+
+
+@pytest.fixture(scope="module")
+def ray_head() -> Iterator[str]:
+    """A real one-node Ray cluster, started with ``ray start --head --block``; its address (HOST:PORT).
+
+    Its own temporary folder keeps it out of the way of other clusters (``ray.init()`` elsewhere never
+    finds it); its process group is stopped afterwards (SIGTERM, then SIGKILL), and only it.
+    """
+    port = _free_port()
+    folder = tempfile.mkdtemp(prefix="jk-ray-", dir="/tmp")  # short: Ray's socket paths have a length limit
+    command = [
+        str(Path(sys.executable).parent / "ray"),
+        "start",
+        "--head",
+        "--block",
+        f"--port={port}",
+        "--node-ip-address=127.0.0.1",
+        "--num-cpus=2",
+        "--object-store-memory=100000000",
+        "--include-dashboard=false",
+        "--disable-usage-stats",
+        f"--temp-dir={folder}",
+    ]
+    log = Path(folder) / "ray-start.log"
+    with log.open("wb") as sink:
+        head = subprocess.Popen(
+            command, stdout=sink, stderr=subprocess.STDOUT, env=child_env(**RAY_ENV), start_new_session=True
+        )
+    try:
+        deadline = time.monotonic() + 90
+        while True:
+            assert head.poll() is None, log.read_text(errors="replace")[-3000:]
+            assert time.monotonic() < deadline, "the Ray head did not start in 90 s"
+            if "Ray runtime started" in log.read_text(errors="replace"):
+                break
+            time.sleep(0.5)
+        yield f"127.0.0.1:{port}"
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGTERM)
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            head.wait(timeout=5)
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(head.pid, signal.SIGKILL)
+        head.wait(timeout=10)
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _judgekit(*args: str | Path, cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*CLI_CHILD, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env=child_env(**RAY_ENV, **env),
+        check=False,
+    )
+
+
+VARIABLE = re.compile(rb'"(run_id":"[^"]*|duration_s":[0-9.e-]+)')
+"""The two fields two runs of the same grading never share: the run id and each trial's grading time."""
+
+
+def _without_run_id_and_duration(path: Path) -> bytes:
+    return VARIABLE.sub(lambda m: m.group(0).split(b":")[0] + b":~", path.read_bytes())
+
+
+@pytest.fixture(scope="module")
+def example_copy(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled example outside any git checkout (provenance records no revision that moves meanwhile)."""
+    copy = tmp_path_factory.mktemp("airdesk") / "airdesk"
+    shutil.copytree(EXAMPLE, copy)
+    return copy
+
+
+def _grade_args(example: Path, out: Path, *more: str | Path) -> list[str | Path]:
+    runs = example / "runs" / RUNS[0]
+    return ["grade", "--cases", example, "--transcripts", runs, "--out", out, "--no-progress", *more]
+
+
+@dataclass
+class CliRun:
+    """``judgekit grade`` of the example's first run, in process and with ``--ray`` (same options)."""
+
+    local: Path
+    ray: Path
+    ray_result: subprocess.CompletedProcess[str]
+    local_result: subprocess.CompletedProcess[str]
+
+
+def _both(example: Path, folder: Path, address: str, *more: str | Path) -> CliRun:
+    local, on_ray = folder / "local.jsonl", folder / "ray.jsonl"
+    local_result = _judgekit(*_grade_args(example, local, *more))
+    ray_result = _judgekit(*_grade_args(example, on_ray, *more, "--ray", address))
+    assert local_result.returncode == 0, local_result.stderr
+    assert ray_result.returncode == 0, ray_result.stderr
+    return CliRun(local, on_ray, ray_result, local_result)
+
+
+def test_grade_ray_writes_the_in_process_results_file(
+    tmp_path: Path, example_copy: Path, ray_head: str
+) -> None:
+    run = _both(example_copy, tmp_path, ray_head)
+    assert "Traceback" not in run.ray_result.stderr
+    assert "ray: the deterministic layers of 104 trial(s) checked on 1 node(s) (2 CPU(s), 1 worker(s))" in (
+        run.ray_result.stderr
+    )
+    lines = run.ray.read_bytes().splitlines()
+    assert len(lines) == 104
+    assert _without_run_id_and_duration(run.ray) == _without_run_id_and_duration(run.local)
+    assert run.ray.read_bytes() != run.local.read_bytes()  # the run ids differ, and nothing else
+    headline = re.compile(r"run \S+: graded 104 trial\(s\) in [0-9.]+s (\(.*\)) -> ")
+    local_counts = headline.search(run.local_result.stdout)
+    ray_counts = headline.search(run.ray_result.stdout)
+    assert local_counts is not None
+    assert ray_counts is not None
+    assert ray_counts.group(1) == local_counts.group(1)
+
+
+def test_grade_ray_with_a_judge_grades_it_here_after_the_cluster(
+    tmp_path: Path, example_copy: Path, ray_head: str
+) -> None:
+    judge = (
+        "--config",
+        example_copy / "judge.yaml",
+        "--cassette",
+        example_copy / "cassettes" / "judge-honest-reporting.jsonl",
+    )
+    run = _both(example_copy, tmp_path, ray_head, *judge)
+    assert _without_run_id_and_duration(run.ray) == _without_run_id_and_duration(run.local)
+    rows = [json.loads(line) for line in run.ray.read_text(encoding="utf-8").splitlines()]
+    assert all(row["judge_fingerprint"] is not None for row in rows)
+    assert any(check["layer"] == "rubric" for row in rows for check in row["checks"])
+    assert "judge cost $0.0000" in run.ray_result.stdout  # replayed: the judge answered on this machine
+
+
+def test_grade_ray_resume_finishes_an_interrupted_run_as_in_process(
+    tmp_path: Path, example_copy: Path, ray_head: str
+) -> None:
+    whole = tmp_path / "whole.jsonl"
+    assert _judgekit(*_grade_args(example_copy, whole)).returncode == 0
+    cut = tmp_path / "cut.jsonl"
+    kept = whole.read_bytes().splitlines(keepends=True)[:40]
+    cut.write_bytes(b"".join(kept) + b'{"schema_version":1,"run_id":"')  # a line cut off by a kill
+    resumed = _judgekit(*_grade_args(example_copy, cut, "--resume", "--ray", ray_head))
+    assert resumed.returncode == 0, resumed.stderr
+    assert "ray: the deterministic layers of 64 trial(s) checked" in resumed.stderr
+    assert "64 trial(s)" in resumed.stdout
+    assert "40 already graded" in resumed.stdout
+    assert _without_run_id_and_duration(cut) == _without_run_id_and_duration(whole)
+    run_ids = {json.loads(line)["run_id"] for line in cut.read_text(encoding="utf-8").splitlines()}
+    assert run_ids == {json.loads(kept[0])["run_id"]}  # the resumed run keeps its id
+
+
+def test_grade_ray_at_an_address_where_nothing_answers_is_refused_fast(tmp_path: Path) -> None:
+    port = _free_port()
+    done = _judgekit(*_grade_args(EXAMPLE, tmp_path / "out.jsonl", "--ray", f"127.0.0.1:{port}"))
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert f"--ray 127.0.0.1:{port}: no Ray cluster answers at 127.0.0.1:{port} within 10s" in done.stderr
+    assert "ray start --head" in done.stderr
+    assert not (tmp_path / "out.jsonl").exists() or not (tmp_path / "out.jsonl").read_bytes()
+
+
+def test_the_ray_setting_of_the_project_configuration_is_grade_ray(tmp_path: Path) -> None:
+    port = _free_port()
+    (tmp_path / "judgekit.toml").write_text(f'ray = "ray://127.0.0.1:{port}"\n', encoding="utf-8")
+    done = _judgekit(*_grade_args(EXAMPLE, tmp_path / "out.jsonl"), cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert f"--ray ray://127.0.0.1:{port}: no Ray cluster answers at 127.0.0.1:{port}" in done.stderr
+    shown = _judgekit("config", cwd=tmp_path)
+    assert re.search(rf"ray\s+ray://127.0.0.1:{port}\s+{re.escape(str(tmp_path))}", shown.stdout), (
+        shown.stdout
+    )
+
+
+def test_grade_ray_without_ray_installed_names_the_extra(tmp_path: Path) -> None:
+    shim = tmp_path / "shim"
+    shim.mkdir()
+    (shim / "ray.py").write_text(
+        "raise ModuleNotFoundError(\"No module named 'ray'\", name='ray')\n", encoding="utf-8"
+    )
+    path = os.pathsep.join([str(shim), os.environ.get("PYTHONPATH", "")])
+    done = _judgekit(*_grade_args(EXAMPLE, tmp_path / "out.jsonl", "--ray", "auto"), PYTHONPATH=path)
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "pip install 'judgekit-agents[ray]'" in done.stderr
+
+
+def test_a_check_that_raised_on_a_worker_makes_the_in_process_error_line() -> None:
+    from judgekit.integrations.ray_grading import _check_row, _given
+
+    class StateCorrupt(Exception):
+        pass
+
+    given = _given(_check_row("gs-double-charge", 1, None, StateCorrupt("page 7 is torn")))
+    assert isinstance(given, Exception)
+    assert f"{type(given).__name__}: {given}" == "StateCorrupt: page 7 is torn"

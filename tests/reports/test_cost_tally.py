@@ -1,9 +1,9 @@
 """``CostTally``: the judge cost per run, case and criterion, against the sums written out by hand.
 
-The tally keeps integer counts per (case, criterion) cell and exact dollar sums; the reference below
-adds every column of every note to every row it belongs to, and the dollars of a row are the correctly
-rounded sum of its notes' (``math.fsum``): the totals must be equal, the dollars to the last bit, and
-equal again when the lines are split into two tallies and merged, wherever the split.
+The tally keeps integer counts per (case, criterion) cell and the dollars exactly (integer counts of
+2**-1074); the reference below adds every column of every note to every row it belongs to, and the dollars
+with :func:`math.fsum` (the exactly rounded sum): the totals must be equal, the dollars to the last bit.
+Tallies of the parts of a file, added field by field, give the tally of the whole, whatever the split.
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from judgekit.reports.run_model import CostTally
+from judgekit.verdict import Verdict
 
 _COST = st.fixed_dictionaries(
     {
@@ -40,12 +41,14 @@ def _line(case_id: str, checks: list[tuple[str, dict[str, Any] | None]]) -> Any:
         evidence = [SimpleNamespace(kind="quote", data=None)]
         if cost is not None:
             evidence.append(SimpleNamespace(kind="note", data={"fingerprint": "ab" * 8, "cost": cost}))
-        out.append(SimpleNamespace(check_id=check_id, evidence=evidence))
+        out.append(
+            SimpleNamespace(check_id=check_id, layer="rubric", verdict=Verdict.PASS, evidence=evidence)
+        )
     return SimpleNamespace(case=SimpleNamespace(id=case_id), checks=out)
 
 
-def _reference(lines: list[Any]) -> dict[tuple[str, str], list[float]]:
-    rows: dict[tuple[str, str], list[float]] = {}
+def _reference(lines: list[Any]) -> dict[tuple[str, str], list[Any]]:
+    rows: dict[tuple[str, str], list[Any]] = {}
     for line in lines:
         for check in line.checks:
             notes = [e.data["cost"] for e in check.evidence if e.kind == "note"]
@@ -58,7 +61,7 @@ def _reference(lines: list[Any]) -> dict[tuple[str, str], list[float]]:
                 1,
                 cost["prompt_tokens"],
                 cost["completion_tokens"],
-                float(usd) if priced else 0.0,
+                [float(usd)] if priced else [],
                 0 if priced else 1,
                 cost["replayed"],
                 cost.get("cached_tokens", 0),
@@ -66,23 +69,16 @@ def _reference(lines: list[Any]) -> dict[tuple[str, str], list[float]]:
             for key in (("run", "run"), ("case", line.case.id), ("criterion", check.check_id)):
                 row = rows.setdefault(key, [0, 0, 0, [], 0, 0, 0])
                 for i, v in enumerate(values):
-                    if i == 3:
-                        row[3].append(v)
-                    else:
-                        row[i] += v
-    for row in rows.values():
-        row[3] = math.fsum(row[3])
+                    row[i] += v
     return rows
 
 
-@given(st.lists(_LINE, max_size=30), st.integers(0, 30))
-def test_the_tally_equals_every_note_added_to_every_row_exactly(raw: list[Any], cut: int) -> None:
+@given(st.lists(_LINE, max_size=30))
+def test_the_tally_equals_every_note_added_to_every_row_in_file_order(raw: list[Any]) -> None:
     lines = [_line(case_id, checks) for case_id, checks in raw]
     tally = CostTally()
-    later = CostTally()
-    for i, line in enumerate(lines):
-        (tally if i < cut else later).add(line)
-    tally.merge(later)  # two parts of a file merged: the same totals as one pass
+    for line in lines:
+        tally.add(line)
     summary = tally.summary()
     expected = _reference(lines)
     if not expected:
@@ -97,8 +93,27 @@ def test_the_tally_equals_every_note_added_to_every_row_exactly(raw: list[Any], 
         r = got[key]
         assert (r.judgments, r.prompt_tokens, r.completion_tokens) == (row[0], row[1], row[2])
         assert (r.unpriced, r.replayed, r.cached_tokens) == (row[4], row[5], row[6])
-        assert r.known_usd == row[3]  # the same float: the exactly rounded sum
-        assert r.usd == (None if row[4] else row[3])
+        assert r.known_usd == math.fsum(row[3])  # the same float: the exactly rounded sum
+        assert r.usd == (None if row[4] else math.fsum(row[3]))
     assert [r.key for r in summary.cases] == sorted(r.key for r in summary.cases)
     reasons = [c.get("unknown_reason") for _, checks in raw for _, c in checks if c and c["usd"] is None]
     assert summary.unknown_reason == next((r for r in reasons if r is not None), None)
+
+
+@given(st.lists(_LINE, max_size=30), st.data())
+def test_tallies_of_the_parts_added_field_by_field_are_the_tally_of_the_whole(raw: list[Any], data) -> None:
+    lines = [_line(case_id, checks) for case_id, checks in raw]
+    whole, parts = CostTally(), [CostTally(), CostTally()]
+    for line in lines:
+        whole.add(line)
+        parts[data.draw(st.integers(0, 1))].add(line)
+    merged = CostTally()
+    for part in parts:  # everything but the first reason is a sum of integers
+        for key, cell in part.cells.items():
+            merged.cells[key] = [a + b for a, b in zip(merged.cells.get(key, [0] * 6), cell, strict=True)]
+        merged.usd_run += part.usd_run
+        for mine, theirs in ((merged.usd_case, part.usd_case), (merged.usd_criterion, part.usd_criterion)):
+            for key, units in theirs.items():
+                mine[key] = mine.get(key, 0) + units
+    merged.reason = whole.reason
+    assert merged.summary() == whole.summary()

@@ -32,7 +32,6 @@ from judgekit.reports.run_model import (
     CostTally,
     FailureTally,
     RunAccumulator,
-    exact_total,
     report_run,
 )
 from judgekit.reports.run_parts import (
@@ -46,6 +45,7 @@ from judgekit.results import SCHEMA_VERSION, CaseRef, ResultLine, dump_result_li
 from judgekit.verdict import Verdict
 from support import load_file
 
+REAL_LINES = Path(__file__).parents[1] / "fixtures" / "results" / "graded-demo-lines.jsonl"
 SOURCES = load_file(Path(__file__).with_name("test_run_sources.py"), "run_sources_strategies")
 
 _OPTIONS = {"undecided": "fail", "k": None, "retire_after": 3, "retire_min_trials": 1}
@@ -271,29 +271,31 @@ def test_the_sums_are_exact_whatever_the_split(tmp_path):
     assert _texts(got) == expected
 
 
-@given(st.lists(st.floats(-1e12, 1e12, allow_nan=False), max_size=300), st.integers(0, 300))
-def test_an_exact_sum_merged_from_two_parts_is_the_correctly_rounded_sum(values, cut):
-    from judgekit.reports.run_model import add_exact, compact_exact
+@settings(max_examples=60, deadline=None)
+@given(st.lists(SOURCES.result_line(), max_size=20), st.integers(0, 20))
+def test_tallies_merged_from_parts_are_the_tallies_of_one_pass(lines, cut):
+    whole_costs, whole_failures = CostTally(), FailureTally()
+    costs, later_costs = CostTally(), CostTally()
+    failures, later_failures = FailureTally(), FailureTally()
+    for i, line in enumerate(lines):
+        whole_costs.add(line)
+        whole_failures.add(line)
+        (costs if i < cut else later_costs).add(line)
+        (failures if i < cut else later_failures).add(line)
+    costs.merge(later_costs)
+    failures.merge(later_failures)
+    assert costs.summary() == whole_costs.summary()
+    assert failures.rows() == whole_failures.rows()
 
-    first: list[float] = []
-    later: list[float] = []
-    for i, v in enumerate(values):
-        add_exact(first if i < cut else later, v)
-    assert len(first) <= 65
-    assert len(later) <= 65
-    first.extend(later)
-    compact_exact(first)
-    assert exact_total(first) == math.fsum(values)
 
-
-def test_sums_beyond_the_float_range_are_infinite_not_an_error():
-    from judgekit.reports.run_model import add_exact
-
-    parts: list[float] = []
-    for _ in range(100):
-        add_exact(parts, 1e308)
-    assert exact_total(parts) == math.inf
-    assert exact_total([1e308, 1e308, -1e308]) == 1e308  # an intermediate overflow only: exact
+def test_the_demos_real_lines_cut_anywhere_give_the_one_pass_report(tmp_path):
+    data = REAL_LINES.read_bytes()
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(data)
+    expected, problems = _one_pass(path)
+    for cut in _starts(data):
+        report, seen = _report_in_parts(path, _ranges(data, (cut,)), **_OPTIONS)
+        assert (_texts(report), [str(p) for p in seen.problems]) == (expected, problems)
 
 
 # --------------------------------------------------------------------------- every attribute merged
@@ -321,7 +323,7 @@ def test_every_attribute_of_the_accumulators_is_merged():
         "dropped",
         "history_problems",
     }
-    assert set(vars(CostTally())) == {"cells", "usd", "reason"}
+    assert set(vars(CostTally())) == {"cells", "usd_run", "usd_case", "usd_criterion", "reason"}
     assert set(vars(FailureTally())) == {"checks", "trials", "tasks"}
     assert set(vars(RetirementTallies())) == {
         "seen", "repeated", "run_ids", "order", "tallies", "newest", "no_release"

@@ -1,6 +1,7 @@
 """Run reports and comparisons: numbers, every verdict state, suites, retirement, golden renderings."""
 
 import json
+import math
 import os
 import re
 from pathlib import Path
@@ -641,3 +642,19 @@ def test_without_a_judge_layer_no_format_mentions_never_labelled_criteria(tmp_pa
     assert unlabelled_text(0, 0, judged=False) is None
     for text in (render_run_markdown(report), render_short_markdown(report), render_run_html(report)):
         assert "never labelled" not in text
+
+
+def test_the_runs_cost_and_a_tasks_quality_are_exactly_rounded_sums_whatever_the_line_order(tmp_path):
+    # 0.1 + 0.2 + 0.3 added in file order is 0.6000000000000001 one way and 0.6 the other: the report
+    # sums exactly (math.fsum's value), so the order of the lines (or of parts added together) cannot
+    # change a figure
+    values = [0.1, 0.2, 0.3]
+    reports = []
+    for order in (values, values[::-1]):
+        lines = [
+            _line("a", n + 1, P, quality=q).model_copy(update={"cost_usd": q}) for n, q in enumerate(order)
+        ]
+        report, _ = report_run(_write(tmp_path / "r.jsonl", lines), undecided="fail")
+        reports.append(report)
+        assert report.run.cost_usd == math.fsum(values)
+    assert render_run_json(reports[0]) == render_run_json(reports[1])

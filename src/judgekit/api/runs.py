@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pydantic import ConfigDict, Field, SkipValidation
 
@@ -40,7 +40,12 @@ from judgekit.runner import LayeredTrialGrader, OutputState, Progress, RunPlan, 
 from judgekit.secrets import Redactor
 from judgekit.verdict import FrozenModel, TrustDecision
 
+if TYPE_CHECKING:
+    from judgekit.graders.layered import GivenChecks
+    from judgekit.runner import PlannedTrial
+
 __all__ = [
+    "DeterministicPass",
     "GateOutcome",
     "InputProblem",
     "JudgeOutcome",
@@ -62,6 +67,29 @@ Say = Callable[[str], None]
 
 def _quiet(text: str) -> None:
     """Say nothing (the default: the notes are in :attr:`RunOutcome.notes` too)."""
+
+
+class DeterministicPass(Protocol):
+    """Computes the deterministic layers' checks of a run's trials elsewhere, before the run grades them.
+
+    ``judgekit grade --ray ADDRESS`` is one (:class:`judgekit.integrations.ray_grading.RayChecks`): the
+    checks are computed on a Ray cluster, then the run goes on as in process on this machine (the judge,
+    the combination into a verdict, the lines, resume, redaction), so its lines are those of the run in
+    process.
+    """
+
+    def checks(
+        self, trials: Sequence[PlannedTrial], *, root: Path, grounding: GroundingMode | None, say: Say
+    ) -> GivenChecks:
+        """The checks of each trial by key (:meth:`judgekit.runner.LayeredTrialGrader.deterministic_checks`).
+
+        Args:
+            trials: The trials left to grade (resumed ones left out).
+            root: The golden set's root (case fixtures resolve against it).
+            grounding: The grounding mode of the run.
+            say: Receives notes (where the checks were computed).
+        """
+        ...
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -95,6 +123,8 @@ class RunOptions:
         provenance: Record the run's provenance (versions, platform, case set digest) in every line.
         redactor: Removes secrets from every line written (``None``: the secrets of the environment and
             every key shape, :meth:`judgekit.secrets.Redactor.from_environ`).
+        deterministic_pass: Compute the deterministic layers' checks there first (``judgekit grade
+            --ray``: a Ray cluster); ``None``: in this process, trial by trial.
 
     Raises:
         JudgekitError: (exit code 2) When ``retry_errors`` is given without ``resume``, ``batch_poll``
@@ -118,6 +148,7 @@ class RunOptions:
     grading: Mapping[str, Any] | None = None
     provenance: bool = True
     redactor: Redactor | None = field(default=None, compare=False)
+    deterministic_pass: DeterministicPass | None = field(default=None, compare=False)
 
     def __post_init__(self) -> None:
         from judgekit.graders.grounding import MODES as GROUNDING_MODES
@@ -638,6 +669,12 @@ async def grade_run_async(
         )
         for line in _state_notes(out, plan, state):
             note(line)
+        if options.deterministic_pass is not None:
+            todo = [t for t in plan.trials if t.key not in state.done]
+            given = options.deterministic_pass.checks(
+                todo, root=case_set.root, grounding=options.grounding, say=note
+            )
+            grader.give_checks(given)
         redactor = options.redactor or Redactor.from_environ()
         grading = options.grading if options.grading is not None else _grading(cases_text, rubric, options)
         summary, batch = await grade_trials(

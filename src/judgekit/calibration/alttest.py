@@ -36,9 +36,9 @@ from typing import Final, Literal
 
 import numpy as np
 from pydantic import Field
-from scipy import stats as _stats
 
 from judgekit.calibration.agreement import AgreementReport
+from judgekit.stats import scipy_stats
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -194,7 +194,7 @@ def _one_sided_p(d: np.ndarray, epsilon: float) -> tuple[float | None, float]:
     if sd <= 1e-12 * max(1.0, abs(mean)):
         return None, (0.0 if mean < epsilon else 1.0)
     t = (mean - epsilon) / (sd / math.sqrt(n))
-    return t, float(_stats.t.cdf(t, df=n - 1))
+    return t, float(scipy_stats().t.cdf(t, df=n - 1))
 
 
 def alt_test(

@@ -18,11 +18,10 @@ import math
 from collections.abc import Sequence
 
 import numpy as np
-from scipy import stats as _st
 
 from judgekit.calibration.agreement import undefined
 from judgekit.calibration.selective import SelectiveResult, SelectiveStep, selective_threshold
-from judgekit.stats import Estimate, Interval
+from judgekit.stats import Estimate, Interval, normal_quantile
 
 __all__ = [
     "SelectiveResult",
@@ -37,7 +36,7 @@ __all__ = [
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
-    return float(_st.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    return normal_quantile(confidence)
 
 
 def check_correction_counts(flagged: int, n: int, *, tp: int, fn: int, tn: int, fp: int) -> None:

@@ -40,14 +40,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Final, Literal
 
 import numpy as np
-from scipy import stats as _st
 
 from judgekit.calibration.agreement import BinaryMetrics, undefined
 from judgekit.calibration.beyond import check_correction_counts
 from judgekit.calibration.records import CalibrationRecord
 from judgekit.errors import JudgekitError
 from judgekit.results import ResultLine
-from judgekit.stats import Estimate, Interval
+from judgekit.stats import Estimate, Interval, normal_quantile
 from judgekit.verdict import CheckResult, FrozenModel, Verdict
 
 __all__ = [
@@ -81,7 +80,7 @@ MIN_YOUDEN: Final = 0.2
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
-    return float(_st.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    return normal_quantile(confidence)
 
 
 def _clip(x: float) -> float:

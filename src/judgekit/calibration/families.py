@@ -39,7 +39,6 @@ from datetime import UTC, datetime
 from typing import Final, Literal
 
 from pydantic import Field, field_validator
-from scipy import stats as _st
 
 from judgekit.calibration.agreement import AgreementReport, compute_agreement
 from judgekit.calibration.gate import GateResult, TrustPolicy, evaluate_gate
@@ -47,6 +46,7 @@ from judgekit.calibration.labels import LabelTable, check_items_have_two_raters,
 from judgekit.calibration.records import LabelTableInfo, stamped_filename
 from judgekit.errors import JudgekitError
 from judgekit.markdown_text import md_code, md_text
+from judgekit.stats import scipy_stats
 from judgekit.verdict import FrozenModel
 from judgekit.version import __version__
 
@@ -99,7 +99,7 @@ def score_p_value(successes: int, n: int, bound: float) -> float:
     if bound >= 1.0:
         return 1.0
     z = (successes / n - bound) / math.sqrt(bound * (1.0 - bound) / n)
-    return float(_st.norm.sf(z))
+    return float(scipy_stats().norm.sf(z))
 
 
 def holm(p_values: Sequence[float], alpha: float) -> tuple[list[bool], list[float], list[int]]:

@@ -29,10 +29,10 @@ from typing import Any, Literal
 
 import numpy as np
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
-from scipy import stats as _st
 
 from judgekit.calibration.corrected import LeeAllocation
 from judgekit.calibration.labels import ItemKey, LabelTable, default_experts
+from judgekit.stats import normal_quantile, scipy_stats
 from judgekit.verdict import FrozenModel
 
 __all__ = [
@@ -55,7 +55,7 @@ MAX_SEARCH = 1_000_000
 def _z(confidence: float) -> float:
     if not 0.0 < confidence < 1.0:
         raise ValueError(f"confidence must be strictly between 0 and 1, got {confidence}")
-    return float(_st.norm.ppf(1.0 - (1.0 - confidence) / 2.0))
+    return normal_quantile(confidence)
 
 
 def wilson_lower_bounds(successes: np.ndarray, n: np.ndarray, *, confidence: float) -> np.ndarray:
@@ -245,7 +245,7 @@ def labels_needed(
         else:
             # smallest k with a lower bound >= bound, for each n (the lower bound increases with k)
             kmin = _min_successes(n, bound, confidence)
-            prob = np.where(kmin >= 0, _st.binom.sf(kmin - 1, n, expected), 0.0)
+            prob = np.where(kmin >= 0, scipy_stats().binom.sf(kmin - 1, n, expected), 0.0)
             ok = prob >= assurance
         hits = np.flatnonzero(ok)
         if hits.size:

@@ -27,12 +27,11 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 import numpy as np
-from scipy import stats as _st
 
 from judgekit.calibration.agreement import compute_agreement, rate, undefined
 from judgekit.errors import JudgekitError
 from judgekit.judges.cascade import Cascade, CascadeStage
-from judgekit.stats import Estimate, Interval
+from judgekit.stats import Estimate, Interval, scipy_stats
 from judgekit.verdict import FrozenModel
 
 if TYPE_CHECKING:
@@ -206,7 +205,7 @@ def selective_threshold(
     for t in candidates:
         keep = conf >= t
         n_t, k_t = int(keep.sum()), int(ok[keep].sum())
-        p = float(_st.binom.sf(k_t - 1, n_t, target))
+        p = float(scipy_stats().binom.sf(k_t - 1, n_t, target))
         step = SelectiveStep(threshold=t, judged=n_t, agreed=k_t, p_value=p, rejected=p <= delta)
         steps.append(step)
         if not step.rejected:
@@ -399,7 +398,7 @@ def cascade_from_table(
 
 def _lower_bound(agreed: int, judged: int, delta: float) -> float:
     """Exact (Clopper–Pearson) one-sided ``1 - delta`` lower bound of a binomial proportion."""
-    return 0.0 if agreed == 0 else float(_st.beta.ppf(delta, agreed, judged - agreed + 1))
+    return 0.0 if agreed == 0 else float(scipy_stats().beta.ppf(delta, agreed, judged - agreed + 1))
 
 
 def _none(target: float, delta: float, reason: str, steps: tuple[SelectiveStep, ...]) -> SelectiveResult:

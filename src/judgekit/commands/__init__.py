@@ -29,6 +29,7 @@ What lives here:
 * :mod:`~judgekit.commands.inputs`: input paths a command reads (a missing one is a usage error).
 * :mod:`~judgekit.commands.output`: ``--quiet``, redacted standard streams, JSON versions.
 * :mod:`~judgekit.commands.helptext`: help texts, wrapped and given metavars, for every command at once.
+* :mod:`~judgekit.commands.helpcells`: an option's help and its markers as one wrapped paragraph (rich).
 * :mod:`~judgekit.commands.examples`: the examples that end each command's help.
 
 What may import it: only ``cli`` (the layer above). ``demo`` and ``integrations`` call the library

@@ -8,9 +8,11 @@ line, and ends each command's help with its examples from :mod:`judgekit.command
 declared per option, so a new option gets a metavar too.
 
 Typer lays an option's help and its ``[default: ...]`` / ``[required]`` markers out as rich ``Columns``, so a
-help text that fills its cell pushes the marker onto a line of its own. :class:`HelpCell` renders the help
-and the markers as one wrapped paragraph instead, the first marker kept on the line of the help's last
-word (:func:`install_help_cells`).
+help text that fills its cell pushes the marker onto a line of its own;
+:class:`~judgekit.commands.helpcells.HelpCell` renders them as one paragraph. Rich and typer's help
+renderer (``typer.rich_utils``, which imports rich's Markdown and traceback modules: about a tenth of a
+second) are imported only when a help text is shown: every polished command's context installs the help
+cells in :meth:`HelpContext.get_help`, so a command that only runs never imports them.
 """
 
 from __future__ import annotations
@@ -21,11 +23,7 @@ import typing
 from pathlib import Path
 from typing import Any
 
-from rich.columns import Columns
-from rich.console import Console, ConsoleOptions, RenderResult
-from rich.measure import Measurement
-from rich.text import Text
-from typer import _click, rich_utils
+from typer import _click
 from typer.core import TyperArgument, TyperGroup, TyperOption
 
 from judgekit.commands.examples import EXAMPLES, Example
@@ -261,6 +259,21 @@ def reflow(help_text: str) -> str:
     return "\n\n".join(paragraphs)
 
 
+class HelpContext(_click.Context):
+    """A command's context that installs the help cells before it renders the command's help.
+
+    Every way a help text is shown (``--help``, ``-h``, a group called without a subcommand) asks the
+    context for it, so this is where rich and typer's help renderer are first imported.
+    """
+
+    def get_help(self) -> str:
+        """The command's help, rendered with :class:`~judgekit.commands.helpcells.HelpCell` cells."""
+        from judgekit.commands.helpcells import install_help_cells
+
+        install_help_cells()
+        return super().get_help()
+
+
 def polish(command: Any, help_option_names: list[str], path: tuple[str, ...] = ()) -> None:
     """Give every parameter of a command tree a metavar, and every command its examples.
 
@@ -272,6 +285,7 @@ def polish(command: Any, help_option_names: list[str], path: tuple[str, ...] = (
     """
     for param in command.params:
         _polish_param(param)
+    command.context_class = HelpContext
     ctx = command.context_class(command, info_name=path[-1] if path else "judgekit")
     ctx.help_option_names = list(help_option_names)
     help_option = command.get_help_option(ctx)
@@ -282,125 +296,10 @@ def polish(command: Any, help_option_names: list[str], path: tuple[str, ...] = (
     examples = EXAMPLES.get(" ".join(path), ())
     if examples and "Examples:" not in (command.epilog or ""):
         command.epilog = examples_epilog(examples, command.epilog)
-    for name, child in getattr(command, "commands", {}).items():
-        polish(child, help_option_names, (*path, name))
-
-
-def _text_words(text: Text) -> list[Text]:
-    """The words of a one-line text (runs of spaces dropped), each keeping its styles."""
-    return [word for word in text.split(" ") if word.plain]
-
-
-def _glue(words: list[Text]) -> Text:
-    joined = Text()
-    for i, word in enumerate(words):
-        if i:
-            joined.append(" ")
-        joined.append_text(word)
-    return joined
-
-
-def _fill(units: list[Text], width: int) -> list[Text]:
-    """Lay units out greedily, one space between them, in lines of at most ``width`` cells."""
-    lines: list[Text] = []
-    for unit in units:
-        if lines and lines[-1].cell_len + 1 + unit.cell_len <= width:
-            lines[-1].append(" ")
-            lines[-1].append_text(unit)
-        else:
-            lines.append(unit.copy())
-    return lines
-
-
-class HelpCell(Columns):
-    """An option's help and its markers (``[default: 8]``, ``[required]``) as one wrapped paragraph.
-
-    The markers follow the help's last word on its line; when the whole tail does not fit the cell, the
-    help's last word stays with the first marker word (``[default:``), cut at the cell's width when even
-    that does not fit, so a marker never starts a line of its own.
-
-    Args:
-        help_text: The help (``None``: the option has none).
-        markers: The marker texts, in order (the environment variable, the default, required).
-    """
-
-    def __init__(self, help_text: Text | None, markers: list[Text]) -> None:
-        super().__init__([r for r in (help_text, *markers) if r is not None])
-        self.help_text = help_text
-        self.markers = markers
-
-    def lines(self, console: Console, width: int) -> list[Text]:
-        """The cell's lines at ``width`` cells.
-
-        Args:
-            console: The console rendering the help.
-            width: The width of the cell.
-
-        Returns:
-            The lines, each at most ``width`` cells unless one word is wider.
-        """
-        width = max(width, 1)
-        paragraphs: list[Text] = list(self.help_text.split("\n")) if self.help_text is not None else []
-        out: list[Text] = []
-        for paragraph in paragraphs[:-1]:
-            out.extend(paragraph.wrap(console, width))
-        head = _text_words(paragraphs[-1]) if paragraphs else []
-        tail = [word for marker in self.markers for word in _text_words(marker)]
-        units = head[:-1]
-        last = head[-1:]
-        whole = _glue(last + tail)
-        tie = _glue(last + tail[:1])
-        if whole.cell_len <= width or not tail:
-            units.append(whole)
-        elif tie.cell_len <= width:
-            units.append(tie)
-            units.extend(tail[1:])
-        else:  # a cell narrower than "word [default:": cut the tie itself rather than leave the marker alone
-            units.extend(tie.divide(range(width, len(tie.plain), width)))
-            units.extend(tail[1:])
-        out.extend(_fill(units, width))
-        return out
-
-    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
-        """Render the lines at the width the table gives the cell."""
-        yield Text("\n").join(self.lines(console, options.max_width))
-
-    def _tie(self) -> Text:
-        """The help's last word with the first marker word: the narrowest the cell's last line can be."""
-        head = _text_words(self.help_text.split("\n")[-1]) if self.help_text is not None else []
-        tail = [word for marker in self.markers for word in _text_words(marker)]
-        return _glue(head[-1:] + tail[:1])
-
-    def __rich_measure__(self, console: Console, options: ConsoleOptions) -> Measurement:
-        """Measure like the help and markers as one text, but never narrower than :meth:`_tie`."""
-        joined = _glue([t for t in (self.help_text, *self.markers) if t is not None])
-        measured = Measurement.get(console, options, joined)
-        tie = min(self._tie().cell_len, options.max_width)
-        return Measurement(max(measured.minimum, tie), max(measured.maximum, tie))
-
-
-_typer_parameter_help = rich_utils._get_parameter_help
-
-
-def _parameter_help(
-    *,
-    param: TyperOption | TyperArgument | _click.Parameter,
-    ctx: _click.Context,
-    markup_mode: rich_utils.MarkupModeStrict,
-) -> Columns:
-    """Typer's help cell of a parameter, as a :class:`HelpCell` when it is text and markers."""
-    columns = _typer_parameter_help(param=param, ctx=ctx, markup_mode=markup_mode)
-    items = list(columns.renderables)
-    if not all(isinstance(item, Text) for item in items) or len(items) < 2:
-        return columns  # Markdown help, or nothing to keep together
-    texts = [item for item in items if isinstance(item, Text)]
-    has_help = bool(getattr(param, "help", None))
-    return HelpCell(texts[0] if has_help else None, texts[1:] if has_help else texts)
-
-
-def install_help_cells() -> None:
-    """Make typer's help render each parameter's help and markers as a :class:`HelpCell` (idempotent)."""
-    rich_utils._get_parameter_help = _parameter_help
+    children = getattr(command, "commands", {})
+    if isinstance(children, dict):  # built commands; lazily built ones are polished as they are built
+        for name, child in children.items():
+            polish(child, help_option_names, (*path, name))
 
 
 class PolishedGroup(TyperGroup):
@@ -420,4 +319,3 @@ class PolishedGroup(TyperGroup):
         super().__init__(**attrs)
         names = (self.context_settings or {}).get("help_option_names") or ["--help"]
         polish(self, list(names))
-        install_help_cells()

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from judgekit.errors import Problem
     from judgekit.formats.importers import ImportResult
     from judgekit.graders.grounding import GroundingMode
+    from judgekit.integrations.ray_grading import RayChecks
     from judgekit.reports.run_gate import Threshold
     from judgekit.results import ResultLine
     from judgekit.stats import UndecidedPolicy
@@ -276,6 +277,15 @@ def grade(  # noqa: PLR0917 - typer options
         help="With --batch: seconds between two looks at the batch's status (default: 30).",
     ),
     progress: bool = typer.Option(True, "--progress/--no-progress", help="Show the progress bar."),
+    ray: str | None = typer.Option(
+        None,
+        "--ray",
+        metavar="ADDRESS",
+        help="Check the deterministic layers on this Ray cluster (ray in configuration): auto, HOST:PORT, "
+        "ray://HOST:PORT, or local (a one-machine cluster); the judge, the verdicts and the lines stay "
+        "on this machine, so the results file is the one grading here writes. Needs "
+        "pip install 'judgekit-agents[ray]' and the same paths on every node.",
+    ),
     holdout: list[str] = typer.Option(
         [],
         "--holdout",
@@ -338,7 +348,7 @@ def grade(  # noqa: PLR0917 - typer options
             cascade=cascade,
             jury=jury,
         ),
-        settings={"cases": cases, "concurrency": concurrency, "judge.canary": canary},
+        settings={"cases": cases, "concurrency": concurrency, "judge.canary": canary, "ray": ray},
     )
     cases = _golden_set(setup)
     options = replace(
@@ -347,6 +357,7 @@ def grade(  # noqa: PLR0917 - typer options
         concurrency=setup.concurrency,
         untrusted=setup.untrusted,
         grading=_grading_record(setup, cases, grounding),
+        deterministic_pass=_ray_pass(setup.effective.value("ray")),
     )
     outcome = grade_run(
         cases,
@@ -358,6 +369,15 @@ def grade(  # noqa: PLR0917 - typer options
         say=lambda text: typer.echo(text, err=True),
     )
     _render_grade(outcome, options, output_format, judged=setup.grader is not None)
+
+
+def _ray_pass(address: str | None) -> RayChecks | None:
+    """The Ray cluster the deterministic layers are checked on (``--ray``, else ``ray`` in configuration)."""
+    if address is None:
+        return None
+    from judgekit.integrations.ray_grading import RayChecks
+
+    return RayChecks(address)
 
 
 def _golden_set(setup: JudgeSetup) -> Path:

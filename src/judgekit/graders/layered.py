@@ -61,7 +61,13 @@ from judgekit.verdict import (
 if TYPE_CHECKING:
     from judgekit.graders.rubric import RubricGrader
 
+GivenChecks = Mapping[tuple[str, int], Sequence[CheckResult] | BaseException]
+"""Deterministic checks computed elsewhere (``judgekit grade --ray``), by trial key ``(case id, trial)``: the
+checks the deterministic layers gave that trial, or the exception they raised there (raised again here, so
+the trial is an ``error`` as in process)."""
+
 __all__ = [
+    "GivenChecks",
     "LayeredGrader",
     "UntrustedPolicy",
     "combine",
@@ -252,6 +258,9 @@ class LayeredGrader:
             ``{"tau-bench": {"reward": "current"}}``); they are part of the spec.
         executor: Run the deterministic layers there (one worker: the state provider is not thread-safe),
             concurrently with the rubric layer's HTTP calls; ``None`` runs them inline.
+        given_checks: The deterministic layers' checks already computed elsewhere for some trials (a Ray
+            cluster's): a trial found there is not checked again here; ``None`` or a trial not in it is
+            checked here.
 
     Raises:
         JudgekitError: When neither layer is enabled, or ``layers`` names a layer that is not a registered
@@ -270,6 +279,7 @@ class LayeredGrader:
         grounding: GroundingMode | None = None,
         layers: Mapping[str, Mapping[str, JsonValue]] | None = None,
         executor: Executor | None = None,
+        given_checks: GivenChecks | None = None,
     ) -> None:
         root = Path(root) if root is not None else None
         transcript_dir = Path(transcript_dir) if transcript_dir is not None else None
@@ -293,11 +303,22 @@ class LayeredGrader:
         self.grounding: GroundingMode | None = grounding
         self.layers: dict[str, Mapping[str, JsonValue]] = dict(layers or {})
         self.executor = executor
+        self.given_checks = given_checks
 
     def checks(self, case: Case, transcript: Transcript) -> list[CheckResult]:
-        """The deterministic layers' checks (empty when they are turned off)."""
+        """The deterministic layers' checks (empty when they are turned off; given ones when given).
+
+        Raises:
+            BaseException: The exception the deterministic layers raised where the given checks were
+                computed.
+        """
         if not self.deterministic:
             return []
+        given = self.given_checks.get((case.id, transcript.trial)) if self.given_checks is not None else None
+        if isinstance(given, BaseException):
+            raise given
+        if given is not None:
+            return list(given)
         return deterministic_checks(
             case, transcript, states=self.states, grounding=self.grounding, layers=self.layers
         )

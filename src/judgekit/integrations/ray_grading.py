@@ -27,15 +27,17 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import json
+import logging
 import os
+import socket
 import tempfile
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic import JsonValue
+from pydantic import JsonValue, TypeAdapter
 
 from judgekit.api.runs import RunOptions, grade_trials, open_results
 from judgekit.errors import JudgekitError, Problem, did_you_mean
@@ -49,7 +51,7 @@ from judgekit.runner import (
     parse_transcript_line,
 )
 from judgekit.secrets import Redactor
-from judgekit.verdict import Verdict
+from judgekit.verdict import CheckResult, Verdict
 
 if TYPE_CHECKING:
     from judgekit.cases import Case
@@ -57,8 +59,11 @@ if TYPE_CHECKING:
     from judgekit.provenance import Provenance
 
 __all__ = [
+    "CHECK_COLUMNS",
     "OUTPUT_COLUMNS",
     "RECORD_COLUMNS",
+    "CheckBatch",
+    "RayChecks",
     "RayRun",
     "TrialBatchGrader",
     "grade_dataset",
@@ -108,6 +113,48 @@ def trial_records(plan: RunPlan) -> list[dict[str, Any]]:
     ]
 
 
+def _read_records(
+    records: Iterable[Mapping[str, Any]], cases: Mapping[str, Case]
+) -> tuple[list[PlannedTrial], dict[tuple[str, int], Path], list[tuple[Mapping[str, Any], Problem]]]:
+    """Trial records read back on a worker, as :func:`judgekit.runner.plan_trials` reads their lines.
+
+    Returns:
+        The planned trials, the folder each trial's states resolve against, and each record left out with
+        its problem (not a transcript, or naming a case not in ``cases``).
+    """
+    trials: list[PlannedTrial] = []
+    sources: dict[tuple[str, int], Path] = {}
+    left_out: list[tuple[Mapping[str, Any], Problem]] = []
+    for record in records:
+        file, number = str(record["file"]), int(record["line"])
+        problems: list[Problem] = []
+        try:
+            transcript = parse_transcript_line(file, number, str(record["transcript"]).encode(), problems)
+        except JudgekitError as exc:  # a raw chat conversation: the message names the import command
+            message = str(exc).removeprefix(f"{file}:{number}: ")
+            problems.append(Problem(Path(file), number, "", message))
+            transcript = None
+        case = cases.get(transcript.case_id) if transcript is not None else None
+        if transcript is not None and case is None:
+            problems.append(
+                Problem(
+                    Path(file),
+                    number,
+                    "case_id",
+                    f"case '{transcript.case_id}' is not among the cases shipped to the workers; "
+                    f"trial {transcript.trial} left out{did_you_mean(transcript.case_id, cases)}",
+                )
+            )
+        if transcript is None or case is None:
+            left_out.append((record, problems[0]))
+            continue
+        trials.append(
+            PlannedTrial(case, transcript, TrialSource(file=file, line=number, sha256=str(record["sha256"])))
+        )
+        sources[(transcript.case_id, transcript.trial)] = Path(str(record["state_dir"]))
+    return trials, sources, left_out
+
+
 class TrialBatchGrader:
     """Grades batches of trial records on the deterministic layers: a Ray Data ``map_batches`` callable.
 
@@ -155,46 +202,20 @@ class TrialBatchGrader:
         A record that is not a transcript, or names a case that was not shipped, gives a row with its
         ``problem`` (the message :func:`judgekit.runner.plan_trials` gives for such a line) and no line.
         """
-        out: list[dict[str, Any]] = []
-        trials: list[PlannedTrial] = []
-        sources: dict[tuple[str, int], Path] = {}
-        for record in records:
-            file, number = str(record["file"]), int(record["line"])
-            problems: list[Problem] = []
-            try:
-                transcript = parse_transcript_line(file, number, str(record["transcript"]).encode(), problems)
-            except JudgekitError as exc:  # a raw chat conversation: the message names the import command
-                message = str(exc).removeprefix(f"{file}:{number}: ")
-                problems.append(Problem(Path(file), number, "", message))
-                transcript = None
-            case = self.cases.get(transcript.case_id) if transcript is not None else None
-            if transcript is not None and case is None:
-                problems.append(
-                    Problem(
-                        Path(file),
-                        number,
-                        "case_id",
-                        f"case '{transcript.case_id}' is not among the cases shipped to the workers; "
-                        f"trial {transcript.trial} left out{did_you_mean(transcript.case_id, self.cases)}",
-                    )
-                )
-            if transcript is None or case is None:
-                out.append(
-                    {
-                        "case_id": str(record.get("case_id") or ""),
-                        "trial": int(record.get("trial") or 0),
-                        "verdict": None,
-                        "result": None,
-                        "file": file,
-                        "line": number,
-                        "field": problems[0].field,
-                        "problem": problems[0].message,
-                    }
-                )
-                continue
-            source = TrialSource(file=file, line=number, sha256=str(record["sha256"]))
-            trials.append(PlannedTrial(case, transcript, source))
-            sources[(transcript.case_id, transcript.trial)] = Path(str(record["state_dir"]))
+        trials, sources, left_out = _read_records(records, self.cases)
+        out = [
+            {
+                "case_id": str(record.get("case_id") or ""),
+                "trial": int(record.get("trial") or 0),
+                "verdict": None,
+                "result": None,
+                "file": str(record["file"]),
+                "line": int(record["line"]),
+                "field": problem.field,
+                "problem": problem.message,
+            }
+            for record, problem in left_out
+        ]
         if trials:
             self.grader.set_sources(sources)
             out.extend(self._run(trials))
@@ -433,3 +454,244 @@ def grade_on_ray(
     run.out = Path(out) if out is not None else None
     run.seconds = time.perf_counter() - started
     return run
+
+
+# --------------------------------------------------------------------------- judgekit grade --ray
+
+CHECK_COLUMNS = ("case_id", "trial", "checks", "error_type", "error")
+"""Columns :class:`CheckBatch` returns, one row per record: the trial's key, ``checks`` (the deterministic
+layers' checks as a JSON array of check results; ``None`` when they raised) and, when they raised, the
+exception's type name and message (``None`` otherwise)."""
+
+_CHECKS = TypeAdapter(list[CheckResult])
+
+
+class CheckBatch:
+    """Computes the deterministic layers' checks of batches of trial records: ``grade --ray``'s workers.
+
+    One instance per worker actor (the cases are shipped once); each record's checks are what
+    :meth:`judgekit.runner.LayeredTrialGrader.deterministic_checks` gives in process, with the states read
+    on the worker (case fixtures against ``root``, transcript states against the record's ``state_dir``).
+
+    Args:
+        cases: The cases the records name.
+        root: The golden set's root on the workers.
+        grounding: The run's grounding mode (``None``: no grounding check).
+    """
+
+    def __init__(
+        self, cases: Sequence[Case], root: str | os.PathLike[str], grounding: GroundingMode | None = None
+    ) -> None:
+        self.cases = {case.id: case for case in cases}
+        self.grader = LayeredTrialGrader(Path(root), None, "withhold", grounding)
+
+    def check_records(self, records: Iterable[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """One row (:data:`CHECK_COLUMNS`) per record; a record that cannot be read is an error row."""
+        trials, sources, left_out = _read_records(records, self.cases)
+        rows = [
+            _check_row(str(record.get("case_id") or ""), int(record.get("trial") or 0), None, problem)
+            for record, problem in left_out
+        ]
+        self.grader.set_sources(sources)
+        for t in trials:
+            try:
+                checks = self.grader.deterministic_checks(t.case, t.transcript)
+            except Exception as exc:  # the in-process run makes it an error trial: so does the driver
+                rows.append(_check_row(t.case.id, t.transcript.trial, None, exc))
+            else:
+                rows.append(_check_row(t.case.id, t.transcript.trial, checks, None))
+        return rows
+
+    def __call__(self, batch: Any) -> Any:
+        """Ray Data ``map_batches`` entry point: a ``pyarrow.Table`` of records in, of check rows out."""
+        import pyarrow as pa
+
+        schema = pa.schema(
+            [
+                ("case_id", pa.string()),
+                ("trial", pa.int64()),
+                ("checks", pa.string()),
+                ("error_type", pa.string()),
+                ("error", pa.string()),
+            ]
+        )
+        return pa.Table.from_pylist(self.check_records(batch.to_pylist()), schema=schema)
+
+
+def _check_row(
+    case_id: str, trial: int, checks: list[CheckResult] | None, error: BaseException | Problem | None
+) -> dict[str, Any]:
+    error_type: str | None = None
+    message: str | None = None
+    if isinstance(error, Problem):  # a record the worker could not read (never one the driver planned)
+        error_type, message = "JudgekitError", f"the trial record could not be read on the worker: {error}"
+    elif error is not None:
+        error_type, message = type(error).__name__, str(error)
+    return {
+        "case_id": case_id,
+        "trial": trial,
+        "checks": _CHECKS.dump_json(checks).decode() if checks is not None else None,
+        "error_type": error_type,
+        "error": message,
+    }
+
+
+def _given(row: Mapping[str, Any]) -> list[CheckResult] | BaseException:
+    """A check row back on the driver: the checks, or an exception with the worker's type name and message.
+
+    The run names a grader's exception by its type and message (``the grader raised TYPE: MESSAGE``), so
+    the one rebuilt here gives the trial the very line the in-process run writes.
+    """
+    if row["checks"] is not None:
+        return _CHECKS.validate_json(str(row["checks"]))
+    raised: type[Exception] = type(str(row["error_type"]), (Exception,), {"__module__": __name__})
+    return raised(str(row["error"]))
+
+
+@dataclass(frozen=True)
+class RayChecks:
+    """``judgekit grade --ray ADDRESS``: the deterministic layers computed on a Ray cluster, on Ray Data.
+
+    A :class:`judgekit.api.runs.DeterministicPass`: give it as ``RunOptions(deterministic_pass=...)``. The
+    run then goes on as in process on the driver (judge, combination into the verdict, one line per trial
+    in plan order, resume, secrets redaction), so the results file is the in-process run's.
+
+    Attributes:
+        address: The cluster: ``auto`` (the cluster this machine is a node of, or ``RAY_ADDRESS``),
+            ``HOST:PORT`` (the head's GCS port, 6379 by default), ``ray://HOST:PORT`` (Ray Client, 10001
+            by default), or ``local`` (start a one-machine cluster in this process). When this process is
+            already connected (``ray.init`` was called) that connection is used and kept.
+        concurrency: Worker actors; ``None``: one per CPU of the cluster but one (at least one).
+        batch_size: Trials per batch (at least 1).
+        connect_timeout: Seconds to wait for the head's port to answer before giving up (more than 0).
+    """
+
+    address: str = "auto"
+    concurrency: int | None = None
+    batch_size: int = 32
+    connect_timeout: float = 10.0
+
+    def __post_init__(self) -> None:
+        if not self.address.strip():
+            raise JudgekitError(
+                "--ray needs the cluster's address: auto, HOST:PORT, ray://HOST:PORT or local", exit_code=2
+            )
+        if self.batch_size < 1 or (self.concurrency is not None and self.concurrency < 1):
+            raise JudgekitError(
+                f"batch_size and concurrency must be at least 1 "
+                f"(got {self.batch_size} and {self.concurrency})",
+                exit_code=2,
+            )
+        if not self.connect_timeout > 0:
+            raise JudgekitError(
+                f"connect_timeout must be more than 0 (got {self.connect_timeout})", exit_code=2
+            )
+
+    def checks(
+        self,
+        trials: Sequence[PlannedTrial],
+        *,
+        root: Path,
+        grounding: GroundingMode | None,
+        say: Callable[[str], None],
+    ) -> dict[tuple[str, int], list[CheckResult] | BaseException]:
+        """The deterministic layers' checks of ``trials`` by key, computed on the cluster.
+
+        Raises:
+            JudgekitError: (exit code 2) When Ray is not installed (the message gives the install command)
+                or the cluster cannot be reached.
+        """
+        if not trials:
+            return {}
+        ray = _ray_for_cli()
+        started = time.perf_counter()
+        connected = _connect(ray, self.address, self.connect_timeout)
+        try:
+            cpus = int(ray.cluster_resources().get("CPU", 1))
+            nodes = sum(1 for node in ray.nodes() if node.get("Alive"))
+            size = self.concurrency or max(1, cpus - 1)
+            cases = list({t.case.id: t.case for t in trials}.values())
+            ray.data.DataContext.get_current().enable_progress_bars = False
+            logging.getLogger("ray.data").setLevel(logging.WARNING)  # the notes are this run's, on stderr
+            rows = ray.data.from_items(trial_records(RunPlan(trials=list(trials)))).map_batches(
+                CheckBatch,
+                fn_constructor_kwargs={"cases": cases, "root": str(root), "grounding": grounding},
+                batch_format="pyarrow",
+                batch_size=self.batch_size,
+                compute=ray.data.ActorPoolStrategy(size=size),
+                max_restarts=0,  # a worker lost fails the pass (nothing is written yet): grade again
+            )
+            try:
+                given = {(str(row["case_id"]), int(row["trial"])): _given(row) for row in rows.iter_rows()}
+            except Exception as exc:  # the cluster failed (a node lost, a worker killed): not the trials
+                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+                raise JudgekitError(
+                    f"--ray {self.address}: the cluster failed while checking the trials ({reason}); no "
+                    "line was written for them: grade again (with --resume if the results file holds "
+                    "earlier lines)",
+                    exit_code=2,
+                ) from None
+        finally:
+            if connected:
+                ray.shutdown()
+        say(
+            f"ray: the deterministic layers of {len(given)} trial(s) checked on {nodes} node(s) "
+            f"({cpus} CPU(s), {size} worker(s)) at {self.address} in {time.perf_counter() - started:.1f}s"
+        )
+        return given
+
+
+def _ray_for_cli() -> Any:
+    """Ray, or the install command (exit code 2: the run cannot start without it)."""
+    try:
+        return _ray()
+    except JudgekitError as exc:
+        exc.exit_code = 2
+        raise
+
+
+_DEFAULT_PORTS = {"ray://": 10001, "": 6379}
+
+
+def _connect(ray: Any, address: str, timeout: float) -> bool:
+    """Connect to the cluster at ``address``; whether this call connected (and so must disconnect).
+
+    A ``HOST:PORT`` or ``ray://HOST:PORT`` address is probed first: Ray itself retries an unreachable head
+    for minutes.
+
+    Raises:
+        JudgekitError: (exit code 2) When the head does not answer within ``timeout`` seconds or Ray
+            refuses the connection (the message says which, and what to do).
+    """
+    if ray.is_initialized():
+        return False
+    what = (
+        "start one with 'ray start --head' and give its address (HOST:6379, ray://HOST:10001, or auto on "
+        "one of its nodes)"
+    )
+    if address not in ("auto", "local"):
+        scheme = "ray://" if address.startswith("ray://") else ""
+        host, _, port = address.removeprefix(scheme).rpartition(":")
+        if not host or not port.isdigit():
+            host, port = address.removeprefix(scheme), str(_DEFAULT_PORTS[scheme])
+        try:
+            socket.create_connection((host.strip("[]"), int(port)), timeout=timeout).close()
+        except OSError as exc:
+            raise JudgekitError(
+                f"--ray {address}: no Ray cluster answers at {host}:{port} within {timeout:g}s "
+                f"({exc.strerror or type(exc).__name__}); {what}",
+                exit_code=2,
+            ) from None
+    try:
+        ray.init(
+            address=None if address == "local" else address,
+            log_to_driver=False,
+            configure_logging=False,
+            **({"include_dashboard": False} if address == "local" else {}),
+        )
+    except Exception as exc:  # Ray's own errors: no cluster for auto, a refused token, a version mismatch
+        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+        raise JudgekitError(
+            f"--ray {address}: could not connect to the Ray cluster: {reason}; {what}", exit_code=2
+        ) from None
+    return True

@@ -23,3 +23,21 @@ What lives here:
 What may import it: the layers above it in the import contract (``graders`` up to ``cli``). It may import
 ``caseset``, ``state`` and below, never a grader.
 """
+
+PROVIDER_LIBRARIES: tuple[str, ...] = (
+    "litellm",
+    "openai",
+    "anthropic",
+    "httpx",
+    "httpcore",
+    "aiohttp",
+    "requests",
+    "urllib3",
+    "tiktoken",
+    "tokenizers",
+    "huggingface_hub",
+)
+"""The libraries a judge reaches a provider with (litellm and what it imports: provider SDKs, HTTP clients,
+tokenizers), as top-level module names. They are imported only when a judge that may call a provider is
+set up: grading without a judge, ``judgekit --help`` and a report never import one
+(``tests/test_startup_imports.py`` holds this)."""

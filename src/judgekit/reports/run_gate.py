@@ -16,10 +16,12 @@ that cannot be checked must not pass silently.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-from judgekit.reports.run_model import GroupSummary, RunReport, build_headline
 from judgekit.verdict import FrozenModel, Verdict
+
+if TYPE_CHECKING:  # the report model (numpy, the calibration estimators) is not needed to parse a threshold
+    from judgekit.reports.run_model import GroupSummary, RunReport
 
 __all__ = [
     "SUITES",
@@ -290,6 +292,8 @@ def with_thresholds(report: RunReport, thresholds: Sequence[Threshold]) -> RunRe
     Returns:
         A copy of the report whose ``headline`` names the thresholds and their misses.
     """
+    from judgekit.reports.run_model import build_headline
+
     misses = check_thresholds(report, thresholds)
     headline = build_headline(report, tuple(t.option for t in thresholds), misses)
     return report.model_copy(update={"headline": headline})

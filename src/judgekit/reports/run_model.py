@@ -34,6 +34,7 @@ Rules the numbers follow (see ``docs/runs.md``):
 
 from __future__ import annotations
 
+import math
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -72,7 +73,6 @@ from judgekit.stats import (
 )
 from judgekit.verdict import (
     REASON_SEPARATOR,
-    CheckResult,
     FrozenModel,
     GateFinding,
     Verdict,
@@ -447,73 +447,47 @@ class CostSummary(FrozenModel):
     unknown_reason: str | None = None
 
 
-_COMPACT_AT = 64
-"""Values an exact sum keeps before it is compacted to the few floats that carry it exactly."""
+_EXACT_BITS = 1074
+"""Every finite float is an integer multiple of ``2**-1074`` (the smallest subnormal)."""
 
 
-def add_exact(parts: list[float], value: float) -> None:
-    """Add ``value`` to the exact sum ``parts`` (a list of floats whose exact sum is the sum so far).
+def exact_units(value: float) -> int:
+    """``value`` as an exact integer count of ``2**-1074``: integers sum exactly, in any order.
 
-    The list is compacted now and then (:func:`compact_exact`), so it stays short whatever the number of
-    values; :func:`exact_total` gives the sum, correctly rounded. Two such lists concatenated are the
-    exact sum of both: partial sums made by different processes merge without any rounding, so the total
-    is the same float whatever the order and the split of the values.
+    Args:
+        value: A finite float (or an int).
+
+    Returns:
+        ``value * 2**1074``, exactly.
+
+    Examples:
+        >>> exact_units(0.5) == 2**1073, exact_units(3) == 3 * 2**1074
+        (True, True)
     """
-    parts.append(value)
-    if len(parts) > _COMPACT_AT:
-        compact_exact(parts)
+    if type(value) is int:
+        return value << _EXACT_BITS
+    numerator, denominator = value.as_integer_ratio()
+    return numerator << (_EXACT_BITS + 1 - denominator.bit_length())
 
 
-def compact_exact(parts: list[float]) -> None:
-    """Replace the floats of ``parts`` by a few floats with exactly the same sum (usually one to three).
+def exact_float(units: int) -> float:
+    """The float nearest to ``units * 2**-1074``: the exactly rounded sum (:func:`math.fsum`'s value).
 
-    Each step takes the correctly rounded sum of what is left (``math.fsum``) as the next float and
-    subtracts it exactly (by appending its negation); the remainder shrinks by a factor of at least 2**53
-    each step and every float is a multiple of 2**-1074, so it reaches exactly zero.
+    Args:
+        units: A sum of :func:`exact_units` values.
+
+    Returns:
+        The correctly rounded float (Python's integer division rounds correctly); ``inf`` or ``-inf``
+        beyond the largest float, as a running float sum would give.
+
+    Examples:
+        >>> exact_float(exact_units(0.1) + exact_units(0.2) + exact_units(0.3)) == math.fsum([0.1, 0.2, 0.3])
+        True
     """
-    import math
-
-    rest = list(parts)
-    out: list[float] = []
     try:
-        while True:
-            head = math.fsum(rest)
-            if head == 0.0 or not math.isfinite(head):
-                out = out if head == 0.0 else [head]  # infinite: beyond the float range already
-                break
-            out.append(head)
-            rest.append(-head)
-    except (OverflowError, ValueError):  # only sums beyond the float range (hostile lines)
-        out = [exact_total(parts)]
-    parts[:] = out
-
-
-def exact_total(parts: Iterable[float]) -> float:
-    """The correctly rounded sum of floats (``math.fsum``), the same whatever their order.
-
-    A sum whose exact value, or an intermediate one, is beyond the float range (only from hostile lines)
-    is computed with exact fractions and is ``inf`` or ``-inf`` when the exact value is beyond the range
-    (an exact sum kept by :func:`add_exact` that went beyond the range stays infinite: ``nan`` when both
-    infinities are in it).
-    """
-    import math
-
-    values = list(parts)
-    try:
-        return math.fsum(values)
-    except ValueError:  # inf and -inf: no value
-        return math.nan
+        return units / (1 << _EXACT_BITS)
     except OverflowError:
-        special = [v for v in values if not math.isfinite(v)]
-        if special:  # an infinite part (a sum already beyond the range) decides
-            return exact_total(special)
-        from fractions import Fraction
-
-        exact = sum(map(Fraction, values), Fraction(0))
-        try:
-            return float(exact)
-        except OverflowError:
-            return math.inf if exact > 0 else -math.inf
+        return math.inf if units > 0 else -math.inf
 
 
 class CostTally:
@@ -521,58 +495,75 @@ class CostTally:
 
     The one accumulation behind :func:`cost_summary` and the streamed report. The counts (judgments,
     tokens, unpriced and replayed judgments) are kept per (case, criterion) cell and summed per run, case
-    and criterion at the end: they are integers, so the order of their additions cannot change a total.
-    The dollars are exact sums per cell (:func:`add_exact`), and each total is the correctly rounded sum
-    of its cells' (:func:`exact_total`): the same float whichever way the lines come (from memory, from
-    the file, or from the file's parts read by several processes and merged, :meth:`merge`). It never
-    keeps the lines.
+    and criterion at the end. The dollars are kept exactly, as integer counts of ``2**-1074``
+    (:func:`exact_units`; every finite float is one), per run, case and criterion, and rounded once at the
+    end (:func:`exact_float`: the exactly rounded sum, :func:`math.fsum`'s value). Everything it holds is an
+    integer, so the order of the additions cannot change a total: the same lines give the same totals
+    whichever way they come (from memory or from the file, whole or in parts whose tallies are added
+    together field by field). It never keeps the lines.
+
+    Attributes:
+        cells: ``(case id, criterion check id) -> [judgments, prompt tokens, completion tokens, unpriced,
+            replayed, cached tokens]``.
+        usd_run: The run's priced dollars in units of ``2**-1074``.
+        usd_case: The same per case id.
+        usd_criterion: The same per criterion check id.
+        reason: The first unpriced judgment's reason in file order (``None``: none given).
     """
 
     def __init__(self) -> None:
         self.cells: dict[tuple[str, str], list[int]] = {}
-        self.usd: dict[tuple[str, str], list[float]] = {}
+        self.usd_run = 0
+        self.usd_case: dict[str, int] = {}
+        self.usd_criterion: dict[str, int] = {}
         self.reason: str | None = None
-
-    def merge(self, later: CostTally) -> None:
-        """Add the tally of the lines that come after this one's (another part of the file)."""
-        for key, cell in later.cells.items():
-            mine = self.cells.get(key)
-            if mine is None:
-                self.cells[key] = list(cell)
-                self.usd[key] = list(later.usd[key])
-                continue
-            for i, n in enumerate(cell):
-                mine[i] += n
-            self.usd[key].extend(later.usd[key])
-            compact_exact(self.usd[key])
-        if self.reason is None:
-            self.reason = later.reason
 
     def add(self, line: ResultLine) -> None:
         """Add the ``cost`` of every check's judge note of one line."""
-        cells = self.cells
-        cid = line.case.id
-        for check in line.checks:
-            cost = _note_cost(check)
-            if cost is None:
-                continue
-            usd = cost.get("usd")
-            priced = isinstance(usd, int | float) and not isinstance(usd, bool)
-            if not priced and self.reason is None and isinstance(cost.get("unknown_reason"), str):
-                self.reason = str(cost["unknown_reason"])
-            dollars = float(usd) if priced else 0.0  # type: ignore[arg-type]
-            key = (cid, check.check_id)
-            cell = cells.get(key)
-            if cell is None:
-                cell = cells[key] = [0] * 6
-                self.usd[key] = []
-            cell[0] += 1
-            cell[1] += _int(cost.get("prompt_tokens"))
-            cell[2] += _int(cost.get("completion_tokens"))
-            cell[3] += not priced
-            cell[4] += _int(cost.get("replayed"))
-            cell[5] += _int(cost.get("cached_tokens"))
-            add_exact(self.usd[key], dollars)
+        scan_checks(line, costs=self)
+
+    def add_cost(self, cid: str, criterion: str, cost: Mapping[str, object]) -> None:
+        """Add the ``cost`` of one judge note (check ``criterion`` of case ``cid``): tokens, dollars."""
+        usd = cost.get("usd")
+        priced = type(usd) is float or type(usd) is int  # JSON data: no int or float subclass but bool
+        if not priced and self.reason is None and isinstance(cost.get("unknown_reason"), str):
+            self.reason = str(cost["unknown_reason"])
+        key = (cid, criterion)
+        cell = self.cells.get(key)
+        if cell is None:
+            cell = self.cells[key] = [0] * 6
+        cell[0] += 1
+        value = cost.get("prompt_tokens")
+        cell[1] += value if type(value) is int else 0
+        value = cost.get("completion_tokens")
+        cell[2] += value if type(value) is int else 0
+        cell[3] += not priced
+        value = cost.get("replayed")
+        cell[4] += value if type(value) is int else 0
+        value = cost.get("cached_tokens")
+        cell[5] += value if type(value) is int else 0
+        if priced and usd:
+            units = exact_units(usd)  # type: ignore[arg-type]
+            self.usd_run += units
+            self.usd_case[cid] = self.usd_case.get(cid, 0) + units
+            self.usd_criterion[criterion] = self.usd_criterion.get(criterion, 0) + units
+        else:
+            self.usd_case.setdefault(cid, 0)
+            self.usd_criterion.setdefault(criterion, 0)
+
+    def merge(self, later: CostTally) -> None:
+        """Add the tally of the lines that come after this one's (another part of the file): integers add."""
+        for key, cell in later.cells.items():
+            mine = self.cells.setdefault(key, [0] * 6)
+            for i, n in enumerate(cell):
+                mine[i] += n
+        self.usd_run += later.usd_run
+        for cid, units in later.usd_case.items():
+            self.usd_case[cid] = self.usd_case.get(cid, 0) + units
+        for criterion, units in later.usd_criterion.items():
+            self.usd_criterion[criterion] = self.usd_criterion.get(criterion, 0) + units
+        if self.reason is None:
+            self.reason = later.reason
 
     def summary(self) -> CostSummary | None:
         """The totals; ``None`` when no check recorded a cost."""
@@ -581,18 +572,13 @@ class CostTally:
         run = [0] * 6
         cases: dict[str, list[int]] = {}
         criteria: dict[str, list[int]] = {}
-        usd_run: list[float] = []
-        usd_case: dict[str, list[float]] = {}
-        usd_criterion: dict[str, list[float]] = {}
         for (cid, criterion), cell in self.cells.items():
             for total in (run, cases.setdefault(cid, [0] * 6), criteria.setdefault(criterion, [0] * 6)):
                 for i, n in enumerate(cell):
                     total[i] += n
-            usd = self.usd[(cid, criterion)]
-            for parts in (usd_run, usd_case.setdefault(cid, []), usd_criterion.setdefault(criterion, [])):
-                parts.extend(usd)
 
-        def make(key: str, t: list[int], usd: float) -> CostRow:
+        def make(key: str, t: list[int], units: int) -> CostRow:
+            usd = exact_float(units)
             return CostRow(
                 key=key,
                 judgments=t[0],
@@ -606,9 +592,9 @@ class CostTally:
             )
 
         return CostSummary(
-            run=make("run", run, exact_total(usd_run)),
-            cases=tuple(make(k, cases[k], exact_total(usd_case[k])) for k in sorted(cases)),
-            criteria=tuple(make(k, criteria[k], exact_total(usd_criterion[k])) for k in sorted(criteria)),
+            run=make("run", run, self.usd_run),
+            cases=tuple(make(k, cases[k], self.usd_case[k]) for k in sorted(cases)),
+            criteria=tuple(make(k, criteria[k], self.usd_criterion[k]) for k in sorted(criteria)),
             unknown_reason=self.reason,
         )
 
@@ -626,13 +612,54 @@ def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:
     return tally.summary()
 
 
-def _note_cost(check: CheckResult) -> Mapping[str, object] | None:
-    for item in check.evidence:
-        data = item.data
-        if item.kind == "note" and isinstance(data, dict) and "fingerprint" in data:
-            cost = data.get("cost")
-            return cost if isinstance(cost, dict) else None
-    return None
+def scan_checks(
+    line: ResultLine, *, costs: CostTally | None = None, verdicts: Counter[Verdict] | None = None
+) -> int:
+    """One pass over a line's checks and their notes: what the report counts per check.
+
+    The one place these rules live (the report reads each line's checks once):
+
+    * each check's verdict is counted in ``verdicts``;
+    * a check's judge note is its first ``note`` evidence whose data has ``fingerprint``; its ``cost`` (a
+      dict) is added to ``costs`` (:meth:`CostTally.add_cost`);
+    * a judge verdict on an unlabelled criterion is a ``rubric`` check with verdict ``pass`` or ``fail``
+      and a ``note`` whose data says ``criterion_labelled: false``.
+
+    Args:
+        line: A result line (a :class:`~judgekit.results.FastResultLine` reads alike).
+        costs: Receives the judge notes' costs (``None``: not counted).
+        verdicts: Receives one count per check verdict (``None``: not counted).
+
+    Returns:
+        How many of the line's checks are judge verdicts on an unlabelled criterion, >= 0.
+    """
+    cid = line.case.id
+    unlabelled = 0
+    for check in line.checks:
+        verdict = check.verdict
+        if verdicts is not None:
+            verdicts[verdict] += 1
+        evidence = check.evidence
+        if not evidence:
+            continue
+        judged = check.layer == "rubric" and (verdict is Verdict.PASS or verdict is Verdict.FAIL)
+        noted = costs is None
+        said = False
+        for item in evidence:
+            data = item.data
+            if item.kind != "note" or not isinstance(data, dict):
+                continue
+            if not noted and "fingerprint" in data:
+                noted = True
+                cost = data.get("cost")
+                if isinstance(cost, dict):
+                    costs.add_cost(cid, check.check_id, cost)  # type: ignore[union-attr]
+            if judged and data.get("criterion_labelled") is False:
+                said = True
+            if noted and (said or not judged):
+                break
+        unlabelled += said
+    return unlabelled
 
 
 def unlabelled_judge_verdicts(line: ResultLine) -> int:
@@ -648,22 +675,7 @@ def unlabelled_judge_verdicts(line: ResultLine) -> int:
     Returns:
         How many of its checks are such verdicts, >= 0.
     """
-    count = 0
-    for check in line.checks:
-        if check.layer != "rubric" or check.verdict not in (Verdict.PASS, Verdict.FAIL):
-            continue
-        count += any(
-            item.kind == "note"
-            and isinstance(item.data, dict)
-            and item.data.get("criterion_labelled") is False
-            for item in check.evidence
-        )
-    return count
-
-
-def _int(value: object) -> int:
-    # JSON data holds plain ints and bools only: ``type is int`` is ``isinstance(int) and not bool`` here
-    return value if type(value) is int else 0
+    return scan_checks(line)
 
 
 class RunReport(FrozenModel):
@@ -815,7 +827,7 @@ def _summarise(
     table: _Table,
     task_mask: np.ndarray,
     k_max: int,
-    quality: tuple[list[list[float]], np.ndarray],
+    quality: tuple[np.ndarray, np.ndarray],
     *,
     policy: UndecidedPolicy,
 ) -> GroupSummary:
@@ -827,8 +839,8 @@ def _summarise(
     all_pass = int(np.sum((c == n) & counted_tasks))
     ids = [table.ids[t] for t in np.flatnonzero(task_mask)]
     hats, ats = _k_points(counts, k_max, policy, ids)
-    q_parts, q_n = quality
-    q_total = exact_total(v for t in np.flatnonzero(task_mask) for v in q_parts[t])
+    q_sum, q_n = quality
+    q_total = float(q_sum[task_mask].sum())
     q_count = int(q_n[task_mask].sum())
     return GroupSummary(
         name=name,
@@ -863,7 +875,7 @@ def _groups(
     values: list[str | None],
     table: _Table,
     k_max: int,
-    quality: tuple[list[list[float]], np.ndarray],
+    quality: tuple[np.ndarray, np.ndarray],
     *,
     policy: UndecidedPolicy,
 ) -> tuple[GroupSummary, ...]:
@@ -1075,6 +1087,13 @@ class RunAccumulator:
       (a streamed file's reader keeps one ``(case id, trial)`` entry more, to find duplicates).
     * per trial that did not pass: its :class:`TrialReason` with its failed gates (the report lists every
       one), a few hundred bytes to a few kilobytes each.
+
+    Every sum it keeps is exact, so the lines' order cannot change a figure: counts are integers, and the
+    sums of floats (each task's quality, the run's ``cost_usd``, the judge cost per run, case and
+    criterion in :class:`CostTally`) are integer counts of ``2**-1074`` (:func:`exact_units`: every finite
+    float is one, so the sum is exact), rounded once when the report is built (:func:`exact_float`: the
+    exactly rounded sum, :func:`math.fsum`'s value). Accumulators fed the parts of a file, in any split,
+    therefore hold what the whole gives once their integer fields are added together.
     """
 
     def __init__(
@@ -1105,7 +1124,7 @@ class RunAccumulator:
         self.cases: list[CaseRef] = []
         self.counts: list[list[int]] = []
         self.versions: list[set[int]] = []
-        self.q_sum: list[list[float]] = []
+        self.q_sum: list[int] = []
         self.q_n: list[int] = []
         self.trials = 0
         self.check_counts: Counter[Verdict] = Counter()
@@ -1115,7 +1134,7 @@ class RunAccumulator:
         self.jk_versions: set[str] = set()
         self.agent_models: set[str] = set()
         self.app_versions: set[str] = set()
-        self.cost_total: list[float] = []
+        self.cost_total = 0
         self.cost_seen = False
         self.cost_unpriced = 0
         self.cost_reason: str | None = None
@@ -1165,16 +1184,14 @@ class RunAccumulator:
             self.cases.append(line.case)
             self.counts.append([0] * len(_STATES))
             self.versions.append(set())
-            self.q_sum.append([])
+            self.q_sum.append(0)
             self.q_n.append(0)
         self.counts[t][_CODE[line.verdict]] += 1
         self.versions[t].add(line.case.version)
         self.trials += 1
         if line.quality is not None:
-            add_exact(self.q_sum[t], line.quality)
+            self.q_sum[t] += exact_units(line.quality)
             self.q_n[t] += 1
-        for check in line.checks:
-            self.check_counts[check.verdict] += 1
         fp = line.judge_fingerprint
         if fp is not None and fp is not self.last_fp and fp != self.last_fp:
             if all(fp != s for s in self.distinct_fps):
@@ -1188,7 +1205,7 @@ class RunAccumulator:
             if line.run.app_version:
                 self.app_versions.add(line.run.app_version)
         if line.cost_usd is not None:
-            add_exact(self.cost_total, line.cost_usd)
+            self.cost_total += exact_units(line.cost_usd)
             self.cost_seen = True
         elif line.cost_unknown_reason is not None:
             self.cost_unpriced += 1
@@ -1196,11 +1213,10 @@ class RunAccumulator:
             self.cost_seen = True
         self.untrusted_total += line.untrusted_verdicts
         self.untrusted_trials += line.untrusted_verdicts > 0
-        unlabelled = unlabelled_judge_verdicts(line)
+        unlabelled = scan_checks(line, costs=self.costs, verdicts=self.check_counts)
         self.unlabelled_total += unlabelled
         self.unlabelled_trials += unlabelled > 0
         self.policies.add(line.untrusted_policy or "unknown")
-        self.costs.add(line)
         if self.fingerprints:
             count_judged_criteria(self.criteria, line, self.fingerprints)
         if line.verdict is not Verdict.PASS:
@@ -1224,10 +1240,10 @@ class RunAccumulator:
     def merge(self, later: RunAccumulator) -> None:
         """Add what a later part of the file counted (made by :meth:`part`): as if its lines came next.
 
-        Every figure comes out as one pass over the lines in file order gives it: counts add, first-seen
-        orders (tasks, run ids, judge fingerprints) continue with the later part's new entries, the first
-        of a "first" (a case reference, a cost reason) is kept, sets join and the exact sums merge
-        exactly. ``tests/reports/test_run_parts.py`` holds that every attribute is merged.
+        Every figure comes out as one pass over the lines in file order gives it: counts and exact sums
+        add (integers), first-seen orders (tasks, run ids, judge fingerprints) continue with the later
+        part's new entries, the first of a "first" (a case reference, a cost reason) is kept and sets
+        join. ``tests/reports/test_run_parts.py`` holds that every attribute is merged.
         """
         seen, other = self.seen, later.seen
         seen.cases.update(other.cases)
@@ -1243,14 +1259,13 @@ class RunAccumulator:
                 self.cases.append(case)
                 self.counts.append(list(later.counts[t_later]))
                 self.versions.append(set(later.versions[t_later]))
-                self.q_sum.append(list(later.q_sum[t_later]))
+                self.q_sum.append(later.q_sum[t_later])
                 self.q_n.append(later.q_n[t_later])
                 continue
             for i, n in enumerate(later.counts[t_later]):
                 self.counts[t][i] += n
             self.versions[t] |= later.versions[t_later]
-            self.q_sum[t].extend(later.q_sum[t_later])
-            compact_exact(self.q_sum[t])
+            self.q_sum[t] += later.q_sum[t_later]
             self.q_n[t] += later.q_n[t_later]
         self.trials += later.trials
         self.check_counts.update(later.check_counts)
@@ -1262,8 +1277,7 @@ class RunAccumulator:
         self.jk_versions |= later.jk_versions
         self.agent_models |= later.agent_models
         self.app_versions |= later.app_versions
-        self.cost_total.extend(later.cost_total)
-        compact_exact(self.cost_total)
+        self.cost_total += later.cost_total
         self.cost_seen = self.cost_seen or later.cost_seen
         self.cost_unpriced += later.cost_unpriced
         if later.cost_reason is not None and not self.cost_reason:  # as ``reason or next`` line by line
@@ -1362,7 +1376,10 @@ class RunAccumulator:
                 + ("decided trials" if policy == "exclude" else "trials")
                 + " are left out of pass^k and counted as excluded"
             )
-        quality = (self.q_sum, np.array(self.q_n, dtype=np.int64))
+        quality = (
+            np.array([exact_float(units) for units in self.q_sum], dtype=np.float64),
+            np.array(self.q_n, dtype=np.int64),
+        )
         reg_names = frozenset(s.lower() for s in regression_slices)
         suite_of = {cid: split for cid, split in splits.items() if split in ("capability", "regression")}
         is_reg = np.array([_in_regression(case, suite_of, reg_names) for case in self.cases], dtype=bool)
@@ -1404,7 +1421,7 @@ class RunAccumulator:
             tasks=n_tasks,
             trials=self.trials,
             trials_per_task=(min_trials, max_trials),
-            cost_usd=exact_total(self.cost_total) if self.cost_seen else None,
+            cost_usd=exact_float(self.cost_total) if self.cost_seen else None,
             cost_unpriced_trials=self.cost_unpriced,
             cost_unknown_reason=self.cost_reason,
             untrusted_verdicts=self.untrusted_total,

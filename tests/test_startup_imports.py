@@ -1,0 +1,104 @@
+"""What a command imports at start: only what it uses (no timing here; bench/bench_startup.py times it).
+
+Each command runs in a fresh interpreter, as the installed ``judgekit`` script runs it, and reports the
+modules it ended with. Grading the bundled example without a judge imports no provider library
+(:data:`judgekit.judges.PROVIDER_LIBRARIES`), no SciPy, scikit-learn or Jinja, and not the ``cel``
+package's REPL; ``judgekit --help`` imports none of those, nor pydantic, numpy or YAML, and builds only
+the top-level commands; ``judgekit grade --help`` builds ``grade`` alone.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from judgekit.judges import PROVIDER_LIBRARIES
+
+ROOT = Path(__file__).resolve().parents[1]
+EXAMPLE = ROOT / "examples" / "airdesk"
+_RUN = """
+import json, sys
+from judgekit.cli import main
+code = main(sys.argv[2:])
+with open(sys.argv[1], "w") as handle:
+    json.dump({"code": code, "modules": sorted(sys.modules)}, handle)
+"""
+#: Libraries no command below needs: statistics, machine learning, templates, the cel package's REPL.
+HEAVY = ("scipy", "sklearn", "jinja2", "prompt_toolkit", "krippendorff")
+
+
+def _modules(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
+    """Run ``judgekit ARGS`` in a fresh interpreter; its exit code and every module it had imported."""
+    report = tmp_path / "modules.json"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("JUDGEKIT_")}
+    subprocess.run(
+        [sys.executable, "-c", _RUN, str(report), *args],
+        cwd=tmp_path,
+        env=env,
+        check=False,
+        capture_output=True,
+        timeout=300,
+    )
+    found = json.loads(report.read_text(encoding="utf-8"))
+    return found["code"], set(found["modules"])
+
+
+def _tops(modules: set[str]) -> set[str]:
+    return {name.split(".")[0] for name in modules}
+
+
+def test_the_provider_list_names_what_the_judge_client_imports() -> None:
+    client = (ROOT / "src" / "judgekit" / "judges" / "client.py").read_text(encoding="utf-8")
+    transport = (ROOT / "src" / "judgekit" / "judges" / "transport.py").read_text(encoding="utf-8")
+    assert "import litellm" in client
+    for library in ("httpx", "aiohttp"):
+        assert f"import {library}" in transport
+    assert {"litellm", "httpx", "aiohttp", "openai", "tiktoken"} <= set(PROVIDER_LIBRARIES)
+
+
+def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path) -> None:
+    out = tmp_path / "results.jsonl"
+    code, modules = _modules(
+        tmp_path,
+        "grade",
+        "--cases",
+        str(EXAMPLE),
+        "--transcripts",
+        str(EXAMPLE / "runs" / "agent-v2.jsonl"),
+        "--out",
+        str(out),
+        "--fail-under",
+        "0.1",
+    )
+    assert code in (0, 1)
+    assert len(out.read_text(encoding="utf-8").splitlines()) == 104  # every trial was graded
+    assert "judgekit.expressions" in modules  # the example's rules were compiled with cel
+    assert not _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}, sorted(
+        _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
+    )
+    assert "typer.rich_utils" not in modules  # help rendering is not loaded to run a command
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_imports_only_the_command_line(tmp_path: Path, flag: str) -> None:
+    code, modules = _modules(tmp_path, flag)
+    assert code == 0
+    assert not _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY, "numpy", "pydantic", "yaml", "cel"}
+    built = {name.rsplit(".", 1)[1] for name in modules if name.startswith("judgekit.commands.")}
+    # the top-level commands' modules (runs, view, calibrate, demo, config), not the groups' commands
+    assert {"runs", "view", "calibrate", "demo", "config"} <= built
+    assert not built & {"golden", "growing", "trust", "contamination", "canary", "refine", "jury", "lint"}
+
+
+def test_a_command_s_help_builds_that_command_alone(tmp_path: Path) -> None:
+    code, modules = _modules(tmp_path, "grade", "--help")
+    assert code == 0
+    commands = {name.rsplit(".", 1)[1] for name in modules if name.startswith("judgekit.commands.")}
+    assert "runs" in commands
+    assert not commands & {"calibrate", "golden", "growing", "trust", "view", "demo", "contamination"}
+    assert not _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
