@@ -1230,7 +1230,7 @@ class RunAccumulator:
         runs given again counts as a repeat there as in one pass. Feed it the part's lines, then
         :meth:`merge` it into this one, parts in file order.
         """
-        part = RunAccumulator(
+        part = type(self)(
             known_cases=self.known, drop=self.drop, calibration_records=(), retirement=RetirementTallies()
         )
         part.records, part.fingerprints = self.records, self.fingerprints
