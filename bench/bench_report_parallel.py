@@ -49,8 +49,12 @@ else:
     from judgekit.reports.run_markdown import render_comparison_markdown
     result = reports.compare(files[0], files[1], processes=processes)
     texts = [render_comparison_json(result), render_comparison_markdown(result)]
+import resource
+own = resource.getrusage(resource.RUSAGE_SELF)
+workers = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(out, "w") as handle:
     handle.write(" ".join(hashlib.sha256(t.encode()).hexdigest() for t in texts))
+    handle.write(f"\n{own.ru_utime + own.ru_stime} {workers.ru_utime + workers.ru_stime}")
 """
 
 
@@ -91,8 +95,10 @@ def _env() -> dict[str, str]:
     return env
 
 
-def measure(kind: str, processes: int, files: list[Path], tmp: Path) -> tuple[float, float, float, str]:
-    """One child run: (wall s, CPU s of the child and its workers, load before, output hashes)."""
+def measure(
+    kind: str, processes: int, files: list[Path], tmp: Path
+) -> tuple[float, float, float, float, float, str]:
+    """One child run: wall s, CPU s (all, its own, its workers'), load before, output hashes."""
     out = tmp / f"{kind}-{processes}.sha"
     load = os.getloadavg()[0]
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
@@ -102,25 +108,42 @@ def measure(kind: str, processes: int, files: list[Path], tmp: Path) -> tuple[fl
     wall = time.perf_counter() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-    return wall, cpu, load, out.read_text()
+    digest, cpus = out.read_text().split("\n")
+    own, workers = (float(x) for x in cpus.split())
+    return wall, cpu, own, workers, load, digest
 
 
 def bench(kind: str, files: list[Path], processes: int, repeat: int, tmp: Path) -> None:
     """Alternate one-process and N-process runs; print each, the medians, the ratio; check the hashes."""
     walls: dict[int, list[float]] = {1: [], processes: []}
+    cpus: dict[int, list[float]] = {1: [], processes: []}
+    parents: list[float] = []
     hashes: set[str] = set()
     size = sum(f.stat().st_size for f in files)
     print(f"\n{kind}: {', '.join(f.name for f in files)} ({size / 1e6:,.0f} MB)")
     for r in range(repeat):
         for p in (1, processes):
-            wall, cpu, load, digest = measure(kind, p, files, tmp)
+            wall, cpu, own, workers, load, digest = measure(kind, p, files, tmp)
             walls[p].append(wall)
+            cpus[p].append(cpu)
+            if p > 1:
+                parents.append(own)
             hashes.add(digest)
-            print(f"  run {r + 1} processes={p}: wall {wall:7.2f} s  cpu {cpu:7.2f} s  load {load:.2f}")
+            print(
+                f"  run {r + 1} processes={p}: wall {wall:7.2f} s  CPU {cpu:7.2f} s (this process {own:.2f}, "
+                f"workers {workers:.2f})  load before {load:.2f}"
+            )
     if len(hashes) != 1:
         raise SystemExit(f"outputs differ between the runs: {sorted(hashes)}")
     one, many = statistics.median(walls[1]), statistics.median(walls[processes])
     print(f"  median wall: 1 process {one:.2f} s, {processes} processes {many:.2f} s: ratio {many / one:.3f}")
+    cpu_one, cpu_many, parent = (statistics.median(v) for v in (cpus[1], cpus[processes], parents))
+    print(
+        f"  median CPU: 1 process {cpu_one:.2f} s, {processes} processes {cpu_many:.2f} s in all "
+        f"({cpu_many / cpu_one:.3f}x), of which the first process {parent:.2f} s: "
+        f"{parent / cpu_one:.3f} of one process's CPU (the wall ratio on idle cores, when the workers "
+        "finish first)"
+    )
     print(f"  outputs identical, SHA-256 {' '.join(h[:16] for h in next(iter(hashes)).split())}")
 
 

@@ -407,9 +407,14 @@ def test_a_part_and_its_result_survive_pickle(tmp_path):
     )
     for line in read_results(path).lines:
         acc.add(line)
+    assert acc.reasons
     again = pickle.loads(pickle.dumps(acc))
     assert set(vars(again)) == set(vars(acc))
     assert again.trials == acc.trials
+    assert again.reasons == acc.reasons  # sent as tuples of their values, rebuilt equal
+    assert all(isinstance(r, tuple) for r in acc.__getstate__()["reasons"])
+    assert [r.model_dump() for r in again.reasons] == [r.model_dump() for r in acc.reasons]
+    assert pickle.loads(pickle.dumps(acc)).reasons == acc.reasons
 
 
 # --------------------------------------------------------------------------- how many processes

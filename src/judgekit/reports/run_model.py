@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 import numpy as np
 from pydantic import Field
@@ -1071,6 +1071,31 @@ class RunReading:
     history_problems: list[list[Problem]] = field(default_factory=list)
 
 
+_REASON_FIELDS = tuple(TrialReason.model_fields)
+_GATE_FIELDS = tuple(GateFinding.model_fields)
+
+
+def _pack_reasons(reasons: list[TrialReason]) -> list[tuple[object, ...]]:
+    """Trial reasons as tuples of their field values (their gates too): several times cheaper to pickle."""
+    out = []
+    for reason in reasons:
+        values = vars(reason)
+        gates = tuple(tuple(vars(gate)[f] for f in _GATE_FIELDS) for gate in reason.gates)
+        out.append(tuple(gates if f == "gates" else values[f] for f in _REASON_FIELDS))
+    return out
+
+
+def _unpack_reasons(packed: list[tuple[object, ...]]) -> list[TrialReason]:
+    """The trial reasons :func:`_pack_reasons` packed, equal to them (their values were validated then)."""
+    out = []
+    for values in packed:
+        fields: dict[str, Any] = dict(zip(_REASON_FIELDS, values, strict=True))
+        gate_fields: list[dict[str, Any]] = [dict(zip(_GATE_FIELDS, g, strict=True)) for g in fields["gates"]]
+        fields["gates"] = tuple(GateFinding.model_construct(**g) for g in gate_fields)
+        out.append(TrialReason.model_construct(**fields))
+    return out
+
+
 class RunAccumulator:
     """Every figure of a run report, accumulated one result line at a time.
 
@@ -1222,6 +1247,22 @@ class RunAccumulator:
         if line.verdict is not Verdict.PASS:
             self.failures.add(line)
             self.reasons.append(trial_reason(line))
+
+    def __getstate__(self) -> dict[str, object]:
+        """The state to pickle (a part goes to and from a worker process), its trial reasons packed.
+
+        The reasons are most of a part's size (every trial that did not pass, with its gates): pickle
+        handles them several times faster as tuples of their values than as pydantic models, and they are
+        rebuilt without validating again (their values were validated when they were made).
+        """
+        state = dict(vars(self))
+        state["reasons"] = _pack_reasons(self.reasons)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Restore a pickled accumulator (see :meth:`__getstate__`)."""
+        state["reasons"] = _unpack_reasons(cast("list[tuple[object, ...]]", state["reasons"]))
+        vars(self).update(state)
 
     def part(self) -> RunAccumulator:
         """An empty accumulator for a later part of the same file (the same case set, drop, records).
