@@ -54,7 +54,7 @@ own = resource.getrusage(resource.RUSAGE_SELF)
 workers = resource.getrusage(resource.RUSAGE_CHILDREN)
 with open(out, "w") as handle:
     handle.write(" ".join(hashlib.sha256(t.encode()).hexdigest() for t in texts))
-    handle.write(f"\n{own.ru_utime + own.ru_stime} {workers.ru_utime + workers.ru_stime}")
+    handle.write(f"\\n{own.ru_utime + own.ru_stime} {workers.ru_utime + workers.ru_stime}")
 """
 
 
