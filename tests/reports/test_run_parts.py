@@ -445,3 +445,20 @@ def test_ranges_of_a_file_smaller_than_its_parts_are_fewer(tmp_path):
     one, _ = report_run(path, **_OPTIONS)
     four, _ = report_run(path, **_OPTIONS, processes=4)  # one range: read here, no worker
     assert _texts(four) == _texts(one)
+
+
+def test_the_process_count_can_come_from_the_project_configuration(tmp_path, monkeypatch):
+    from judgekit.api.reports import report
+    from judgekit.settings import setting
+
+    path = _file_with_duplicates_across_parts(tmp_path)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "judgekit.toml").write_text("processes = 2\n")
+    assert setting("processes") == 2
+    assert setting("processes", 1) == 1  # the option wins
+    assert render_run_json(report(path, records=())) == render_run_json(report(path, records=(), processes=1))
+    (tmp_path / "judgekit.toml").write_text("processes = -1\n")
+    with pytest.raises(
+        JudgekitError, match=r"judgekit.toml:1: processes: Input should be greater than or equal"
+    ):
+        report(path, records=())

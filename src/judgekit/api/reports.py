@@ -102,8 +102,9 @@ def report(
             the headline says which were missed.
         warn: Receives each problem of the ``history`` runs (the report lists its own run's problems).
         processes: How many processes read the results file, by byte ranges (the report is the same, byte
-            for byte, whatever the count): ``None`` (the default) one per 64 MiB of the file, at most one
-            per CPU (:func:`judgekit.reports.run_parts.processes_for`); 1 this process only; 0 one per CPU.
+            for byte, whatever the count): 1 this process only, 0 one per CPU; ``None`` (the default) the
+            ``processes`` setting (the project configuration), else one per 128 MiB of the file, at most
+            one per CPU (:func:`judgekit.reports.run_parts.processes_for`).
 
     Returns:
         The report.
@@ -114,7 +115,7 @@ def report(
     """
     from judgekit.calibration.records import load_records
     from judgekit.reports.run_gate import with_thresholds
-    from judgekit.settings import records_folder
+    from judgekit.settings import records_folder, setting
 
     known, splits, set_holdouts = _case_set_facts(cases)
     if records is None or isinstance(records, str | os.PathLike):
@@ -135,7 +136,7 @@ def report(
         known_cases=known,
         splits=splits,
         calibration_records=calibration_records,
-        processes=processes,
+        processes=setting("processes", processes),
     )
     if notes:  # the report says when a holdout was used, or left out
         model = model.model_copy(update={"notes": (*model.notes, *notes)})
@@ -258,8 +259,9 @@ def compare(
         regression_slices: Slice names that form the regression suite.
         warn: Receives each problem of either file (a bad line, a truncated last line) before comparing.
         processes: How many processes read each results file, by byte ranges (the comparison is the same
-            whatever the count): ``None`` (the default) one per 64 MiB of the file, at most one per CPU
-            (:func:`judgekit.reports.run_parts.processes_for`); 1 this process only; 0 one per CPU.
+            whatever the count): 1 this process only, 0 one per CPU; ``None`` (the default) the
+            ``processes`` setting (the project configuration), else one per 128 MiB of the file, at most
+            one per CPU (:func:`judgekit.reports.run_parts.processes_for`).
 
     Returns:
         The comparison: fixed and broken tasks, the regression suite's lost tasks, the exact sign test,
@@ -270,10 +272,15 @@ def compare(
             revisions (each case named), ``alpha`` is outside (0, 1), or a file cannot be read.
     """
     from judgekit.reports.run_compare import compare_runs, digest_runs
+    from judgekit.settings import setting
 
     _, splits, _ = _case_set_facts(cases)
     a, b = digest_runs(
-        baseline, candidate, regression_slices=tuple(regression_slices), splits=splits, processes=processes
+        baseline,
+        candidate,
+        regression_slices=tuple(regression_slices),
+        splits=splits,
+        processes=setting("processes", processes),
     )
     for problem in [*a.problems, *b.problems]:
         warn(problem)

@@ -46,7 +46,7 @@ __all__ = [
     "worker_main",
 ]
 
-AUTO_PART_BYTES = 64 << 20
+AUTO_PART_BYTES = 128 << 20
 """The smallest share of a file worth a process of its own when the count is chosen automatically.
 
 Below it, starting a worker process (a new interpreter importing judgekit, about a second) costs more
