@@ -401,8 +401,7 @@ def wanted_by(items: Iterable[pytest.Item]) -> Callable[[Sweep[Any]], set[str] |
     def wanted(sweep: Sweep[Any]) -> set[str] | None:
         keys: set[str] = set()
         for item in items:
-            marker = item.get_closest_marker(MARKER)
-            if marker is None or marker.args[0] != sweep.name:
+            if all(marker.args[0] != sweep.name for marker in item.iter_markers(MARKER)):
                 continue
             callspec = getattr(item, "callspec", None)
             if callspec is None or "variant" not in callspec.params:
