@@ -571,6 +571,10 @@ class RayChecks:
         concurrency: Worker actors; ``None``: one per CPU of the cluster but one (at least one).
         batch_size: Trials per batch (at least 1).
         connect_timeout: Seconds to wait for the head's port to answer before giving up (more than 0).
+
+    Raises:
+        JudgekitError: (exit code 2) When made without Ray installed (the message gives the install
+            command), with an empty address, or with an argument out of range.
     """
 
     address: str = "auto"
@@ -593,6 +597,7 @@ class RayChecks:
             raise JudgekitError(
                 f"connect_timeout must be more than 0 (got {self.connect_timeout})", exit_code=2
             )
+        _ray_for_cli()  # Ray absent: refused before anything is graded, judged or paid for
 
     def checks(
         self,
