@@ -699,7 +699,7 @@ def _connect(ray: Any, address: str, timeout: float) -> bool:
             ) from None
     try:
         ray.init(
-            address=None if address == "local" else address,
+            address=address,  # "local" starts a new one-machine cluster even where one runs
             log_to_driver=False,
             configure_logging=False,
             **({"include_dashboard": False} if address == "local" else {}),
