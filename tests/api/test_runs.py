@@ -435,6 +435,16 @@ PATHS: dict[str, tuple[Callable[[Path, pytest.MonkeyPatch], None], tuple[str, ..
     "pytest plugin": (_pytest_plugin, ("plan_run",)),
     "ray": (_ray, ("grade_trials",)),
     "python api": (_python_api, SERVICE),
+    # grade --ray's shape: the deterministic layers checked elsewhere, the run graded by the service
+    "python api, deterministic pass elsewhere": (
+        lambda p, m: grade_run(
+            AIRDESK,
+            [AIRDESK / "runs" / "agent-v1.jsonl"],
+            p / "r.jsonl",
+            options=RunOptions(report=False, deterministic_pass=_ChecksOfAnotherGrader()),
+        ),
+        SERVICE,
+    ),
 }
 """Each path that grades a run -> how this test takes it, and the service functions it must reach."""
 
