@@ -82,6 +82,7 @@ def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path, gat
         _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
     )
     assert "typer.rich_utils" not in modules  # help rendering is not loaded to run a command
+    assert "judgekit.calibration.trust" not in modules  # no judge: no calibration records to read
     if not gate:  # numpy waits for a report of the run (a gate reads the run back)
         assert "numpy" not in _tops(modules)
 

@@ -741,9 +741,11 @@ def _judge_trust(rubric: RubricGrader | None, *, require: bool) -> tuple[TrustDe
     Raises:
         JudgekitError: (exit code 1) When ``require`` refuses the judge.
     """
+    if rubric is None:  # no judge: the calibration records (and their trust book) are not needed
+        return None
     from judgekit.calibration.trust import TrustBook
 
-    if rubric is None or not isinstance(rubric.trust, TrustBook):
+    if not isinstance(rubric.trust, TrustBook):
         return None
     book = rubric.trust
     try:
