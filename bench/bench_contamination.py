@@ -28,6 +28,18 @@ What one run measures, per shape, on the same file:
 The machine may be shared: the load average (``os.getloadavg()``) is printed when each scan starts, and
 throughput is CPU time, not wall clock. Run: ``.venv/bin/python bench/bench_contamination.py``
 (``--size-mb 200``; the second size is a quarter of it).
+
+**One process against two** (``--processes-only``, issue 38): both shapes at each of ``--sizes`` (MB),
+scanned in fresh processes by :func:`~judgekit.contamination.parallel.scan_files` with 1 and with 2
+processes, by this tree and, with ``--before-src``, by an older tree's ``src`` (its 2-process runs split
+files into 64 MiB ranges, as its own benchmark did; this tree plans its ranges itself), the variants
+interleaved, ``--repeats`` times each. It prints the median wall time of the scan (index loaded, report
+built), the CPU seconds of the scanning process and its workers, the load average before each scan, the
+ratio one process / two processes, what the automatic plan (``processes=0``) chooses, and the SHA-256 of
+the JSON report of every scan (all of this tree's must be equal). Generated files are deleted at the end::
+
+    .venv/bin/python bench/bench_contamination.py --processes-only --sizes 8,32,200,1000 \
+        --before-src /tmp/before/src
 """
 
 from __future__ import annotations
@@ -38,6 +50,7 @@ import json
 import os
 import random
 import re
+import shutil
 import statistics
 import subprocess
 import sys
@@ -531,6 +544,167 @@ def _fmt(v: float | str) -> str:
     return f"{v:7.1f}" if isinstance(v, float) else v
 
 
+_PROCESS_RUNNER = r"""
+import hashlib, json, os, resource, sys, time
+from pathlib import Path
+from judgekit.contamination.index import key_from_bytes, read_index
+from judgekit.contamination.parallel import scan_files
+from judgekit.contamination.report import build_report, render_json
+from judgekit.contamination.scan import ScanOptions
+
+def cpu(who):
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+def main():
+    export, index_path, key, processes, split = sys.argv[1:6]
+    k = key_from_bytes(key.encode())
+    load = os.getloadavg()[0]
+    c0 = cpu(resource.RUSAGE_SELF)
+    t0 = time.perf_counter()
+    idx = read_index(Path(index_path), k)
+    plan = {"processes": int(processes)}
+    if split != "auto":
+        plan["split_bytes"] = int(split)
+    res = scan_files([Path(export)], idx, k, ScanOptions(), **plan)
+    text = render_json(build_report(res, idx, threshold=0.5))
+    dt = time.perf_counter() - t0
+    leaks = json.loads(text)["leaks"]
+    chosen = None
+    try:
+        from judgekit.contamination.parallel import plan_scan
+        chosen = plan_scan([Path(export)]).processes
+    except ImportError:
+        pass
+    json.dump({"seconds": dt, "load": load, "auto": chosen,
+               "cpu_seconds": cpu(resource.RUSAGE_SELF) - c0 + cpu(resource.RUSAGE_CHILDREN),
+               "children_cpu_seconds": cpu(resource.RUSAGE_CHILDREN),
+               "report": hashlib.sha256(text.encode()).hexdigest()[:16],
+               "findings": hashlib.sha256(json.dumps(leaks).encode()).hexdigest()[:16]}, sys.stdout)
+
+if __name__ == "__main__":
+    main()
+"""
+
+
+def _children(pid: int) -> list[int]:
+    """The child processes of ``pid`` (Linux ``/proc``), or none once it has gone."""
+    try:
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def _cpu_of(pid: int) -> float | None:
+    """CPU seconds (user + system) ``pid`` has used so far, or ``None`` once it has gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def run_processes(export: Path, index_path: Path, processes: int, split: str, src: Path) -> dict[str, Any]:
+    """One scan in a fresh process whose ``judgekit`` comes from ``src``; timed from reading the index.
+
+    While it runs, the CPU time of each of its worker processes is sampled every 20 ms from ``/proc``
+    (the last sample of a worker before it exits, so up to 20 ms short): the busiest worker's CPU time
+    plus the scanning process's own is the scan's *critical path*, the wall time it would take with a
+    free core per process. It does not depend on the machine's load the way wall time does.
+    """
+    runner = export.parent / "process_runner.py"  # a file, not -c: spawned workers re-import __main__
+    runner.write_text(_PROCESS_RUNNER, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(src)}
+    argv = [sys.executable, str(runner), str(export), str(index_path), KEY.decode(), str(processes), split]
+    worker_cpu: dict[int, float] = {}
+    with subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env) as proc:
+        while proc.poll() is None:
+            for child in _children(proc.pid):
+                used = _cpu_of(child)
+                if used is not None:
+                    worker_cpu[child] = max(used, worker_cpu.get(child, 0.0))
+            time.sleep(0.02)
+        out, err = proc.communicate()
+    if proc.returncode:
+        raise RuntimeError(f"the scan failed ({proc.returncode}): {err[-2000:]}")
+    result: dict[str, Any] = json.loads(out)
+    # Workers doing real work (spawn also starts a resource tracker, which idles).
+    busy = sorted(worker_cpu.values(), reverse=True)[: max(1, processes)]
+    own = result["cpu_seconds"] - result["children_cpu_seconds"]
+    result["critical_path"] = own + (busy[0] if processes > 1 and busy else 0.0)
+    return result
+
+
+def processes_only(args: argparse.Namespace, tmp: Path) -> None:
+    """One process against two at each size, this tree and (``--before-src``) an older one."""
+    from judgekit.contamination.index import IndexOptions, build_index, key_from_bytes, write_index
+
+    sizes = [float(x) for x in args.sizes.split(",")]
+    shapes = [x.strip() for x in args.shapes.split(",") if x.strip()]
+    trees = [("after", ROOT / "src")] + ([("before", args.before_src)] if args.before_src else [])
+    print(
+        f"CPUs: {os.cpu_count()}; load average at start: {LOAD0:.1f}; trees: "
+        + ", ".join(f"{name} = {src}" for name, src in trees)
+    )
+    index_path = tmp / "golden.jkc"
+    for size in sizes:
+        files = {}
+        gen = generate(tmp / f"project-{size:g}.jsonl", size, args.cases, args.leaks_per_kind, args.seed)
+        if not index_path.exists():
+            key = key_from_bytes(KEY)
+            items = [(c["id"], [(t["field"], t["text"]) for t in c["texts"]]) for c in gen["cases"]]
+            write_index(build_index(items, key, IndexOptions()), index_path, key)
+        files["project"] = tmp / f"project-{size:g}.jsonl"
+        if "long" in shapes:
+            files["long"] = tmp / f"long-{size:g}.jsonl"
+            words = Words(random.Random(args.seed + 1))
+            generate_long(files["long"], size, gen["cases"], words, args.leaks_per_kind, args.seed)
+        for shape in shapes:
+            path = files[shape]
+            mb = path.stat().st_size / 1e6
+            variants = [(tree, p) for tree, _ in trees for p in (1, 2)]
+            runs: dict[tuple[str, int], list[dict[str, Any]]] = {v: [] for v in variants}
+            for _ in range(args.repeats):
+                for tree, p in variants:
+                    src = dict(trees)[tree]
+                    split = str(64 << 20) if (tree == "before" and p == 2) else "auto"
+                    runs[tree, p].append(run_processes(path, index_path, p, split, src))
+            print(
+                f"\n=== {shape}, {mb:.0f} MB: median of {args.repeats} (wall s / CPU s; load before each) ==="
+            )
+            for tree, _ in trees:
+                one, two = runs[tree, 1], runs[tree, 2]
+                w1 = statistics.median(r["seconds"] for r in one)
+                w2 = statistics.median(r["seconds"] for r in two)
+                c1 = statistics.median(r["cpu_seconds"] for r in one)
+                c2 = statistics.median(r["cpu_seconds"] for r in two)
+                k1 = statistics.median(r["critical_path"] for r in one)
+                k2 = statistics.median(r["critical_path"] for r in two)
+                loads = "/".join(f"{r['load']:.1f}" for r in one + two)
+                print(
+                    f"  {tree:6s} 1 process {w1:6.2f} s / {c1:5.2f} CPU-s   2 processes {w2:6.2f} s / "
+                    f"{c2:5.2f} CPU-s   wall ratio 1p/2p {w1 / w2:4.2f}x   CPU efficiency {c1 / c2:4.0%}\n"
+                    f"         critical path (CPU-s): 1 process {k1:5.2f}, 2 processes {k2:5.2f}: "
+                    f"ratio {k1 / k2:4.2f}x   loads {loads}"
+                )
+                reports = {r["report"] for r in one + two}
+                findings = {r["findings"] for r in one + two}
+                print(
+                    f"         reports: {len(reports)} distinct ({', '.join(sorted(reports))}); "
+                    f"findings: {len(findings)} distinct; automatic plan: {one[0]['auto'] or '-'} process(es)"
+                )
+            if len(trees) > 1:
+                same = {r["findings"] for rs in runs.values() for r in rs}
+                print(
+                    f"  findings equal across trees and process counts: {'yes' if len(same) == 1 else 'NO'}"
+                )
+        for path in files.values():  # generated per size, deleted before the next (disk is shared)
+            path.unlink()
+    print(f"\nload average at the end: {os.getloadavg()[0]:.1f}")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--size-mb", type=float, default=200, help="export size in MB per shape (default 200)")
@@ -544,12 +718,22 @@ def main() -> None:
     ap.add_argument("--shapes", default="project,long", help="comma-separated: project, long")
     ap.add_argument("--seed", type=int, default=7)
     ap.add_argument("--dir", type=Path, default=None, help="working directory (default: a temporary one)")
+    ap.add_argument("--processes-only", action="store_true", help="one process against two (see above)")
+    ap.add_argument("--sizes", default="8,32,200,1000", help="--processes-only: export sizes in MB")
+    ap.add_argument("--before-src", type=Path, default=None, help="--processes-only: an older tree's src")
     args = ap.parse_args()
 
     from judgekit.contamination.index import IndexOptions, build_index, key_from_bytes, write_index
 
     tmp = Path(args.dir or tempfile.mkdtemp(prefix="jk-bench-"))
     tmp.mkdir(parents=True, exist_ok=True)
+    if args.processes_only:
+        try:
+            processes_only(args, tmp)
+        finally:
+            if args.dir is None:
+                shutil.rmtree(tmp, ignore_errors=True)
+        return
     shapes = [x.strip() for x in args.shapes.split(",") if x.strip()]
     sizes = (args.size_mb, args.size_mb / 4)
     t0 = time.perf_counter()

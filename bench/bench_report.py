@@ -1,439 +1,309 @@
-"""Benchmark ``judgekit report`` on result lines as ``judgekit grade`` writes them: time and peak memory.
+"""Benchmark ``judgekit report`` and ``compare`` on real ``judgekit grade`` lines against parse floors.
 
-The results file has lines like ``judgekit grade`` writes: 14 checks per trial (10 deterministic rule checks
-with call evidence, 4 judged criteria with a quote and the judge's note with its fingerprint and cost),
-the run record, the judge fingerprint, the grading configuration, the transcript source, the cost: about
-8 KB per line. The mix: a pass probability per task, about 1 % error and 0.5 % insufficient-information
-trials, one failed rule check in each failed trial.
+The lines are real: the bundled example's own results (``judgekit demo`` grades the recorded trials of
+two agent versions, ``results/agent-v1.jsonl`` and ``results/agent-v2.jsonl``: about 12 KB a line, with
+the judge's notes, quotes, fingerprints and costs), replicated to N lines with distinct case ids
+(``gs-double-charge~000017``; or distinct trial numbers with ``--distinct trials``), everything else
+byte for byte as graded, so the run record, the grader and the provenance stay those of the one run. Two
+variants:
 
-Each method runs in its own subprocess (so its peak RSS is its own: ``ru_maxrss``, the kernel's VmHWM),
-on the same file, and reports CPU seconds, wall seconds and peak RSS, with the load average before it:
+* ``real``: the lines as graded;
+* ``judge-heavy``: each line's judged criteria (its ``rubric`` checks, with their quotes and the judge's
+  notes) three times over, ids suffixed, and nothing else: lines dominated by judged criteria;
+* ``synthetic`` (secondary, ``--variant synthetic``): the earlier hand-written template, 14 checks a line.
 
-1. ``before``: the streamed report (``report_run`` of a path; ``stream_run_report`` before the one
-   engine) of the code given by ``--before-src`` (a ``src`` directory, e.g. of
-   ``git archive HEAD`` extracted into /tmp): every line through the hostile-input checks and pydantic.
-2. ``after``: ``report_run`` of the file's path, in this checkout (what ``judgekit report`` runs): the
-   exact fast path (a typed msgspec mirror of the schema), the full path for any line it is not certain
-   about.
-3. ``in-memory``: ``read_results`` then ``report_run`` of the lines in memory, in this checkout (every
-   line kept): run on the small file only, to check the streamed report against it.
-4. ``loop``: a fair single-pass loop: ``msgspec`` decodes each line's verdict and case id only (no
-   validation, no hostile-input checks), counts once per task, pass^k from the counts with
-   ``math.comb``. What the report's headline numbers cost with nothing else.
-5. ``decode``: the floor of any report that validates every field: each line decoded by the fast path's
-   typed mirror (:data:`judgekit.results._FAST_DECODE`) and dropped; no hostile-input test, no duplicate-key
-   proof, nothing counted.
-6. ``decode+count``: the floor of today's aggregation: the same decode, every line fed to
-   :class:`~judgekit.reports.run_model.RunAccumulator` and the report built (its JSON must equal
-   ``after``'s: the lines are all ones the fast path accepts). ``after`` minus this is what the
-   hostile-input tests and the duplicate-key proof cost.
+File A is agent v1's lines, file B agent v2's (``compare`` compares B with A). Before any figure, the
+first 200 lines of each file are checked to be what ``judgekit grade`` writes (``dump_result_line`` of
+the line read back gives the same bytes).
 
-Before any figure is printed: the first 200 lines are checked to be what ``judgekit grade`` writes
-(``dump_result_line`` of the line read back gives the same bytes); on both files the reports of
-``before`` and ``after`` (and on the small file ``in-memory``) are checked to be the same JSON text (by
-SHA-256, with the ``cached_tokens`` cost column, which another change adds at the same time, left out of
-both), and the loop's pass^1 to agree with the report's.
+Each measurement is its own subprocess (a fresh interpreter, so its import cost, CPU and peak RSS are its
+own: the child's ``ru_utime + ru_stime`` and ``ru_maxrss`` from ``os.wait4``), with the 1-minute load
+average printed before it:
 
-Run: ``.venv/bin/python bench/bench_report.py`` (``--lines 40000`` for a quick run).
+* floors: ``read`` (read the file and split it into lines), ``orjson`` (``orjson.loads`` of each line),
+  ``jiter`` (``jiter.from_json(line, catch_duplicate_keys=True)``: jiter can refuse a repeated key, so
+  this floor does), ``msgspec`` (the typed decode of the whole schema: the fast path's mirror,
+  ``judgekit.results._FAST_DECODE``, of this checkout);
+* ``report``: ``judgekit report A --format json``; ``compare``: ``judgekit compare A B --format json``;
+  each as ``after`` (this checkout) and, with ``--before-src``, ``before`` (that ``src`` directory first
+  on ``PYTHONPATH``, e.g. ``git worktree add /tmp/old f8a1885`` then ``--before-src /tmp/old/src``), on
+  files of at most ``--before-max-lines`` lines (40,000: the old code takes minutes a file).
+
+``before`` and ``after`` must write the same report and comparison bytes (SHA-256 compared; the run
+stops otherwise). The ratio printed is the command's CPU over the orjson floor of the same file(s)
+(``compare``: over the sum of both files' orjson floors).
+
+Run: ``.venv/bin/python bench/bench_report.py --lines 40000 --before-src /tmp/old/src`` (400,000 real
+lines are about 4.8 GB a file; the files go under ``--tmp`` and are deleted after each size).
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import importlib
 import json
 import os
-import random
-import resource
+import shutil
 import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import msgspec
-
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
+sys.path.insert(0, str(ROOT / "bench"))
 
-FAILURES = (
-    "wrong_tool",
-    "invalid_arguments",
-    "policy_violation",
-    "incomplete_execution",
-    "incorrect_reporting",
-)
-TRIALS = 40
-
-
-def _line(rng: random.Random, task: int, trial: int, p: float, version: str) -> dict[str, Any]:
-    """One result line shaped like ``judgekit grade``'s, with 14 checks and their evidence."""
-    r = rng.random()
-    if r < 0.01:
-        verdict = "error"
-    elif r < 0.015:
-        verdict = "insufficient_information"
-    else:
-        verdict = "pass" if rng.random() < p else "fail"
-    checks: list[dict[str, Any]] = []
-    for i in range(10):
-        failed = verdict == "fail" and i == 3
-        checks.append(
-            {
-                "check_id": f"rule:{i}",
-                "layer": "trajectory",
-                "verdict": "fail" if failed else "pass",
-                "gate": True,
-                "reason": f"called refund_order with amount {rng.randint(1, 999)} over the limit"
-                if failed
-                else "",
-                "category": FAILURES[task % 5] if failed else None,
-                "evidence": [
-                    {
-                        "kind": "call",
-                        "summary": f"tool call {i} lookup_order(order_id='A{rng.randint(1000, 9999)}')",
-                        "call_index": i,
-                        "tool": "lookup_order",
-                        "arguments": {"order_id": f"A{rng.randint(1000, 9999)}", "include": ["items"]},
-                        "quote": None,
-                        "message_index": i * 2,
-                        "data": {"ms": rng.randint(1, 400)},
-                    }
-                ],
-                "trust": "not_required",
-                "trust_reason": "",
-                "score": None,
-                "weight": 1.0,
-            }
-        )
-    for c in range(4):
-        undecided = verdict in ("error", "insufficient_information") and c == 0
-        checks.append(
-            {
-                "check_id": f"criterion:c{c}",
-                "layer": "rubric",
-                "verdict": verdict if undecided else "pass",
-                "gate": True,
-                "reason": "the judge could not decide" if undecided else "",
-                "category": None,
-                "evidence": [
-                    {
-                        "kind": "quote",
-                        "summary": "the agent said",
-                        "call_index": None,
-                        "tool": None,
-                        "arguments": None,
-                        "quote": "I have refunded the order and emailed the customer a confirmation. " * 2,
-                        "message_index": 5,
-                        "data": None,
-                    },
-                    {
-                        "kind": "note",
-                        "summary": "judge gpt-4o-mini",
-                        "call_index": None,
-                        "tool": None,
-                        "arguments": None,
-                        "quote": None,
-                        "message_index": None,
-                        "data": {
-                            "fingerprint": "ab" * 16,
-                            "model": "gpt-4o-mini",
-                            "cost": {
-                                "prompt_tokens": rng.randint(800, 1500),
-                                "completion_tokens": rng.randint(50, 200),
-                                "usd": round(rng.random() / 1000, 7),
-                                "replayed": 0,
-                            },
-                        },
-                    },
-                ],
-                "trust": "trusted",
-                "trust_reason": "calibration record r1 trusts this fingerprint",
-                "score": round(rng.random(), 3),
-                "weight": 1.0,
-            }
-        )
-    return {
-        "schema_version": 1,
-        "run_id": "run-2026-12-01",
-        "case": {
-            "id": f"task-{task:05d}",
-            "version": 1,
-            "slice": ("real_failures", "policy_edge", "regression")[task % 3],
-            "category": ("normal", "edge", "regression")[task % 3],
-            "severity": ("critical", "high", "medium", "low")[task % 4],
-            "policy_refs": ["refunds@3"],
-        },
-        "trial": trial,
-        "verdict": verdict,
-        "reason": "",
-        "quality": round(rng.random(), 3),
-        "checks": checks,
-        "failure_categories": [FAILURES[task % 5]] if verdict == "fail" else [],
-        "run": {
-            "agent_model": "agent-x",
-            "prompt_hash": "p" * 64,
-            "tool_definitions_hash": "t" * 64,
-            "app_version": "1.4.2",
-            "fixture_version": "f1",
-            "config": {"temperature": 0.2},
-        },
-        "judge_fingerprint": {"hex": "ab" * 16, "model": "gpt-4o-mini"},
-        "grader": None,
-        "untrusted_verdicts": 0,
-        "untrusted_policy": "withhold",
-        "grading": {"judge_model": "gpt-4o-mini", "concurrency": 8},
-        "judgekit_version": version,
-        "source": {"file": "transcripts.jsonl", "line": task * TRIALS + trial, "sha256": "0" * 64},
-        "cost_usd": 0.0021,
-        "cost_unknown_reason": None,
-        "duration_s": 1.25,
-        "provenance": {
-            "method": "judgekit grade",
-            "seed": None,
-            "judgekit_version": version,
-            "case_set_revision": "3f9c2a1",
-            "case_set_dirty": False,
-            "case_set_revision_note": None,
-            "dependencies": {"litellm": "1.50.0", "pydantic": "2.9.2"},
-            "python": "3.12.3",
-            "thresholds": {},
-        },
-    }
-
-
-def generate(path: Path, lines: int, seed: int = 7) -> None:
-    """Write ``lines`` result lines (tasks of 40 trials each)."""
-    from judgekit import __version__
-
-    rng = random.Random(seed)
-    with path.open("w") as handle:
-        p = 0.0
-        for n in range(lines):
-            task, trial = divmod(n, TRIALS)
-            if trial == 0:
-                p = rng.random() ** 0.5
-            handle.write(
-                json.dumps(_line(rng, task, trial + 1, p, __version__), separators=(",", ":")) + "\n"
-            )
-
-
-# --------------------------------------------------------------------------- the methods (in a subprocess)
-
-
-def _report(report: Any) -> dict[str, Any]:
-    from judgekit.reports.run_json import render_run_json
-
-    return {"json": render_run_json(report), "pass1": report.suites[0].pass_hat[0].value}
-
-
-def _comparable(text: str) -> str:
-    """The report's JSON text without ``cached_tokens`` (a cost column today's code may not have yet)."""
-
-    def strip(value: Any) -> Any:
-        if isinstance(value, dict):
-            return {k: strip(v) for k, v in value.items() if k != "cached_tokens"}
-        if isinstance(value, list):
-            return [strip(v) for v in value]
-        return value
-
-    return json.dumps(strip(json.loads(text))) if text else ""
-
-
-def _in_memory(path: Path) -> dict[str, Any]:
-    from judgekit.reports.run_model import report_run
-    from judgekit.results import read_results
-
-    return _report(report_run(read_results(path), undecided="fail")[0])
-
-
-def _streamed(path: Path) -> dict[str, Any]:
-    try:
-        from judgekit.reports.run_model import report_run
-    except ImportError:  # a --before-src from before the one report engine: its streamed report
-        report_run = importlib.import_module("judgekit.reports.run_stream").stream_run_report
-
-    report, _ = report_run(path, undecided="fail")
-    return _report(report)
-
-
-def _loop(path: Path) -> dict[str, Any]:
-    """One pass, counting once per task; pass^1 of the capability suite from the counts."""
-    import math
-
-    decode = msgspec.json.Decoder(_LoopLine).decode
-    tasks: dict[str, list[int]] = {}
-    regression: set[str] = set()
-    with path.open("rb") as handle:
-        for raw in handle:
-            line = decode(raw)
-            counts = tasks.get(line.case.id)
-            if counts is None:
-                counts = tasks[line.case.id] = [0, 0]
-                if line.case.category == "regression" or line.case.slice in ("regression", "regressions"):
-                    regression.add(line.case.id)
-            counts[0] += 1
-            counts[1] += line.verdict == "pass"
-    capability = [c for cid, c in tasks.items() if cid not in regression]
-    k_max = max(n for n, _ in capability)
-    curve = [
-        sum(math.comb(c, k) / math.comb(n, k) for n, c in capability if n >= k)
-        / sum(1 for n, _ in capability if n >= k)
-        for k in range(1, k_max + 1)
-    ]
-    return {"json": "", "pass1": curve[0]}
-
-
-class _LoopCase(msgspec.Struct):
-    id: str
-    slice: str | None = None
-    category: str | None = None
-
-
-class _LoopLine(msgspec.Struct):
-    """The two fields the loop reads; msgspec skips the rest of the line without building it."""
-
-    case: _LoopCase
-    verdict: str
-
-
-def _decode(path: Path) -> dict[str, Any]:
-    """Every line through the typed mirror's decoder, nothing else (the floor of full validation)."""
-    from judgekit.results import _FAST_DECODE
-
-    lines = 0
-    with path.open("rb") as handle:
-        for raw in handle:
-            _FAST_DECODE(raw)
-            lines += 1
-    return {"json": "", "pass1": None, "lines": lines}
-
-
-def _decode_count(path: Path) -> dict[str, Any]:
-    """The typed decode and the report's one accumulation, with no hostile-input test and no proof."""
-    from judgekit.reports.retirement import DEFAULT_MIN_TRIALS, DEFAULT_RELEASES, RetirementTallies
-    from judgekit.reports.run_model import DEFAULT_REGRESSION_SLICES, RunAccumulator
-    from judgekit.results import _FAST_DECODE, paused_gc
-
-    acc = RunAccumulator(
-        known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
-    )
-    with paused_gc(), path.open("rb") as handle:
-        for raw in handle:
-            acc.add(_FAST_DECODE(raw))
-        report = acc.report(
-            file=path.name,
-            path=path,
-            problems_in=(),
-            policy="fail",
-            k=None,
-            retire_after=DEFAULT_RELEASES,
-            retire_min_trials=DEFAULT_MIN_TRIALS,
-            regression_slices=DEFAULT_REGRESSION_SLICES,
-            splits={},
-        )
-    return _report(report)
-
-
-METHODS = {
-    "before": _streamed,
-    "after": _streamed,
-    "in-memory": _in_memory,
-    "loop": _loop,
-    "decode": _decode,
-    "decode+count": _decode_count,
+FLOORS = {
+    "read": "for raw in handle:\n    n += 1",
+    "orjson": "import orjson\nloads = orjson.loads\nfor raw in handle:\n    loads(raw); n += 1",
+    "jiter": "import jiter\nload = jiter.from_json\nfor raw in handle:\n"
+    "    load(raw, catch_duplicate_keys=True); n += 1",
+    "msgspec": "from judgekit.results import _FAST_DECODE as decode\nfor raw in handle:\n"
+    "    decode(raw); n += 1",
 }
+"""Each floor's loop over the lines of ``handle`` (a file opened in binary mode), counting them in ``n``."""
+
+CASE_ID = "@@bench-case-id@@"
+TRIAL = 987_654_321
 
 
-def _child(method: str, path: Path, out: Path) -> None:
-    if method == "before":
-        sys.path.insert(0, os.environ["BENCH_BEFORE_SRC"])
-    t_cpu, t_wall = time.process_time(), time.perf_counter()
-    result = METHODS[method](path)
-    result["cpu_s"] = time.process_time() - t_cpu
-    result["wall_s"] = time.perf_counter() - t_wall
-    result["peak_rss_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    # after the measurement: the report text's hash, the cached_tokens column left out
-    result["sha256"] = hashlib.sha256(_comparable(result.pop("json")).encode()).hexdigest()
-    out.write_text(json.dumps(result))
+# --------------------------------------------------------------------------- the real lines
 
 
-def run(method: str, path: Path, tmp: Path, before_src: str) -> dict[str, Any]:
-    """Run one method on one file in a fresh interpreter; its figures, with the load average before."""
-    out = tmp / f"{method}-{path.stem}.json"
-    load = os.getloadavg()[0]
-    subprocess.run(
-        [sys.executable, __file__, "--child", method, str(path), str(out)],
-        check=True,
-        env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True", "BENCH_BEFORE_SRC": before_src},
+def demo_results(folder: Path | None, tmp: Path) -> tuple[Path, Path]:
+    """The demo's two results files: from ``folder`` (an earlier ``judgekit demo --out``) or a fresh demo."""
+    if folder is None:
+        folder = tmp / "demo"
+        subprocess.run(
+            [sys.executable, "-c", "from judgekit.cli import main; main()", "demo", "--out", str(folder)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env={**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"},
+        )
+    return folder / "results" / "agent-v1.jsonl", folder / "results" / "agent-v2.jsonl"
+
+
+def _judge_heavy(line: Any) -> Any:
+    """The line with only its judged criteria, each three times (ids suffixed), or ``None`` without any."""
+    from judgekit.results import failure_categories
+
+    judged = [c for c in line.checks if c.layer == "rubric"]
+    if not judged:
+        return None
+    checks = tuple(
+        c.model_copy(update={"check_id": c.check_id if n == 0 else f"{c.check_id}/{n + 1}"})
+        for n in range(3)
+        for c in judged
     )
-    result: dict[str, Any] = json.loads(out.read_text())
-    result["load"] = load
-    return result
+    return line.model_copy(update={"checks": checks, "failure_categories": failure_categories(checks)})
 
 
-def _check_grade_shaped(path: Path, lines: int = 200) -> None:
+def templates(path: Path, variant: str) -> list[tuple[str, str, int]]:
+    """The lines of a demo results file as ``(template text, case id, trial)``.
+
+    The template is the line exactly as ``judgekit grade`` writes it (``dump_result_line``), with the case
+    id and the trial replaced by placeholders that :func:`replicate` fills in.
+    """
+    from judgekit.results import ResultLine, dump_result_line
+
+    out = []
+    for raw in path.read_bytes().splitlines():
+        line = ResultLine.model_validate_json(raw)
+        if variant == "judge-heavy":
+            line = _judge_heavy(line)
+            if line is None:
+                continue
+        marked = line.model_copy(
+            update={"case": line.case.model_copy(update={"id": CASE_ID}), "trial": TRIAL}
+        )
+        text = dump_result_line(marked)
+        if text.count(CASE_ID) != 1 or text.count(f'"trial":{TRIAL},') != 1:
+            raise SystemExit(f"cannot place the case id and trial in a line of {path}")
+        out.append((text, line.case.id, line.trial))
+    return out
+
+
+def replicate(rows: list[tuple[str, str, int]], target: Path, lines: int, distinct: str) -> None:
+    """Write ``lines`` lines: copy ``j`` of the demo's lines has case ids ``id~j`` (or trials ``t + j*T``)."""
+    max_trial = max(t for _, _, t in rows)
+    parts = [
+        (text.replace(f'"trial":{TRIAL},', '"trial":{trial},').replace(CASE_ID, "{case}"), case, trial)
+        for text, case, trial in rows
+    ]
+    # escape the template's own braces, then restore the two fields
+    parts = [
+        (
+            t.replace("{", "{{")
+            .replace("}", "}}")
+            .replace("{{trial}}", "{trial}")
+            .replace("{{case}}", "{case}"),
+            c,
+            n,
+        )
+        for t, c, n in parts
+    ]
+    written = 0
+    copy = 0
+    with target.open("w", encoding="utf-8") as handle:
+        while written < lines:
+            for template, case, trial in parts:
+                if written == lines:
+                    break
+                if distinct == "cases":
+                    case_id = json.dumps(f"{case}~{copy:06d}", ensure_ascii=False)[1:-1]
+                    handle.write(template.format(case=case_id, trial=trial) + "\n")
+                else:
+                    handle.write(template.format(case=case, trial=trial + copy * max_trial) + "\n")
+                written += 1
+            copy += 1
+
+
+def synthetic(target: Path, lines: int) -> None:
+    """The earlier hand-written template (``bench_report_synthetic``), kept as a secondary variant."""
+    from bench_report_synthetic import generate
+
+    generate(target, lines)
+
+
+def check_grade_shaped(path: Path, lines: int = 200) -> None:
     """Refuse to measure unless the first lines are byte for byte what ``judgekit grade`` writes."""
     from judgekit.results import ResultLine, dump_result_line
 
     with path.open("rb") as handle:
         for _, raw in zip(range(lines), handle, strict=False):
             if dump_result_line(ResultLine.model_validate_json(raw)) + "\n" != raw.decode():
-                raise SystemExit("the generated lines are not what judgekit grade writes")
+                raise SystemExit(f"the lines of {path} are not what judgekit grade writes")
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def measure(argv: list[str], env: dict[str, str], stdout: Path | None = None) -> dict[str, Any]:
+    """Run ``argv`` in a child; its CPU seconds, wall seconds, peak RSS (MB) and the load before it."""
+    load = os.getloadavg()[0]
+    t0 = time.perf_counter()
+    with open(stdout or os.devnull, "wb") as out:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.PIPE)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - t0
+        err = proc.stderr.read().decode() if proc.stderr else ""
+    code = os.waitstatus_to_exitcode(status)
+    if code not in (0, 1):  # compare exits 1 on a regression
+        raise SystemExit(f"{' '.join(argv[:6])} ... exited {code}: {err[-2000:]}")
+    return {
+        "cpu_s": usage.ru_utime + usage.ru_stime,
+        "wall_s": wall,
+        "peak_rss_mb": usage.ru_maxrss / 1024,
+        "load": load,
+    }
+
+
+def floor(name: str, path: Path, env: dict[str, str]) -> dict[str, Any]:
+    """One floor over one file in a fresh interpreter."""
+    code = f"n = 0\nwith open({str(path)!r}, 'rb') as handle:\n" + "".join(
+        f"    {row}\n" for row in FLOORS[name].splitlines()
+    )
+    return measure([sys.executable, "-c", code], env)
+
+
+def command(args: list[str], env: dict[str, str], out: Path) -> dict[str, Any]:
+    """One ``judgekit`` command in a fresh interpreter; its figures and the SHA-256 of what it wrote."""
+    result = measure(
+        [sys.executable, "-c", "from judgekit.cli import main; main()", *args, "-o", str(out)], env
+    )
+    result["sha256"] = hashlib.sha256(out.read_bytes()).hexdigest()
+    return result
+
+
+def bench(
+    a: Path, b: Path, lines: int, args: argparse.Namespace, tmp: Path
+) -> Iterator[tuple[str, dict[str, Any]]]:
+    """Every floor and command on one pair of files, one row at a time; stops if before and after differ."""
+    env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+    env.pop("PYTHONPATH", None)
+    codes = [("after", env)]
+    if args.before_src and lines <= args.before_max_lines:
+        codes.insert(0, ("before", {**env, "PYTHONPATH": args.before_src}))
+    orjson = {}
+    for name in FLOORS:
+        row = floor(name, a, env)
+        orjson["a"] = row["cpu_s"] if name == "orjson" else orjson.get("a", 0.0)
+        yield f"floor {name} (A)", row
+    row = floor("orjson", b, env)
+    orjson["b"] = row["cpu_s"]
+    yield "floor orjson (B)", row
+    hashes: dict[str, set[str]] = {"report": set(), "compare": set()}
+    for code, code_env in codes:
+        report = command(["report", str(a), "--format", "json"], code_env, tmp / f"report-{code}.json")
+        report["ratio"] = report["cpu_s"] / orjson["a"]
+        hashes["report"].add(report["sha256"])
+        yield f"report ({code})", report
+        comparison = command(
+            ["compare", str(a), str(b), "--format", "json"], code_env, tmp / f"compare-{code}.json"
+        )
+        comparison["ratio"] = comparison["cpu_s"] / (orjson["a"] + orjson["b"])
+        hashes["compare"].add(comparison["sha256"])
+        yield f"compare ({code})", comparison
+    for what, seen in hashes.items():
+        if len(seen) != 1:
+            raise SystemExit(f"{what}: before and after wrote different bytes on {lines:,} lines")
 
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--lines", type=int, default=400_000, help="Lines of the full file.")
+    parser.add_argument("--lines", type=int, nargs="+", default=[40_000, 400_000], help="Lines a file.")
     parser.add_argument(
-        "--in-memory-lines", type=int, default=20_000, help="Lines of the small file (in-memory path too)."
+        "--variant", nargs="+", choices=("real", "judge-heavy", "synthetic"), default=["real", "judge-heavy"]
     )
-    parser.add_argument("--before-src", help="The src directory of the code to compare with (required).")
-    parser.add_argument("--child", nargs=3, metavar=("METHOD", "PATH", "OUT"), help=argparse.SUPPRESS)
+    parser.add_argument(
+        "--distinct", choices=("cases", "trials"), default="cases", help="What replicas vary."
+    )
+    parser.add_argument("--before-src", help="A src directory to measure as 'before' (e.g. of f8a1885).")
+    parser.add_argument(
+        "--before-max-lines", type=int, default=40_000, help="Measure 'before' only on files this small."
+    )
+    parser.add_argument(
+        "--demo", type=Path, help="An earlier `judgekit demo --out` folder (default: run it)."
+    )
+    parser.add_argument("--tmp", type=Path, help="Where the generated files go (default: a new /tmp folder).")
     args = parser.parse_args(argv)
-    if args.child:
-        _child(args.child[0], Path(args.child[1]), Path(args.child[2]))
-        return
-    if not args.before_src:
-        parser.error("--before-src is required: the src directory of today's code (git archive HEAD src)")
-    with tempfile.TemporaryDirectory() as tmp_name:
-        tmp = Path(tmp_name)
-        small, full = tmp / "small.jsonl", tmp / "full.jsonl"
-        t0 = time.perf_counter()
-        generate(small, args.in_memory_lines)
-        generate(full, args.lines)
-        _check_grade_shaped(full)
-        size = full.stat().st_size
-        print(
-            f"generated {args.lines:,} lines ({size / 1e9:.2f} GB, {size / args.lines / 1e3:.1f} KB a line) "
-            f"and {args.in_memory_lines:,} lines in {time.perf_counter() - t0:.0f} s; {os.cpu_count()} CPUs"
-        )
-        rows: list[tuple[str, int, dict[str, Any]]] = []
-        for path, n, methods in (
-            (small, args.in_memory_lines, ("before", "after", "in-memory", "decode+count", "decode", "loop")),
-            (full, args.lines, ("before", "after", "decode+count", "decode", "loop")),
-        ):
-            results = {m: run(m, path, tmp, args.before_src) for m in methods}
-            if len({r["sha256"] for m, r in results.items() if m not in ("loop", "decode")}) != 1:
-                raise SystemExit(f"the reports differ on {n:,} lines: " + str(results))
-            if results["decode"]["lines"] != n:
-                raise SystemExit(f"decode read {results['decode']['lines']:,} lines of {n:,}")
-            for result in results.values():
-                if result["pass1"] is not None and abs(result["pass1"] - results["before"]["pass1"]) > 1e-12:
-                    raise SystemExit("the loop's pass^1 disagrees with the report's")
-            rows.extend((m, n, r) for m, r in results.items())
-        print(
-            "before, after, in-memory and decode+count give the same report JSON; the loop's pass^1 agrees\n"
-        )
-        print("| method | lines | CPU s | wall s | peak RSS | us/line (CPU) | load avg (1 min, before) |")
-        print("|---|---|---|---|---|---|---|")
-        for method, n, r in rows:
-            print(
-                f"| {method} | {n:,} | {r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['peak_rss_mb']:,.0f} MB "
-                f"| {r['cpu_s'] / n * 1e6:.0f} | {r['load']:.2f} |"
-            )
+    tmp = Path(tempfile.mkdtemp(prefix="bench-report-", dir=args.tmp))
+    try:
+        v1, v2 = demo_results(args.demo, tmp)
+        when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())
+        print(f"{os.cpu_count()} CPUs; {when}; lines from {v1.parent}")
+        print("| variant | lines | MB a file | what | CPU s | wall s | peak RSS MB | x orjson | load |")
+        print("|---|---|---|---|---|---|---|---|---|")
+        for variant in args.variant:
+            rows_a = rows_b = None
+            if variant != "synthetic":
+                rows_a, rows_b = templates(v1, variant), templates(v2, variant)
+            for lines in args.lines:
+                a, b = tmp / "a.jsonl", tmp / "b.jsonl"
+                if rows_a is None or rows_b is None:
+                    synthetic(a, lines)
+                    shutil.copyfile(a, b)
+                else:
+                    replicate(rows_a, a, lines, args.distinct)
+                    replicate(rows_b, b, lines, args.distinct)
+                check_grade_shaped(a)
+                check_grade_shaped(b)
+                size = a.stat().st_size / 1e6
+                for what, r in bench(a, b, lines, args, tmp):
+                    ratio = f"{r['ratio']:.2f}" if "ratio" in r else ""
+                    figures = f"{r['cpu_s']:.1f} | {r['wall_s']:.1f} | {r['peak_rss_mb']:,.0f} | {ratio}"
+                    print(
+                        f"| {variant} | {lines:,} | {size:,.0f} | {what} | {figures} | {r['load']:.2f} |",
+                        flush=True,
+                    )
+                a.unlink()
+                b.unlink()
+        print("before and after wrote the same report and comparison bytes (SHA-256) on every file")
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 if __name__ == "__main__":

@@ -141,19 +141,24 @@ def called_name(node: ast.AST) -> str | None:
 
 
 @contextmanager
-def local_ray_cluster(ray: Any) -> Iterator[Any]:
-    """A one-machine Ray cluster for a test module, shut down after it.
+def local_ray_cluster(ray: Any, address: str | None = None) -> Iterator[Any]:
+    """A one-machine Ray cluster for a test module (or this process joined to ``address``), shut down after.
 
     Four logical CPUs: two actors plus Ray Data's read and sort (or repartition) tasks must fit at once,
-    or the streaming executor waits forever for a free slot (the machine itself may have two cores).
+    or the streaming executor waits forever for a free slot (the machine itself may have two cores). With
+    ``address`` (``HOST:PORT`` of a running cluster started with at least four CPUs) nothing is started:
+    this process joins it as a driver and leaves it at the end.
     """
-    ray.init(
-        num_cpus=4,
-        object_store_memory=150 * 1024 * 1024,
-        include_dashboard=False,
-        log_to_driver=False,
-        configure_logging=False,
-    )
+    if address is not None:
+        ray.init(address=address, log_to_driver=False, configure_logging=False)
+    else:
+        ray.init(
+            num_cpus=4,
+            object_store_memory=150 * 1024 * 1024,
+            include_dashboard=False,
+            log_to_driver=False,
+            configure_logging=False,
+        )
     try:
         yield ray
     finally:

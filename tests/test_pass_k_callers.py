@@ -171,7 +171,6 @@ CHECKED_ELSEWHERE = {
     "judgekit.demo": "tests/commands/test_demo.py: the demo's run pages equal `judgekit report --cases`",
     "judgekit.api.runs": "grade's figures are report_run's with undecided='fail' over the file it wrote; "
     "tests/commands/test_thresholds.py checks grade's gate equals `judgekit report`'s",
-    "bench.bench_report": "the benchmark checks its pass^k against a naive loop to 1e-9 before timing",
     "judgekit.integrations.tau2bench": "tau2 rewards have no undecided state; stats.pass_hat_k with "
     "undecided='fail', checked against tau2's own pass^1 in tests/integrations/test_tau2bench.py",
 }

@@ -475,3 +475,13 @@ def test_an_exponent_of_any_size_reads_the_same_on_both_paths(tmp_path, number, 
     assert (fast, fast_problems) == (slow, slow_problems)
     if fast_result_line(line) is not None:
         assert _values(fast_result_line(line)) == _values(ResultLine.model_validate_json(line))
+
+
+def test_a_line_not_written_as_judgekit_writes_it_is_proved_free_of_repeated_keys_by_its_colons():
+    # json.dumps' default separators (", ", ": "): not the re-encoding byte for byte, so the colon count
+    # decides; a repeated key leaves the re-encoding one colon short
+    spaced = json.dumps(json.loads(REAL[1]), ensure_ascii=False).encode()
+    fast = fast_result_line(spaced)
+    assert fast is not None
+    assert _values(fast) == _values(ResultLine.model_validate_json(REAL[1]))
+    assert fast_result_line(spaced[:-1] + b', "reason": "x"}') is None

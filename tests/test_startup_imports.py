@@ -61,7 +61,8 @@ def test_the_provider_list_names_what_the_judge_client_imports() -> None:
     assert {"litellm", "httpx", "aiohttp", "openai", "tiktoken"} <= set(PROVIDER_LIBRARIES)
 
 
-def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path) -> None:
+@pytest.mark.parametrize("gate", [(), ("--fail-under", "0.1")], ids=["plain", "gated"])
+def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path, gate: tuple[str, ...]) -> None:
     out = tmp_path / "results.jsonl"
     code, modules = _modules(
         tmp_path,
@@ -72,8 +73,7 @@ def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path) -> 
         str(EXAMPLE / "runs" / "agent-v2.jsonl"),
         "--out",
         str(out),
-        "--fail-under",
-        "0.1",
+        *gate,
     )
     assert code in (0, 1)
     assert len(out.read_text(encoding="utf-8").splitlines()) == 104  # every trial was graded
@@ -82,6 +82,9 @@ def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path) -> 
         _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
     )
     assert "typer.rich_utils" not in modules  # help rendering is not loaded to run a command
+    assert "judgekit.calibration.trust" not in modules  # no judge: no calibration records to read
+    if not gate:  # numpy waits for a report of the run (a gate reads the run back)
+        assert "numpy" not in _tops(modules)
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

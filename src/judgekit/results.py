@@ -705,6 +705,7 @@ class FastResultLine(msgspec.Struct, forbid_unknown_fields=True, gc=False):
 
 _FAST_DECODE = msgspec.json.Decoder(FastResultLine).decode
 _FAST_ENCODE = msgspec.json.Encoder().encode
+_NEWLINE = ord("\n")
 _EVIDENCE_DEPTH = 5
 """Depth of an evidence object in a line (line, checks, check, evidence, item): the deepest typed place a
 free-form value (``data``, ``arguments``) sits under."""
@@ -726,9 +727,11 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
       (``1e-400`` is 0.0 on both paths). So an exponent of three digits needs no test of its own: the
       bytes test for one, which the full path's hostile-input check uses, also fires on every hash
       written in hex (``...e0123...``), which is nearly every line ``judgekit grade`` writes;
-    * no repeated key: the line has as many ``:`` as the decoded line re-encoded. Outside strings there
-      is one ``:`` per key; inside strings the same ones are in both; a repeated key is decoded once
-      (the last value wins), so it leaves one ``:`` fewer in the re-encoding;
+    * no repeated key: a repeated key is decoded once (the last value wins), so the decoded line
+      re-encoded has one key fewer than the line. Either the line is that re-encoding byte for byte
+      (what ``judgekit grade`` writes always is: then it has no key more than it, and one comparison of
+      bytes proves it), or it has as many ``:`` as the re-encoding: outside strings there is one ``:``
+      per key, and inside strings the same ones are in both;
     * depth: at most :data:`~judgekit.io.documents.MAX_NESTING_DEPTH` brackets, or, by the schema, the
       deepest free-form value (under an evidence item, at depth 5) plus every bracket that is not one of
       the line's typed objects and arrays still within the limit.
@@ -748,7 +751,14 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
         line = _FAST_DECODE(raw)
     except (msgspec.DecodeError, msgspec.ValidationError):
         return None
-    if line.schema_version != SCHEMA_VERSION or raw.count(b":") != _FAST_ENCODE(line).count(b":"):
+    if line.schema_version != SCHEMA_VERSION:
+        return None
+    encoded = _FAST_ENCODE(line)
+    size = len(encoded)
+    canonical = raw.startswith(encoded) and (
+        len(raw) == size or (len(raw) == size + 1 and raw[size] == _NEWLINE)
+    )
+    if not canonical and raw.count(b":") != encoded.count(b":"):
         return None
     brackets = zeroed.count(b"[")
     if brackets > MAX_NESTING_DEPTH:

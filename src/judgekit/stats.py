@@ -15,10 +15,16 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel, ConfigDict, model_serializer, model_validator
+
+from judgekit import lazy
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
 
 __all__ = [
     "Estimate",
@@ -198,9 +204,14 @@ def sign_test(improved: int, worsened: int) -> float:
     return mcnemar_exact(improved, worsened)
 
 
+def _mean(values: np.ndarray) -> float:
+    """``np.mean`` of the values: :func:`bootstrap_ci`'s default statistic (numpy is imported when used)."""
+    return float(np.mean(values))
+
+
 def bootstrap_ci(
     data: Sequence[float] | np.ndarray,
-    statistic: Callable[[np.ndarray], float] = np.mean,
+    statistic: Callable[[np.ndarray], float] = _mean,
     *,
     n_resamples: int = 2000,
     confidence: float = 0.95,

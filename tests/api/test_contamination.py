@@ -67,6 +67,24 @@ def test_a_split_size_of_zero_is_refused_naming_the_option(indexed: dict[str, Pa
     assert info.value.exit_code == 2
 
 
+@pytest.mark.parametrize(
+    ("plan", "message"),
+    [
+        ({"split_mb": float("inf")}, r"split_mb \(--split-mb\) must be above 0 MiB \(got inf\)"),
+        ({"split_mb": float("nan")}, r"split_mb \(--split-mb\) must be above 0 MiB \(got nan\)"),
+        ({"processes": -1}, r"processes \(--processes\) must be 0 or more \(got -1\)"),
+    ],
+)
+def test_a_split_size_or_process_count_out_of_range_is_refused(
+    indexed: dict[str, Path], plan: dict[str, float], message: str
+) -> None:
+    # an infinite split size used to escape as an OverflowError (int(inf)), a traceback instead of exit 2
+    export = _export(indexed["tmp"], "e.jsonl", *CLEAN_TEXTS)
+    with pytest.raises(JudgekitError, match=message) as info:
+        scan_exports([export], index=indexed["index"], key_file=indexed["key"], **plan)  # type: ignore[arg-type]
+    assert info.value.exit_code == 2
+
+
 def test_new_key_writes_an_owner_only_key_and_never_overwrites_one(tmp_path: Path) -> None:
     import stat
 

@@ -435,6 +435,16 @@ PATHS: dict[str, tuple[Callable[[Path, pytest.MonkeyPatch], None], tuple[str, ..
     "pytest plugin": (_pytest_plugin, ("plan_run",)),
     "ray": (_ray, ("grade_trials",)),
     "python api": (_python_api, SERVICE),
+    # grade --ray's shape: the deterministic layers checked elsewhere, the run graded by the service
+    "python api, deterministic pass elsewhere": (
+        lambda p, m: grade_run(
+            AIRDESK,
+            [AIRDESK / "runs" / "agent-v1.jsonl"],
+            p / "r.jsonl",
+            options=RunOptions(report=False, deterministic_pass=_ChecksOfAnotherGrader()),
+        ),
+        SERVICE,
+    ),
 }
 """Each path that grades a run -> how this test takes it, and the service functions it must reach."""
 
@@ -492,3 +502,90 @@ def test_the_headline_is_the_line_judgekit_grade_prints(
     assert printed.split(" in ")[1].split("s ", 1)[1] == outcome.headline.split(" in ")[1].split("s ", 1)[
         1
     ].replace("api.jsonl", "cli.jsonl")
+
+
+# --------------------------------------------------------------------------- a deterministic pass elsewhere
+
+
+class _ChecksOfAnotherGrader:
+    """A deterministic pass: each trial's checks from a second grader of the run, as a cluster computes them.
+
+    ``raising`` names trials whose layers "raised there" (the exception is what comes back).
+    """
+
+    def __init__(self, raising: dict[tuple[str, int], BaseException] | None = None) -> None:
+        self.raising = raising or {}
+        self.asked: list[tuple[str, int]] = []
+
+    def checks(self, trials: Any, *, root: Path, grounding: Any, say: Callable[[str], None]) -> Any:
+        from judgekit.runner import RunPlan
+
+        elsewhere = runs.trial_grader(root, RunPlan(trials=list(trials)), grounding=grounding)
+        try:
+            self.asked = [t.key for t in trials]
+            say(f"checked {len(trials)} trial(s) elsewhere")
+            return {
+                t.key: self.raising.get(t.key) or elsewhere.deterministic_checks(t.case, t.transcript)
+                for t in trials
+            }
+        finally:
+            elsewhere.close()
+
+
+def _lines_but_run_id_and_duration(path: Path) -> list[dict[str, Any]]:
+    rows = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+    for row in rows:
+        del row["run_id"], row["duration_s"]
+    return rows
+
+
+def test_a_deterministic_pass_elsewhere_gives_the_in_process_lines_in_order(tmp_path: Path) -> None:
+    transcripts = [AIRDESK / "runs" / "agent-v1.jsonl"]
+    here = grade_run(AIRDESK, transcripts, tmp_path / "here.jsonl", options=RunOptions(report=False))
+    given = _ChecksOfAnotherGrader()
+    elsewhere = grade_run(
+        AIRDESK,
+        transcripts,
+        tmp_path / "elsewhere.jsonl",
+        options=RunOptions(report=False, deterministic_pass=given),
+    )
+    assert len(given.asked) == 104
+    assert elsewhere.notes[-1] == "checked 104 trial(s) elsewhere"
+    assert elsewhere.verdicts == here.verdicts
+    assert _lines_but_run_id_and_duration(tmp_path / "elsewhere.jsonl") == _lines_but_run_id_and_duration(
+        tmp_path / "here.jsonl"
+    )
+
+
+def test_a_deterministic_pass_is_asked_only_for_the_trials_a_resume_has_left(tmp_path: Path) -> None:
+    transcripts = [AIRDESK / "runs" / "agent-v1.jsonl"]
+    out = tmp_path / "out.jsonl"
+    grade_run(AIRDESK, transcripts, out, options=RunOptions(report=False))
+    out.write_text("".join(out.read_text(encoding="utf-8").splitlines(keepends=True)[:100]), encoding="utf-8")
+    given = _ChecksOfAnotherGrader()
+    done = grade_run(
+        AIRDESK, transcripts, out, options=RunOptions(report=False, resume=True, deterministic_pass=given)
+    )
+    assert len(given.asked) == done.graded == 4
+    assert done.already_graded == 100
+
+
+def test_layers_that_raised_elsewhere_make_the_trial_an_error_as_in_process(tmp_path: Path) -> None:
+    from judgekit.caseset import load_case_set
+    from judgekit.runner import plan_trials
+
+    first = plan_trials(load_case_set(AIRDESK), [AIRDESK / "runs" / "agent-v1.jsonl"]).trials[0]
+    given = _ChecksOfAnotherGrader({first.key: ValueError("page 7 of the state is torn")})
+    done = grade_run(
+        AIRDESK,
+        [AIRDESK / "runs" / "agent-v1.jsonl"],
+        tmp_path / "out.jsonl",
+        options=RunOptions(report=False, deterministic_pass=given),
+    )
+    assert done.grader_errors == 1
+    line = json.loads((tmp_path / "out.jsonl").read_text(encoding="utf-8").splitlines()[0])
+    assert (line["case"]["id"], line["trial"]) == first.key
+    assert line["verdict"] == "error"
+    assert [c["reason"] for c in line["checks"]] == [
+        "the grader raised ValueError: page 7 of the state is torn"
+    ]

@@ -12,7 +12,19 @@ from hypothesis import strategies as st
 
 from contamination.conftest import CLEAN_TEXTS, DENVER, OPENING, chat
 from judgekit.contamination.index import ContaminationIndex, Key
-from judgekit.contamination.parallel import WorkUnit, plan_units, scan_files, scan_unit
+from judgekit.contamination.parallel import (
+    MAX_AUTO_SPLIT_BYTES,
+    MIN_AUTO_SPLIT_BYTES,
+    TWO_PROCESS_BYTES,
+    WorkUnit,
+    auto_processes,
+    plan_scan,
+    plan_units,
+    scan_files,
+    scan_unit,
+    start_method,
+)
+from judgekit.contamination.report import build_report, render_json
 from judgekit.contamination.scan import Matcher, ScanOptions
 
 
@@ -101,3 +113,92 @@ def test_unit_of_a_range_inside_one_long_line_owns_nothing(
     result, lines = scan_unit(WorkUnit(str(path), "jsonl", 1000, 2000), Matcher(index, key), ScanOptions())
     assert lines == 0
     assert result.files[str(path)].records == 0
+
+
+def _report(paths: list[Path], index: ContaminationIndex, key: Key, **plan: object) -> str:
+    result = scan_files(paths, index, key, ScanOptions(max_locations=100), **plan)  # type: ignore[arg-type]
+    return render_json(build_report(result, index, threshold=0.5))
+
+
+def test_the_report_is_the_same_bytes_for_any_split_processes_and_start(
+    tmp_path: Path, index: ContaminationIndex, key: Key
+) -> None:
+    # A byte range reads whole blocks past its last line; it used to count them as read, so the report's
+    # bytes read of a split file exceeded its size and differed with the split.
+    path, _, _ = _export(tmp_path, 600)
+    whole = _report([path], index, key, processes=1)
+    assert json.loads(whole)["files"][0]["bytes_read"] == path.stat().st_size
+    for plan in (
+        {"processes": 1, "split_bytes": 997},
+        {"processes": 1, "split_bytes": 20_000},
+        {"processes": 2, "split_bytes": 20_000, "method": "fork"},
+        {"processes": 2, "split_bytes": 7_001, "method": "spawn"},
+        {"processes": 0},
+    ):
+        assert _report([path], index, key, **plan) == whole, plan
+
+
+def test_a_second_process_is_used_from_the_measured_size_and_with_a_second_cpu() -> None:
+    assert auto_processes(0, 2) == 1
+    assert auto_processes(TWO_PROCESS_BYTES - 1, 2) == 1
+    assert auto_processes(TWO_PROCESS_BYTES, 2) == 2
+    assert auto_processes(100 * TWO_PROCESS_BYTES, 2) == 2
+    assert auto_processes(100 * TWO_PROCESS_BYTES, 1) == 1
+    # each further process needs more input: w processes from TWO_PROCESS_BYTES * w * (w - 1) / 2
+    assert [auto_processes(TWO_PROCESS_BYTES * k, 8) for k in (1, 2, 3, 5, 6, 9, 10)] == [2, 2, 3, 3, 4, 4, 5]
+
+
+def _sized(path: Path, size: int) -> Path:
+    """A real JSONL file of ``size`` bytes on disk (sparse: the plan only reads its size)."""
+    with open(path, "wb") as f:
+        f.truncate(size)
+    return path
+
+
+def test_the_plan_is_one_process_below_the_threshold_and_two_above(tmp_path: Path) -> None:
+    small = _sized(tmp_path / "small.jsonl", TWO_PROCESS_BYTES - 1)
+    big = _sized(tmp_path / "big.jsonl", 10 * TWO_PROCESS_BYTES)
+    below = plan_scan([small], cpus=2)
+    assert (below.processes, below.automatic, below.units) == (1, True, [WorkUnit(str(small), "jsonl")])
+    above = plan_scan([big], cpus=2)
+    assert above.processes == 2
+    assert above.input_bytes == 10 * TWO_PROCESS_BYTES
+    assert len(above.units) % 2 == 0
+    assert all(
+        MIN_AUTO_SPLIT_BYTES // 2 <= (u.end or big.stat().st_size) - u.start <= MAX_AUTO_SPLIT_BYTES
+        for u in above.units
+    )
+    assert plan_scan([big], cpus=1).processes == 1
+    # two files that are small alone but not together
+    halves = [_sized(tmp_path / f"h{i}.jsonl", TWO_PROCESS_BYTES // 2) for i in range(2)]
+    assert plan_scan(halves, cpus=2).processes == 2
+
+
+def test_a_forced_process_count_and_split_are_kept(tmp_path: Path) -> None:
+    small = _sized(tmp_path / "small.jsonl", 10 << 20)
+    forced = plan_scan([small], processes=2, cpus=1)
+    assert forced.processes == 2
+    assert not forced.automatic
+    assert len(forced.units) == 2  # one range per process at least, even for a file under the range size
+    one = plan_scan([small], processes=1, split_bytes=1 << 20)
+    assert (one.processes, len(one.units)) == (1, 10)
+    assert plan_scan([small], processes=3, split_bytes=1 << 30).processes == 1  # one unit: one process
+    gz = _sized(tmp_path / "big.jsonl.gz", 10 * TWO_PROCESS_BYTES)
+    assert plan_scan([gz], cpus=2).units == [WorkUnit(str(gz), "gz")]  # a compressed file is one unit
+
+
+def test_workers_fork_only_when_no_other_thread_runs() -> None:
+    import sys
+    import threading
+
+    if sys.platform != "linux":
+        pytest.skip("workers fork only on Linux")
+    assert threading.active_count() == 1 or start_method() == "spawn"
+    stop = threading.Event()
+    other = threading.Thread(target=stop.wait)
+    other.start()
+    try:
+        assert start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()

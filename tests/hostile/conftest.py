@@ -67,7 +67,7 @@ def sweep_store(tmp_path_factory: pytest.TempPathFactory, request: pytest.Fixtur
     base = tmp_path_factory.getbasetemp()
     root: Path = base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base
     run = os.environ.get("PYTEST_XDIST_TESTRUNUID", "single")
-    return SweepStore(root / f"hostile-sweeps-{run}", wanted_by(request.session.items))
+    return SweepStore(root / f"sweeps-{run[:8]}", wanted_by(request.session.items))
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:

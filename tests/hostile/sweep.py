@@ -27,8 +27,8 @@ import io
 import json
 import multiprocessing
 import os
-import re
 import resource
+import tempfile
 import time
 import traceback
 from collections.abc import Callable, Iterable, Sequence
@@ -265,8 +265,9 @@ class SweepStore:
     # ------------------------------------------------------------------ files
 
     def _folder(self, sweep: Sweep[Any]) -> Path:
-        folder = self.root / re.sub(r"[^\w.-]", "_", sweep.name)
-        (folder / "work").mkdir(parents=True, exist_ok=True)
+        # Short names: a check may make a Unix socket in its folder, whose path has at most 107 bytes.
+        folder = self.root / self._digest(sweep.name)[:10]
+        (folder / "w").mkdir(parents=True, exist_ok=True)
         return folder
 
     @staticmethod
@@ -342,11 +343,8 @@ class SweepStore:
 
     def _run(self, sweep: Sweep[Any], keys: list[str], context: tuple[Any, ...]) -> None:
         variants = [sweep.variants[sweep.position(k)] for k in keys]
-        folder = self._folder(sweep) / "work"
-        work = [
-            (v, folder / f"{self._digest(k)}-{os.getpid()}-{time.monotonic_ns()}")
-            for k, v in zip(keys, variants, strict=True)
-        ]
+        folder = self._folder(sweep) / "w"
+        work = [(v, Path(tempfile.mkdtemp(dir=folder))) for v in variants]
         if not sweep.bounded:
             for key, (variant, path) in zip(keys, work, strict=True):
                 self._store(sweep, key, _run_one(sweep.check, variant, path, context))
@@ -401,8 +399,7 @@ def wanted_by(items: Iterable[pytest.Item]) -> Callable[[Sweep[Any]], set[str] |
     def wanted(sweep: Sweep[Any]) -> set[str] | None:
         keys: set[str] = set()
         for item in items:
-            marker = item.get_closest_marker(MARKER)
-            if marker is None or marker.args[0] != sweep.name:
+            if all(marker.args[0] != sweep.name for marker in item.iter_markers(MARKER)):
                 continue
             callspec = getattr(item, "callspec", None)
             if callspec is None or "variant" not in callspec.params:

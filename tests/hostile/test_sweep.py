@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from hostile.sweep import Sweep, SweepStore, run_batch
+from hostile.sweep import Sweep, SweepStore, run_batch, wanted_by
 
 KEYS = [f"v{i}" for i in range(10)]
 
@@ -150,3 +150,30 @@ def test_two_workers_counting_at_once_run_each_variant_once(tmp_path: Path) -> N
 def test_a_sweep_refuses_two_variants_with_one_key() -> None:
     with pytest.raises(ValueError, match="share a key"):
         Sweep(name="s", variants=["a", "a"], key=str, check=_log_and_act)
+
+
+FIRST = Sweep(name="first", variants=["a", "b"], key=str, check=_log_and_act, bounded=False)
+SECOND = Sweep(name="second", variants=["c", "d"], key=str, check=_log_and_act, bounded=False)
+
+
+@FIRST.parametrize
+def test_a_marked_variant_test(variant: str) -> None:
+    assert variant in FIRST.variants
+
+
+@FIRST.counted
+@SECOND.counted
+def test_a_count_test_of_two_sweeps() -> None:
+    assert FIRST.name != SECOND.name
+
+
+def test_a_count_test_of_several_sweeps_wants_every_variant_of_each(request: pytest.FixtureRequest) -> None:
+    items = [i for i in request.session.items if i.nodeid.startswith(request.node.nodeid.split("::")[0])]
+    variants = [i for i in items if i.name.startswith("test_a_marked_variant_test")]
+    count = [i for i in items if i.name == "test_a_count_test_of_two_sweeps"]
+    assert variants
+    assert count
+    assert wanted_by(variants)(FIRST) == {i.callspec.params["variant"] for i in variants}
+    assert wanted_by(variants)(SECOND) == set()
+    assert wanted_by(variants + count)(FIRST) is None
+    assert wanted_by(variants + count)(SECOND) is None

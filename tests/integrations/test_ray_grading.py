@@ -60,9 +60,19 @@ PROVENANCE = Provenance(method="layered", dependencies={"ray": "test"})
 
 
 @pytest.fixture(scope="module")
-def local_cluster() -> Iterator[Any]:
-    with local_ray_cluster(ray) as cluster:
-        yield cluster
+def local_cluster(ray_head: str) -> Iterator[Any]:
+    """This process connected to the module's one cluster (:func:`ray_head`): Ray starts once per module."""
+    saved = {name: os.environ.get(name) for name in RAY_ENV}
+    os.environ.update(RAY_ENV)
+    try:
+        with local_ray_cluster(ray, address=ray_head) as cluster:
+            yield cluster
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
 
 
 @pytest.fixture(scope="module")
@@ -305,7 +315,7 @@ def ray_head() -> Iterator[str]:
         "--block",
         f"--port={port}",
         "--node-ip-address=127.0.0.1",
-        "--num-cpus=2",
+        "--num-cpus=4",  # two actors plus Ray Data's read and sort tasks at once
         "--object-store-memory=100000000",
         "--include-dashboard=false",
         "--disable-usage-stats",
@@ -393,7 +403,7 @@ def test_grade_ray_writes_the_in_process_results_file(
 ) -> None:
     run = _both(example_copy, tmp_path, ray_head)
     assert "Traceback" not in run.ray_result.stderr
-    assert "ray: the deterministic layers of 104 trial(s) checked on 1 node(s) (2 CPU(s), 1 worker(s))" in (
+    assert "ray: the deterministic layers of 104 trial(s) checked on 1 node(s) (4 CPU(s), 3 worker(s))" in (
         run.ray_result.stderr
     )
     lines = run.ray.read_bytes().splitlines()

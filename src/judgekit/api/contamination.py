@@ -12,6 +12,7 @@ Two jobs, one function each, behind ``judgekit contamination index`` and ``judge
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -33,8 +34,8 @@ def scan_exports(
     index: str | os.PathLike[str],
     key_file: str | os.PathLike[str],
     options: ScanOptions | None = None,
-    processes: int = 1,
-    split_mb: float = 256,
+    processes: int = 0,
+    split_mb: float | None = None,
 ) -> ContaminationReport:
     """Scan training exports for golden-set text, fast, without revealing the cases.
 
@@ -49,8 +50,13 @@ def scan_exports(
         options: What to scan and when a text counts as leaked (``None``: chat messages, prompt and
             completion and common text fields, threshold 0.5; see
             :class:`~judgekit.contamination.scan.ScanOptions`).
-        processes: Worker processes, >= 0 (0: one per CPU).
-        split_mb: Uncompressed JSONL files are split into ranges of this many MiB, > 0, for the workers.
+        processes: Processes, >= 0. ``0`` (the default) chooses from the input's size: one process
+            below 32 MiB (:data:`~judgekit.contamination.parallel.TWO_PROCESS_BYTES`), then up to one per
+            CPU as the size repays each (:func:`~judgekit.contamination.parallel.plan_scan`); 1 scans in
+            this process; N uses N worker processes. The report is the same whatever the number.
+        split_mb: Uncompressed JSONL files are split into byte ranges of this many MiB, > 0, for the
+            workers; ``None`` (the default) chooses with the processes (8 to 64 MiB, an equal number of
+            ranges per process).
 
     Returns:
         The report: ``status``, the leaked cases with their first locations, canaries found, files
@@ -66,8 +72,10 @@ def scan_exports(
     from judgekit.contamination.scan import ScanOptions
     from judgekit.errors import JudgekitError
 
-    if split_mb <= 0:
+    if split_mb is not None and not (math.isfinite(split_mb) and split_mb > 0):
         raise JudgekitError(f"split_mb (--split-mb) must be above 0 MiB (got {split_mb})", exit_code=2)
+    if processes < 0:
+        raise JudgekitError(f"processes (--processes) must be 0 or more (got {processes})", exit_code=2)
     chosen = options if options is not None else ScanOptions()
     check_exports(
         [e if isinstance(e, str) else Path(e) for e in exports]
@@ -80,6 +88,6 @@ def scan_exports(
         key,
         chosen,
         processes=processes,
-        split_bytes=int(split_mb * (1 << 20)),
+        split_bytes=None if split_mb is None else max(1, int(split_mb * (1 << 20))),
     )
     return build_report(result, idx, threshold=chosen.threshold)

@@ -21,7 +21,7 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeAlias
 
 from pydantic import ConfigDict, Field, SkipValidation
 
@@ -35,14 +35,18 @@ from judgekit.graders.rubric import RubricGrader
 from judgekit.judge_setup import JudgeConfig
 from judgekit.provenance import Provenance
 from judgekit.reports.run_gate import Threshold
-from judgekit.reports.run_model import RunReport
 from judgekit.runner import LayeredTrialGrader, OutputState, Progress, RunPlan, RunSummary
 from judgekit.secrets import Redactor
 from judgekit.verdict import FrozenModel, TrustDecision
 
 if TYPE_CHECKING:
     from judgekit.graders.layered import GivenChecks
+    from judgekit.reports.run_model import RunReport
     from judgekit.runner import PlannedTrial
+
+    _ReadBack: TypeAlias = RunReport | None
+else:  # the report model (numpy, the calibration estimators) is imported when a run is read back, after its
+    _ReadBack = Any  # trials: grading's start does not wait for it
 
 __all__ = [
     "DeterministicPass",
@@ -327,7 +331,7 @@ class RunOutcome(FrozenModel):
     exit_code: int
     canary: CanaryOutcome | None = None
     summary: SkipValidation[RunSummary] = Field(exclude=True)
-    report: SkipValidation[RunReport | None] = Field(default=None, exclude=True)
+    report: SkipValidation[_ReadBack] = Field(default=None, exclude=True)
     notes: tuple[str, ...] = Field(default=(), exclude=True)
     judged: bool = Field(default=False, exclude=True)
 
@@ -737,9 +741,11 @@ def _judge_trust(rubric: RubricGrader | None, *, require: bool) -> tuple[TrustDe
     Raises:
         JudgekitError: (exit code 1) When ``require`` refuses the judge.
     """
+    if rubric is None:  # no judge: the calibration records (and their trust book) are not needed
+        return None
     from judgekit.calibration.trust import TrustBook
 
-    if rubric is None or not isinstance(rubric.trust, TrustBook):
+    if not isinstance(rubric.trust, TrustBook):
         return None
     book = rubric.trust
     try:

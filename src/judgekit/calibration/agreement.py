@@ -27,13 +27,18 @@ import math
 import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Literal, TypeVar
+from typing import TYPE_CHECKING, Literal, TypeAlias, TypeVar
 
-import numpy as np
-
+from judgekit import lazy
 from judgekit.calibration.labels import ItemKey, LabelTable, Level, Scale
 from judgekit.stats import Estimate, Interval, wilson_interval
 from judgekit.verdict import FrozenModel
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
+
 
 __all__ = [
     "ABSTAIN",
@@ -83,7 +88,7 @@ CONSENSUS = "consensus"
 
 KappaWeights = Literal["none", "linear", "quadratic"]
 _M = TypeVar("_M", bound=FrozenModel)
-FloatArray = np.ndarray
+FloatArray: TypeAlias = "np.ndarray"
 
 
 # --------------------------------------------------------------------------------------------------
@@ -427,7 +432,7 @@ def _kappa_weights(n_values: int, weights: KappaWeights) -> np.ndarray:
     return np.asarray((i - j) ** 2, dtype=float)
 
 
-Formula = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+Formula: TypeAlias = "Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]"
 
 
 def kappa_formula(n_values: int, weights: KappaWeights) -> Formula:

@@ -32,14 +32,20 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from typing import Final, Literal
+from typing import TYPE_CHECKING, Final, Literal
 
-import numpy as np
 from pydantic import Field
 
+from judgekit import lazy
 from judgekit.calibration.agreement import AgreementReport
 from judgekit.stats import scipy_stats
 from judgekit.verdict import FrozenModel
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
+
 
 __all__ = [
     "EPSILON_BY_KIND",

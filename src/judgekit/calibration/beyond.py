@@ -16,12 +16,18 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
-import numpy as np
-
+from judgekit import lazy
 from judgekit.calibration.agreement import undefined
 from judgekit.calibration.selective import SelectiveResult, SelectiveStep, selective_threshold
 from judgekit.stats import Estimate, Interval, normal_quantile
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
+
 
 __all__ = [
     "SelectiveResult",

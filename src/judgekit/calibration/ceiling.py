@@ -22,11 +22,11 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable, Sequence
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-import numpy as np
 from pydantic import Field
 
+from judgekit import lazy
 from judgekit.calibration.agreement import (
     ABSTAIN,
     MISSING,
@@ -43,10 +43,16 @@ from judgekit.calibration.agreement import (
 from judgekit.stats import Estimate
 from judgekit.verdict import FrozenModel
 
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
+
+
 __all__ = ["CeilingMetric", "HumanCeiling", "consensus_base_rate", "consensus_shares", "human_ceiling"]
 
 CeilingMetric = Literal["percent_agreement", "cohen_kappa", "gwet_ac1"]
-_Formula = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+_Formula: TypeAlias = "Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]"
 
 
 class HumanCeiling(FrozenModel):

@@ -37,10 +37,9 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Callable
-from typing import Literal
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
-import numpy as np
-
+from judgekit import lazy
 from judgekit.calibration.agreement import (
     CONSENSUS,
     AgreementReport,
@@ -52,6 +51,12 @@ from judgekit.calibration.agreement import (
 from judgekit.calibration.labels import Level, Scale
 from judgekit.stats import Estimate
 from judgekit.verdict import FrozenModel
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
+
 
 __all__ = [
     "MEASURES",
@@ -76,7 +81,7 @@ MEASURE_NAMES: dict[CorrelationMeasure, str] = {
 MIN_ITEMS = 3
 """Fewest items with both ratings for a correlation to be reported."""
 
-_Formula = Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]
+_Formula: TypeAlias = "Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]]"
 
 
 def is_scored(level: Level) -> bool:

@@ -26,8 +26,7 @@ import os
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-import numpy as np
-
+from judgekit import lazy
 from judgekit.calibration.agreement import compute_agreement, rate, undefined
 from judgekit.errors import JudgekitError
 from judgekit.judges.cascade import Cascade, CascadeStage
@@ -35,7 +34,11 @@ from judgekit.stats import Estimate, Interval, scipy_stats
 from judgekit.verdict import FrozenModel
 
 if TYPE_CHECKING:
+    import numpy as np
+
     from judgekit.calibration.labels import LabelTable
+else:
+    np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
 
 __all__ = [
     "DEFAULT_GRID",

@@ -111,6 +111,7 @@ from judgekit.calibration.fingerprints import FULL_LENGTH, KnownFingerprints
 from judgekit.calibration.gate import Condition, GateResult
 from judgekit.calibration.records import CalibrationRecord, load_record, record_filename
 from judgekit.errors import JudgekitError, Problem, ProblemsError
+from judgekit.graders.contract import UNLABELLED_POLICIES, UnlabelledPolicy, unlabelled_policy
 from judgekit.judges.rubric import CRITERION_HASH_SCHEME, criterion_text_hash
 from judgekit.verdict import Trust, TrustDecision
 
@@ -151,15 +152,6 @@ def criterion_key(criterion: str) -> str:
     False
     """
     return criterion.strip().removeprefix(CHECK_PREFIX).strip()
-
-
-UnlabelledPolicy = Literal["count", "withhold"]
-"""What a judge's verdict on a criterion text its calibration never labelled may do: ``count`` (the default:
-it keeps the judge's trust; reports count such verdicts) or ``withhold`` (it is untrusted, so the untrusted
-policy decides what it does: by default nothing)."""
-
-UNLABELLED_POLICIES: tuple[str, ...] = ("count", "withhold")
-"""Every :data:`UnlabelledPolicy`, the default first."""
 
 
 def criterion_labelled(
@@ -214,21 +206,6 @@ def criterion_labelled(
         return None, f"{name}: whether it was labelled is unknown (the label table had no criterion column)"
     labelled = ", ".join(listed.ids) or "none"
     return False, f"{name} was never labelled in the calibration (labelled criteria: {labelled})"
-
-
-def unlabelled_policy(policy: object) -> UnlabelledPolicy:
-    """``policy`` checked against :data:`UNLABELLED_POLICIES` (the setting ``unlabelled_criteria``).
-
-    Raises:
-        JudgekitError: When it is another value (exit code 2, naming the allowed ones).
-    """
-    if policy in {"count", "withhold"}:
-        return "count" if policy == "count" else "withhold"
-    raise JudgekitError(
-        f"unlabelled_criteria (--unlabelled-criteria) must be one of {', '.join(UNLABELLED_POLICIES)} "
-        f"(got {policy!r})",
-        exit_code=2,
-    )
 
 
 def _utc(when: datetime) -> datetime:

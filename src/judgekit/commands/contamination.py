@@ -179,9 +179,20 @@ def scan(  # noqa: PLR0917 - typer options
     threshold: float = typer.Option(
         0.5, "--threshold", help="Shingle coverage of a case text that counts as a leak."
     ),
-    processes: int = typer.Option(1, "--processes", "-j", min=0, help="Worker processes (0: one per CPU)."),
-    split_mb: float = typer.Option(
-        256, "--split-mb", help="Split uncompressed JSONL files into ranges of this size."
+    processes: int = typer.Option(
+        0,
+        "--processes",
+        "-j",
+        min=0,
+        help="Processes: 0 chooses from the input's size (one below 32 MiB, then up to one per CPU as the "
+        "size repays each); N uses N.",
+    ),
+    split_mb: float | None = typer.Option(
+        None,
+        "--split-mb",
+        help="Split uncompressed JSONL files into ranges of this many MiB (default: chosen with the "
+        "processes, 8 to 64 MiB).",
+        show_default=False,
     ),
     max_line_mb: float = typer.Option(
         32,

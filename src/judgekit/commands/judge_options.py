@@ -432,9 +432,8 @@ def setup_judge(
 
     import typer
 
-    from judgekit.calibration.trust import unlabelled_policy
     from judgekit.errors import JudgekitError
-    from judgekit.graders.contract import UNTRUSTED_POLICIES
+    from judgekit.graders.contract import UNTRUSTED_POLICIES, unlabelled_policy
     from judgekit.settings import records_folder
 
     effective = _effective_settings(flags, settings)

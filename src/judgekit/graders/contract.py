@@ -39,6 +39,7 @@ from typing import TYPE_CHECKING, Literal, Protocol, runtime_checkable
 from pydantic import Field, JsonValue
 
 from judgekit.advice import current_advice
+from judgekit.errors import JudgekitError
 from judgekit.transcript import Capability
 from judgekit.verdict import (
     CheckResult,
@@ -57,6 +58,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "CONTRACT_VERSION",
+    "UNLABELLED_POLICIES",
     "UNTRUSTED_POLICIES",
     "Expectation",
     "ExpectationKind",
@@ -65,6 +67,7 @@ __all__ = [
     "Layer",
     "LayerInfo",
     "Settlement",
+    "UnlabelledPolicy",
     "UntrustedPolicy",
     "describe_layer",
     "effective_verdict",
@@ -74,6 +77,7 @@ __all__ = [
     "not_evaluated",
     "settle",
     "stated_expectations",
+    "unlabelled_policy",
 ]
 
 CONTRACT_VERSION = 2
@@ -228,6 +232,30 @@ UntrustedPolicy = Literal["withhold", "count", "fail_only", "advisory"]
 
 UNTRUSTED_POLICIES: tuple[str, ...] = ("withhold", "count", "fail_only", "advisory")
 """Every :data:`UntrustedPolicy`, the default first."""
+
+UnlabelledPolicy = Literal["count", "withhold"]
+"""What a judge's verdict on a criterion text its calibration never labelled may do: ``count`` (the default:
+it keeps the judge's trust; reports count such verdicts) or ``withhold`` (it is untrusted, so the untrusted
+policy decides what it does: by default nothing)."""
+
+UNLABELLED_POLICIES: tuple[str, ...] = ("count", "withhold")
+"""Every :data:`UnlabelledPolicy`, the default first."""
+
+
+def unlabelled_policy(policy: object) -> UnlabelledPolicy:
+    """``policy`` checked against :data:`UNLABELLED_POLICIES` (the setting ``unlabelled_criteria``).
+
+    Raises:
+        JudgekitError: When it is another value (exit code 2, naming the allowed ones).
+    """
+    if policy in {"count", "withhold"}:
+        return "count" if policy == "count" else "withhold"
+    raise JudgekitError(
+        f"unlabelled_criteria (--unlabelled-criteria) must be one of {', '.join(UNLABELLED_POLICIES)} "
+        f"(got {policy!r})",
+        exit_code=2,
+    )
+
 
 # effective_verdict (the verdict a check contributes under a policy) lives in judgekit.verdict, beside the
 # failed-gates list every report reads, and is offered here under its old name.

@@ -17,8 +17,9 @@ imports this package. What lives here:
 * :mod:`~judgekit.integrations.taubench_lint`: which tau-bench tasks a do-nothing agent gets reward 1 on.
 * :mod:`~judgekit.integrations.tau2bench`: tau2-bench results as cases and transcripts, its reward
   reproduced and audited.
-* :mod:`~judgekit.integrations.ray_grading`: the deterministic layers of many trials graded on a Ray
-  cluster (Ray Data), line for line what ``judgekit grade`` writes (extra ``judgekit-agents[ray]``).
+* :mod:`~judgekit.integrations.ray_grading`: the deterministic layers of many trials checked on a Ray
+  cluster (Ray Data) for ``judgekit grade --ray``, or graded there into lines, line for line what
+  ``judgekit grade`` writes (extra ``judgekit-agents[ray]``).
 
 What may import it: ``cli``, ``commands`` and ``demo`` (the layers above it). It may import ``api`` and
 everything below.

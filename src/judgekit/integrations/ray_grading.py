@@ -17,6 +17,12 @@ cluster:
 Only the deterministic layers run on Ray; the judge layer is not distributed (its concurrency is the
 provider's rate limit, not CPUs): grade with a judge through ``judgekit grade``.
 
+``judgekit grade --ray ADDRESS`` (:class:`RayChecks`) splits the work differently: the workers
+(:class:`CheckBatch`) compute only each trial's deterministic checks, and the run service grades the run on
+the driver with them (:class:`judgekit.api.runs.DeterministicPass`): the judge, the verdicts, resume and the
+lines are those of the run in process, so its results file is the in-process one but for ``run_id`` and
+``duration_s``.
+
 States are read on the workers: case fixtures resolve against ``root`` and transcript state paths against
 each record's ``state_dir`` (the transcript file's folder, resolved on the driver), so those paths must be
 the same on every worker (a shared filesystem). Ray is optional: ``pip install 'judgekit-agents[ray]'``.
@@ -32,6 +38,7 @@ import os
 import socket
 import tempfile
 import time
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -564,6 +571,10 @@ class RayChecks:
         concurrency: Worker actors; ``None``: one per CPU of the cluster but one (at least one).
         batch_size: Trials per batch (at least 1).
         connect_timeout: Seconds to wait for the head's port to answer before giving up (more than 0).
+
+    Raises:
+        JudgekitError: (exit code 2) When made without Ray installed (the message gives the install
+            command), with an empty address, or with an argument out of range.
     """
 
     address: str = "auto"
@@ -586,6 +597,7 @@ class RayChecks:
             raise JudgekitError(
                 f"connect_timeout must be more than 0 (got {self.connect_timeout})", exit_code=2
             )
+        _ray_for_cli()  # Ray absent: refused before anything is graded, judged or paid for
 
     def checks(
         self,
@@ -613,18 +625,21 @@ class RayChecks:
             cases = list({t.case.id: t.case for t in trials}.values())
             ray.data.DataContext.get_current().enable_progress_bars = False
             logging.getLogger("ray.data").setLevel(logging.WARNING)  # the notes are this run's, on stderr
-            rows = ray.data.from_items(trial_records(RunPlan(trials=list(trials)))).map_batches(
-                CheckBatch,
-                fn_constructor_kwargs={"cases": cases, "root": str(root), "grounding": grounding},
-                batch_format="pyarrow",
-                batch_size=self.batch_size,
-                compute=ray.data.ActorPoolStrategy(size=size),
-                max_restarts=0,  # a worker lost fails the pass (nothing is written yet): grade again
-            )
+            logging.getLogger("ray.data._internal.progress").setLevel(logging.ERROR)  # "bars disabled"
+            with warnings.catch_warnings():  # Ray's documented way to turn restarts off is deprecated
+                warnings.filterwarnings("ignore", message=r".*ray_remote_args.* is deprecated")
+                rows = ray.data.from_items(trial_records(RunPlan(trials=list(trials)))).map_batches(
+                    CheckBatch,
+                    fn_constructor_kwargs={"cases": cases, "root": str(root), "grounding": grounding},
+                    batch_format="pyarrow",
+                    batch_size=self.batch_size,
+                    compute=ray.data.ActorPoolStrategy(size=size),
+                    max_restarts=0,  # a worker lost fails the pass (nothing is written yet): grade again
+                )
             try:
                 given = {(str(row["case_id"]), int(row["trial"])): _given(row) for row in rows.iter_rows()}
             except Exception as exc:  # the cluster failed (a node lost, a worker killed): not the trials
-                reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+                reason = _last_line(exc)
                 raise JudgekitError(
                     f"--ray {self.address}: the cluster failed while checking the trials ({reason}); no "
                     "line was written for them: grade again (with --resume if the results file holds "
@@ -684,14 +699,23 @@ def _connect(ray: Any, address: str, timeout: float) -> bool:
             ) from None
     try:
         ray.init(
-            address=None if address == "local" else address,
+            address=address,  # "local" starts a new one-machine cluster even where one runs
             log_to_driver=False,
             configure_logging=False,
             **({"include_dashboard": False} if address == "local" else {}),
         )
     except Exception as exc:  # Ray's own errors: no cluster for auto, a refused token, a version mismatch
-        reason = (str(exc).strip().splitlines() or [type(exc).__name__])[-1]
+        reason = "; ".join(_last_line(e) for e in (exc, exc.__cause__) if e is not None)
         raise JudgekitError(
-            f"--ray {address}: could not connect to the Ray cluster: {reason}; {what}", exit_code=2
+            f"--ray {address}: could not connect to the Ray cluster: {reason}; check the address, that this "
+            "machine has the cluster's Ray and Python versions, and with token authentication "
+            "RAY_AUTH_MODE=token and the cluster's token",
+            exit_code=2,
         ) from None
     return True
+
+
+def _last_line(exc: BaseException) -> str:
+    """An exception of Ray's in one line: its message's last line (Ray's own messages end with the reason)."""
+    lines = [line.strip() for line in str(exc).splitlines() if line.strip()]
+    return (lines[-1] if lines else type(exc).__name__)[:1000]
