@@ -51,6 +51,13 @@ def test_a_range_reader_stops_at_its_end_even_inside_a_line():
     assert reader.readline() == b""
 
 
+def test_the_first_range_can_be_given_more():
+    data = b"".join(b"%03d\n" % i for i in range(100))  # 400 bytes of 4-byte lines
+    assert line_ranges(io.BytesIO(data), 400, 2) == [(0, 200), (200, 400)]
+    assert line_ranges(io.BytesIO(data), 400, 2, first_extra=40) == [(0, 220), (220, 400)]
+    assert line_ranges(io.BytesIO(data), 400, 2, first_extra=10**6)[0] == (0, 252)  # at most half a share more
+
+
 def test_a_line_longer_than_every_share_leaves_fewer_ranges():
     data = b"x" * 100 + b"\n" + b"y\n"
     assert line_ranges(io.BytesIO(data), len(data), 4) == [(0, 101), (101, 103)]

@@ -37,24 +37,29 @@ def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
     return size
 
 
-def line_ranges(handle: BinaryIO, size: int, parts: int) -> list[tuple[int, int]]:
+def line_ranges(handle: BinaryIO, size: int, parts: int, *, first_extra: int = 0) -> list[tuple[int, int]]:
     """Cut the first ``size`` bytes of a file into at most ``parts`` ranges of whole lines, in file order.
 
-    Each cut is moved forward from ``size * i / parts`` to the next line start, so the ranges hold about
-    equal bytes; a range that would be empty (one line longer than a share) is left out.
+    Each cut is moved forward from its share's end to the next line start, so the ranges hold about
+    equal bytes (the first ``first_extra`` more); a range that would be empty (one line longer than a
+    share) is left out.
 
     Args:
         handle: The file, open in binary (it is read from, and its position moved).
         size: The file's size in bytes (>= 0).
         parts: How many ranges to aim for (>= 1).
+        first_extra: Bytes the first range gets beyond an equal share (>= 0; at most half a share is
+            used), for a first reader that starts earlier than the others.
 
     Returns:
         ``[(start, end), ...]``, non-empty, adjacent and covering ``[0, size)``; ``[(0, 0)]`` for an
         empty file.
     """
+    parts = max(1, parts)
+    extra = min(max(first_extra, 0), size // parts // 2) if parts > 1 else 0
     cuts = [0]
-    for i in range(1, max(1, parts)):
-        cut = _next_line_start(handle, size * i // parts, size)
+    for i in range(1, parts):
+        cut = _next_line_start(handle, extra + (size - extra) * i // parts, size)
         if cut > cuts[-1] and cut < size:
             cuts.append(cut)
     cuts.append(size)

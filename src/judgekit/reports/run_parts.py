@@ -37,6 +37,7 @@ from judgekit.results import FastResultLine, ResultLine, ResultStream, other_ver
 
 __all__ = [
     "AUTO_PART_BYTES",
+    "FIRST_RANGE_EXTRA",
     "PartRead",
     "ResultPart",
     "cpu_count",
@@ -52,6 +53,12 @@ AUTO_PART_BYTES = 128 << 20
 Below it, starting a worker process (a new interpreter importing judgekit, about a second) costs more
 than the second core saves; see ``docs/performance.md``, "Two processes over byte ranges", for the
 measurement this comes from."""
+
+
+FIRST_RANGE_EXTRA = 16 << 20
+"""Bytes the first range (read by this process) gets beyond an equal share: what this process reads
+while a worker starts (a new interpreter importing judgekit, about 0.6 CPU-s) and pickles its part,
+less what this process then spends merging it; measured on real lines (``docs/performance.md``)."""
 
 
 class ResultPart(Protocol):
@@ -157,7 +164,8 @@ def read_in_parts(
 
     path = Path(path)
     with open_input(path, "results") as handle:
-        ranges = line_ranges(handle, os.fstat(handle.fileno()).st_size, max(1, processes))
+        size = os.fstat(handle.fileno()).st_size
+        ranges = line_ranges(handle, size, max(1, processes), first_extra=FIRST_RANGE_EXTRA)
     return read_ranges(path, ranges, first, make_part)
 
 
