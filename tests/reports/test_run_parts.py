@@ -178,13 +178,7 @@ def test_a_cut_right_after_the_first_line_and_before_the_truncated_last_line(tmp
 def test_random_files_cut_anywhere_give_the_one_pass_report(  # noqa: PLR0917 - hypothesis arguments
     tmp_path, run, history, opts, drop, data
 ):
-    path = tmp_path / "run.jsonl"
-    path.write_bytes(run)
-    older = []
-    for i, text in enumerate(history):
-        older.append(tmp_path / f"old{i}.jsonl")
-        older[-1].write_bytes(text)
-    opts["calibration_records"] = [SOURCES._record("fp-judge")] if opts["calibration_records"] else []
+    path, older = SOURCES.write_runs(tmp_path, run, history, opts)
     expected, seen_one = report_run(path, history=older, drop=frozenset(drop), **opts)
     starts = _starts(run)
     cuts = tuple(data.draw(st.lists(st.sampled_from(starts), max_size=5))) if starts else ()
