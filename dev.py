@@ -203,8 +203,10 @@ def _pytest_workers(args: list[str]) -> list[str]:
     tests (so a file's module fixtures are mostly set up once) and lets a worker that runs out take half
     of the other's remaining queue, which evens out the suite's long tests at the end. Every distribution
     mode passes (no test depends on which others shared its worker; the hostile sweeps share their
-    outcomes across workers, see ``tests/hostile/sweep.py``): worksteal is the default because it
-    finishes first. Any ``-n``/``--numprocesses``/``--dist`` of the caller's, or ``-p no:xdist``, wins:
+    outcomes across workers, see ``tests/hostile/sweep.py``). worksteal is the default because it keeps
+    what ``loadfile`` kept (a file's fixtures set up once, mostly) without ``loadfile``'s tail, where one
+    worker runs a long file alone, and with fewer cuts through files than ``load``, which hands out ever
+    smaller chunks (a file cut in two sets its module fixtures up on both workers). Any ``-n``/``--numprocesses``/``--dist`` of the caller's, or ``-p no:xdist``, wins:
     ``python3 dev.py test -n 0 tests/graders`` runs in one process.
 
     >>> _pytest_workers(["tests/graders"])

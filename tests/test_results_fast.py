@@ -485,3 +485,32 @@ def test_a_line_not_written_as_judgekit_writes_it_is_proved_free_of_repeated_key
     assert fast is not None
     assert _values(fast) == _values(ResultLine.model_validate_json(REAL[1]))
     assert fast_result_line(spaced[:-1] + b', "reason": "x"}') is None
+
+
+def _judge_heavy(raw: bytes) -> bytes:
+    """A real line with only its judged criteria, three times over: far more brackets than the limit."""
+    line = ResultLine.model_validate_json(raw)
+    judged = [c for c in line.checks if c.layer == "rubric"]
+    checks = tuple(c.model_copy(update={"check_id": f"{c.check_id}/{n}"}) for n in range(3) for c in judged)
+    return dump_result_line(line.model_copy(update={"checks": checks})).encode()
+
+
+def test_a_judge_heavy_line_is_measured_for_depth_and_takes_the_fast_path():
+    raw = _judge_heavy(REAL[0])
+    assert raw.count(b"[") + raw.count(b"{") > 200  # the cheap bracket bound cannot clear it
+    fast = fast_result_line(raw)
+    assert fast is not None
+    assert _values(fast) == _values(ResultLine.model_validate_json(raw))
+
+
+@pytest.mark.parametrize(("depth", "accepted"), [(95, True), (96, False)])
+def test_a_judge_heavy_line_nested_past_the_limit_is_refused_by_both_readers(tmp_path, depth, accepted):
+    # a note's data sits at depth 5: 5 + 95 is the limit of 100; one more bracket is over it
+    raw = _judge_heavy(REAL[0])
+    at = raw.index(b'"data":{') + len(b'"data":{')
+    deep = raw[:at] + b'"deep":' + b"[" * (depth - 1) + b"]" * (depth - 1) + b"," + raw[at:]
+    assert (fast_result_line(deep) is not None) is accepted
+    slow, slow_problems, fast, fast_problems = _read_both(tmp_path, [deep])
+    assert (fast, fast_problems) == (slow, slow_problems)
+    assert bool(slow) is accepted
+    assert accepted or "nested deeper than 100" in slow_problems[0]

@@ -39,6 +39,7 @@ from judgekit.io.documents import (
     _LONG_RUN,
     MAX_LINE_BYTES,
     MAX_NESTING_DEPTH,
+    _depth_of,
     check_duplicate_keys,
     check_json_bounds,
     has_u_escape,
@@ -767,9 +768,35 @@ def fast_result_line(raw: bytes) -> FastResultLine | None:
         # dependencies) when present
         typed = 5 + sum(2 + len(check.evidence) for check in line.checks)
         typed += (line.run is not None) + (line.source is not None) + 2 * (line.provenance is not None)
-        if _EVIDENCE_DEPTH + brackets - typed > MAX_NESTING_DEPTH:
+        if (
+            _EVIDENCE_DEPTH + brackets - typed > MAX_NESTING_DEPTH
+            and _free_form_depth(line) > MAX_NESTING_DEPTH
+        ):
             return None
     return line
+
+
+def _free_form_depth(line: FastResultLine) -> int:
+    """The line's nesting depth, from where each free-form value sits in the schema and its own depth.
+
+    Exact (the depth the full path's bracket count finds outside strings): the typed objects and arrays
+    nest at most 5 deep (line, checks, check, evidence, item), and each free-form value adds its own
+    depth where it sits (under the line, the run record or the provenance, or an evidence item). For
+    lines the cheap bracket bound cannot clear: many judged criteria, each note with its own objects.
+    """
+    deepest = _EVIDENCE_DEPTH
+    for value in (line.judge_fingerprint, line.grader, line.grading):
+        deepest = max(deepest, 1 + _depth_of(value))
+    if line.run is not None:
+        deepest = max(deepest, 2 + _depth_of(line.run.config))
+    if line.provenance is not None:
+        deepest = max(deepest, 2 + _depth_of(line.provenance.thresholds))
+    for check in line.checks:
+        for item in check.evidence:
+            deepest = max(
+                deepest, _EVIDENCE_DEPTH + _depth_of(item.data), _EVIDENCE_DEPTH + _depth_of(item.arguments)
+            )
+    return deepest
 
 
 def dump_result_line(line: ResultLine, redactor: Redactor | None = None) -> str:

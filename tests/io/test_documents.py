@@ -294,3 +294,19 @@ def test_has_u_escape_is_the_two_byte_search(parts: list[bytes]) -> None:
     """Whatever the backslashes before it (none, a few, more than it looks at one by one)."""
     raw = b"".join(parts)
     assert has_u_escape(raw) == (b"\\u" in raw)
+
+
+def test_check_json_bounds_refuses_alternating_brackets_nested_past_the_limit():
+    # {"a":[{"a":[ ... ]}]}: peeling "[]" and then "{}" in one pass took two levels at once, so a line
+    # nested up to twice the limit in alternating brackets passed the depth test
+    from judgekit.errors import LocatedError
+    from judgekit.io.documents import MAX_NESTING_DEPTH, check_json_bounds
+
+    def nested(depth: int) -> str:
+        opens = "".join('{"a":' if n % 2 == 0 else "[" for n in range(depth))
+        return opens + "".join("}" if n % 2 == 0 else "]" for n in reversed(range(depth)))
+
+    check_json_bounds(nested(MAX_NESTING_DEPTH), source=None)
+    for depth in (MAX_NESTING_DEPTH + 1, MAX_NESTING_DEPTH + 50):
+        with pytest.raises(LocatedError, match="nested deeper than 100"):
+            check_json_bounds(nested(depth), source=None)

@@ -51,7 +51,7 @@ def scan_exports(
             completion and common text fields, threshold 0.5; see
             :class:`~judgekit.contamination.scan.ScanOptions`).
         processes: Processes, >= 0. ``0`` (the default) chooses from the input's size: one process
-            below 32 MiB (:data:`~judgekit.contamination.parallel.TWO_PROCESS_BYTES`), then up to one per
+            below 16 MiB (:data:`~judgekit.contamination.parallel.TWO_PROCESS_BYTES`), then up to one per
             CPU as the size repays each (:func:`~judgekit.contamination.parallel.plan_scan`); 1 scans in
             this process; N uses N worker processes. The report is the same whatever the number.
         split_mb: Uncompressed JSONL files are split into byte ranges of this many MiB, > 0, for the

@@ -184,7 +184,7 @@ def scan(  # noqa: PLR0917 - typer options
         "--processes",
         "-j",
         min=0,
-        help="Processes: 0 chooses from the input's size (one below 32 MiB, then up to one per CPU as the "
+        help="Processes: 0 chooses from the input's size (one below 16 MiB, then up to one per CPU as the "
         "size repays each); N uses N.",
     ),
     split_mb: float | None = typer.Option(

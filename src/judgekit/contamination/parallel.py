@@ -65,14 +65,15 @@ __all__ = [
     "start_method",
 ]
 
-TWO_PROCESS_BYTES = 32 << 20
-"""Input size (bytes on disk) from which an automatic scan uses a second process: 32 MiB.
+TWO_PROCESS_BYTES = 16 << 20
+"""Input size (bytes on disk) from which an automatic scan uses a second process: 16 MiB.
 
-From the measurement in docs/performance.md (*Contamination scan*, ``bench/bench_contamination.py
---processes-only``, 2026-12-06, 2 CPUs): a forked second worker added 0.06-0.11 CPU-s to a scan (fork,
-copy-on-write faults, the pool, the results) and one process took 6.6-6.8 ms of CPU per MB beyond its fixed
-start, so a second process pays (with a free core) from about 2 x 0.09 / 0.0067 = 27 MB. Below that a
-second process cannot help whatever the machine's load."""
+Measured with ``bench/bench_contamination.py --processes-only --sizes 8,16,32,64`` (docs/performance.md,
+*Contamination scan*, 2026-12-06, 2 CPUs, both export shapes, median of 3): the critical path of two
+forked processes (the time with a free core each) against one was 0.76-1.37x at 8-9 MB (break-even
+within the noise), 1.15-1.17x at 16-18 MB, 1.20-1.61x at 32-35 MB. A second worker adds a fixed
+0.06-0.14 CPU-s (fork, copy-on-write faults, the pool, its results), which a file below this size does not
+take back."""
 
 MIN_AUTO_SPLIT_BYTES = 8 << 20
 """Smallest byte range an automatic plan cuts a JSONL file into (8 MiB)."""
@@ -188,7 +189,7 @@ def auto_processes(input_bytes: int, cpus: int) -> int:
     of wall time, ``f`` being a worker's fixed cost and ``c`` the time per byte. Going from ``w - 1`` to
     ``w`` processes pays when ``b > f / c * w * (w - 1)``; with :data:`TWO_PROCESS_BYTES` ``= 2 * f / c``
     (where a second process starts to pay), ``w`` processes need ``TWO_PROCESS_BYTES * w * (w - 1) / 2``
-    bytes: 1 below 32 MiB, 2 from 32 MiB, 3 from 96 MiB, 4 from 192 MiB.
+    bytes: 1 below 16 MiB, 2 from 16 MiB, 3 from 48 MiB, 4 from 96 MiB.
 
     Args:
         input_bytes: The bytes workers would scan (0 or more).

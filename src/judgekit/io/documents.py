@@ -545,6 +545,7 @@ _NOT_DIGITS = re.compile(r"[^0-9A-Za-z]")
 _TOKENS = re.compile(r'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]', re.DOTALL)
 _STRING_B = re.compile(_STRING.pattern.encode(), re.DOTALL)
 _NOT_BRACKETS = bytes(b for b in range(256) if b not in b"[]{}")
+_INNERMOST_PAIR = re.compile(rb"\[\]|\{\}").sub
 # Digits become 0, and E and + become e, so that a few substring tests find every long digit run and every
 # exponent of three digits or more (``1E+400`` reads ``0eee000``); a false alarm only costs a full parse.
 # ``{`` becomes ``[``, so that one count of ``[`` in the same bytes counts the opening brackets of both
@@ -875,7 +876,8 @@ def _shallow(raw: bytes) -> bool:
     for _ in range(MAX_NESTING_DEPTH):
         if not brackets:
             return True
-        peeled = brackets.replace(b"[]", b"").replace(b"{}", b"")
+        # one pass of one pattern: two replaces in a row would peel {[]} (two levels) in one pass
+        peeled = _INNERMOST_PAIR(b"", brackets)
         if len(peeled) == len(brackets):
             return False
         brackets = peeled
