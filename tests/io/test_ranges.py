@@ -55,7 +55,7 @@ def test_the_first_range_can_be_given_more():
     data = b"".join(b"%03d\n" % i for i in range(100))  # 400 bytes of 4-byte lines
     assert line_ranges(io.BytesIO(data), 400, 2) == [(0, 200), (200, 400)]
     assert line_ranges(io.BytesIO(data), 400, 2, first_extra=40) == [(0, 220), (220, 400)]
-    assert line_ranges(io.BytesIO(data), 400, 2, first_extra=10**6)[0] == (0, 252)  # at most half a share more
+    assert line_ranges(io.BytesIO(data), 400, 2, first_extra=10**6)[0] == (0, 252)  # capped
 
 
 def test_a_line_longer_than_every_share_leaves_fewer_ranges():
