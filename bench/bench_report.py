@@ -301,7 +301,8 @@ def main(argv: list[str] | None = None) -> None:
                     )
                 a.unlink()
                 b.unlink()
-        print("before and after wrote the same report and comparison bytes (SHA-256) on every file")
+        if args.before_src:
+            print("before and after wrote the same report and comparison bytes (SHA-256) on every file")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 
