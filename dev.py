@@ -206,7 +206,8 @@ def _pytest_workers(args: list[str]) -> list[str]:
     outcomes across workers, see ``tests/hostile/sweep.py``). worksteal is the default because it keeps
     what ``loadfile`` kept (a file's fixtures set up once, mostly) without ``loadfile``'s tail, where one
     worker runs a long file alone, and with fewer cuts through files than ``load``, which hands out ever
-    smaller chunks (a file cut in two sets its module fixtures up on both workers). Any ``-n``/``--numprocesses``/``--dist`` of the caller's, or ``-p no:xdist``, wins:
+    smaller chunks (a file cut in two sets its module fixtures up on both workers). Any
+    ``-n``/``--numprocesses``/``--dist`` of the caller's, or ``-p no:xdist``, wins:
     ``python3 dev.py test -n 0 tests/graders`` runs in one process.
 
     >>> _pytest_workers(["tests/graders"])

@@ -185,11 +185,13 @@ def measure(argv: list[str], env: dict[str, str], stdout: Path | None = None) ->
     """Run ``argv`` in a child; its CPU seconds, wall seconds, peak RSS (MB) and the load before it."""
     load = os.getloadavg()[0]
     t0 = time.perf_counter()
-    with open(stdout or os.devnull, "wb") as out:
-        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=subprocess.PIPE)
+    # standard error to a file, not a pipe: compare writes a line per lost task, more than a pipe holds
+    with open(stdout or os.devnull, "wb") as out, tempfile.TemporaryFile() as errors:
+        proc = subprocess.Popen(argv, env=env, stdout=out, stderr=errors)
         _, status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - t0
-        err = proc.stderr.read().decode() if proc.stderr else ""
+        errors.seek(0)
+        err = errors.read().decode(errors="replace")
     code = os.waitstatus_to_exitcode(status)
     if code not in (0, 1):  # compare exits 1 on a regression
         raise SystemExit(f"{' '.join(argv[:6])} ... exited {code}: {err[-2000:]}")
@@ -301,7 +303,8 @@ def main(argv: list[str] | None = None) -> None:
                     )
                 a.unlink()
                 b.unlink()
-        print("before and after wrote the same report and comparison bytes (SHA-256) on every file")
+        if args.before_src:
+            print("before and after wrote the same report and comparison bytes (SHA-256) on every file")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
 

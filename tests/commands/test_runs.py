@@ -796,3 +796,63 @@ def test_a_case_id_one_edit_away_gets_a_did_you_mean_in_grade_and_report(tmp_pat
     (tmp_path / "typo-results.jsonl").write_text(results)
     _cli("report", tmp_path / "typo-results.jsonl", "--cases", AIRDESK)
     assert "'gs-double-charg' (1 trial; did you mean 'gs-double-charge'?)" in capsys.readouterr().err
+
+
+def test_report_streams_json_redacted_once_to_the_bytes_of_the_whole_text(tmp_path, capsys, monkeypatch):
+    """The streamed report is today's whole text redacted (environment pass, then the writer's), byte for
+    byte, with a piece per trial entry; a secret that straddles an arbitrary cut is still removed."""
+    from judgekit.api.reports import render_report, report
+    from judgekit.reports import run_json
+    from judgekit.results import CaseRef, dump_result_line, make_result_line
+    from judgekit.secrets import Redactor, output_redactor
+    from judgekit.transcript import RunRecord
+    from judgekit.verdict import CheckResult, Grade, Verdict
+
+    secret = "acme-" + "k7" * 20
+    monkeypatch.setenv("ACME_API_KEY", secret)
+    reasons = [
+        f"the agent echoed {secret} back",
+        "sent Authorization: Bearer abcdef0123456789 to the tool",
+        "leaked sk-proj-" + "Q" * 24 + " and \x01 a control character (escaped as \\u0001)",
+        "called https://user:hunter2pass@example.com/v1?api_key=plainvalue&x=1",
+        'nothing secret here: é \u2028 "quoted"',
+    ]
+    lines = [
+        make_result_line(
+            run_id="run-s",
+            case=CaseRef(id=f"case-{n % 7}", version=1),
+            grade=Grade(
+                case_id=f"case-{n % 7}",
+                trial=n // 7 + 1,
+                verdict=Verdict.FAIL,
+                checks=(
+                    CheckResult(check_id="c", layer="state", verdict=Verdict.FAIL, reason=reasons[n % 5]),
+                ),
+            ),
+            run=RunRecord(app_version="1.0", agent_model="agent-x"),
+        )
+        for n in range(35)
+    ]
+    results = tmp_path / "run.jsonl"
+    results.write_text("".join(dump_result_line(line) + "\n" for line in lines), encoding="utf-8")
+
+    text = render_report(report(results), "json")
+    expected = output_redactor().payload(Redactor.from_environ().text(text))
+    assert secret in text
+    assert secret not in expected
+    assert "[REDACTED]" in expected
+    cut = text.index(secret) + 10  # cutting there and redacting each half would leak the secret's tail
+    assert secret[10:] in output_redactor().payload(text[cut:])
+
+    monkeypatch.setattr(run_json, "_PIECE_CHARS", 1)  # a piece per trial entry
+    assert len(list(run_json.run_json_pieces(report(results)))) == 35
+    out = tmp_path / "report.json"
+    assert _cli("report", results, "--format", "json", "-o", out) == 0
+    assert out.read_bytes() == expected.encode("utf-8")
+    capsys.readouterr()
+    assert _cli("report", results, "--format", "json") == 0
+    assert capsys.readouterr().out == expected
+    markdown = render_report(report(results), "md")
+    assert _cli("report", results) == 0
+    shown = output_redactor().payload(Redactor.from_environ().text(markdown))
+    assert capsys.readouterr().out == shown + ("" if shown.endswith("\n") else "\n")

@@ -20,6 +20,7 @@ from judgekit.expressions import (
     STATE_NAMES,
     ConditionError,
     RuleCompileError,
+    cel_engine,
     compile_case_rules,
     compile_condition,
     validate_case_rules,
@@ -543,6 +544,13 @@ EVALUATOR_IMPORTS = frozenset({"datetime"})
 """Modules the ``cel`` extension imports itself on every evaluation (to convert values); nothing else."""
 
 
+@pytest.fixture(autouse=True, scope="module")
+def _cel_engine_loaded() -> None:
+    """The CEL engine loaded before any tripwire is armed: it is loaded on first use (start-up), which
+    imports ``logging`` once; what hostile input may not do is import anything itself."""
+    cel_engine()
+
+
 class _Tripwire:
     """Record any import, eval, exec or open made while hostile input is being handled."""
 
@@ -582,11 +590,11 @@ def _try(source: str) -> tuple[str, Any]:
 def test_hostile_expressions_are_refused_or_harmless(source: str, monkeypatch: pytest.MonkeyPatch) -> None:
     wire = _Tripwire(monkeypatch)
     wire.calls.clear()  # patching itself may import helpers; only what happens below counts
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a blow-up guard that load on the machine cannot trip
     outcome, detail = _try(source)
     recorded = list(wire.calls)
     monkeypatch.undo()
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert recorded == []
     assert outcome in ("refused", "error"), (source, outcome, detail)
 
@@ -610,12 +618,12 @@ def test_comprehension_nesting_limit_is_exact() -> None:
 
 def test_a_quadratic_condition_over_large_data_stays_bounded() -> None:
     case = make_case(forbidden=[{"tool": "bulk", "when": "items.exists(a, items.exists(b, a + b == -1))"}])
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a blow-up guard that load on the machine cannot trip
     check = check_rules(case, make_transcript([("bulk", {"items": list(range(200))})]))[0]
     assert check.verdict is Verdict.PASS
     # Past the cost limit the condition is not run at all: the rule is an error naming the limit.
     check = check_rules(case, make_transcript([("bulk", {"items": list(range(1500))})]))[0]
-    assert time.perf_counter() - start < 10.0
+    assert time.process_time() - start < 10.0
     assert check.verdict is Verdict.ERROR
     assert "(limit CEL_MAX_COST)" in check.reason
 
@@ -716,7 +724,7 @@ def _fuzz_one(source: str) -> None:
         return spy
 
     rss_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    start = time.perf_counter()
+    start = time.process_time()  # CPU time: a blow-up guard that load on the machine cannot trip
     for name in originals:
         setattr(builtins, name, make(name))
     try:
@@ -724,7 +732,7 @@ def _fuzz_one(source: str) -> None:
     finally:
         for name, fn in originals.items():
             setattr(builtins, name, fn)
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
     assert calls == [], (source, calls)
     assert outcome in ("refused", "error", "value")
     if outcome == "value":

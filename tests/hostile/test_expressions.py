@@ -174,9 +174,9 @@ def test_message_pattern_on_a_long_input_takes_milliseconds() -> None:
     from judgekit.patterns import compile_pattern
 
     pattern = compile_pattern(r"(a+)+$")
-    started = time.perf_counter()
+    started = time.process_time()  # CPU time: linear is milliseconds, backtracking would be hours
     assert pattern.search("a" * 100_000 + "b") is None
-    assert time.perf_counter() - started < 0.1
+    assert time.process_time() - started < 0.1
 
 
 def _case_yaml(pattern_field: str, pattern: str) -> str:

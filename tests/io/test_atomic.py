@@ -275,3 +275,26 @@ def test_write_atomic_making_folder_creates_the_folders_and_names_one_it_cannot(
         f"{tmp_path / 'taken'}: cannot create the folder for the calibration record: "
     )
     assert caught.value.exit_code == 2
+
+
+def test_write_atomic_pieces_redacts_each_piece_and_a_failed_piece_keeps_the_old_file(tmp_path, monkeypatch):
+    from judgekit.io.atomic import write_atomic_pieces
+
+    secret = "acme-" + "k" * 30
+    monkeypatch.setenv("ACME_API_KEY", secret)
+    target = tmp_path / "out" / "report.json"
+    write_atomic_pieces(target, iter(["a ", secret, " b\n", "sk-" + "x" * 20 + "\n"]))
+    assert target.read_text() == "a [REDACTED] b\n[REDACTED]\n"
+
+    def broken():
+        yield "new text\n"
+        raise RuntimeError("rendering failed")
+
+    with pytest.raises(RuntimeError, match="rendering failed"):
+        write_atomic_pieces(target, broken())
+    assert target.read_text() == "a [REDACTED] b\n[REDACTED]\n"
+    assert sorted(p.name for p in target.parent.iterdir()) == ["report.json"]
+    fresh = tmp_path / "new" / "deeper" / "report.json"
+    with pytest.raises(RuntimeError):
+        write_atomic_pieces(fresh, broken())
+    assert not (tmp_path / "new").exists()

@@ -36,3 +36,33 @@ def test_floats_keep_pythons_spelling_and_nan_still_reads_as_json_writes_it():
     assert "1e-05" in _dump(data)
     assert "1e+16" in _dump(data)
     assert _dump({"x": float("nan")}) == _reference({"x": float("nan")}) == '{\n  "x": NaN\n}\n'
+
+
+def _report_with_reasons(tmp_path, count: int, text: str):
+    """The golden report with ``count`` trials that did not pass, each reason carrying ``text``."""
+    from judgekit.reports.run_model import report_run
+    from judgekit.verdict import Verdict
+    from support import results_file
+
+    path = results_file(tmp_path / "run.jsonl", "2.1.0", {"refund-1": [Verdict.FAIL, Verdict.PASS]})
+    report = report_run(path, undecided="fail")[0]
+    first = report.trial_reasons[0]
+    reasons = tuple(
+        first.model_copy(update={"trial": n + 1, "reason": f"{text} (trial {n + 1})"}) for n in range(count)
+    )
+    return report.model_copy(update={"trial_reasons": reasons})
+
+
+def test_the_pieces_joined_are_the_whole_report_json(tmp_path, monkeypatch):
+    from judgekit.reports import run_json
+
+    report = _report_with_reasons(tmp_path, 40, 'é\u2028"quoted" \\ back')
+    whole = _reference(report.model_dump(mode="json"))
+    assert "".join(run_json.run_json_pieces(report)) == whole == run_json.render_run_json(report)
+    monkeypatch.setattr(run_json, "_PIECE_CHARS", 1)  # a piece per entry
+    pieces = list(run_json.run_json_pieces(report))
+    assert len(pieces) == 40
+    assert "".join(pieces) == whole
+    assert all(p and p.endswith((",\n", "}\n")) for p in pieces)
+    empty = report.model_copy(update={"trial_reasons": ()})
+    assert list(run_json.run_json_pieces(empty)) == [_reference(empty.model_dump(mode="json"))]

@@ -14,7 +14,7 @@ comparison, so the command line, the demo and a Python caller get the same figur
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
     from judgekit.reports.run_model import ResultSource, RunReport
     from judgekit.stats import UndecidedPolicy
 
-__all__ = ["REPORT_FORMATS", "compare", "render_report", "report"]
+__all__ = ["REPORT_FORMATS", "compare", "render_report", "render_report_pieces", "report"]
 
 REPORT_FORMATS = ("html", "md", "json")
 """The formats a run report renders to: HTML, Markdown (optionally the short comment), JSON."""
@@ -220,21 +220,49 @@ def render_report(
     Raises:
         JudgekitError: On an unknown format (exit code 2).
     """
+    return "".join(render_report_pieces(model, output_format, short=short, top=top, link=link))
+
+
+def render_report_pieces(
+    model: RunReport,
+    output_format: str = "md",
+    *,
+    short: bool = False,
+    top: int = 10,
+    link: str | None = None,
+) -> Iterator[str]:
+    """:func:`render_report`'s text in pieces, cut only where no secret can straddle two of them.
+
+    JSON comes entry by entry of its trial list, about a megabyte a piece
+    (:func:`judgekit.reports.run_json.run_json_pieces`), so a report of hundreds of thousands of failed
+    trials is never held whole; Markdown and HTML come as one piece. Each piece can be redacted and
+    written on its own (:func:`judgekit.io.atomic.write_atomic_pieces`).
+
+    Args:
+        model: The report (:func:`report`).
+        output_format: ``md``, ``json`` or ``html``.
+        short: The bounded Markdown comment for a pull request (``md`` only).
+        top: With ``short``: how many trials that did not pass are listed, 0 to 100.
+        link: With ``short``: a link to the full report.
+
+    Raises:
+        JudgekitError: On an unknown format (exit code 2), before the first piece.
+    """
     from judgekit.errors import JudgekitError
 
     if output_format not in REPORT_FORMATS:
         raise JudgekitError(f"format must be html, md or json (got {output_format!r})", exit_code=2)
+    if output_format == "json":
+        from judgekit.reports.run_json import run_json_pieces
+
+        return run_json_pieces(model)
     if output_format == "html":
         from judgekit.reports.run_html import render_run_html
 
-        return render_run_html(model)
-    if output_format == "json":
-        from judgekit.reports.run_json import render_run_json
-
-        return render_run_json(model)
+        return iter((render_run_html(model),))
     from judgekit.reports.run_markdown import render_run_markdown, render_short_markdown
 
-    return render_short_markdown(model, top=top, link=link) if short else render_run_markdown(model)
+    return iter((render_short_markdown(model, top=top, link=link) if short else render_run_markdown(model),))
 
 
 def compare(

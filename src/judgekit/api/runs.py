@@ -83,7 +83,12 @@ class DeterministicPass(Protocol):
     """
 
     def checks(
-        self, trials: Sequence[PlannedTrial], *, root: Path, grounding: GroundingMode | None, say: Say
+        self,
+        trials: Sequence[PlannedTrial],
+        *,
+        root: str | os.PathLike[str],
+        grounding: GroundingMode | None,
+        say: Say,
     ) -> GivenChecks:
         """The checks of each trial by key (:meth:`judgekit.runner.LayeredTrialGrader.deterministic_checks`).
 

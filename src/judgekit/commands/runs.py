@@ -12,7 +12,7 @@ runs that cannot be compared). Without a threshold, ``grade`` and ``report`` exi
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -560,7 +560,7 @@ def report(  # noqa: PLR0917 - typer options
         undecided=undecided,
     )
     thresholds = _parse_thresholds(fail_under, fail_under_k, max_errors, k=k)
-    from judgekit.api.reports import render_report
+    from judgekit.api.reports import render_report_pieces
     from judgekit.api.reports import report as report_run_service
 
     with _input_errors():
@@ -580,7 +580,7 @@ def report(  # noqa: PLR0917 - typer options
             warn=older_problems.append,
             processes=processes,
         )
-    _emit(render_report(model, output_format, short=short, top=top, link=link), output)
+    _emit(render_report_pieces(model, output_format, short=short, top=top, link=link), output)
     for problem in [*model.problems, *older_problems]:
         typer.echo(f"warning: {problem}", err=True)
     missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
@@ -659,17 +659,27 @@ def _parse_thresholds(
     return list(parse_thresholds(fail_under, fail_under_k, max_errors))
 
 
-def _emit(text: str, output: Path | None) -> None:
-    """Write ``text``, secrets removed, to ``output`` (saying so on standard error), else standard output."""
-    from judgekit.io.atomic import write_atomic
-    from judgekit.secrets import Redactor
+def _emit(text: str | Iterable[str], output: Path | None) -> None:
+    """Write ``text`` (or its pieces, cut where no secret straddles two), secrets removed, to ``output``.
 
-    text = Redactor.from_environ().text(text)
-    if output is None:
-        typer.echo(text, nl=not text.endswith("\n"))
-    else:
-        write_atomic(output, text)
+    Each piece passes once through the process-wide redactor (:func:`judgekit.secrets.output_redactor`)
+    and is written as it comes, so a report of any size is never held whole: to ``output`` atomically
+    (saying so on standard error), else to standard output, ending with a line break.
+    """
+    from judgekit.io.atomic import write_atomic_pieces
+    from judgekit.secrets import output_redactor
+
+    pieces = (text,) if isinstance(text, str) else text
+    if output is not None:
+        write_atomic_pieces(output, pieces)
         typer.echo(f"wrote {output}", err=True)
+        return
+    last = ""
+    for piece in pieces:
+        last = output_redactor().payload(piece)
+        typer.echo(last, nl=False)
+    if not last.endswith("\n"):
+        typer.echo("")
 
 
 # --------------------------------------------------------------------------- compare

@@ -603,7 +603,7 @@ class RayChecks:
         self,
         trials: Sequence[PlannedTrial],
         *,
-        root: Path,
+        root: str | os.PathLike[str],
         grounding: GroundingMode | None,
         say: Callable[[str], None],
     ) -> dict[tuple[str, int], list[CheckResult] | BaseException]:

@@ -27,7 +27,7 @@ import contextlib
 import errno
 import os
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 from types import TracebackType
 
@@ -49,6 +49,7 @@ __all__ = [
     "repair_tail",
     "write_atomic",
     "write_atomic_making_folder",
+    "write_atomic_pieces",
     "write_temporary",
 ]
 
@@ -181,6 +182,45 @@ def write_atomic(
         blocks = (redacted_bytes(b"".join(data)),)
     else:
         blocks = data
+    _replace_with(given, target, blocks, fsync=fsync, what=what)
+
+
+def write_atomic_pieces(
+    path: str | os.PathLike[str],
+    pieces: Iterable[str],
+    *,
+    fsync: bool = True,
+    hint: str | None = None,
+    what: str | None = None,
+) -> None:
+    """:func:`write_atomic` for a text made in pieces: each redacted and written as it comes, never joined.
+
+    The file is the pieces' text with secrets removed, as :func:`write_atomic` of the joined text would
+    write it, provided no secret straddles two pieces: the caller cuts only where none can (between two
+    entries of a JSON list, :func:`judgekit.reports.run_json.run_json_pieces`). Each piece passes once
+    through :func:`redacted_bytes`. The target is replaced only after the last piece was written; when
+    making a piece fails (any exception), the temporary file is removed and the exception propagates.
+
+    Args:
+        path: The file to write, as text or a path object.
+        pieces: The text in order (each encoded as UTF-8); consumed once.
+        fsync: Flush the file and its folder to disk before returning.
+        hint: What to do instead when ``path`` is refused (see :func:`output_target`).
+        what: What the file is, for the message when its folder cannot be created; ``None`` names the path.
+
+    Raises:
+        JudgekitError: (exit code 2) When the folder cannot be created, the path is not a regular file, or
+            the file cannot be written (disk full, permissions).
+    """
+    given = Path(path)
+    target = output_target(given, hint=hint)
+    _replace_with(given, target, (redacted_bytes(piece) for piece in pieces), fsync=fsync, what=what)
+
+
+def _replace_with(
+    given: Path, target: Path, blocks: Iterable[bytes], *, fsync: bool, what: str | None
+) -> None:
+    """Write ``blocks`` to a temporary file beside ``target`` and rename it over ``target`` (see above)."""
     folder = target.parent if str(target.parent) else Path(".")
     made = make_parent_folder(target, what=what)
     try:
@@ -204,6 +244,11 @@ def write_atomic(
             os.unlink(tmp_name)
         remove_made_folders(made)
         raise WriteFailed(given, exc.strerror or str(exc)) from None
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        remove_made_folders(made)
+        raise
     if fsync:
         fsync_folder(folder)
 
