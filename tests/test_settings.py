@@ -141,7 +141,7 @@ def test_key_lines_skip_multiline_strings_and_follow_dotted_keys():
             "judgekit.toml",
             "colour = 'red'\n",
             "judgekit.toml:1: colour: unknown field 'colour'; allowed here: cases, records, policy, "
-            "concurrency, untrusted, unlabelled_criteria, ray, judge",
+            "concurrency, untrusted, unlabelled_criteria, ray, processes, judge",
             id="unknown_key_listed",
         ),
         pytest.param(

@@ -24,7 +24,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
@@ -49,6 +49,7 @@ from judgekit.io.documents import (
     load_json_bounded,
     open_input,
 )
+from judgekit.io.ranges import RangeReader, count_newlines
 from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor
 from judgekit.transcript import RunRecord
@@ -67,6 +68,7 @@ __all__ = [
     "failure_categories",
     "fast_result_line",
     "make_result_line",
+    "other_version_problems",
     "paused_gc",
     "read_results",
     "result_key",
@@ -342,7 +344,9 @@ class RunResults:
         return iter(self.lines)
 
 
-def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes | None, bool]]:
+def iter_result_lines(
+    path: str | PathLike[str], *, byte_range: tuple[int, int] | None = None
+) -> Iterator[tuple[int, bytes | None, bool]]:
     """Yield ``(line number, raw bytes, ends with newline)`` for each non-blank line of a file.
 
     A line longer than :data:`~judgekit.io.documents.MAX_LINE_BYTES` is read in pieces and yielded with
@@ -350,15 +354,23 @@ def iter_result_lines(path: str | PathLike[str]) -> Iterator[tuple[int, bytes | 
 
     Args:
         path: The results file, as text or a path object.
+        byte_range: Only the lines of these bytes ``[start, end)`` of the file, both line starts
+            (:func:`judgekit.io.ranges.line_ranges`), numbered as in the whole file (the newlines before
+            ``start`` are counted first); ``None``: the whole file.
 
     Raises:
         JudgekitError: When the file cannot be opened.
     """
     path = Path(path)
     with open_input(path, "results") as handle:  # a FIFO or device is refused at once
-        for number, raw, complete in iter_lines(handle):
+        before = 0
+        source: Any = handle
+        if byte_range is not None:
+            before = count_newlines(handle, 0, byte_range[0]) if byte_range[0] else 0
+            source = RangeReader(handle, *byte_range)
+        for number, raw, complete in iter_lines(source):
             if raw is None or raw.strip():
-                yield number, raw, complete
+                yield before + number, raw, complete
 
 
 def read_results(path: str | PathLike[str]) -> RunResults:
@@ -403,17 +415,45 @@ class ResultStream:
     duplicates). The problems are exactly those :func:`read_results` reports (it is built on this): they
     are complete once the iteration has ended.
 
+    A stream can read one part of the file only (``byte_range``), as one of several processes reading it
+    (:mod:`judgekit.reports.run_parts`): its lines are numbered as in the whole file, ``seen`` can start
+    with the trials of the parts before it (so a duplicate of an earlier part is found as in one pass),
+    and the lines of other schema versions are left in :attr:`other_versions` for the whole file's
+    problem (:func:`other_version_problems`) instead of ending :attr:`problems`.
+
     Attributes:
         path: The results file.
         problems: Located problems found so far (complete after the iteration).
         truncated: True when the last line was cut off mid-line (an interrupted run).
+        byte_range: The bytes ``[start, end)`` read, both line starts; ``None``: the whole file.
+        seen: Each valid trial's ``(case id, trial)`` and the line it was first read at (after the
+            iteration; the ``prior`` ones included).
+        other_versions: Each other schema version found (``None``: none given) and its lines, in the
+            order first found.
     """
 
-    def __init__(self, path: str | PathLike[str]) -> None:
-        """Prepare to read ``path`` (it is opened when the iteration starts)."""
+    def __init__(
+        self,
+        path: str | PathLike[str],
+        *,
+        byte_range: tuple[int, int] | None = None,
+        prior: Mapping[tuple[str, int], int] | None = None,
+    ) -> None:
+        """Prepare to read ``path`` (it is opened when the iteration starts).
+
+        Args:
+            path: The results file.
+            byte_range: Read only these bytes ``[start, end)``, both line starts; ``None``: the whole file.
+            prior: Trials already read from the parts of the file before ``byte_range``, with the line each
+                was first read at: a line of one of them is a duplicate (the first is kept).
+        """
         self.path = Path(path)
         self.problems: list[Problem] = []
         self.truncated = False
+        self.byte_range = byte_range
+        self.prior = prior
+        self.seen: dict[tuple[str, int], int] = {}
+        self.other_versions: dict[Any, list[int]] = {}
 
     def __iter__(self) -> Iterator[ResultLine]:
         """Yield the valid lines; see :func:`read_results` for the problems reported instead of a line.
@@ -440,9 +480,10 @@ class ResultStream:
         path = self.path
         self.problems = []
         self.truncated = False
-        seen: dict[tuple[str, int], int] = {}
+        seen: dict[tuple[str, int], int] = dict(self.prior or {})
         other_versions: dict[Any, list[int]] = {}
-        for number, raw, complete in iter_result_lines(path):
+        self.seen, self.other_versions = seen, other_versions
+        for number, raw, complete in iter_result_lines(path, byte_range=self.byte_range):
             if raw is None:
                 self.problems.append(line_too_long(path, number))
                 continue
@@ -468,19 +509,8 @@ class ResultStream:
                 continue
             seen[key] = number
             yield line
-        for version, numbers in other_versions.items():
-            shown = ", ".join(str(n) for n in numbers[:5]) + (" ..." if len(numbers) > 5 else "")
-            what = f"schema version {version!r}" if version is not None else "no schema_version"
-            self.problems.append(
-                Problem(
-                    path,
-                    numbers[0],
-                    "schema_version",
-                    f"{len(numbers)} line(s) have {what} (lines {shown}); this judgekit "
-                    f"{__version__} reads schema version {SCHEMA_VERSION}: they are left out. Re-grade them "
-                    "with this judgekit, or report them with the judgekit that wrote them",
-                )
-            )
+        if self.byte_range is None:
+            self.problems.extend(other_version_problems(path, other_versions))
 
     def _validated(
         self, path: Path, number: int, raw: bytes, complete: bool, other_versions: dict[Any, list[int]]
@@ -504,6 +534,31 @@ class ResultStream:
                 self.problems.append(problem)
             return None
         return line
+
+
+def other_version_problems(path: Path, other_versions: Mapping[Any, Sequence[int]]) -> list[Problem]:
+    """One problem per other schema version: how many lines have it, the first five, what to do.
+
+    Args:
+        path: The results file.
+        other_versions: Each version (``None``: no ``schema_version``) and its line numbers, in the order
+            the versions were first found (:attr:`ResultStream.other_versions`).
+    """
+    out: list[Problem] = []
+    for version, numbers in other_versions.items():
+        shown = ", ".join(str(n) for n in numbers[:5]) + (" ..." if len(numbers) > 5 else "")
+        what = f"schema version {version!r}" if version is not None else "no schema_version"
+        out.append(
+            Problem(
+                path,
+                numbers[0],
+                "schema_version",
+                f"{len(numbers)} line(s) have {what} (lines {shown}); this judgekit "
+                f"{__version__} reads schema version {SCHEMA_VERSION}: they are left out. Re-grade them "
+                "with this judgekit, or report them with the judgekit that wrote them",
+            )
+        )
+    return out
 
 
 def _diagnose(

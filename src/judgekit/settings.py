@@ -141,6 +141,9 @@ class ProjectSettings(BaseModel):
             untrusted, so ``untrusted`` decides what it does).
         ray: The Ray cluster ``judgekit grade`` computes the deterministic layers on (``--ray``): ``auto``,
             ``HOST:PORT``, ``ray://HOST:PORT`` or ``local``; unset: in process.
+        processes: Processes reading each results file of ``judgekit report`` and ``compare``, by byte
+            ranges (``--processes``; 0 to 64): 1 one process, 0 one per CPU; unset: chosen by the file's
+            size (:func:`judgekit.reports.run_parts.processes_for`).
         judge: The judge layer (a ``[tool.judgekit.judge]`` table).
     """
 
@@ -153,6 +156,7 @@ class ProjectSettings(BaseModel):
     untrusted: Literal["withhold", "count", "fail_only", "advisory"] | None = None
     unlabelled_criteria: Literal["count", "withhold"] | None = None
     ray: str | None = Field(default=None, min_length=1, strict=True)
+    processes: int | None = Field(default=None, ge=0, le=64)
     judge: JudgeSettings = Field(default_factory=JudgeSettings)
 
 
@@ -166,6 +170,7 @@ DEFAULTS: dict[str, Any] = {
     "untrusted": "withhold",
     "unlabelled_criteria": "count",
     "ray": None,
+    "processes": None,
     "judge.model": None,
     "judge.api_base": None,
     "judge.rubric": "honest-reporting",
@@ -206,6 +211,7 @@ FLAGS: dict[str, str] = {
     "untrusted": "--untrusted",
     "unlabelled_criteria": "--unlabelled-criteria",
     "ray": "--ray",
+    "processes": "--processes",
     "judge.model": "--judge-model",
     "judge.api_base": "--judge-api-base",
     "judge.rubric": "--rubric",

@@ -218,6 +218,18 @@ def options(draw) -> dict:
     }
 
 
+def write_runs(tmp_path: Path, run: bytes, history: list[bytes], opts: dict) -> tuple[Path, list[Path]]:
+    """Write a run and its history runs; the options' ``calibration_records`` flag becomes the record."""
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(run)
+    older = []
+    for i, data in enumerate(history):
+        older.append(tmp_path / f"old{i}.jsonl")
+        older[-1].write_bytes(data)
+    opts["calibration_records"] = [_record("fp-judge")] if opts["calibration_records"] else []
+    return path, older
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     run=result_file(),
@@ -226,13 +238,7 @@ def options(draw) -> dict:
     drop=st.sets(st.sampled_from(sorted(CASES)), max_size=2),
 )
 def test_a_streamed_file_and_its_lines_in_memory_give_one_report(tmp_path, run, history, opts, drop):
-    path = tmp_path / "run.jsonl"
-    path.write_bytes(run)
-    older = []
-    for i, data in enumerate(history):
-        older.append(tmp_path / f"old{i}.jsonl")
-        older[-1].write_bytes(data)
-    opts["calibration_records"] = [_record("fp-judge")] if opts["calibration_records"] else []
+    path, older = write_runs(tmp_path, run, history, opts)
     results = read_results(path)
     kept = replace(results, lines=[line for line in results.lines if line.case.id not in drop])
     expected, in_memory = report_run(kept, history=[read_results(p) for p in older], **opts)

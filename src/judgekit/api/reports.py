@@ -73,6 +73,7 @@ def report(
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     thresholds: Sequence[Threshold] = (),
     warn: Warn = _ignore,
+    processes: int | None = None,
 ) -> RunReport:
     """The run report ``judgekit report`` writes: headline, pass^k, suites, reasons, failure categories.
 
@@ -100,6 +101,10 @@ def report(
         thresholds: Gates on the report's figures (:func:`judgekit.reports.run_gate.parse_thresholds`);
             the headline says which were missed.
         warn: Receives each problem of the ``history`` runs (the report lists its own run's problems).
+        processes: How many processes read the results file, by byte ranges (the report is the same, byte
+            for byte, whatever the count): 1 this process only, 0 one per CPU; ``None`` (the default) the
+            ``processes`` setting (the project configuration), else one per 512 MiB of the file, at most
+            one per CPU (:func:`judgekit.reports.run_parts.processes_for`).
 
     Returns:
         The report.
@@ -110,7 +115,7 @@ def report(
     """
     from judgekit.calibration.records import load_records
     from judgekit.reports.run_gate import with_thresholds
-    from judgekit.settings import records_folder
+    from judgekit.settings import records_folder, setting
 
     known, splits, set_holdouts = _case_set_facts(cases)
     if records is None or isinstance(records, str | os.PathLike):
@@ -131,6 +136,7 @@ def report(
         known_cases=known,
         splits=splits,
         calibration_records=calibration_records,
+        processes=setting("processes", processes),
     )
     if notes:  # the report says when a holdout was used, or left out
         model = model.model_copy(update={"notes": (*model.notes, *notes)})
@@ -153,6 +159,7 @@ def _streamed_report(
     known_cases: dict[str, tuple[int, tuple[str, ...]]] | None,
     splits: dict[str, str],
     calibration_records: Sequence[CalibrationRecord],
+    processes: int | None,
 ) -> tuple[RunReport, list[Problem], list[str]]:
     """The report with holdouts handled: the history's problems and the holdout notes beside it.
 
@@ -179,6 +186,7 @@ def _streamed_report(
             splits=splits,
             calibration_records=calibration_records,
             drop=drop,
+            processes=processes,
         )
         holdouts = seen.line_holdouts | set_holdouts
         check_holdout_names(holdout, holdouts)
@@ -265,6 +273,7 @@ def compare(
     alpha: float = 0.05,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     warn: Warn = _ignore,
+    processes: int | None = None,
 ) -> Comparison:
     """Compare run B (the new version) with run A (the baseline) task by task: ``judgekit compare``.
 
@@ -277,6 +286,10 @@ def compare(
         alpha: Significance level of the plain verdict, in (0, 1).
         regression_slices: Slice names that form the regression suite.
         warn: Receives each problem of either file (a bad line, a truncated last line) before comparing.
+        processes: How many processes read each results file, by byte ranges (the comparison is the same
+            whatever the count): 1 this process only, 0 one per CPU; ``None`` (the default) the
+            ``processes`` setting (the project configuration), else one per 512 MiB of the file, at most
+            one per CPU (:func:`judgekit.reports.run_parts.processes_for`).
 
     Returns:
         The comparison: fixed and broken tasks, the regression suite's lost tasks, the exact sign test,
@@ -287,9 +300,16 @@ def compare(
             revisions (each case named), ``alpha`` is outside (0, 1), or a file cannot be read.
     """
     from judgekit.reports.run_compare import compare_runs, digest_runs
+    from judgekit.settings import setting
 
     _, splits, _ = _case_set_facts(cases)
-    a, b = digest_runs(baseline, candidate, regression_slices=tuple(regression_slices), splits=splits)
+    a, b = digest_runs(
+        baseline,
+        candidate,
+        regression_slices=tuple(regression_slices),
+        splits=splits,
+        processes=setting("processes", processes),
+    )
     for problem in [*a.problems, *b.problems]:
         warn(problem)
     return compare_runs(a, b, alpha=alpha)

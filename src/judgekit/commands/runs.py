@@ -450,6 +450,18 @@ _REPORT_FORMATS = ("html", "md", "json")
 """The formats of ``judgekit report``: a self-contained HTML page, Markdown, or the run report as JSON."""
 
 
+_PROCESSES_OPTION = typer.Option(
+    None,
+    "--processes",
+    "-j",
+    min=0,
+    metavar="N",
+    help="Processes reading each results file, by byte ranges (the output is the same whatever the count): "
+    "1 reads in this process only, 0 one per CPU; default: the processes setting, else one per 512 MiB of "
+    "the file, at most one per CPU.",
+)
+
+
 @existing_inputs("results", "history", "cases")
 def report(  # noqa: PLR0917 - typer options
     results: Path = typer.Argument(..., help="Results file (JSONL) written by judgekit grade."),
@@ -518,6 +530,7 @@ def report(  # noqa: PLR0917 - typer options
         metavar="URL",
         help="With --short: where the full report is (a URL or path), linked at the end.",
     ),
+    processes: int | None = _PROCESSES_OPTION,
 ) -> None:
     """Report a run: a verdict line, why each trial did not pass, pass^1..pass^k, suites, failures.
 
@@ -565,6 +578,7 @@ def report(  # noqa: PLR0917 - typer options
             regression_slices=regression_slice,
             thresholds=thresholds,
             warn=older_problems.append,
+            processes=processes,
         )
     _emit(render_report_pieces(model, output_format, short=short, top=top, link=link), output)
     for problem in [*model.problems, *older_problems]:
@@ -689,6 +703,7 @@ def compare(  # noqa: PLR0917 - typer options
     cases: Path | None = typer.Option(
         None, "--cases", help="Golden set: a case's split (capability, regression) decides its suite."
     ),
+    processes: int | None = _PROCESSES_OPTION,
 ) -> None:
     """Compare two runs task by task: fixed, broken, exact sign test, McNemar, a plain verdict.
 
@@ -708,7 +723,13 @@ def compare(  # noqa: PLR0917 - typer options
 
     with _input_errors():
         result = compare_service(
-            baseline, candidate, cases=cases, alpha=alpha, regression_slices=regression_slice, warn=warn
+            baseline,
+            candidate,
+            cases=cases,
+            alpha=alpha,
+            regression_slices=regression_slice,
+            warn=warn,
+            processes=processes,
         )
     if output_format == "json":
         from judgekit.reports.run_json import render_comparison_json

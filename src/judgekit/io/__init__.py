@@ -7,6 +7,7 @@ What lives here:
 * :mod:`~judgekit.io.paths`: input paths, folders and glob patterns, expanded in one place.
 * :mod:`~judgekit.io.folders`: output folders written whole (staged, then swapped in).
 * :mod:`~judgekit.io.filekind`: what kind of file a path is; only regular files are read or written.
+* :mod:`~judgekit.io.ranges`: byte ranges of a line file cut at line boundaries, for reading it in parts.
 
 What may import it: every layer above it in the import contract (``transcript``, ``results``, ``cases``
 and up to ``cli``). It imports only ``secrets``, ``errors`` and the standard library; formats of other

@@ -1,12 +1,15 @@
 """Report models and their renderers (HTML, Markdown, JSON).
 
-Models compute once from results; renderers only format. Nothing here reads input files or prints.
+Models compute once from results; renderers only format. Nothing here reads input files or prints
+(the results files are read through :mod:`judgekit.results`, also by the worker processes of
+:mod:`~judgekit.reports.run_parts`).
 
 What lives here:
 
 * :mod:`~judgekit.reports.run_model`: the run report, computed once from a results file.
 * :mod:`~judgekit.reports.run_gate`: the thresholds a CI job gates a run on.
 * :mod:`~judgekit.reports.run_compare`: two runs on the same tasks compared (sign test, McNemar).
+* :mod:`~judgekit.reports.run_parts`: one results file read by several processes, by byte ranges, as one pass.
 * :mod:`~judgekit.reports.run_json`: run reports and comparisons as versioned JSON documents.
 * :mod:`~judgekit.reports.run_markdown`: run reports and comparisons as Markdown.
 * :mod:`~judgekit.reports.run_html`: run reports as self-contained HTML.

@@ -258,6 +258,27 @@ class RetirementTallies:
         self.order.setdefault(key, None)
         _count(self.tallies[(line.case.id, key)], line)
 
+    def merge(self, later: RetirementTallies) -> None:
+        """Add the tallies of lines that come after this one's, counted from a copy of this one's ``seen``.
+
+        The later tallies must have started with (a copy of) this one's ``seen`` set, so that they counted
+        a trial seen here as a repeat: then the merged tallies are those of one pass over both.
+        """
+        self.seen |= later.seen
+        self.repeated += later.repeated
+        self.run_ids.update(later.run_ids)
+        for key in later.order:
+            self.order.setdefault(key, None)
+        for cell, tally in later.tallies.items():
+            mine = self.tallies[cell]
+            for version, n in tally.trials.items():
+                mine.trials[version] += n
+            for version, n in tally.passes.items():
+                mine.passes[version] += n
+        self.newest.update(later.newest)
+        for run_id, n in later.no_release.items():
+            self.no_release[run_id] += n
+
     def advice(
         self,
         *,

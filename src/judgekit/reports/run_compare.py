@@ -49,6 +49,7 @@ from judgekit.reports.run_model import (
     source_lines,
     task_rate,
 )
+from judgekit.reports.run_parts import processes_for, read_in_parts
 from judgekit.results import FastResultLine, ResultLine, paused_gc
 from judgekit.stats import Proportion, mcnemar_exact, sign_test
 from judgekit.verdict import FrozenModel, Verdict
@@ -308,16 +309,49 @@ class RunDigest:
         if self.keep_trials:
             self.trials[line.key] = line.verdict
         if self.baseline is not None:
-            va = self.baseline.trials.get(line.key)
-            if va is None or va not in _DECIDED or line.verdict not in _DECIDED:
-                return
-            self.pairs += 1
-            if va is Verdict.FAIL and line.verdict is Verdict.PASS:
-                self.trials_fixed += 1
-                self.flipped.append((line.key, "fixed"))
-            elif va is Verdict.PASS and line.verdict is Verdict.FAIL:
-                self.trials_broken += 1
-                self.flipped.append((line.key, "broken"))
+            self._pair(self.baseline, line.key, line.verdict)
+
+    def _pair(self, baseline: RunDigest, key: tuple[str, int], verdict: Verdict) -> None:
+        """Count one trial of this run against the baseline's same trial (when both are decided)."""
+        va = baseline.trials.get(key)
+        if va is None or va not in _DECIDED or verdict not in _DECIDED:
+            return
+        self.pairs += 1
+        if va is Verdict.FAIL and verdict is Verdict.PASS:
+            self.trials_fixed += 1
+            self.flipped.append((key, "fixed"))
+        elif va is Verdict.PASS and verdict is Verdict.FAIL:
+            self.trials_broken += 1
+            self.flipped.append((key, "broken"))
+
+    def merge(self, later: RunDigest) -> None:
+        """Add the digest of a later part of the same file, fed as this one was but with no baseline.
+
+        Counts add, first case versions and the first-seen order of tasks are kept, sets join and the
+        kept trials continue in file order: the digest of one pass over both parts. With a baseline, the
+        later part's trials (it must keep them) are paired here, in file order.
+        """
+        for case_id, info in later.info.items():
+            self.info.setdefault(case_id, info)
+        for case_id, counts in later.counts.items():
+            self.counts[case_id].update(counts)
+        self.regression |= later.regression
+        self.fingerprints |= later.fingerprints
+        self.models |= later.models
+        if self.baseline is not None:
+            for key, verdict in later.trials.items():
+                self._pair(self.baseline, key, verdict)
+        if self.keep_trials:
+            self.trials.update(later.trials)
+
+    def part(self) -> RunDigest:
+        """An empty digest for a later part of the file: no baseline, its trials kept for :meth:`merge`."""
+        return RunDigest(
+            self.name,
+            regression_slices=self.names,
+            splits=self.splits,
+            keep_trials=self.keep_trials or self.baseline is not None,
+        )
 
     def outcomes(self) -> dict[str, tuple[int, int, Verdict]]:
         """Per task ``(passes, trials, outcome)``, as :func:`~judgekit.reports.run_model.task_outcomes`."""
@@ -488,6 +522,7 @@ def digest_runs(
     *,
     regression_slices: Iterable[str] = DEFAULT_REGRESSION_SLICES,
     splits: Mapping[str, str] | None = None,
+    processes: int | None = 1,
 ) -> tuple[RunDigest, RunDigest]:
     """Read two runs, the baseline first, into the digests :func:`compare_runs` compares.
 
@@ -501,6 +536,9 @@ def digest_runs(
         regression_slices: Slice names that put a case in the regression suite (as in the run report).
         splits: Case id to its split from the case set; a ``capability`` or ``regression`` split decides
             the case's suite whatever its slice.
+        processes: How many processes read each file given by its path, by byte ranges
+            (:mod:`judgekit.reports.run_parts`; the digests are the same whatever the count): 1 (the
+            default) this process only, ``None`` chosen by each file's size, 0 one per CPU.
 
     Returns:
         The two digests, ``b`` fed with ``a`` as its baseline.
@@ -520,8 +558,15 @@ def digest_runs(
                 keep_trials=not digests,
                 baseline=digests[0] if digests else None,
             )
-            for line in lines:
-                digest.add(line)
-            digest.path, digest.problems = path, problems()
+            count = processes_for(source, processes)
+            if count > 1:
+                parts, found, _ = read_in_parts(path, digest, digest.part, processes=count)
+                for part in parts:
+                    digest.merge(part)
+                digest.path, digest.problems = path, found
+            else:
+                for line in lines:
+                    digest.add(line)
+                digest.path, digest.problems = path, problems()
             digests.append(digest)
     return digests[0], digests[1]

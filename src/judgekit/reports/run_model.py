@@ -40,7 +40,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Literal, TypeAlias, cast
+from typing import Any, Literal, TypeAlias, cast
 
 import numpy as np
 from pydantic import Field
@@ -61,6 +61,7 @@ from judgekit.reports.retirement import (
     RetirementSuggestion,
     RetirementTallies,
 )
+from judgekit.reports.run_parts import processes_for, read_in_parts
 from judgekit.results import CaseRef, FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
 from judgekit.stats import (
     Proportion,
@@ -550,6 +551,20 @@ class CostTally:
             self.usd_case.setdefault(cid, 0)
             self.usd_criterion.setdefault(criterion, 0)
 
+    def merge(self, later: CostTally) -> None:
+        """Add the tally of the lines that come after this one's (another part of the file): integers add."""
+        for key, cell in later.cells.items():
+            mine = self.cells.setdefault(key, [0] * 6)
+            for i, n in enumerate(cell):
+                mine[i] += n
+        self.usd_run += later.usd_run
+        for cid, units in later.usd_case.items():
+            self.usd_case[cid] = self.usd_case.get(cid, 0) + units
+        for criterion, units in later.usd_criterion.items():
+            self.usd_criterion[criterion] = self.usd_criterion.get(criterion, 0) + units
+        if self.reason is None:
+            self.reason = later.reason
+
     def summary(self) -> CostSummary | None:
         """The totals; ``None`` when no check recorded a cost."""
         if not self.cells:
@@ -1010,6 +1025,13 @@ class FailureTally:
                     self.trials[name] += 1
                     self.tasks[name][line.case.id] += 1
 
+    def merge(self, later: FailureTally) -> None:
+        """Add the tally of the lines that come after this one's (another part of the file)."""
+        self.checks.update(later.checks)
+        self.trials.update(later.trials)
+        for name, tasks in later.tasks.items():
+            self.tasks[name].update(tasks)
+
     def rows(self) -> tuple[FailureRow, ...]:
         """The categories, most trials first (then most failed checks, then by name)."""
         rows = [
@@ -1047,6 +1069,31 @@ class RunReading:
     cases: Counter[str] = field(default_factory=Counter)
     dropped: Counter[str] = field(default_factory=Counter)
     history_problems: list[list[Problem]] = field(default_factory=list)
+
+
+_REASON_FIELDS = tuple(TrialReason.model_fields)
+_GATE_FIELDS = tuple(GateFinding.model_fields)
+
+
+def _pack_reasons(reasons: list[TrialReason]) -> list[tuple[object, ...]]:
+    """Trial reasons as tuples of their field values (their gates too): several times cheaper to pickle."""
+    out = []
+    for reason in reasons:
+        values = vars(reason)
+        gates = tuple(tuple(vars(gate)[f] for f in _GATE_FIELDS) for gate in reason.gates)
+        out.append(tuple(gates if f == "gates" else values[f] for f in _REASON_FIELDS))
+    return out
+
+
+def _unpack_reasons(packed: list[tuple[object, ...]]) -> list[TrialReason]:
+    """The trial reasons :func:`_pack_reasons` packed, equal to them (their values were validated then)."""
+    out = []
+    for values in packed:
+        fields: dict[str, Any] = dict(zip(_REASON_FIELDS, values, strict=True))
+        gate_fields: list[dict[str, Any]] = [dict(zip(_GATE_FIELDS, g, strict=True)) for g in fields["gates"]]
+        fields["gates"] = tuple(GateFinding.model_construct(**g) for g in gate_fields)
+        out.append(TrialReason.model_construct(**fields))
+    return out
 
 
 class RunAccumulator:
@@ -1200,6 +1247,94 @@ class RunAccumulator:
         if line.verdict is not Verdict.PASS:
             self.failures.add(line)
             self.reasons.append(trial_reason(line))
+
+    def __getstate__(self) -> dict[str, object]:
+        """The state to pickle (a part goes to and from a worker process), its trial reasons packed.
+
+        The reasons are most of a part's size (every trial that did not pass, with its gates): pickle
+        handles them several times faster as tuples of their values than as pydantic models, and they are
+        rebuilt without validating again (their values were validated when they were made).
+        """
+        state = dict(vars(self))
+        state["reasons"] = _pack_reasons(self.reasons)
+        return state
+
+    def __setstate__(self, state: dict[str, object]) -> None:
+        """Restore a pickled accumulator (see :meth:`__getstate__`)."""
+        state["reasons"] = _unpack_reasons(cast("list[tuple[object, ...]]", state["reasons"]))
+        vars(self).update(state)
+
+    def part(self) -> RunAccumulator:
+        """An empty accumulator for a later part of the same file (the same case set, drop, records).
+
+        Its retirement tallies start with the trials this one's already hold, so a trial of the history
+        runs given again counts as a repeat there as in one pass. Feed it the part's lines, then
+        :meth:`merge` it into this one, parts in file order.
+        """
+        part = type(self)(
+            known_cases=self.known, drop=self.drop, calibration_records=(), retirement=RetirementTallies()
+        )
+        part.records, part.fingerprints = self.records, self.fingerprints
+        part.retirement.seen = set(self.retirement.seen)
+        return part
+
+    def merge(self, later: RunAccumulator) -> None:
+        """Add what a later part of the file counted (made by :meth:`part`): as if its lines came next.
+
+        Every figure comes out as one pass over the lines in file order gives it: counts and exact sums
+        add (integers), first-seen orders (tasks, run ids, judge fingerprints) continue with the later
+        part's new entries, the first of a "first" (a case reference, a cost reason) is kept and sets
+        join. ``tests/reports/test_run_parts.py`` holds that every attribute is merged.
+        """
+        seen, other = self.seen, later.seen
+        seen.cases.update(other.cases)
+        seen.line_holdouts |= other.line_holdouts
+        seen.dropped.update(other.dropped)
+        self.retirement.merge(later.retirement)
+        self.unknown.update(later.unknown)
+        self.stale |= later.stale
+        for t_later, case in enumerate(later.cases):
+            t = self.index.get(case.id)
+            if t is None:
+                self.index[case.id] = len(self.cases)
+                self.cases.append(case)
+                self.counts.append(list(later.counts[t_later]))
+                self.versions.append(set(later.versions[t_later]))
+                self.q_sum.append(later.q_sum[t_later])
+                self.q_n.append(later.q_n[t_later])
+                continue
+            for i, n in enumerate(later.counts[t_later]):
+                self.counts[t][i] += n
+            self.versions[t] |= later.versions[t_later]
+            self.q_sum[t] += later.q_sum[t_later]
+            self.q_n[t] += later.q_n[t_later]
+        self.trials += later.trials
+        self.check_counts.update(later.check_counts)
+        for fp in later.distinct_fps:
+            if all(fp != s for s in self.distinct_fps):
+                self.distinct_fps.append(fp)
+        self.last_fp = later.last_fp if later.last_fp is not None else self.last_fp
+        self.run_ids.update(later.run_ids)
+        self.jk_versions |= later.jk_versions
+        self.agent_models |= later.agent_models
+        self.app_versions |= later.app_versions
+        self.cost_total += later.cost_total
+        self.cost_seen = self.cost_seen or later.cost_seen
+        self.cost_unpriced += later.cost_unpriced
+        if later.cost_reason is not None and not self.cost_reason:  # as ``reason or next`` line by line
+            self.cost_reason = later.cost_reason
+        self.untrusted_total += later.untrusted_total
+        self.untrusted_trials += later.untrusted_trials
+        self.unlabelled_total += later.unlabelled_total
+        self.unlabelled_trials += later.unlabelled_trials
+        self.policies |= later.policies
+        self.failures.merge(later.failures)
+        self.costs.merge(later.costs)
+        for key, tally in later.criteria.items():
+            mine = self.criteria.setdefault(key, [0, 0, 0])
+            for i, n in enumerate(tally):
+                mine[i] += n
+        self.reasons.extend(later.reasons)
 
     def report(
         self,
@@ -1420,6 +1555,7 @@ def report_run(
     splits: Mapping[str, str] | None = None,
     calibration_records: Sequence[CalibrationRecord] = (),
     drop: frozenset[str] = frozenset(),
+    processes: int | None = 1,
 ) -> tuple[RunReport, RunReading]:
     """Compute the report of one run: the one report engine, whatever the lines come from.
 
@@ -1457,6 +1593,11 @@ def report_run(
             (:func:`judgekit.calibration.corrected.corrected_criterion_rates`); empty: none.
         drop: Case ids whose trials are left out entirely (holdouts not asked for by name); counted in
             :attr:`RunReading.dropped`.
+        processes: How many processes read a results file given by its path, by byte ranges
+            (:mod:`judgekit.reports.run_parts`; the report is the same, byte for byte, whatever the
+            count): 1 (the default) this process only, ``None`` chosen by the file's size
+            (:func:`judgekit.reports.run_parts.processes_for`), 0 one per CPU. History runs and a run in
+            memory are read by this process.
 
     Returns:
         The report, and what reading the lines found besides it (problems, the holdouts the lines
@@ -1481,9 +1622,17 @@ def report_run(
         acc = RunAccumulator(
             known_cases=known_cases, drop=drop, calibration_records=calibration_records, retirement=tallies
         )
-        path, lines, problems = source_lines(source)
-        for line in lines:
-            acc.add(line)
+        count = processes_for(source, processes)
+        if count > 1:
+            path = Path(cast("str | PathLike[str]", source))
+            parts, found, _ = read_in_parts(path, acc, acc.part, processes=count)
+            for part in parts:
+                acc.merge(part)
+            problems: Callable[[], list[Problem]] = lambda: found  # noqa: E731
+        else:
+            path, lines, problems = source_lines(source)
+            for line in lines:
+                acc.add(line)
         reading = acc.seen
         reading.path = path
         reading.problems = problems()

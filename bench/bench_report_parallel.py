@@ -1,0 +1,204 @@
+"""Benchmark ``judgekit report`` and ``judgekit compare`` read by N processes over byte ranges against one.
+
+The results files are real ``judgekit grade`` output: the result lines of the bundled demo's two runs
+(``judgekit demo``: 104 trials each, about 12 KB a line, with judge notes, quotes and costs), replicated
+to ``--lines`` lines, each copy's case ids given a distinct suffix (``gs-double-charge~r17``), so every
+task keeps the demo's trials and every ``(case, trial)`` key is distinct. File A replicates the first
+run, file B the second (for ``compare``).
+
+Each measurement is one child process doing what the command does (the service ``judgekit report`` and
+``judgekit compare`` call, :func:`judgekit.api.reports.report` / :func:`~judgekit.api.reports.compare`,
+then the result rendered in Markdown, the commands' default format), with ``processes=1`` or
+``processes=N``; the runs alternate (1, N, 1, N, ...) so that both see the same load. The wall is the
+child's, from its start (interpreter start-up and imports included) to the Markdown text; the CPU is the
+child's and its workers' up to then. After that point (not counted) the child also renders the report as
+JSON and HTML (the comparison as JSON), for the check: the SHA-256 of every output, which must be equal
+in every run (the benchmark stops otherwise). Printed per run: wall, CPU (the child's own and its
+workers'), the 1-minute load average before it; then the medians and the ratio N / 1.
+
+Run: ``.venv/bin/python bench/bench_report_parallel.py --lines 400000`` (``--lines 40000`` for a quick
+run; the files are written under ``--tmp`` and deleted at the end unless ``--keep``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_CASE_ID = re.compile(rb'"case":\{"id":"([^"]*)"')
+
+_CHILD = """
+import hashlib, resource, sys, time
+from judgekit.api import reports
+from judgekit.reports import run_parts
+kind, processes, out, *files = sys.argv[1:]
+# the critical path's parts: this process's CPU in its own range, each worker's CPU (when it is reaped)
+ranges, workers_cpu = [], []
+read_range, result = run_parts._read_range, run_parts._Worker.result
+def timed_range(*args):
+    start = time.process_time()
+    try:
+        return read_range(*args)
+    finally:
+        ranges.append(time.process_time() - start)
+def timed_result(self):
+    try:
+        return result(self)
+    finally:
+        used = resource.getrusage(resource.RUSAGE_CHILDREN)
+        workers_cpu.append(used.ru_utime + used.ru_stime - sum(workers_cpu))
+run_parts._read_range, run_parts._Worker.result = timed_range, timed_result
+processes = int(processes)
+if kind == "report":  # judgekit report's work: the report, in Markdown (its default format)
+    model = reports.report(files[0], processes=processes, records=())
+    texts = [reports.render_report(model, "md")]
+else:  # judgekit compare's work: the comparison, in Markdown
+    from judgekit.reports.run_json import render_comparison_json
+    from judgekit.reports.run_markdown import render_comparison_markdown
+    result = reports.compare(files[0], files[1], processes=processes)
+    texts = [render_comparison_markdown(result)]
+done = time.perf_counter()
+own = resource.getrusage(resource.RUSAGE_SELF)
+workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+# the other formats too, for the check that every output is the same (not counted)
+if kind == "report":
+    texts += [reports.render_report(model, fmt) for fmt in ("json", "html")]
+else:
+    texts.append(render_comparison_json(result))
+with open(out, "w") as handle:
+    handle.write(" ".join(hashlib.sha256(t.encode()).hexdigest() for t in texts))
+    handle.write(f"\\n{own.ru_utime + own.ru_stime} {workers.ru_utime + workers.ru_stime} ")
+    handle.write(f"{time.perf_counter() - done} ")
+    cpu = own.ru_utime + own.ru_stime
+    if workers_cpu:  # this process's CPU, its own ranges counted as the longer of each and its worker's
+        cpu += sum(max(r, w) - r for r, w in zip(ranges, workers_cpu))
+    handle.write(f"{cpu}")
+"""
+
+
+def demo_results(folder: Path) -> list[Path]:
+    """The bundled demo's two results files, made by ``judgekit demo --out folder`` when absent."""
+    found = sorted((folder / "results").glob("agent-v*.jsonl"))
+    if len(found) < 2:
+        subprocess.run(
+            [sys.executable, "-m", "judgekit", "demo", "--out", str(folder)],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env=_env(),
+        )
+        found = sorted((folder / "results").glob("agent-v*.jsonl"))
+    return found
+
+
+def replicate(source: Path, out: Path, lines: int) -> None:
+    """Write ``lines`` lines: ``source``'s lines over and over, each copy's case ids suffixed ``~rN``."""
+    rows = [raw for raw in source.read_bytes().splitlines() if raw.strip()]
+    with out.open("wb") as handle:
+        written = copy = 0
+        while written < lines:
+            suffix = f'~r{copy}"'.encode()
+            for raw in rows[: lines - written]:
+                match = _CASE_ID.search(raw)
+                if match is None:
+                    raise SystemExit(f"{source}: a line without a case id")
+                cut = match.end() - 1  # before the case id's closing quote
+                handle.write(raw[:cut] + suffix + raw[cut + 1 :] + b"\n")
+            written += min(len(rows), lines - written)
+            copy += 1
+
+
+def _env() -> dict[str, str]:
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join([str(ROOT / "src"), env.get("PYTHONPATH", "")])
+    return env
+
+
+def measure(
+    kind: str, processes: int, files: list[Path], tmp: Path
+) -> tuple[float, float, float, float, float, str]:
+    """One child run: wall s, CPU s (all, its own, its workers'), load before, output hashes."""
+    out = tmp / f"{kind}-{processes}.sha"
+    load = os.getloadavg()[0]
+    start = time.perf_counter()
+    command = [sys.executable, "-c", _CHILD, kind, str(processes), str(out), *map(str, files)]
+    subprocess.run(command, check=True, env=_env())
+    wall = time.perf_counter() - start
+    digest, cpus = out.read_text().split("\n")
+    own, workers, checking, critical = (float(x) for x in cpus.split())
+    return wall - checking, own + workers, critical, workers, load, digest
+
+
+def bench(kind: str, files: list[Path], processes: int, repeat: int, tmp: Path) -> None:
+    """Alternate one-process and N-process runs; print each, the medians, the ratio; check the hashes."""
+    walls: dict[int, list[float]] = {1: [], processes: []}
+    cpus: dict[int, list[float]] = {1: [], processes: []}
+    parents: list[float] = []
+    hashes: set[str] = set()
+    size = sum(f.stat().st_size for f in files)
+    print(f"\n{kind}: {', '.join(f.name for f in files)} ({size / 1e6:,.0f} MB)")
+    for r in range(repeat):
+        for p in (1, processes):
+            wall, cpu, critical, workers, load, digest = measure(kind, p, files, tmp)
+            walls[p].append(wall)
+            cpus[p].append(cpu)
+            if p > 1:
+                parents.append(critical)
+            hashes.add(digest)
+            print(
+                f"  run {r + 1} processes={p}: wall {wall:7.2f} s  CPU {cpu:7.2f} s (workers {workers:.2f}; "
+                f"critical path {critical:.2f})  load before {load:.2f}"
+            )
+    if len(hashes) != 1:
+        raise SystemExit(f"outputs differ between the runs: {sorted(hashes)}")
+    one, many = statistics.median(walls[1]), statistics.median(walls[processes])
+    print(f"  median wall: 1 process {one:.2f} s, {processes} processes {many:.2f} s: ratio {many / one:.3f}")
+    cpu_one, cpu_many, parent = (statistics.median(v) for v in (cpus[1], cpus[processes], parents))
+    print(
+        f"  median CPU: 1 process {cpu_one:.2f} s, {processes} processes {cpu_many:.2f} s in all "
+        f"({cpu_many / cpu_one:.3f}x); critical path {parent:.2f} s: {parent / cpu_one:.3f} of one "
+        "process's CPU (the wall ratio with a free core per process)"
+    )
+    print(f"  outputs identical, SHA-256 {' '.join(h[:16] for h in next(iter(hashes)).split())}")
+
+
+def main(argv: list[str] | None = None) -> None:
+    """Generate the files, run the benchmark, print the figures."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--lines", type=int, default=400_000)
+    parser.add_argument("--processes", type=int, default=2)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--demo", type=Path, default=None, help="a judgekit demo --out folder to reuse")
+    parser.add_argument("--tmp", type=Path, default=None, help="folder for the generated files")
+    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument("--only", choices=("report", "compare"), default=None)
+    args = parser.parse_args(argv)
+    tmp = Path(args.tmp or tempfile.mkdtemp(prefix="bench-report-parallel-"))
+    tmp.mkdir(parents=True, exist_ok=True)
+    print(f"machine: {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+    try:
+        sources = demo_results(args.demo or tmp / "demo")
+        files = [tmp / f"a-{args.lines}.jsonl", tmp / f"b-{args.lines}.jsonl"]
+        for source, out in zip(sources, files, strict=True):
+            if not out.exists():
+                replicate(source, out, args.lines)
+        if args.only in (None, "report"):
+            bench("report", files[:1], args.processes, args.repeat, tmp)
+        if args.only in (None, "compare"):
+            bench("compare", files, args.processes, args.repeat, tmp)
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,333 @@
+"""One results file read by several processes, byte range by byte range, as one pass would read it.
+
+``judgekit report`` and ``judgekit compare`` spend their time decoding and counting lines, one core's
+worth. :func:`read_in_parts` cuts the file into byte ranges at line starts
+(:func:`judgekit.io.ranges.line_ranges`); this process reads the first range into the accumulator it is
+given while worker processes read the others, each into an empty *part* of the same kind (a
+:class:`~judgekit.reports.run_model.RunAccumulator` or a :class:`~judgekit.reports.run_compare.RunDigest`);
+the caller merges the parts in file order. What makes the merged result equal to one pass, byte for byte
+in every rendering:
+
+* **Line numbers**: each range's reader counts the newlines before it, so every problem names the line
+  one pass names.
+* **Duplicates** (the first is kept): each part returns the trials it read and the line of each. A trial
+  read by two parts is a duplicate in the later one, which one pass would have left out; such a part is
+  read again, knowing the trials of the parts before it (rare: only a file with a trial repeated far
+  apart costs a second read of its later parts).
+* **Problems** come in file order; the lines of another schema version are gathered over every part into
+  the one problem per version that one pass gives, at the end.
+* **Sums** are exact (:func:`judgekit.reports.run_model.add_exact`): the parts' sums merge without
+  rounding, so the totals are the same floats whatever the split.
+
+Worker processes are started with ``spawn`` (as the contamination scan's), never ``fork``: a fork of a
+process with threads can deadlock. A worker's error reaches the caller as the same error one process
+raises.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol, TypeVar, cast
+
+from judgekit.errors import Problem
+from judgekit.results import FastResultLine, ResultLine, ResultStream, other_version_problems, paused_gc
+
+__all__ = [
+    "AUTO_PART_BYTES",
+    "FIRST_RANGE_EXTRA",
+    "PartRead",
+    "ResultPart",
+    "cpu_count",
+    "processes_for",
+    "read_in_parts",
+    "read_ranges",
+    "worker_main",
+]
+
+AUTO_PART_BYTES = 512 << 20
+"""The smallest share of a file worth a process of its own when the count is chosen automatically.
+
+Measured on real result lines (``docs/performance.md``, "Two processes over byte ranges"): a 509 MB
+file took longer with two processes than with one (its worker's start, the transfer of its part and the
+merge outweigh half the reading), a 5.1 GB file about 0.76 of the time; so a second process is used from
+1 GiB."""
+
+
+FIRST_RANGE_EXTRA = 16 << 20
+"""Bytes the first range (read by this process) gets beyond an equal share: what this process reads
+while a worker starts (a new interpreter importing judgekit, about 0.6 CPU-s) and pickles its part,
+less what this process then spends merging it; measured on real lines (``docs/performance.md``)."""
+
+
+class ResultPart(Protocol):
+    """What reads a part of a results file: fed each valid line of its range, in file order."""
+
+    def add(self, line: ResultLine | FastResultLine) -> None:
+        """Count one valid line."""
+
+
+PartT = TypeVar("PartT", bound=ResultPart)
+
+
+@dataclass
+class PartRead:
+    """What reading one byte range found besides the part's own figures.
+
+    Attributes:
+        problems: The range's located problems, in line order (those of other schema versions apart).
+        other_versions: Each other schema version found and its line numbers, in the order first found.
+        seen: Each valid trial the range read and its line number (the trials known before it left out).
+        truncated: True when the range ends the file with a line cut off mid-line.
+    """
+
+    problems: list[Problem] = field(default_factory=list)
+    other_versions: dict[Any, list[int]] = field(default_factory=dict)
+    seen: dict[tuple[str, int], int] = field(default_factory=dict)
+    truncated: bool = False
+
+
+def cpu_count() -> int:
+    """The CPUs this process may run on (its affinity where the system says, else every CPU), >= 1."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # pragma: no cover - systems without affinity (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
+
+
+def processes_for(source: object, processes: int | None) -> int:
+    """How many processes read ``source``: the count asked for, or one per :data:`AUTO_PART_BYTES`.
+
+    Args:
+        source: A results file's path, or a run already in memory (always read by this process).
+        processes: The count asked for (``--processes``): ``None`` chooses (one process per
+            :data:`AUTO_PART_BYTES` of the file, at most one per CPU), ``0`` means one per CPU, ``1``
+            reads in this process only, more forces that many (at most one per line, and a file too
+            small to split is read in this process).
+
+    Returns:
+        The count, >= 1; 1 for a run in memory, and for a file that cannot be examined (it is then read,
+        and its problem reported, as one process does).
+    """
+    if not isinstance(source, str | os.PathLike):
+        return 1
+    if processes is not None and processes < 0:
+        raise ValueError(f"processes must be at least 0 (got {processes})")
+    if processes is not None and processes > 0:
+        return processes
+    if processes == 0:
+        return cpu_count()
+    try:
+        size = os.stat(source).st_size
+    except OSError:
+        return 1
+    return max(1, min(cpu_count(), size // AUTO_PART_BYTES))
+
+
+def _read_range(
+    path: Path,
+    byte_range: tuple[int, int],
+    part: PartT,
+    prior: Mapping[tuple[str, int], int] | None,
+) -> tuple[PartT, PartRead]:
+    """Feed ``part`` the valid lines of one byte range; the worker processes' task (and this process's)."""
+    stream = ResultStream(path, byte_range=byte_range, prior=prior)
+    with paused_gc():
+        for line in stream.report_lines():
+            part.add(line)
+    seen = stream.seen if not prior else {k: n for k, n in stream.seen.items() if k not in prior}
+    return part, PartRead(stream.problems, stream.other_versions, seen, stream.truncated)
+
+
+def read_in_parts(
+    path: str | os.PathLike[str], first: PartT, make_part: Callable[[], PartT], *, processes: int
+) -> tuple[list[PartT], list[Problem], bool]:
+    """Read a results file with ``processes`` processes; ``first`` is fed the first range here.
+
+    Args:
+        path: The results file.
+        first: What reads the first range, in this process (the caller's own accumulator).
+        make_part: Makes an empty part for each later range (sent to a worker process, so it pickles).
+        processes: How many processes read (>= 1; fewer when the file has fewer lines to cut at): the
+            file is cut into that many ranges of about equal bytes (:func:`~judgekit.io.ranges.line_ranges`).
+
+    Returns:
+        The later parts, in file order, for the caller to merge into ``first``; the file's problems, in
+        the order one pass reports them; and whether its last line is truncated.
+
+    Raises:
+        JudgekitError: When the file cannot be read (exit code 2), as one process raises it.
+    """
+    from judgekit.io.documents import open_input
+    from judgekit.io.ranges import line_ranges
+
+    path = Path(path)
+    with open_input(path, "results") as handle:
+        size = os.fstat(handle.fileno()).st_size
+        ranges = line_ranges(handle, size, max(1, processes), first_extra=FIRST_RANGE_EXTRA)
+    return read_ranges(path, ranges, first, make_part)
+
+
+def read_ranges(
+    path: str | os.PathLike[str],
+    ranges: Sequence[tuple[int, int]],
+    first: PartT,
+    make_part: Callable[[], PartT],
+    *,
+    workers: bool = True,
+) -> tuple[list[PartT], list[Problem], bool]:
+    """Read a results file's byte ranges, the first into ``first`` here, each later one into a new part.
+
+    Args:
+        path: The results file.
+        ranges: Adjacent ``[start, end)`` ranges covering the file, each cut at line starts, in file order
+            (:func:`~judgekit.io.ranges.line_ranges`; any such cut gives the same merged result).
+        first: What reads the first range, in this process.
+        make_part: Makes an empty part for each later range.
+        workers: Whether the later ranges are read by worker processes, one each, at the same time as
+            this process reads the first; ``False`` reads them here one after the other, each part and
+            its result passed through pickle as a worker's are (the same result, without processes).
+
+    Returns:
+        As :func:`read_in_parts`.
+
+    Raises:
+        JudgekitError: When the file cannot be read (exit code 2), as one process raises it.
+    """
+    path = Path(path)
+    ranges = list(ranges)
+    later = [make_part() for _ in ranges[1:]]
+    if workers and later:
+        reads = _read_by_workers(path, ranges, first, later)
+    else:
+        _, own = _read_range(path, ranges[0], first, None)
+        done = [
+            _read_here((path, byte_range, part, None))
+            for byte_range, part in zip(ranges[1:], later, strict=True)
+        ]
+        later[:] = [part for part, _ in done]
+        reads = [own, *(read for _, read in done)]
+    # A trial read by two parts is a duplicate in the later one: read that part again knowing the earlier
+    # parts' trials, as one pass would have (the parts before it are already right).
+    earlier: dict[tuple[str, int], int] = {}
+    again: list[tuple[int, dict[tuple[str, int], int]]] = []
+    for j, read in enumerate(reads):
+        if j and not earlier.keys().isdisjoint(read.seen):
+            again.append((j, dict(earlier)))
+        for key, number in read.seen.items():
+            earlier.setdefault(key, number)
+    for j, prior in again:
+        later[j - 1], reads[j] = _read_range(path, ranges[j], make_part(), prior)
+    problems: list[Problem] = []
+    versions: dict[Any, list[int]] = {}
+    for read in reads:
+        problems.extend(read.problems)
+        for version, numbers in read.other_versions.items():
+            versions.setdefault(version, []).extend(numbers)
+    problems.extend(other_version_problems(path, versions))
+    return later, problems, any(read.truncated for read in reads)
+
+
+def _read_here(task: tuple[Any, ...]) -> tuple[Any, PartRead]:
+    """A worker's task done in this process, through pickle both ways as a worker process does it."""
+    import pickle
+
+    task = pickle.loads(pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL))
+    result = _read_range(*task)
+    return cast(tuple[Any, PartRead], pickle.loads(pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)))
+
+
+def _read_by_workers(
+    path: Path, ranges: list[tuple[int, int]], first: PartT, later: list[PartT]
+) -> list[PartRead]:
+    """Read the first range here while worker processes read the others; every range's :class:`PartRead`."""
+    workers = [
+        _Worker((path, byte_range, part, None)) for byte_range, part in zip(ranges[1:], later, strict=True)
+    ]
+    try:
+        _, own = _read_range(path, ranges[0], first, None)
+    except BaseException:
+        for worker in workers:
+            worker.stop()
+        raise
+    done = [worker.result() for worker in workers]
+    later[:] = [part for part, _ in done]
+    return [own, *(read for _, read in done)]
+
+
+_WORKER_CODE = (
+    "import sys; sys.path.insert(0, sys.argv[1]); "
+    "from judgekit.reports.run_parts import worker_main; worker_main()"
+)
+
+
+class _Worker:
+    """One worker process reading one range: a new interpreter (never a fork) fed its task on stdin.
+
+    The process runs :func:`worker_main` from this same judgekit (its folder goes first on the worker's
+    path), so it works from any caller (a script without a ``__main__`` guard, a test, a notebook); the
+    task goes in and the result comes back pickled through its standard input and output, moved by a
+    thread here while this process reads its own range.
+    """
+
+    def __init__(self, task: tuple[Any, ...]) -> None:
+        import pickle
+        import subprocess
+        import sys
+        import threading
+
+        src = str(Path(__file__).resolve().parents[2])
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _WORKER_CODE, src], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+        )
+        self.payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
+        self.output = b""
+        self.thread = threading.Thread(target=self._talk, daemon=True)
+        self.thread.start()
+
+    def _talk(self) -> None:
+        self.output, _ = self.process.communicate(self.payload)
+
+    def stop(self) -> None:
+        """End the worker (this process failed: its result is not wanted)."""
+        self.process.kill()
+        self.thread.join()
+
+    def result(self) -> tuple[Any, PartRead]:
+        """The worker's part and :class:`PartRead`, once it is done; its error raised here, as it was."""
+        import pickle
+
+        self.thread.join()
+        if self.process.returncode != 0 or not self.output:
+            raise RuntimeError(
+                f"a worker process reading results ended with exit code {self.process.returncode}; "
+                "read the file in one process (--processes 1)"
+            )
+        status, value = pickle.loads(self.output)
+        if status == "error":
+            raise value
+        return cast(tuple[Any, PartRead], value)
+
+
+def worker_main() -> None:
+    """A worker process's body: read the pickled task on stdin, write the pickled result on stdout.
+
+    The result is ``("ok", (part, PartRead))``, or ``("error", exception)`` for an error reading the
+    range (a :class:`~judgekit.errors.JudgekitError` arrives in the caller as raised here).
+    """
+    import pickle
+    import sys
+
+    task = pickle.load(sys.stdin.buffer)
+    try:
+        result: tuple[str, object] = ("ok", _read_range(*task))
+    except Exception as exc:  # every error goes back to the caller, which raises it
+        result = ("error", exc)
+    try:
+        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+    except Exception as exc:  # an error that does not pickle: its text
+        data = pickle.dumps(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
