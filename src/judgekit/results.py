@@ -536,7 +536,9 @@ class ResultStream:
         return line
 
 
-def other_version_problems(path: Path, other_versions: Mapping[Any, Sequence[int]]) -> list[Problem]:
+def other_version_problems(
+    path: str | PathLike[str], other_versions: Mapping[Any, Sequence[int]]
+) -> list[Problem]:
     """One problem per other schema version: how many lines have it, the first five, what to do.
 
     Args:
@@ -544,6 +546,7 @@ def other_version_problems(path: Path, other_versions: Mapping[Any, Sequence[int
         other_versions: Each version (``None``: no ``schema_version``) and its line numbers, in the order
             the versions were first found (:attr:`ResultStream.other_versions`).
     """
+    path = Path(path)
     out: list[Problem] = []
     for version, numbers in other_versions.items():
         shown = ", ".join(str(n) for n in numbers[:5]) + (" ..." if len(numbers) > 5 else "")
