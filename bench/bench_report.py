@@ -24,7 +24,8 @@ average printed before it:
   ``jiter`` (``jiter.from_json(line, catch_duplicate_keys=True)``: jiter can refuse a repeated key, so
   this floor does), ``msgspec`` (the typed decode of the whole schema: the fast path's mirror,
   ``judgekit.results._FAST_DECODE``, of this checkout);
-* ``report``: ``judgekit report A --format json``; ``compare``: ``judgekit compare A B --format json``;
+* ``report``: ``judgekit report A --format json``; ``report md``: the default format, ``judgekit report A``
+  (Markdown); ``compare``: ``judgekit compare A B --format json``;
   each as ``after`` (this checkout) and, with ``--before-src``, ``before`` (that ``src`` directory first
   on ``PYTHONPATH``, e.g. ``git worktree add /tmp/old f8a1885`` then ``--before-src /tmp/old/src``), on
   files of at most ``--before-max-lines`` lines (40,000: the old code takes minutes a file).
@@ -200,6 +201,7 @@ def measure(argv: list[str], env: dict[str, str], stdout: Path | None = None) ->
         "wall_s": wall,
         "peak_rss_mb": usage.ru_maxrss / 1024,
         "load": load,
+        "stderr_tail": err[-2000:],
     }
 
 
@@ -216,6 +218,8 @@ def command(args: list[str], env: dict[str, str], out: Path) -> dict[str, Any]:
     result = measure(
         [sys.executable, "-c", "from judgekit.cli import main; main()", *args, "-o", str(out)], env
     )
+    if not out.exists():
+        raise SystemExit(f"judgekit {' '.join(args[:4])} ... wrote nothing: {result['stderr_tail']}")
     result["sha256"] = hashlib.sha256(out.read_bytes()).hexdigest()
     return result
 
@@ -237,14 +241,19 @@ def bench(
     row = floor("orjson", b, env)
     orjson["b"] = row["cpu_s"]
     yield "floor orjson (B)", row
-    hashes: dict[str, set[str]] = {"report": set(), "compare": set()}
+    hashes: dict[str, set[str]] = {"report": set(), "report md": set(), "compare": set()}
     for code, code_env in codes:
-        report = command(["report", str(a), "--format", "json"], code_env, tmp / f"report-{code}.json")
-        report["ratio"] = report["cpu_s"] / orjson["a"]
-        hashes["report"].add(report["sha256"])
-        yield f"report ({code})", report
+        # before (f8a1885, 1a4d11f) reads in one process and has no --processes
+        one = ["--processes", str(args.processes)] if code == "after" and args.processes else []
+        for fmt, what in (("json", "report"), ("md", "report md")):
+            report = command(
+                ["report", str(a), "--format", fmt, *one], code_env, tmp / f"report-{code}.{fmt}"
+            )
+            report["ratio"] = report["cpu_s"] / orjson["a"]
+            hashes[what].add(report["sha256"])
+            yield f"{what} ({code})", report
         comparison = command(
-            ["compare", str(a), str(b), "--format", "json"], code_env, tmp / f"compare-{code}.json"
+            ["compare", str(a), str(b), "--format", "json", *one], code_env, tmp / f"compare-{code}.json"
         )
         comparison["ratio"] = comparison["cpu_s"] / (orjson["a"] + orjson["b"])
         hashes["compare"].add(comparison["sha256"])
@@ -266,6 +275,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--before-src", help="A src directory to measure as 'before' (e.g. of f8a1885).")
     parser.add_argument(
         "--before-max-lines", type=int, default=40_000, help="Measure 'before' only on files this small."
+    )
+    parser.add_argument(
+        "--processes",
+        type=int,
+        help="Pass --processes N to the after commands (1: one process, as before; default: theirs).",
     )
     parser.add_argument(
         "--demo", type=Path, help="An earlier `judgekit demo --out` folder (default: run it)."
