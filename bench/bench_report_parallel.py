@@ -91,7 +91,7 @@ def demo_results(folder: Path) -> list[Path]:
     found = sorted((folder / "results").glob("agent-v*.jsonl"))
     if len(found) < 2:
         subprocess.run(
-            [sys.executable, "-m", "judgekit", "demo", "--out", str(folder)],
+            [sys.executable, "-m", "judgekit.cli", "demo", "--out", str(folder)],
             check=True,
             stdout=subprocess.DEVNULL,
             env=_env(),
