@@ -31,7 +31,7 @@ from hypothesis import strategies as st
 
 from judgekit.errors import JudgekitError
 from judgekit.integrations.taubench import DB_CHECK, OUTPUTS_CHECK, load_run
-from judgekit.integrations.taubench_reward import diff_db_match, output_said, same_db
+from judgekit.integrations.taubench_reward import diff_db_match, output_said, same_db, to_hashable
 from judgekit.verdict import Verdict
 
 # --------------------------------------------------------------------------- the reference (tau-bench's code)
@@ -368,6 +368,36 @@ def test_the_database_comparison_keeps_types() -> None:
     assert diff_db_match(initial, set_to, {})
     set_int = {"users": {"u1": {"op": "modified", "changes": {"hours": {"old": 1.0, "new": 1}}}}}
     assert not diff_db_match(initial, set_int, {})
+
+
+_SCALARS = st.one_of(
+    st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from([1.0, 0.5, -0.0]), st.text(max_size=3)
+)
+_VALUES = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=2), inner, max_size=3),
+    max_leaves=8,
+)
+_TABLES = st.one_of(
+    st.dictionaries(st.sampled_from("abc"), _VALUES, max_size=3), st.lists(_VALUES, max_size=3)
+)
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.dictionaries(st.sampled_from("xy"), _TABLES, max_size=2), st.data())
+def test_the_database_comparison_is_the_whole_hash_comparison(a: dict[str, Any], data: Any) -> None:
+    # b: a's tables with some rows shared as the same objects (as a copy-on-write replay shares them),
+    # some replaced by drawn ones, and sometimes a whole drawn database
+    b: dict[str, Any] = {}
+    for name, table in a.items():
+        if isinstance(table, dict) and data.draw(st.booleans()):
+            b[name] = {k: (v if data.draw(st.booleans()) else data.draw(_VALUES)) for k, v in table.items()}
+        else:
+            b[name] = table if data.draw(st.booleans()) else data.draw(_TABLES)
+    if data.draw(st.booleans()):
+        b = data.draw(st.dictionaries(st.sampled_from("xy"), _TABLES, max_size=2))
+    whole = str(to_hashable(a)) == str(to_hashable(b))
+    assert same_db(a, b) is whole
 
 
 def test_typed_database_condition_from_a_replay_file(tmp_path: Path) -> None:

@@ -132,7 +132,24 @@ def same_db(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
     """
     if sorted(a) != sorted(b):
         return False
-    return all(a[t] is b[t] or str(to_hashable(a[t])) == str(to_hashable(b[t])) for t in a)
+    return all(_same_table(a[t], b[t]) for t in a)
+
+
+def _same_table(a: Any, b: Any) -> bool:
+    """Whether two tables render the same ``str(to_hashable(...))``, row by row where both are objects.
+
+    A table that is an object renders as its ``(key, row)`` pairs in key order, each pair's text complete
+    and bracketed, joined by ``", "``: with the same keys the two texts are equal exactly when each
+    row's is, and a row that is the same object on both sides (a copy-on-write replay shares every row
+    it did not change) is not rendered at all.
+    """
+    if a is b:
+        return True
+    if not (isinstance(a, dict) and isinstance(b, dict)):
+        return str(to_hashable(a)) == str(to_hashable(b))
+    if sorted(a) != sorted(b):
+        return False
+    return all(a[k] is b[k] or repr(to_hashable(a[k])) == repr(to_hashable(b[k])) for k in a)
 
 
 def _apply_raw(row: Any, entry: Mapping[str, Any]) -> tuple[bool, Any]:
