@@ -24,11 +24,12 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
+import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, BinaryIO, NamedTuple
 
 import msgspec
 from pydantic import Field, JsonValue, ValidationError
@@ -43,7 +44,7 @@ from judgekit.io.documents import (
     check_duplicate_keys,
     check_json_bounds,
     has_u_escape,
-    iter_lines,
+    iter_lines_at,
     json_error_detail,
     line_too_long,
     load_json_bounded,
@@ -60,6 +61,7 @@ __all__ = [
     "SCHEMA_VERSION",
     "CaseRef",
     "FastResultLine",
+    "LineLocation",
     "ResultLine",
     "ResultStream",
     "RunResults",
@@ -70,6 +72,7 @@ __all__ = [
     "make_result_line",
     "other_version_problems",
     "paused_gc",
+    "read_located_line",
     "read_results",
     "result_key",
     "sha256_text",
@@ -361,16 +364,87 @@ def iter_result_lines(
     Raises:
         JudgekitError: When the file cannot be opened.
     """
+    for number, _, raw, complete in iter_result_lines_at(path, byte_range=byte_range):
+        yield number, raw, complete
+
+
+def iter_result_lines_at(
+    path: str | PathLike[str], *, byte_range: tuple[int, int] | None = None
+) -> Iterator[tuple[int, int, bytes | None, bool]]:
+    """:func:`iter_result_lines` with each line's byte offset in the file: ``(number, offset, bytes, ends)``.
+
+    Args:
+        path: The results file.
+        byte_range: As :func:`iter_result_lines`'s; offsets are the file's, not the range's.
+
+    Raises:
+        JudgekitError: When the file cannot be opened.
+    """
     path = Path(path)
     with open_input(path, "results") as handle:  # a FIFO or device is refused at once
         before = 0
+        start = 0
         source: Any = handle
         if byte_range is not None:
-            before = count_newlines(handle, 0, byte_range[0]) if byte_range[0] else 0
+            start = byte_range[0]
+            before = count_newlines(handle, 0, start) if start else 0
             source = RangeReader(handle, *byte_range)
-        for number, raw, complete in iter_lines(source):
-            if raw is None or raw.strip():
-                yield before + number, raw, complete
+        for number, offset, raw, complete in iter_lines_at(source, start=start):
+            # isspace, not strip: a line that is not blank is seen so at its first byte, never copied
+            if raw is None or not raw.isspace():
+                yield before + number, offset, raw, complete
+
+
+class LineLocation(NamedTuple):
+    """Where a valid result line is in its file, to read it again later: about 100 bytes a line.
+
+    Attributes:
+        offset: The line's first byte in the file, >= 0.
+        length: Its length in bytes (its newline included when it has one), >= 1.
+        crc: ``zlib.crc32`` of those bytes: a line read again must have it, or the file changed.
+        fast: Whether :func:`fast_result_line` decoded it (then it decodes it again the same way, as a
+            :class:`FastResultLine`); otherwise it is read as a :class:`ResultLine`.
+        number: Its 1-based line number, for the error when it changed.
+    """
+
+    offset: int
+    length: int
+    crc: int
+    fast: bool
+    number: int
+
+
+def read_located_line(
+    handle: BinaryIO, path: str | PathLike[str], at: LineLocation
+) -> ResultLine | FastResultLine:
+    """The line at ``at`` read again from an open results file, as the first reading decoded it.
+
+    The bytes are checked against the first reading's (length and CRC-32) before they are decoded, so a
+    line is never read as something it was not: the lines were validated then (bounds, schema, repeated
+    keys), and the same bytes decode to the same values.
+
+    Args:
+        handle: The results file, open in binary mode.
+        path: Its path, for the error.
+        at: The line's location (:meth:`ResultStream.location`).
+
+    Raises:
+        JudgekitError: When the line is no longer there as it was (the file was changed or replaced
+            since it was read): the file, the line, what to do.
+    """
+    handle.seek(at.offset)
+    raw = handle.read(at.length)
+    if len(raw) != at.length or zlib.crc32(raw) != at.crc:
+        raise LocatedError(
+            Problem(
+                Path(path),
+                at.number,
+                "",
+                "the results file changed while its report was being made (this line is not what was "
+                "read and counted); make the report again once nothing writes to the file",
+            )
+        )
+    return _FAST_DECODE(raw) if at.fast else ResultLine.model_validate_json(raw)
 
 
 def read_results(path: str | PathLike[str]) -> RunResults:
@@ -454,6 +528,20 @@ class ResultStream:
         self.prior = prior
         self.seen: dict[tuple[str, int], int] = {}
         self.other_versions: dict[Any, list[int]] = {}
+        self._last: tuple[int, int, bytes, bool] | None = None
+
+    def location(self) -> LineLocation:
+        """Where the line last yielded is in the file, to read it again (:func:`read_located_line`).
+
+        Call it while iterating, right after a line is yielded (it describes that line).
+
+        Raises:
+            RuntimeError: When no line has been yielded yet (a programming error).
+        """
+        if self._last is None:
+            raise RuntimeError("location() is for the line just yielded; none has been")
+        number, offset, raw, fast = self._last
+        return LineLocation(offset, len(raw), zlib.crc32(raw), fast, number)
 
     def __iter__(self) -> Iterator[ResultLine]:
         """Yield the valid lines; see :func:`read_results` for the problems reported instead of a line.
@@ -483,11 +571,12 @@ class ResultStream:
         seen: dict[tuple[str, int], int] = dict(self.prior or {})
         other_versions: dict[Any, list[int]] = {}
         self.seen, self.other_versions = seen, other_versions
-        for number, raw, complete in iter_result_lines(path, byte_range=self.byte_range):
+        for number, offset, raw, complete in iter_result_lines_at(path, byte_range=self.byte_range):
             if raw is None:
                 self.problems.append(line_too_long(path, number))
                 continue
             line: ResultLine | FastResultLine | None = fast_result_line(raw) if fast else None
+            self._last = (number, offset, raw, line is not None)
             if line is None:
                 line = self._validated(path, number, raw, complete, other_versions)
             if line is None:

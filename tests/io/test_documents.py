@@ -310,3 +310,29 @@ def test_check_json_bounds_refuses_alternating_brackets_nested_past_the_limit():
     for depth in (MAX_NESTING_DEPTH + 1, MAX_NESTING_DEPTH + 50):
         with pytest.raises(LocatedError, match="nested deeper than 100"):
             check_json_bounds(nested(depth), source=None)
+
+
+@given(
+    st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\n", b"")), max_size=12),
+    st.booleans(),
+    st.integers(0, 1000),
+)
+def test_every_line_is_at_its_offset_long_lines_and_all(pieces: list[bytes], final: bool, start: int) -> None:
+    """``iter_lines_at``'s offsets are where each line starts, after lines too long to keep too."""
+    import io
+
+    from judgekit.io.documents import iter_lines_at
+
+    data = b"\n".join(pieces) + (b"\n" if final and pieces else b"")
+    got = list(iter_lines_at(io.BytesIO(data), max_bytes=16, start=start))
+    *ended, last = data.split(b"\n")
+    wholes = [line + b"\n" for line in ended] + ([last] if last else [])  # only b"\n" ends a line
+    expected_starts, at = [], 0
+    for raw in wholes:
+        expected_starts.append(start + at)
+        at += len(raw)
+    assert [offset for _, offset, _, _ in got] == expected_starts
+    for (number, offset, raw, _), whole in zip(got, wholes, strict=True):
+        assert number == len([s for s in expected_starts if s <= offset])
+        kept = len(whole) <= 16 or (len(whole) == 17 and whole.endswith(b"\n"))  # its newline aside
+        assert raw == (whole if kept else None)

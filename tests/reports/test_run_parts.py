@@ -32,7 +32,9 @@ from judgekit.reports.run_model import (
     CostTally,
     FailureTally,
     RunAccumulator,
+    TrialReasons,
     report_run,
+    trial_reasons,
 )
 from judgekit.reports.run_parts import (
     AUTO_PART_BYTES,
@@ -41,7 +43,15 @@ from judgekit.reports.run_parts import (
     processes_for,
     read_ranges,
 )
-from judgekit.results import SCHEMA_VERSION, CaseRef, ResultLine, dump_result_line, read_results
+from judgekit.results import (
+    SCHEMA_VERSION,
+    CaseRef,
+    LineLocation,
+    ResultLine,
+    ResultStream,
+    dump_result_line,
+    read_results,
+)
 from judgekit.verdict import Verdict
 from support import load_file
 
@@ -302,6 +312,7 @@ def test_every_attribute_of_the_accumulators_is_merged():
     )
     merged_by_run_accumulator = {
         "known", "drop", "records", "fingerprints",  # the same in every part (from the caller)
+        "locate",  # set by each part's reader while it reads, never merged or pickled
         "retirement", "seen", "unknown", "stale", "index", "cases", "counts", "versions", "q_sum", "q_n",
         "trials", "check_counts", "distinct_fps", "last_fp", "run_ids", "jk_versions", "agent_models",
         "app_versions", "cost_total", "cost_seen", "cost_unpriced", "cost_reason", "untrusted_total",
@@ -317,7 +328,7 @@ def test_every_attribute_of_the_accumulators_is_merged():
         "dropped",
         "history_problems",
     }
-    assert set(vars(CostTally())) == {"cells", "usd_run", "usd_case", "usd_criterion", "reason"}
+    assert set(vars(CostTally())) == {"cells", "reason"}
     assert set(vars(FailureTally())) == {"checks", "trials", "tasks"}
     assert set(vars(RetirementTallies())) == {
         "seen", "repeated", "run_ids", "order", "tallies", "newest", "no_release"
@@ -394,21 +405,52 @@ def test_a_worker_error_is_the_error_one_process_raises(tmp_path):
         report_run(missing, **_OPTIONS, processes=2)
 
 
+def test_a_worker_that_dies_is_a_located_error_not_a_traceback(tmp_path):
+    path = _file_with_duplicates_across_parts(tmp_path)
+    acc = RunAccumulator(
+        known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
+    )
+    worker = _Worker((path, (0, path.stat().st_size), acc.part(), None))
+    worker.process.kill()  # as the system's out-of-memory killer ends it
+    with pytest.raises(JudgekitError) as died:
+        worker.result()
+    message = str(died.value)
+    assert message.startswith(f"{path}: the worker process reading bytes 0-{path.stat().st_size:,} ")
+    assert "was killed (SIGKILL, often the system out of memory)" in message
+    assert "nothing was written" in message
+    assert "--processes 1" in message
+    assert died.value.exit_code == 2
+
+
+class _OnlyInTheTests:
+    """A part the worker cannot unpickle (this test module is not on its path): it fails before its answer."""
+
+
+def test_a_worker_that_exits_without_a_result_names_its_exit_code(tmp_path):
+    path = _file_with_duplicates_across_parts(tmp_path)
+    worker = _Worker((path, (0, 10), _OnlyInTheTests(), None))
+    with pytest.raises(JudgekitError, match=r"bytes 0-10 ended with exit code 1 before it gave its part"):
+        worker.result()
+
+
 def test_a_part_and_its_result_survive_pickle(tmp_path):
     path = _file_with_duplicates_across_parts(tmp_path)
     acc = RunAccumulator(
         known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
     )
-    for line in read_results(path).lines:
+    stream = ResultStream(path)
+    acc.locate = stream.location
+    for line in stream.report_lines():
         acc.add(line)
     assert acc.reasons
     again = pickle.loads(pickle.dumps(acc))
     assert set(vars(again)) == set(vars(acc))
+    assert again.locate is None  # the reader's locator stays here
     assert again.trials == acc.trials
-    assert again.reasons == acc.reasons  # sent as tuples of their values, rebuilt equal
-    assert all(isinstance(r, tuple) for r in acc.__getstate__()["reasons"])
-    assert [r.model_dump() for r in again.reasons] == [r.model_dump() for r in acc.reasons]
-    assert pickle.loads(pickle.dumps(acc)).reasons == acc.reasons
+    assert again.reasons == acc.reasons  # the trials that did not pass travel as their lines' places
+    assert all(isinstance(entry[-1], LineLocation) for entry in again.reasons)
+    made = TrialReasons(sorted(again.reasons, key=lambda entry: entry[:3]), path=path)
+    assert made == trial_reasons(read_results(path).lines)  # read again from the file, made alike
 
 
 # --------------------------------------------------------------------------- how many processes

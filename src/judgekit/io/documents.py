@@ -49,6 +49,7 @@ __all__ = [
     "format_loc",
     "has_u_escape",
     "iter_lines",
+    "iter_lines_at",
     "json_error_detail",
     "jsonl_lines",
     "line_too_long",
@@ -952,19 +953,44 @@ def iter_lines(
         handle: A file opened in binary mode (it needs ``readline(limit)``).
         max_bytes: The longest line kept (:data:`MAX_LINE_BYTES`).
     """
+    for number, _, raw, complete in iter_lines_at(handle, max_bytes=max_bytes):
+        yield number, raw, complete
+
+
+def iter_lines_at(
+    handle: BinaryIO, *, max_bytes: int = MAX_LINE_BYTES, start: int = 0
+) -> Iterator[tuple[int, int, bytes | None, bool]]:
+    r""":func:`iter_lines` with each line's byte offset: ``(line number, offset, bytes, ends with newline)``.
+
+    Args:
+        handle: A file opened in binary mode (it needs ``readline(limit)``), positioned at ``start``.
+        max_bytes: The longest line kept (:data:`MAX_LINE_BYTES`); a longer one comes as ``None``.
+        start: The offset of the handle's position in the file (a byte range's start), >= 0: the first
+            line's offset.
+
+    Example:
+        >>> import io
+        >>> list(iter_lines_at(io.BytesIO(b"ab\n\ncd"), start=10))
+        [(1, 10, b'ab\n', True), (2, 13, b'\n', True), (3, 14, b'cd', False)]
+    """
     number = 0
+    offset = start
     while True:
         raw: bytes = handle.readline(max_bytes + 1)
         if not raw:
             return
         number += 1
         if len(raw) <= max_bytes or raw.endswith(b"\n"):
-            yield number, raw, raw.endswith(b"\n")
+            yield number, offset, raw, raw.endswith(b"\n")
+            offset += len(raw)
             continue
+        at = offset
         piece = raw
+        offset += len(raw)
         while piece and not piece.endswith(b"\n"):
             piece = handle.readline(1024 * 1024)
-        yield number, None, piece.endswith(b"\n")
+            offset += len(piece)
+        yield number, at, None, piece.endswith(b"\n")
 
 
 def line_too_long(

@@ -320,18 +320,39 @@ def _clip(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 3] + "..."
 
 
-def reason_groups(report: RunReport) -> list[tuple[str, Verdict, TrialReason, tuple[int, ...]]]:
+def reason_groups(
+    report: RunReport, limit: int | None = None
+) -> list[tuple[str, Verdict, TrialReason, tuple[int, ...]]]:
     """The trials that did not pass, grouped by case, verdict and reason: ``(case, verdict, first, trials)``.
 
     In the report's order (failed first, then by case and first trial); the trials of one case with the
     same reason (the same gates with the same evidence) are one group, shown by its first trial's
     :class:`~judgekit.reports.run_model.TrialReason`, so a case failing eight trials the same way takes
     one row and trials of one case that failed differently take a row each.
+
+    Args:
+        report: The report.
+        limit: The first this many groups only (``None``: every one). Only the reasons of the trials of
+            the first ``limit`` (case, verdict) pairs are made: each pair's trials are together in the
+            report's order and make at least one group each, so the first ``limit`` groups are all
+            theirs, whole.
     """
+    reasons = report.trial_reasons
+    end = len(reasons)
+    if limit is not None:
+        pairs = 0
+        last: tuple[str, Verdict] | None = None
+        for index, (case, _, verdict) in enumerate(reasons.outline()):
+            if (case, verdict) != last:
+                if pairs == limit:
+                    end = index
+                    break
+                pairs, last = pairs + 1, (case, verdict)
     groups: dict[tuple[str, Verdict, str], list[TrialReason]] = {}
-    for r in report.trial_reasons:
+    for r in reasons[:end]:
         groups.setdefault((r.case_id, r.verdict, r.reason), []).append(r)
-    return [(case, verdict, rs[0], tuple(r.trial for r in rs)) for (case, verdict, _), rs in groups.items()]
+    made = [(case, verdict, rs[0], tuple(r.trial for r in rs)) for (case, verdict, _), rs in groups.items()]
+    return made if limit is None else made[:limit]
 
 
 def _trial_list(trials: Sequence[int]) -> str:
@@ -366,7 +387,7 @@ def reason_rows(report: RunReport, limit: int, *, short: bool = False) -> tuple[
     Returns:
         ``(rows, trials_shown)``: the rows, and how many trials they cover.
     """
-    groups = reason_groups(report)[:limit]
+    groups = reason_groups(report, limit)
     rows = [
         (
             _clip(case, 80),

@@ -35,15 +35,17 @@ Rules the numbers follow (see ``docs/runs.md``):
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter, defaultdict
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from os import PathLike
 from pathlib import Path
-from typing import Any, Literal, TypeAlias, cast
+from typing import Any, BinaryIO, Literal, TypeAlias, cast, overload
 
 import numpy as np
-from pydantic import Field
+from pydantic import Field, GetCoreSchemaHandler
+from pydantic_core import CoreSchema, core_schema
 
 from judgekit.calibration.corrected import (
     CriterionCorrection,
@@ -54,6 +56,7 @@ from judgekit.calibration.corrected import (
 from judgekit.calibration.records import CalibrationRecord
 from judgekit.caseset import HOLDOUT_GRADING_KEY
 from judgekit.errors import Problem, did_you_mean
+from judgekit.io.documents import open_input
 from judgekit.reports.retirement import (
     DEFAULT_MIN_TRIALS,
     DEFAULT_RELEASES,
@@ -62,7 +65,16 @@ from judgekit.reports.retirement import (
     RetirementTallies,
 )
 from judgekit.reports.run_parts import processes_for, read_in_parts
-from judgekit.results import CaseRef, FastResultLine, ResultLine, ResultStream, RunResults, paused_gc
+from judgekit.results import (
+    CaseRef,
+    FastResultLine,
+    LineLocation,
+    ResultLine,
+    ResultStream,
+    RunResults,
+    paused_gc,
+    read_located_line,
+)
 from judgekit.stats import (
     Proportion,
     UndecidedPolicy,
@@ -101,6 +113,7 @@ __all__ = [
     "RunReading",
     "RunReport",
     "TrialReason",
+    "TrialReasons",
     "UndecidedCase",
     "build_headline",
     "cost_summary",
@@ -308,6 +321,122 @@ def trial_reason(line: ResultLine) -> TrialReason:
     )
 
 
+ReasonEntry: TypeAlias = (
+    "tuple[bool, str, int, Verdict, TrialReason | ResultLine | FastResultLine | LineLocation]"
+)
+"""One trial of :class:`TrialReasons`: ``(not failed, case id, trial, verdict, where its reason comes from)``;
+the first three are its place in the report's order."""
+
+
+class TrialReasons(Sequence[TrialReason]):
+    """Every trial of a run that did not pass, in the report's order, each reason made when it is read.
+
+    A report of 400,000 lines has about 150,000 trials that did not pass, each with its failed gates and
+    their evidence (kilobytes apiece): holding them all would be most of the report's memory, and most
+    renderings show only the first few (the Markdown and HTML reports show the first groups; only
+    ``--format json`` lists every one). So this keeps, per trial, its case id, trial number and verdict,
+    and where its reason comes from: the reason itself, the result line in memory, or the line's place in
+    the results file (:class:`~judgekit.results.LineLocation`, about 100 bytes), read again, checked and
+    decoded when that reason is asked for (:func:`trial_reason` then makes it, the one rule). Reading a
+    streamed report's reasons therefore needs its results file as it was: a line that changed since is a
+    :class:`~judgekit.errors.LocatedError` naming it. ``tuple(reasons)`` holds them all in memory.
+
+    It is an immutable sequence of :class:`TrialReason` (``len``, indexing, iteration, equality with
+    another one or with a tuple of reasons); pydantic validates a sequence of reasons into one and
+    writes it as a list of them.
+
+    Args:
+        entries: The trials (:data:`ReasonEntry`), already in the report's order.
+        path: The results file the :class:`~judgekit.results.LineLocation` entries point into (``None``
+            when there are none).
+
+    Example:
+        >>> reasons = TrialReasons.of([TrialReason(case_id="c", trial=1, verdict="fail", check_id=None,
+        ...                                        layer=None, category=None, reason="no reason recorded")])
+        >>> len(reasons), reasons[0].case_id, reasons == (reasons[0],)
+        (1, 'c', True)
+    """
+
+    __slots__ = ("_entries", "_path")
+
+    def __init__(self, entries: Sequence[ReasonEntry] = (), path: str | PathLike[str] | None = None) -> None:
+        self._entries = tuple(entries)
+        self._path = Path(path) if path is not None else None
+
+    @classmethod
+    def of(cls, reasons: Iterable[TrialReason]) -> TrialReasons:
+        """Reasons already made, kept as they are, in the order given."""
+        return cls(tuple((r.verdict is not Verdict.FAIL, r.case_id, r.trial, r.verdict, r) for r in reasons))
+
+    def outline(self) -> tuple[tuple[str, int, Verdict], ...]:
+        """Each trial's ``(case id, trial, verdict)``, in order, without making a reason."""
+        return tuple((case, trial, verdict) for _, case, trial, verdict, _ in self._entries)
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    @overload
+    def __getitem__(self, index: int) -> TrialReason: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> tuple[TrialReason, ...]: ...
+
+    def __getitem__(self, index: int | slice) -> TrialReason | tuple[TrialReason, ...]:
+        if isinstance(index, slice):
+            return tuple(self._made(self._entries[index]))
+        return next(self._made((self._entries[index],)))
+
+    def __iter__(self) -> Iterator[TrialReason]:
+        return self._made(self._entries)
+
+    def _made(self, entries: Sequence[ReasonEntry]) -> Iterator[TrialReason]:
+        """The reasons of ``entries``, made one at a time (the results file opened once, when needed)."""
+        handle: BinaryIO | None = None
+        try:
+            for *_, where in entries:
+                if isinstance(where, TrialReason):
+                    yield where
+                    continue
+                if isinstance(where, LineLocation):
+                    if self._path is None:  # pragma: no cover - a located entry always comes with its file
+                        raise ValueError("a trial reason's line location needs the results file")
+                    if handle is None:
+                        handle = open_input(self._path, "results")
+                    yield trial_reason(cast(ResultLine, read_located_line(handle, self._path, where)))
+                    continue
+                yield trial_reason(cast(ResultLine, where))
+        finally:
+            if handle is not None:
+                handle.close()
+
+    def __eq__(self, other: object) -> bool:
+        if self is other:
+            return True
+        if isinstance(other, TrialReasons | tuple | list):
+            return len(self) == len(other) and all(a == b for a, b in zip(self, other, strict=True))
+        return NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(tuple(self))
+
+    def __repr__(self) -> str:
+        return f"TrialReasons({len(self)} trial(s))"
+
+    def __reduce__(self) -> tuple[type[TrialReasons], tuple[tuple[ReasonEntry, ...], Path | None]]:
+        return (type(self), (self._entries, self._path))
+
+    @classmethod
+    def __get_pydantic_core_schema__(cls, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        """Validate a sequence of reasons (or a :class:`TrialReasons`); write it as a list of reasons."""
+        items = core_schema.list_schema(handler.generate_schema(TrialReason))
+        from_items = core_schema.no_info_after_validator_function(cls.of, items)
+        return core_schema.json_or_python_schema(
+            json_schema=from_items,
+            python_schema=core_schema.union_schema([core_schema.is_instance_schema(cls), from_items]),
+            serialization=core_schema.plain_serializer_function_ser_schema(list, return_schema=items),
+        )
+
+
 class Headline(FrozenModel):
     """The report's first line: the verdict a reader takes away, and the figures behind it.
 
@@ -493,29 +622,23 @@ def exact_float(units: int) -> float:
 class CostTally:
     """Judge tokens and cost per run, case and criterion, added one result line at a time.
 
-    The one accumulation behind :func:`cost_summary` and the streamed report. The counts (judgments,
-    tokens, unpriced and replayed judgments) are kept per (case, criterion) cell and summed per run, case
-    and criterion at the end. The dollars are kept exactly, as integer counts of ``2**-1074``
-    (:func:`exact_units`; every finite float is one), per run, case and criterion, and rounded once at the
-    end (:func:`exact_float`: the exactly rounded sum, :func:`math.fsum`'s value). Everything it holds is an
+    The one accumulation behind :func:`cost_summary` and the streamed report. Everything is kept per
+    (case, criterion) cell and summed per run, case and criterion at the end: the counts (judgments,
+    tokens, unpriced and replayed judgments) and the dollars, kept exactly as integer counts of
+    ``2**-1074`` (:func:`exact_units`; every finite float is one) and rounded once at the end
+    (:func:`exact_float`: the exactly rounded sum, :func:`math.fsum`'s value). Everything it holds is an
     integer, so the order of the additions cannot change a total: the same lines give the same totals
-    whichever way they come (from memory or from the file, whole or in parts whose tallies are added
+    whichever way they come (from memory or from the file, whole or in parts whose cells are added
     together field by field). It never keeps the lines.
 
     Attributes:
         cells: ``(case id, criterion check id) -> [judgments, prompt tokens, completion tokens, unpriced,
-            replayed, cached tokens]``.
-        usd_run: The run's priced dollars in units of ``2**-1074``.
-        usd_case: The same per case id.
-        usd_criterion: The same per criterion check id.
+            replayed, cached tokens, priced dollars in units of 2**-1074]``.
         reason: The first unpriced judgment's reason in file order (``None``: none given).
     """
 
     def __init__(self) -> None:
         self.cells: dict[tuple[str, str], list[int]] = {}
-        self.usd_run = 0
-        self.usd_case: dict[str, int] = {}
-        self.usd_criterion: dict[str, int] = {}
         self.reason: str | None = None
 
     def add(self, line: ResultLine) -> None:
@@ -524,44 +647,40 @@ class CostTally:
 
     def add_cost(self, cid: str, criterion: str, cost: Mapping[str, object]) -> None:
         """Add the ``cost`` of one judge note (check ``criterion`` of case ``cid``): tokens, dollars."""
-        usd = cost.get("usd")
+        get = cost.get
+        usd = get("usd")
         priced = type(usd) is float or type(usd) is int  # JSON data: no int or float subclass but bool
-        if not priced and self.reason is None and isinstance(cost.get("unknown_reason"), str):
+        if not priced and self.reason is None and isinstance(get("unknown_reason"), str):
             self.reason = str(cost["unknown_reason"])
         key = (cid, criterion)
         cell = self.cells.get(key)
         if cell is None:
-            cell = self.cells[key] = [0] * 6
+            cell = self.cells[key] = [0] * _COST_FIELDS
         cell[0] += 1
-        value = cost.get("prompt_tokens")
-        cell[1] += value if type(value) is int else 0
-        value = cost.get("completion_tokens")
-        cell[2] += value if type(value) is int else 0
-        cell[3] += not priced
-        value = cost.get("replayed")
-        cell[4] += value if type(value) is int else 0
-        value = cost.get("cached_tokens")
-        cell[5] += value if type(value) is int else 0
-        if priced and usd:
-            units = exact_units(usd)  # type: ignore[arg-type]
-            self.usd_run += units
-            self.usd_case[cid] = self.usd_case.get(cid, 0) + units
-            self.usd_criterion[criterion] = self.usd_criterion.get(criterion, 0) + units
+        value = get("prompt_tokens")
+        if type(value) is int:
+            cell[1] += value
+        value = get("completion_tokens")
+        if type(value) is int:
+            cell[2] += value
+        if priced:
+            if usd:
+                cell[6] += exact_units(usd)  # type: ignore[arg-type]
         else:
-            self.usd_case.setdefault(cid, 0)
-            self.usd_criterion.setdefault(criterion, 0)
+            cell[3] += 1
+        value = get("replayed")
+        if type(value) is int:
+            cell[4] += value
+        value = get("cached_tokens")
+        if type(value) is int:
+            cell[5] += value
 
     def merge(self, later: CostTally) -> None:
         """Add the tally of the lines that come after this one's (another part of the file): integers add."""
         for key, cell in later.cells.items():
-            mine = self.cells.setdefault(key, [0] * 6)
+            mine = self.cells.setdefault(key, [0] * _COST_FIELDS)
             for i, n in enumerate(cell):
                 mine[i] += n
-        self.usd_run += later.usd_run
-        for cid, units in later.usd_case.items():
-            self.usd_case[cid] = self.usd_case.get(cid, 0) + units
-        for criterion, units in later.usd_criterion.items():
-            self.usd_criterion[criterion] = self.usd_criterion.get(criterion, 0) + units
         if self.reason is None:
             self.reason = later.reason
 
@@ -569,16 +688,20 @@ class CostTally:
         """The totals; ``None`` when no check recorded a cost."""
         if not self.cells:
             return None
-        run = [0] * 6
+        run = [0] * _COST_FIELDS
         cases: dict[str, list[int]] = {}
         criteria: dict[str, list[int]] = {}
         for (cid, criterion), cell in self.cells.items():
-            for total in (run, cases.setdefault(cid, [0] * 6), criteria.setdefault(criterion, [0] * 6)):
+            for total in (
+                run,
+                cases.setdefault(cid, [0] * _COST_FIELDS),
+                criteria.setdefault(criterion, [0] * _COST_FIELDS),
+            ):
                 for i, n in enumerate(cell):
                     total[i] += n
 
-        def make(key: str, t: list[int], units: int) -> CostRow:
-            usd = exact_float(units)
+        def make(key: str, t: list[int]) -> CostRow:
+            usd = exact_float(t[6])
             return CostRow(
                 key=key,
                 judgments=t[0],
@@ -592,11 +715,15 @@ class CostTally:
             )
 
         return CostSummary(
-            run=make("run", run, self.usd_run),
-            cases=tuple(make(k, cases[k], self.usd_case[k]) for k in sorted(cases)),
-            criteria=tuple(make(k, criteria[k], self.usd_criterion[k]) for k in sorted(criteria)),
+            run=make("run", run),
+            cases=tuple(make(k, cases[k]) for k in sorted(cases)),
+            criteria=tuple(make(k, criteria[k]) for k in sorted(criteria)),
             unknown_reason=self.reason,
         )
+
+
+_COST_FIELDS = 7
+"""The fields of a :class:`CostTally` cell."""
 
 
 def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:
@@ -730,7 +857,7 @@ class RunReport(FrozenModel):
     problems: tuple[str, ...] = ()
     notes: tuple[str, ...] = Field(default_factory=tuple)
     headline: Headline | None = None
-    trial_reasons: tuple[TrialReason, ...] = ()
+    trial_reasons: TrialReasons = TrialReasons()
 
 
 # --------------------------------------------------------------------------- columnar core
@@ -1071,29 +1198,8 @@ class RunReading:
     history_problems: list[list[Problem]] = field(default_factory=list)
 
 
-_REASON_FIELDS = tuple(TrialReason.model_fields)
-_GATE_FIELDS = tuple(GateFinding.model_fields)
-
-
-def _pack_reasons(reasons: list[TrialReason]) -> list[tuple[object, ...]]:
-    """Trial reasons as tuples of their field values (their gates too): several times cheaper to pickle."""
-    out = []
-    for reason in reasons:
-        values = vars(reason)
-        gates = tuple(tuple(vars(gate)[f] for f in _GATE_FIELDS) for gate in reason.gates)
-        out.append(tuple(gates if f == "gates" else values[f] for f in _REASON_FIELDS))
-    return out
-
-
-def _unpack_reasons(packed: list[tuple[object, ...]]) -> list[TrialReason]:
-    """The trial reasons :func:`_pack_reasons` packed, equal to them (their values were validated then)."""
-    out = []
-    for values in packed:
-        fields: dict[str, Any] = dict(zip(_REASON_FIELDS, values, strict=True))
-        gate_fields: list[dict[str, Any]] = [dict(zip(_GATE_FIELDS, g, strict=True)) for g in fields["gates"]]
-        fields["gates"] = tuple(GateFinding.model_construct(**g) for g in gate_fields)
-        out.append(TrialReason.model_construct(**fields))
-    return out
+_REPORT_ORDER = operator.itemgetter(0, 1, 2)
+"""A :data:`ReasonEntry`'s place in the report: failed trials first, then by case id and trial."""
 
 
 class RunAccumulator:
@@ -1171,7 +1277,8 @@ class RunAccumulator:
         self.failures = FailureTally()
         self.costs = CostTally()
         self.criteria: dict[tuple[str, str], list[int]] = {}
-        self.reasons: list[TrialReason] = []
+        self.reasons: list[ReasonEntry] = []
+        self.locate: Callable[[], LineLocation] | None = None
 
     def add(self, valid: ResultLine | FastResultLine) -> None:
         """Count one valid result line (lines of dropped or unknown cases only as such).
@@ -1244,25 +1351,22 @@ class RunAccumulator:
         self.policies.add(line.untrusted_policy or "unknown")
         if self.fingerprints:
             count_judged_criteria(self.criteria, line, self.fingerprints)
-        if line.verdict is not Verdict.PASS:
+        verdict = line.verdict
+        if verdict is not Verdict.PASS:
             self.failures.add(line)
-            self.reasons.append(trial_reason(line))
+            # where the reason comes from, not the reason: it is made only when a renderer reads it
+            where = line if self.locate is None else self.locate()
+            self.reasons.append((verdict is not Verdict.FAIL, cid, line.trial, verdict, where))
 
     def __getstate__(self) -> dict[str, object]:
-        """The state to pickle (a part goes to and from a worker process), its trial reasons packed.
+        """The state to pickle (a part goes to and from a worker process), without its line locator.
 
-        The reasons are most of a part's size (every trial that did not pass, with its gates): pickle
-        handles them several times faster as tuples of their values than as pydantic models, and they are
-        rebuilt without validating again (their values were validated when they were made).
+        A part's trials that did not pass travel as their places in the file (:data:`ReasonEntry`), a
+        hundred bytes or so each, not as reasons.
         """
         state = dict(vars(self))
-        state["reasons"] = _pack_reasons(self.reasons)
+        state["locate"] = None
         return state
-
-    def __setstate__(self, state: dict[str, object]) -> None:
-        """Restore a pickled accumulator (see :meth:`__getstate__`)."""
-        state["reasons"] = _unpack_reasons(cast("list[tuple[object, ...]]", state["reasons"]))
-        vars(self).update(state)
 
     def part(self) -> RunAccumulator:
         """An empty accumulator for a later part of the same file (the same case set, drop, records).
@@ -1485,7 +1589,7 @@ class RunAccumulator:
                 f"{', '.join(sorted(self.policies))}): those trials' verdicts are not calibrated evidence"
             )
         known = self.known
-        reasons = sorted(self.reasons, key=lambda r: (r.verdict is not Verdict.FAIL, r.case_id, r.trial))
+        reasons = TrialReasons(sorted(self.reasons, key=_REPORT_ORDER), path=path)
         report = RunReport(
             run=run,
             k_max=k_max,
@@ -1508,7 +1612,7 @@ class RunAccumulator:
             cost=self.costs.summary(),
             problems=tuple(problems),
             notes=tuple(notes),
-            trial_reasons=tuple(reasons),
+            trial_reasons=reasons,
         )
         return report.model_copy(update={"headline": build_headline(report)})
 
@@ -1629,10 +1733,19 @@ def report_run(
             for part in parts:
                 acc.merge(part)
             problems: Callable[[], list[Problem]] = lambda: found  # noqa: E731
-        else:
+        elif isinstance(source, RunResults):
             path, lines, problems = source_lines(source)
             for line in lines:
                 acc.add(line)
+        else:
+            stream = ResultStream(source)
+            path, problems = stream.path, lambda: stream.problems
+            acc.locate = stream.location  # a trial that did not pass is kept as its line's place
+            try:
+                for line in stream.report_lines():
+                    acc.add(line)
+            finally:
+                acc.locate = None
         reading = acc.seen
         reading.path = path
         reading.problems = problems()

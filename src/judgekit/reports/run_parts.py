@@ -32,8 +32,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
-from judgekit.errors import Problem
-from judgekit.results import FastResultLine, ResultLine, ResultStream, other_version_problems, paused_gc
+from judgekit.errors import JudgekitError, Problem
+from judgekit.results import (
+    FastResultLine,
+    LineLocation,
+    ResultLine,
+    ResultStream,
+    other_version_problems,
+    paused_gc,
+)
 
 __all__ = [
     "AUTO_PART_BYTES",
@@ -67,6 +74,13 @@ class ResultPart(Protocol):
 
     def add(self, line: ResultLine | FastResultLine) -> None:
         """Count one valid line."""
+
+
+class LocatingPart(ResultPart, Protocol):
+    """A part that keeps some lines as their places in the file: it is given the reader's locator."""
+
+    locate: Callable[[], LineLocation] | None
+    """Where the line just added is (:meth:`~judgekit.results.ResultStream.location`), while it reads."""
 
 
 PartT = TypeVar("PartT", bound=ResultPart)
@@ -134,9 +148,16 @@ def _read_range(
 ) -> tuple[PartT, PartRead]:
     """Feed ``part`` the valid lines of one byte range; the worker processes' task (and this process's)."""
     stream = ResultStream(path, byte_range=byte_range, prior=prior)
-    with paused_gc():
-        for line in stream.report_lines():
-            part.add(line)
+    locating = hasattr(part, "locate")
+    if locating:  # it keeps some trials as their lines' places in the file (a run report's accumulator)
+        cast(LocatingPart, part).locate = stream.location
+    try:
+        with paused_gc():
+            for line in stream.report_lines():
+                part.add(line)
+    finally:
+        if locating:
+            cast(LocatingPart, part).locate = None
     seen = stream.seen if not prior else {k: n for k, n in stream.seen.items() if k not in prior}
     return part, PartRead(stream.problems, stream.other_versions, seen, stream.truncated)
 
@@ -248,11 +269,11 @@ def _read_by_workers(
     ]
     try:
         _, own = _read_range(path, ranges[0], first, None)
-    except BaseException:
+        done = [worker.result() for worker in workers]
+    except BaseException:  # an error here or in a worker, or Ctrl-C: no worker is left running
         for worker in workers:
             worker.stop()
         raise
-    done = [worker.result() for worker in workers]
     later[:] = [part for part, _ in done]
     return [own, *(read for _, read in done)]
 
@@ -279,6 +300,7 @@ class _Worker:
         import threading
 
         src = str(Path(__file__).resolve().parents[2])
+        self.path, self.byte_range = task[0], task[1]
         self.process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_CODE, src], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
@@ -291,8 +313,9 @@ class _Worker:
         self.output, _ = self.process.communicate(self.payload)
 
     def stop(self) -> None:
-        """End the worker (this process failed: its result is not wanted)."""
-        self.process.kill()
+        """End the worker (this process failed or was interrupted: its result is not wanted)."""
+        if self.process.poll() is None:
+            self.process.kill()
         self.thread.join()
 
     def result(self) -> tuple[Any, PartRead]:
@@ -300,15 +323,31 @@ class _Worker:
         import pickle
 
         self.thread.join()
-        if self.process.returncode != 0 or not self.output:
-            raise RuntimeError(
-                f"a worker process reading results ended with exit code {self.process.returncode}; "
-                "read the file in one process (--processes 1)"
-            )
+        code = self.process.returncode
+        if code != 0 or not self.output:
+            raise JudgekitError(_worker_died(self.path, self.byte_range, code))
         status, value = pickle.loads(self.output)
         if status == "error":
             raise value
         return cast(tuple[Any, PartRead], value)
+
+
+def _worker_died(path: Path, byte_range: tuple[int, int], code: int | None) -> str:
+    """Why a worker gave no result (it was killed, or its interpreter failed), and what to do."""
+    how = f"ended with exit code {code}"
+    if code is not None and code < 0:
+        import signal
+
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        how = f"was killed ({name}{', often the system out of memory' if name == 'SIGKILL' else ''})"
+    return (
+        f"{path}: the worker process reading bytes {byte_range[0]:,}-{byte_range[1]:,} {how} before it "
+        "gave its part; nothing was written. Read the file in one process (--processes 1, or "
+        "processes = 1 in judgekit.toml), or give the machine more memory"
+    )
 
 
 def worker_main() -> None:
