@@ -178,12 +178,19 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--demo", type=Path, default=None, help="a judgekit demo --out folder to reuse")
-    parser.add_argument("--tmp", type=Path, default=None, help="folder for the generated files")
-    parser.add_argument("--keep", action="store_true", help="keep the generated files")
+    parser.add_argument(
+        "--tmp",
+        type=Path,
+        default=None,
+        help="where the run's own folder of generated files goes (default /tmp)",
+    )
+    parser.add_argument("--keep", action="store_true", help="keep the run's folder of generated files")
     parser.add_argument("--only", choices=("report", "compare"), default=None)
     args = parser.parse_args(argv)
-    tmp = Path(args.tmp or tempfile.mkdtemp(prefix="bench-report-parallel-"))
-    tmp.mkdir(parents=True, exist_ok=True)
+    if args.tmp is not None:
+        args.tmp.mkdir(parents=True, exist_ok=True)
+    # a folder of its own, even inside --tmp: only what this run made is deleted at the end
+    tmp = Path(tempfile.mkdtemp(prefix="bench-report-parallel-", dir=args.tmp))
     print(f"machine: {os.cpu_count()} CPUs; {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
     try:
         sources = demo_results(args.demo or tmp / "demo")

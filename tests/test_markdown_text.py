@@ -225,3 +225,20 @@ def test_dollar_signs_are_escaped_outside_code(value: str) -> None:
 )
 def test_md_text_examples(value: str, expected: str) -> None:
     assert md_text(value) == expected
+
+
+@given(
+    st.text(alphabet=st.sampled_from(list("ab1. -+=[#>]()&;_\\<`*~|$x9")), max_size=30)
+    | st.text(max_size=30),
+    st.booleans(),
+    st.booleans(),
+)
+def test_the_one_substitution_escapes_as_the_character_rules_do(
+    text: str, at_start: bool, at_end: bool
+) -> None:
+    """The quick path (no neighbour-dependent character, no block marker) is the rules' own result."""
+    from judgekit.markdown_text import _escape_plain, _escape_plain_each
+
+    assert _escape_plain(text, at_start=at_start, at_end=at_end) == _escape_plain_each(
+        text, at_start=at_start, at_end=at_end
+    )

@@ -62,3 +62,21 @@ def test_a_line_longer_than_every_share_leaves_fewer_ranges():
     data = b"x" * 100 + b"\n" + b"y\n"
     assert line_ranges(io.BytesIO(data), len(data), 4) == [(0, 101), (101, 103)]
     assert line_ranges(io.BytesIO(b""), 0, 3) == [(0, 0)]
+
+
+@given(
+    st.lists(st.tuples(st.integers(0, 3000), st.integers(1, 40)), max_size=40),
+    st.integers(64, 4096),
+    st.data(),
+)
+def test_newlines_are_counted_exactly_sparse_or_dense(runs, chunk, data):
+    """Runs of newlines far apart (found one by one) and close together (counted whole), chunk by chunk."""
+    text = b"".join(b"x" * gap + b"\n" * n for gap, n in runs)
+    start = data.draw(st.integers(0, len(text)))
+    end = data.draw(st.integers(start, len(text)))
+    ranges_module.CHUNK_BYTES = chunk  # many chunks, some dense and some sparse
+    try:
+        got = count_newlines(io.BytesIO(text), start, end)
+    finally:
+        ranges_module.CHUNK_BYTES = 4 << 20
+    assert got == text[start:end].count(b"\n")

@@ -79,13 +79,27 @@ def count_newlines(handle: BinaryIO, start: int, end: int) -> int:
     left = end - start
     buffer = bytearray(min(CHUNK_BYTES, max(left, 0)))
     view = memoryview(buffer)
+    find = buffer.find
     while left > 0:
         got = handle.readinto(view[: min(len(buffer), left)])  # type: ignore[attr-defined]
         if not got:
             break
-        count += buffer.count(b"\n", 0, got)
+        # Result lines are kilobytes long: jumping from one newline to the next (``find`` of one byte is a
+        # memchr) is about three times faster than ``count``, which looks at every byte. A chunk with more
+        # than one newline per kilobyte on average is counted whole instead.
+        most = got >> _BYTES_PER_FIND_BITS
+        found = 0
+        at = find(b"\n", 0, got)
+        while at >= 0 and found <= most:
+            found += 1
+            at = find(b"\n", at + 1, got)
+        count += found if at < 0 else buffer.count(b"\n", 0, got)
         left -= got
     return count
+
+
+_BYTES_PER_FIND_BITS = 10
+""":func:`count_newlines` finds newlines one by one while they average at least ``2**10`` bytes apart."""
 
 
 class RangeReader:

@@ -688,17 +688,17 @@ class CostTally:
         """The totals; ``None`` when no check recorded a cost."""
         if not self.cells:
             return None
-        run = [0] * _COST_FIELDS
-        cases: dict[str, list[int]] = {}
-        criteria: dict[str, list[int]] = {}
+        by_case: dict[str, list[list[int]]] = {}
+        by_criterion: dict[str, list[list[int]]] = {}
         for (cid, criterion), cell in self.cells.items():
-            for total in (
-                run,
-                cases.setdefault(cid, [0] * _COST_FIELDS),
-                criteria.setdefault(criterion, [0] * _COST_FIELDS),
-            ):
-                for i, n in enumerate(cell):
-                    total[i] += n
+            by_case.setdefault(cid, []).append(cell)
+            by_criterion.setdefault(criterion, []).append(cell)
+        # column sums (in C: one zip and one sum per field), integers: any grouping gives the same totals
+        cases = {cid: [sum(column) for column in zip(*cells, strict=True)] for cid, cells in by_case.items()}
+        criteria = {
+            c: [sum(column) for column in zip(*cells, strict=True)] for c, cells in by_criterion.items()
+        }
+        run = [sum(column) for column in zip(*criteria.values(), strict=True)]
 
         def make(key: str, t: list[int]) -> CostRow:
             usd = exact_float(t[6])
