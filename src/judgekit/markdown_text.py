@@ -78,7 +78,8 @@ def _is_word_char(ch: str) -> bool:
 _CONTEXT_CHARS = re.compile(r"[\\_#\]&]")
 """The characters whose escaping depends on what is around them (:func:`_escape_plain_each`)."""
 
-_ALWAYS_CHARS = re.compile("[" + re.escape("".join(sorted(_ALWAYS))) + "]")
+_ALWAYS_ESCAPED = str.maketrans({ch: "\\" + ch for ch in _ALWAYS})
+"""``str.translate`` table: each character that is always escaped, with its backslash."""
 
 
 def _escape_plain(text: str, *, at_start: bool, at_end: bool) -> str:
@@ -86,7 +87,7 @@ def _escape_plain(text: str, *, at_start: bool, at_end: bool) -> str:
 
     A stretch without the characters whose escaping depends on their neighbours (``\ _ # ] &``) and
     without a block marker at its start (most ids, names and reasons) needs only each of ``<`*~|$``
-    escaped, which one substitution does; any other stretch is escaped character by character
+    escaped, which one ``str.translate`` does; any other stretch is escaped character by character
     (:func:`_escape_plain_each`). Both give the same text (``tests/test_markdown_text.py``).
 
     Args:
@@ -97,7 +98,7 @@ def _escape_plain(text: str, *, at_start: bool, at_end: bool) -> str:
     if _CONTEXT_CHARS.search(text) is None and not (
         at_start and text and (text[0] in _LINE_START or _ORDERED_MARKER.match(text) is not None)
     ):
-        return _ALWAYS_CHARS.sub(r"\\\g<0>", text)
+        return text.translate(_ALWAYS_ESCAPED)
     return _escape_plain_each(text, at_start=at_start, at_end=at_end)
 
 

@@ -389,7 +389,45 @@ def test_the_command_line_report_is_the_same_with_two_processes(tmp_path, capsys
     assert "duplicate result" in outputs[1]
 
 
-def test_a_worker_error_is_the_error_one_process_raises(tmp_path):
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_forked_and_spawned_workers_give_the_one_pass_report(tmp_path, method):
+    path = _file_with_duplicates_across_parts(tmp_path)
+    one, _ = report_run(path, **_OPTIONS, processes=1)
+    data = path.read_bytes()
+    starts = _starts(data)
+    ranges = _ranges(data, (starts[len(starts) // 3], starts[2 * len(starts) // 3]))
+    acc = RunAccumulator(
+        known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
+    )
+    parts, problems, _ = read_ranges(path, ranges, acc, acc.part, method=method)
+    for part in parts:
+        acc.merge(part)
+    merged = acc.report(
+        file=path.name, path=path, problems_in=problems, policy="fail", k=None, retire_after=3,
+        retire_min_trials=1, regression_slices=DEFAULT_REGRESSION_SLICES, splits={},
+    )  # fmt: skip
+    assert _texts(merged) == _texts(one)
+
+
+def test_workers_fork_only_when_this_process_has_one_thread():
+    import threading
+
+    from judgekit.io.ranges import start_method
+
+    assert start_method() == ("fork" if threading.active_count() == 1 else "spawn")
+    ready, stop = threading.Event(), threading.Event()
+    other = threading.Thread(target=lambda: (ready.set(), stop.wait()))
+    other.start()
+    try:
+        ready.wait()
+        assert start_method() == "spawn"
+    finally:
+        stop.set()
+        other.join()
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_worker_error_is_the_error_one_process_raises(tmp_path, method):
     missing = tmp_path / "missing.jsonl"
     acc = RunAccumulator(
         known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
@@ -397,7 +435,7 @@ def test_a_worker_error_is_the_error_one_process_raises(tmp_path):
     with pytest.raises(JudgekitError) as one:
         report_run(missing, **_OPTIONS)
     with pytest.raises(JudgekitError) as worker:
-        _Worker((missing, (0, 10), acc.part(), None)).result()
+        _Worker((missing, (0, 10), acc.part(), None), method=method).result()
     assert str(worker.value) == str(one.value)
     assert worker.value.exit_code == one.value.exit_code == 2
     assert "cannot read results" in str(one.value)
@@ -405,13 +443,17 @@ def test_a_worker_error_is_the_error_one_process_raises(tmp_path):
         report_run(missing, **_OPTIONS, processes=2)
 
 
-def test_a_worker_that_dies_is_a_located_error_not_a_traceback(tmp_path):
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_a_worker_that_dies_is_a_located_error_not_a_traceback(tmp_path, method):
+    import os
+    import signal
+
     path = _file_with_duplicates_across_parts(tmp_path)
     acc = RunAccumulator(
         known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
     )
-    worker = _Worker((path, (0, path.stat().st_size), acc.part(), None))
-    worker.process.kill()  # as the system's out-of-memory killer ends it
+    worker = _Worker((path, (0, path.stat().st_size), acc.part(), None), method=method)
+    os.kill(worker.pid, signal.SIGKILL)  # as the system's out-of-memory killer ends it
     with pytest.raises(JudgekitError) as died:
         worker.result()
     message = str(died.value)
@@ -420,6 +462,24 @@ def test_a_worker_that_dies_is_a_located_error_not_a_traceback(tmp_path):
     assert "nothing was written" in message
     assert "--processes 1" in message
     assert died.value.exit_code == 2
+
+
+@pytest.mark.parametrize("method", ["fork", "spawn"])
+def test_stopping_the_workers_leaves_none_running(tmp_path, method):
+    import os
+
+    path = _file_with_duplicates_across_parts(tmp_path)
+    acc = RunAccumulator(
+        known_cases=None, drop=frozenset(), calibration_records=(), retirement=RetirementTallies()
+    )
+    workers = [_Worker((path, (0, path.stat().st_size), acc.part(), None), method=method) for _ in range(2)]
+    workers[0].start()
+    for worker in workers:  # one started, one not: what an error or Ctrl-C between the two leaves
+        worker.stop()
+    for worker in workers:
+        assert worker.returncode is not None
+        with pytest.raises(ChildProcessError):  # reaped: no such child is left
+            os.waitpid(worker.pid, os.WNOHANG)
 
 
 class _OnlyInTheTests:

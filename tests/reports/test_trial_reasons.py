@@ -139,7 +139,7 @@ def test_the_sequence_behaves_as_a_tuple_of_reasons() -> None:
     assert reasons != (a,)
     assert reasons == TrialReasons.of([a, b])
     assert hash(reasons) == hash(TrialReasons.of([a, b]))
-    assert reasons.outline() == (("a", 1, Verdict.FAIL), ("b", 1, Verdict.FAIL))
+    assert tuple(reasons.outline()) == (("a", 1, Verdict.FAIL), ("b", 1, Verdict.FAIL))
     assert not TrialReasons()
     assert repr(reasons) == "TrialReasons(2 trial(s))"
     assert pickle.loads(pickle.dumps(reasons)) == reasons

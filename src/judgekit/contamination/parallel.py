@@ -23,8 +23,6 @@ from __future__ import annotations
 
 import multiprocessing
 import os
-import sys
-import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
@@ -48,6 +46,7 @@ from judgekit.contamination.scan import (
     stdin_pieces,
 )
 from judgekit.errors import JudgekitError
+from judgekit.io.ranges import start_method
 
 __all__ = [
     "MAX_AUTO_SPLIT_BYTES",
@@ -337,19 +336,6 @@ def _run(unit: WorkUnit, options: ScanOptions) -> tuple[ScanResult, int]:
     if _WORKER_MATCHER is None:  # pragma: no cover - the initializer always runs first
         raise RuntimeError("worker not initialised")
     return scan_unit(unit, _WORKER_MATCHER, options)
-
-
-def start_method() -> str:
-    """How scanning workers are started here: ``fork`` on Linux when this is the only thread, else ``spawn``.
-
-    A forked worker inherits the loaded index, the built matcher and the compiled kernels (copy-on-write)
-    and starts in milliseconds; a spawned one imports judgekit and numba, receives the index and builds
-    its matcher (about 0.6 CPU-s). Forking a process in which other threads run could copy a lock one of
-    them holds, so such a process spawns.
-    """
-    if sys.platform == "linux" and threading.active_count() == 1:
-        return "fork"
-    return "spawn"
 
 
 def _scan_pooled(

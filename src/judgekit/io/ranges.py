@@ -9,9 +9,11 @@ line numbers it reports are those of one pass over the whole file.
 from __future__ import annotations
 
 import itertools
+import sys
+import threading
 from typing import BinaryIO
 
-__all__ = ["CHUNK_BYTES", "RangeReader", "count_newlines", "line_ranges"]
+__all__ = ["CHUNK_BYTES", "RangeReader", "count_newlines", "line_ranges", "start_method"]
 
 CHUNK_BYTES = 4 << 20
 """Bytes read at a time when looking for a line start or counting newlines (memory stays this flat)."""
@@ -123,3 +125,17 @@ class RangeReader:
         raw = self.handle.readline(left if limit < 0 else min(limit, left))
         self.position += len(raw)
         return raw
+
+
+def start_method() -> str:
+    """How worker processes are started here: ``fork`` on Linux when this is the only thread, else ``spawn``.
+
+    The one rule for every judgekit worker (the contamination scan's, the reports' byte ranges). A forked
+    worker inherits what this process has loaded (judgekit's modules, an index, compiled kernels:
+    copy-on-write) and starts in milliseconds; a spawned one is a new interpreter that imports judgekit
+    (about 0.55 CPU-s) and receives what it needs. Forking a process in which other threads run could
+    copy a lock one of them holds, so such a process spawns.
+    """
+    if sys.platform == "linux" and threading.active_count() == 1:
+        return "fork"
+    return "spawn"

@@ -368,9 +368,9 @@ class TrialReasons(Sequence[TrialReason]):
         """Reasons already made, kept as they are, in the order given."""
         return cls(tuple((r.verdict is not Verdict.FAIL, r.case_id, r.trial, r.verdict, r) for r in reasons))
 
-    def outline(self) -> tuple[tuple[str, int, Verdict], ...]:
-        """Each trial's ``(case id, trial, verdict)``, in order, without making a reason."""
-        return tuple((case, trial, verdict) for _, case, trial, verdict, _ in self._entries)
+    def outline(self) -> Iterator[tuple[str, int, Verdict]]:
+        """Each trial's ``(case id, trial, verdict)``, in order, without making a reason (lazily)."""
+        return ((case, trial, verdict) for _, case, trial, verdict, _ in self._entries)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -702,7 +702,8 @@ class CostTally:
 
         def make(key: str, t: list[int]) -> CostRow:
             usd = exact_float(t[6])
-            return CostRow(
+            # integers and floats made here (one row per case): nothing to validate
+            return CostRow.model_construct(
                 key=key,
                 judgments=t[0],
                 prompt_tokens=t[1],

@@ -19,13 +19,16 @@ in every rendering:
 * **Sums** are exact (:func:`judgekit.reports.run_model.add_exact`): the parts' sums merge without
   rounding, so the totals are the same floats whatever the split.
 
-Worker processes are started with ``spawn`` (as the contamination scan's), never ``fork``: a fork of a
-process with threads can deadlock. A worker's error reaches the caller as the same error one process
-raises.
+Worker processes are forked on Linux when this process has no other thread (they start in milliseconds,
+judgekit already loaded), and spawned otherwise (a new interpreter: a fork of a process with threads can
+deadlock), by the rule the contamination scan's workers follow (:func:`judgekit.io.ranges.start_method`).
+A worker's error reaches the caller as the same error one process raises; a worker that dies is a
+:class:`~judgekit.errors.JudgekitError` naming its byte range.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +36,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
 from judgekit.errors import JudgekitError, Problem
+from judgekit.io.ranges import start_method
 from judgekit.results import (
     FastResultLine,
     LineLocation,
@@ -45,6 +49,7 @@ from judgekit.results import (
 __all__ = [
     "AUTO_PART_BYTES",
     "FIRST_RANGE_EXTRA",
+    "FIRST_RANGE_SHARE",
     "PartRead",
     "ResultPart",
     "cpu_count",
@@ -63,10 +68,16 @@ merge outweigh half the reading), a 5.1 GB file about 0.76 of the time; so a sec
 1 GiB."""
 
 
-FIRST_RANGE_EXTRA = 16 << 20
-"""Bytes the first range (read by this process) gets beyond an equal share: what this process reads
-while a worker starts (a new interpreter importing judgekit, about 0.6 CPU-s) and pickles its part,
-less what this process then spends merging it; measured on real lines (``docs/performance.md``)."""
+FIRST_RANGE_EXTRA = 32 << 20
+"""Bytes the first range (read by this process) gets beyond an equal share when the workers are spawned:
+what this process reads while a worker starts its interpreter and imports judgekit (about 0.55 CPU-s; a
+forked worker starts at once and this is not given), measured on real lines (``docs/performance.md``,
+"Two processes over byte ranges")."""
+
+FIRST_RANGE_SHARE = 48
+"""The first range also gets ``1 / FIRST_RANGE_SHARE`` of the file's bytes more, forked or spawned: what a
+worker spends beyond reading, both growing with its range (counting the newlines before it, pickling its
+part), while this process reads."""
 
 
 class ResultPart(Protocol):
@@ -185,10 +196,13 @@ def read_in_parts(
     from judgekit.io.ranges import line_ranges
 
     path = Path(path)
+    method = start_method()
     with open_input(path, "results") as handle:
         size = os.fstat(handle.fileno()).st_size
-        ranges = line_ranges(handle, size, max(1, processes), first_extra=FIRST_RANGE_EXTRA)
-    return read_ranges(path, ranges, first, make_part)
+        # a spawned worker first starts an interpreter; a forked one starts at once
+        extra = (FIRST_RANGE_EXTRA if method == "spawn" else 0) + size // FIRST_RANGE_SHARE
+        ranges = line_ranges(handle, size, max(1, processes), first_extra=extra)
+    return read_ranges(path, ranges, first, make_part, method=method)
 
 
 def read_ranges(
@@ -198,6 +212,7 @@ def read_ranges(
     make_part: Callable[[], PartT],
     *,
     workers: bool = True,
+    method: str | None = None,
 ) -> tuple[list[PartT], list[Problem], bool]:
     """Read a results file's byte ranges, the first into ``first`` here, each later one into a new part.
 
@@ -210,6 +225,8 @@ def read_ranges(
         workers: Whether the later ranges are read by worker processes, one each, at the same time as
             this process reads the first; ``False`` reads them here one after the other, each part and
             its result passed through pickle as a worker's are (the same result, without processes).
+        method: How the workers start, ``fork`` or ``spawn``; ``None`` chooses
+            (:func:`~judgekit.io.ranges.start_method`).
 
     Returns:
         As :func:`read_in_parts`.
@@ -221,7 +238,7 @@ def read_ranges(
     ranges = list(ranges)
     later = [make_part() for _ in ranges[1:]]
     if workers and later:
-        reads = _read_by_workers(path, ranges, first, later)
+        reads = _read_by_workers(path, ranges, first, later, method=method)
     else:
         _, own = _read_range(path, ranges[0], first, None)
         done = [
@@ -261,13 +278,20 @@ def _read_here(task: tuple[Any, ...]) -> tuple[Any, PartRead]:
 
 
 def _read_by_workers(
-    path: Path, ranges: list[tuple[int, int]], first: PartT, later: list[PartT]
+    path: Path, ranges: list[tuple[int, int]], first: PartT, later: list[PartT], *, method: str | None = None
 ) -> list[PartRead]:
-    """Read the first range here while worker processes read the others; every range's :class:`PartRead`."""
-    workers = [
-        _Worker((path, byte_range, part, None)) for byte_range, part in zip(ranges[1:], later, strict=True)
-    ]
+    """Read the first range here while worker processes read the others; every range's :class:`PartRead`.
+
+    Every worker is started (forked or spawned, :func:`~judgekit.io.ranges.start_method`, decided once)
+    before any thread that talks to one: a fork must find this process with its one thread.
+    """
+    method = method or start_method()
+    workers = []
     try:
+        for byte_range, part in zip(ranges[1:], later, strict=True):
+            workers.append(_Worker((path, byte_range, part, None), method=method))
+        for worker in workers:
+            worker.start()
         _, own = _read_range(path, ranges[0], first, None)
         done = [worker.result() for worker in workers]
     except BaseException:  # an error here or in a worker, or Ctrl-C: no worker is left running
@@ -285,45 +309,94 @@ _WORKER_CODE = (
 
 
 class _Worker:
-    """One worker process reading one range: a new interpreter (never a fork) fed its task on stdin.
+    """One worker process reading one range, its result (pickled) read by a thread here meanwhile.
 
-    The process runs :func:`worker_main` from this same judgekit (its folder goes first on the worker's
-    path), so it works from any caller (a script without a ``__main__`` guard, a test, a notebook); the
-    task goes in and the result comes back pickled through its standard input and output, moved by a
-    thread here while this process reads its own range.
+    ``fork``: a copy of this process (judgekit already imported, the task already in memory) that reads
+    its range, writes its answer to a pipe and ends; it starts in milliseconds. ``spawn``: a new
+    interpreter running :func:`worker_main` from this same judgekit (its folder goes first on the worker's
+    path, so it works from any caller: a script without a ``__main__`` guard, a test, a notebook), the task
+    sent pickled on its standard input and the answer read from its standard output; it first imports
+    judgekit (about 0.55 CPU-s).
+
+    Args:
+        task: ``(path, byte range, part, prior)`` for :func:`_read_range`.
+        method: ``fork`` or ``spawn``.
     """
 
-    def __init__(self, task: tuple[Any, ...]) -> None:
+    def __init__(self, task: tuple[Any, ...], *, method: str = "spawn") -> None:
+        import threading
+
+        self.path, self.byte_range = task[0], task[1]
+        self.output = b""
+        self.returncode: int | None = None
+        self.pid = 0
+        self.process: Any = None
+        if method == "fork":
+            self._fork(task)
+        else:
+            self._spawn(task)
+        self.thread = threading.Thread(target=self._talk, daemon=True)
+
+    def _fork(self, task: tuple[Any, ...]) -> None:
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the worker: answer, then end at once (no atexit, no flush of this process's buffers)
+            code = 1
+            try:
+                os.close(read_end)
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(_answer(task))
+                code = 0
+            finally:
+                os._exit(code)
+        os.close(write_end)
+        self.pid, self.read_end = pid, read_end
+
+    def _spawn(self, task: tuple[Any, ...]) -> None:
         import pickle
         import subprocess
         import sys
-        import threading
 
         src = str(Path(__file__).resolve().parents[2])
-        self.path, self.byte_range = task[0], task[1]
         self.process = subprocess.Popen(
             [sys.executable, "-c", _WORKER_CODE, src], stdin=subprocess.PIPE, stdout=subprocess.PIPE
         )
+        self.pid = self.process.pid
         self.payload = pickle.dumps(task, protocol=pickle.HIGHEST_PROTOCOL)
-        self.output = b""
-        self.thread = threading.Thread(target=self._talk, daemon=True)
+
+    def start(self) -> None:
+        """Start moving the task and the answer (after every worker was started)."""
         self.thread.start()
 
     def _talk(self) -> None:
-        self.output, _ = self.process.communicate(self.payload)
+        if self.process is not None:
+            self.output, _ = self.process.communicate(self.payload)
+            self.returncode = self.process.returncode
+            return
+        with os.fdopen(self.read_end, "rb") as answer:
+            self.output = answer.read()
+        _, status = os.waitpid(self.pid, 0)
+        self.returncode = os.waitstatus_to_exitcode(status)
 
     def stop(self) -> None:
         """End the worker (this process failed or was interrupted: its result is not wanted)."""
-        if self.process.poll() is None:
-            self.process.kill()
+        if self.returncode is None:
+            import signal
+
+            with contextlib.suppress(ProcessLookupError):  # it has just ended
+                os.kill(self.pid, signal.SIGKILL)
+        if not self.thread.ident:  # never started: start it, to collect the ended process
+            self.thread.start()
         self.thread.join()
 
     def result(self) -> tuple[Any, PartRead]:
         """The worker's part and :class:`PartRead`, once it is done; its error raised here, as it was."""
         import pickle
 
+        if not self.thread.ident:
+            self.thread.start()
         self.thread.join()
-        code = self.process.returncode
+        code = self.returncode
         if code != 0 or not self.output:
             raise JudgekitError(_worker_died(self.path, self.byte_range, code))
         status, value = pickle.loads(self.output)
@@ -350,23 +423,29 @@ def _worker_died(path: Path, byte_range: tuple[int, int], code: int | None) -> s
     )
 
 
-def worker_main() -> None:
-    """A worker process's body: read the pickled task on stdin, write the pickled result on stdout.
+def _answer(task: tuple[Any, ...]) -> bytes:
+    """A worker's answer, pickled: ``("ok", (part, PartRead))``, or ``("error", exception)``.
 
-    The result is ``("ok", (part, PartRead))``, or ``("error", exception)`` for an error reading the
-    range (a :class:`~judgekit.errors.JudgekitError` arrives in the caller as raised here).
+    An error reading the range goes back as raised (a :class:`~judgekit.errors.JudgekitError` arrives in
+    the caller as raised here); an error that does not pickle, as its text.
     """
     import pickle
-    import sys
 
-    task = pickle.load(sys.stdin.buffer)
     try:
         result: tuple[str, object] = ("ok", _read_range(*task))
     except Exception as exc:  # every error goes back to the caller, which raises it
         result = ("error", exc)
     try:
-        data = pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
+        return pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL)
     except Exception as exc:  # an error that does not pickle: its text
-        data = pickle.dumps(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
-    sys.stdout.buffer.write(data)
+        return pickle.dumps(("error", RuntimeError(f"{type(exc).__name__}: {exc}")))
+
+
+def worker_main() -> None:
+    """A spawned worker process's body: read the pickled task on stdin, write :func:`_answer` on stdout."""
+    import pickle
+    import sys
+
+    task = pickle.load(sys.stdin.buffer)
+    sys.stdout.buffer.write(_answer(task))
     sys.stdout.buffer.flush()
