@@ -26,6 +26,9 @@ ALLOWED: dict[tuple[str, str], str] = {
     "LineAppender (redacted); owned by the resume work",
     ("runner.py", "os.replace"): "renames that LineAppender-filled temporary over --out (the same path, "
     "refused earlier when it is not a regular file)",
+    ("reports/run_parts.py", "os.fdopen"): "a forked report worker writes its pickled part to the pipe its "
+    "parent reads: process to process, no file (the parent renders the report and writes it through "
+    "io.atomic)",
 }
 
 _WRITE_MODES = frozenset("wax+")

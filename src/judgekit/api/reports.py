@@ -103,7 +103,7 @@ def report(
         warn: Receives each problem of the ``history`` runs (the report lists its own run's problems).
         processes: How many processes read the results file, by byte ranges (the report is the same, byte
             for byte, whatever the count): 1 this process only, 0 one per CPU; ``None`` (the default) the
-            ``processes`` setting (the project configuration), else one per 512 MiB of the file, at most
+            ``processes`` setting (the project configuration), else one per 128 MiB of the file, at most
             one per CPU (:func:`judgekit.reports.run_parts.processes_for`).
 
     Returns:
@@ -288,7 +288,7 @@ def compare(
         warn: Receives each problem of either file (a bad line, a truncated last line) before comparing.
         processes: How many processes read each results file, by byte ranges (the comparison is the same
             whatever the count): 1 this process only, 0 one per CPU; ``None`` (the default) the
-            ``processes`` setting (the project configuration), else one per 512 MiB of the file, at most
+            ``processes`` setting (the project configuration), else one per 128 MiB of the file, at most
             one per CPU (:func:`judgekit.reports.run_parts.processes_for`).
 
     Returns:

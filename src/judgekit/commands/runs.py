@@ -457,7 +457,7 @@ _PROCESSES_OPTION = typer.Option(
     min=0,
     metavar="N",
     help="Processes reading each results file, by byte ranges (the output is the same whatever the count): "
-    "1 reads in this process only, 0 one per CPU; default: the processes setting, else one per 512 MiB of "
+    "1 reads in this process only, 0 one per CPU; default: the processes setting, else one per 128 MiB of "
     "the file, at most one per CPU.",
 )
 

@@ -657,23 +657,15 @@ class CostTally:
         if cell is None:
             cell = self.cells[key] = [0] * _COST_FIELDS
         cell[0] += 1
-        value = get("prompt_tokens")
-        if type(value) is int:
-            cell[1] += value
-        value = get("completion_tokens")
-        if type(value) is int:
-            cell[2] += value
+        for name, index in _COST_COUNTS:
+            value = get(name)
+            if type(value) is int:
+                cell[index] += value
         if priced:
             if usd:
                 cell[6] += exact_units(usd)  # type: ignore[arg-type]
         else:
             cell[3] += 1
-        value = get("replayed")
-        if type(value) is int:
-            cell[4] += value
-        value = get("cached_tokens")
-        if type(value) is int:
-            cell[5] += value
 
     def merge(self, later: CostTally) -> None:
         """Add the tally of the lines that come after this one's (another part of the file): integers add."""
@@ -725,6 +717,9 @@ class CostTally:
 
 _COST_FIELDS = 7
 """The fields of a :class:`CostTally` cell."""
+
+_COST_COUNTS = (("prompt_tokens", 1), ("completion_tokens", 2), ("replayed", 4), ("cached_tokens", 5))
+"""The integer counts of a judge note's ``cost`` and their places in a :class:`CostTally` cell."""
 
 
 def cost_summary(lines: Sequence[ResultLine]) -> CostSummary | None:

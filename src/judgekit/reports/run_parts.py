@@ -59,13 +59,13 @@ __all__ = [
     "worker_main",
 ]
 
-AUTO_PART_BYTES = 512 << 20
+AUTO_PART_BYTES = 128 << 20
 """The smallest share of a file worth a process of its own when the count is chosen automatically.
 
-Measured on real result lines (``docs/performance.md``, "Two processes over byte ranges"): a 509 MB
-file took longer with two processes than with one (its worker's start, the transfer of its part and the
-merge outweigh half the reading), a 5.1 GB file about 0.76 of the time; so a second process is used from
-1 GiB."""
+Measured on real result lines (``docs/performance.md``, "Two processes over byte ranges"), with the
+workers forked and the trials that did not pass sent as their lines' places: two processes took 0.56 of
+one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), 0.62-0.70 at 1 GB, 0.60 at
+5 GB; so a second process is used from 256 MiB."""
 
 
 FIRST_RANGE_EXTRA = 32 << 20
