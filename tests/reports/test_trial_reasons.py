@@ -145,3 +145,36 @@ def test_the_sequence_behaves_as_a_tuple_of_reasons() -> None:
     assert pickle.loads(pickle.dumps(reasons)) == reasons
     with pytest.raises(IndexError):
         reasons[2]
+
+
+def test_the_first_groups_are_whole_when_undecided_verdicts_alternate_within_a_case(real: Path) -> None:
+    """A case's undecided trials of different verdicts alternate in the report's order: none is cut off."""
+    report, _ = report_run(real, **_OPTIONS)
+
+    def made(case: str, trial: int, verdict: Verdict, why: str) -> TrialReason:
+        return TrialReason(
+            case_id=case, trial=trial, verdict=verdict, check_id=None, layer=None, category=None, reason=why
+        )
+
+    error, unsure = Verdict.ERROR, Verdict.INSUFFICIENT_INFORMATION
+    crafted = report.model_copy(
+        update={
+            "trial_reasons": TrialReasons.of(
+                [
+                    made("a", 1, error, "timeout"),
+                    made("a", 2, unsure, "no quote"),
+                    made("a", 3, error, "timeout"),
+                    made("a", 4, unsure, "no quote"),
+                    made("b", 1, error, "timeout"),
+                ]
+            )
+        }
+    )
+    whole = reason_groups(crafted)
+    assert [(case, verdict, trials) for case, verdict, _, trials in whole] == [
+        ("a", error, (1, 3)),
+        ("a", unsure, (2, 4)),
+        ("b", error, (1,)),
+    ]
+    for limit in range(4):
+        assert reason_groups(crafted, limit) == whole[:limit]

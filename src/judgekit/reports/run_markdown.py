@@ -332,22 +332,25 @@ def reason_groups(
 
     Args:
         report: The report.
-        limit: The first this many groups only (``None``: every one). Only the reasons of the trials of
-            the first ``limit`` (case, verdict) pairs are made: each pair's trials are together in the
-            report's order and make at least one group each, so the first ``limit`` groups are all
-            theirs, whole.
+        limit: The first this many groups only (``None``: every one). Only the reasons of the trials in
+            the first ``limit`` blocks are made, a block being a case's failed trials or its undecided
+            ones: each block is together in the report's order (failed first, then by case and trial),
+            makes at least one group, and holds every trial of its groups (a case's undecided trials of
+            different verdicts may alternate within it), so the first ``limit`` groups are all the
+            first blocks', whole.
     """
     reasons = report.trial_reasons
     end = len(reasons)
     if limit is not None:
-        pairs = 0
-        last: tuple[str, Verdict] | None = None
+        blocks = 0
+        last: tuple[str, bool] | None = None
         for index, (case, _, verdict) in enumerate(reasons.outline()):
-            if (case, verdict) != last:
-                if pairs == limit:
+            block = (case, verdict is Verdict.FAIL)
+            if block != last:
+                if blocks == limit:
                     end = index
                     break
-                pairs, last = pairs + 1, (case, verdict)
+                blocks, last = blocks + 1, block
     groups: dict[tuple[str, Verdict, str], list[TrialReason]] = {}
     for r in reasons[:end]:
         groups.setdefault((r.case_id, r.verdict, r.reason), []).append(r)
