@@ -210,12 +210,7 @@ def render_report(
 ) -> str:
     """A run report as text: ``md`` (or with ``short`` the pull-request comment), ``json`` or ``html``.
 
-    Args:
-        model: The report (:func:`report`).
-        output_format: ``md``, ``json`` or ``html``.
-        short: The bounded Markdown comment for a pull request (``md`` only).
-        top: With ``short``: how many trials that did not pass are listed, 0 to 100.
-        link: With ``short``: a link to the full report.
+    The pieces of :func:`render_report_pieces` (which documents the arguments) joined.
 
     Raises:
         JudgekitError: On an unknown format (exit code 2).

@@ -1722,26 +1722,17 @@ def report_run(
         acc = RunAccumulator(
             known_cases=known_cases, drop=drop, calibration_records=calibration_records, retirement=tallies
         )
-        count = processes_for(source, processes)
-        if count > 1:
-            path = Path(cast("str | PathLike[str]", source))
-            parts, found, _ = read_in_parts(path, acc, acc.part, processes=count)
-            for part in parts:
-                acc.merge(part)
-            problems: Callable[[], list[Problem]] = lambda: found  # noqa: E731
-        elif isinstance(source, RunResults):
+        if isinstance(source, RunResults):
             path, lines, problems = source_lines(source)
             for line in lines:
                 acc.add(line)
-        else:
-            stream = ResultStream(source)
-            path, problems = stream.path, lambda: stream.problems
-            acc.locate = stream.location  # a trial that did not pass is kept as its line's place
-            try:
-                for line in stream.report_lines():
-                    acc.add(line)
-            finally:
-                acc.locate = None
+        else:  # a file, by one range or several (the reader gives the accumulator its line locator)
+            path = Path(source)
+            count = processes_for(source, processes)
+            parts, found, _ = read_in_parts(path, acc, acc.part, processes=count)
+            for part in parts:
+                acc.merge(part)
+            problems = lambda: found  # noqa: E731
         reading = acc.seen
         reading.path = path
         reading.problems = problems()
