@@ -4,6 +4,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from judgekit.secrets import _PATTERNS as _SECRET_PATTERNS
 from judgekit.secrets import REDACTED, Redactor, is_secret_name, redact, redact_text
 
 
@@ -232,3 +233,55 @@ def test_located_substitution_is_the_whole_text_substitution(text: str) -> None:
     assert len(located) == 10
     for pattern, replacement, locator in located:
         assert _sub_at(locator, pattern, replacement, text) == pattern.sub(replacement, text), pattern.pattern
+
+
+_TRIGGERS = sorted({t for triggers, *_ in _SECRET_PATTERNS for t in triggers})
+
+
+@given(
+    st.lists(
+        st.one_of(
+            st.sampled_from(
+                [*_FRAGMENTS, *_TRIGGERS, *(t.upper() for t in _TRIGGERS), "\u0130", "s\u212aa", "\ud800"]
+            ),
+            st.text(max_size=4),
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_a_trigger_is_found_exactly_when_it_occurs_in_the_lower_cased_text(text: str) -> None:
+    """The byte search answers ``trigger in text.lower()`` for each trigger, beyond ASCII and gated ones."""
+    from judgekit.secrets import _TriggerSearch
+
+    search = _TriggerSearch(text)
+    lowered = text.lower()
+    for trigger in _TRIGGERS:
+        assert search(trigger) == (trigger in lowered), trigger
+
+
+@pytest.mark.parametrize("trigger", _TRIGGERS)
+def test_each_trigger_is_found_alone_in_any_case_and_inside_text(trigger: str) -> None:
+    """Every trigger, its gate's text included, is found where it occurs (and not where it does not)."""
+    from judgekit.secrets import _TRIGGER_GATES, _TriggerSearch
+
+    assert set(_TRIGGER_GATES) <= set(_TRIGGERS)
+    for text in (trigger, trigger.upper(), f"é—{trigger.title()} x"):
+        assert _TriggerSearch(text)(trigger), text
+    assert not _TriggerSearch(trigger[:-1] + "é")(trigger)
+
+
+def test_the_two_characters_that_lower_case_to_ascii_are_the_only_ones() -> None:
+    """Every other character beyond ASCII lower-cases to characters beyond ASCII (as the search needs)."""
+    from judgekit.secrets import _LOWER_TO_ASCII
+
+    found = tuple(
+        chr(c)
+        for c in range(0x80, 0x110000)
+        if not 0xD800 <= c < 0xE000 and any(ord(x) < 0x80 for x in chr(c).lower())
+    )
+    assert found == _LOWER_TO_ASCII
+
+
+def test_a_kelvin_sign_still_triggers_the_pattern_it_spells() -> None:
+    """``coo\u212aie`` lower-cases to ``cookie``, so the header pattern runs (re matches K to k too)."""
+    assert Redactor().text("Coo\u212aie: session=abc123") == "Coo\u212aie: [REDACTED]"

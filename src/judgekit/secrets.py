@@ -163,6 +163,46 @@ def _sub_at(locator: re.Pattern[str], pattern: re.Pattern[str], replacement: str
     return "".join(pieces)
 
 
+_TRIGGER_GATES: dict[str, str] = {
+    "sk-ant-": "sk-",
+    **dict.fromkeys(("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), "gh"),
+}
+"""A shorter text each of these triggers contains: when it does not occur, neither does the trigger (one
+search instead of several)."""
+
+_LOWER_TO_ASCII = ("\u0130", "\u212a")
+"""The only characters beyond ASCII whose ``str.lower()`` holds an ASCII character (``İ`` gives ``i`` and a
+combining dot, the Kelvin sign ``K`` gives ``k``); every other one lower-cases to characters beyond ASCII."""
+
+
+class _TriggerSearch:
+    """Whether a trigger occurs in a text lower-cased (``trigger in text.lower()``), answered cheaply.
+
+    The triggers are ASCII, so only the text's ASCII characters can form one; beyond ASCII, every
+    character lower-cases to characters beyond ASCII (but :data:`_LOWER_TO_ASCII`), which in UTF-8 are
+    bytes above 127. The text's UTF-8 bytes with ``A-Z`` lower-cased therefore hold a trigger exactly when
+    the lower-cased text does, and cost a tenth of ``str.lower()`` to make (a text that holds one of
+    :data:`_LOWER_TO_ASCII` is lower-cased as text first). Each answer is kept, and a trigger whose
+    :data:`_TRIGGER_GATES` text does not occur is answered without a search of its own.
+    """
+
+    __slots__ = ("_found", "_lowered")
+
+    def __init__(self, value: str) -> None:
+        if not value.isascii() and any(c in value for c in _LOWER_TO_ASCII):
+            value = value.lower()
+        self._lowered = value.encode("utf-8", "surrogatepass").lower()
+        self._found: dict[str, bool] = {}
+
+    def __call__(self, trigger: str) -> bool:
+        found = self._found.get(trigger)
+        if found is None:
+            gate = _TRIGGER_GATES.get(trigger)
+            found = (gate is None or self(gate)) and trigger.encode("ascii") in self._lowered
+            self._found[trigger] = found
+        return found
+
+
 _MIN_KNOWN_LENGTH = 6
 """Known secret values shorter than this are ignored (replacing "1" everywhere would destroy data)."""
 
@@ -219,9 +259,9 @@ class Redactor:
         """Return ``value`` with every secret replaced by ``[REDACTED]``."""
         if self._known_re is not None:
             value = self._known_re.sub(REDACTED, value)
-        lowered = value.lower()
+        occurs = _TriggerSearch(value)
         for triggers, pattern, replacement, locator in _PATTERNS:
-            if any(t in lowered for t in triggers):
+            if any(occurs(t) for t in triggers):
                 value = (
                     pattern.sub(replacement, value)
                     if locator is None

@@ -845,6 +845,7 @@ def test_report_streams_json_redacted_once_to_the_bytes_of_the_whole_text(tmp_pa
     assert secret[10:] in output_redactor().payload(text[cut:])
 
     monkeypatch.setattr(run_json, "_PIECE_CHARS", 1)  # a piece per trial entry
+    monkeypatch.setattr(run_json, "_BATCH", 1)
     assert len(list(run_json.run_json_pieces(report(results)))) == 35
     out = tmp_path / "report.json"
     assert _cli("report", results, "--format", "json", "-o", out) == 0
