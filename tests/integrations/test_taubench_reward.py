@@ -400,6 +400,43 @@ def test_the_database_comparison_is_the_whole_hash_comparison(a: dict[str, Any],
     assert same_db(a, b) is whole
 
 
+def _reordered(value: Any) -> Any:
+    """The same value with every mapping's keys in reverse order (same rendering, another ``repr``)."""
+    if isinstance(value, dict):
+        return {k: _reordered(value[k]) for k in reversed(list(value))}
+    if isinstance(value, list):
+        return [_reordered(v) for v in value]
+    return value
+
+
+@settings(max_examples=400, deadline=None)
+@given(_VALUES, _VALUES, st.sampled_from(["copy", "reordered", "other"]))
+def test_a_row_compares_as_tau_bench_renders_it(a: Any, other: Any, how: str) -> None:
+    """Equal plain reprs answer at once; anything else is rendered as tau-bench renders it."""
+    from judgekit.integrations.taubench_reward import _same_row
+
+    b = {"copy": copy.deepcopy(a), "reordered": _reordered(a), "other": other}[how]
+    assert _same_row(a, b) is (repr(ref_to_hashable(a)) == repr(ref_to_hashable(b)))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ({"n": 1}, {"n": 1.0}, False),
+        ({"n": True}, {"n": 1}, False),
+        ({"n": 0.0}, {"n": -0.0}, False),
+        ({"k": 1, "j": [2]}, {"j": [2], "k": 1}, True),
+        ({"k": 1}, [["k", 1]], True),
+        ({"k": [1, 2]}, {"k": [2, 1]}, False),
+    ],
+)
+def test_a_row_keeps_types_order_of_lists_and_not_of_keys(a: Any, b: Any, same: bool) -> None:
+    from judgekit.integrations.taubench_reward import _same_row
+
+    assert _same_row(a, b) is same
+    assert same_db({"t": {"r": a}}, {"t": {"r": b}}) is same
+
+
 def test_typed_database_condition_from_a_replay_file(tmp_path: Path) -> None:
     episode = make_episode("airline-like", 0, [0, 3], [], True)
     (tmp_path / "db").mkdir()
