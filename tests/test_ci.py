@@ -77,3 +77,16 @@ def test_one_environment_serves_demo_and_test_in_either_order():
     assert dev.plan("dev", "dev d0", digests) == "dev"
     assert dev.plan("runtime", "dev d0", digests) == "dev"
     assert dev.plan("runtime", "d0", digests) == "dev"
+
+
+def test_the_test_command_byte_compiles_judgekit_before_the_suite(monkeypatch):
+    """With PYTHONDONTWRITEBYTECODE set, each judgekit process the tests start would compile it again."""
+    dev = load_file(REPO / "dev.py", "judgekit_dev_script_steps")
+    ran: list[tuple[str, ...]] = []
+    monkeypatch.setattr(dev, "setup", lambda needs: None)
+    monkeypatch.setattr(dev, "_run", lambda *command: ran.append(tuple(map(str, command))))
+    assert dev.main(["test", "-q"]) == 0
+    compiled = next(i for i, c in enumerate(ran) if c[1:] == ("-m", "compileall", "-q", "src"))
+    pytest_at = next(i for i, c in enumerate(ran) if c[1:3] == ("-m", "pytest"))
+    assert compiled == pytest_at - 1
+    assert ran[pytest_at][-1] == "-q"
