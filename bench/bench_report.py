@@ -243,8 +243,10 @@ def bench(
     yield "floor orjson (B)", row
     hashes: dict[str, set[str]] = {"report": set(), "report md": set(), "compare": set()}
     for code, code_env in codes:
-        # before (f8a1885, 1a4d11f) reads in one process and has no --processes
-        one = ["--processes", str(args.processes)] if code == "after" and args.processes else []
+        # a before without run_parts (f8a1885, 1a4d11f) reads in one process and has no --processes
+        source = Path(args.before_src) if code == "before" else ROOT / "src"
+        has_option = (source / "judgekit" / "reports" / "run_parts.py").is_file()
+        one = ["--processes", str(args.processes)] if has_option and args.processes else []
         for fmt, what in (("json", "report"), ("md", "report md")):
             report = command(
                 ["report", str(a), "--format", fmt, *one], code_env, tmp / f"report-{code}.{fmt}"
@@ -279,13 +281,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument(
         "--processes",
         type=int,
-        help="Pass --processes N to the after commands (1: one process, as before; default: theirs).",
+        help="Pass --processes N to the commands that have it (1: one process; default: theirs).",
     )
     parser.add_argument(
         "--demo", type=Path, help="An earlier `judgekit demo --out` folder (default: run it)."
     )
     parser.add_argument("--tmp", type=Path, help="Where the generated files go (default: a new /tmp folder).")
     args = parser.parse_args(argv)
+    if args.tmp is not None:
+        args.tmp.mkdir(parents=True, exist_ok=True)  # a folder of its own is made inside it, and removed
     tmp = Path(tempfile.mkdtemp(prefix="bench-report-", dir=args.tmp))
     try:
         v1, v2 = demo_results(args.demo, tmp)
