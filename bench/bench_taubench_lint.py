@@ -35,36 +35,25 @@ sys.path.insert(0, str(ROOT / "src"))
 DATA = Path(os.environ.get("JUDGEKIT_SHARED_DATA", ROOT / ".." / "shared" / "data")) / "tau-bench-airline"
 
 
-def _before_same_table(a: Any, b: Any) -> bool:
-    """The row comparison before: every row not shared as one object rendered as tau-bench renders it."""
-    from judgekit.integrations.taubench_reward import to_hashable
-
-    if a is b:
-        return True
-    if not (isinstance(a, dict) and isinstance(b, dict)):
-        return str(to_hashable(a)) == str(to_hashable(b))
-    if sorted(a) != sorted(b):
-        return False
-    return all(a[k] is b[k] or repr(to_hashable(a[k])) == repr(to_hashable(b[k])) for k in a)
-
-
 @contextmanager
 def before() -> Iterator[None]:
     """The lint with the comparison as it was: JSON copies of both snapshots, every row rendered."""
-    from judgekit.integrations import taubench
+    from judgekit.integrations import taubench, taubench_reward
+
+    same_db = taubench_reward.same_db
 
     def same_db_before(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
-        a, b = _json_copy(a), _json_copy(b)  # what Snapshot.to_data() gave the comparison
-        if sorted(a) != sorted(b):
-            return False
-        return all(_before_same_table(a[t], b[t]) for t in a)
+        return same_db(_json_copy(a), _json_copy(b))  # what Snapshot.to_data() gave the comparison
 
-    saved = taubench.same_db
-    taubench.same_db = same_db_before  # what _with_snapshot_db_match calls
+    def same_row_before(a: Any, b: Any) -> bool:  # every row not shared as one object rendered
+        return repr(taubench_reward.to_hashable(a)) == repr(taubench_reward.to_hashable(b))
+
+    saved = taubench.same_db, taubench_reward._same_row
+    taubench.same_db, taubench_reward._same_row = same_db_before, same_row_before
     try:
         yield
     finally:
-        taubench.same_db = saved
+        taubench.same_db, taubench_reward._same_row = saved
 
 
 def _json_copy(value: Any) -> Any:
