@@ -16,7 +16,8 @@ from judgekit.reports.run_model import RunReport
 __all__ = ["render_comparison_json", "render_run_json", "run_json_pieces"]
 
 _PIECE_CHARS = 1 << 20
-"""About how many characters a piece of :func:`run_json_pieces` holds (whole trial entries, at least one)."""
+"""About how many characters a piece of :func:`run_json_pieces` holds (whole batches of a long list's
+entries, at least one)."""
 
 _PLACEHOLDER = f"judgekit:long-list:{os.urandom(8).hex()}"
 """Stands in for each long list while the rest of the report is rendered (random, so no text of the
@@ -60,11 +61,10 @@ def run_json_pieces(report: RunReport) -> Iterator[str]:
     a time; the rest of the document is dumped once around them.
 
     Pieces are cut only between two entries of such a list, right after the ``,`` and line break that
-    separate them: no secret the redactor finds can straddle such a cut (a JSON
-    string literal never holds a raw line break, and no redaction pattern crosses from one entry's closing
-    ``}`` into the next), so each piece can be redacted on its own
-    (:func:`judgekit.io.atomic.write_atomic_pieces`). A piece holds whole entries up to about a megabyte
-    of characters.
+    separate them: no secret the redactor finds can straddle such a cut (a JSON string literal never
+    holds a raw line break, and no redaction pattern crosses from one entry's closing ``}`` into the
+    next), so each piece can be redacted on its own (:func:`judgekit.io.atomic.write_atomic_pieces`). A
+    piece holds whole batches of entries up to about a megabyte of characters.
 
     Args:
         report: The report.
@@ -137,7 +137,7 @@ def _placeholder_line(path: tuple[str, ...]) -> str:
 
 
 _BATCH = 64
-"""Trial entries dumped together (one encoding and one indenting of them all instead of one each)."""
+"""Entries of a long list dumped together (one encoding and one indenting of them all, not one each)."""
 
 _SORTED = msgspec.json.Encoder(order="sorted").encode
 
