@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 from collections.abc import Iterator, Sequence
@@ -159,10 +160,8 @@ def _dump_entries(entries: list[dict[str, Any]], depth: int = 1, *, exact: bool 
     """
     listed = None
     if exact:
-        try:
+        with contextlib.suppress(UnicodeEncodeError):  # a lone surrogate: json writes it
             listed = msgspec.json.format(_SORTED(entries), indent=2).decode("utf-8")
-        except UnicodeEncodeError:
-            listed = None
     if listed is None:
         listed = _dump(entries)[:-1]
     # "[\n  {...},\n  {...}\n]" at indent 2 -> the entries at the list's indent, without the brackets
