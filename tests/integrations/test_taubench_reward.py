@@ -379,7 +379,7 @@ _VALUES = st.recursive(
     max_leaves=8,
 )
 _TABLES = st.one_of(
-    st.dictionaries(st.sampled_from("abc"), _VALUES, max_size=3), st.lists(_VALUES, max_size=3)
+    st.dictionaries(st.sampled_from("abc"), _VALUES, max_size=3), st.lists(_VALUES, max_size=3), _SCALARS
 )
 
 
@@ -417,6 +417,16 @@ def test_a_row_compares_as_tau_bench_renders_it(a: Any, other: Any, how: str) ->
 
     b = {"copy": copy.deepcopy(a), "reordered": _reordered(a), "other": other}[how]
     assert _same_row(a, b) is (repr(ref_to_hashable(a)) == repr(ref_to_hashable(b)))
+
+
+@pytest.mark.parametrize(
+    ("a", "b"), [(1, "1"), (None, "None"), (True, "True"), ([1], ["1"]), ({"r": 1}, "(('r', 1),)")]
+)
+def test_a_table_that_is_not_an_object_keeps_its_type(a: Any, b: Any) -> None:
+    """The hash renders a table with ``repr``: a number and the text of its digits are different tables."""
+    assert str(to_hashable({"t": a})) != str(to_hashable({"t": b}))
+    assert not same_db({"t": a}, {"t": b})
+    assert not same_db({"t": b}, {"t": a})
 
 
 @pytest.mark.parametrize(

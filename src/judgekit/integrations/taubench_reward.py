@@ -136,17 +136,20 @@ def same_db(a: Mapping[str, Any], b: Mapping[str, Any]) -> bool:
 
 
 def _same_table(a: Any, b: Any) -> bool:
-    """Whether two tables render the same ``str(to_hashable(...))``, row by row where both are objects.
+    """Whether two tables render the same inside tau-bench's database hash, row by row where both are objects.
 
-    A table that is an object renders as its ``(key, row)`` pairs in key order, each pair's text complete
-    and bracketed, joined by ``", "``: with the same keys the two texts are equal exactly when each
-    row's is, and a row that is the same object on both sides (a copy-on-write replay shares every row
-    it did not change) is not rendered at all.
+    The hash renders the database as ``str`` of a tuple of ``(name, table)`` pairs, so each table as
+    ``repr(to_hashable(table))``: a table that is not an object on both sides is compared as
+    :func:`_same_row` compares a row (``1`` and ``"1"`` differ, as they do in the hash). A table that is
+    an object renders as its ``(key, row)`` pairs in key order, each pair's text complete and bracketed,
+    joined by ``", "``: with the same keys the two texts are equal exactly when each row's is, and a row
+    that is the same object on both sides (a copy-on-write replay shares every row it did not change) is
+    not rendered at all.
     """
     if a is b:
         return True
     if not (isinstance(a, dict) and isinstance(b, dict)):
-        return str(to_hashable(a)) == str(to_hashable(b))
+        return _same_row(a, b)
     if sorted(a) != sorted(b):
         return False
     return all(a[k] is b[k] or _same_row(a[k], b[k]) for k in a)
