@@ -658,3 +658,80 @@ def test_the_runs_cost_and_a_tasks_quality_are_exactly_rounded_sums_whatever_the
         reports.append(report)
         assert report.run.cost_usd == math.fsum(values)
     assert render_run_json(reports[0]) == render_run_json(reports[1])
+
+
+def _with_case_costs(report, rows):
+    from judgekit.reports.run_model import CostSummary
+
+    total = rows[0].model_copy(update={"key": "run"})
+    return report.model_copy(update={"cost": CostSummary(run=total, cases=tuple(rows), criteria=rows[:1])})
+
+
+def _per_case_keys(md: str) -> list[str]:
+    """The case column of the Markdown's per-case cost table (header and total left out)."""
+    section = md.split("### Per case\n", 1)[1].split("### Per criterion", 1)[0]
+    cells = [
+        line.split(" | ")[0].removeprefix("| ") for line in section.splitlines() if line.startswith("| ")
+    ]
+    return [c for c in cells[1:] if c != "total"]
+
+
+def test_a_long_cost_table_lists_the_costliest_cases_in_markdown_and_html_but_every_one_in_json(
+    tmp_path, monkeypatch
+):
+    from judgekit.reports import run_html
+    from judgekit.reports.run_markdown import COST_CASES_SHOWN
+    from judgekit.reports.run_model import CostRow
+
+    base = report_run(_write(tmp_path / "run.jsonl", [_line("a", 1, P)]), undecided="fail")[0]
+    count = COST_CASES_SHOWN + 5
+    # dollars spread over the ids (not in id order); the three cheapest priced alike, told apart by
+    # tokens, and two of them also by id
+    dollars = [((7 * n) % count) / 1000 for n in range(count)]
+    tokens = [100] * count
+    cheap = sorted(range(count), key=lambda n: dollars[n])[:3]
+    for n in cheap:
+        dollars[n] = 0.0
+    tokens[cheap[0]] = 50
+    rows = [
+        CostRow(
+            key=f"case-{n:03d}", judgments=1, prompt_tokens=tokens[n], usd=dollars[n], known_usd=dollars[n]
+        )
+        for n in range(count)
+    ]
+    report = _with_case_costs(base, rows)
+    ranked = [r.key for r in sorted(rows, key=lambda r: (-r.known_usd, -r.prompt_tokens, r.key))]
+    md = render_run_markdown(report)
+    assert _per_case_keys(md) == ranked[:COST_CASES_SHOWN]
+    assert (
+        f"The {COST_CASES_SHOWN} costliest of {count} cases, costliest first; the HTML report and "
+        "`--format json` list every one." in md
+    )
+    assert "| total |" in md
+    # the cheapest: same dollars, fewer tokens last, then by id
+    cut = report.model_copy(
+        update={"cost": report.cost.model_copy(update={"cases": tuple(rows[n] for n in cheap)})}
+    )
+    monkeypatch.setattr("judgekit.reports.run_markdown.COST_CASES_SHOWN", 2)
+    assert _per_case_keys(render_run_markdown(cut)) == sorted(f"case-{n:03d}" for n in cheap[1:])
+    monkeypatch.setattr(run_html, "COST_CASES_SHOWN_HTML", 3)
+    html = render_run_html(report)
+    assert f"The 3 costliest of {count} cases, costliest first; the JSON report (--format json) lists" in html
+    assert all(f"<td>{key}</td>" in html for key in ranked[:3])
+    assert f"<td>{ranked[3]}</td>" not in html
+    assert [c["key"] for c in json.loads(render_run_json(report))["cost"]["cases"]] == [r.key for r in rows]
+
+
+def test_a_cost_table_within_the_limit_lists_every_case_in_id_order(tmp_path):
+    from judgekit.reports.run_markdown import COST_CASES_SHOWN
+    from judgekit.reports.run_model import CostRow
+
+    base = report_run(_write(tmp_path / "run.jsonl", [_line("a", 1, P)]), undecided="fail")[0]
+    rows = [
+        CostRow(key=f"case-{n:03d}", judgments=1, usd=n / 100, known_usd=n / 100)
+        for n in range(COST_CASES_SHOWN)
+    ]
+    md = render_run_markdown(_with_case_costs(base, rows))
+    assert _per_case_keys(md) == [r.key for r in rows]
+    assert "costliest" not in md
+    assert "costliest" not in render_run_html(_with_case_costs(base, rows))

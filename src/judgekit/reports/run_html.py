@@ -13,12 +13,14 @@ from judgekit.reports.jinja import template_environment
 from judgekit.reports.retirement import retirement_lines
 from judgekit.reports.run_markdown import (
     CORRECTED_HEADER,
+    COST_CASES_SHOWN_HTML,
     COST_HEADER,
     K_HEADER,
     REASON_HEADER,
     REASONS_INTRO,
     REASONS_SHOWN_HTML,
     corrected_rows,
+    cost_cases_text,
     cost_rows,
     counted_label,
     fmt_ci,
@@ -211,7 +213,10 @@ def render_run_html(report: RunReport) -> str:
         corrected_header=CORRECTED_HEADER,
         corrected_rows=corrected_rows(report),
         cost_header=COST_HEADER,
-        cost_by_case=cost_rows(report, "case"),
+        cost_by_case=cost_rows(report, "case", COST_CASES_SHOWN_HTML),
+        cost_cases_more=cost_cases_text(
+            report, COST_CASES_SHOWN_HTML, "the JSON report (--format json) lists every one"
+        ),
         cost_by_criterion=cost_rows(report, "criterion"),
         run_cost=run_cost_text(report) if report.run.cost_usd is not None else None,
         unlabelled=run_unlabelled_text(report),

@@ -8,6 +8,7 @@ cannot write HTML, a link or a heading into a step summary or pull-request comme
 
 from __future__ import annotations
 
+import heapq
 from collections.abc import Callable, Iterable, Sequence
 
 from judgekit.markdown_text import md_text
@@ -19,6 +20,8 @@ from judgekit.verdict import Verdict
 
 __all__ = [
     "CORRECTED_HEADER",
+    "COST_CASES_SHOWN",
+    "COST_CASES_SHOWN_HTML",
     "COST_HEADER",
     "K_HEADER",
     "REASONS_INTRO",
@@ -31,6 +34,7 @@ __all__ = [
     "SHORT_TOP",
     "UNDECIDED_CASES_SHOWN",
     "corrected_rows",
+    "cost_cases_text",
     "cost_rows",
     "counted_label",
     "fmt_bounds",
@@ -686,15 +690,53 @@ COST_HEADER = ("case / criterion", "judgments", "tokens in", "tokens out", "cost
 """The judge-cost tables' columns, the same in Markdown and HTML."""
 
 
-def cost_rows(report: RunReport, by: str) -> list[list[str]]:
-    """The judge-cost table's rows, ``by`` ``"case"`` or ``"criterion"``, then the run total."""
+COST_CASES_SHOWN = REASONS_SHOWN
+"""Cases listed in the full Markdown report's judge-cost table, the costliest when there are more (the HTML
+lists :data:`COST_CASES_SHOWN_HTML`, the JSON every one)."""
+
+COST_CASES_SHOWN_HTML = REASONS_SHOWN_HTML
+"""Cases listed in the HTML report's judge-cost table, the costliest when there are more (the JSON lists
+every one)."""
+
+
+def _costliest_first(row: CostRow) -> tuple[float, int, str]:
+    """A case's sort key, costliest first: priced dollars, then tokens, both descending; then its id."""
+    return (-row.known_usd, -(row.prompt_tokens + row.completion_tokens), row.key)
+
+
+def cost_rows(report: RunReport, by: str, shown: int | None = None) -> list[list[str]]:
+    """The judge-cost table's rows, ``by`` ``"case"`` or ``"criterion"``, then the run total.
+
+    Args:
+        report: The report.
+        by: ``"case"`` or ``"criterion"``.
+        shown: At most this many cases (``None``: every one). A run with more cases lists its ``shown``
+            costliest (by priced dollars, then tokens, then case id), costliest first; otherwise every case
+            in id order. Criteria are always listed whole (a run has few).
+    """
     if report.cost is None:
         return []
     rows = report.cost.cases if by == "case" else report.cost.criteria
+    if by == "case" and shown is not None and len(rows) > shown:
+        rows = tuple(heapq.nsmallest(shown, rows, key=_costliest_first))
     return [
         [r.key, str(r.judgments), tokens_in(r), str(r.completion_tokens), fmt_usd(r.usd, r.unpriced)]
         for r in (*rows, report.cost.run.model_copy(update={"key": "total"}))
     ]
+
+
+def cost_cases_text(report: RunReport, shown: int, where: str) -> str:
+    """What the per-case cost table leaves out, when it lists fewer than the run's cases; else ``""``.
+
+    Args:
+        report: The report.
+        shown: The cases the table lists at most (as given to :func:`cost_rows`).
+        where: Where every case is listed.
+    """
+    cases = len(report.cost.cases) if report.cost is not None else 0
+    if cases <= shown:
+        return ""
+    return f"The {shown} costliest of {cases} cases, costliest first; {where}."
 
 
 def _cost_section(report: RunReport) -> list[str]:
@@ -705,7 +747,14 @@ def _cost_section(report: RunReport) -> list[str]:
         out += [f"Unpriced judgments: {md_text(report.cost.unknown_reason)}.", ""]
     for by, title in (("case", "Per case"), ("criterion", "Per criterion")):
         out += [f"### {title}", ""]
-        out.extend(_table(COST_HEADER, ([md_text(key), *rest] for key, *rest in cost_rows(report, by))))
+        if by == "case" and (
+            part := cost_cases_text(
+                report, COST_CASES_SHOWN, "the HTML report and `--format json` list every one"
+            )
+        ):
+            out += [part, ""]
+        rows = cost_rows(report, by, COST_CASES_SHOWN)
+        out.extend(_table(COST_HEADER, ([md_text(key), *rest] for key, *rest in rows)))
         out.append("")
     return out
 
