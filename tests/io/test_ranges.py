@@ -10,18 +10,18 @@ from hypothesis import strategies as st
 
 from judgekit.io import ranges as ranges_module
 from judgekit.io.documents import iter_lines
-from judgekit.io.ranges import RangeReader, count_newlines, line_ranges
+from judgekit.io.ranges import RangeReader, count_newlines, line_ranges, next_line_start
 
 _DATA = st.lists(st.sampled_from([b"a", b"bc", b"\n", b"\n\n", b"x" * 40, b"  "]), max_size=60).map(b"".join)
 
 
 @given(_DATA, st.integers(1, 9), st.integers(1, 64))
 def test_ranges_cover_the_file_and_start_at_line_starts(data, parts, chunk):
-    ranges_module.CHUNK_BYTES = chunk  # small chunks: a line start found across chunk edges
+    ranges_module.LINE_START_CHUNK = chunk  # small chunks: a line start found across chunk edges
     try:
         got = line_ranges(io.BytesIO(data), len(data), parts)
     finally:
-        ranges_module.CHUNK_BYTES = 4 << 20
+        ranges_module.LINE_START_CHUNK = 1 << 16
     assert got[0][0] == 0
     assert got[-1][1] == len(data)
     assert len(got) <= parts
@@ -29,6 +29,19 @@ def test_ranges_cover_the_file_and_start_at_line_starts(data, parts, chunk):
         assert end == start
         assert data[start - 1 : start] == b"\n"  # every later range begins a line
     assert all(end > start for start, end in got) or got == [(0, 0)]
+
+
+@given(_DATA, st.integers(0, 80), st.integers(1, 64))
+def test_the_next_line_start_is_the_first_offset_after_a_newline(data, offset, chunk):
+    """With the size given or read up to the end alike, across chunk edges; the file's end when none."""
+    starts = [0] + [n + 1 for n, byte in enumerate(data) if byte == ord("\n")]
+    expected = next((s for s in starts if s >= offset), len(data))
+    ranges_module.LINE_START_CHUNK = chunk
+    try:
+        assert next_line_start(io.BytesIO(data), offset, len(data)) == expected
+        assert next_line_start(io.BytesIO(data), offset) == expected
+    finally:
+        ranges_module.LINE_START_CHUNK = 1 << 16
 
 
 @given(_DATA, st.integers(1, 9))

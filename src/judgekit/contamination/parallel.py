@@ -27,7 +27,6 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from judgekit.contamination.index import ContaminationIndex, Key
 from judgekit.contamination.kernels import load_kernels
@@ -46,7 +45,7 @@ from judgekit.contamination.scan import (
     stdin_pieces,
 )
 from judgekit.errors import JudgekitError
-from judgekit.io.ranges import start_method
+from judgekit.io.ranges import next_line_start, start_method
 
 __all__ = [
     "MAX_AUTO_SPLIT_BYTES",
@@ -250,22 +249,6 @@ def plan_scan(
     return ScanPlan(max(1, min(workers, len(units))), units, total, automatic)
 
 
-def _align(f: BinaryIO, start: int) -> int:
-    """Return the offset of the first line that starts at or after ``start``."""
-    if start == 0:
-        return 0
-    f.seek(start - 1)
-    pos = start - 1
-    while True:
-        chunk = f.read(1 << 16)
-        if not chunk:
-            return pos
-        nl = chunk.find(b"\n")
-        if nl != -1:
-            return pos + nl + 1
-        pos += len(chunk)
-
-
 def scan_unit(unit: WorkUnit, matcher: Matcher, options: ScanOptions) -> tuple[ScanResult, int]:
     """Scan one unit in this process.
 
@@ -287,14 +270,14 @@ def scan_unit(unit: WorkUnit, matcher: Matcher, options: ScanOptions) -> tuple[S
             budget = None
         else:
             f = open_export(path)
-            first = _align(f, unit.start)
+            first = next_line_start(f, unit.start)
             f.seek(first)
             budget = (unit.end - first) if unit.end is not None else None
             if unit.end is not None:
                 end = unit.end
 
                 def owned() -> int:  # up to where the next range starts, found as that range finds it
-                    return _align(f, end) - first
+                    return next_line_start(f, end) - first
 
             def read() -> bytes:
                 return f.read(options.read_bytes)

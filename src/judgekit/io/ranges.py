@@ -9,27 +9,59 @@ line numbers it reports are those of one pass over the whole file.
 from __future__ import annotations
 
 import itertools
+import os
 import sys
 import threading
 from typing import BinaryIO
 
-__all__ = ["CHUNK_BYTES", "RangeReader", "count_newlines", "line_ranges", "start_method"]
+__all__ = [
+    "CHUNK_BYTES",
+    "LINE_START_CHUNK",
+    "RangeReader",
+    "count_newlines",
+    "line_ranges",
+    "next_line_start",
+    "start_method",
+]
 
 CHUNK_BYTES = 4 << 20
-"""Bytes read at a time when looking for a line start or counting newlines (memory stays this flat)."""
+"""Bytes read at a time when counting newlines (memory stays this flat)."""
 
 
-def _next_line_start(handle: BinaryIO, offset: int, size: int) -> int:
-    """The first line start at or after ``offset`` (``size`` when no line starts there or later).
+LINE_START_CHUNK = 1 << 16
+"""Bytes read at a time when looking for the next line start (a line is found in the first read unless it
+is longer)."""
 
-    Offset 0 is a line start; any other offset is one when the byte before it is a newline.
+
+def next_line_start(handle: BinaryIO, offset: int, size: int | None = None) -> int:
+    r"""The first line start at or after ``offset``: where the reader of a range beginning there starts.
+
+    Offset 0 is a line start; any other offset is one when the byte before it is a newline. The one rule
+    for every range reader (the reports' byte ranges, the contamination scan's), so two ranges that meet
+    at a cut agree on which lines each owns.
+
+    Args:
+        handle: The file, open in binary (its position is moved).
+        offset: Where to start looking (<= 0: the file's start).
+        size: The file's size in bytes, or ``None`` to read up to the end of the file.
+
+    Returns:
+        The line start; ``size`` (the file's end) when no line starts at ``offset`` or later.
+
+    Examples:
+        >>> import io
+        >>> data = io.BytesIO(b"ab\ncd\nef")
+        >>> [next_line_start(data, n) for n in range(10)]
+        [0, 3, 3, 3, 6, 6, 6, 8, 8, 8]
     """
     if offset <= 0:
         return 0
+    if size is None:
+        size = handle.seek(0, os.SEEK_END)
     handle.seek(offset - 1)
     position = offset - 1
     while position < size:
-        chunk = handle.read(min(CHUNK_BYTES, size - position))
+        chunk = handle.read(min(LINE_START_CHUNK, size - position))
         if not chunk:
             break
         found = chunk.find(b"\n")
@@ -61,7 +93,7 @@ def line_ranges(handle: BinaryIO, size: int, parts: int, *, first_extra: int = 0
     extra = min(max(first_extra, 0), size // parts // 2) if parts > 1 else 0
     cuts = [0]
     for i in range(1, parts):
-        cut = _next_line_start(handle, extra + (size - extra) * i // parts, size)
+        cut = next_line_start(handle, extra + (size - extra) * i // parts, size)
         if cut > cuts[-1] and cut < size:
             cuts.append(cut)
     cuts.append(size)
