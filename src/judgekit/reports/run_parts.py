@@ -64,8 +64,8 @@ AUTO_PART_BYTES = 128 << 20
 
 Measured on real result lines (``docs/performance.md``, "Two processes over byte ranges"), with the
 workers forked and the trials that did not pass sent as their lines' places: two processes took 0.56 of
-one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), 0.62-0.70 at 1 GB, 0.60 at
-5 GB; so a second process is used from 256 MiB."""
+one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), 0.62-0.64 at 1 GB,
+0.60-0.63 at 5 GB; so a second process is used from 256 MiB."""
 
 
 FIRST_RANGE_EXTRA = 32 << 20
@@ -74,10 +74,12 @@ what this process reads while a worker starts its interpreter and imports judgek
 forked worker starts at once and this is not given), measured on real lines (``docs/performance.md``,
 "Two processes over byte ranges")."""
 
-FIRST_RANGE_SHARE = 48
+FIRST_RANGE_SHARE = 16
 """The first range also gets ``1 / FIRST_RANGE_SHARE`` of the file's bytes more, forked or spawned: what a
 worker spends beyond reading, both growing with its range (counting the newlines before it, pickling its
-part), while this process reads."""
+part), while this process reads. Timed on 1 GiB of real lines: with 1/48 the worker still answered 0.1-0.2 s
+after this process had read its range; with 1/16 the two end together, and two processes took 4.11 s
+against 4.25 (median of 8 each, alternated; ``docs/performance.md``, "Two processes over byte ranges")."""
 
 
 class ResultPart(Protocol):
