@@ -30,6 +30,13 @@ average printed before it:
   on ``PYTHONPATH``, e.g. ``git worktree add /tmp/old f8a1885`` then ``--before-src /tmp/old/src``), on
   files of at most ``--before-max-lines`` lines (40,000: the old code takes minutes a file).
 
+After the ``after`` reports, two more rows: ``json writing alone`` (a child that reads the JSON report just
+written, then redacts its text in the report's own 1 MiB pieces and encodes its trial entries 64 at a
+time with msgspec, indented; only those CPU seconds are counted), and ``floor of report (json)``: the
+Markdown report's CPU plus that. The JSON report reads and counts what the Markdown one does and then
+encodes and redacts every entry, so no JSON report of this format can cost less (its wall and peak
+memory are not measured: ``nan``).
+
 ``before`` and ``after`` must write the same report and comparison bytes (SHA-256 compared; the run
 stops otherwise). The ratio printed is the command's CPU over the orjson floor of the same file(s)
 (``compare``: over the sum of both files' orjson floors).
@@ -43,6 +50,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import math
 import os
 import shutil
 import subprocess
@@ -224,6 +232,40 @@ def command(args: list[str], env: dict[str, str], out: Path) -> dict[str, Any]:
     return result
 
 
+_JSON_WRITING = """
+import json, sys, time
+import msgspec
+from judgekit.secrets import output_redactor
+text = open(sys.argv[1], encoding="utf-8").read()
+pieces, at = [], 0
+while at < len(text):  # cut after the line at each 1 MiB, as the report's own pieces are cut
+    end = text.find("\\n", at + (1 << 20))
+    end = len(text) if end < 0 else end + 1
+    pieces.append(text[at:end])
+    at = end
+entries = json.loads(text)["trial_reasons"]
+del text
+redactor, encode = output_redactor(), msgspec.json.Encoder(order="sorted").encode
+start = time.process_time()
+for piece in pieces:
+    redactor.payload(piece)
+for i in range(0, len(entries), 64):
+    msgspec.json.format(encode(entries[i : i + 64]), indent=2)
+print(time.process_time() - start)
+"""
+"""A child's timed work: redact the JSON report's text in the report's 1 MiB pieces and encode its trial
+entries 64 at a time (msgspec, indented): what writing the JSON costs beyond what the Markdown report
+does, with the entries already made. Printed: those CPU seconds only (reading the file is not counted)."""
+
+
+def json_writing(report_json: Path, env: dict[str, str], tmp: Path) -> dict[str, Any]:
+    """The CPU of redacting and encoding a JSON report's text alone (:data:`_JSON_WRITING`), in a child."""
+    out = tmp / "json-writing.txt"
+    result = measure([sys.executable, "-c", _JSON_WRITING, str(report_json)], env, stdout=out)
+    result["cpu_s"] = float(out.read_text())
+    return result
+
+
 def bench(
     a: Path, b: Path, lines: int, args: argparse.Namespace, tmp: Path
 ) -> Iterator[tuple[str, dict[str, Any]]]:
@@ -254,6 +296,22 @@ def bench(
             report["ratio"] = report["cpu_s"] / orjson["a"]
             hashes[what].add(report["sha256"])
             yield f"{what} ({code})", report
+        if code == "after":
+            # the JSON report does what the Markdown one does, then makes, encodes and redacts every entry:
+            # the Markdown's CPU plus the encoding and redaction alone is a floor for the JSON's
+            writing = json_writing(tmp / "report-after.json", code_env, tmp)
+            writing["ratio"] = writing["cpu_s"] / orjson["a"]
+            yield "json writing alone: encode + redact (after)", writing
+            yield (
+                "floor of report (json): report md + json writing (after)",
+                {
+                    **writing,
+                    "cpu_s": report["cpu_s"] + writing["cpu_s"],
+                    "wall_s": math.nan,  # a sum of CPU, not a run
+                    "peak_rss_mb": math.nan,
+                    "ratio": report["ratio"] + writing["ratio"],
+                },
+            )
         comparison = command(
             ["compare", str(a), str(b), "--format", "json", *one], code_env, tmp / f"compare-{code}.json"
         )
