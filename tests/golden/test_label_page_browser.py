@@ -13,6 +13,7 @@ Without Chromium the tests skip with the reason, except under CI (``CI=true``), 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -121,10 +122,17 @@ def _answer_all(opened: Opened, expert: str, artifacts: Path) -> Path:
         assert page.inner_text("#progress") == f"Item {n + 2} of 6"
     page.screenshot(path=str(artifacts / f"label-page-{expert}.png"))
     # Chromium hands a page's localStorage writes to the browser process asynchronously; a reload within
-    # milliseconds of the last write can read the store before it arrived (1 run in 6 here). A person
-    # reloads later than that: give the write the same time.
+    # milliseconds of the last write can read the store before it arrived (1 run in 6 here), and on a
+    # loaded machine half a second was once not enough (the CI run of 69bafff, three test workers on two
+    # cores). A person reloads later than that: give the write that time, reloading until the page shows
+    # the position saved last (loading the page writes nothing, so a reload that came too early cannot
+    # overwrite the write on its way); a position never saved still fails, after 15 s.
+    deadline = time.monotonic() + 15
     page.wait_for_timeout(500)
     page.reload()
+    while page.inner_text("#progress") != "Item 4 of 6" and time.monotonic() < deadline:
+        page.wait_for_timeout(500)
+        page.reload()
     assert page.inner_text("#progress") == "Item 4 of 6"  # the position survived the reload
     assert page.inner_text("#answered") == "3 of 6 answered"
     page.keyboard.press("b")
