@@ -713,6 +713,9 @@ def cost_rows(report: RunReport, by: str, shown: int | None = None) -> list[list
         shown: At most this many cases (``None``: every one). A run with more cases lists its ``shown``
             costliest (by priced dollars, then tokens, then case id), costliest first; otherwise every case
             in id order. Criteria are always listed whole (a run has few).
+
+    Returns:
+        One row of cells per case or criterion, then the run total's; ``[]`` when the report has no cost.
     """
     if report.cost is None:
         return []
@@ -732,6 +735,9 @@ def cost_cases_text(report: RunReport, shown: int, where: str) -> str:
         report: The report.
         shown: The cases the table lists at most (as given to :func:`cost_rows`).
         where: Where every case is listed.
+
+    Returns:
+        ``The N costliest of M cases, costliest first; <where>.``, or ``""`` when every case is listed.
     """
     cases = len(report.cost.cases) if report.cost is not None else 0
     if cases <= shown:
