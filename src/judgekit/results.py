@@ -297,6 +297,25 @@ def paused_gc() -> Iterator[None]:
     Reading a results file creates millions of small objects and no reference cycles; each full
     collection scans every live object, so with the collector on, reading 400,000 lines spends most of its
     time in collections. The collector is restored to its previous state afterwards.
+
+    When the pause that ends is the outermost one (the collector was on before it), every object the
+    collector tracks is first moved to its oldest generation (``gc.freeze()`` then ``gc.unfreeze()``, two
+    constant-time list moves). Otherwise the first allocation after the pause would start a young
+    collection over everything made during it, all of it young: 560,000 objects and 0.14 s after reading
+    a 1 GiB results file, for nothing, since what a reader keeps has no cycle. Objects moved are still freed
+    by reference counting as usual, and a full collection (:func:`gc.collect`, or the collector's own in
+    time) still examines them, so a cycle among them is collected then. When something is frozen already
+    (:func:`gc.get_freeze_count` is not 0: a server that froze its objects before forking), nothing is
+    moved: unfreezing would hand that server's objects back to the collector.
+
+    Examples:
+        >>> import gc
+        >>> with paused_gc():
+        ...     kept = [[n] for n in range(1000)]
+        ...     gc.isenabled()
+        False
+        >>> gc.isenabled(), any(item is kept for item in gc.get_objects(generation=2))
+        (True, True)
     """
     was_enabled = gc.isenabled()
     gc.disable()
@@ -304,6 +323,9 @@ def paused_gc() -> Iterator[None]:
         yield
     finally:
         if was_enabled:
+            if not gc.get_freeze_count():
+                gc.freeze()
+                gc.unfreeze()
             gc.enable()
 
 
