@@ -31,7 +31,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
-from judgekit.judges import client as _client_limits
+from judgekit.judges.limits import JUDGE_BACKOFF_MAX_S, JUDGE_RETRIES_MAX, JUDGE_TIMEOUT_MAX_S
 
 __all__ = [
     "DEFAULTS",
@@ -58,11 +58,6 @@ PROJECT_FILES: tuple[str, ...] = ("judgekit.toml", "pyproject.toml")
 """The project configuration files looked for in each folder, the winner first."""
 
 _TOOL_TABLE: tuple[str, ...] = ("tool", "judgekit")
-
-# The judge client's transport limits, re-exported: the client owns them (judges sit below settings).
-JUDGE_TIMEOUT_MAX_S = _client_limits.JUDGE_TIMEOUT_MAX_S
-JUDGE_RETRIES_MAX = _client_limits.JUDGE_RETRIES_MAX
-JUDGE_BACKOFF_MAX_S = _client_limits.JUDGE_BACKOFF_MAX_S
 
 
 class JudgeSettings(BaseModel):

@@ -64,6 +64,7 @@ from pydantic import Field
 
 from judgekit.errors import JudgekitError
 from judgekit.judges.cache import REDACTED, CacheMode, Cassette, request_key
+from judgekit.judges.limits import JUDGE_BACKOFF_MAX_S, JUDGE_RETRIES_MAX, JUDGE_TIMEOUT_MAX_S
 from judgekit.judges.transport import (
     JUDGE_REPLY_MAX_BYTES,
     JUDGE_REPLY_MAX_WIRE_BYTES,
@@ -99,14 +100,6 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-JUDGE_TIMEOUT_MAX_S = 3600.0
-"""Largest ``judge.timeout`` (seconds one judge attempt may take); a larger value is refused (exit 2)."""
-
-JUDGE_RETRIES_MAX = 20
-"""Largest ``judge.retries`` (retries after a judge request's first attempt); more is refused (exit 2)."""
-
-JUDGE_BACKOFF_MAX_S = 60.0
-"""Largest ``judge.backoff`` (first backoff ceiling in seconds); a larger value is refused (exit 2)."""
 
 ACCEPTED_MODELS_MAX = 64
 """Most names ``judge.accepted_models`` may list."""
