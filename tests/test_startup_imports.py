@@ -4,7 +4,8 @@ Each command runs in a fresh interpreter, as the installed ``judgekit`` script r
 modules it ended with. Grading the bundled example without a judge imports no provider library
 (:data:`judgekit.judges.PROVIDER_LIBRARIES`), no SciPy, scikit-learn or Jinja, and not the ``cel``
 package's REPL; ``judgekit --help`` imports none of those, nor pydantic, numpy or YAML, and builds only
-the top-level commands; ``judgekit grade --help`` builds ``grade`` alone.
+the top-level commands; ``judgekit grade --help`` builds ``grade`` alone; ``judgekit report`` reads the
+configuration without importing the judge client (or asyncio).
 """
 
 from __future__ import annotations
@@ -85,6 +86,27 @@ def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path, gat
     assert "judgekit.calibration.trust" not in modules  # no judge: no calibration records to read
     if not gate:  # numpy waits for a report of the run (a gate reads the run back)
         assert "numpy" not in _tops(modules)
+
+
+def test_reporting_a_run_imports_no_judge_client(tmp_path: Path) -> None:
+    results = tmp_path / "results.jsonl"
+    code, _ = _modules(
+        tmp_path,
+        "grade",
+        "--cases",
+        str(EXAMPLE),
+        "--transcripts",
+        str(EXAMPLE / "runs" / "agent-v2.jsonl"),
+        "--out",
+        str(results),
+    )
+    assert code in (0, 1)
+    code, modules = _modules(tmp_path, "report", str(results), "--output", str(tmp_path / "report.md"))
+    assert code == 0
+    assert (tmp_path / "report.md").read_text(encoding="utf-8").startswith("#")
+    assert "judgekit.settings" in modules  # the configuration was read: its judge limits come without
+    assert not {"judgekit.judges.client", "judgekit.judges.transport", "asyncio"} & modules
+    assert not _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

@@ -31,7 +31,12 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from judgekit.errors import JudgekitError, LocatedError, Problem, ProblemsError
-from judgekit.judges.limits import JUDGE_BACKOFF_MAX_S, JUDGE_RETRIES_MAX, JUDGE_TIMEOUT_MAX_S
+from judgekit.judges.limits import (
+    ACCEPTED_MODELS_MAX,
+    JUDGE_BACKOFF_MAX_S,
+    JUDGE_RETRIES_MAX,
+    JUDGE_TIMEOUT_MAX_S,
+)
 
 __all__ = [
     "DEFAULTS",
@@ -570,8 +575,6 @@ def _check_accepted_models(setting: Setting) -> Setting:
     Raises:
         JudgekitError: Naming where it was given and what is allowed; exit code 2.
     """
-    from judgekit.judges.client import ACCEPTED_MODELS_MAX
-
     value = setting.value
     if value is None:
         return setting

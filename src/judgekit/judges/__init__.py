@@ -12,7 +12,7 @@ What lives here:
 * :mod:`~judgekit.judges._lookalike_table`: the generated table of those characters (do not edit).
 * :mod:`~judgekit.judges.parse`: strict parsing of judge replies, and several samples reduced to one.
 * :mod:`~judgekit.judges.client`: judge calls with concurrency, retries, timeouts, cost and cassette.
-* :mod:`~judgekit.judges.limits`: the largest timeout, retries and backoff a configuration may ask for.
+* :mod:`~judgekit.judges.limits`: the largest timeout, retries, backoff, accepted models allowed.
 * :mod:`~judgekit.judges.transport`: the lean OpenAI-compatible and Anthropic Messages transport.
 * :mod:`~judgekit.judges.cache`: the persistent judge cache that doubles as a cassette.
 * :mod:`~judgekit.judges.batch`: provider batch jobs for a run's judge requests.

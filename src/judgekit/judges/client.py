@@ -64,7 +64,12 @@ from pydantic import Field
 
 from judgekit.errors import JudgekitError
 from judgekit.judges.cache import REDACTED, CacheMode, Cassette, request_key
-from judgekit.judges.limits import JUDGE_BACKOFF_MAX_S, JUDGE_RETRIES_MAX, JUDGE_TIMEOUT_MAX_S
+from judgekit.judges.limits import (
+    ACCEPTED_MODELS_MAX,
+    JUDGE_BACKOFF_MAX_S,
+    JUDGE_RETRIES_MAX,
+    JUDGE_TIMEOUT_MAX_S,
+)
 from judgekit.judges.transport import (
     JUDGE_REPLY_MAX_BYTES,
     JUDGE_REPLY_MAX_WIRE_BYTES,
@@ -100,9 +105,6 @@ __all__ = [
     "retry_after_seconds",
 ]
 
-
-ACCEPTED_MODELS_MAX = 64
-"""Most names ``judge.accepted_models`` may list."""
 
 _DATED = re.compile(r"-(?:\d{4}-\d{2}-\d{2}|\d{8}|\d{4})")
 """A version suffix providers add to a model name: ``-2024-08-06``, ``-20241022`` or ``-0613``."""

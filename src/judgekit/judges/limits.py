@@ -1,4 +1,4 @@
-"""The largest judge timeout, retry count and backoff a configuration may ask for.
+"""The largest judge timeout, retry count, backoff and list of accepted models a configuration may ask for.
 
 Apart from :mod:`judgekit.judges.client` (which enforces them, and imports asyncio and the transport) so
 that reading the project configuration (:mod:`judgekit.settings`, which refuses a larger value with exit
@@ -8,7 +8,7 @@ judge read the configuration too.
 
 from __future__ import annotations
 
-__all__ = ["JUDGE_BACKOFF_MAX_S", "JUDGE_RETRIES_MAX", "JUDGE_TIMEOUT_MAX_S"]
+__all__ = ["ACCEPTED_MODELS_MAX", "JUDGE_BACKOFF_MAX_S", "JUDGE_RETRIES_MAX", "JUDGE_TIMEOUT_MAX_S"]
 
 JUDGE_TIMEOUT_MAX_S = 3600.0
 """Largest ``judge.timeout`` (seconds one judge attempt may take); a larger value is refused (exit 2)."""
@@ -18,3 +18,6 @@ JUDGE_RETRIES_MAX = 20
 
 JUDGE_BACKOFF_MAX_S = 60.0
 """Largest ``judge.backoff`` (first backoff ceiling in seconds); a larger value is refused (exit 2)."""
+
+ACCEPTED_MODELS_MAX = 64
+"""Most names ``judge.accepted_models`` may list; more is refused (exit 2)."""
