@@ -109,7 +109,8 @@ def test_tallies_of_the_parts_added_field_by_field_are_the_tally_of_the_whole(ra
         parts[data.draw(st.integers(0, 1))].add(line)
     merged = CostTally()
     for part in parts:  # everything but the first reason is a sum of integers
-        for key, cell in part.cells.items():
-            merged.cells[key] = [a + b for a, b in zip(merged.cells.get(key, [0] * 7), cell, strict=True)]
+        for mine, theirs in ((merged.cases, part.cases), (merged.criteria, part.criteria)):
+            for key, cell in theirs.items():
+                mine[key] = [a + b for a, b in zip(mine.get(key, [0] * 7), cell, strict=True)]
     merged.reason = whole.reason
     assert merged.summary() == whole.summary()

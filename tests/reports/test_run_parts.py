@@ -328,7 +328,7 @@ def test_every_attribute_of_the_accumulators_is_merged():
         "dropped",
         "history_problems",
     }
-    assert set(vars(CostTally())) == {"cells", "reason"}
+    assert set(vars(CostTally())) == {"cases", "criteria", "reason"}
     assert set(vars(FailureTally())) == {"checks", "trials", "tasks"}
     assert set(vars(RetirementTallies())) == {
         "seen", "repeated", "run_ids", "order", "tallies", "newest", "no_release"

@@ -622,23 +622,25 @@ def exact_float(units: int) -> float:
 class CostTally:
     """Judge tokens and cost per run, case and criterion, added one result line at a time.
 
-    The one accumulation behind :func:`cost_summary` and the streamed report. Everything is kept per
-    (case, criterion) cell and summed per run, case and criterion at the end: the counts (judgments,
-    tokens, unpriced and replayed judgments) and the dollars, kept exactly as integer counts of
-    ``2**-1074`` (:func:`exact_units`; every finite float is one) and rounded once at the end
-    (:func:`exact_float`: the exactly rounded sum, :func:`math.fsum`'s value). Everything it holds is an
-    integer, so the order of the additions cannot change a total: the same lines give the same totals
-    whichever way they come (from memory or from the file, whole or in parts whose cells are added
-    together field by field). It never keeps the lines.
+    The one accumulation behind :func:`cost_summary` and the streamed report. Each judge note is added to
+    its case's cell and to its criterion's cell; the run's totals are the criteria's summed at the end.
+    A cell holds the counts (judgments, tokens, unpriced and replayed judgments) and the dollars, kept
+    exactly as integer counts of ``2**-1074`` (:func:`exact_units`; every finite float is one) and
+    rounded once at the end (:func:`exact_float`: the exactly rounded sum, :func:`math.fsum`'s value).
+    Everything it holds is an integer, so the order of the additions cannot change a total: the same
+    lines give the same totals whichever way they come (from memory or from the file, whole or in parts
+    whose cells are added together field by field). It never keeps the lines.
 
     Attributes:
-        cells: ``(case id, criterion check id) -> [judgments, prompt tokens, completion tokens, unpriced,
-            replayed, cached tokens, priced dollars in units of 2**-1074]``.
+        cases: ``case id -> cell``, a cell being ``[judgments, prompt tokens, completion tokens,
+            unpriced, replayed, cached tokens, priced dollars in units of 2**-1074]``.
+        criteria: ``criterion check id -> cell``, the same cells per criterion.
         reason: The first unpriced judgment's reason in file order (``None``: none given).
     """
 
     def __init__(self) -> None:
-        self.cells: dict[tuple[str, str], list[int]] = {}
+        self.cases: dict[str, list[int]] = {}
+        self.criteria: dict[str, list[int]] = {}
         self.reason: str | None = None
 
     def add(self, line: ResultLine) -> None:
@@ -652,45 +654,43 @@ class CostTally:
         priced = type(usd) is float or type(usd) is int  # JSON data: no int or float subclass but bool
         if not priced and self.reason is None and isinstance(get("unknown_reason"), str):
             self.reason = str(cost["unknown_reason"])
-        key = (cid, criterion)
-        cell = self.cells.get(key)
-        if cell is None:
-            cell = self.cells[key] = [0] * _COST_FIELDS
-        cell[0] += 1
+        case = self.cases.get(cid)
+        if case is None:
+            case = self.cases[cid] = [0] * _COST_FIELDS
+        each = self.criteria.get(criterion)
+        if each is None:
+            each = self.criteria[criterion] = [0] * _COST_FIELDS
+        case[0] += 1
+        each[0] += 1
         for name, index in _COST_COUNTS:
             value = get(name)
             if type(value) is int:
-                cell[index] += value
+                case[index] += value
+                each[index] += value
         if priced:
             if usd:
-                cell[6] += exact_units(usd)  # type: ignore[arg-type]
+                units = exact_units(usd)  # type: ignore[arg-type]
+                case[6] += units
+                each[6] += units
         else:
-            cell[3] += 1
+            case[3] += 1
+            each[3] += 1
 
     def merge(self, later: CostTally) -> None:
         """Add the tally of the lines that come after this one's (another part of the file): integers add."""
-        for key, cell in later.cells.items():
-            mine = self.cells.setdefault(key, [0] * _COST_FIELDS)
-            for i, n in enumerate(cell):
-                mine[i] += n
+        for mine, theirs in ((self.cases, later.cases), (self.criteria, later.criteria)):
+            for key, cell in theirs.items():
+                have = mine.get(key)
+                mine[key] = list(cell) if have is None else [a + b for a, b in zip(have, cell, strict=True)]
         if self.reason is None:
             self.reason = later.reason
 
     def summary(self) -> CostSummary | None:
         """The totals; ``None`` when no check recorded a cost."""
-        if not self.cells:
+        if not self.cases:
             return None
-        by_case: dict[str, list[list[int]]] = {}
-        by_criterion: dict[str, list[list[int]]] = {}
-        for (cid, criterion), cell in self.cells.items():
-            by_case.setdefault(cid, []).append(cell)
-            by_criterion.setdefault(criterion, []).append(cell)
-        # column sums (in C: one zip and one sum per field), integers: any grouping gives the same totals
-        cases = {cid: [sum(column) for column in zip(*cells, strict=True)] for cid, cells in by_case.items()}
-        criteria = {
-            c: [sum(column) for column in zip(*cells, strict=True)] for c, cells in by_criterion.items()
-        }
-        run = [sum(column) for column in zip(*criteria.values(), strict=True)]
+        # column sums, integers: any grouping gives the same totals
+        run = [sum(column) for column in zip(*self.criteria.values(), strict=True)]
 
         def make(key: str, t: list[int]) -> CostRow:
             usd = exact_float(t[6])
@@ -708,6 +708,7 @@ class CostTally:
                 cached_tokens=t[5],
             )
 
+        cases, criteria = self.cases, self.criteria
         return CostSummary(
             run=make("run", run),
             cases=tuple(make(k, cases[k]) for k in sorted(cases)),
