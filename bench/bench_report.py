@@ -62,6 +62,8 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from compiled import compiled_env
+
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "bench"))
@@ -273,6 +275,8 @@ def bench(
     """Every floor and command on one pair of files, one row at a time; stops if before and after differ."""
     env = {**os.environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
     env.pop("PYTHONPATH", None)
+    trees = [ROOT / "src", *([Path(args.before_src)] if args.before_src else [])]
+    env = compiled_env(env, tmp / "pycache", *trees)  # judgekit read byte-compiled, as installed
     codes = [("after", env)]
     if args.before_src and lines <= args.before_max_lines:
         codes.insert(0, ("before", {**env, "PYTHONPATH": args.before_src}))

@@ -33,6 +33,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from compiled import compiled_env
+
 ROOT = Path(__file__).resolve().parents[1]
 
 _CASE_ID = re.compile(rb'"case":\{"id":"([^"]*)"')
@@ -123,6 +125,16 @@ def _env() -> dict[str, str]:
     return env
 
 
+_COMPILED: dict[str, str] = {}
+
+
+def _compiled_env(tmp: Path) -> dict[str, str]:
+    """:func:`_env` for children that read judgekit byte-compiled, as installed (compiled on first use)."""
+    if not _COMPILED:
+        _COMPILED.update(compiled_env(_env(), tmp / "pycache", ROOT / "src"))
+    return _COMPILED
+
+
 def measure(
     kind: str, processes: int, files: list[Path], tmp: Path
 ) -> tuple[float, float, float, float, float, str]:
@@ -131,7 +143,7 @@ def measure(
     load = os.getloadavg()[0]
     start = time.perf_counter()
     command = [sys.executable, "-c", _CHILD, kind, str(processes), str(out), *map(str, files)]
-    subprocess.run(command, check=True, env=_env())
+    subprocess.run(command, check=True, env=_compiled_env(tmp))
     wall = time.perf_counter() - start
     digest, cpus = out.read_text().split("\n")
     own, workers, checking, critical = (float(x) for x in cpus.split())
