@@ -6,16 +6,18 @@ times counted as three runs, a version bump mid-streak was ignored, and 1 of 1 t
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from judgekit.reports.retirement import retirement_advice, retirement_lines
+from judgekit.reports.retirement import RetirementTallies, retirement_advice, retirement_lines
 from judgekit.reports.run_markdown import render_run_markdown
 from judgekit.reports.run_model import report_run
 from judgekit.results import CaseRef, RunResults, read_results
+from judgekit.transcript import RunRecord
 from judgekit.verdict import Verdict
 from support import results_file
 
@@ -184,3 +186,21 @@ def test_repeating_runs_never_changes_the_advice(tmp_path, repeats, trials):
     assert again.suggestions == base.suggestions
     assert again.undersampled == base.undersampled
     assert again.releases == base.releases
+
+
+def test_the_tallies_pickle_each_run_id_and_release_once(tmp_path):
+    """A worker process sends its tallies pickled: every trial's entry shares its run's id and release."""
+    run_id, release = "run-20261206T093643Z-14d220-with-a-long-id", "release-9.8.7-with-a-long-name"
+    run = _run(tmp_path / "r.jsonl", run_id, release, {case: [P, F, P] for case in "abcdefghij"})
+    tallies = RetirementTallies()
+    for line in run.lines:  # each line with its own copies, as each decoded line has
+        fresh = RunRecord(app_version="".join(release), agent_model="".join(["agent", "-x"]))
+        tallies.add(line.model_copy(update={"run_id": "".join(run_id), "run": fresh}))
+    data = pickle.dumps(tallies, protocol=pickle.HIGHEST_PROTOCOL)
+    assert data.count(run_id.encode()) == 1
+    assert data.count(release.encode()) == 1
+    merged = RetirementTallies()
+    merged.merge(pickle.loads(data))
+    assert len(merged.seen) == 30
+    assert list(merged.run_ids) == [run_id]
+    assert list(merged.order) == [(release, "agent-x", None, None)]

@@ -236,26 +236,30 @@ class RetirementTallies:
         """Start with no trials."""
         self.seen: set[tuple[str, str, int]] = set()
         self.repeated = 0
-        self.run_ids: dict[str, None] = {}
-        self.order: dict[ReleaseKey, None] = {}
+        # each run id and release key maps to its first copy, which every later trial's entry shares:
+        # a worker's tallies pickle each once (pickle writes an object it has written as a reference)
+        self.run_ids: dict[str, str] = {}
+        self.order: dict[ReleaseKey, ReleaseKey] = {}
         self.tallies: dict[tuple[str, ReleaseKey], _Tally] = defaultdict(_Tally)
         self.newest: dict[str, CaseRef] = {}
         self.no_release: dict[str, int] = defaultdict(int)
 
     def add(self, line: ResultLine) -> None:
         """Count one trial (a repeat of a trial already counted only raises the repeat count)."""
-        ident = (line.run_id, line.case.id, line.trial)
+        run_id = line.run_id
+        run_id = self.run_ids.get(run_id, run_id)
+        ident = (run_id, line.case.id, line.trial)
         if ident in self.seen:
             self.repeated += 1
             return
         self.seen.add(ident)
-        self.run_ids[line.run_id] = None
+        self.run_ids.setdefault(run_id, run_id)
         self.newest[line.case.id] = line.case
         key = release_key(line.run)
         if key is None:
-            self.no_release[line.run_id] += 1
+            self.no_release[run_id] += 1
             return
-        self.order.setdefault(key, None)
+        key = self.order.setdefault(key, key)
         _count(self.tallies[(line.case.id, key)], line)
 
     def merge(self, later: RetirementTallies) -> None:
@@ -266,9 +270,10 @@ class RetirementTallies:
         """
         self.seen |= later.seen
         self.repeated += later.repeated
-        self.run_ids.update(later.run_ids)
+        for run_id in later.run_ids:
+            self.run_ids.setdefault(run_id, run_id)
         for key in later.order:
-            self.order.setdefault(key, None)
+            self.order.setdefault(key, key)
         for cell, tally in later.tallies.items():
             mine = self.tallies[cell]
             for version, n in tally.trials.items():
