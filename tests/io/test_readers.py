@@ -101,3 +101,19 @@ def test_every_file_read_goes_through_io_documents() -> None:
         "once; or add an ALLOWED entry with its reason:\n" + "\n".join(unexpected)
     )
     assert stale == [], f"stale ALLOWED entries: {stale}"
+
+
+def test_an_input_file_is_read_a_buffer_at_a_time_not_a_block(tmp_path: Path) -> None:
+    """A results line is kilobytes long: one read from the file fills the buffer with many lines."""
+    from judgekit.io.documents import open_input
+    from judgekit.io.filekind import READ_BUFFER_BYTES
+
+    line = b'{"note": "' + b"x" * 12_000 + b'"}\n'
+    path = tmp_path / "results.jsonl"
+    path.write_bytes(line * 100)
+    with open_input(path, "results") as handle:
+        assert handle.readline() == line
+        # the raw file's position: what was read from it to return that line (4 KiB blocks would stop
+        # at 12,288 bytes)
+        assert handle.raw.tell() == READ_BUFFER_BYTES  # type: ignore[attr-defined]
+        assert handle.read() == line * 99

@@ -16,7 +16,16 @@ from typing import BinaryIO
 
 from judgekit.errors import JudgekitError
 
-__all__ = ["check_input_file", "file_kind", "open_without_waiting"]
+__all__ = ["READ_BUFFER_BYTES", "check_input_file", "file_kind", "open_without_waiting"]
+
+READ_BUFFER_BYTES = 256 << 10
+"""The read buffer of every input file judgekit opens (:func:`open_without_waiting`).
+
+Python's default is the file system's block size, 4 KiB here, and a results or transcript line is
+kilobytes long (12 KB in the bundled demo's results): ``readline`` then reads from the file several times
+per line. Reading the lines of a 1 GiB results file took 0.65 CPU-s that way and 0.32 with 256 KiB (1 MiB
+reads no faster); the buffer is allocated once per open file.
+"""
 
 
 def file_kind(mode: int) -> str | None:
@@ -81,7 +90,8 @@ def open_without_waiting(path: str | PathLike[str], refuse: Callable[[str], Base
 
     The file is opened without waiting (``O_NONBLOCK``: opening a named pipe would otherwise wait for a
     writer forever) and its kind is examined on the open descriptor, so what is checked is what would be
-    read; a regular file is then switched back to blocking reads.
+    read; a regular file is then switched back to blocking reads, with a read buffer of
+    :data:`READ_BUFFER_BYTES`.
 
     Args:
         path: The file, as text or a path object (a symlink is followed).
@@ -102,7 +112,7 @@ def open_without_waiting(path: str | PathLike[str], refuse: Callable[[str], Base
             raise refuse(kind)
         if hasattr(os, "set_blocking"):
             os.set_blocking(fd, True)
-        return os.fdopen(fd, "rb")
+        return os.fdopen(fd, "rb", buffering=READ_BUFFER_BYTES)
     except BaseException:
         os.close(fd)
         raise
