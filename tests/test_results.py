@@ -291,3 +291,21 @@ def test_paused_gc_leaves_objects_someone_froze_frozen():
         assert _in_generation(young, 0)
     finally:
         gc.unfreeze()
+
+
+def test_a_located_line_is_read_where_it_is_not_through_the_read_buffer(tmp_path):
+    """Reasons are read again in their own order: each read takes its line's bytes, not a buffer's worth."""
+    from judgekit.io.documents import open_input
+    from judgekit.results import read_located_line
+
+    path = tmp_path / "results.jsonl"
+    _write(path, [_line(f"c{n}") for n in range(40)])
+    stream = ResultStream(path)
+    located = []
+    for _ in stream.report_lines():
+        located.append(stream.location())
+    with open_input(path, "results") as handle:
+        for at in reversed(located):
+            line = read_located_line(handle, path, at)
+            assert line.case.id == f"c{at.number - 1}"
+        assert handle.raw.tell() == 0  # nothing went through the buffer: its position never moved
