@@ -394,13 +394,21 @@ def iter_result_lines(
 
 
 def iter_result_lines_at(
-    path: str | PathLike[str], *, byte_range: tuple[int, int] | None = None
+    path: str | PathLike[str],
+    *,
+    byte_range: tuple[int, int] | None = None,
+    relative: bool = False,
+    blank: bool = False,
 ) -> Iterator[tuple[int, int, bytes | None, bool]]:
     """:func:`iter_result_lines` with each line's byte offset in the file: ``(number, offset, bytes, ends)``.
 
     Args:
         path: The results file.
         byte_range: As :func:`iter_result_lines`'s; offsets are the file's, not the range's.
+        relative: Number the lines from the range's first (1), not the file's: the newlines before the
+            range are not counted (the caller knows them later, :mod:`judgekit.reports.run_parts`).
+        blank: Yield blank lines too (their bytes are whitespace), so the last number is the range's
+            line count.
 
     Raises:
         JudgekitError: When the file cannot be opened.
@@ -412,11 +420,11 @@ def iter_result_lines_at(
         source: Any = handle
         if byte_range is not None:
             start = byte_range[0]
-            before = count_newlines(handle, 0, start) if start else 0
+            before = count_newlines(handle, 0, start) if start and not relative else 0
             source = RangeReader(handle, *byte_range)
         for number, offset, raw, complete in iter_lines_at(source, start=start):
             # isspace, not strip: a line that is not blank is seen so at its first byte, never copied
-            if raw is None or not raw.isspace():
+            if blank or raw is None or not raw.isspace():
                 yield before + number, offset, raw, complete
 
 
@@ -535,7 +543,8 @@ class ResultStream:
     are complete once the iteration has ended.
 
     A stream can read one part of the file only (``byte_range``), as one of several processes reading it
-    (:mod:`judgekit.reports.run_parts`): its lines are numbered as in the whole file, ``seen`` can start
+    (:mod:`judgekit.reports.run_parts`): its lines are numbered as in the whole file (or, ``relative``,
+    from the range's first line, the caller adding the lines before it afterwards), ``seen`` can start
     with the trials of the parts before it (so a duplicate of an earlier part is found as in one pass),
     and the lines of other schema versions are left in :attr:`other_versions` for the whole file's
     problem (:func:`other_version_problems`) instead of ending :attr:`problems`.
@@ -549,6 +558,9 @@ class ResultStream:
             iteration; the ``prior`` ones included).
         other_versions: Each other schema version found (``None``: none given) and its lines, in the
             order first found.
+        relative: Whether the lines are numbered from the range's first line (1) rather than the file's.
+        lines: The number of the last line the iteration went through, blank ones counted (after the
+            iteration, a relative stream's is its range's line count: the next range's lines come after).
     """
 
     def __init__(
@@ -557,6 +569,7 @@ class ResultStream:
         *,
         byte_range: tuple[int, int] | None = None,
         prior: Mapping[tuple[str, int], int] | None = None,
+        relative: bool = False,
     ) -> None:
         """Prepare to read ``path`` (it is opened when the iteration starts).
 
@@ -565,15 +578,22 @@ class ResultStream:
             byte_range: Read only these bytes ``[start, end)``, both line starts; ``None``: the whole file.
             prior: Trials already read from the parts of the file before ``byte_range``, with the line each
                 was first read at: a line of one of them is a duplicate (the first is kept).
+            relative: Number the lines from the range's first line (1), without counting the newlines
+                before the range (a pass over those bytes); every line number found (problems, ``seen``,
+                :attr:`other_versions`, :meth:`location`) is then the file's minus the lines before the
+                range, but for the first line named in a duplicate's message, which is the file's.
         """
         self.path = Path(path)
         self.problems: list[Problem] = []
         self.truncated = False
         self.byte_range = byte_range
         self.prior = prior
+        self.relative = relative and byte_range is not None and byte_range[0] > 0
+        self.lines = 0
         self.seen: dict[tuple[str, int], int] = {}
         self.other_versions: dict[Any, list[int]] = {}
         self._last: tuple[int, int, bytes, bool] | None = None
+        self._before: int | None = None if self.relative else 0
 
     def location(self) -> LineLocation:
         """Where the line last yielded is in the file, to read it again (:func:`read_located_line`).
@@ -616,9 +636,13 @@ class ResultStream:
         seen: dict[tuple[str, int], int] = dict(self.prior or {})
         other_versions: dict[Any, list[int]] = {}
         self.seen, self.other_versions = seen, other_versions
-        for number, offset, raw, complete in iter_result_lines_at(path, byte_range=self.byte_range):
+        lines = iter_result_lines_at(path, byte_range=self.byte_range, relative=self.relative, blank=True)
+        for number, offset, raw, complete in lines:
+            self.lines = number
             if raw is None:
                 self.problems.append(line_too_long(path, number))
+                continue
+            if raw.isspace():  # a blank line (isspace: a line that is not is seen so at its first byte)
                 continue
             line: ResultLine | FastResultLine | None = fast_result_line(raw) if fast else None
             self._last = (number, offset, raw, line is not None)
@@ -637,7 +661,7 @@ class ResultStream:
                         number,
                         "",
                         f"duplicate result for case '{line.case.id}' trial {line.trial} (first at line "
-                        f"{seen[key]}); the first is kept",
+                        f"{self._in_file(seen[key], key)}); the first is kept",
                     )
                 )
                 continue
@@ -645,6 +669,20 @@ class ResultStream:
             yield line
         if self.byte_range is None:
             self.problems.extend(other_version_problems(path, other_versions))
+
+    def _in_file(self, number: int, key: tuple[str, int]) -> int:
+        """The file's number of line ``number`` of this stream (a ``prior`` trial's is the file's already).
+
+        A relative stream counts the newlines before its range the first time it needs to (a duplicate
+        within the range, whose message names the first line: rare).
+        """
+        if self.prior is not None and key in self.prior:
+            return number
+        if self._before is None:  # only a relative stream has no count yet
+            start = self.byte_range[0] if self.byte_range is not None else 0
+            with open_input(self.path, "results") as handle:
+                self._before = count_newlines(handle, 0, start)
+        return self._before + number
 
     def _validated(
         self, path: Path, number: int, raw: bytes, complete: bool, other_versions: dict[Any, list[int]]

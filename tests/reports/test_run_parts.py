@@ -177,6 +177,61 @@ def test_a_cut_right_after_the_first_line_and_before_the_truncated_last_line(tmp
     assert any(":15: last line is truncated" in p for p in problems)
 
 
+def _places(report) -> list[tuple[str, int, int]]:
+    """Each trial that did not pass, with the line its reason is read again from (its place's number)."""
+    return sorted(
+        (entry[1], entry[2], entry[4].number)
+        for entry in report.trial_reasons._entries
+        if isinstance(entry[4], LineLocation)
+    )
+
+
+@pytest.mark.parametrize("count", [1, 2])
+def test_every_cut_keeps_the_files_line_numbers_in_the_places_of_reasons(tmp_path, count):
+    """A part numbers its range's lines from its first; merged, each place names the file's line."""
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(_FILE)
+    whole, _ = report_run(path, **_OPTIONS)
+    expected = _places(whole)
+    assert expected == [("b", 1, 4), ("c", 1, 8)]  # the sample's trials that did not pass
+    for cuts in itertools.combinations(_starts(_FILE), count):
+        report, _ = _report_in_parts(path, _ranges(_FILE, cuts), **_OPTIONS)
+        assert _places(report) == expected, cuts
+
+
+def test_a_range_is_read_without_counting_the_lines_before_it(tmp_path, monkeypatch):
+    """Only a duplicate inside a later range (its message names the first line) counts them, once."""
+    from judgekit import results
+
+    counted: list[int] = []
+    count_newlines = results.count_newlines
+
+    def counting(handle, start, end):
+        counted.append(end)
+        return count_newlines(handle, start, end)
+
+    monkeypatch.setattr(results, "count_newlines", counting)
+    rows = [_line(f"c{n}", 1, "fail") for n in range(6)]
+    data = ("\n".join(rows) + "\n").encode()
+    path = tmp_path / "run.jsonl"
+    path.write_bytes(data)
+    cut = _starts(data)[2]
+    report, seen = _report_in_parts(path, _ranges(data, (cut,)), **_OPTIONS)
+    assert counted == []
+    assert seen.problems == []
+    assert [n for *_, n in _places(report)] == [1, 2, 3, 4, 5, 6]
+    path.write_bytes(data + (rows[4] + "\n" + rows[5] + "\n").encode())  # c4 and c5 again, in range 2
+    expected, problems = _one_pass(path)
+    counted.clear()
+    report, seen = _report_in_parts(path, _ranges(path.read_bytes(), (cut,)), **_OPTIONS)
+    assert counted == [cut]  # once, for both duplicates' messages
+    assert (_texts(report), [str(p) for p in seen.problems]) == (expected, problems)
+    assert [(p.line, p.message.split("(")[1]) for p in seen.problems] == [
+        (7, "first at line 5); the first is kept"),
+        (8, "first at line 6); the first is kept"),
+    ]
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     run=SOURCES.result_file(),

@@ -1356,6 +1356,19 @@ class RunAccumulator:
             where = line if self.locate is None else self.locate()
             self.reasons.append((verdict is not Verdict.FAIL, cid, line.trial, verdict, where))
 
+    def shift_lines(self, before: int) -> None:
+        """Add ``before`` to the line of every trial kept as its place in the file (:data:`ReasonEntry`).
+
+        For a part whose reader numbered its range's lines from the range's first
+        (:mod:`judgekit.reports.run_parts`): ``before`` is the lines of the ranges before it.
+        """
+        shifted: list[ReasonEntry] = []
+        for failed, cid, trial, verdict, where in self.reasons:
+            if isinstance(where, LineLocation):
+                where = where._replace(number=where.number + before)
+            shifted.append((failed, cid, trial, verdict, where))
+        self.reasons = shifted
+
     def __getstate__(self) -> dict[str, object]:
         """The state to pickle (a part goes to and from a worker process), without its line locator.
 

@@ -8,8 +8,10 @@ given while worker processes read the others, each into an empty *part* of the s
 the caller merges the parts in file order. What makes the merged result equal to one pass, byte for byte
 in every rendering:
 
-* **Line numbers**: each range's reader counts the newlines before it, so every problem names the line
-  one pass names.
+* **Line numbers**: each range's reader numbers its lines from the range's first, and counts them; the
+  caller then adds the lines of the ranges before it (:meth:`PartRead.shifted`, and the part's own
+  :meth:`LocatingPart.shift_lines`), so every problem names the line one pass names. No reader passes
+  over the bytes before its range to count them (it did: 0.12-0.2 s of a worker's time at 1 GiB).
 * **Duplicates** (the first is kept): each part returns the trials it read and the line of each. A trial
   read by two parts is a duplicate in the later one, which one pass would have left out; such a part is
   read again, knowing the trials of the parts before it (rare: only a file with a trial repeated far
@@ -31,7 +33,7 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Protocol, TypeVar, cast
 
@@ -76,10 +78,13 @@ forked worker starts at once and this is not given), measured on real lines (``d
 
 FIRST_RANGE_SHARE = 16
 """The first range also gets ``1 / FIRST_RANGE_SHARE`` of the file's bytes more, forked or spawned: what a
-worker spends beyond reading, both growing with its range (counting the newlines before it, pickling its
-part), while this process reads. Timed on 1 GiB of real lines: with 1/48 the worker still answered 0.1-0.2 s
-after this process had read its range; with 1/16 the two end together, and two processes took 4.11 s
-against 4.25 (median of 8 each, alternated; ``docs/performance.md``, "Two processes over byte ranges")."""
+worker spends beyond reading, growing with its range (pickling its part; until the seventh session also
+counting the newlines before its range), while this process reads. Timed on 1 GiB of real lines: with
+1/48 the worker still answered 0.1-0.2 s after this process had read its range; with 1/16 the two end
+together, and two processes took 4.11 s against 4.25 (median of 8 each, alternated). Checked again in
+the seventh session, 6 alternated runs each: 1/8, 1/11, 1/16, 1/24, 1/40 took 4.19, 4.13, 3.99, 4.06,
+4.06 s; without the count, 1/11, 1/16, 1/24 took 4.02, 3.95, 3.91 s, within the noise of each other
+(``docs/performance.md``, "Two processes over byte ranges")."""
 
 
 class ResultPart(Protocol):
@@ -95,6 +100,9 @@ class LocatingPart(ResultPart, Protocol):
     locate: Callable[[], LineLocation] | None
     """Where the line just added is (:meth:`~judgekit.results.ResultStream.location`), while it reads."""
 
+    def shift_lines(self, before: int) -> None:
+        """Add ``before`` (the lines before its range) to the line number of every place it keeps."""
+
 
 PartT = TypeVar("PartT", bound=ResultPart)
 
@@ -108,12 +116,35 @@ class PartRead:
         other_versions: Each other schema version found and its line numbers, in the order first found.
         seen: Each valid trial the range read and its line number (the trials known before it left out).
         truncated: True when the range ends the file with a line cut off mid-line.
+        lines: The number of the range's last line as the range numbers it, blank lines counted
+            (relative: the range's line count).
+        relative: Whether its line numbers count from the range's first line (:meth:`shifted` makes them
+            the file's).
     """
 
     problems: list[Problem] = field(default_factory=list)
     other_versions: dict[Any, list[int]] = field(default_factory=dict)
     seen: dict[tuple[str, int], int] = field(default_factory=dict)
     truncated: bool = False
+    lines: int = 0
+    relative: bool = False
+
+    def shifted(self, before: int) -> PartRead:
+        """The same read with the file's line numbers: ``before`` (the lines before its range) added.
+
+        The message of a duplicate names its first line as the file's already
+        (:class:`~judgekit.results.ResultStream`); only the problems' own line moves.
+        """
+        if not self.relative or not before:
+            return replace(self, relative=False)
+        return PartRead(
+            [replace(p, line=p.line + before) if p.line is not None else p for p in self.problems],
+            {version: [n + before for n in numbers] for version, numbers in self.other_versions.items()},
+            {key: n + before for key, n in self.seen.items()},
+            self.truncated,
+            self.lines,
+            relative=False,
+        )
 
 
 def cpu_count() -> int:
@@ -159,8 +190,12 @@ def _read_range(
     part: PartT,
     prior: Mapping[tuple[str, int], int] | None,
 ) -> tuple[PartT, PartRead]:
-    """Feed ``part`` the valid lines of one byte range; the worker processes' task (and this process's)."""
-    stream = ResultStream(path, byte_range=byte_range, prior=prior)
+    """Feed ``part`` the valid lines of one byte range; the worker processes' task (and this process's).
+
+    A first reading (no ``prior``) numbers the range's lines from its first; a second one, knowing the
+    trials before it, numbers them as the file does (:class:`PartRead` says which).
+    """
+    stream = ResultStream(path, byte_range=byte_range, prior=prior, relative=prior is None)
     locating = hasattr(part, "locate")
     if locating:  # it keeps some trials as their lines' places in the file (a run report's accumulator)
         cast(LocatingPart, part).locate = stream.location
@@ -172,7 +207,9 @@ def _read_range(
         if locating:
             cast(LocatingPart, part).locate = None
     seen = stream.seen if not prior else {k: n for k, n in stream.seen.items() if k not in prior}
-    return part, PartRead(stream.problems, stream.other_versions, seen, stream.truncated)
+    return part, PartRead(
+        stream.problems, stream.other_versions, seen, stream.truncated, stream.lines, stream.relative
+    )
 
 
 def read_in_parts(
@@ -249,6 +286,14 @@ def read_ranges(
         ]
         later[:] = [part for part, _ in done]
         reads = [own, *(read for _, read in done)]
+    # Each range's lines were numbered from its first: add the lines of the ranges before it.
+    before = 0  # the lines of the ranges before this one
+    for j, read in enumerate(reads):
+        if read.relative:
+            reads[j] = read.shifted(before)
+            if before and hasattr(later[j - 1], "locate"):  # (the first range is never relative)
+                cast(LocatingPart, later[j - 1]).shift_lines(before)
+        before = (before if read.relative else 0) + read.lines
     # A trial read by two parts is a duplicate in the later one: read that part again knowing the earlier
     # parts' trials, as one pass would have (the parts before it are already right).
     earlier: dict[tuple[str, int], int] = {}
