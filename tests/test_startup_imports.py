@@ -49,6 +49,13 @@ def _modules(tmp_path: Path, *args: str) -> tuple[int, set[str]]:
     return found["code"], set(found["modules"])
 
 
+def _grade_example(tmp_path: Path, out: Path, *options: str) -> tuple[int, set[str]]:
+    """``judgekit grade`` of the bundled example's second run into ``out``, without a judge."""
+    transcripts = str(EXAMPLE / "runs" / "agent-v2.jsonl")
+    grade = ("grade", "--cases", str(EXAMPLE), "--transcripts", transcripts, "--out", str(out))
+    return _modules(tmp_path, *grade, *options)
+
+
 def _tops(modules: set[str]) -> set[str]:
     return {name.split(".")[0] for name in modules}
 
@@ -65,17 +72,7 @@ def test_the_provider_list_names_what_the_judge_client_imports() -> None:
 @pytest.mark.parametrize("gate", [(), ("--fail-under", "0.1")], ids=["plain", "gated"])
 def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path, gate: tuple[str, ...]) -> None:
     out = tmp_path / "results.jsonl"
-    code, modules = _modules(
-        tmp_path,
-        "grade",
-        "--cases",
-        str(EXAMPLE),
-        "--transcripts",
-        str(EXAMPLE / "runs" / "agent-v2.jsonl"),
-        "--out",
-        str(out),
-        *gate,
-    )
+    code, modules = _grade_example(tmp_path, out, *gate)
     assert code in (0, 1)
     assert len(out.read_text(encoding="utf-8").splitlines()) == 104  # every trial was graded
     assert "judgekit.expressions" in modules  # the example's rules were compiled with cel
@@ -90,16 +87,7 @@ def test_grading_without_a_judge_imports_no_provider_library(tmp_path: Path, gat
 
 def test_reporting_a_run_imports_no_judge_client(tmp_path: Path) -> None:
     results = tmp_path / "results.jsonl"
-    code, _ = _modules(
-        tmp_path,
-        "grade",
-        "--cases",
-        str(EXAMPLE),
-        "--transcripts",
-        str(EXAMPLE / "runs" / "agent-v2.jsonl"),
-        "--out",
-        str(results),
-    )
+    code, _ = _grade_example(tmp_path, results)
     assert code in (0, 1)
     code, modules = _modules(tmp_path, "report", str(results), "--output", str(tmp_path / "report.md"))
     assert code == 0
