@@ -221,76 +221,20 @@ def test_a_run_iterates_its_valid_lines_in_file_order(tmp_path) -> None:
     assert run  # a dataclass with no __len__: an empty run is still a run (truthiness unchanged)
 
 
-def _in_generation(obj, generation):
-    return any(item is obj for item in gc.get_objects(generation=generation))
-
-
-@pytest.fixture
-def nothing_frozen():
-    """No object frozen during the test (a test process that imported litellm has frozen its objects)."""
-    frozen = gc.get_freeze_count()
-    if frozen:
-        gc.unfreeze()
-    yield
-    if frozen:
-        gc.freeze()
-
-
-@pytest.mark.usefixtures("nothing_frozen")
-def test_paused_gc_moves_what_it_made_to_the_oldest_generation():
-    assert gc.isenabled()
+def test_paused_gc_restores_the_collector_as_it_found_it():
     with paused_gc():
         assert not gc.isenabled()
-        kept = [[n] for n in range(2000)]
-        assert _in_generation(kept, 0)  # made young: without the move, a young collection would scan it
-    assert gc.isenabled()
-    assert _in_generation(kept, 2)
-    assert not _in_generation(kept, 0)
-    assert gc.get_freeze_count() == 0  # nothing is left frozen
-
-
-def test_paused_gc_leaves_a_cycle_made_during_it_to_a_full_collection():
-    with paused_gc():
-        cycle: list = []
-        cycle.append(cycle)
-    del cycle
-    assert gc.collect() >= 1
-
-
-@pytest.mark.usefixtures("nothing_frozen")
-def test_paused_gc_inside_another_pause_leaves_the_collector_off_and_moves_nothing():
-    with paused_gc():
         with paused_gc():
-            young = [[1]]
-        assert not gc.isenabled()
-        assert _in_generation(young, 0)
+            assert not gc.isenabled()
+        assert not gc.isenabled()  # an inner pause leaves the outer one paused
     assert gc.isenabled()
-    assert _in_generation(young, 2)
-
-
-def test_paused_gc_keeps_the_collector_off_when_it_was_off():
     gc.disable()
     try:
         with paused_gc():
-            young = [[1]]
-        assert not gc.isenabled()
-        assert _in_generation(young, 0)
+            pass
+        assert not gc.isenabled()  # it was off: it stays off
     finally:
         gc.enable()
-
-
-def test_paused_gc_leaves_objects_someone_froze_frozen():
-    gc.freeze()  # as a server does before it forks
-    try:
-        frozen = gc.get_freeze_count()
-        assert frozen > 0
-        with paused_gc():
-            young = [[1]]
-        assert gc.isenabled()
-        assert gc.get_freeze_count() == frozen  # not handed back to the collector
-        assert _in_generation(young, 0)
-    finally:
-        gc.unfreeze()
 
 
 def test_a_located_line_is_read_where_it_is_not_through_the_read_buffer(tmp_path):
