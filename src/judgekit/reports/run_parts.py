@@ -66,8 +66,8 @@ AUTO_PART_BYTES = 128 << 20
 
 Measured on real result lines (``docs/performance.md``, "Two processes over byte ranges"), with the
 workers forked and the trials that did not pass sent as their lines' places: two processes took 0.56 of
-one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), 0.60-0.62 at 1 GB and
-0.58-0.59 at 5 GB (seventh session); so a second process is used from 256 MiB."""
+one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), 0.62 at 1 GB and
+0.58-0.60 at 5 GB (seventh session); so a second process is used from 256 MiB."""
 
 
 FIRST_RANGE_EXTRA = 32 << 20
