@@ -24,7 +24,6 @@ from __future__ import annotations
 import contextlib
 import gc
 import hashlib
-import os
 import zlib
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -51,6 +50,7 @@ from judgekit.io.documents import (
     load_json_bounded,
     open_input,
 )
+from judgekit.io.filekind import read_at
 from judgekit.io.ranges import RangeReader, count_newlines
 from judgekit.provenance import Provenance
 from judgekit.secrets import Redactor
@@ -457,7 +457,7 @@ def read_located_line(
         JudgekitError: When the line is no longer there as it was (the file was changed or replaced
             since it was read): the file, the line, what to do.
     """
-    raw = _read_at(handle, at.offset, at.length)
+    raw = read_at(handle, at.offset, at.length)
     if len(raw) != at.length or zlib.crc32(raw) != at.crc:
         raise LocatedError(
             Problem(
@@ -469,27 +469,6 @@ def read_located_line(
             )
         )
     return _FAST_DECODE(raw) if at.fast else ResultLine.model_validate_json(raw)
-
-
-def _read_at(handle: BinaryIO, offset: int, length: int) -> bytes:
-    """``length`` bytes of an open file from ``offset`` (fewer at its end), past the handle's read buffer.
-
-    The reasons of a report are read again in their own order, not the file's: a buffered ``seek`` and
-    ``read`` would fill the whole read buffer (:data:`~judgekit.io.filekind.READ_BUFFER_BYTES`, 256 KiB)
-    for each line of a few kilobytes, so the bytes are read where they are (``os.pread``, where the
-    system has it), the handle's position and buffer left as they were.
-    """
-    if not hasattr(os, "pread"):  # pragma: no cover - systems without pread (Windows)
-        handle.seek(offset)
-        return handle.read(length)
-    fd = handle.fileno()
-    raw = os.pread(fd, length, offset)
-    while 0 < len(raw) < length:  # a short read before the end (not seen on regular files): read on
-        more = os.pread(fd, length - len(raw), offset + len(raw))
-        if not more:
-            break
-        raw += more
-    return raw
 
 
 def read_results(path: str | PathLike[str]) -> RunResults:

@@ -603,6 +603,37 @@ def test_a_shortened_transcript_file_names_the_missing_line(tmp_path: Path) -> N
     assert lookups[1].unavailable == "transcripts.jsonl has no line 2 (the file was shortened)"
 
 
+def test_transcript_lines_read_again_are_the_lines_and_skip_the_read_buffer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # a line seen before is read again where it is (pread), not through a refilled 256 KiB buffer
+    from judgekit.api import viewer
+    from judgekit.io import documents, filekind
+
+    monkeypatch.setattr(documents, "MAX_LINE_BYTES", 10)
+    monkeypatch.setattr(filekind, "READ_BUFFER_BYTES", 8)  # the file is longer than the buffer
+    lines = [b"one\n", b"x" * 11 + b"\n", b"0123456789\n", b"two\n", b"x" * 11]
+    path = tmp_path / "t.jsonl"
+    path.write_bytes(b"".join(lines))
+    wanted: list[tuple[bool, bytes | None]] = [
+        (True, b"one\n"),
+        (True, None),  # 12 bytes: too long
+        (True, b"0123456789\n"),  # the longest line kept: 10 bytes and its line break
+        (True, b"two\n"),
+        (True, None),  # 11 bytes without a line break at the end: too long
+    ]
+    transcripts = viewer._TranscriptFile(str(path), tmp_path)
+    try:
+        assert [transcripts.line(n) for n in range(1, 6)] == wanted
+        assert transcripts.line(6) == (False, None)
+        assert transcripts.handle is not None
+        position = transcripts.handle.raw.tell()  # type: ignore[attr-defined]
+        assert [transcripts.line(n) for n in range(5, 0, -1)] == wanted[::-1]
+        assert transcripts.handle.raw.tell() == position  # type: ignore[attr-defined]
+    finally:
+        transcripts.close()
+
+
 def test_a_result_line_without_a_source_has_no_transcript(tmp_path: Path) -> None:
     line = _line(tmp_path, "c-1", 1, MESSAGES, (RULE,)).model_copy(update={"source": None})
     (lookup,) = read_transcripts_for([line], tmp_path).values()

@@ -166,12 +166,30 @@ class _TranscriptFile:
             piece = handle.readline(1024 * 1024)
         return None, handle.tell()
 
+    def _read_seen(self, number: int) -> bytes | None:
+        """Line ``number`` (1-based, already seen) read again where it is, or ``None`` when too long.
+
+        Its length is known (the next line's offset, or where reading stopped), so it is read with
+        :func:`~judgekit.io.filekind.read_at`, past the handle's read buffer: a buffered ``seek`` back
+        would refill the whole buffer (256 KiB) for each line of a few kilobytes.
+        """
+        from judgekit.io.documents import MAX_LINE_BYTES
+        from judgekit.io.filekind import read_at
+
+        if self.handle is None:  # pragma: no cover - a file that cannot be read has no line seen
+            return b""
+        start = self.offsets[number - 1]
+        end = self.offsets[number] if number < len(self.offsets) else self.next
+        if end - start > MAX_LINE_BYTES + 1:
+            return None
+        raw = read_at(self.handle, start, end - start)
+        return raw if len(raw) <= MAX_LINE_BYTES or raw.endswith(b"\n") else None
+
     def line(self, number: int) -> tuple[bool, bytes | None]:
         """Whether the file has line ``number`` (1-based), and its bytes (``None`` when too long)."""
         if number <= len(self.offsets):
-            raw, _ = self._read_at(self.offsets[number - 1])
-            return True, raw
-        raw = b""
+            return True, self._read_seen(number)
+        raw: bytes | None = b""
         while not self.ended and len(self.offsets) < number:
             raw, end = self._read_at(self.next)
             if raw == b"":

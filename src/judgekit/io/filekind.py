@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from judgekit.errors import JudgekitError
 
-__all__ = ["READ_BUFFER_BYTES", "check_input_file", "file_kind", "open_without_waiting"]
+__all__ = ["READ_BUFFER_BYTES", "check_input_file", "file_kind", "open_without_waiting", "read_at"]
 
 READ_BUFFER_BYTES = 256 << 10
 """The read buffer of every input file judgekit opens (:func:`open_without_waiting`).
@@ -116,3 +116,40 @@ def open_without_waiting(path: str | PathLike[str], refuse: Callable[[str], Base
     except BaseException:
         os.close(fd)
         raise
+
+
+def read_at(handle: BinaryIO, offset: int, length: int) -> bytes:
+    r"""``length`` bytes of an open file from ``offset`` (fewer at its end), past the handle's read buffer.
+
+    For a line read again out of the file's order (a report's reasons, the viewer's transcript lines): a
+    buffered ``seek`` and ``read`` would fill the whole read buffer (:data:`READ_BUFFER_BYTES`, 256 KiB)
+    for each line of a few kilobytes, so the bytes are read where they are (``os.pread``, where the system
+    has it), the handle's position and buffer left as they were.
+
+    Args:
+        handle: A file open for reading in binary (:func:`open_without_waiting`).
+        offset: Where to start, in bytes from the file's start (0 or more).
+        length: How many bytes to read (0 or more).
+
+    Returns:
+        The bytes: ``length`` of them, or fewer when the file ends first (``b""`` past its end).
+
+    Example:
+        >>> import tempfile
+        >>> with tempfile.TemporaryFile() as handle:
+        ...     _ = handle.write(b"first\nsecond\n")
+        ...     handle.flush()
+        ...     read_at(handle, 6, 6), read_at(handle, 10, 99)
+        (b'second', b'nd\n')
+    """
+    if not hasattr(os, "pread"):  # pragma: no cover - systems without pread (Windows)
+        handle.seek(offset)
+        return handle.read(length)
+    fd = handle.fileno()
+    raw = os.pread(fd, length, offset)
+    while 0 < len(raw) < length:  # a short read before the end (not seen on regular files): read on
+        more = os.pread(fd, length - len(raw), offset + len(raw))
+        if not more:
+            break
+        raw += more
+    return raw
