@@ -497,3 +497,84 @@ def test_a_check_that_raised_on_a_worker_makes_the_in_process_error_line() -> No
     given = _given(_check_row("gs-double-charge", 1, None, StateCorrupt("page 7 is torn")))
     assert isinstance(given, Exception)
     assert f"{type(given).__name__}: {given}" == "StateCorrupt: page 7 is torn"
+
+
+def _batch_reply(body: dict[str, Any], index: int) -> Any:
+    """The same answer for the same request, live or batched: pass or fail by the prompt's length."""
+    from judges.server import Reply, verdict_reply
+
+    text = json.dumps(body.get("messages"), sort_keys=True)
+    return Reply(content=verdict_reply("pass" if len(text) % 2 else "fail"))
+
+
+def _judged(path: Path) -> list[tuple[Any, ...]]:
+    """Each line's trial, verdict, checks (id, verdict, reason) and judge cost, in file order."""
+    from judgekit.results import read_results
+
+    return [
+        (
+            line.key,
+            line.verdict,
+            [(c.check_id, c.verdict, c.reason) for c in line.checks],
+            [
+                e.data["cost"]
+                for c in line.checks
+                for e in c.evidence
+                if e.kind == "note" and isinstance(e.data, dict) and "cost" in e.data
+            ],
+        )
+        for line in read_results(path).lines
+    ]
+
+
+def test_grade_ray_with_a_provider_batch_judges_in_one_batch_as_in_process(
+    tmp_path: Path, ray_head: str
+) -> None:
+    # --ray checks the deterministic layers on the cluster; --batch still sends the judge's requests as one
+    # provider batch from this machine, after the cluster, and the lines are those of the in-process run
+    from judges.server import JudgeServer
+    from support import airdesk_judge_run
+
+    server = JudgeServer(_batch_reply).start()
+    try:
+        run = airdesk_judge_run(tmp_path, server.api_base, 3)
+        env = {"OPENAI_API_KEY": "sk-batch-test-0123456789abcdef", "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        args = (
+            "--judge-model",
+            "openai/gpt-4o-mini",
+            "--config",
+            run["config"],
+            "--batch",
+            "--batch-poll",
+            "0.05",
+        )
+        outs = {}
+        for where, more in (("here", ()), ("ray", ("--ray", ray_head))):
+            out = tmp_path / f"{where}.jsonl"
+            grade = ["grade", "--cases", EXAMPLE, "--transcripts", run["transcripts"], "--out", out]
+            done = _judgekit(*grade, "--no-progress", *args, *more, **env)
+            assert done.returncode == 0, done.stderr
+            assert "Traceback" not in done.stderr
+            outs[where] = (out, done.stderr)
+        assert server.calls == 0  # every judgment went through the batches, none asked directly
+        assert (server.uploads, server.batches_created) == (2, 2)
+    finally:
+        server.stop()
+    here, ray_out = outs["here"][0], outs["ray"][0]
+    assert "ray: the deterministic layers of 3 trial(s) checked on 1 node(s)" in outs["ray"][1]
+    assert "batch batch_2: submitted" in outs["ray"][1]
+    assert _judged(ray_out) == _judged(here)
+    assert any(check[0].startswith("criterion:") for row in _judged(ray_out) for check in row[2])
+    rows = [json.loads(line) for line in ray_out.read_text(encoding="utf-8").splitlines()]
+    assert [row["grading"]["batch"]["batch_id"] for row in rows] == ["batch_2"] * 3
+
+
+def test_grade_ray_local_starts_a_one_machine_cluster_and_writes_the_in_process_file(
+    tmp_path: Path, example_copy: Path
+) -> None:
+    run = _both(example_copy, tmp_path, "local")
+    assert "Traceback" not in run.ray_result.stderr
+    assert re.search(
+        r"ray: the deterministic layers of 104 trial\(s\) checked on 1 node\(s\)", run.ray_result.stderr
+    )
+    assert _without_run_id_and_duration(run.ray) == _without_run_id_and_duration(run.local)
