@@ -9,7 +9,9 @@ development dependency (and the ``ray`` extra); outside CI the module skips with
 ``judgekit grade --ray ADDRESS`` is run through the command line against a real cluster this module starts
 as a user starts one (``ray start --head`` on 127.0.0.1, in its own process group, stopped afterwards): its
 results file must be the in-process run's byte for byte but for ``run_id`` and ``duration_s`` (with a
-replayed judge, and resumed, too).
+replayed judge, and resumed, too). ``--ray local`` starts a one-machine cluster of its own and writes the
+same file; with ``--batch`` the judge's requests still go as one provider batch from this machine (the
+loopback judge server), and the lines judge as the in-process batch run's.
 """
 
 from __future__ import annotations
