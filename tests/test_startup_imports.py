@@ -5,7 +5,7 @@ modules it ended with. Grading the bundled example without a judge imports no pr
 (:data:`judgekit.judges.PROVIDER_LIBRARIES`), no SciPy, scikit-learn or Jinja, and not the ``cel``
 package's REPL; ``judgekit --help`` imports none of those, nor pydantic, numpy or YAML, and builds only
 the top-level commands; ``judgekit grade --help`` builds ``grade`` alone; ``judgekit report`` reads the
-configuration without importing the judge client (or asyncio).
+configuration without importing the judge client (or asyncio); ``judgekit compare`` imports no SciPy.
 """
 
 from __future__ import annotations
@@ -95,6 +95,26 @@ def test_reporting_a_run_imports_no_judge_client(tmp_path: Path) -> None:
     assert "judgekit.settings" in modules  # the configuration was read: its judge limits come without
     assert not {"judgekit.judges.client", "judgekit.judges.transport", "asyncio"} & modules
     assert not _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
+
+
+def test_comparing_two_runs_imports_no_scipy(tmp_path: Path) -> None:
+    # the sign test and McNemar's are exact binomial tests computed here (judgekit.stats), not SciPy's
+    runs = []
+    for name in ("agent-v1.jsonl", "agent-v2.jsonl"):
+        out = tmp_path / name
+        transcripts = str(EXAMPLE / "runs" / name)
+        code, _ = _modules(
+            tmp_path, "grade", "--cases", str(EXAMPLE), "--transcripts", transcripts, "--out", str(out)
+        )
+        assert code in (0, 1)
+        runs.append(str(out))
+    code, modules = _modules(tmp_path, "compare", *runs, "--output", str(tmp_path / "compare.md"))
+    assert code in (0, 1)
+    assert "sign test p" in (tmp_path / "compare.md").read_text(encoding="utf-8")
+    assert "judgekit.stats" in modules
+    assert not _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}, sorted(
+        _tops(modules) & {*PROVIDER_LIBRARIES, *HEAVY}
+    )
 
 
 @pytest.mark.parametrize("flag", ["--help", "-h"])

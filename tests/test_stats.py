@@ -1,7 +1,19 @@
+import math
+from fractions import Fraction
+
 import numpy as np
 import pytest
+from hypothesis import settings
 
-from judgekit.stats import bootstrap_ci, clopper_pearson_interval, mcnemar_exact, sign_test, wilson_interval
+from judgekit import stats
+from judgekit.stats import (
+    binomial_half_two_sided,
+    bootstrap_ci,
+    clopper_pearson_interval,
+    mcnemar_exact,
+    sign_test,
+    wilson_interval,
+)
 
 
 def test_wilson_40_of_50_reproduces_published_interval():
@@ -47,6 +59,8 @@ def test_mcnemar_exact_is_symmetric_and_matches_binomial():
         (lambda: wilson_interval(1, 10, confidence=1.0), "confidence must be strictly"),
         (lambda: mcnemar_exact(-1, 2), "discordant counts must be non-negative"),
         (lambda: sign_test(-1, 2), "counts must be non-negative"),
+        (lambda: binomial_half_two_sided(3, 2), r"need 0 <= k <= n, got k=3, n=2"),
+        (lambda: binomial_half_two_sided(0, -1), r"need 0 <= k <= n, got k=0, n=-1"),
         (lambda: bootstrap_ci([]), "non-empty"),
         (lambda: bootstrap_ci([1.0], n_resamples=0), "n_resamples must be at least 1"),
     ],
@@ -461,3 +475,81 @@ def test_the_95_percent_normal_quantile_is_scipys_to_the_last_bit():
 
     assert normal_quantile(0.95) == float(stats.norm.ppf(0.975)) == _Z_95
     assert normal_quantile(0.9) == float(stats.norm.ppf(0.95))
+
+
+# --------------------------------------------------------------------------- the exact binomial test at 1/2
+
+
+def _exact_two_sided(k: int, n: int) -> Fraction:
+    """The exact two-sided p-value at one half: twice the smaller tail, as a fraction, at most 1.
+
+    Up to 1,000 trials each coefficient is ``math.comb``'s; beyond, each from the one before (integers).
+    """
+    m = min(k, n - k)
+    if n <= 1000:
+        tail = sum(math.comb(n, i) for i in range(m + 1))
+    else:
+        tail = term = 1
+        for i in range(1, m + 1):
+            term = term * (n - i + 1) // i
+            tail += term
+    return min(Fraction(1), Fraction(2 * tail, 2**n))
+
+
+def test_sign_test_values_are_the_exact_fractions():
+    # 10 fixed against 1 broken: 2 * (1 + 11) / 2**11; 6 against 3: 2 * 130 / 2**9; textbook values
+    assert sign_test(10, 1) == 24 / 2048 == 0.01171875
+    assert sign_test(6, 3) == 260 / 512 == 0.5078125
+    assert mcnemar_exact(0, 5) == 2 * 0.5**5
+    assert mcnemar_exact(4, 4) == 1.0
+    assert mcnemar_exact(4, 5) == 1.0  # n odd: the two middle outcomes are the likeliest
+
+
+def test_every_p_value_up_to_200_trials_is_the_exact_fraction_correctly_rounded():
+    for n in range(201):
+        for k in range(n + 1):
+            assert binomial_half_two_sided(k, n) == float(_exact_two_sided(k, n)), (k, n)
+
+
+def test_the_exact_path_agrees_with_scipy():
+    from scipy.stats import binomtest
+
+    for n in range(1, 120):
+        for k in range(n + 1):
+            ours, theirs = binomial_half_two_sided(k, n), min(1.0, binomtest(k, n, 0.5).pvalue)
+            assert ours == pytest.approx(theirs, rel=1e-13, abs=0.0), (k, n)
+
+
+@given(st.integers(min_value=stats.EXACT_BINOMIAL_MAX_N + 1, max_value=12_000), st.floats(0.0, 1.0))
+@settings(max_examples=40, deadline=None)
+def test_beyond_the_exact_path_the_p_value_is_within_1e_12_of_the_exact_fraction(
+    n: int, where: float
+) -> None:
+    k = round(where * n)
+    exact = _exact_two_sided(k, n)
+    ours = binomial_half_two_sided(k, n)
+    if exact < Fraction(2) ** -1000:  # below the doubles' normal range: both are tiny
+        assert ours < 1e-290
+        return
+    assert abs(Fraction(ours) - exact) <= exact * Fraction(1, 10**12), (k, n)
+
+
+@pytest.mark.parametrize("n", [2, 3, 15, 16, 17, 40, 101, 1000])
+def test_the_floating_path_on_small_counts_is_within_1e_12_of_the_exact_fraction(
+    n: int, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # both of Stirling's branches (a factorial up to 15, the series above) and both of the deviance's
+    monkeypatch.setattr(stats, "EXACT_BINOMIAL_MAX_N", 0)
+    for k in range(n + 1):
+        exact = _exact_two_sided(k, n)
+        assert abs(Fraction(binomial_half_two_sided(k, n)) - exact) <= exact * Fraction(1, 10**12), (k, n)
+
+
+@pytest.mark.parametrize(
+    ("k", "n"),
+    [(199_000, 400_000), (199_990, 400_000), (499_000, 1_000_000), (2_400, 5_000), (1_000, 200_000)],
+)
+def test_large_counts_agree_with_scipy(k: int, n: int) -> None:
+    from scipy.stats import binomtest
+
+    assert binomial_half_two_sided(k, n) == pytest.approx(binomtest(k, n, 0.5).pvalue, rel=1e-12, abs=1e-300)

@@ -27,9 +27,11 @@ else:
     np = lazy.module("numpy")  # imported at its first use: grading's start does not wait for it
 
 __all__ = [
+    "EXACT_BINOMIAL_MAX_N",
     "Estimate",
     "Interval",
     "Proportion",
+    "binomial_half_two_sided",
     "bootstrap_ci",
     "clopper_pearson_interval",
     "mcnemar_exact",
@@ -176,11 +178,120 @@ def mcnemar_exact(b: int, c: int) -> float:
     """
     if b < 0 or c < 0:
         raise ValueError(f"discordant counts must be non-negative, got b={b}, c={c}")
-    n = b + c
-    if n == 0:
+    return binomial_half_two_sided(min(b, c), b + c)
+
+
+EXACT_BINOMIAL_MAX_N = 4096
+"""Up to this many trials :func:`binomial_half_two_sided` sums the binomial coefficients exactly (integers)
+and rounds once; beyond, it sums probabilities in floating point from one computed to full precision."""
+
+_HALF_LOG_2PI = 0.5 * math.log(2.0 * math.pi)
+
+
+def binomial_half_two_sided(k: int, n: int) -> float:
+    """The two-sided p-value of ``k`` successes in ``n`` trials of probability one half (exact binomial test).
+
+    What ``scipy.stats.binomtest(k, n, 0.5).pvalue`` gives, without importing SciPy (half a second of a
+    comparison's start-up): the probability of an outcome at most as likely as ``k``. With one half the
+    distribution is symmetric, so that is twice the tail beyond ``k``, and 1 when ``k`` is the middle.
+
+    Up to :data:`EXACT_BINOMIAL_MAX_N` trials the tail's binomial coefficients are summed as integers and
+    the p-value is the exact fraction, correctly rounded. Beyond, the tail's largest probability is
+    computed with Loader's saddle-point expansion (Stirling's series and the deviance, as in "Fast and
+    accurate computation of binomial probabilities", 2000) and the others from it by the ratio of
+    neighbours: a relative error of about ``1e-13`` (measured against exact fractions; ``1e-12`` at a
+    million trials), where SciPy's own is about ``3e-14`` (``tests/test_stats.py`` holds both paths to
+    exact fractions and to SciPy).
+
+    Args:
+        k: The successes (for a sign test, the smaller of the two counts), ``0 <= k <= n``.
+        n: The trials, ``n >= 0``.
+
+    Returns:
+        The p-value in (0, 1]; 1.0 when ``n`` is 0 or ``k`` is ``n / 2``. It can round to 0.0 only for a
+        tail below the smallest double (``k`` = 0 of more than 1,074 trials).
+
+    Raises:
+        ValueError: When ``n`` is negative or ``k`` is outside ``[0, n]``.
+
+    Examples:
+        >>> binomial_half_two_sided(1, 11)  # 10 fixed against 1 broken: 2 * (1 + 11) / 2**11
+        0.01171875
+        >>> binomial_half_two_sided(3, 9), binomial_half_two_sided(4, 8)
+        (0.5078125, 1.0)
+    """
+    if n < 0 or not 0 <= k <= n:
+        raise ValueError(f"need 0 <= k <= n, got k={k}, n={n}")
+    m = min(k, n - k)
+    if n - 2 * m <= 1:  # the middle outcome (or, n odd, one of the two): every outcome is as likely or less
         return 1.0
-    test = scipy_stats().binomtest(min(b, c), n, 0.5, alternative="two-sided")
-    return float(min(1.0, test.pvalue))
+    if n <= EXACT_BINOMIAL_MAX_N:
+        coefficient = total = 1
+        for i in range(1, m + 1):  # C(n, i) from C(n, i - 1), exactly
+            coefficient = coefficient * (n - i + 1) // i
+            total += coefficient
+        return min(1.0, (2 * total) / (1 << n))  # int / int: the exact fraction, correctly rounded
+    tail = term = _half_binomial_pmf(m, n)
+    i = m
+    while i > 0 and term > tail * 1e-17:  # the smaller outcomes, each from its neighbour
+        term *= i / (n - i + 1)
+        tail += term
+        i -= 1
+    return min(1.0, 2.0 * tail)
+
+
+def _half_binomial_pmf(x: int, n: int) -> float:
+    """``P(X = x)`` for ``X ~ Binomial(n, 1/2)``, to full double precision (Loader's expansion)."""
+    if x in (0, n):
+        return math.ldexp(1.0, -n)
+    middle = n / 2.0
+    exponent = (
+        _stirling_error(n)
+        - _stirling_error(x)
+        - _stirling_error(n - x)
+        - _deviance(x, middle)
+        - _deviance(n - x, middle)
+    )
+    return math.exp(exponent - _HALF_LOG_2PI - 0.5 * (math.log(x) + math.log1p(-x / n)))
+
+
+_STIRLING_TERMS = (1.0 / 12, -1.0 / 360, 1.0 / 1260, -1.0 / 1680, 1.0 / 1188)
+"""The series of :func:`_stirling_error` in ``1 / n``: the coefficients of ``n**-1, n**-3, ... n**-9``."""
+
+
+def _stirling_error(n: int) -> float:
+    """``log(n!) - log(sqrt(2 pi n) (n / e)**n)``: what Stirling's formula misses, for ``n >= 1``."""
+    if n <= 15:  # exact factorial, one rounding of its logarithm
+        return math.log(math.factorial(n)) - (n + 0.5) * math.log(n) + n - _HALF_LOG_2PI
+    inverse = 1.0 / n
+    square = inverse * inverse
+    total = 0.0
+    for coefficient in reversed(_STIRLING_TERMS):
+        total = total * square + coefficient
+    return total * inverse
+
+
+def _deviance(x: float, mean: float) -> float:
+    """``x log(x / mean) + mean - x``, without the cancellation of that formula when ``x`` is near ``mean``.
+
+    Within a factor of three of ``mean`` it is summed as the series in ``v = (x - mean) / (x + mean)``
+    (``|v| < 1/2``: about 28 terms at most), whose terms do not cancel; beyond, the formula loses at most
+    a factor of two.
+    """
+    if abs(x - mean) < 0.5 * (x + mean):
+        v = (x - mean) / (x + mean)
+        total = (x - mean) * v
+        step = 2.0 * x * v
+        v2 = v * v
+        j = 1
+        while True:
+            step *= v2
+            more = total + step / (2 * j + 1)
+            if more == total:
+                return total
+            total = more
+            j += 1
+    return x * math.log(x / mean) + mean - x
 
 
 def sign_test(improved: int, worsened: int) -> float:
