@@ -367,7 +367,13 @@ def task_changes(a: RunDigest, b: RunDigest) -> list[tuple[str, Change]]:
     A task's outcome follows the gate order over its trials (see the module); tasks in one run only are
     ``only_in_a`` or ``only_in_b``.
     """
-    out_a, out_b = a.outcomes(), b.outcomes()
+    return _task_changes(a.outcomes(), b.outcomes())
+
+
+def _task_changes(
+    out_a: Mapping[str, tuple[int, int, Verdict]], out_b: Mapping[str, tuple[int, int, Verdict]]
+) -> list[tuple[str, Change]]:
+    """:func:`task_changes` from the two runs' task outcomes (:meth:`RunDigest.outcomes`)."""
     rows: list[tuple[str, Change]] = []
     for case_id in sorted(out_a.keys() | out_b.keys()):
         change: Change
@@ -419,7 +425,7 @@ def compare_runs(a: RunDigest, b: RunDigest, *, alpha: float = 0.05) -> Comparis
     changes: list[TaskChange] = []
     counts = {"fixed": 0, "broken": 0, "still_pass": 0, "still_fail": 0, "undecided": 0}
     of_task: dict[str, Change] = {}
-    for case_id, change in task_changes(a, b):
+    for case_id, change in _task_changes(out_a, out_b):
         if change in {"only_in_a", "only_in_b"}:
             continue
         of_task[case_id] = change
