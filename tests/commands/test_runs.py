@@ -857,3 +857,63 @@ def test_report_streams_json_redacted_once_to_the_bytes_of_the_whole_text(tmp_pa
     assert _cli("report", results) == 0
     shown = output_redactor().payload(Redactor.from_environ().text(markdown))
     assert capsys.readouterr().out == shown + ("" if shown.endswith("\n") else "\n")
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_report_and_compare_make_no_collection_after_reading_and_give_the_collector_back(
+    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # what they read and build is alive until they end: collecting it would only find it alive
+    import gc
+
+    from judgekit.reports import run_compare, run_model
+
+    a, b = write_flipped_runs(tmp_path)
+    args = ["report", str(a)] if command == "report" else ["compare", str(a), str(b)]
+    owner, name = (
+        (run_model.RunAccumulator, "report") if command == "report" else (run_compare, "compare_runs")
+    )
+    build = getattr(owner, name)
+    collections: list[int] = []
+    built: list[bool] = []
+
+    def building(*given: object, **named: object) -> object:  # the report built once the reading is over
+        built.append(gc.isenabled())
+        return build(*given, **named)
+
+    given_back: list[bool] = []
+    enable = gc.enable
+
+    def give_back() -> None:  # the command is over: the collector is on again, and may collect at once
+        given_back.append(True)
+        enable()
+
+    def seen(phase: str, info: dict[str, int]) -> None:
+        if phase == "start" and built and not given_back:
+            collections.append(info["generation"])
+
+    monkeypatch.setattr(owner, name, building if command == "compare" else staticmethod(building).__func__)
+    monkeypatch.setattr(gc, "enable", give_back)
+    gc.callbacks.append(seen)
+    try:
+        assert main([*args, "--output", str(tmp_path / "out.md")]) in (0, 1), capsys.readouterr().err
+        assert built == [False]
+        assert given_back == [True]
+        assert collections == []  # none from building the report to the end of the command
+        assert gc.isenabled()
+        gc.disable()  # a caller that had it off keeps it off
+        assert main([*args, "--output", str(tmp_path / "again.md")]) in (0, 1)
+        assert not gc.isenabled()
+    finally:
+        enable()
+        gc.callbacks.remove(seen)
+    assert (tmp_path / "out.md").read_bytes() == (tmp_path / "again.md").read_bytes()
+
+
+def test_a_command_that_fails_still_gives_the_collector_back(tmp_path: Path) -> None:
+    import gc
+
+    broken = tmp_path / "broken.jsonl"
+    broken.write_text("{not json\n", encoding="utf-8")
+    assert main(["report", str(broken), "--output", str(tmp_path / "out.md")]) == 2
+    assert gc.isenabled()

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import gc
 import io
 import os
 import sys
@@ -325,3 +326,41 @@ def print_model(kind: str, document: BaseModel, *, ascii_only: bool = False) -> 
         ascii_only: Write every character beyond ASCII as a JSON escape (see :func:`print_document`).
     """
     print_document(kind, document.model_dump(mode="json", by_alias=True), ascii_only=ascii_only)
+
+
+def collector_off_for_this_command() -> None:
+    """Turn Python's cyclic garbage collector off until the command ends (:func:`restored_collector`).
+
+    For the commands that read a results file and build one report from it (``report``, ``compare``): the
+    reading already pauses the collector (:func:`judgekit.results.paused_gc`), and everything it made is
+    still alive afterwards, so each collection after it (the young one, then full ones as the report is
+    built and rendered) examines millions of objects that are not garbage, only to find them alive: 0.13
+    s of ``compare``'s 0.33 s after reading two 1 GiB files. What such a command makes is freed by
+    reference counting when it returns; cycles it leaves wait for the next collection.
+    """
+    gc.disable()
+
+
+@contextlib.contextmanager
+def restored_collector() -> Iterator[None]:
+    """Give the collector back as it was when the command started, once the command is over.
+
+    :func:`judgekit.cli.main` runs every command in it, so a command that called
+    :func:`collector_off_for_this_command` leaves a caller of ``main`` (a test, a notebook) with the
+    collector as it had it. By then the command's objects are freed, so the next collection is a small one.
+
+    Examples:
+        >>> import gc
+        >>> with restored_collector():
+        ...     collector_off_for_this_command()
+        ...     gc.isenabled()
+        False
+        >>> gc.isenabled()
+        True
+    """
+    was_enabled = gc.isenabled()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -38,7 +38,7 @@ from judgekit.commands.judge_options import (
     unlabelled_criteria_option,
     untrusted_option,
 )
-from judgekit.commands.output import chosen_format, format_option
+from judgekit.commands.output import chosen_format, collector_off_for_this_command, format_option
 
 if TYPE_CHECKING:
     from judgekit.api.runs import RunOptions, RunOutcome
@@ -563,6 +563,8 @@ def report(  # noqa: PLR0917 - typer options
     from judgekit.api.reports import render_report_pieces
     from judgekit.api.reports import report as report_run_service
 
+    collector_off_for_this_command()
+
     with _input_errors():
         older_problems: list[Problem] = []
         model = report_run_service(
@@ -716,6 +718,7 @@ def compare(  # noqa: PLR0917 - typer options
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
     problems: list[Problem] = []
+    collector_off_for_this_command()
 
     def warn(problem: Problem) -> None:
         problems.append(problem)
