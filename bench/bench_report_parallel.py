@@ -6,15 +6,18 @@ to ``--lines`` lines, each copy's case ids given a distinct suffix (``gs-double-
 task keeps the demo's trials and every ``(case, trial)`` key is distinct. File A replicates the first
 run, file B the second (for ``compare``).
 
-Each measurement is one child process doing what the command does (the service ``judgekit report`` and
-``judgekit compare`` call, :func:`judgekit.api.reports.report` / :func:`~judgekit.api.reports.compare`,
-then the result rendered in Markdown, the commands' default format), with ``processes=1`` or
-``processes=N``; the runs alternate (1, N, 1, N, ...) so that both see the same load. The wall is the
-child's, from its start (interpreter start-up and imports included) to the Markdown text; the CPU is the
-child's and its workers' up to then. After that point (not counted) the child also renders the report as
-JSON and HTML (the comparison as JSON), for the check: the SHA-256 of every output, which must be equal
-in every run (the benchmark stops otherwise). Printed per run: wall, CPU (the child's own and its
-workers'), the 1-minute load average before it; then the medians and the ratio N / 1.
+Each measurement is one child process running the command itself (``judgekit report FILE`` or
+``judgekit compare A B``, through :func:`judgekit.cli.main`, in Markdown, the commands' default format,
+written with ``--output``; since the eighth session: before, the child called the services
+:func:`judgekit.api.reports.report` / :func:`~judgekit.api.reports.compare` and rendered the Markdown
+itself, which left out what only the command does), with ``--processes 1`` or ``--processes N``, in a
+folder of its own (no project configuration); the runs alternate (1, N, 1, N, ...) so that both see the
+same load. The wall is the child's, from its start (interpreter start-up and imports included) to the
+command's return (its objects freed); the CPU is the child's and its workers' up to then. The Markdown
+of every run must be the same (SHA-256). In the first pair of runs the child then also makes the report
+as JSON and HTML (the comparison as JSON) through the services, not counted, and those must be the same
+too; the benchmark stops otherwise. Printed per run: wall, CPU (the child's own and its workers'), the
+1-minute load average before it; then the medians and the ratio N / 1.
 
 Run: ``.venv/bin/python bench/bench_report_parallel.py --lines 400000`` (``--lines 40000`` for a quick
 run; the files are written under ``--tmp`` and deleted at the end unless ``--keep``).
@@ -40,10 +43,10 @@ ROOT = Path(__file__).resolve().parents[1]
 _CASE_ID = re.compile(rb'"case":\{"id":"([^"]*)"')
 
 _CHILD = """
-import hashlib, resource, sys, time
-from judgekit.api import reports
+import hashlib, os, resource, sys, time
+from judgekit.cli import main
 from judgekit.reports import run_parts
-kind, processes, out, *files = sys.argv[1:]
+kind, processes, check, out, *files = sys.argv[1:]
 # the critical path's parts: this process's CPU in its own range, each worker's CPU (when it is reaped)
 ranges, workers_cpu = [], []
 read_range, result = run_parts._read_range, run_parts._Worker.result
@@ -60,31 +63,34 @@ def timed_result(self):
         used = resource.getrusage(resource.RUSAGE_CHILDREN)
         workers_cpu.append(used.ru_utime + used.ru_stime - sum(workers_cpu))
 run_parts._read_range, run_parts._Worker.result = timed_range, timed_result
-processes = int(processes)
-if kind == "report":  # judgekit report's work: the report, in Markdown (its default format)
-    model = reports.report(files[0], processes=processes, records=())
-    texts = [reports.render_report(model, "md")]
-else:  # judgekit compare's work: the comparison, in Markdown
-    from judgekit.reports.run_json import render_comparison_json
-    from judgekit.reports.run_markdown import render_comparison_markdown
-    result = reports.compare(files[0], files[1], processes=processes)
-    texts = [render_comparison_markdown(result)]
+markdown = out + ".md"
+# the command itself, in Markdown (its default format), written to a file
+code = main([kind, *files, "--processes", processes, "--output", markdown])
 done = time.perf_counter()
 own = resource.getrusage(resource.RUSAGE_SELF)
 workers = resource.getrusage(resource.RUSAGE_CHILDREN)
-# the other formats too, for the check that every output is the same (not counted)
-if kind == "report":
-    texts += [reports.render_report(model, fmt) for fmt in ("json", "html")]
-else:
-    texts.append(render_comparison_json(result))
+if code not in (0, 1):
+    raise SystemExit(f"judgekit {kind} exited with {code}")
+with open(markdown, "rb") as handle:
+    texts = [handle.read()]
+if check == "1":  # the other formats too, for the check that every output is the same (not counted)
+    from judgekit.api import reports
+    if kind == "report":
+        model = reports.report(files[0], processes=int(processes), records=())
+        texts += [reports.render_report(model, fmt).encode() for fmt in ("json", "html")]
+    else:
+        from judgekit.reports.run_json import render_comparison_json
+        result = reports.compare(files[0], files[1], processes=int(processes))
+        texts.append(render_comparison_json(result).encode())
 with open(out, "w") as handle:
-    handle.write(" ".join(hashlib.sha256(t.encode()).hexdigest() for t in texts))
+    handle.write(" ".join(hashlib.sha256(t).hexdigest() for t in texts))
     handle.write(f"\\n{own.ru_utime + own.ru_stime} {workers.ru_utime + workers.ru_stime} ")
     handle.write(f"{time.perf_counter() - done} ")
     cpu = own.ru_utime + own.ru_stime
     if workers_cpu:  # this process's CPU, its own ranges counted as the longer of each and its worker's
         cpu += sum(max(r, w) - r for r, w in zip(ranges, workers_cpu))
     handle.write(f"{cpu}")
+os._exit(0)  # what the check built is not freed on the clock (the command's own objects already were)
 """
 
 
@@ -136,14 +142,21 @@ def _compiled_env(tmp: Path) -> dict[str, str]:
 
 
 def measure(
-    kind: str, processes: int, files: list[Path], tmp: Path
+    kind: str, processes: int, files: list[Path], tmp: Path, *, check: bool
 ) -> tuple[float, float, float, float, float, str]:
-    """One child run: wall s, CPU s (all, its own, its workers'), load before, output hashes."""
+    """One child run: wall s, CPU s (all, its own, its workers'), load before, output hashes.
+
+    The child runs the command (``judgekit report`` or ``judgekit compare`` with ``--processes`` and
+    ``--output``) in a folder of its own (no project configuration); with ``check`` it then also makes
+    the JSON and HTML outputs, not counted, for the check that every output is the same.
+    """
     out = tmp / f"{kind}-{processes}.sha"
     load = os.getloadavg()[0]
     start = time.perf_counter()
-    command = [sys.executable, "-c", _CHILD, kind, str(processes), str(out), *map(str, files)]
-    subprocess.run(command, check=True, env=_compiled_env(tmp))
+    command = [sys.executable, "-c", _CHILD, kind, str(processes), "1" if check else "0", str(out)]
+    command += [str(f.resolve()) for f in files]
+    # its standard error (a line per lost regression task, "wrote ...") is written, to nowhere
+    subprocess.run(command, check=True, env=_compiled_env(tmp), cwd=tmp, stderr=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     digest, cpus = out.read_text().split("\n")
     own, workers, checking, critical = (float(x) for x in cpus.split())
@@ -156,22 +169,25 @@ def bench(kind: str, files: list[Path], processes: int, repeat: int, tmp: Path) 
     cpus: dict[int, list[float]] = {1: [], processes: []}
     parents: list[float] = []
     hashes: set[str] = set()
+    markdowns: set[str] = set()
     size = sum(f.stat().st_size for f in files)
     print(f"\n{kind}: {', '.join(f.name for f in files)} ({size / 1e6:,.0f} MB)")
     for r in range(repeat):
         for p in (1, processes):
-            wall, cpu, critical, workers, load, digest = measure(kind, p, files, tmp)
+            wall, cpu, critical, workers, load, digest = measure(kind, p, files, tmp, check=r == 0)
             walls[p].append(wall)
             cpus[p].append(cpu)
             if p > 1:
                 parents.append(critical)
-            hashes.add(digest)
+            markdowns.add(digest.split()[0])  # the command's Markdown, every run
+            if r == 0:
+                hashes.add(digest)  # with the JSON and HTML made after it (the first pair of runs)
             print(
                 f"  run {r + 1} processes={p}: wall {wall:7.2f} s  CPU {cpu:7.2f} s (workers {workers:.2f}; "
                 f"critical path {critical:.2f})  load before {load:.2f}"
             )
-    if len(hashes) != 1:
-        raise SystemExit(f"outputs differ between the runs: {sorted(hashes)}")
+    if len(hashes) != 1 or len(markdowns) != 1:
+        raise SystemExit(f"outputs differ between the runs: {sorted(hashes)} {sorted(markdowns)}")
     one, many = statistics.median(walls[1]), statistics.median(walls[processes])
     print(f"  median wall: 1 process {one:.2f} s, {processes} processes {many:.2f} s: ratio {many / one:.3f}")
     cpu_one, cpu_many, parent = (statistics.median(v) for v in (cpus[1], cpus[processes], parents))
