@@ -140,14 +140,13 @@ def main(argv: list[str] | None = None) -> int:
         The process exit code.
     """
     from judgekit.advice import advice_for
-    from judgekit.commands.output import redacted_streams, restored_collector
+    from judgekit.commands.output import redacted_streams
 
-    with restored_collector():  # after the command's objects are freed: report and compare turn it off
-        try:
-            with redacted_streams(), advice_for("cli"):  # grades' advice names flags
-                return _main(argv)
-        except JudgekitError as exc:  # standard output failed while the last lines were flushed
-            return _error_exit(exc)
+    try:
+        with redacted_streams(), advice_for("cli"):  # grades' advice names flags
+            return _main(argv)
+    except JudgekitError as exc:  # standard output failed while the last lines were flushed
+        return _error_exit(exc)
 
 
 def _error_exit(exc: JudgekitError) -> int:

@@ -859,50 +859,59 @@ def test_report_streams_json_redacted_once_to_the_bytes_of_the_whole_text(tmp_pa
     assert capsys.readouterr().out == shown + ("" if shown.endswith("\n") else "\n")
 
 
-@pytest.mark.parametrize("command", ["report", "compare"])
+@pytest.mark.parametrize(
+    ("command", "gate"), [("report", ()), ("report", ("--fail-under", "1")), ("compare", ())]
+)
 def test_report_and_compare_make_no_collection_after_reading_and_give_the_collector_back(
-    tmp_path: Path, command: str, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path,
+    command: str,
+    gate: tuple[str, ...],
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # what they read and build is alive until they end: collecting it would only find it alive
+    # what they read and build is alive until they end: collecting it would only find it alive; a missed
+    # gate's exit code 1 is raised again afresh, so the report is freed before the collector is back
     import gc
+    import weakref
 
-    from judgekit.reports import run_compare, run_model
+    from judgekit.api import reports
 
     a, b = write_flipped_runs(tmp_path)
-    args = ["report", str(a)] if command == "report" else ["compare", str(a), str(b)]
-    owner, name = (
-        (run_model.RunAccumulator, "report") if command == "report" else (run_compare, "compare_runs")
-    )
-    build = getattr(owner, name)
+    args = ["report", str(a), *gate] if command == "report" else ["compare", str(a), str(b)]
+    service = getattr(reports, command)
+    built: list[weakref.ref[object]] = []
+    collector_on: list[bool] = []
+
+    def serving(*given: object, **named: object) -> object:  # the report or comparison, read and built
+        made = service(*given, **named)
+        collector_on.append(gc.isenabled())
+        built.append(weakref.ref(made))
+        return made
+
     collections: list[int] = []
-    built: list[bool] = []
-
-    def building(*given: object, **named: object) -> object:  # the report built once the reading is over
-        built.append(gc.isenabled())
-        return build(*given, **named)
-
-    given_back: list[bool] = []
+    freed_first: list[bool] = []
     enable = gc.enable
 
     def give_back() -> None:  # the command is over: the collector is on again, and may collect at once
-        given_back.append(True)
+        freed_first.append(all(ref() is None for ref in built))
         enable()
 
     def seen(phase: str, info: dict[str, int]) -> None:
-        if phase == "start" and built and not given_back:
+        if phase == "start" and built and not freed_first:
             collections.append(info["generation"])
 
-    monkeypatch.setattr(owner, name, building if command == "compare" else staticmethod(building).__func__)
+    monkeypatch.setattr(reports, command, serving)
     monkeypatch.setattr(gc, "enable", give_back)
     gc.callbacks.append(seen)
     try:
-        assert main([*args, "--output", str(tmp_path / "out.md")]) in (0, 1), capsys.readouterr().err
-        assert built == [False]
-        assert given_back == [True]
-        assert collections == []  # none from building the report to the end of the command
+        code = main([*args, "--output", str(tmp_path / "out.md")])
+        assert code == (1 if gate else 0), capsys.readouterr().err
+        assert collector_on == [False]
+        assert freed_first == [True]  # given back once, with the report already freed
+        assert collections == []  # none from the report built to the end of the command
         assert gc.isenabled()
         gc.disable()  # a caller that had it off keeps it off
-        assert main([*args, "--output", str(tmp_path / "again.md")]) in (0, 1)
+        assert main([*args, "--output", str(tmp_path / "again.md")]) == code
         assert not gc.isenabled()
     finally:
         enable()
@@ -916,4 +925,21 @@ def test_a_command_that_fails_still_gives_the_collector_back(tmp_path: Path) -> 
     broken = tmp_path / "broken.jsonl"
     broken.write_text("{not json\n", encoding="utf-8")
     assert main(["report", str(broken), "--output", str(tmp_path / "out.md")]) == 2
+    assert gc.isenabled()
+
+
+@pytest.mark.parametrize("command", ["report", "compare"])
+def test_the_collector_comes_back_without_main(tmp_path: Path, command: str) -> None:
+    # a caller that runs the typer app itself (typer's CliRunner in a user's tests) gets it back too
+    import gc
+
+    from typer.testing import CliRunner
+
+    from judgekit.cli import app
+
+    a, b = write_flipped_runs(tmp_path)
+    args = ["report", str(a)] if command == "report" else ["compare", str(a), str(b)]
+    result = CliRunner().invoke(app, [*args, "--output", str(tmp_path / "out.md")])
+    assert result.exit_code in (0, 1), result.output
+    assert (tmp_path / "out.md").is_file()
     assert gc.isenabled()

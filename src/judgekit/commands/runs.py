@@ -38,7 +38,7 @@ from judgekit.commands.judge_options import (
     unlabelled_criteria_option,
     untrusted_option,
 )
-from judgekit.commands.output import chosen_format, collector_off_for_this_command, format_option
+from judgekit.commands.output import chosen_format, format_option, without_collections
 
 if TYPE_CHECKING:
     from judgekit.api.runs import RunOptions, RunOutcome
@@ -563,33 +563,34 @@ def report(  # noqa: PLR0917 - typer options
     from judgekit.api.reports import render_report_pieces
     from judgekit.api.reports import report as report_run_service
 
-    collector_off_for_this_command()
+    def body() -> None:  # what it builds is freed when it returns (commands.output.without_collections)
+        with _input_errors():
+            older_problems: list[Problem] = []
+            model = report_run_service(
+                results,
+                cases=cases,
+                undecided=policy,
+                k=k,
+                history=history,
+                records=records,
+                holdout=holdout,
+                retire_after=retire_after,
+                retire_min_trials=retire_min_trials,
+                regression_slices=regression_slice,
+                thresholds=thresholds,
+                warn=older_problems.append,
+                processes=processes,
+            )
+        _emit(render_report_pieces(model, output_format, short=short, top=top, link=link), output)
+        for problem in [*model.problems, *older_problems]:
+            typer.echo(f"warning: {problem}", err=True)
+        missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
+        if model.problems:
+            raise typer.Exit(2)
+        if missed:
+            raise typer.Exit(1)
 
-    with _input_errors():
-        older_problems: list[Problem] = []
-        model = report_run_service(
-            results,
-            cases=cases,
-            undecided=policy,
-            k=k,
-            history=history,
-            records=records,
-            holdout=holdout,
-            retire_after=retire_after,
-            retire_min_trials=retire_min_trials,
-            regression_slices=regression_slice,
-            thresholds=thresholds,
-            warn=older_problems.append,
-            processes=processes,
-        )
-    _emit(render_report_pieces(model, output_format, short=short, top=top, link=link), output)
-    for problem in [*model.problems, *older_problems]:
-        typer.echo(f"warning: {problem}", err=True)
-    missed = _say_gate(thresholds, model.headline.misses) if thresholds and model.headline else False
-    if model.problems:
-        raise typer.Exit(2)
-    if missed:
-        raise typer.Exit(1)
+    without_collections(body)
 
 
 def _check_report_options(
@@ -717,51 +718,55 @@ def compare(  # noqa: PLR0917 - typer options
     from judgekit.api.reports import compare as compare_service
 
     output_format = chosen_format(output_format, _COMPARE_FORMATS)
-    problems: list[Problem] = []
-    collector_off_for_this_command()
 
-    def warn(problem: Problem) -> None:
-        problems.append(problem)
-        typer.echo(f"warning: {problem}", err=True)
+    def body() -> None:  # what it builds is freed when it returns (commands.output.without_collections)
+        problems: list[Problem] = []
 
-    with _input_errors():
-        result = compare_service(
-            baseline,
-            candidate,
-            cases=cases,
-            alpha=alpha,
-            regression_slices=regression_slice,
-            warn=warn,
-            processes=processes,
-        )
-    if output_format == "json":
-        from judgekit.reports.run_json import render_comparison_json
+        def warn(problem: Problem) -> None:
+            problems.append(problem)
+            typer.echo(f"warning: {problem}", err=True)
 
-        text = render_comparison_json(result)
-    else:
-        from judgekit.reports.run_markdown import render_comparison_markdown
+        with _input_errors():
+            result = compare_service(
+                baseline,
+                candidate,
+                cases=cases,
+                alpha=alpha,
+                regression_slices=regression_slice,
+                warn=warn,
+                processes=processes,
+            )
+        if output_format == "json":
+            from judgekit.reports.run_json import render_comparison_json
 
-        text = render_comparison_markdown(result)
-    _emit(text, output)
-    typer.echo(f"verdict: {result.verdict} ({result.explanation})", err=True)
-    for lost in result.regression_lost:
-        typer.echo(
-            f"regression suite lost {lost.case_id}: {lost.a} in {result.a}, {lost.b} in {result.b}", err=True
-        )
-    if result.regression_lost:
-        typer.echo(
-            f"regression: the regression suite lost {len(result.regression_lost)} task(s): "
-            + ", ".join(c.case_id for c in result.regression_lost),
-            err=True,
-        )
-    if result.verdict == "regression":
-        typer.echo(
-            f"regression: the sign test shows a significant regression: {result.explanation}", err=True
-        )
-    if problems:
-        raise typer.Exit(2)
-    if result.regression_lost or result.verdict == "regression":
-        raise typer.Exit(1)
+            text = render_comparison_json(result)
+        else:
+            from judgekit.reports.run_markdown import render_comparison_markdown
+
+            text = render_comparison_markdown(result)
+        _emit(text, output)
+        typer.echo(f"verdict: {result.verdict} ({result.explanation})", err=True)
+        for lost in result.regression_lost:
+            typer.echo(
+                f"regression suite lost {lost.case_id}: {lost.a} in {result.a}, {lost.b} in {result.b}",
+                err=True,
+            )
+        if result.regression_lost:
+            typer.echo(
+                f"regression: the regression suite lost {len(result.regression_lost)} task(s): "
+                + ", ".join(c.case_id for c in result.regression_lost),
+                err=True,
+            )
+        if result.verdict == "regression":
+            typer.echo(
+                f"regression: the sign test shows a significant regression: {result.explanation}", err=True
+            )
+        if problems:
+            raise typer.Exit(2)
+        if result.regression_lost or result.verdict == "regression":
+            raise typer.Exit(1)
+
+    without_collections(body)
 
 
 # --------------------------------------------------------------------------- import
