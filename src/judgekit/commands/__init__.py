@@ -27,7 +27,8 @@ What lives here:
 * :mod:`~judgekit.commands.contamination`: ``keygen``, ``index``, ``canary``, ``scan``.
 * :mod:`~judgekit.commands.judge_options`: the judge options and set-up shared by every grading command.
 * :mod:`~judgekit.commands.inputs`: input paths a command reads (a missing one is a usage error).
-* :mod:`~judgekit.commands.output`: ``--quiet``, redacted standard streams, JSON versions.
+* :mod:`~judgekit.commands.output`: ``--quiet``, redacted standard streams, JSON versions, a command's
+  work with the collector off.
 * :mod:`~judgekit.commands.helptext`: help texts, wrapped and given metavars, for every command at once.
 * :mod:`~judgekit.commands.helpcells`: an option's help and its markers as one wrapped paragraph (rich).
 * :mod:`~judgekit.commands.examples`: the examples that end each command's help.

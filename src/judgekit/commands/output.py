@@ -1,5 +1,8 @@
 """Output settings shared by every command: ``--quiet``, redacted standard streams, JSON versions.
 
+Also :func:`without_collections`, which the commands that build one large report (``report``,
+``compare``) run their work in: the cyclic garbage collector off until it is done.
+
 ``--quiet`` is the ``grep -q`` of judgekit: nothing but ``error:`` lines reaches the screen, the exit
 code tells the outcome, and files a command writes (``--out``) are still written. It works for every
 command without each one asking for it: while the command runs, standard output is discarded and
