@@ -66,8 +66,8 @@ AUTO_PART_BYTES = 128 << 20
 
 Measured on real result lines (``docs/performance.md``, "Two processes over byte ranges"), with the
 workers forked and the trials that did not pass sent as their lines' places: two processes took 0.56 of
-one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), 0.62 at 1 GB and
-0.58-0.60 at 5 GB (seventh session); so a second process is used from 256 MiB."""
+one process's wall time on a 255 MB file (``compare`` of two such files: 0.60), and 0.58 at 1 GiB and
+0.56 at 5 GB (eighth session; ``compare`` 0.56 and 0.57); so a second process is used from 256 MiB."""
 
 
 FIRST_RANGE_EXTRA = 32 << 20
@@ -81,9 +81,9 @@ FIRST_RANGE_SHARE = 32
 worker spends beyond reading, growing with its range (pickling its part, about 3 % of its reading), while
 this process reads. Timed on 1 GiB of real lines, ``judgekit report -j 2``, 6 alternated runs each (eighth
 session): 1/16, 1/24, 1/32, 1/48 took 3.85, 3.74, 3.74, 3.72 s; with 1/16 this process read 0.2 s longer
-than the worker needed to read and pickle its range. 1/16 had been chosen while each worker also counted
-the newlines before its range (until the seventh session), and 1/48 before that count moved off this
-process (``docs/performance.md``, "Two processes over byte ranges")."""
+than the worker needed to read and pickle its range. 1/16 had been chosen over 1/48 (sixth session) while
+each worker also counted the newlines before its range, which it no longer does (seventh session)
+(``docs/performance.md``, "Two processes over byte ranges")."""
 
 
 class ResultPart(Protocol):
