@@ -169,7 +169,8 @@ def mcnemar_exact(b: int, c: int) -> float:
         c: Pairs where the first condition failed and the second succeeded (``>= 0``).
 
     Returns:
-        The two-sided p-value in (0, 1] under H0: a discordant pair is equally likely either way.
+        The two-sided p-value in [0, 1] under H0: a discordant pair is equally likely either way (0.0 only
+        below the smallest double: :func:`binomial_half_two_sided`).
         With no discordant pairs (``b + c == 0``) there is no evidence of a difference and the p-value
         is 1.0.
 
@@ -208,8 +209,9 @@ def binomial_half_two_sided(k: int, n: int) -> float:
         n: The trials, ``n >= 0``.
 
     Returns:
-        The p-value in (0, 1]; 1.0 when ``n`` is 0 or ``k`` is ``n / 2``. It can round to 0.0 only for a
-        tail below the smallest double (``k`` = 0 of more than 1,074 trials).
+        The p-value in [0, 1]; 1.0 when ``n`` is 0 or ``k`` is the middle (``n // 2`` or, ``n`` odd, next
+        to it). It is 0.0 only when it is below the smallest double, about ``5e-324`` (``k`` = 0 of 1,076
+        trials or more, or 1,000 of 200,000).
 
     Raises:
         ValueError: When ``n`` is negative or ``k`` is outside ``[0, n]``.
